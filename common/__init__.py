@@ -1,0 +1,56 @@
+"""NetArena's core: the App/Episode contracts, agents, runner and statistics.
+
+Users need only this package plus app ids (``malt``, ``route``, ``k8s``).
+"""
+
+from netarena.common.agents import Agent, LiteLLMAgent, NullAgent, Observation, make_agent
+from netarena.common.app import App, AppConfig, Episode, app_names, load_app
+from netarena.common.errors import (
+    AgentError,
+    AgentTimeout,
+    ConfigError,
+    EmulatorError,
+    EpisodeClosed,
+    InvalidAction,
+    NetArenaError,
+    SandboxError,
+    SandboxTimeout,
+)
+from netarena.common.runner import QueryPlan, RunConfig, Runner, plan_queries, read_results
+from netarena.common.stats import overlap, summarize, wald, wilson
+from netarena.common.types import Query, QueryResult, Score, StepResult
+
+__all__ = [
+    "Agent",
+    "AgentError",
+    "AgentTimeout",
+    "App",
+    "AppConfig",
+    "ConfigError",
+    "EmulatorError",
+    "Episode",
+    "EpisodeClosed",
+    "InvalidAction",
+    "LiteLLMAgent",
+    "NetArenaError",
+    "NullAgent",
+    "Observation",
+    "Query",
+    "QueryPlan",
+    "QueryResult",
+    "RunConfig",
+    "Runner",
+    "SandboxError",
+    "SandboxTimeout",
+    "Score",
+    "StepResult",
+    "app_names",
+    "load_app",
+    "make_agent",
+    "overlap",
+    "plan_queries",
+    "read_results",
+    "summarize",
+    "wald",
+    "wilson",
+]

@@ -1,0 +1,110 @@
+"""Agents under test: the ``Agent`` protocol and the agents every app shares.
+
+An agent turns an ``Observation`` into an action string. Remote A2A peers, LiteLLM models,
+the app's reference solver and the null agent all fit the same one-method protocol, so the
+runner never knows which one it drives.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
+
+from netarena.common.errors import AgentError, ConfigError
+
+if TYPE_CHECKING:
+    from netarena.common.app import App
+
+__all__ = ["Observation", "Agent", "NullAgent", "LiteLLMAgent", "make_agent"]
+
+
+@dataclass(frozen=True)
+class Observation:
+    """What an agent receives each turn."""
+
+    text: str
+    """The full prompt for this turn (task, state, history): complete for stateless agents."""
+    context_id: str
+    """One id per episode, so stateful agents can keep per-episode memory."""
+    turn: int = 0
+    """0-based turn number within the episode."""
+
+
+@runtime_checkable
+class Agent(Protocol):
+    """Anything that answers observations with actions."""
+
+    name: str
+    """Display name recorded in every result."""
+
+    async def act(self, observation: Observation) -> str:
+        """Return the next action (code, JSON command, kubectl line) as text.
+
+        Raises:
+            AgentError: The agent could not answer (transport, timeout, bad status).
+        """
+        ...
+
+
+class NullAgent:
+    """Does nothing: answers every turn with an empty reply. Must score about 0."""
+
+    name = "null"
+
+    async def act(self, observation: Observation) -> str:
+        """Return the empty action."""
+        return ""
+
+
+class LiteLLMAgent:
+    """A plain relay to any LiteLLM model: the prompt in, the completion out.
+
+    Prompts are complete on the green side, so no system prompt is added.
+    """
+
+    def __init__(self, model: str, **completion_kwargs: object) -> None:
+        self.model = model
+        self.name = f"litellm:{model}"
+        self._kwargs = completion_kwargs
+
+    async def act(self, observation: Observation) -> str:
+        """Send the observation as one user message and return the reply text."""
+        os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+        import litellm
+
+        try:
+            response = await litellm.acompletion(
+                model=self.model,
+                messages=[{"role": "user", "content": observation.text}],
+                **self._kwargs,
+            )
+        except Exception as exc:  # noqa: BLE001 - any provider failure is the agent's failure
+            raise AgentError(f"{self.name}: {type(exc).__name__}: {exc}") from exc
+        content = response.choices[0].message.content
+        return content or ""
+
+
+def make_agent(spec: str, app: App) -> Agent:
+    """Build an agent from a CLI/API spec.
+
+    Args:
+        spec: ``reference``, ``null``, ``litellm:MODEL`` or an ``http(s)://`` A2A URL.
+        app: The app being evaluated (for its reference solver).
+
+    Raises:
+        ConfigError: The spec names no known agent.
+    """
+    if spec == "reference":
+        return app.reference_agent()
+    if spec == "null":
+        return NullAgent()
+    if spec.startswith("litellm:"):
+        return LiteLLMAgent(spec.removeprefix("litellm:"))
+    if spec.startswith(("http://", "https://")):
+        from netarena.common.remote import RemoteAgent
+
+        return RemoteAgent(spec)
+    raise ConfigError(
+        f"unknown agent {spec!r}: use reference, null, litellm:MODEL or an http(s):// A2A URL"
+    )

@@ -1,0 +1,149 @@
+"""The ``netarena`` command line. The only module that prints."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from importlib.metadata import entry_points
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from netarena.common.agents import make_agent
+from netarena.common.app import load_app
+from netarena.common.errors import ConfigError
+from netarena.common.runner import QueryPlan, RunConfig, Runner, fresh_seed, plan_queries
+from netarena.common.stats import summarize
+
+__all__ = ["main", "cli"]
+
+cli = typer.Typer(add_completion=False, no_args_is_help=True, help="NetArena: benchmark AI agents that operate networks.")
+err = Console(stderr=True)
+
+
+@cli.callback()
+def _root() -> None:
+    """NetArena: benchmark AI agents that operate networks."""
+
+
+def _int_list(text: str) -> tuple[int, ...]:
+    try:
+        return tuple(int(x) for x in text.split(",") if x.strip())
+    except ValueError as exc:
+        raise typer.BadParameter(f"expected comma-separated integers, got {text!r}") from exc
+
+
+def _parse_params(pairs: list[str]) -> dict[str, Any]:
+    params: dict[str, Any] = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep:
+            raise typer.BadParameter(f"--param expects KEY=VALUE, got {pair!r}")
+        try:
+            params[key] = json.loads(value)
+        except json.JSONDecodeError:
+            params[key] = value
+    return params
+
+
+def render_summary(summary: dict[str, Any]) -> Table:
+    """A rich table of a run summary: overall, per level and per label, with 95% CIs."""
+    table = Table(title=f"{summary['app']} · {summary['agent']} · seed {summary['seed']}")
+    for col in ("group", "n", "correctness [95% CI]", "safety [95% CI]", "median s", "turns", "errors"):
+        table.add_column(col, justify="left" if col == "group" else "right")
+
+    def row(name: str, m: dict[str, Any]) -> None:
+        c, s = m["correctness"], m["safety"]
+        table.add_row(
+            name,
+            str(m["queries"]),
+            f"{c['rate']:.3f} [{c['ci95'][0]:.3f}, {c['ci95'][1]:.3f}]",
+            f"{s['rate']:.3f} [{s['ci95'][0]:.3f}, {s['ci95'][1]:.3f}]",
+            f"{m['latency']['median_s']:.3f}",
+            f"{m['latency']['mean_turns']:.1f}",
+            str(m["errors"]),
+        )
+
+    row("all", summary)
+    for level, m in summary["by_level"].items():
+        row(f"level {level}", m)
+    for label, m in summary["by_label"].items():
+        row(f"  {label}", m)
+    return table
+
+
+@cli.command()
+def run(
+    app_name: Annotated[str, typer.Argument(metavar="APP", help="malt, route or k8s")],
+    agent: Annotated[str, typer.Option(help="reference, null, litellm:MODEL or an A2A URL")] = "reference",
+    queries: Annotated[int, typer.Option("--queries", "-n", min=1)] = 10,
+    levels: Annotated[str, typer.Option(help="comma-separated levels")] = "1,2,3",
+    labels: Annotated[str | None, typer.Option(help="comma-separated labels")] = None,
+    seed: Annotated[int | None, typer.Option(help="base seed (random when absent)")] = None,
+    concurrency: Annotated[int, typer.Option(min=1)] = 4,
+    max_turns: Annotated[int | None, typer.Option(min=1)] = None,
+    turn_timeout: Annotated[float, typer.Option(help="seconds per agent answer")] = 120.0,
+    param: Annotated[list[str], typer.Option("--param", "-p", help="app parameter KEY=VALUE")] = [],  # noqa: B006
+    out: Annotated[Path | None, typer.Option(help="directory for results.jsonl and summary.json")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="print the summary as JSON on stdout")] = False,
+) -> None:
+    """Evaluate an agent on an app and print scores with 95% intervals."""
+    logging.basicConfig(level=logging.WARNING)
+    try:
+        app = load_app(app_name, _parse_params(param))
+        the_agent = make_agent(agent, app)
+        seed = fresh_seed() if seed is None else seed
+        plan = QueryPlan(
+            num_queries=queries,
+            levels=_int_list(levels),
+            labels=tuple(labels.split(",")) if labels else None,
+            seed=seed,
+        )
+        qs = plan_queries(app, plan)
+        runner = Runner(app, the_agent, RunConfig(concurrency=concurrency, max_turns=max_turns, turn_timeout_s=turn_timeout))
+    except (ConfigError, ValueError) as exc:
+        err.print(f"[red]error:[/red] {exc}")
+        raise typer.Exit(2) from exc
+
+    results_path = out / "results.jsonl" if out else None
+    with Progress(
+        TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+        console=err, transient=as_json,
+    ) as progress:
+        task = progress.add_task(f"{app_name} · {the_agent.name}", total=len(qs))
+        correct = 0
+
+        def tick(result: Any, done: int, total: int) -> None:
+            nonlocal correct
+            correct += int(result.correct)
+            progress.update(task, completed=done,
+                            description=f"{app_name} · {the_agent.name} · correctness {correct / done:.2f}")
+
+        results = asyncio.run(runner.run(qs, out=results_path, on_result=tick))
+    summary = summarize(results, app=app_name, agent=the_agent.name, seed=seed)
+    if out:
+        (out / "summary.json").write_text(json.dumps(summary, indent=2))
+    if as_json:
+        typer.echo(json.dumps(summary, indent=2))
+    else:
+        Console().print(render_summary(summary))
+
+
+def _add_app_commands() -> None:
+    """Mount each app's own sub-commands (``netarena malt export-sft``, ...)."""
+    for ep in entry_points(group="netarena.commands"):
+        try:
+            cli.add_typer(ep.load(), name=ep.name)
+        except ImportError as exc:  # an app missing an optional dependency keeps the CLI usable
+            logging.getLogger(__name__).debug("commands of %s unavailable: %s", ep.name, exc)
+
+
+def main() -> None:
+    """Console-script entry point."""
+    _add_app_commands()
+    cli()

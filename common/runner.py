@@ -1,0 +1,288 @@
+"""Plays queries against an agent: concurrency, timeouts, turn limits, JSONL, resume, shards.
+
+This is the only place that turns exceptions into ``QueryResult.error``: apps raise, agents
+raise, the runner records. Every finished query is appended and flushed to the results file
+before the next one is reported, so a crash loses nothing finished and ``resume`` skips it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import logging
+import random
+import time
+from collections.abc import Callable, Iterable
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any, TypeVar
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from netarena.common.agents import Agent, Observation
+from netarena.common.app import App, Episode
+from netarena.common.errors import AgentError, ConfigError, NetArenaError
+from netarena.common.types import Query, QueryResult, Score
+
+__all__ = ["QueryPlan", "RunConfig", "plan_queries", "Runner", "read_results", "fresh_seed"]
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
+
+
+def fresh_seed() -> int:
+    """A new random seed for runs that did not ask for one (reported back for repeats)."""
+    return random.SystemRandom().randrange(2**31)
+
+
+class QueryPlan(BaseModel):
+    """Which queries a run covers. Same plan and app config → same queries, anywhere."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    num_queries: int = Field(10, ge=1)
+    """Total queries (or per label when ``per_label``)."""
+    levels: tuple[int, ...] = (1, 2, 3)
+    """Levels to draw from, cycled in order."""
+    labels: tuple[str, ...] | None = None
+    """Restrict to these labels (each must belong to one of ``levels``)."""
+    seed: int = 0
+    """Base seed; each query gets its own seed derived from it and its index."""
+    per_label: bool = False
+    """Reference-dialect semantics: ``num_queries`` for every label of every level."""
+    shard_index: int = Field(0, ge=0)
+    num_shards: int = Field(1, ge=1)
+
+    @model_validator(mode="after")
+    def _check(self) -> QueryPlan:
+        if not self.levels or any(lv not in (1, 2, 3) for lv in self.levels):
+            raise ValueError("levels must be a non-empty list drawn from 1, 2, 3")
+        if self.shard_index >= self.num_shards:
+            raise ValueError("shard_index must be < num_shards")
+        return self
+
+
+class RunConfig(BaseModel):
+    """How queries are played (not which ones)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    concurrency: int = Field(4, ge=1, le=64)
+    """Episodes in flight at once."""
+    max_turns: int | None = Field(None, ge=1, le=200)
+    """Turn budget per episode; ``None`` takes the app's default."""
+    turn_timeout_s: float = Field(120.0, gt=0)
+    """Longest wait for one agent answer."""
+    episode_timeout_s: float | None = Field(None, gt=0)
+    """Wall-clock budget per episode, checked between turns; ``None`` for no limit."""
+
+
+def _derive_seed(base: int, index: int) -> int:
+    digest = hashlib.sha256(f"netarena/{base}/{index}".encode()).digest()
+    return int.from_bytes(digest[:4], "big") & 0x7FFFFFFF
+
+
+def _slots(app: App, plan: QueryPlan) -> list[tuple[int, str | None]]:
+    """(level, label) for each query index, before sharding."""
+    wanted = set(plan.labels) if plan.labels else None
+    per_level: dict[int, list[str]] = {}
+    for level in plan.levels:
+        if level not in app.labels:
+            raise ConfigError(f"{app.name} has no level {level}")
+        labels = [lb for lb in app.labels[level] if wanted is None or lb in wanted]
+        if labels:
+            per_level[level] = labels
+    if wanted is not None:
+        unknown = wanted - {lb for labels in per_level.values() for lb in labels}
+        if unknown:
+            raise ConfigError(
+                f"{app.name}: labels {sorted(unknown)} are not in levels {list(plan.levels)}"
+            )
+    if not per_level:
+        raise ConfigError(f"{app.name}: no labels match levels {list(plan.levels)}")
+    if plan.per_label:
+        return [
+            (level, label)
+            for level, labels in per_level.items()
+            for label in labels
+            for _ in range(plan.num_queries)
+        ]
+    levels = list(per_level)
+    slots: list[tuple[int, str | None]] = []
+    for i in range(plan.num_queries):
+        level = levels[i % len(levels)]
+        labels = per_level[level]
+        slots.append((level, labels[(i // len(levels)) % len(labels)]))
+    return slots
+
+
+def plan_queries(app: App, plan: QueryPlan) -> list[Query]:
+    """Generate this shard's queries: labels cycle evenly, seeds derive from ``plan.seed``."""
+    return [
+        app.generate(_derive_seed(plan.seed, i), level, label)
+        for i, (level, label) in enumerate(_slots(app, plan))
+        if i % plan.num_shards == plan.shard_index
+    ]
+
+
+def read_results(path: Path) -> list[QueryResult]:
+    """Load a results JSONL file, skipping a torn last line left by a crash."""
+    results: list[QueryResult] = []
+    if not path.exists():
+        return results
+    for line in path.read_text().splitlines():
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError:
+            log.warning("skipping torn line in %s", path)
+            continue
+        if record.get("kind", "query") == "query":
+            results.append(QueryResult.model_validate(record))
+    return results
+
+
+ResultCallback = Callable[[QueryResult, int, int], Any]
+
+
+class Runner:
+    """Runs queries for one app and agent with bounded concurrency."""
+
+    def __init__(self, app: App, agent: Agent, config: RunConfig | None = None) -> None:
+        self.app = app
+        self.agent = agent
+        self.config = config or RunConfig()
+        self.max_turns = self.config.max_turns or app.default_max_turns
+        self._executor = ThreadPoolExecutor(
+            max_workers=self.config.concurrency + 2, thread_name_prefix=f"netarena-{app.name}"
+        )
+
+    async def run(
+        self,
+        queries: Iterable[Query],
+        out: Path | None = None,
+        on_result: ResultCallback | None = None,
+    ) -> list[QueryResult]:
+        """Play every query; results come back in query order.
+
+        Args:
+            queries: The queries to play.
+            out: JSONL file to append results to. Queries already in it are not replayed.
+            on_result: Called as ``on_result(result, done, total)`` after each query.
+        """
+        queries = list(queries)
+        done: dict[str, QueryResult] = {}
+        if out is not None:
+            out.parent.mkdir(parents=True, exist_ok=True)
+            wanted = {q.id for q in queries}
+            done = {r.query_id: r for r in read_results(out) if r.query_id in wanted}
+        todo = [q for q in queries if q.id not in done]
+        total, finished = len(queries), len(done)
+        sink = out.open("a", encoding="utf-8") if out is not None else None
+        gate = asyncio.Semaphore(self.config.concurrency)
+
+        async def play(query: Query) -> None:
+            nonlocal finished
+            async with gate:
+                result = await self.play(query)
+            done[query.id] = result
+            finished += 1
+            if sink is not None:
+                sink.write(result.model_dump_json() + "\n")
+                sink.flush()
+            if on_result is not None:
+                ret = on_result(result, finished, total)
+                if asyncio.iscoroutine(ret):
+                    await ret
+
+        try:
+            await asyncio.gather(*(play(q) for q in todo))
+        finally:
+            if sink is not None:
+                sink.close()
+        return [done[q.id] for q in queries]
+
+    async def play(self, query: Query) -> QueryResult:
+        """Play one query to the end; never raises for agent or emulator failures."""
+        started = time.perf_counter()
+        agent_s = 0.0
+        turns = 0
+        reward = 0.0
+        error: str | None = None
+        score: Score | None = None
+        episode: Episode | None = None
+        context_id = f"{query.id}-{random.SystemRandom().getrandbits(32):08x}"
+        try:
+            episode = await self._call(self.app.open, query)
+            deadline = (
+                started + self.config.episode_timeout_s if self.config.episode_timeout_s else None
+            )
+            while turns < self.max_turns:
+                if deadline is not None and time.perf_counter() > deadline:
+                    error = f"episode timeout after {self.config.episode_timeout_s:g}s"
+                    break
+                text = await self._call(episode.observe)
+                t0 = time.perf_counter()
+                action = await self._ask(Observation(text, context_id, turns))
+                agent_s += time.perf_counter() - t0
+                turns += 1
+                step = await self._call(episode.step, action)
+                reward += step.reward
+                if step.done:
+                    break
+            score = await self._call(episode.score)
+        except AgentError as exc:
+            error = f"agent: {exc}"
+            score = await self._score_after_error(episode)
+        except NetArenaError as exc:
+            error = f"{type(exc).__name__}: {exc}"
+        except Exception as exc:  # noqa: BLE001 - one query's crash must not end the run
+            log.exception("query %s crashed", query.id)
+            error = f"internal error: {type(exc).__name__}: {exc}"
+        finally:
+            if episode is not None:
+                await self._close(episode)
+        correct = bool(score and score.correct and error is None)
+        return QueryResult(
+            query_id=query.id,
+            app=query.app,
+            level=query.level,
+            label=query.label,
+            agent=self.agent.name,
+            correct=correct,
+            safe=bool(score and score.safe),
+            latency_s=round(time.perf_counter() - started, 6),
+            agent_latency_s=round(agent_s, 6),
+            turns=turns,
+            error=error,
+            details={**(score.details if score else {}), "reward": reward},
+        )
+
+    async def _ask(self, observation: Observation) -> str:
+        try:
+            return await asyncio.wait_for(
+                self.agent.act(observation), timeout=self.config.turn_timeout_s
+            )
+        except TimeoutError as exc:
+            raise AgentError(f"no answer within {self.config.turn_timeout_s:g}s") from exc
+
+    async def _score_after_error(self, episode: Episode | None) -> Score | None:
+        """Safety still counts after an agent failure: score the path taken so far."""
+        if episode is None:
+            return None
+        try:
+            return await self._call(episode.score)
+        except Exception:  # noqa: BLE001 - the agent error is the one worth reporting
+            log.exception("scoring after an agent error failed")
+            return None
+
+    async def _close(self, episode: Episode) -> None:
+        try:
+            await self._call(episode.close)
+        except Exception:  # noqa: BLE001 - cleanup failure must not hide the result
+            log.exception("closing episode %s failed", episode.query.id)
+
+    async def _call(self, fn: Callable[..., T], *args: Any) -> T:
+        return await asyncio.get_running_loop().run_in_executor(self._executor, fn, *args)

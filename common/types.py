@@ -1,0 +1,120 @@
+"""Flat, frozen, JSON round-trippable records that flow through the loop.
+
+``Query`` (made by an App) → ``StepResult`` (made by an Episode per action) →
+``Score`` (made by an Episode at the end) → ``QueryResult`` (made by the Runner).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+__all__ = ["Kind", "Query", "StepResult", "Score", "QueryResult", "query_id", "RESULT_FORMAT"]
+
+Kind = Literal["constructive", "reactive"]
+
+#: Version of the per-query record layout written to JSONL and A2A artifacts.
+RESULT_FORMAT = 1
+
+
+class _Record(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+def query_id(app: str, seed: int, level: int, label: str, params: dict[str, Any]) -> str:
+    """Derive a stable query id from everything that determines the query.
+
+    Args:
+        app: App name.
+        seed: The per-query seed.
+        level: Difficulty level 1-3.
+        label: Operation or fault-combination label.
+        params: App parameters that change generation (e.g. topology size).
+
+    Returns:
+        ``"<app>-L<level>-<label>-<seed>"`` plus a short digest of ``params`` when non-empty.
+    """
+    base = f"{app}-L{level}-{label}-{seed}"
+    if not params:
+        return base
+    digest = hashlib.sha256(json.dumps(params, sort_keys=True).encode()).hexdigest()[:8]
+    return f"{base}-{digest}"
+
+
+class Query(_Record):
+    """One generated task. Everything needed to rebuild its episode, plus the hidden truth."""
+
+    id: str
+    """Stable id derived from app, seed, level, label and params (see ``query_id``)."""
+    app: str
+    """Name of the app that generated it."""
+    seed: int
+    """Seed that generated it; ``App.generate(seed, level, label, params)`` rebuilds it."""
+    level: int = Field(ge=1, le=3)
+    """Difficulty level: 1 single operation/fault, 2 two, 3 control flow / harder combos."""
+    label: str
+    """Operation or fault combination, e.g. ``remove-rank`` or ``DI+WR``."""
+    prompt: str
+    """The task as shown to the agent (complete: role, task, answer format)."""
+    params: dict[str, Any] = Field(default_factory=dict)
+    """App parameters the query was generated with (topology size, backend, ...)."""
+    truth: dict[str, Any] = Field(default_factory=dict)
+    """Hidden ground truth: action sequence A* (constructive) or injected faults (reactive).
+
+    Never shown to the agent and never used by reference solvers."""
+
+
+class StepResult(_Record):
+    """What one action did to an episode (the gym ``step`` return)."""
+
+    observation: str
+    """Text the agent sees next (command output, error reason, updated state)."""
+    reward: float = 0.0
+    """RL reward for this step."""
+    done: bool = False
+    """The episode reached a terminal state (task solved, or a one-turn task answered)."""
+    valid: bool = True
+    """False when the action was rejected (``InvalidAction``); it still cost a turn."""
+    info: dict[str, Any] = Field(default_factory=dict)
+    """App-specific diagnostics for logs, never needed by the agent."""
+
+
+class Score(_Record):
+    """An episode's verdict on its final and intermediate states."""
+
+    correct: bool
+    """The final state is equivalent to the target state."""
+    safe: bool
+    """Every intermediate state kept the task's constraints; no forbidden action."""
+    details: dict[str, Any] = Field(default_factory=dict)
+    """App-specific, flat, JSON-typed details (e.g. ``loss_pct``, ``mismatches``)."""
+
+
+class QueryResult(_Record):
+    """One line of a results JSONL file and one ``kind: "query"`` DataPart."""
+
+    kind: Literal["query"] = "query"
+    """Record discriminator, so summaries and queries can share a stream."""
+    query_id: str
+    app: str
+    level: int
+    label: str
+    agent: str
+    """Display name of the agent under test."""
+    correct: bool
+    safe: bool
+    latency_s: float
+    """Wall time of the whole episode, seconds (agent time plus emulator time)."""
+    agent_latency_s: float
+    """Time spent waiting for the agent's answers, seconds."""
+    turns: int
+    """Actions the agent took (answers received, valid or not)."""
+    error: str | None = None
+    """Why the query failed outside the agent's control of the task, or ``None``."""
+    details: dict[str, Any] = Field(default_factory=dict)
+    """App-specific details from ``Score.details``."""
+    format: int = RESULT_FORMAT
+    """Record layout version."""

@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Installs everything NetArena needs on a fresh Debian bookworm machine (run as root):
+# the system tools the emulators use, a virtual environment, and the project with its test extras.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+VENV="${NETARENA_VENV:-.venv}"
+
+need_apt=()
+command -v mnexec   >/dev/null || need_apt+=(mininet)
+command -v iptables >/dev/null || need_apt+=(iptables)
+command -v ip       >/dev/null || need_apt+=(iproute2)
+command -v brctl    >/dev/null || need_apt+=(bridge-utils)
+command -v ping     >/dev/null || need_apt+=(iputils-ping)
+command -v tc       >/dev/null || need_apt+=(iproute2)
+if [ ${#need_apt[@]} -gt 0 ]; then
+  if [ "$(id -u)" = 0 ]; then
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq
+    apt-get install -y -qq --no-install-recommends "${need_apt[@]}" >/dev/null
+  else
+    echo "setup: not root, cannot apt-get install ${need_apt[*]}; route tests will be skipped" >&2
+  fi
+fi
+
+if [ ! -x "$VENV/bin/python" ]; then
+  python3 -m venv "$VENV"
+fi
+"$VENV/bin/python" -m pip install -q --upgrade pip
+"$VENV/bin/python" -m pip install -q -e ".[dev]"
+echo "setup: ready ($VENV)" >&2
