@@ -11,7 +11,7 @@ import abc
 import random
 from collections.abc import Sequence
 from importlib.metadata import entry_points
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
@@ -21,7 +21,12 @@ from netarena.common.types import Kind, Query, Score, StepResult
 if TYPE_CHECKING:
     from netarena.common.agents import Agent
 
-__all__ = ["App", "AppConfig", "Episode", "app_names", "load_app"]
+__all__ = ["App", "AppConfig", "Episode", "PromptStyle", "app_names", "load_app"]
+
+PromptStyle = Literal["zeroshot_base", "fewshot_base", "zeroshot_cot", "fewshot_cot"]
+"""How complete prompts are built: with or without worked examples and a reasoning cue.
+
+The names are the reference NetArena's ``prompt_type`` values, kept for drop-in use."""
 
 
 class AppConfig(BaseModel):
@@ -31,6 +36,9 @@ class AppConfig(BaseModel):
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
+
+    prompt_style: PromptStyle = "zeroshot_base"
+    """Prompt variant: few-shot examples and/or a chain-of-thought cue."""
 
 
 class Episode(abc.ABC):
@@ -106,6 +114,9 @@ class App(abc.ABC):
     """The app's parameters; request keys are validated against it."""
     default_max_turns: ClassVar[int] = 1
     """Turn budget when the request does not set one."""
+    legacy_keys: ClassVar[dict[str, str]] = {}
+    """Reference-NetArena request keys mapped to ``config_model`` fields (``num_switches``
+    → ``num_subnets``), so existing leaderboards' requests keep working."""
 
     def __init__(self, config: AppConfig | dict[str, Any] | None = None) -> None:
         try:
