@@ -1,0 +1,181 @@
+from __future__ import annotations
+
+import asyncio
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from netarena.common.agents import NullAgent, Observation
+from netarena.common.errors import AgentError, ConfigError
+from netarena.common.runner import QueryPlan, RunConfig, Runner, plan_queries, read_results
+from tests.helpers.toy import ToyApp
+
+
+def run(app, agent, queries, **kw):
+    out = kw.pop("out", None)
+    return asyncio.run(Runner(app, agent, RunConfig(**kw)).run(queries, out=out))
+
+
+def test_plan_is_deterministic_and_cycles_levels() -> None:
+    app = ToyApp()
+    a = plan_queries(app, QueryPlan(num_queries=9, seed=5))
+    b = plan_queries(app, QueryPlan(num_queries=9, seed=5))
+    assert a == b
+    assert [q.level for q in a] == [1, 2, 3] * 3
+    assert {q.label for q in a if q.level == 3} == {"big", "huge"}
+    assert len({q.id for q in a}) == 9
+    assert plan_queries(app, QueryPlan(num_queries=9, seed=6)) != a
+
+
+def test_plan_is_identical_in_another_process() -> None:
+    code = (
+        "import json; from tests.helpers.toy import ToyApp; "
+        "from netarena.common.runner import QueryPlan, plan_queries; "
+        "print(json.dumps([q.model_dump() for q in plan_queries(ToyApp(), QueryPlan(num_queries=5, seed=11))]))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         cwd=Path(__file__).parents[2], env={"PYTHONHASHSEED": "123"})
+    here = [q.model_dump() for q in plan_queries(ToyApp(), QueryPlan(num_queries=5, seed=11))]
+    assert json.loads(out.stdout) == here
+
+
+def test_per_label_plan_and_label_filter() -> None:
+    app = ToyApp()
+    qs = plan_queries(app, QueryPlan(num_queries=2, levels=(1, 3), per_label=True, seed=1))
+    assert sorted(q.label for q in qs) == ["big", "big", "huge", "huge", "small", "small"]
+    qs = plan_queries(app, QueryPlan(num_queries=4, labels=("huge",), seed=1))
+    assert {q.label for q in qs} == {"huge"}
+    with pytest.raises(ConfigError, match="nope"):
+        plan_queries(app, QueryPlan(num_queries=1, labels=("nope",)))
+
+
+def test_shards_partition_the_plan() -> None:
+    app = ToyApp()
+    whole = {q.id for q in plan_queries(app, QueryPlan(num_queries=20, seed=2))}
+    parts = [{q.id for q in plan_queries(app, QueryPlan(num_queries=20, seed=2, shard_index=i, num_shards=3))}
+             for i in range(3)]
+    assert set().union(*parts) == whole and sum(map(len, parts)) == 20
+
+
+def test_reference_solves_and_null_fails() -> None:
+    app = ToyApp()
+    qs = plan_queries(app, QueryPlan(num_queries=12, seed=3))
+    ref = run(app, app.reference_agent(), qs)
+    assert all(r.correct and r.safe and r.error is None for r in ref)
+    null = run(app, NullAgent(), qs)
+    assert not any(r.correct for r in null)
+    assert all(r.turns == app.default_max_turns for r in null)
+
+
+def test_turn_limit_is_enforced() -> None:
+    app = ToyApp()
+    qs = plan_queries(app, QueryPlan(num_queries=3, levels=(3,), seed=4))
+    res = run(app, app.reference_agent(), qs, max_turns=1)
+    assert all(r.turns == 1 for r in res)
+
+
+class _Scripted:
+    """Replies from a script; raises or hangs on request."""
+
+    def __init__(self, script: dict[int, object], name: str = "scripted") -> None:
+        self.script, self.name, self.calls = script, name, 0
+
+    async def act(self, observation: Observation) -> str:
+        self.calls += 1
+        step = self.script.get(observation.turn, "add 1")
+        if step == "hang":
+            await asyncio.sleep(60)
+        if isinstance(step, Exception):
+            raise step
+        return str(step)
+
+
+def test_agent_failures_cost_only_their_query() -> None:
+    app = ToyApp()
+    qs = plan_queries(app, QueryPlan(num_queries=4, levels=(3,), seed=8))
+
+    class Flaky:
+        name = "flaky"
+
+        async def act(self, observation: Observation) -> str:
+            tag = observation.context_id
+            if tag.startswith(qs[0].id):
+                await asyncio.sleep(60)
+            if tag.startswith(qs[1].id):
+                raise AgentError("HTTP 500 from agent")
+            return await app.reference_agent().act(observation)
+
+    res = run(app, Flaky(), qs, turn_timeout_s=0.2)
+    assert "no answer within" in res[0].error and not res[0].correct
+    assert "HTTP 500" in res[1].error and not res[1].correct
+    assert res[2].correct and res[3].correct and res[2].error is None
+
+
+def test_invalid_actions_cost_turns_not_the_run() -> None:
+    app = ToyApp()
+    q = plan_queries(app, QueryPlan(num_queries=1, levels=(1,), seed=9))
+    agent = _Scripted({0: "rm -rf /", 1: "x" * 1_000_000})
+    (res,) = run(app, agent, q, max_turns=2)
+    assert res.turns == 2 and res.error is None and not res.correct and res.details["reward"] == -2
+
+
+def test_emulator_errors_are_recorded() -> None:
+    app = ToyApp({"fail_open": True})
+    qs = plan_queries(app, QueryPlan(num_queries=2, seed=1))
+    res = run(app, app.reference_agent(), qs)
+    assert all("refused to start" in r.error and not r.correct for r in res)
+
+
+def test_unsafe_paths_are_flagged() -> None:
+    app = ToyApp()
+    q = plan_queries(app, QueryPlan(num_queries=1, levels=(1,), seed=9))
+    target = q[0].truth["target"]
+    (res,) = run(app, _Scripted({0: f"add {target + 1}", 1: "add -1"}), q)
+    assert res.correct and not res.safe
+
+
+def test_results_are_flushed_and_resumed(tmp_path: Path) -> None:
+    app = ToyApp()
+    qs = plan_queries(app, QueryPlan(num_queries=6, seed=12))
+    out = tmp_path / "r.jsonl"
+    first = run(app, app.reference_agent(), qs[:4], out=out)
+    assert sorted(r.query_id for r in read_results(out)) == sorted(r.query_id for r in first)
+    with out.open("a") as fh:  # a crash mid-write leaves a torn line
+        fh.write('{"kind": "query", "query_id": "torn')
+    agent = _Scripted({}, name="toy-reference")
+    again = run(app, agent, qs, out=out)
+    assert [r.query_id for r in again] == [q.id for q in qs]
+    assert again[:4] == first  # not replayed
+    assert agent.calls > 0 and len(read_results(out)) == 6
+
+
+def test_results_are_json_typed(tmp_path: Path) -> None:
+    app = ToyApp()
+    out = tmp_path / "r.jsonl"
+    run(app, app.reference_agent(), plan_queries(app, QueryPlan(num_queries=2, seed=1)), out=out)
+    rec = json.loads(out.read_text().splitlines()[0])
+    assert rec["kind"] == "query" and rec["correct"] is True and isinstance(rec["latency_s"], float)
+    assert isinstance(rec["turns"], int) and rec["error"] is None
+
+
+def test_concurrency_is_bounded() -> None:
+    app = ToyApp()
+    qs = plan_queries(app, QueryPlan(num_queries=12, seed=3))
+    live = peak = 0
+
+    class Counting:
+        name = "counting"
+
+        async def act(self, observation: Observation) -> str:
+            nonlocal live, peak
+            live += 1
+            peak = max(peak, live)
+            await asyncio.sleep(0.01)
+            live -= 1
+            return await app.reference_agent().act(observation)
+
+    run(app, Counting(), qs, concurrency=3)
+    assert 1 < peak <= 3
