@@ -144,6 +144,15 @@ def read_results(path: Path) -> list[QueryResult]:
     return results
 
 
+def _drop_torn_tail(path: Path) -> None:
+    """Cut a partial last line left by a crash, so appends start on a fresh line."""
+    if not path.exists():
+        return
+    data = path.read_bytes()
+    if data and not data.endswith(b"\n"):
+        path.write_bytes(data[: data.rfind(b"\n") + 1])
+
+
 ResultCallback = Callable[[QueryResult, int, int], Any]
 
 
@@ -176,6 +185,7 @@ class Runner:
         done: dict[str, QueryResult] = {}
         if out is not None:
             out.parent.mkdir(parents=True, exist_ok=True)
+            _drop_torn_tail(out)
             wanted = {q.id for q in queries}
             done = {r.query_id: r for r in read_results(out) if r.query_id in wanted}
         todo = [q for q in queries if q.id not in done]
