@@ -1,0 +1,57 @@
+"""One conformance suite, run over every registered app (STYLE.md: like gymnasium's check_env).
+
+For each app: the same seed gives the same query; the reference solver scores 100%
+correctness and safety; the null agent scores about 0; close() is idempotent.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from netarena.common.agents import NullAgent
+from netarena.common.app import app_names, load_app
+from netarena.common.runner import QueryPlan, RunConfig, Runner, plan_queries
+
+NEEDS_ROOT = {"route"}
+
+
+def _apps() -> list[pytest.param]:
+    return [
+        pytest.param(name, marks=[pytest.mark.root, pytest.mark.slow] if name in NEEDS_ROOT else [])
+        for name in app_names()
+    ]
+
+
+def test_every_app_of_the_card_is_registered() -> None:
+    assert {"malt", "route", "k8s"} <= set(app_names())
+
+
+@pytest.mark.parametrize("name", _apps())
+def test_generation_is_deterministic(name: str) -> None:
+    app = load_app(name)
+    for level in (1, 2, 3):
+        a, b = app.generate(1234, level), load_app(name).generate(1234, level)
+        assert a == b and a.level == level and a.app == name
+        assert app.generate(1235, level).id != a.id
+
+
+@pytest.mark.parametrize("name", _apps())
+def test_reference_solves_everything_and_null_nothing(name: str) -> None:
+    app = load_app(name)
+    qs = plan_queries(app, QueryPlan(num_queries=6, seed=2026))
+    ref = asyncio.run(Runner(app, app.reference_agent(), RunConfig(concurrency=3)).run(qs))
+    failed = [(r.query_id, r.error, r.details) for r in ref if not (r.correct and r.safe)]
+    assert not failed
+    null = asyncio.run(Runner(app, NullAgent(), RunConfig(concurrency=3, max_turns=2)).run(qs))
+    assert sum(r.correct for r in null) <= 0.1 * len(null)
+
+
+@pytest.mark.parametrize("name", _apps())
+def test_close_is_idempotent(name: str) -> None:
+    app = load_app(name)
+    episode = app.open(app.generate(7, 1))
+    assert episode.observe()
+    episode.close()
+    episode.close()
