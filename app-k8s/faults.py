@@ -1,0 +1,221 @@
+"""NetworkPolicy faults: five types, each with several methods chosen by the seed.
+
+A fault rewrites the ``spec`` of one policy. Injection is pure (a ``random.Random`` and
+the current policies in, a fault record out) and verified: a candidate that leaves the
+connectivity matrix unchanged is discarded and another one is drawn.
+
+| code | type | what it breaks |
+|---|---|---|
+| RI | remove_ingress | an allowed caller loses access (peer or rule removed, peer label typo) |
+| AI | add_ingress | a caller that must be refused gets in (extra peer, rule, namespace peer) |
+| CP | change_port | the allowed port is wrong |
+| CPR | change_protocol | the allowed protocol is UDP/SCTP instead of TCP |
+| AE | add_egress | a service's egress becomes restrictive (deny all, DNS only, one target) |
+"""
+
+from __future__ import annotations
+
+import copy
+import random
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from netarena.common.errors import EmulatorError
+from netarena.k8s.model import ANYONE, AppModel
+from netarena.k8s.policy_matrix import compute_connectivity
+
+__all__ = ["FAULT_TYPES", "inject_fault", "apply_faults", "model_pods", "model_namespaces"]
+
+FAULT_TYPES = {
+    "RI": "remove_ingress",
+    "AI": "add_ingress",
+    "CP": "change_port",
+    "CPR": "change_protocol",
+    "AE": "add_egress",
+}
+"""Fault code → fault type."""
+
+Policy = dict[str, Any]
+Candidate = tuple[str, str, dict[str, Any]]  # (method, description, new spec)
+_MAX_TRIES = 60
+
+
+def model_pods(model: AppModel) -> list[Policy]:
+    """One Pod object per service, as the Deployments would create them.
+
+    Used to verify injections without a store: the engine only reads labels, namespace
+    and container ports here (IPs are placeholders; faults never use ipBlock).
+    """
+    pods = []
+    for i, s in enumerate(model.services):
+        ports = ([{"name": s.port_name, "containerPort": s.container_port, "protocol": "TCP"}]
+                 if s.container_port is not None else [])
+        pods.append({
+            "metadata": {"name": f"{s.name}-0", "namespace": model.namespace,
+                         "labels": {"app": s.name}},
+            "spec": {"containers": [{"name": "server", "ports": ports}]},
+            "status": {"podIP": f"10.244.{i // 250}.{i % 250 + 2}"},
+        })
+    return pods
+
+
+def model_namespaces(model: AppModel) -> list[Policy]:
+    """The application's namespace object."""
+    ns = model.namespace
+    return [{"metadata": {"name": ns, "labels": {"kubernetes.io/metadata.name": ns}}}]
+
+
+def _peer(app: str) -> dict[str, Any]:
+    return {"podSelector": {"matchLabels": {"app": app}}}
+
+
+def _remove_ingress(model: AppModel, pol: Policy, rng: random.Random) -> Candidate | None:
+    spec = copy.deepcopy(pol["spec"])
+    rules = spec.get("ingress") or []
+    if not rules:
+        return None
+    name = pol["metadata"]["name"]
+    method = rng.choice(["drop_peer", "drop_rule", "relabel_peer"])
+    peered = [r for r in rules if r.get("from")]
+    if method != "drop_rule" and peered:
+        rule = rng.choice(peered)
+        idx = rng.randrange(len(rule["from"]))
+        peer = rule["from"][idx]
+        app = ((peer.get("podSelector") or {}).get("matchLabels") or {}).get("app")
+        if method == "relabel_peer" and app:
+            peer["podSelector"]["matchLabels"]["app"] = app + rng.choice(["-v2", "s", "-svc"])
+            return method, f"{name}: peer app={app} relabelled", spec
+        if len(rule["from"]) > 1:
+            del rule["from"][idx]
+            return "drop_peer", f"{name}: peer app={app} removed", spec
+    spec["ingress"] = []
+    return "drop_rule", f"{name}: all ingress rules removed", spec
+
+
+def _add_ingress(model: AppModel, pol: Policy, rng: random.Random) -> Candidate | None:
+    name = pol["metadata"]["name"]
+    if name not in model.names or model.service(name).port is None:
+        return None
+    svc = model.service(name)
+    if ANYONE in svc.sources:
+        return None
+    intruders = [s for s in model.names if s != name and not model.expected(s, name)]
+    if not intruders:
+        return None
+    src = rng.choice(intruders)
+    spec = copy.deepcopy(pol["spec"])
+    rules = spec.setdefault("ingress", [])
+    method = rng.choice(["add_peer", "add_rule", "namespace_peer"])
+    if method == "add_peer" and rules and rules[0].get("from"):
+        rules[0]["from"].append(_peer(src))
+        return method, f"{name}: peer app={src} added", spec
+    if method == "namespace_peer":
+        ns_sel = {"matchLabels": {"kubernetes.io/metadata.name": model.namespace}}
+        rules.append({"from": [{"namespaceSelector": ns_sel}]})
+        return method, f"{name}: every pod of namespace {model.namespace} allowed", spec
+    rules.append({"from": [_peer(src)], "ports": [{"port": svc.container_port, "protocol": "TCP"}]})
+    return "add_rule", f"{name}: rule allowing app={src} added", spec
+
+
+def _port_entries(spec: dict[str, Any]) -> list[dict[str, Any]]:
+    return [p for r in spec.get("ingress") or [] for p in r.get("ports") or []]
+
+
+def _change_port(model: AppModel, pol: Policy, rng: random.Random) -> Candidate | None:
+    spec = copy.deepcopy(pol["spec"])
+    entries = [p for p in _port_entries(spec) if isinstance(p.get("port"), int)]
+    if not entries:
+        return None
+    entry = rng.choice(entries)
+    old = entry["port"]
+    known = {s.container_port for s in model.servers} | {s.port for s in model.servers}
+    others = sorted(p for p in known if p is not None and p != old)
+    method = rng.choice(["off_by", "other_port"])
+    new = rng.choice(others) if method == "other_port" and others else old + rng.choice([1, -1, 10, 100])
+    entry["port"] = new
+    return method, f"{pol['metadata']['name']}: port {old} changed to {new}", spec
+
+
+def _change_protocol(model: AppModel, pol: Policy, rng: random.Random) -> Candidate | None:
+    spec = copy.deepcopy(pol["spec"])
+    entries = [p for p in _port_entries(spec) if (p.get("protocol") or "TCP") == "TCP"]
+    if not entries:
+        return None
+    entry = rng.choice(entries)
+    new = rng.choice(["UDP", "UDP", "SCTP"])
+    entry["protocol"] = new
+    return "to_" + new.lower(), f"{pol['metadata']['name']}: protocol TCP changed to {new}", spec
+
+
+def _add_egress(model: AppModel, pol: Policy, rng: random.Random) -> Candidate | None:
+    name = pol["metadata"]["name"]
+    if name not in model.names:
+        return None
+    spec = copy.deepcopy(pol["spec"])
+    targets = [d.name for d in model.servers if d.name != name and model.expected(name, d.name)]
+    methods = ["deny_egress", "dns_only"] + (["one_target"] if len(targets) > 1 else [])
+    method = rng.choice(methods)
+    if "Egress" not in spec.setdefault("policyTypes", ["Ingress"]):
+        spec["policyTypes"].append("Egress")
+    if method == "deny_egress":
+        spec["egress"] = []
+        return method, f"{name}: all egress denied", spec
+    if method == "dns_only":
+        spec["egress"] = [{"ports": [{"port": 53, "protocol": "UDP"}, {"port": 53, "protocol": "TCP"}]}]
+        return method, f"{name}: egress limited to DNS", spec
+    keep = rng.choice(targets)
+    spec["egress"] = [{"to": [_peer(keep)]}]
+    return method, f"{name}: egress limited to app={keep}", spec
+
+
+_SAMPLERS: dict[str, Callable[[AppModel, Policy, random.Random], Candidate | None]] = {
+    "RI": _remove_ingress,
+    "AI": _add_ingress,
+    "CP": _change_port,
+    "CPR": _change_protocol,
+    "AE": _add_egress,
+}
+
+
+def apply_faults(policies: Sequence[Policy], faults: Sequence[dict[str, Any]]) -> list[Policy]:
+    """Return copies of ``policies`` with each fault's ``spec`` written over its policy."""
+    out = copy.deepcopy(list(policies))
+    by_name = {p["metadata"]["name"]: p for p in out}
+    for fault in faults:
+        by_name[fault["policy"]]["spec"] = copy.deepcopy(fault["spec"])
+    return out
+
+
+def inject_fault(code: str, model: AppModel, policies: Sequence[Policy],
+                 rng: random.Random) -> dict[str, Any]:
+    """Draw one fault of type ``code`` that changes the connectivity matrix.
+
+    Args:
+        code: ``RI``, ``AI``, ``CP``, ``CPR`` or ``AE``.
+        model: The application (intended connectivity).
+        policies: The current (possibly already faulted) policies.
+        rng: Source of every choice.
+
+    Returns:
+        ``{"code", "type", "policy", "method", "description", "spec"}``; ``spec`` is the
+        policy's whole faulted spec.
+
+    Raises:
+        EmulatorError: No candidate changed the matrix (should not happen on valid models).
+    """
+    pods, nss = model_pods(model), model_namespaces(model)
+    before = compute_connectivity(model, pods, nss, policies).actual_set()
+    names = sorted(p["metadata"]["name"] for p in policies)
+    by_name = {p["metadata"]["name"]: p for p in policies}
+    for _ in range(_MAX_TRIES):
+        target = by_name[rng.choice(names)]
+        cand = _SAMPLERS[code](model, target, rng)
+        if cand is None:
+            continue
+        method, description, spec = cand
+        fault = {"code": code, "type": FAULT_TYPES[code], "policy": target["metadata"]["name"],
+                 "method": method, "description": description, "spec": spec}
+        after = compute_connectivity(model, pods, nss, apply_faults(policies, [fault]))
+        if after.actual_set() != before:
+            return fault
+    raise EmulatorError(f"no {code} fault changed the connectivity matrix")
