@@ -1,0 +1,236 @@
+"""``netarena report``: results files in, an HTML page with PNG plots and a text summary out.
+
+Results are grouped by ``(app, agent)`` and every rate and interval is recomputed with
+``netarena.common.stats`` from the per-query records, so a report never trusts a stale
+``summary.json`` and reports from merged shards are exact. The same records, in the shape
+the AgentBeats leaderboard reads, are written by ``agentbeats_results``/``write_agentbeats``.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from netarena.common.errors import ConfigError
+from netarena.common.runner import read_results
+from netarena.common.stats import overlap, summarize
+from netarena.common.types import QueryResult
+
+__all__ = [
+    "Report",
+    "load_results",
+    "run_summaries",
+    "overlap_matrix",
+    "render_text",
+    "write_report",
+    "agentbeats_results",
+    "write_agentbeats",
+]
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Report:
+    """The files one ``write_report`` call produced."""
+
+    out_dir: Path
+    html: Path
+    """``index.html``: tables and the plots, viewable offline."""
+    text: Path
+    """``summary.txt``: the same numbers as plain text."""
+    json: Path
+    """``summary.json``: every run summary, as ``netarena run --json`` prints them."""
+    plots: list[Path] = field(default_factory=list)
+    """PNG files, in page order."""
+
+
+def load_results(paths: Iterable[Path]) -> list[QueryResult]:
+    """Read results JSONL files; a directory stands for its ``results.jsonl``.
+
+    Duplicate records of the same ``(app, agent, query_id)`` (a file given twice, overlapping
+    shards) are kept once, the last one winning.
+
+    Raises:
+        ConfigError: A path does not exist or holds no query records.
+    """
+    merged: dict[tuple[str, str, str], QueryResult] = {}
+    for path in paths:
+        file = path / "results.jsonl" if path.is_dir() else path
+        if not file.is_file():
+            raise ConfigError(f"no results file at {file}")
+        records = read_results(file)
+        if not records:
+            raise ConfigError(f"{file} holds no query records")
+        for r in records:
+            merged[(r.app, r.agent, r.query_id)] = r
+    return list(merged.values())
+
+
+def run_summaries(results: Sequence[QueryResult]) -> dict[str, list[dict[str, Any]]]:
+    """One ``stats.summarize`` summary per ``(app, agent)``, grouped by app.
+
+    Returns:
+        App name → summaries sorted by agent name (the seed is ``None``: a report may merge runs).
+    """
+    groups: dict[tuple[str, str], list[QueryResult]] = defaultdict(list)
+    for r in results:
+        groups[(r.app, r.agent)].append(r)
+    by_app: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for (app, agent), rs in sorted(groups.items()):
+        by_app[app].append(summarize(rs, app=app, agent=agent, seed=None))
+    return dict(by_app)
+
+
+def overlap_matrix(runs: Sequence[dict[str, Any]], metric: str) -> list[list[float]]:
+    """Pairwise ``stats.overlap`` of the agents' 95% intervals for one metric.
+
+    Args:
+        runs: Summaries of one app, one per agent; rows and columns follow their order.
+        metric: ``"correctness"`` or ``"safety"``.
+    """
+    cis = [run[metric]["ci95"] for run in runs]
+    return [[round(overlap(a, b), 4) for b in cis] for a in cis]
+
+
+def _fmt_rate(stat: dict[str, Any]) -> str:
+    lo, hi = stat["ci95"]
+    return f"{stat['rate']:.3f} [{lo:.3f}, {hi:.3f}]"
+
+
+def _table(rows: list[list[str]]) -> list[str]:
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    lines = ["  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in
+                       enumerate(zip(row, widths, strict=True))).rstrip() for row in rows]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    return lines
+
+
+_HEAD = ["agent", "n", "correctness [95% CI]", "safety [95% CI]", "median s", "turns", "errors"]
+
+
+def _row(name: str, m: dict[str, Any]) -> list[str]:
+    return [name, str(m["queries"]), _fmt_rate(m["correctness"]), _fmt_rate(m["safety"]),
+            f"{m['latency']['median_s']:.3f}", f"{m['latency']['mean_turns']:.1f}",
+            str(m["errors"])]
+
+
+def render_text(by_app: dict[str, list[dict[str, Any]]]) -> str:
+    """The plain-text summary: per app, overall, per level, per label, and overlap matrices."""
+    out: list[str] = ["NetArena report (rates with 95% Wilson intervals)", ""]
+    for app, runs in sorted(by_app.items()):
+        out += [f"== {app} ==", ""]
+        out += _table([_HEAD] + [_row(run["agent"], run) for run in runs]) + [""]
+        for key, title in (("by_level", "level"), ("by_label", "label")):
+            rows = [[title, *_HEAD]]
+            groups = sorted({g for run in runs for g in run[key]})
+            for group in groups:
+                rows += [[group, *_row(run["agent"], run[key][group])]
+                         for run in runs if group in run[key]]
+            out += [f"-- per {title} --", *_table(rows), ""]
+        agents = [run["agent"] for run in runs]
+        for metric in ("correctness", "safety"):
+            matrix = overlap_matrix(runs, metric)
+            rows = [[f"{metric} overlap", *agents]]
+            rows += [[a, *(f"{v:.2f}" for v in row)] for a, row in zip(agents, matrix, strict=True)]
+            out += [f"-- 95% interval overlap, {metric} (0 = separable) --", *_table(rows), ""]
+    return "\n".join(out).rstrip() + "\n"
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.-]+", "_", text).strip("_") or "agent"
+
+
+def write_report(results: Sequence[QueryResult], out_dir: Path,
+                 title: str = "NetArena report") -> Report:
+    """Write ``index.html``, ``summary.txt``, ``summary.json`` and the PNG plots.
+
+    Args:
+        results: Per-query records of any number of apps and agents.
+        out_dir: Directory to write into (created).
+        title: Page title.
+
+    Returns:
+        The written files.
+
+    Raises:
+        ConfigError: ``results`` is empty.
+    """
+    from netarena.common.report_html import render_html
+    from netarena.common.report_plots import plot_breakdown, plot_overlap, plot_rates
+
+    if not results:
+        raise ConfigError("no results to report")
+    out_dir.mkdir(parents=True, exist_ok=True)
+    by_app = run_summaries(results)
+    plots: dict[str, list[Path]] = {}
+    overlaps: dict[str, dict[str, list[list[float]]]] = {}
+    overall = plot_rates(by_app, out_dir / "rates.png")
+    for app, runs in by_app.items():
+        agents = [run["agent"] for run in runs]
+        matrices = overlaps[app] = {m: overlap_matrix(runs, m) for m in ("correctness", "safety")}
+        plots[app] = [
+            plot_breakdown(app, runs, "by_level", out_dir / f"{_slug(app)}-levels.png"),
+            plot_breakdown(app, runs, "by_label", out_dir / f"{_slug(app)}-labels.png"),
+            plot_overlap(app, agents, matrices, out_dir / f"{_slug(app)}-overlap.png"),
+        ]
+    text = out_dir / "summary.txt"
+    text.write_text(render_text(by_app), encoding="utf-8")
+    summary_json = out_dir / "summary.json"
+    summary_json.write_text(json.dumps(
+        {"runs": [run for runs in by_app.values() for run in runs]}, indent=2), encoding="utf-8")
+    html = out_dir / "index.html"
+    html.write_text(render_html(title, by_app, overall, plots, overlaps), encoding="utf-8")
+    log.info("report written to %s", out_dir)
+    return Report(out_dir=out_dir, html=html, text=text, json=summary_json,
+                  plots=[overall, *(p for ps in plots.values() for p in ps)])
+
+
+def agentbeats_results(results: Sequence[QueryResult], *, participants: dict[str, str] | None = None,
+                       status: str = "completed") -> dict[str, Any]:
+    """One assessment's results in the shape the AgentBeats leaderboard stores and queries.
+
+    ``{"status", "participants": {role: id}, "results": [query records..., summary]}``: the
+    per-query records are the flat ``QueryResult`` fields (booleans as booleans, numbers as
+    numbers), and the last record is the ``kind: "summary"`` object of ``netarena run --json``.
+
+    Args:
+        results: Records of exactly one app and one agent (one assessment).
+        participants: Role → participant id; defaults to ``{"<app>_operator": <agent name>}``.
+        status: The assessment's final task state.
+
+    Raises:
+        ConfigError: ``results`` is empty or mixes apps or agents.
+    """
+    runs = {(r.app, r.agent) for r in results}
+    if len(runs) != 1:
+        raise ConfigError(f"an AgentBeats results file holds one app and one agent, got {sorted(runs)}")
+    ((app, agent),) = runs
+    records: list[dict[str, Any]] = [r.model_dump(mode="json") for r in results]
+    records.append(summarize(results, app=app, agent=agent, seed=None))
+    return {"status": status, "participants": participants or {f"{app}_operator": agent},
+            "results": records}
+
+
+def write_agentbeats(results: Sequence[QueryResult], out_dir: Path) -> list[Path]:
+    """Write one AgentBeats results file per ``(app, agent)`` into ``out_dir``.
+
+    Returns:
+        The files, named ``<app>-<agent>.json``.
+    """
+    groups: dict[tuple[str, str], list[QueryResult]] = defaultdict(list)
+    for r in results:
+        groups[(r.app, r.agent)].append(r)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    written = []
+    for (app, agent), rs in sorted(groups.items()):
+        path = out_dir / f"{_slug(app)}-{_slug(agent)}.json"
+        path.write_text(json.dumps(agentbeats_results(rs), indent=1), encoding="utf-8")
+        written.append(path)
+    return written

@@ -1,0 +1,87 @@
+"""The HTML page of ``netarena report``: one self-contained file next to its PNG plots."""
+
+from __future__ import annotations
+
+from html import escape
+from pathlib import Path
+from typing import Any
+
+__all__ = ["render_html"]
+
+_STYLE = """
+body { font-family: system-ui, sans-serif; margin: 2em auto; max-width: 1200px; color: #222; }
+table { border-collapse: collapse; margin: 0.5em 0 1.5em; font-size: 0.92em; }
+th, td { border: 1px solid #ccc; padding: 0.25em 0.6em; text-align: right; }
+th:first-child, td:first-child { text-align: left; }
+th { background: #f2f2f2; }
+img { max-width: 100%; border: 1px solid #eee; margin: 0.5em 0; }
+.note { color: #555; font-size: 0.9em; }
+"""
+
+_COLUMNS = ("agent", "n", "correctness [95% CI]", "safety [95% CI]", "median s", "turns",
+            "errors")
+
+
+def _rate(stat: dict[str, Any]) -> str:
+    lo, hi = stat["ci95"]
+    return f"{stat['rate']:.3f} [{lo:.3f}, {hi:.3f}]"
+
+
+def _cells(name: str, m: dict[str, Any]) -> list[str]:
+    return [name, str(m["queries"]), _rate(m["correctness"]), _rate(m["safety"]),
+            f"{m['latency']['median_s']:.3f}", f"{m['latency']['mean_turns']:.1f}",
+            str(m["errors"])]
+
+
+def _table(head: list[str], rows: list[list[str]]) -> str:
+    th = "".join(f"<th>{escape(h)}</th>" for h in head)
+    body = "".join("<tr>" + "".join(f"<td>{escape(c)}</td>" for c in row) + "</tr>"
+                   for row in rows)
+    return f"<table><tr>{th}</tr>{body}</table>"
+
+
+def _img(path: Path, alt: str) -> str:
+    return f'<img src="{escape(path.name)}" alt="{escape(alt)}">'
+
+
+def _breakdown(runs: list[dict[str, Any]], key: str, title: str) -> str:
+    groups = sorted({g for run in runs for g in run[key]})
+    rows = [[group, *_cells(run["agent"], run[key][group])]
+            for group in groups for run in runs if group in run[key]]
+    return _table([title, *_COLUMNS], rows)
+
+
+def render_html(title: str, by_app: dict[str, list[dict[str, Any]]], overall: Path,
+                plots: dict[str, list[Path]],
+                overlaps: dict[str, dict[str, list[list[float]]]]) -> str:
+    """The report page.
+
+    Args:
+        title: Page title.
+        by_app: App → run summaries (from ``report.run_summaries``).
+        overall: The all-apps rates plot.
+        plots: App → its ``[levels, labels, overlap]`` plots.
+        overlaps: App → metric → pairwise interval-overlap matrix (agents in ``by_app`` order).
+    """
+    parts = [f"<!doctype html><html><head><meta charset='utf-8'><title>{escape(title)}</title>",
+             f"<style>{_STYLE}</style></head><body><h1>{escape(title)}</h1>",
+             "<p class='note'>Rates with 95% Wilson score intervals, recomputed from the "
+             "per-query records. Overlap is the shared part of two agents' intervals as a "
+             "fraction of the narrower one: 0 means the agents are separable.</p>",
+             _img(overall, "rates per agent and app")]
+    for app, runs in sorted(by_app.items()):
+        agents = [run["agent"] for run in runs]
+        levels, labels, overlap_png = plots[app]
+        parts += [f"<h2>{escape(app)}</h2>",
+                  _table(list(_COLUMNS), [_cells(run["agent"], run) for run in runs]),
+                  "<h3>Per level</h3>", _img(levels, f"{app} per level"),
+                  _breakdown(runs, "by_level", "level"),
+                  "<h3>Per label</h3>", _img(labels, f"{app} per label"),
+                  _breakdown(runs, "by_label", "label"),
+                  "<h3>Interval overlap between agents</h3>", _img(overlap_png, f"{app} overlap")]
+        for metric, matrix in overlaps[app].items():
+            parts.append(_table([metric, *agents],
+                                [[a, *(f"{v:.2f}" for v in row)]
+                                 for a, row in zip(agents, matrix, strict=True)]))
+    parts.append("</body></html>")
+    return "\n".join(parts)
