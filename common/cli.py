@@ -134,6 +134,29 @@ def run(
         Console().print(render_summary(summary))
 
 
+@cli.command()
+def report(
+    results: Annotated[list[Path], typer.Argument(help="results JSONL files or run directories")],
+    out: Annotated[Path, typer.Option(help="directory for index.html, PNGs and summary.txt")] = Path("report"),
+    agentbeats: Annotated[Path | None, typer.Option(help="also write AgentBeats results files (one per app and agent) here")] = None,
+) -> None:
+    """Render results as an HTML page with PNG plots and a plain-text summary."""
+    from netarena.common.report import load_results, write_agentbeats, write_report
+
+    logging.basicConfig(level=logging.WARNING)
+    try:
+        records = load_results(results)
+        written = write_report(records, out)
+    except ConfigError as exc:
+        err.print(f"[red]error:[/red] {exc}")
+        raise typer.Exit(2) from exc
+    typer.echo(written.text.read_text(encoding="utf-8"))
+    err.print(f"report: {written.html}")
+    if agentbeats is not None:
+        for path in write_agentbeats(records, agentbeats):
+            err.print(f"agentbeats results: {path}")
+
+
 def _add_app_commands() -> None:
     """Mount each app's own sub-commands (``netarena malt export-sft``, ...)."""
     for ep in entry_points(group="netarena.commands"):
