@@ -1,0 +1,189 @@
+"""``RemoteAgent``: a purple agent reached over A2A, as the runner's ``Agent``.
+
+One A2A message per turn, text in and text out, one ``context_id`` per episode. Purple
+agents are untrusted and flaky, so every failure becomes an ``AgentError`` with a clear
+reason (costing that query only), timeouts are explicit (the SDK's 5 s default would fail
+any real LLM), and only connection failures — where the request never reached the agent —
+are retried, with exponential backoff: anything later may already have had effects.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import uuid
+from collections.abc import Awaitable, Callable
+from typing import TypeVar
+
+import httpx
+from a2a.client import Client, ClientConfig, ClientFactory
+from a2a.types import Message, Part, Role, SendMessageRequest, StreamResponse, TaskState
+
+from netarena.common.a2a import data_parts, text_of
+from netarena.common.agents import Observation
+from netarena.common.errors import AgentError, AgentTimeout
+from netarena.common.replies import MAX_REPLY_CHARS
+
+__all__ = ["RemoteAgent", "reply_text"]
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
+
+_FAILED = {
+    TaskState.TASK_STATE_FAILED: "failed",
+    TaskState.TASK_STATE_REJECTED: "rejected",
+    TaskState.TASK_STATE_CANCELED: "canceled",
+}
+
+
+def _connect_failure(exc: BaseException) -> bool:
+    """True when the request never reached the peer (refused, unreachable, connect timeout)."""
+    seen: BaseException | None = exc
+    for _ in range(8):
+        if seen is None:
+            return False
+        if isinstance(seen, httpx.ConnectError | httpx.ConnectTimeout):
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False
+
+
+def _parts_text(parts: object) -> str:
+    text = text_of(parts)
+    if text:
+        return text
+    return "\n".join(json.dumps(d) for d in data_parts(parts))
+
+
+def reply_text(response: StreamResponse) -> str:
+    """The answer carried by a purple agent's final reply (a Message or a Task).
+
+    A Task's artifacts are preferred, then its status message, then its last agent message.
+
+    Raises:
+        AgentError: The task ended failed, rejected or canceled.
+    """
+    if response.HasField("message"):
+        return _parts_text(response.message.parts)
+    if not response.HasField("task"):
+        raise AgentError("reply carries neither a message nor a task")
+    task = response.task
+    status_text = _parts_text(task.status.message.parts) if task.status.HasField("message") else ""
+    if task.status.state in _FAILED:
+        reason = status_text[:500] or "no reason given"
+        raise AgentError(f"agent reported task {_FAILED[task.status.state]}: {reason}")
+    texts = [t for t in (_parts_text(a.parts) for a in task.artifacts) if t]
+    if texts:
+        return "\n".join(texts)
+    if status_text:
+        return status_text
+    agent_msgs = [m for m in task.history if m.role == Role.ROLE_AGENT]
+    return _parts_text(agent_msgs[-1].parts) if agent_msgs else ""
+
+
+class RemoteAgent:
+    """An A2A purple agent at ``url`` (protocol 1.x or 0.3, JSON-RPC).
+
+    Args:
+        url: The agent's base URL (its card is at ``/.well-known/agent-card.json``).
+        timeout_s: Longest wait for one HTTP reply; the runner's turn timeout wraps it.
+        connect_timeout_s: Longest wait to open a connection.
+        retries: Extra attempts after a connection failure.
+        backoff_s: First retry delay; doubles each attempt.
+    """
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        timeout_s: float = 600.0,
+        connect_timeout_s: float = 10.0,
+        retries: int = 3,
+        backoff_s: float = 0.5,
+    ) -> None:
+        self.url = url
+        self.name = url
+        self._timeout = httpx.Timeout(timeout_s, connect=connect_timeout_s)
+        self._retries = retries
+        self._backoff_s = backoff_s
+        self._http: httpx.AsyncClient | None = None
+        self._client: Client | None = None
+        self._lock: asyncio.Lock | None = None
+
+    async def act(self, observation: Observation) -> str:
+        """Send the observation as one user message; return the reply's text (capped).
+
+        Raises:
+            AgentTimeout: The HTTP reply did not arrive within ``timeout_s``.
+            AgentError: Any other transport, protocol or agent-reported failure.
+        """
+        client = await self._connected()
+        message = Message(
+            role=Role.ROLE_USER,
+            message_id=uuid.uuid4().hex,
+            context_id=observation.context_id,
+            parts=[Part(text=observation.text)],
+        )
+        request = SendMessageRequest(message=message)
+
+        async def send() -> str:
+            last: StreamResponse | None = None
+            async for event in client.send_message(request):
+                last = event
+            if last is None:
+                raise AgentError("agent closed the exchange without a reply")
+            return reply_text(last)
+
+        text = await self._retrying(send)
+        if len(text) > MAX_REPLY_CHARS:
+            log.warning("%s: reply of %d chars cut to %d", self.url, len(text), MAX_REPLY_CHARS)
+            text = text[:MAX_REPLY_CHARS]
+        return text
+
+    async def aclose(self) -> None:
+        """Close the HTTP connections (the agent can be used again afterwards)."""
+        client, http = self._client, self._http
+        self._client = self._http = None
+        if client is not None:
+            await client.close()
+        if http is not None:
+            await http.aclose()
+
+    async def _connected(self) -> Client:
+        if self._lock is None:
+            self._lock = asyncio.Lock()
+        async with self._lock:
+            if self._client is None:
+                if self._http is None:
+                    self._http = httpx.AsyncClient(timeout=self._timeout)
+                factory = ClientFactory(ClientConfig(streaming=False, httpx_client=self._http))
+                self._client = await self._retrying(lambda: factory.create_from_url(self.url))
+            return self._client
+
+    async def _retrying(self, call: Callable[[], Awaitable[T]]) -> T:
+        for attempt in range(self._retries + 1):
+            try:
+                return await call()
+            except AgentError:
+                raise
+            except Exception as exc:  # noqa: BLE001 - every peer failure becomes AgentError
+                if _connect_failure(exc) and attempt < self._retries:
+                    delay = self._backoff_s * 2**attempt
+                    log.info("%s unreachable (%s); retry in %.1fs", self.url, exc, delay)
+                    await asyncio.sleep(delay)
+                    continue
+                raise self._error(exc) from exc
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def _error(self, exc: Exception) -> AgentError:
+        detail = str(exc) or type(exc).__name__
+        cause = exc.__cause__
+        if cause is not None and str(cause) and str(cause) not in detail:
+            detail = f"{detail} ({type(cause).__name__}: {cause})"
+        detail = detail[:500]
+        if _connect_failure(exc):
+            return AgentError(f"cannot connect to {self.url}: {detail}")
+        if isinstance(exc, httpx.TimeoutException) or "timed out" in detail.lower():
+            return AgentTimeout(f"{self.url} did not answer within {self._timeout.read:g}s")
+        return AgentError(f"{self.url}: {type(exc).__name__}: {detail}")

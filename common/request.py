@@ -1,0 +1,227 @@
+"""Evaluation requests: parse, validate and map them to a query plan and run settings.
+
+A request is the text (or a DataPart) of one A2A message::
+
+    {"participants": {"<role>": "<url>"}, "config": {...}}
+
+Config keys are the core keys below, the app's own ``config_model`` fields, the app's
+``legacy_keys`` and the reference NetArena dialect (``complexity_level``, ``prompt_type``,
+``max_iterations``; ``num_queries`` then counts *per label*). The reference's file-path keys
+are accepted and ignored with a note. Anything else is rejected with a message naming it,
+because a silently ignored typo would run a different benchmark than the one asked for.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import urlparse
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from netarena.common.app import App
+from netarena.common.errors import ConfigError
+from netarena.common.runner import QueryPlan, RunConfig, fresh_seed
+
+__all__ = [
+    "CORE_KEYS",
+    "REFERENCE_KEYS",
+    "IGNORED_KEYS",
+    "EvalRequest",
+    "ParsedRequest",
+    "parse_request",
+    "load_request",
+]
+
+CORE_KEYS = frozenset({
+    "num_queries", "levels", "labels", "seed", "concurrency", "max_turns", "turn_timeout_s",
+    "shard_index", "num_shards", "prompt_style",
+})
+"""Config keys every app accepts (brief §4)."""
+
+REFERENCE_KEYS = frozenset({"complexity_level", "prompt_type", "max_iterations"})
+"""The reference implementation's keys that map onto ours; they switch on its dialect."""
+
+IGNORED_KEYS = frozenset({
+    "benchmark_path", "output_dir", "output_file", "regenerate_query", "regenerate_benchmark",
+    "regenerate_config", "microservice_dir", "start_index", "end_index",
+})
+"""The reference's file-path keys: meaningless here (queries are generated), so ignored."""
+
+_PLAN_KEYS = ("num_queries", "levels", "labels", "seed", "shard_index", "num_shards")
+_RUN_KEYS = ("concurrency", "max_turns", "turn_timeout_s")
+
+
+class EvalRequest(BaseModel):
+    """The request envelope AgentBeats sends."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    participants: dict[str, str]
+    """Role name → base URL of the purple agent playing it (exactly one here)."""
+    config: dict[str, Any] = {}
+    """Evaluation settings; see the module docstring."""
+
+
+@dataclass(frozen=True)
+class ParsedRequest:
+    """A validated request, ready to run."""
+
+    role: str
+    """The participant's role name (``malt_operator``, ...)."""
+    url: str
+    """The purple agent's base URL."""
+    plan: QueryPlan
+    """Which queries to run."""
+    run: RunConfig
+    """How to run them."""
+    app_config: dict[str, Any]
+    """Parameters for the app's ``config_model`` (prompt style, topology size, ...)."""
+    notes: list[str] = field(default_factory=list)
+    """Human-readable remarks for the status (ignored keys, fresh seed)."""
+
+
+def _describe(exc: ValidationError) -> str:
+    return "; ".join(
+        f"{'.'.join(str(p) for p in err['loc']) or 'request'}: {err['msg']}"
+        for err in exc.errors()
+    )
+
+
+def load_request(text: str | None, data: list[Any] | None = None) -> EvalRequest:
+    """Decode the envelope from a message's text or, failing that, its first DataPart.
+
+    Raises:
+        ConfigError: Not JSON, not an object, or not the ``{participants, config}`` shape.
+    """
+    payload: Any = None
+    for item in data or []:
+        if isinstance(item, dict) and "participants" in item:
+            payload = item
+            break
+    if payload is None:
+        if not text or not text.strip():
+            raise ConfigError("empty request: send {\"participants\": {...}, \"config\": {...}}")
+        try:
+            payload = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise ConfigError(f"request is not JSON ({exc.msg} at char {exc.pos})") from exc
+    if not isinstance(payload, dict):
+        raise ConfigError("request must be a JSON object with participants and config")
+    if "participants" not in payload:
+        raise ConfigError("request has no participants: give {\"<role>\": \"<purple url>\"}")
+    try:
+        return EvalRequest.model_validate(payload)
+    except ValidationError as exc:
+        raise ConfigError(f"bad request: {_describe(exc)}") from exc
+
+
+def _participant(participants: dict[str, str]) -> tuple[str, str]:
+    if len(participants) != 1:
+        raise ConfigError(
+            f"exactly one participant expected, got {len(participants)}: "
+            f"{sorted(participants) or 'none'}"
+        )
+    role, url = next(iter(participants.items()))
+    parsed = urlparse(url)
+    if parsed.scheme not in ("http", "https") or not parsed.hostname:
+        raise ConfigError(f"participant {role!r} has a bad URL {url!r}: need http(s)://host[:port]")
+    return role, url
+
+
+def _level(value: Any) -> int:
+    match = re.fullmatch(r"\s*(?:level)?\s*([0-9]+)\s*", str(value), re.IGNORECASE)
+    if isinstance(value, bool) or match is None:
+        raise ConfigError(f"bad level {value!r}: use 1-3 or 'level1'..'level3'")
+    return int(match.group(1))
+
+
+def _levels(value: Any) -> tuple[int, ...]:
+    items = value if isinstance(value, list | tuple) else [value]
+    return tuple(_level(v) for v in items)
+
+
+def _merge(target: dict[str, Any], key: str, value: Any, source: str) -> None:
+    if key in target and target[key] != value:
+        raise ConfigError(f"{source} conflicts with {key}: {value!r} vs {target[key]!r}")
+    target[key] = value
+
+
+def _split(app_cls: type[App], config: dict[str, Any]) -> tuple[dict, dict, dict, list[str]]:
+    """Sort config keys into plan, run and app settings; reject unknown ones."""
+    app_fields = set(app_cls.config_model.model_fields)
+    legacy = dict(app_cls.legacy_keys)
+    plan: dict[str, Any] = {}
+    run: dict[str, Any] = {}
+    app: dict[str, Any] = {}
+    ignored: list[str] = []
+    unknown = [
+        k for k in config
+        if k not in CORE_KEYS | REFERENCE_KEYS | IGNORED_KEYS | app_fields | set(legacy)
+    ]
+    if unknown:
+        raise ConfigError(
+            f"unknown config keys for {app_cls.name}: {', '.join(sorted(unknown))} "
+            f"(accepted: {', '.join(sorted(CORE_KEYS | app_fields | set(legacy)))})"
+        )
+    for key, value in config.items():
+        if key in IGNORED_KEYS:
+            ignored.append(key)
+        elif key in _PLAN_KEYS:
+            plan[key] = value
+        elif key in _RUN_KEYS:
+            _merge(run, key, value, key)
+        elif key in app_fields:
+            _merge(app, key, value, key)
+    for key, value in config.items():  # second pass: aliases after the real names
+        if key in legacy:
+            _merge(app, legacy[key], value, key)
+        elif key == "prompt_type":
+            _merge(app, "prompt_style", value, key)
+        elif key == "max_iterations":
+            _merge(run, "max_turns", value, key)
+        elif key == "complexity_level":
+            if "levels" in plan and _levels(plan["levels"]) != _levels(value):
+                raise ConfigError("complexity_level conflicts with levels")
+            plan["levels"] = value
+    return plan, run, app, ignored
+
+
+def parse_request(
+    request: EvalRequest, app_cls: type[App], *, seed: int | None = None
+) -> ParsedRequest:
+    """Validate a request against an app and map it to a plan, run settings and app config.
+
+    Args:
+        request: The decoded envelope.
+        app_cls: The app being served (its config model and legacy keys are accepted).
+        seed: Seed to use when the request has none (default: a fresh random one).
+
+    Raises:
+        ConfigError: With a message naming every problem found.
+    """
+    role, url = _participant(request.participants)
+    config = dict(request.config)
+    reference_dialect = bool({"complexity_level", "prompt_type"} & set(config))
+    plan_kw, run_kw, app_kw, ignored = _split(app_cls, config)
+    notes: list[str] = []
+    if ignored:
+        notes.append(f"ignored file-path keys: {', '.join(sorted(ignored))}")
+    if "levels" in plan_kw:
+        plan_kw["levels"] = _levels(plan_kw["levels"])
+    if isinstance(plan_kw.get("labels"), str):
+        plan_kw["labels"] = [plan_kw["labels"]]
+    if plan_kw.get("seed") is None:
+        plan_kw["seed"] = fresh_seed() if seed is None else seed
+        notes.append(f"seed {plan_kw['seed']} (fresh; pass it to repeat this run)")
+    if reference_dialect:
+        notes.append("reference dialect: num_queries counts per label")
+    try:
+        plan = QueryPlan(per_label=reference_dialect, **plan_kw)
+        run = RunConfig(**run_kw)
+        app_cls.config_model(**app_kw)
+    except ValidationError as exc:
+        raise ConfigError(f"invalid config: {_describe(exc)}") from exc
+    return ParsedRequest(role=role, url=url, plan=plan, run=run, app_config=app_kw, notes=notes)
