@@ -1,0 +1,529 @@
+"""A thread-safe in-memory Kubernetes object store: the state behind the embedded API.
+
+Objects are plain JSON dicts, copied on the way in and out so no caller can mutate stored
+state behind the store's back. Writes run the API server's defaulting and validation, and a
+Deployment owns its Pods directly (no ReplicaSet objects are stored; a ReplicaSet view is
+derived for ``describe``). Pod names, pod IPs and service IPs are deterministic for a given
+seed and sequence of writes, so episodes replay identically.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import ipaddress
+import json
+import random
+import threading
+import time
+import uuid
+from collections.abc import Callable
+from typing import Any
+
+from netarena.k8s.api_defaults import apply_defaults, validate
+from netarena.k8s.api_derived import derived_objects
+from netarena.k8s.api_kinds import (
+    AlreadyExists,
+    BadRequest,
+    Conflict,
+    Invalid,
+    KindInfo,
+    NotFound,
+    kind_info,
+)
+from netarena.k8s.api_patch import apply_patch
+from netarena.k8s.api_selectors import field_matcher, label_matcher
+
+__all__ = ["ObjectStore", "clone"]
+
+_SAFE_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
+_POD_NET = ipaddress.ip_network("10.244.0.0/16")
+_SERVICE_NET = ipaddress.ip_network("10.96.0.0/12")
+_RESERVED_SERVICE_IPS = {"10.96.0.1", "10.96.0.10"}
+_STATUS_KINDS = {"Pod", "Deployment", "Service"}
+_DEFAULT_NAMESPACES = ("default", "kube-node-lease", "kube-public", "kube-system")
+
+Key = tuple[str, str]
+
+
+def clone(obj: Any) -> Any:
+    """Deep copy of a JSON value (faster than ``copy.deepcopy`` for plain dicts/lists)."""
+    if isinstance(obj, dict):
+        return {k: clone(v) for k, v in obj.items()}
+    if isinstance(obj, list):
+        return [clone(v) for v in obj]
+    return obj
+
+
+def _rfc3339(ts: float) -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(ts))
+
+
+class ObjectStore:
+    """Kubernetes objects by kind, namespace and name, with API-server write semantics.
+
+    Args:
+        seed: Makes pod names, uids and service IPs reproducible.
+        node_name: The single node every pod is scheduled on.
+        clock: Seconds since the epoch (tests may freeze it); used for timestamps only.
+    """
+
+    def __init__(
+        self,
+        seed: int = 0,
+        *,
+        node_name: str = "netarena-node",
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.seed = seed
+        self.node_name = node_name
+        self._clock = clock
+        self._lock = threading.RLock()
+        self._objects: dict[str, dict[Key, dict[str, Any]]] = {}
+        self._revision = 0
+        self._rng = random.Random(seed)
+        self._next_pod_ip = int(_POD_NET.network_address) + 2
+        self._service_ips: set[str] = set(_RESERVED_SERVICE_IPS)
+        self._spawned: dict[Key, int] = {}
+        for ns in _DEFAULT_NAMESPACES:
+            self.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}})
+
+    @property
+    def revision(self) -> int:
+        """Bumped on every write; equal revisions mean identical state."""
+        return self._revision
+
+    # ----------------------------------------------------------------- reads
+    def get(self, kind: str, namespace: str | None, name: str) -> dict[str, Any]:
+        """Return a copy of one object.
+
+        Raises:
+            NotFound: No such object (message as the API server words it).
+        """
+        info = kind_info(kind)
+        with self._lock:
+            if info.generated:
+                for obj in derived_objects(self._objects, info):
+                    meta = obj["metadata"]
+                    if meta["name"] == name and meta.get("namespace") == namespace:
+                        return clone(obj)
+            else:
+                obj = self._objects.get(kind, {}).get(self._key(info, namespace, name))
+                if obj is not None:
+                    return clone(obj)
+        raise NotFound(f'{info.plural} "{name}" not found',
+                       {"name": name, "group": info.group, "kind": info.plural})
+
+    def list(
+        self,
+        kind: str,
+        namespace: str | None = None,
+        label_selector: str | None = None,
+        field_selector: str | None = None,
+    ) -> list[dict[str, Any]]:
+        """Return copies of matching objects, sorted by namespace then name (like etcd).
+
+        Args:
+            kind: Object kind (``Pod``).
+            namespace: Restrict to one namespace; None lists all namespaces.
+            label_selector: kubectl ``-l`` syntax (``app=x,tier in (a,b),!canary``).
+            field_selector: ``metadata.name=x`` style; any dotted path is accepted.
+
+        Raises:
+            BadRequest: A selector does not parse.
+        """
+        info = kind_info(kind)
+        labels_ok = label_matcher(label_selector)
+        fields_ok = field_matcher(field_selector)
+        with self._lock:
+            if info.generated:
+                pool = derived_objects(self._objects, info)
+            else:
+                pool = list(self._objects.get(kind, {}).values())
+            out = [
+                o
+                for o in pool
+                if (namespace is None or not info.namespaced
+                    or o["metadata"].get("namespace") == namespace)
+                and labels_ok(o["metadata"].get("labels") or {})
+                and fields_ok(o)
+            ]
+            out.sort(key=lambda o: (o["metadata"].get("namespace", ""), o["metadata"]["name"]))
+            return [clone(o) for o in out]
+
+    # ---------------------------------------------------------------- writes
+    def create(self, obj: dict[str, Any], *, dry_run: bool = False) -> dict[str, Any]:
+        """Store a new object; a Deployment also creates its Pods.
+
+        Fills uid, resourceVersion, creationTimestamp and generation, applies defaults and
+        validation, assigns pod and service IPs.
+
+        Raises:
+            AlreadyExists: The name is taken.
+            NotFound: Its namespace does not exist.
+            Invalid: Validation failed.
+            BadRequest: The object is not a dict with a known kind.
+        """
+        info = self._info_of(obj)
+        with self._lock:
+            new = clone(obj)
+            meta = new.setdefault("metadata", {})
+            self._place(info, meta)
+            apply_defaults(new, info)
+            validate(new, info)
+            key = self._key(info, meta.get("namespace"), meta["name"])
+            if key in self._objects.get(info.kind, {}):
+                raise AlreadyExists(
+                    f'{info.plural}{"." + info.group if info.group else ""} '
+                    f'"{meta["name"]}" already exists',
+                    {"name": meta["name"], "group": info.group, "kind": info.plural},
+                )
+            meta.pop("resourceVersion", None)
+            meta["uid"] = self._uid()
+            meta["creationTimestamp"] = _rfc3339(self._clock())
+            meta["generation"] = 1
+            if dry_run:
+                return new
+            self._admit(info, new, None)
+            self._write(info, key, new)
+            if info.kind == "Deployment":
+                self._reconcile(new)
+            return clone(self._objects[info.kind][key])
+
+    def replace(self, obj: dict[str, Any], *, dry_run: bool = False) -> dict[str, Any]:
+        """Replace an existing object (PUT). Status of Pods/Deployments/Services is kept.
+
+        Raises:
+            NotFound: The object does not exist.
+            Conflict: ``metadata.resourceVersion`` is given and stale.
+            Invalid: Validation failed or an immutable field changed.
+        """
+        info = self._info_of(obj)
+        with self._lock:
+            meta = obj.get("metadata") or {}
+            old = self.get(info.kind, meta.get("namespace") if info.namespaced else None,
+                           str(meta.get("name")))
+            if meta.get("resourceVersion") not in (None, "", old["metadata"]["resourceVersion"]):
+                raise Conflict(
+                    f'Operation cannot be fulfilled on {info.plural} "{meta.get("name")}": the '
+                    "object has been modified; please apply your changes to the latest version "
+                    "and try again",
+                    {"name": meta.get("name"), "group": info.group, "kind": info.plural},
+                )
+            return self._update(info, old, clone(obj), dry_run)
+
+    def patch(
+        self,
+        kind: str,
+        namespace: str | None,
+        name: str,
+        patch: Any,
+        patch_type: str = "strategic",
+        *,
+        dry_run: bool = False,
+    ) -> dict[str, Any]:
+        """Patch one object: ``json`` (RFC 6902), ``merge`` (RFC 7386) or ``strategic``.
+
+        Raises:
+            NotFound: The object does not exist.
+            BadRequest: Malformed patch or unknown patch type.
+            Invalid: The patched object fails validation, or a JSON patch op failed.
+        """
+        info = kind_info(kind)
+        with self._lock:
+            old = self.get(kind, namespace if info.namespaced else None, name)
+            new = apply_patch(old, patch, patch_type, kind)
+            return self._update(info, old, new, dry_run)
+
+    def delete(
+        self, kind: str, namespace: str | None, name: str, *, dry_run: bool = False
+    ) -> dict[str, Any]:
+        """Delete one object and return it. Deleting a Deployment deletes its Pods.
+
+        A Deployment's Pod that is deleted is replaced (as its ReplicaSet would), so
+        deleting a workload's pods does not remove the workload.
+
+        Raises:
+            NotFound: The object does not exist.
+        """
+        info = kind_info(kind)
+        if info.generated:
+            raise BadRequest(f"{info.plural} are read-only here")
+        with self._lock:
+            obj = self.get(kind, namespace if info.namespaced else None, name)
+            if dry_run:
+                return obj
+            key = self._key(info, namespace, name)
+            del self._objects[kind][key]
+            self._revision += 1
+            if kind == "Deployment":
+                for pod in self._owned_pods(obj):
+                    self.delete("Pod", pod["metadata"]["namespace"], pod["metadata"]["name"])
+            elif kind == "Namespace":
+                for k, objs in self._objects.items():
+                    for other in [o for o in objs.values() if
+                                  o["metadata"].get("namespace") == name]:
+                        self.delete(k, name, other["metadata"]["name"])
+            elif kind == "Pod":
+                owner = self._owner_deployment(obj)
+                if owner is not None:
+                    self._reconcile(owner)
+            return obj
+
+    # --------------------------------------------------------------- helpers
+    def _info_of(self, obj: Any) -> KindInfo:
+        if not isinstance(obj, dict) or not isinstance(obj.get("kind"), str):
+            raise BadRequest("Object 'Kind' is missing in the request body")
+        info = kind_info(obj["kind"])
+        if info.generated:
+            raise BadRequest(f"{info.plural} are read-only here")
+        return info
+
+    def _key(self, info: KindInfo, namespace: str | None, name: str) -> Key:
+        return ((namespace or "default") if info.namespaced else "", name)
+
+    def _place(self, info: KindInfo, meta: dict[str, Any]) -> None:
+        if not info.namespaced:
+            meta.pop("namespace", None)
+            return
+        ns = meta.setdefault("namespace", "default")
+        if ("", ns) not in self._objects.get("Namespace", {}):
+            raise NotFound(f'namespaces "{ns}" not found',
+                           {"name": ns, "kind": "namespaces"})
+
+    def _uid(self) -> str:
+        return str(uuid.UUID(int=self._rng.getrandbits(128), version=4))
+
+    def _write(self, info: KindInfo, key: Key, obj: dict[str, Any]) -> None:
+        self._revision += 1
+        obj["metadata"]["resourceVersion"] = str(self._revision)
+        self._objects.setdefault(info.kind, {})[key] = obj
+
+    def _update(
+        self, info: KindInfo, old: dict[str, Any], new: dict[str, Any], dry_run: bool
+    ) -> dict[str, Any]:
+        if not isinstance(new, dict):
+            raise BadRequest("the patched object is not a JSON object")
+        meta = new.setdefault("metadata", {})
+        old_meta = old["metadata"]
+        if meta.get("name") != old_meta["name"] or (
+            info.namespaced and meta.get("namespace", old_meta["namespace"]) !=
+            old_meta["namespace"]
+        ):
+            raise BadRequest("the name or namespace of the object does not match the request")
+        if new.get("kind", info.kind) != info.kind:
+            raise BadRequest(f"kind {new.get('kind')!r} does not match {info.kind!r}")
+        for field in ("uid", "creationTimestamp", "generation", "namespace", "ownerReferences"):
+            if field in old_meta:
+                meta[field] = old_meta[field]
+        if info.kind in _STATUS_KINDS and "status" in old:
+            new["status"] = old["status"]
+        apply_defaults(new, info)
+        self._admit(info, new, old)
+        validate(new, info)
+        if new.get("spec") != old.get("spec"):
+            meta["generation"] = old_meta.get("generation", 1) + 1
+        if dry_run or new == old:
+            return new
+        self._write(info, self._key(info, meta.get("namespace"), meta["name"]), new)
+        if info.kind == "Deployment":
+            self._reconcile(new)
+        return clone(self._objects[info.kind][self._key(info, meta.get("namespace"),
+                                                         meta["name"])])
+
+    def _admit(self, info: KindInfo, new: dict[str, Any], old: dict[str, Any] | None) -> None:
+        """Allocate IPs and fill status; enforce immutable fields."""
+        spec = new.get("spec") or {}
+        if info.kind == "Service":
+            self._admit_service(new, spec, old)
+        elif info.kind == "Deployment" and old is not None:
+            if spec.get("selector") != (old.get("spec") or {}).get("selector"):
+                raise Invalid(
+                    f'Deployment.apps "{new["metadata"]["name"]}" is invalid: spec.selector: '
+                    "Invalid value: field is immutable",
+                    {"name": new["metadata"]["name"], "group": "apps", "kind": "Deployment",
+                     "causes": [{"reason": "FieldValueInvalid", "field": "spec.selector",
+                                 "message": "Invalid value: field is immutable"}]},
+                )
+        elif info.kind == "Pod" and old is None:
+            self._admit_pod(new)
+
+    def _admit_service(
+        self, new: dict[str, Any], spec: dict[str, Any], old: dict[str, Any] | None
+    ) -> None:
+        if old is not None:
+            old_ip = old["spec"].get("clusterIP")
+            if spec.get("clusterIP") in (None, "", old_ip):
+                spec["clusterIP"] = old_ip
+                spec["clusterIPs"] = old["spec"].get("clusterIPs", [old_ip])
+                return
+            raise Invalid(
+                f'Service "{new["metadata"]["name"]}" is invalid: spec.clusterIPs[0]: '
+                "Invalid value: field is immutable",
+                {"name": new["metadata"]["name"], "kind": "Service",
+                 "causes": [{"reason": "FieldValueInvalid", "field": "spec.clusterIPs[0]",
+                             "message": "Invalid value: field is immutable"}]},
+            )
+        want = spec.get("clusterIP")
+        if want in (None, ""):
+            while True:
+                offset = self._rng.randrange(2, _SERVICE_NET.num_addresses - 1)
+                want = str(_SERVICE_NET.network_address + offset)
+                if want not in self._service_ips:
+                    break
+        elif want != "None":
+            if ipaddress.ip_address(want) not in _SERVICE_NET or want in self._service_ips:
+                raise Invalid(
+                    f'Service "{new["metadata"]["name"]}" is invalid: spec.clusterIPs: Invalid '
+                    f'value: ["{want}"]: failed to allocate IP {want}',
+                    {"name": new["metadata"]["name"], "kind": "Service"},
+                )
+        self._service_ips.add(want)
+        spec["clusterIP"] = want
+        spec["clusterIPs"] = [want]
+
+    def _admit_pod(self, pod: dict[str, Any]) -> None:
+        ip = str(ipaddress.ip_address(self._next_pod_ip))
+        self._next_pod_ip += 1
+        while self._next_pod_ip % 256 in (0, 1, 255):
+            self._next_pod_ip += 1
+        spec = pod["spec"]
+        spec.setdefault("nodeName", self.node_name)
+        spec.setdefault("serviceAccountName", "default")
+        now = pod["metadata"]["creationTimestamp"]
+        pod["status"] = _running_status(spec, ip, now)
+
+    # ------------------------------------------------------------ workloads
+    def _template_hash(self, deploy: dict[str, Any]) -> str:
+        text = json.dumps(deploy["spec"]["template"], sort_keys=True)
+        meta = deploy["metadata"]
+        blob = f"{self.seed}/{meta['namespace']}/{meta['name']}/{text}"
+        return hashlib.sha256(blob.encode()).hexdigest()[:10]
+
+    def _owned_pods(self, deploy: dict[str, Any]) -> list[dict[str, Any]]:
+        prefix = f"{deploy['metadata']['name']}-"
+        ns = deploy["metadata"]["namespace"]
+        return [
+            p for (pns, _), p in sorted(self._objects.get("Pod", {}).items())
+            if pns == ns and any(ref.get("kind") == "ReplicaSet"
+                                 and ref.get("name", "").startswith(prefix)
+                                 and ref.get("name", "")[len(prefix):].isalnum()
+                                 for ref in p["metadata"].get("ownerReferences") or [])
+        ]
+
+    def _owner_deployment(self, pod: dict[str, Any]) -> dict[str, Any] | None:
+        for ref in pod["metadata"].get("ownerReferences") or []:
+            if ref.get("kind") == "ReplicaSet":
+                name = ref["name"].rsplit("-", 1)[0]
+                found = self._objects.get("Deployment", {}).get(
+                    (pod["metadata"]["namespace"], name))
+                if found is not None:
+                    return found
+        return None
+
+    def _reconcile(self, deploy: dict[str, Any]) -> None:
+        """Make the Deployment's pods match its template hash and replica count."""
+        meta = deploy["metadata"]
+        ns, name = meta["namespace"], meta["name"]
+        h = self._template_hash(deploy)
+        pods = self._owned_pods(deploy)
+        for pod in pods:
+            if pod["metadata"]["labels"].get("pod-template-hash") != h:
+                del self._objects["Pod"][(ns, pod["metadata"]["name"])]
+                self._revision += 1
+        pods = [p for p in pods if p["metadata"]["labels"].get("pod-template-hash") == h]
+        want = int(deploy["spec"].get("replicas", 1))
+        for pod in pods[want:]:
+            del self._objects["Pod"][(ns, pod["metadata"]["name"])]
+            self._revision += 1
+        for _ in range(want - len(pods)):
+            self._spawn(deploy, h)
+        deploy["status"] = _deployment_status(deploy, h, want, _rfc3339(self._clock()))
+
+    def _spawn(self, deploy: dict[str, Any], h: str) -> None:
+        meta = deploy["metadata"]
+        ns = meta["namespace"]
+        index = self._spawned.get((ns, meta["name"]), 0)
+        self._spawned[(ns, meta["name"])] = index + 1
+        rng = random.Random(f"{self.seed}/{ns}/{meta['name']}/{h}/{index}")
+        while True:
+            suffix = "".join(rng.choice(_SAFE_ALPHABET) for _ in range(5))
+            name = f"{meta['name']}-{h}-{suffix}"
+            if (ns, name) not in self._objects.get("Pod", {}):
+                break
+        template = clone(deploy["spec"]["template"])
+        pod_meta = template.get("metadata") or {}
+        labels = dict(pod_meta.get("labels") or {}, **{"pod-template-hash": h})
+        pod = {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {
+                **{k: v for k, v in pod_meta.items() if k in {"annotations"}},
+                "name": name,
+                "namespace": ns,
+                "labels": labels,
+                "uid": self._uid(),
+                "creationTimestamp": _rfc3339(self._clock()),
+                "generation": 1,
+                "ownerReferences": [{
+                    "apiVersion": "apps/v1", "kind": "ReplicaSet", "name": f"{meta['name']}-{h}",
+                    "uid": str(uuid.uuid5(uuid.NAMESPACE_URL, f"{meta['uid']}/{h}")),
+                    "controller": True, "blockOwnerDeletion": True,
+                }],
+            },
+            "spec": template["spec"],
+        }
+        self._admit_pod(pod)
+        self._write(kind_info("Pod"), (ns, name), pod)
+
+
+def _running_status(spec: dict[str, Any], ip: str, now: str) -> dict[str, Any]:
+    conditions = [
+        {"type": t, "status": "True", "lastProbeTime": None, "lastTransitionTime": now}
+        for t in ("PodReadyToStartContainers", "Initialized", "Ready", "ContainersReady",
+                  "PodScheduled")
+    ]
+    return {
+        "phase": "Running",
+        "conditions": conditions,
+        "hostIP": "172.18.0.2",
+        "hostIPs": [{"ip": "172.18.0.2"}],
+        "podIP": ip,
+        "podIPs": [{"ip": ip}],
+        "startTime": now,
+        "qosClass": "BestEffort",
+        "containerStatuses": [
+            {
+                "name": c["name"],
+                "image": c.get("image", ""),
+                "imageID": "",
+                "containerID": "containerd://" + hashlib.sha256(
+                    f"{ip}/{c['name']}".encode()).hexdigest(),
+                "ready": True,
+                "started": True,
+                "restartCount": 0,
+                "state": {"running": {"startedAt": now}},
+                "lastState": {},
+            }
+            for c in spec.get("containers") or []
+        ],
+    }
+
+
+def _deployment_status(deploy: dict[str, Any], h: str, ready: int, now: str) -> dict[str, Any]:
+    meta = deploy["metadata"]
+    rs = f"{meta['name']}-{h}"
+    return {
+        "observedGeneration": meta.get("generation", 1),
+        "replicas": ready,
+        "updatedReplicas": ready,
+        "readyReplicas": ready,
+        "availableReplicas": ready,
+        "conditions": [
+            {"type": "Available", "status": "True", "lastUpdateTime": now,
+             "lastTransitionTime": now, "reason": "MinimumReplicasAvailable",
+             "message": "Deployment has minimum availability."},
+            {"type": "Progressing", "status": "True", "lastUpdateTime": now,
+             "lastTransitionTime": now, "reason": "NewReplicaSetAvailable",
+             "message": f'ReplicaSet "{rs}" has successfully progressed.'},
+        ],
+    }
