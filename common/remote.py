@@ -177,13 +177,22 @@ class RemoteAgent:
         raise AssertionError("unreachable")  # pragma: no cover
 
     def _error(self, exc: Exception) -> AgentError:
-        detail = str(exc) or type(exc).__name__
-        cause = exc.__cause__
-        if cause is not None and str(cause) and str(cause) not in detail:
-            detail = f"{detail} ({type(cause).__name__}: {cause})"
-        detail = detail[:500]
-        if _connect_failure(exc):
-            return AgentError(f"cannot connect to {self.url}: {detail}")
-        if isinstance(exc, httpx.TimeoutException) or "timed out" in detail.lower():
-            return AgentTimeout(f"{self.url} did not answer within {self._timeout.read:g}s")
-        return AgentError(f"{self.url}: {type(exc).__name__}: {detail}")
+        """Name what went wrong from the exception chain (the SDK wraps httpx errors)."""
+        chain: list[BaseException] = []
+        seen: BaseException | None = exc
+        while seen is not None and len(chain) < 8:
+            chain.append(seen)
+            seen = seen.__cause__ or seen.__context__
+        detail = f"{type(exc).__name__}: {str(exc)[:300]}"
+        for err in chain:
+            if isinstance(err, httpx.ConnectError | httpx.ConnectTimeout):
+                return AgentError(f"cannot connect to {self.url} ({err})")
+            if isinstance(err, httpx.TimeoutException):
+                return AgentTimeout(f"{self.url} did not answer within {self._timeout.read:g}s")
+            if isinstance(err, httpx.HTTPStatusError):
+                return AgentError(f"HTTP {err.response.status_code} from {self.url}")
+            if isinstance(err, httpx.RemoteProtocolError | httpx.ReadError):
+                return AgentError(f"{self.url} dropped the connection ({err})")
+            if isinstance(err, json.JSONDecodeError):
+                return AgentError(f"unparseable reply from {self.url} (not JSON: {err.msg})")
+        return AgentError(f"bad reply from {self.url}: {detail}")

@@ -132,6 +132,8 @@ def _participant(participants: dict[str, str]) -> tuple[str, str]:
 
 
 def _level(value: Any) -> int:
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
     match = re.fullmatch(r"\s*(?:level)?\s*([0-9]+)\s*", str(value), re.IGNORECASE)
     if isinstance(value, bool) or match is None:
         raise ConfigError(f"bad level {value!r}: use 1-3 or 'level1'..'level3'")
