@@ -157,6 +157,67 @@ def report(
             err.print(f"agentbeats results: {path}")
 
 
+@cli.command()
+def serve(
+    app_name: Annotated[str, typer.Argument(metavar="APP", help="malt, route or k8s")],
+    host: Annotated[str, typer.Option(help="address to bind")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="port (AgentBeats uses 9009)")] = 9009,
+    card_url: Annotated[str | None, typer.Option(help="URL advertised in the agent card")] = None,
+    results: Annotated[Path | None, typer.Option(help="directory for per-request JSONL (resume)")] = None,
+) -> None:
+    """Serve APP as an A2A green agent (card at /.well-known/agent-card.json)."""
+    from netarena.common.a2a import default_card_url
+    from netarena.common.a2a import serve as serve_a2a
+    from netarena.common.server import green_app
+
+    logging.basicConfig(level=logging.INFO)
+    try:
+        app_cls = type(load_app(app_name))
+    except ConfigError as exc:
+        err.print(f"[red]error:[/red] {exc}")
+        raise typer.Exit(2) from exc
+    url = card_url or default_card_url(host, port)
+    err.print(f"netarena {app_name} green agent at {url}")
+    serve_a2a(green_app(app_cls, url, results), host, port)
+
+
+@cli.command()
+def purple(
+    solver: Annotated[str, typer.Option(help="reference, litellm or null")] = "litellm",
+    app_name: Annotated[str | None, typer.Option("--app", help="app whose reference solver to serve")] = None,
+    strategy: Annotated[str, typer.Option(help="zeroshot, fewshot, cot or react")] = "zeroshot",
+    model: Annotated[str | None, typer.Option(help="LiteLLM model (default: $MODEL_NAME)")] = None,
+    host: Annotated[str, typer.Option(help="address to bind")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="port")] = 9019,
+    card_url: Annotated[str | None, typer.Option(help="URL advertised in the agent card")] = None,
+) -> None:
+    """Serve a purple agent over A2A: a LiteLLM model, an app's reference solver, or null."""
+    from netarena.a2a_llm import from_env, purple_app
+    from netarena.common.a2a import default_card_url
+    from netarena.common.a2a import serve as serve_a2a
+    from netarena.common.agents import Agent, NullAgent
+
+    logging.basicConfig(level=logging.INFO)
+    try:
+        agent: Agent
+        if solver == "reference":
+            if not app_name:
+                raise ConfigError("--solver reference needs --app (one server per app)")
+            agent = load_app(app_name).reference_agent()
+        elif solver == "litellm":
+            agent = from_env(strategy, model)
+        elif solver == "null":
+            agent = NullAgent()
+        else:
+            raise ConfigError(f"unknown solver {solver!r}: use reference, litellm or null")
+    except ConfigError as exc:
+        err.print(f"[red]error:[/red] {exc}")
+        raise typer.Exit(2) from exc
+    url = card_url or default_card_url(host, port)
+    err.print(f"netarena purple agent ({agent.name}) at {url}")
+    serve_a2a(purple_app(agent, url), host, port)
+
+
 def _add_app_commands() -> None:
     """Mount each app's own sub-commands (``netarena malt export-sft``, ...)."""
     for ep in entry_points(group="netarena.commands"):
