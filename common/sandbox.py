@@ -1,0 +1,272 @@
+"""Run untrusted agent code in a pool of warm, confined, forking worker processes.
+
+Each worker (``sandbox_zygote.py``) is a separate ``python -I -S`` interpreter started with no
+NetArena package on its path; as root it also lives in a fresh network namespace (``unshare
+--net``: no interface but a down loopback). It loads an app-supplied setup program once (the
+topology, say) and then serves requests: each runs in a fresh ``fork`` of the warm worker, so
+the preloaded state is shared copy-on-write and every answer starts from the pristine state.
+Before running the code the child sets rlimits (CPU seconds, address space, no processes, few
+file descriptors, zero file size), chroots into an empty directory and drops to ``nobody``
+when root, and arms an audit hook that refuses file access, sockets, processes and imports
+outside an allowlist. The wall clock is enforced by the worker and, as a backstop, here.
+
+Answers come back as bytes the app's ``run`` function produced (JSON by convention); nothing
+is unpickled on the evaluator side.
+"""
+
+from __future__ import annotations
+
+import atexit
+import hashlib
+import json
+import logging
+import os
+import queue
+import shutil
+import struct
+import subprocess
+import sys
+import tempfile
+import threading
+from pathlib import Path
+from typing import IO, Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from netarena.common.errors import SandboxError, SandboxTimeout
+
+__all__ = ["SandboxLimits", "SandboxSpec", "SandboxResult", "SandboxPool", "shared_pool"]
+
+log = logging.getLogger(__name__)
+
+_ZYGOTE = Path(__file__).with_name("sandbox_zygote.py")
+_NOBODY = 65534
+_SIGNAL_REASONS = {
+    "SIGXCPU": "ran past its CPU-time limit",
+    "SIGKILL": "was killed (CPU hard limit or memory exhaustion)",
+    "SIGXFSZ": "tried to write a file",
+    "SIGSEGV": "crashed (segmentation fault)",
+    "SIGABRT": "aborted",
+}
+
+#: Standard-library modules agent code may import (preloaded before confinement).
+SAFE_STDLIB = (
+    "math", "cmath", "statistics", "collections", "itertools", "functools", "operator",
+    "heapq", "bisect", "copy", "re", "json", "string", "random", "decimal", "fractions",
+    "typing", "dataclasses", "enum", "numbers", "datetime", "abc", "types", "textwrap",
+    "pprint", "array", "time", "contextlib", "warnings", "traceback",
+)
+
+
+class SandboxLimits(BaseModel):
+    """Per-answer resource limits."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    wall_s: float = Field(5.0, gt=0)
+    """Wall-clock limit of one run, seconds."""
+    cpu_s: int = Field(5, ge=1)
+    """CPU-time limit (``RLIMIT_CPU`` soft; the hard limit is one second more)."""
+    memory_bytes: int = Field(1_536 * 1024 * 1024, ge=256 * 1024 * 1024)
+    """Address-space limit (``RLIMIT_AS``), bytes."""
+    open_files: int = Field(32, ge=8)
+    """``RLIMIT_NOFILE``."""
+    max_output_bytes: int = Field(64 * 1024 * 1024, ge=1024)
+    """Largest answer accepted from a run, bytes."""
+
+
+class SandboxSpec(BaseModel):
+    """What the warm workers hold: a setup program, its payload and the import allowlist.
+
+    ``setup_source`` must define ``setup(payload: bytes) -> state`` (run once per worker,
+    before confinement) and ``run(state, request: bytes) -> bytes`` (run in each confined
+    child). It may import only the standard library and ``preload`` modules.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    setup_source: str
+    payload: bytes = b""
+    preload: tuple[str, ...] = ()
+    """Third-party modules to import in the worker (e.g. ``networkx``)."""
+    allowed_imports: tuple[str, ...] = SAFE_STDLIB
+    """Top-level module names agent code may import (must be preloaded to work when root)."""
+
+    def key(self) -> str:
+        """A digest identifying this spec, for sharing pools."""
+        digest = hashlib.sha256(self.setup_source.encode() + b"\0" + self.payload)
+        digest.update(json.dumps([self.preload, self.allowed_imports]).encode())
+        return digest.hexdigest()[:16]
+
+
+class SandboxResult(BaseModel):
+    """One run's output and how it ended."""
+
+    model_config = ConfigDict(frozen=True)
+
+    output: bytes
+    """What ``run`` returned (JSON by convention)."""
+    run_s: float
+    """Fork-to-exit time of the child, seconds."""
+
+
+def _module_dir(name: str) -> str:
+    module = __import__(name)
+    return str(Path(module.__file__ or "").resolve().parent.parent)
+
+
+class _Worker:
+    """One warm zygote process and its pipes. Used by one thread at a time."""
+
+    def __init__(self, spec: SandboxSpec, limits: SandboxLimits, chroot: str | None) -> None:
+        config = {
+            "limits": limits.model_dump(),
+            "paths": sorted({_module_dir(m) for m in spec.preload}),
+            "preload": list(spec.preload) + [m for m in spec.allowed_imports if m not in spec.preload],
+            "allowed_imports": sorted(set(spec.allowed_imports) | set(spec.preload)),
+            "chroot": chroot,
+            "uid": _NOBODY,
+        }
+        cmd = [sys.executable, "-I", "-S", str(_ZYGOTE)]
+        if os.geteuid() == 0 and shutil.which("unshare"):
+            cmd = ["unshare", "--net", *cmd]
+        self.proc = subprocess.Popen(
+            cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL
+        )
+        assert self.proc.stdin is not None and self.proc.stdout is not None
+        self._in: IO[bytes] = self.proc.stdin
+        self._out: IO[bytes] = self.proc.stdout
+        self._ready = False
+        for frame in (json.dumps(config).encode(), spec.setup_source.encode(), spec.payload):
+            self._send(frame)
+
+    def _send(self, data: bytes) -> None:
+        self._in.write(struct.pack(">I", len(data)) + data)
+        self._in.flush()
+
+    def _recv(self, timeout_s: float) -> bytes:
+        result: list[bytes] = []
+
+        def read() -> None:
+            head = self._out.read(4)
+            if len(head) == 4:
+                result.append(self._out.read(struct.unpack(">I", head)[0]))
+
+        reader = threading.Thread(target=read, daemon=True)
+        reader.start()
+        reader.join(timeout_s)
+        if reader.is_alive() or not result:
+            self.kill()
+            raise SandboxError("sandbox worker stopped responding")
+        return result[0]
+
+    def run(self, request: bytes, wall_s: float) -> tuple[dict[str, Any], bytes]:
+        if not self._ready:
+            if self._recv(60.0) != b"ready":
+                raise SandboxError("sandbox worker failed to start")
+            self._ready = True
+        try:
+            self._send(json.dumps({"wall_s": wall_s}).encode())
+            self._send(request)
+        except (BrokenPipeError, OSError) as exc:
+            self.kill()
+            raise SandboxError(f"sandbox worker died: {exc}") from exc
+        info = json.loads(self._recv(wall_s + 10.0))
+        return info, self._recv(10.0)
+
+    def alive(self) -> bool:
+        return self.proc.poll() is None
+
+    def kill(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
+        try:
+            self.proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            log.warning("sandbox worker %s did not exit", self.proc.pid)
+        for stream in (self.proc.stdin, self.proc.stdout):
+            if stream is not None:
+                stream.close()
+
+
+class SandboxPool:
+    """A fixed number of warm workers; ``run`` borrows one, forks a child, returns its answer.
+
+    Thread-safe: callers block until a worker is free. A worker that dies is replaced.
+    """
+
+    def __init__(self, spec: SandboxSpec, limits: SandboxLimits | None = None, workers: int = 2) -> None:
+        self.spec = spec
+        self.limits = limits or SandboxLimits()
+        self._chroot = tempfile.mkdtemp(prefix="netarena-sandbox-") if os.geteuid() == 0 else None
+        if self._chroot:
+            os.chmod(self._chroot, 0o555)
+        self._idle: queue.Queue[_Worker] = queue.Queue()
+        self._closed = False
+        for _ in range(max(1, workers)):
+            self._idle.put(_Worker(spec, self.limits, self._chroot))
+
+    def run(self, request: bytes) -> SandboxResult:
+        """Run one request in a fresh confined child.
+
+        Raises:
+            SandboxTimeout: The run passed its wall-clock or CPU limit.
+            SandboxError: The child crashed, was killed, or produced too much output.
+        """
+        if self._closed:
+            raise SandboxError("sandbox pool is closed")
+        worker = self._idle.get()
+        try:
+            info, output = worker.run(request, self.limits.wall_s)
+        except SandboxError:
+            worker = _Worker(self.spec, self.limits, self._chroot)
+            raise
+        finally:
+            self._idle.put(worker)
+        if info["status"] != "ok" or "signal" in info:
+            self._fail(info)
+        return SandboxResult(output=output, run_s=float(info.get("run_s", 0.0)))
+
+    def _fail(self, info: dict[str, Any]) -> None:
+        status, sig = info["status"], info.get("signal")
+        if status == "timeout":
+            raise SandboxTimeout(f"code ran past the {self.limits.wall_s:g} s wall-clock limit")
+        if status == "output_limit":
+            raise SandboxError(f"answer larger than {self.limits.max_output_bytes} bytes")
+        if sig == "SIGXCPU" or (sig == "SIGKILL" and info.get("run_s", 0) >= self.limits.cpu_s):
+            raise SandboxTimeout(f"code ran past the {self.limits.cpu_s} s CPU-time limit")
+        raise SandboxError(f"code {_SIGNAL_REASONS.get(sig or '', f'ended by {sig}')}")
+
+    def close(self) -> None:
+        """Stop every worker and remove the chroot directory. Idempotent."""
+        if self._closed:
+            return
+        self._closed = True
+        while True:
+            try:
+                self._idle.get_nowait().kill()
+            except queue.Empty:
+                break
+        if self._chroot:
+            shutil.rmtree(self._chroot, ignore_errors=True)
+
+
+_POOLS: dict[str, SandboxPool] = {}
+_POOLS_LOCK = threading.Lock()
+
+
+def shared_pool(spec: SandboxSpec, limits: SandboxLimits | None = None, workers: int = 2) -> SandboxPool:
+    """The process-wide pool for ``spec`` and ``limits``, created on first use, closed at exit."""
+    limits = limits or SandboxLimits()
+    key = f"{spec.key()}-{hashlib.sha256(limits.model_dump_json().encode()).hexdigest()[:8]}"
+    with _POOLS_LOCK:
+        pool = _POOLS.get(key)
+        if pool is None or pool._closed:
+            pool = _POOLS[key] = SandboxPool(spec, limits, workers)
+        return pool
+
+
+@atexit.register
+def _close_pools() -> None:
+    for pool in list(_POOLS.values()):
+        pool.close()

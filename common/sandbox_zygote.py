@@ -1,0 +1,167 @@
+"""The warm sandbox worker ("zygote"). Runs as its own interpreter, never imported by NetArena.
+
+``netarena.common.sandbox`` starts ``python -I -S`` on this file's *source* (so no NetArena
+package is importable from it), sends it a setup program and a payload, and then one request
+per agent answer. The zygote forks a fresh child per request; the child drops privileges,
+limits itself and arms an audit hook before it touches the untrusted code, so each answer runs
+isolated while the preloaded state costs nothing to reuse. Only the standard library here.
+"""
+
+import gc
+import json
+import os
+import resource
+import select
+import signal
+import struct
+import sys
+import time
+
+__all__: list[str] = []
+
+_DENY_PREFIXES = (
+    "os.", "socket.", "subprocess.", "shutil.", "ctypes.", "urllib.", "http.", "ftplib.",
+    "smtplib.", "telnetlib.", "poplib.", "imaplib.", "nntplib.", "webbrowser.", "mmap.",
+    "fcntl.", "pty.", "resource.", "signal.", "sqlite3.", "glob.", "pathlib.", "tempfile.",
+    "gc.", "pickle.", "marshal.", "_posixsubprocess.", "syslog.", "sys.remote_exec",
+)
+_DENY_EXACT = frozenset({"open", "builtins.input", "os.system", "cpython.remote_debugger_script"})
+
+
+def _read_frame(stream):
+    head = stream.read(4)
+    if len(head) < 4:
+        raise EOFError
+    (size,) = struct.unpack(">I", head)
+    return stream.read(size)
+
+
+def _write_frame(stream, data):
+    stream.write(struct.pack(">I", len(data)) + data)
+    stream.flush()
+
+
+def _arm(allowed_imports):
+    """Install the audit hook: no files, sockets, processes or new imports from here on."""
+    allowed = frozenset(allowed_imports)
+
+    def hook(event, args):
+        if event == "import":
+            top = str(args[0]).split(".")[0]
+            if top not in allowed:
+                raise ImportError(f"sandbox: import of {args[0]!r} is not allowed")
+        elif event in _DENY_EXACT or event.startswith(_DENY_PREFIXES):
+            detail = f" {args[0]!r}" if args and isinstance(args[0], (str, bytes, int)) else ""
+            raise PermissionError(f"sandbox: {event}{detail} is not allowed")
+
+    sys.addaudithook(hook)
+
+
+def _child(config, run, state, request, out_fd, devnull):
+    """Confine this forked process, run the request, write the answer, exit."""
+    try:
+        for fd in (0, 1, 2):
+            os.dup2(devnull, fd)
+        limits = config["limits"]
+        cpu = int(limits["cpu_s"])
+        resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
+        resource.setrlimit(resource.RLIMIT_AS, (limits["memory_bytes"],) * 2)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (0, 0))
+        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+        resource.setrlimit(resource.RLIMIT_NPROC, (0, 0))
+        resource.setrlimit(resource.RLIMIT_NOFILE, (limits["open_files"],) * 2)
+        if config.get("chroot"):
+            os.chroot(config["chroot"])
+            os.chdir("/")
+        if os.geteuid() == 0:
+            os.setgroups([])
+            os.setgid(config["uid"])
+            os.setuid(config["uid"])
+        sys.path[:] = []
+        sys.path_importer_cache.clear()
+        _arm(config["allowed_imports"])
+    except BaseException as exc:  # noqa: BLE001 - report confinement failure, never run code
+        os.write(out_fd, json.dumps({"sandbox_error": f"confinement failed: {exc}"}).encode())
+        os._exit(3)
+    try:
+        data = run(state, request)
+    except BaseException as exc:  # noqa: BLE001 - run() reports agent errors itself
+        data = json.dumps({"sandbox_error": f"{type(exc).__name__}: {exc}"[:2000]}).encode()
+    view = memoryview(data)
+    while view:
+        view = view[os.write(out_fd, view):]
+    os._exit(0)
+
+
+def _collect(pid, fd, wall_s, max_bytes):
+    """Read the child's answer within the wall clock; kill it when late or too chatty."""
+    chunks, size, status = [], 0, "ok"
+    deadline = time.monotonic() + wall_s
+    while True:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            status = "timeout"
+            break
+        ready, _, _ = select.select([fd], [], [], left)
+        if not ready:
+            continue
+        chunk = os.read(fd, 1 << 20)
+        if not chunk:
+            break
+        chunks.append(chunk)
+        size += len(chunk)
+        if size > max_bytes:
+            status = "output_limit"
+            break
+    if status != "ok":
+        os.kill(pid, signal.SIGKILL)
+    _, wstatus = os.waitpid(pid, 0)
+    info = {"status": status, "bytes": size}
+    if os.WIFSIGNALED(wstatus):
+        info["signal"] = signal.Signals(os.WTERMSIG(wstatus)).name
+    elif os.WIFEXITED(wstatus):
+        info["exit_code"] = os.WEXITSTATUS(wstatus)
+    return info, b"".join(chunks)
+
+
+def main():
+    """Serve requests from the evaluator on stdin/stdout until EOF."""
+    stdin, stdout = sys.stdin.buffer, sys.stdout.buffer
+    config = json.loads(_read_frame(stdin))
+    sys.path[:0] = config["paths"]
+    setup_source = _read_frame(stdin).decode()
+    payload = _read_frame(stdin)
+    for name in config["preload"]:
+        __import__(name)
+    namespace = {"__name__": "sandbox_setup"}
+    exec(compile(setup_source, "<sandbox setup>", "exec"), namespace)
+    state = namespace["setup"](payload)
+    run = namespace["run"]
+    devnull = os.open(os.devnull, os.O_RDWR)
+    gc.collect()
+    gc.freeze()  # keep the preloaded heap shared with the children (copy-on-write)
+    _write_frame(stdout, b"ready")
+    while True:
+        try:
+            header = json.loads(_read_frame(stdin))
+            request = _read_frame(stdin)
+        except EOFError:
+            return
+        rfd, wfd = os.pipe()
+        started = time.perf_counter()
+        pid = os.fork()
+        if pid == 0:
+            os.close(rfd)
+            _child(config, run, state, request, wfd, devnull)
+        os.close(wfd)
+        try:
+            info, data = _collect(pid, rfd, header["wall_s"], config["limits"]["max_output_bytes"])
+        finally:
+            os.close(rfd)
+        info["run_s"] = round(time.perf_counter() - started, 6)
+        _write_frame(stdout, json.dumps(info).encode())
+        _write_frame(stdout, data)
+
+
+if __name__ == "__main__":
+    main()
