@@ -85,7 +85,7 @@ KINDS: dict[str, KindInfo] = {
                  generated=True),
         KindInfo("Deployment", "apps", "v1", "deployments", short_names=("deploy",),
                  categories=("all",), subresources=("status", "scale")),
-        KindInfo("ReplicaSet", "apps", "v1", "replicasets", short_names=("rs",),
+        KindInfo("ReplicaSet", "apps", "v1", "replicasets", short_names=("rs",), categories=("all",),
                  verbs=_RO_VERBS, generated=True),
         KindInfo("NetworkPolicy", "networking.k8s.io", "v1", "networkpolicies",
                  short_names=("netpol",)),

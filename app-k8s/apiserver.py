@@ -1,0 +1,365 @@
+"""The embedded Kubernetes API server: an ``ObjectStore`` served over HTTP on loopback.
+
+Real ``kubectl`` drives it. It serves ``/version``, discovery (aggregated and legacy), a
+minimal OpenAPI v3, and the REST verbs on every kind, answering errors with ``Status``
+objects so kubectl prints ``Error from server (NotFound): ...`` like against a cluster.
+The stdlib ``ThreadingHTTPServer`` keeps it dependency-free and starts in well under a
+millisecond; one kubectl command makes only a handful of requests.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from types import TracebackType
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+from netarena.common.errors import EmulatorError
+from netarena.k8s import api_discovery as disc
+from netarena.k8s.api_kinds import ApiError, BadRequest, KindInfo, NotFound, resource_info
+from netarena.k8s.api_tables import render_table
+from netarena.k8s.store import ObjectStore
+
+__all__ = ["ApiServer"]
+
+logger = logging.getLogger(__name__)
+
+_PATCH_TYPES = {
+    "application/json-patch+json": "json",
+    "application/merge-patch+json": "merge",
+    "application/strategic-merge-patch+json": "strategic",
+}
+
+
+class _MethodNotAllowed(ApiError):
+    code = 405
+    reason = "MethodNotAllowed"
+
+
+class _UnsupportedMediaType(ApiError):
+    code = 415
+    reason = "UnsupportedMediaType"
+
+
+class _Reply:
+    """A response body with its status code and content type."""
+
+    def __init__(self, body: Any, code: int = 200, content_type: str = "application/json",
+                 headers: dict[str, str] | None = None) -> None:
+        self.body = body
+        self.code = code
+        self.content_type = content_type
+        self.headers = headers or {}
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server: _Server
+
+    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
+        logger.debug("%s " + format, self.address_string(), *args)
+
+    def do_GET(self) -> None:  # noqa: N802
+        self._serve("GET")
+
+    def do_POST(self) -> None:  # noqa: N802
+        self._serve("POST")
+
+    def do_PUT(self) -> None:  # noqa: N802
+        self._serve("PUT")
+
+    def do_PATCH(self) -> None:  # noqa: N802
+        self._serve("PATCH")
+
+    def do_DELETE(self) -> None:  # noqa: N802
+        self._serve("DELETE")
+
+    def _serve(self, method: str) -> None:
+        length = int(self.headers.get("Content-Length") or 0)
+        raw = self.rfile.read(length) if length else b""
+        try:
+            reply = self.server.api.handle(method, self.path, dict(self.headers.items()), raw)
+        except ApiError as exc:
+            reply = _Reply(exc.status(), exc.code)
+        except Exception as exc:  # noqa: BLE001 - a server bug must answer 500, not hang kubectl
+            logger.exception("embedded API failed on %s %s", method, self.path)
+            reply = _Reply(ApiError(f"internal error: {exc}").status(), 500)
+        data = json.dumps(reply.body).encode()
+        self.send_response(reply.code)
+        self.send_header("Content-Type", reply.content_type)
+        self.send_header("Content-Length", str(len(data)))
+        for name, value in reply.headers.items():
+            self.send_header(name, value)
+        self.end_headers()
+        self.wfile.write(data)
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    allow_reuse_address = True
+    api: ApiServer
+
+
+def _query(path: str) -> tuple[list[str], dict[str, str]]:
+    parts = urlsplit(path)
+    params = {k: v[-1] for k, v in parse_qs(parts.query, keep_blank_values=True).items()}
+    return [p for p in parts.path.split("/") if p], params
+
+
+def _wants_table(headers: dict[str, str]) -> bool:
+    accept = next((v for k, v in headers.items() if k.lower() == "accept"), "")
+    return "as=Table" in accept
+
+
+def _wants_aggregated(headers: dict[str, str]) -> bool:
+    accept = next((v for k, v in headers.items() if k.lower() == "accept"), "")
+    return "as=APIGroupDiscoveryList" in accept and "v=v2" in accept
+
+
+def _body(raw: bytes) -> Any:
+    try:
+        return json.loads(raw or b"null")
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise BadRequest(f"the request body is not valid JSON: {exc}") from None
+
+
+class ApiServer:
+    """Serve an ``ObjectStore`` as a Kubernetes API on ``127.0.0.1`` (ephemeral port).
+
+    Args:
+        store: The state to serve; other threads may read and write it concurrently.
+        host: Loopback address to bind.
+        port: 0 picks a free port.
+
+    Use as a context manager, or ``start()`` (returns the URL) and ``stop()``.
+    """
+
+    def __init__(self, store: ObjectStore, host: str = "127.0.0.1", port: int = 0) -> None:
+        self.store = store
+        self._host = host
+        self._port = port
+        self._server: _Server | None = None
+        self._thread: threading.Thread | None = None
+        self._lock = threading.Lock()
+        self.url: str | None = None
+        self.requests = 0
+
+    # ------------------------------------------------------------ lifecycle
+    def start(self) -> str:
+        """Bind and serve in a background thread; return the base URL. Idempotent.
+
+        Raises:
+            EmulatorError: The socket could not be bound.
+        """
+        with self._lock:
+            if self.url is not None:
+                return self.url
+            try:
+                server = _Server((self._host, self._port), _Handler)
+            except OSError as exc:
+                raise EmulatorError(f"cannot bind the embedded API server: {exc}") from exc
+            server.api = self
+            self._server = server
+            self._thread = threading.Thread(target=server.serve_forever,
+                                            kwargs={"poll_interval": 0.05},
+                                            name="k8s-apiserver", daemon=True)
+            self._thread.start()
+            host, port = server.server_address[:2]
+            self.url = f"http://{host}:{port}"
+            logger.debug("embedded Kubernetes API at %s", self.url)
+            return self.url
+
+    def stop(self) -> None:
+        """Stop serving and join the thread. Idempotent."""
+        with self._lock:
+            server, thread = self._server, self._thread
+            self._server = self._thread = None
+            self.url = None
+        if server is not None:
+            server.shutdown()
+            server.server_close()
+        if thread is not None:
+            thread.join(timeout=5)
+
+    def __enter__(self) -> ApiServer:
+        self.start()
+        return self
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        self.stop()
+
+    # -------------------------------------------------------------- routing
+    def handle(self, method: str, path: str, headers: dict[str, str], raw: bytes) -> _Reply:
+        """Answer one request (the HTTP layer only encodes the result).
+
+        Raises:
+            ApiError: Rendered by the HTTP layer as a ``Status`` object.
+        """
+        self.requests += 1
+        parts, params = _query(path)
+        if method == "GET" and not parts[1:] and parts[:1] in ([], ["version"], ["api"],
+                                                                 ["apis"]):
+            return self._root(parts[0] if parts else "", headers)
+        if parts[:1] == ["openapi"]:
+            return self._openapi(parts)
+        if parts[:1] == ["api"] and len(parts) >= 2:
+            return self._group_version("", parts[1], parts[2:], method, params, headers, raw)
+        if parts[:1] == ["apis"] and len(parts) == 2 and method == "GET":
+            if any(g == parts[1] for g, _ in disc.group_versions()):
+                return _Reply(disc.api_group(parts[1]))
+        if parts[:1] == ["apis"] and len(parts) >= 3:
+            return self._group_version(parts[1], parts[2], parts[3:], method, params, headers,
+                                       raw)
+        raise NotFound("the server could not find the requested resource")
+
+    def _root(self, which: str, headers: dict[str, str]) -> _Reply:
+        if which == "version":
+            return _Reply(disc.version_info())
+        if which in {"api", "apis"} and _wants_aggregated(headers):
+            return _Reply(disc.aggregated_discovery(core=which == "api"),
+                          content_type=disc.AGGREGATED_CONTENT_TYPE)
+        if which == "api":
+            host = self.url.split("//", 1)[-1] if self.url else "127.0.0.1"
+            return _Reply(disc.legacy_api_versions(host))
+        if which == "apis":
+            return _Reply(disc.api_group_list())
+        return _Reply({"paths": ["/api", "/api/v1", "/apis", "/openapi/v3", "/version"]})
+
+    def _openapi(self, parts: list[str]) -> _Reply:
+        if parts == ["openapi", "v3"]:
+            return _Reply(disc.openapi_root())
+        rest = parts[2:]
+        doc = None
+        if parts[1:2] == ["v3"] and rest[:1] == ["api"] and len(rest) == 2:
+            doc = disc.openapi_document("", rest[1])
+        elif parts[1:2] == ["v3"] and rest[:1] == ["apis"] and len(rest) == 3:
+            doc = disc.openapi_document(rest[1], rest[2])
+        if doc is None:
+            raise NotFound("the server could not find the requested resource")
+        return _Reply(doc, headers={"Cache-Control": "public, immutable"})
+
+    def _group_version(self, group: str, version: str, rest: list[str], method: str,
+                       params: dict[str, str], headers: dict[str, str], raw: bytes) -> _Reply:
+        if not rest:
+            doc = disc.api_resource_list(group, version)
+            if doc is None or method != "GET":
+                raise NotFound("the server could not find the requested resource")
+            return _Reply(doc)
+        namespace: str | None = None
+        if rest[0] == "namespaces" and len(rest) >= 3:
+            namespace, rest = rest[1], rest[2:]
+        info = resource_info(group, version, rest[0])
+        if info is None or (namespace is not None and not info.namespaced):
+            raise NotFound("the server could not find the requested resource")
+        name = rest[1] if len(rest) > 1 else None
+        sub = rest[2] if len(rest) > 2 else None
+        if len(rest) > 3 or (sub is not None and sub not in info.subresources):
+            raise NotFound("the server could not find the requested resource")
+        if info.namespaced and name is not None and namespace is None:
+            raise NotFound("the server could not find the requested resource")
+        if name is None:
+            return self._collection(info, namespace, method, params, headers, raw)
+        return self._item(info, namespace, name, sub, method, params, headers, raw)
+
+    # ---------------------------------------------------------------- verbs
+    def _collection(self, info: KindInfo, namespace: str | None, method: str,
+                    params: dict[str, str], headers: dict[str, str], raw: bytes) -> _Reply:
+        if method == "GET":
+            if params.get("watch") in {"true", "1"}:
+                raise BadRequest("watch is not supported by the embedded API server")
+            items = self.store.list(info.kind, namespace, params.get("labelSelector"),
+                                    params.get("fieldSelector"))
+            rv = str(self.store.revision)
+            if _wants_table(headers):
+                return _Reply(render_table(info, items, rv, params.get("includeObject",
+                                                                       "Metadata")))
+            return _Reply({"kind": info.list_kind, "apiVersion": info.api_version,
+                           "metadata": {"resourceVersion": rv}, "items": items})
+        if method == "POST":
+            obj = _body(raw)
+            if not isinstance(obj, dict):
+                raise BadRequest("the request body must be a JSON object")
+            self._check_target(info, obj, namespace, None)
+            if info.namespaced:
+                obj.setdefault("metadata", {})["namespace"] = namespace
+            return _Reply(self.store.create(obj, dry_run="dryRun" in params), 201)
+        raise _MethodNotAllowed(f"method {method} is not supported on {info.plural}")
+
+    def _item(self, info: KindInfo, namespace: str | None, name: str, sub: str | None,
+              method: str, params: dict[str, str], headers: dict[str, str],
+              raw: bytes) -> _Reply:
+        dry_run = "dryRun" in params
+        if sub == "scale":
+            return self._scale(info, namespace, name, method, raw, dry_run)
+        if method == "GET":
+            obj = self.store.get(info.kind, namespace, name)
+            if _wants_table(headers):
+                return _Reply(render_table(info, [obj], str(self.store.revision),
+                                           params.get("includeObject", "Metadata")))
+            return _Reply(obj)
+        if sub is not None:
+            raise _MethodNotAllowed(f"{info.plural}/{sub} is read-only here")
+        if method == "PUT":
+            obj = _body(raw)
+            if not isinstance(obj, dict):
+                raise BadRequest("the request body must be a JSON object")
+            self._check_target(info, obj, namespace, name)
+            return _Reply(self.store.replace(obj, dry_run=dry_run))
+        if method == "PATCH":
+            ctype = next((v for k, v in headers.items() if k.lower() == "content-type"), "")
+            patch_type = _PATCH_TYPES.get(ctype.split(";")[0].strip())
+            if patch_type is None:
+                raise _UnsupportedMediaType(
+                    f"the body of the request was in an unknown format - accepted media types "
+                    f"include: {', '.join(_PATCH_TYPES)}"
+                )
+            return _Reply(self.store.patch(info.kind, namespace, name, _body(raw), patch_type,
+                                           dry_run=dry_run))
+        if method == "DELETE":
+            obj = self.store.delete(info.kind, namespace, name, dry_run=dry_run)
+            return _Reply({"kind": "Status", "apiVersion": "v1", "metadata": {},
+                           "status": "Success",
+                           "details": {"name": name, "group": info.group, "kind": info.plural,
+                                       "uid": obj["metadata"].get("uid")}})
+        raise _MethodNotAllowed(f"method {method} is not supported on {info.plural}")
+
+    def _scale(self, info: KindInfo, namespace: str | None, name: str, method: str,
+               raw: bytes, dry_run: bool) -> _Reply:
+        if method in {"PUT", "PATCH"}:
+            body = _body(raw)
+            replicas = ((body or {}).get("spec") or {}).get("replicas")
+            if not isinstance(replicas, int):
+                raise BadRequest("scale needs spec.replicas")
+            self.store.patch(info.kind, namespace, name, {"spec": {"replicas": replicas}},
+                             "merge", dry_run=dry_run)
+        elif method != "GET":
+            raise _MethodNotAllowed(f"method {method} is not supported on {info.plural}/scale")
+        obj = self.store.get(info.kind, namespace, name)
+        return _Reply({
+            "kind": "Scale", "apiVersion": "autoscaling/v1",
+            "metadata": {k: obj["metadata"][k] for k in
+                         ("name", "namespace", "uid", "resourceVersion", "creationTimestamp")},
+            "spec": {"replicas": obj["spec"].get("replicas", 1)},
+            "status": {"replicas": (obj.get("status") or {}).get("replicas", 0),
+                       "selector": ",".join(f"{k}={v}" for k, v in sorted(
+                           (obj["spec"]["selector"].get("matchLabels") or {}).items()))},
+        })
+
+    @staticmethod
+    def _check_target(info: KindInfo, obj: dict[str, Any], namespace: str | None,
+                      name: str | None) -> None:
+        if obj.get("kind") not in (None, info.kind):
+            raise BadRequest(f"the body's kind {obj.get('kind')!r} does not match "
+                             f"{info.plural}")
+        obj["kind"] = info.kind
+        obj.setdefault("apiVersion", info.api_version)
+        meta = obj.setdefault("metadata", {})
+        if namespace is not None and meta.get("namespace") not in (None, namespace):
+            raise BadRequest("the namespace of the provided object does not match the "
+                             "namespace sent on the request")
+        if name is not None and meta.get("name") != name:
+            raise BadRequest("the name of the object does not match the name on the URL")
