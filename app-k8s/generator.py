@@ -80,12 +80,13 @@ Answer with exactly one kubectl command per turn, between triple backticks, for 
 ```
 kubectl get networkpolicy -o yaml
 ```
-The namespace `{ns}` is set for you. Allowed verbs: get, describe, explain, api-resources,
-api-versions, version, cluster-info, patch, label, annotate, apply, edit-free patching
-(`kubectl patch ... --type json|merge|strategic -p '...'`), and delete of NetworkPolicies
-only. Forbidden: anything touching Deployments, Pods or Services destructively, exec, other
-namespaces, --all-namespaces on changes, credentials or server flags, reading from stdin or
-files, and shell syntax (pipes, ;, &&, $(...), redirection)."""
+The namespace `{ns}` is set for you. Read: get, describe, explain, api-resources,
+api-versions, version, cluster-info. Change: patch (`--type json|merge|strategic -p '...'`),
+label, annotate, delete (NetworkPolicies only), and `kubectl apply -f -` with the
+manifest in a ```yaml block of the same reply (NetworkPolicies only). Forbidden: changing
+or deleting Deployments, Pods or Services, exec and other interactive verbs, other
+namespaces, --all-namespaces on changes, kubeconfig/server/credential flags, reading files
+or URLs, and shell syntax (pipes, ;, &&, $(...), redirection)."""
 
 _FEWSHOT = """\
 Example (a different fault):
@@ -97,7 +98,7 @@ kubectl get networkpolicy adservice -o yaml
 (the output shows `port: 9556` in the ingress rule instead of the container port 9555)
 Turn 2:
 ```
-kubectl patch networkpolicy adservice --type json -p '[{{"op": "replace", "path": "/spec/ingress/0/ports/0/port", "value": 9555}}]'
+kubectl patch networkpolicy adservice --type json -p '[{"op": "replace", "path": "/spec/ingress/0/ports/0/port", "value": 9555}]'
 ```"""
 
 _COT = ("Think step by step: for each mismatch decide which policy (the destination's "
