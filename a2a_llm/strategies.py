@@ -51,7 +51,7 @@ _MARKER = {"cot": "answer", "react": "action"}
 
 def _after_marker(text: str, marker: str) -> str:
     """The text after the last line starting with ``marker:`` (the whole text if none)."""
-    found = list(re.finditer(rf"^[ \t>*_#]*(?:final[ \t]+)?{marker}[*_]*[ \t]*:[ \t]*",
+    found = list(re.finditer(rf"^[ \t>*_#]*(?:final[ \t]+)?{marker}[*_]*[ \t]*:[*_]*[ \t]*",
                              text, re.IGNORECASE | re.MULTILINE))
     return text[found[-1].end():].strip() if found else text
 
