@@ -1,0 +1,1 @@
+"""Tests of app-k8s."""
