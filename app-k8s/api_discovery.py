@@ -10,6 +10,7 @@ what kubectl probes before ``patch``, ``apply`` and ``label``.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 from typing import Any
@@ -186,8 +187,18 @@ def _gv_path(group: str, version: str) -> str:
     return f"apis/{group}/{version}" if group else f"api/{version}"
 
 
+@functools.cache
+def _openapi_root() -> str:
+    return json.dumps(_build_openapi_root())
+
+
 def openapi_root() -> dict[str, Any]:
     """The ``/openapi/v3`` index: one ``serverRelativeURL`` (content-hashed) per group version."""
+    root: dict[str, Any] = json.loads(_openapi_root())
+    return root
+
+
+def _build_openapi_root() -> dict[str, Any]:
     paths = {}
     for group, version in group_versions():
         rel = _gv_path(group, version)
