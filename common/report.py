@@ -197,8 +197,10 @@ def agentbeats_results(results: Sequence[QueryResult], *, participants: dict[str
     """One assessment's results in the shape the AgentBeats leaderboard stores and queries.
 
     ``{"status", "participants": {role: id}, "results": [query records..., summary]}``: the
-    per-query records are the flat ``QueryResult`` fields (booleans as booleans, numbers as
-    numbers), and the last record is the ``kind: "summary"`` object of ``netarena run --json``.
+    records are exactly the data parts of the green agent's ``Result`` artifact (the gateway
+    stores those): flat per-query records from ``server.query_record`` (booleans as booleans,
+    numbers as numbers, app details as top-level fields), then the ``kind: "summary"`` object
+    of ``netarena run --json``.
 
     Args:
         results: Records of exactly one app and one agent (one assessment).
@@ -211,8 +213,10 @@ def agentbeats_results(results: Sequence[QueryResult], *, participants: dict[str
     runs = {(r.app, r.agent) for r in results}
     if len(runs) != 1:
         raise ConfigError(f"an AgentBeats results file holds one app and one agent, got {sorted(runs)}")
+    from netarena.common.server import query_record
+
     ((app, agent),) = runs
-    records: list[dict[str, Any]] = [r.model_dump(mode="json") for r in results]
+    records: list[dict[str, Any]] = [query_record(r) for r in results]
     records.append(summarize(results, app=app, agent=agent, seed=None))
     return {"status": status, "participants": participants or {f"{app}_operator": agent},
             "results": records}
