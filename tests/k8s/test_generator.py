@@ -1,0 +1,73 @@
+"""Query generation: determinism, labels, and verified fault injection."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from netarena.k8s import K8sApp
+from netarena.k8s.faults import FAULT_TYPES, apply_faults, inject_fault, model_namespaces, model_pods
+from netarena.k8s.generator import LABELS
+from netarena.k8s.manifests import render_policies
+from netarena.k8s.model import online_boutique
+from netarena.k8s.policy_matrix import compute_connectivity
+
+ALL_LABELS = [(lv, lb) for lv, labels in LABELS.items() for lb in labels]
+
+
+def test_levels_and_labels_are_the_briefs() -> None:
+    assert LABELS[1] == ("RI", "AI", "CP", "CPR", "AE")
+    assert LABELS[2] == ("RI+AI", "RI+CP", "RI+CPR", "AI+CP", "AI+CPR")
+    assert LABELS[3] == ("CP+CPR", "CP+AE", "CPR+AE", "RI+AE", "AI+AE")
+
+
+def test_same_seed_same_query_and_different_seeds_differ() -> None:
+    app = K8sApp()
+    a, b = app.generate(11, 2, "RI+CP"), app.generate(11, 2, "RI+CP")
+    assert a == b and a.model_dump_json() == b.model_dump_json()
+    others = {app.generate(s, 2, "RI+CP").model_dump_json() for s in range(12, 20)}
+    assert len(others) > 1
+    assert K8sApp().generate(5, 1).label == K8sApp().generate(5, 1).label
+
+
+@pytest.mark.parametrize(("level", "label"), ALL_LABELS)
+def test_each_label_injects_its_fault_types_and_breaks_connectivity(level: int, label: str) -> None:
+    app = K8sApp()
+    model = online_boutique()
+    pods, nss = model_pods(model), model_namespaces(model)
+    for seed in range(6):
+        q = app.generate(seed, level, label)
+        faults = q.truth["faults"]
+        assert [f["code"] for f in faults] == label.split("+")
+        assert all(f["type"] == FAULT_TYPES[f["code"]] for f in faults)
+        state = render_policies(model)
+        for fault in faults:  # every single injection changed the matrix
+            before = compute_connectivity(model, pods, nss, state).actual_set()
+            state = apply_faults(state, [fault])
+            assert compute_connectivity(model, pods, nss, state).actual_set() != before
+        assert compute_connectivity(model, pods, nss, state).mismatches
+        assert "faults" not in q.prompt and faults[0]["description"] not in q.prompt
+
+
+def test_fault_methods_vary_with_the_seed() -> None:
+    model, pols = online_boutique(), render_policies(online_boutique())
+    for code in FAULT_TYPES:
+        methods = {inject_fault(code, model, pols, random.Random(s))["method"] for s in range(40)}
+        assert len(methods) >= 2, code
+
+
+def test_synthetic_application_queries() -> None:
+    app = K8sApp({"num_services": 20})
+    q = app.generate(3, 3, "AI+AE")
+    assert q == app.generate(3, 3, "AI+AE")
+    assert q.params == {"num_services": 20} and q.id.startswith("k8s-L3-AI+AE-3-")
+    assert "svc-1:" in q.prompt and "gateway" in q.prompt
+
+
+def test_prompt_styles() -> None:
+    plain = K8sApp().generate(1, 1, "CP").prompt
+    few = K8sApp({"prompt_style": "fewshot_cot"}).generate(1, 1, "CP").prompt
+    assert "Example" not in plain and "step by step" not in plain
+    assert "Example" in few and "step by step" in few
+    assert "triple backticks" in plain and "frontend: service port 80 -> container port 8080" in plain
