@@ -33,7 +33,8 @@ def process_graph(graph_data):
     count = sum(1 for _, d in graph_data.nodes(data=True) if 'EK_PORT' in d['type'])
     return {"type": "text", "data": count, "updated_graph": graph_data}
 ```
-- Routing task (one shell command on one machine): {"machine": "r0", "command": "sysctl -w net.ipv4.ip_forward=1"}
+- Routing task (one shell command on one machine):
+{"machine": "r0", "command": "sysctl -w net.ipv4.ip_forward=1"}
 - Kubernetes task (one kubectl command): ```kubectl get networkpolicy -o yaml```
 Give only the answer, with no commentary."""
 

@@ -21,7 +21,10 @@ def _installed_apps() -> list[Any]:
     """Toy always; real apps once they exist (no app-specific A2A code is needed)."""
     params: list[Any] = [pytest.param(ToyApp, id="toy")]
     for name, cls in (("malt", "MaltApp"), ("route", "RouteApp"), ("k8s", "K8sApp")):
-        module = importlib.import_module(f"netarena.{name}")
+        try:
+            module = importlib.import_module(f"netarena.{name}")
+        except ImportError:  # an app still being built must not break the A2A tests
+            continue
         if hasattr(module, cls):
             marks = [pytest.mark.slow] + ([pytest.mark.root] if name == "route" else [])
             params.append(pytest.param(getattr(module, cls), id=name, marks=marks))
@@ -58,7 +61,8 @@ async def evaluate(url: str, request: Any, timeout_s: float = 120) -> Outcome:
     text = request if isinstance(request, str) else json.dumps(request)
     out = Outcome()
     async with httpx.AsyncClient(timeout=timeout_s) as http:
-        client = await ClientFactory(ClientConfig(streaming=True, httpx_client=http)).create_from_url(url)
+        factory = ClientFactory(ClientConfig(streaming=True, httpx_client=http))
+        client = await factory.create_from_url(url)
         msg = Message(role=Role.ROLE_USER, message_id=uuid.uuid4().hex, parts=[Part(text=text)])
         async for event in client.send_message(SendMessageRequest(message=msg)):
             kind = event.WhichOneof("payload")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 
 import httpx
 import pytest
@@ -92,24 +93,48 @@ async def test_raw_03_gateway_client_gets_full_result_set() -> None:
     assert any(w.startswith("query 5/5") for w in working)
 
 
-async def test_leaderboard_malt_config_runs_per_label() -> None:
+@pytest.mark.parametrize("app_cls", APPS)
+async def test_leaderboard_malt_config_runs_per_label(app_cls) -> None:
+    """The public leaderboard's malt request, verbatim, with role malt_operator."""
     config = {"prompt_type": "zeroshot_base", "complexity_level": ["level1", "level2"],
-              "num_queries": 2, "output_dir": "/tmp/out", "output_file": "r.json",
+              "num_queries": 1, "output_dir": "/tmp/out", "output_file": "r.json",
               "benchmark_path": "/data/bench", "regenerate_query": True}
+    async with (
+        serving(lambda url: green_app(app_cls, url)) as green,
+        serving(lambda url: purple_app(reference_agent(app_cls), url)) as purple,
+    ):
+        out = await evaluate(green, {"participants": {"malt_operator": purple}, "config": config})
+    assert out.state == DONE, out.statuses
+    want = {(lv, lb): 1 for lv, lbs in app_cls.labels.items() if lv in (1, 2) for lb in lbs}
+    got: dict = {}
+    for q in out.queries:
+        got[(q["level"], q["label"])] = got.get((q["level"], q["label"]), 0) + 1
+    assert got == want
+    assert "ignored file-path keys: benchmark_path, output_dir, output_file, regenerate_query" \
+        in out.statuses[0]
+    assert "malt_operator" in out.statuses[0]
+    assert out.summary["correctness"]["rate"] == 1.0
+
+
+async def test_gateway_message_send_then_tasks_get() -> None:
+    """Non-streaming 0.3 ``message/send`` blocks until done; ``tasks/get`` returns artifacts."""
     async with (
         serving(lambda url: green_app(ToyApp, url)) as green,
         serving(lambda url: purple_app(ToyApp().reference_agent(), url)) as purple,
     ):
-        out = await evaluate(green, {"participants": {"malt_operator": purple}, "config": config})
-    assert out.state == DONE, out.statuses
-    per_label = {(lv, lb): 2 for lv, lbs in ToyApp.labels.items() if lv in (1, 2) for lb in lbs}
-    got: dict = {}
-    for q in out.queries:
-        got[(q["level"], q["label"])] = got.get((q["level"], q["label"]), 0) + 1
-    assert got == per_label
-    assert "ignored file-path keys: benchmark_path, output_dir, output_file, regenerate_query" \
-        in out.statuses[0]
-    assert "malt_operator" in out.statuses[0]
+        request = {"participants": {"agent": purple}, "config": {"num_queries": 3, "seed": 9}}
+        body = {"jsonrpc": "2.0", "id": 1, "method": "message/send", "params": {"message": {
+            "kind": "message", "role": "user", "messageId": "m1",
+            "parts": [{"kind": "text", "text": json.dumps(request)}]}}}
+        async with httpx.AsyncClient(timeout=60) as http:
+            task = (await http.post(green, json=body)).json()["result"]
+            again = (await http.post(green, json={"jsonrpc": "2.0", "id": 2, "method": "tasks/get",
+                                                  "params": {"id": task["id"]}})).json()["result"]
+    for t in (task, again):
+        assert t["kind"] == "task" and t["status"]["state"] == "completed"
+        (artifact,) = t["artifacts"]
+        kinds = [p["data"]["kind"] for p in artifact["parts"]]
+        assert kinds == ["query"] * 3 + ["summary"]
 
 
 async def test_concurrent_requests_are_isolated() -> None:

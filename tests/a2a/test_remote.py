@@ -136,3 +136,41 @@ async def test_03_purple_reply_text_and_huge_reply_is_capped() -> None:
 
         assert len(await agent.act(Observation("huge", "c", 1))) == MAX_REPLY_CHARS
         await agent.aclose()
+
+
+class TaskReplyExecutor:
+    """A 1.x purple agent in the AgentBeats-template style: answers with a Task whose
+    artifact carries the text (after a working status), or fails it with a reason."""
+
+    async def execute(self, context, event_queue) -> None:
+        from a2a.server.tasks import TaskUpdater
+        from a2a.types import Part, Task, TaskState, TaskStatus
+
+        await event_queue.enqueue_event(Task(
+            id=context.task_id, context_id=context.context_id,
+            status=TaskStatus(state=TaskState.TASK_STATE_SUBMITTED), history=[context.message]))
+        updater = TaskUpdater(event_queue, context.task_id, context.context_id)
+        await updater.start_work(updater.new_agent_message([Part(text="thinking")]))
+        prompt = context.get_user_input()
+        if "fail" in prompt:
+            await updater.failed(updater.new_agent_message([Part(text="cannot do that")]))
+            return
+        await updater.add_artifact([Part(text="answer to " + prompt)], name="answer")
+        await updater.complete()
+
+    async def cancel(self, context, event_queue) -> None:
+        return None
+
+
+async def test_task_replies_are_read_from_artifacts_and_failures_named() -> None:
+    from netarena.common.a2a import a2a_app, agent_card
+
+    def build(url: str):
+        return a2a_app(TaskReplyExecutor(), agent_card("task-purple", "t", url, "t"))
+
+    async with serving(build) as url:
+        agent = RemoteAgent(url, timeout_s=10)
+        assert await agent.act(Observation("q1", "c", 0)) == "answer to q1"
+        with pytest.raises(AgentError, match="agent reported task failed: cannot do that"):
+            await agent.act(Observation("please fail", "c", 1))
+        await agent.aclose()

@@ -20,8 +20,8 @@ PURPLE = "http://127.0.0.1:9/"
 
 
 def parse(config: dict, participants: dict | None = None):
-    return parse_request(load_request(json.dumps(
-        {"participants": {"agent": PURPLE} if participants is None else participants, "config": config})), ToyApp)
+    who = {"agent": PURPLE} if participants is None else participants
+    return parse_request(load_request(json.dumps({"participants": who, "config": config})), ToyApp)
 
 
 def test_core_keys_map_to_plan_and_run() -> None:
