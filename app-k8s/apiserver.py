@@ -21,7 +21,7 @@ from netarena.common.errors import EmulatorError
 from netarena.k8s import api_discovery as disc
 from netarena.k8s.api_kinds import ApiError, BadRequest, KindInfo, NotFound, resource_info
 from netarena.k8s.api_tables import render_table
-from netarena.k8s.store import ObjectStore
+from netarena.k8s.store import FieldValidation, ObjectStore
 
 __all__ = ["ApiServer"]
 
@@ -117,6 +117,23 @@ def _wants_table(headers: dict[str, str]) -> bool:
 def _wants_aggregated(headers: dict[str, str]) -> bool:
     accept = next((v for k, v in headers.items() if k.lower() == "accept"), "")
     return "as=APIGroupDiscoveryList" in accept and "v=v2" in accept
+
+
+def _field_validation(params: dict[str, str]) -> FieldValidation:
+    """The request's ``fieldValidation``; the API server's default is ``Warn``."""
+    mode = params.get("fieldValidation") or "Warn"
+    if mode not in ("Ignore", "Warn", "Strict"):
+        raise BadRequest(f'fieldValidation must be one of "Ignore", "Warn" or "Strict", not '
+                         f'"{mode}"')
+    return mode  # type: ignore[return-value]
+
+
+def _warning_headers(warnings: list[str]) -> dict[str, str] | None:
+    if not warnings:
+        return None
+    text = ", ".join('299 - "' + w.replace("\\", "\\\\").replace('"', '\\"') + '"'
+                     for w in warnings)
+    return {"Warning": text}
 
 
 def _body(raw: bytes) -> Any:
@@ -286,7 +303,11 @@ class ApiServer:
             self._check_target(info, obj, namespace, None)
             if info.namespaced:
                 obj.setdefault("metadata", {})["namespace"] = namespace
-            return _Reply(self.store.create(obj, dry_run="dryRun" in params), 201)
+            warnings: list[str] = []
+            created = self.store.create(obj, dry_run="dryRun" in params,
+                                        field_validation=_field_validation(params),
+                                        warnings=warnings)
+            return _Reply(created, 201, headers=_warning_headers(warnings))
         raise _MethodNotAllowed(f"method {method} is not supported on {info.plural}")
 
     def _item(self, info: KindInfo, namespace: str | None, name: str, sub: str | None,
@@ -308,7 +329,11 @@ class ApiServer:
             if not isinstance(obj, dict):
                 raise BadRequest("the request body must be a JSON object")
             self._check_target(info, obj, namespace, name)
-            return _Reply(self.store.replace(obj, dry_run=dry_run))
+            warnings: list[str] = []
+            replaced = self.store.replace(obj, dry_run=dry_run,
+                                          field_validation=_field_validation(params),
+                                          warnings=warnings)
+            return _Reply(replaced, headers=_warning_headers(warnings))
         if method == "PATCH":
             ctype = next((v for k, v in headers.items() if k.lower() == "content-type"), "")
             patch_type = _PATCH_TYPES.get(ctype.split(";")[0].strip())
@@ -317,8 +342,12 @@ class ApiServer:
                     f"the body of the request was in an unknown format - accepted media types "
                     f"include: {', '.join(_PATCH_TYPES)}"
                 )
-            return _Reply(self.store.patch(info.kind, namespace, name, _body(raw), patch_type,
-                                           dry_run=dry_run))
+            warnings = []
+            patched = self.store.patch(info.kind, namespace, name, _body(raw), patch_type,
+                                       dry_run=dry_run,
+                                       field_validation=_field_validation(params),
+                                       warnings=warnings)
+            return _Reply(patched, headers=_warning_headers(warnings))
         if method == "DELETE":
             obj = self.store.delete(info.kind, namespace, name, dry_run=dry_run)
             return _Reply({"kind": "Status", "apiVersion": "v1", "metadata": {},

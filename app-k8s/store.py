@@ -17,7 +17,7 @@ import threading
 import time
 import uuid
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Literal
 
 from netarena.k8s.api_defaults import apply_defaults, validate
 from netarena.k8s.api_derived import derived_objects
@@ -31,9 +31,10 @@ from netarena.k8s.api_kinds import (
     kind_info,
 )
 from netarena.k8s.api_patch import apply_patch
+from netarena.k8s.api_schema import prune_unknown_fields
 from netarena.k8s.api_selectors import field_matcher, label_matcher
 
-__all__ = ["ObjectStore", "clone"]
+__all__ = ["FieldValidation", "ObjectStore", "clone"]
 
 _SAFE_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
 _POD_NET = ipaddress.ip_network("10.244.0.0/16")
@@ -43,6 +44,7 @@ _STATUS_KINDS = {"Pod", "Deployment", "Service"}
 _DEFAULT_NAMESPACES = ("default", "kube-node-lease", "kube-public", "kube-system")
 
 Key = tuple[str, str]
+FieldValidation = Literal["Ignore", "Warn", "Strict"]
 
 
 def clone(obj: Any) -> Any:
@@ -151,21 +153,31 @@ class ObjectStore:
             return [clone(o) for o in out]
 
     # ---------------------------------------------------------------- writes
-    def create(self, obj: dict[str, Any], *, dry_run: bool = False) -> dict[str, Any]:
+    def create(
+        self,
+        obj: dict[str, Any],
+        *,
+        dry_run: bool = False,
+        field_validation: FieldValidation = "Ignore",
+        warnings: list[str] | None = None,
+    ) -> dict[str, Any]:
         """Store a new object; a Deployment also creates its Pods.
 
         Fills uid, resourceVersion, creationTimestamp and generation, applies defaults and
-        validation, assigns pod and service IPs.
+        validation, assigns pod and service IPs. Unknown fields are dropped (``Ignore``),
+        dropped and reported into ``warnings`` (``Warn``) or rejected (``Strict``), like the
+        API server's ``fieldValidation``.
 
         Raises:
             AlreadyExists: The name is taken.
             NotFound: Its namespace does not exist.
             Invalid: Validation failed.
-            BadRequest: The object is not a dict with a known kind.
+            BadRequest: The object is not a dict with a known kind, or has unknown fields
+                under ``Strict`` field validation.
         """
         info = self._info_of(obj)
         with self._lock:
-            new = clone(obj)
+            new = _known_fields(info, obj, field_validation, warnings)
             meta = new.setdefault("metadata", {})
             self._place(info, meta)
             apply_defaults(new, info)
@@ -189,8 +201,17 @@ class ObjectStore:
                 self._reconcile(new)
             return clone(self._objects[info.kind][key])
 
-    def replace(self, obj: dict[str, Any], *, dry_run: bool = False) -> dict[str, Any]:
+    def replace(
+        self,
+        obj: dict[str, Any],
+        *,
+        dry_run: bool = False,
+        field_validation: FieldValidation = "Ignore",
+        warnings: list[str] | None = None,
+    ) -> dict[str, Any]:
         """Replace an existing object (PUT). Status of Pods/Deployments/Services is kept.
+
+        ``field_validation`` and ``warnings`` work as in ``create``.
 
         Raises:
             NotFound: The object does not exist.
@@ -209,7 +230,8 @@ class ObjectStore:
                     "and try again",
                     {"name": meta.get("name"), "group": info.group, "kind": info.plural},
                 )
-            return self._update(info, old, clone(obj), dry_run)
+            new = _known_fields(info, obj, field_validation, warnings)
+            return self._update(info, old, new, dry_run)
 
     def patch(
         self,
@@ -220,8 +242,12 @@ class ObjectStore:
         patch_type: str = "strategic",
         *,
         dry_run: bool = False,
+        field_validation: FieldValidation = "Ignore",
+        warnings: list[str] | None = None,
     ) -> dict[str, Any]:
         """Patch one object: ``json`` (RFC 6902), ``merge`` (RFC 7386) or ``strategic``.
+
+        ``field_validation`` and ``warnings`` apply to the patched object, as in ``create``.
 
         Raises:
             NotFound: The object does not exist.
@@ -232,6 +258,7 @@ class ObjectStore:
         with self._lock:
             old = self.get(kind, namespace if info.namespaced else None, name)
             new = apply_patch(old, patch, patch_type, kind)
+            new = _known_fields(info, new, field_validation, warnings)
             return self._update(info, old, new, dry_run)
 
     def delete(
@@ -474,6 +501,20 @@ class ObjectStore:
         }
         self._admit_pod(pod)
         self._write(kind_info("Pod"), (ns, name), pod)
+
+
+def _known_fields(
+    info: KindInfo, obj: dict[str, Any], mode: FieldValidation, warnings: list[str] | None
+) -> dict[str, Any]:
+    """Copy ``obj`` without unknown fields; report or reject them per ``mode``."""
+    pruned, unknown = prune_unknown_fields(obj, info.kind)
+    if unknown and mode == "Strict":
+        fields = ", ".join(f'unknown field "{f}"' for f in unknown)
+        raise BadRequest(f'{info.kind} in version "{info.version}" cannot be handled as a '
+                         f"{info.kind}: strict decoding error: {fields}")
+    if unknown and mode == "Warn" and warnings is not None:
+        warnings.extend(f'unknown field "{f}"' for f in unknown)
+    return clone(pruned)
 
 
 def _running_status(spec: dict[str, Any], ip: str, now: str) -> dict[str, Any]:
