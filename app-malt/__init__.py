@@ -1,1 +1,120 @@
-"""placeholder."""
+"""app-malt: datacenter capacity planning on Google's MALT topology model.
+
+The agent answers each query with Python code defining ``process_graph(graph_data)``; the code
+runs in a confined, pre-forked sandbox that already holds the topology. Correctness compares
+the returned value and the resulting topology with ground truth computed by our own state
+transitions; safety checks the topology invariants. Registered as the ``malt`` app.
+"""
+
+from __future__ import annotations
+
+import functools
+import random
+from pathlib import Path
+from typing import ClassVar, Literal
+
+import networkx as nx
+from pydantic import Field
+
+from netarena.common.app import App, AppConfig
+from netarena.common.sandbox import SandboxLimits, SandboxPool, SandboxSpec, shared_pool
+from netarena.common.types import Query, query_id
+from netarena.malt import worker
+from netarena.malt.checks import INVARIANTS, answer_mismatch, state_mismatch, violations
+from netarena.malt.episode import MaltEpisode, extract_code
+from netarena.malt.generator import LABELS, TaskSampler, solve
+from netarena.malt.loader import load_textproto, parse_textproto
+from netarena.malt.prompts import render_prompt
+from netarena.malt.solver import MaltReferenceAgent
+from netarena.malt.topology import TopologyParams, build_topology
+
+__all__ = [
+    "INVARIANTS",
+    "LABELS",
+    "MaltApp",
+    "MaltConfig",
+    "MaltEpisode",
+    "MaltReferenceAgent",
+    "TopologyParams",
+    "answer_mismatch",
+    "base_topology",
+    "build_topology",
+    "extract_code",
+    "load_textproto",
+    "parse_textproto",
+    "state_mismatch",
+    "violations",
+]
+
+
+class MaltConfig(AppConfig):
+    """MALT parameters: the topology's size and capacity profile, and the sandbox budget."""
+
+    superblocks: int = Field(4, ge=1, le=64)
+    aggs_per_superblock: int = Field(4, ge=1, le=64)
+    spineblocks: int = Field(4, ge=0, le=64)
+    switches_per_stage: int = Field(8, ge=1, le=64)
+    ports_per_switch: int = Field(16, ge=1, le=256)
+    port_capacity_bps: int = Field(1_000_000_000, gt=0)
+    capacity_profile: Literal["uniform", "mixed"] = "uniform"
+    capacity_seed: int = 0
+    timeout_s: float = Field(5.0, gt=0, le=120)
+    """Wall-clock (and, rounded up, CPU) limit of one answer's code, seconds."""
+    sandbox_workers: int = Field(2, ge=1, le=32)
+    """Warm sandbox workers (each answer runs in a fresh fork of one)."""
+
+    def topology(self) -> TopologyParams:
+        """The topology part of the configuration."""
+        return TopologyParams(**self.model_dump(include=set(TopologyParams.model_fields)))
+
+
+@functools.lru_cache(maxsize=8)
+def base_topology(params: TopologyParams) -> nx.DiGraph:
+    """The shared, read-only base topology for ``params`` (built once per process)."""
+    return build_topology(params)
+
+
+@functools.lru_cache(maxsize=8)
+def _spec(params: TopologyParams) -> SandboxSpec:
+    source = Path(worker.__file__).read_text(encoding="utf-8")
+    return SandboxSpec(setup_source=source, payload=worker.graph_payload(base_topology(params)),
+                       preload=("networkx",))
+
+
+class MaltApp(App):
+    """The ``malt`` app: constructive, one turn, answers are sandboxed ``process_graph`` code."""
+
+    name = "malt"
+    kind = "constructive"
+    labels: ClassVar[dict[int, tuple[str, ...]]] = LABELS
+    config_model = MaltConfig
+    default_max_turns = 1
+    config: MaltConfig
+
+    def generate(self, seed: int, level: int, label: str | None = None) -> Query:
+        """Generate one query; pure in ``(seed, level, label, config)``."""
+        rng = random.Random(seed)
+        label = self.pick_label(rng, level, label)
+        base = base_topology(self.config.topology())
+        ops = TaskSampler(base, rng).sample(level, label)
+        stats = {"nodes": base.number_of_nodes(), "edges": base.number_of_edges(),
+                 "timeout": self.config.timeout_s}
+        params = self.params()
+        return Query(
+            id=query_id(self.name, seed, level, label, params), app=self.name, seed=seed,
+            level=level, label=label, params=params,
+            prompt=render_prompt(ops, self.config.prompt_style, stats), truth=solve(base, ops),
+        )
+
+    def sandbox(self) -> SandboxPool:
+        """The process-wide warm sandbox pool for this app's topology and limits."""
+        limits = SandboxLimits(wall_s=self.config.timeout_s, cpu_s=max(1, round(self.config.timeout_s)))
+        return shared_pool(_spec(self.config.topology()), limits, self.config.sandbox_workers)
+
+    def open(self, query: Query) -> MaltEpisode:
+        """Open the episode; its answer runs against this app's topology."""
+        return MaltEpisode(query, base_topology(self.config.topology()), self.sandbox())
+
+    def reference_agent(self) -> MaltReferenceAgent:
+        """The text-only reference solver."""
+        return MaltReferenceAgent()

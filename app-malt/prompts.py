@@ -1,0 +1,160 @@
+"""Complete MALT prompts: role, graph shape, task steps, answer contract, rules, examples.
+
+Purple agents are often stateless LLM relays, so the prompt carries everything. Each task
+step is one sentence from a fixed set of phrasings (``describe``), which keeps the wording
+unambiguous for models and lets the reference solver read the task from the text alone.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = ["KIND_WORDS", "describe", "render_prompt"]
+
+KIND_WORDS = {
+    "EK_PACKET_SWITCH": "packet switches (EK_PACKET_SWITCH)",
+    "EK_PORT": "ports (EK_PORT)",
+    "EK_AGG_BLOCK": "agg blocks (EK_AGG_BLOCK)",
+}
+
+_ROLE = (
+    "You are a network capacity-planning engineer working on a Google MALT model of a "
+    "datacenter fabric. You answer by writing Python code that is run against the topology."
+)
+
+_SHAPE = """\
+The topology is a networkx DiGraph keyed by node name (it has {nodes} nodes and {edges} edges):
+- node attributes: 'name' (same as the key), 'type' (a LIST of kinds, e.g. ['EK_PORT'] or
+  ['EK_PACKET_SWITCH', 'EK_CHASSIS', 'EK_CONTROL_POINT']), and the model's attribute fields
+  flattened: 'physical_capacity_bps' (int, on ports), 'switch_loc' (dict {{'stage': N}}, on
+  switches), 'index_within_jupiter' (superblocks), 'jupiter_type' (the fabric).
+- edge attribute 'type': 'RK_CONTAINS' (parent -> child) or 'RK_CONTROLS' (a switch's control
+  point controlling it: a self-loop on each switch).
+- hierarchy by RK_CONTAINS: EK_JUPITER 'ju1' -> EK_SUPERBLOCK 'ju1.aN' -> EK_AGG_BLOCK
+  'ju1.aN.mM' -> EK_PACKET_SWITCH 'ju1.aN.mM.sScC' -> EK_PORT '<switch>.pK'; EK_JUPITER ->
+  EK_SPINEBLOCK 'ju1.sN' -> EK_PACKET_SWITCH -> EK_PORT. EK_RACK '<block>rack' and
+  EK_CONTROL_DOMAIN '<superblock or spine block>.dom' also contain switches.
+- "X contains Y" means Y is reachable from X along RK_CONTAINS edges (self-loops excluded);
+  "directly contains" means one RK_CONTAINS edge."""
+
+_CONTRACT = """\
+Answer with Python source code in one ```python block defining
+
+    def process_graph(graph_data):
+        ...
+        return {{"type": ..., "data": ..., "updated_graph": graph_data}}
+
+where graph_data is the topology above and the returned dict has:
+- "type": "text" for a single number, "list" for a list of node names, "table" for a list of
+  [name, value] rows, "graph" when the task only modifies the topology;
+- "data": the value itself (a number, a list of names, a list of rows; for "graph" anything);
+- "updated_graph": the topology after the task (modify graph_data in place and return it).
+Rules: steps run in the order given and later steps see the earlier steps' changes; do not
+change anything the task does not ask for (a question that only reads must leave the topology
+unchanged); node types are lists; names and numbers must match exactly. The code runs in a
+sandbox: no files, no network, no subprocesses; only networkx and the standard library's
+pure modules (math, collections, itertools, re, json, ...) can be imported; it has {timeout:g} s."""
+
+_EXAMPLES = '''\
+Worked examples (different tasks on the same topology):
+
+Task: 1. Count the ports (EK_PORT) contained (directly or indirectly) in "ju1.a2.m1".
+```python
+def process_graph(graph_data):
+    def kids(node):
+        return [v for v, e in graph_data[node].items() if v != node and e["type"] == "RK_CONTAINS"]
+    seen, todo = set(), ["ju1.a2.m1"]
+    while todo:
+        for v in kids(todo.pop()):
+            if v not in seen:
+                seen.add(v)
+                todo.append(v)
+    count = sum(1 for v in seen if "EK_PORT" in graph_data.nodes[v]["type"])
+    return {"type": "text", "data": count, "updated_graph": graph_data}
+```
+
+Task: 1. Set the physical_capacity_bps of port "ju1.s2.s1c3.p4" to 40000000000.
+```python
+def process_graph(graph_data):
+    graph_data.nodes["ju1.s2.s1c3.p4"]["physical_capacity_bps"] = 40000000000
+    return {"type": "graph", "data": None, "updated_graph": graph_data}
+```
+'''
+
+_COT = (
+    "Think step by step: first restate which nodes each step selects and what it changes or "
+    "computes, then give the final code in one ```python block."
+)
+
+
+def _kind(kind: str) -> str:
+    return KIND_WORDS.get(kind, kind)
+
+
+def describe(op: dict[str, Any]) -> str:
+    """One task sentence for an operation (``{X}`` placeholders render as ``X``)."""
+    kind = op["op"]
+    text = {
+        "add_switch": lambda: (
+            f'Add a new packet switch "{op["name"]}" to "{op["parent"]}": type '
+            f'["EK_PACKET_SWITCH"], switch_loc {{"stage": {op["stage"]}}}, {op["ports"]} ports '
+            f'"{op["name"]}.p1" to "{op["name"]}.p{op["ports"]}" each of type ["EK_PORT"] with '
+            f'physical_capacity_bps {op["capacity_bps"]}, linked by RK_CONTAINS edges from '
+            f'"{op["parent"]}" to the switch and from the switch to each port.'
+        ),
+        "add_port": lambda: (
+            f'Add a new port "{op["name"]}" of type ["EK_PORT"] with physical_capacity_bps '
+            f'{op["capacity_bps"]} to switch "{op["switch"]}", linked by an RK_CONTAINS edge '
+            "from the switch."
+        ),
+        "remove": lambda: f'Remove "{op["node"]}" and every node it contains.',
+        "update": lambda: f'Set the physical_capacity_bps of port "{op["port"]}" to {op["capacity_bps"]}.',
+        "list": lambda: f'List the {_kind(op["kind"])} directly contained in "{op["parent"]}" (any order).',
+        "rank": lambda: (
+            f'Rank the {_kind(op["kind"])} directly contained in "{op["parent"]}" by the total '
+            "physical_capacity_bps of the ports they contain, highest first, ties by name "
+            "ascending (a list of names)."
+        ),
+        "count": lambda: f'Count the {_kind(op["kind"])} contained (directly or indirectly) in "{op["node"]}".',
+        "capacity": lambda: (
+            "Compute the total physical_capacity_bps of the ports contained (directly or "
+            f'indirectly) in "{op["node"]}".'
+        ),
+        "capacity_table": lambda: (
+            f'Make a table with one row [name, total physical_capacity_bps of the ports it '
+            f'contains] for each of the {_kind(op["kind"])} directly contained in "{op["parent"]}".'
+        ),
+    }
+    if kind in text:
+        return text[kind]().replace("{X}", "X")
+    if kind == "for_each":
+        return (
+            f'For each of the {_kind(op["kind"])} directly contained in "{op["parent"]}", in name '
+            f"order, call it X and do: {describe(op['do'])}"
+        )
+    if kind == "if":
+        measure = describe(op["measure"]).rstrip(".")
+        return (
+            f"{measure}; if the result is greater than {op['threshold']}, then: "
+            f"{describe(op['then'])} Otherwise: {describe(op['otherwise'])}"
+        )
+    raise ValueError(f"no phrasing for operation {kind!r}")
+
+
+def render_prompt(ops: list[dict[str, Any]], style: str, stats: dict[str, Any]) -> str:
+    """The complete prompt for a task.
+
+    Args:
+        ops: The task's operations, in order.
+        style: ``zeroshot_base``, ``fewshot_base``, ``zeroshot_cot`` or ``fewshot_cot``.
+        stats: ``nodes``, ``edges`` and ``timeout`` shown in the prompt.
+    """
+    steps = "\n".join(f"{i}. {describe(op)}" for i, op in enumerate(ops, 1))
+    parts = [_ROLE, _SHAPE.format(**stats), "Task:\n" + steps, _CONTRACT.format(**stats)]
+    if style.startswith("fewshot"):
+        parts.append(_EXAMPLES)
+    if style.endswith("cot"):
+        parts.append(_COT)
+    else:
+        parts.append("Reply with the code only.")
+    return "\n\n".join(parts)
