@@ -9,7 +9,7 @@ computes the connectivity matrix.
 from __future__ import annotations
 
 import random
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from netarena.common.app import App
 from netarena.common.types import Query, query_id
@@ -26,6 +26,9 @@ from netarena.k8s.policy_matrix import (
     compute_connectivity,
 )
 from netarena.k8s.solver import ReferenceK8sAgent
+
+if TYPE_CHECKING:
+    from netarena.k8s.episode import K8sEpisode
 
 __all__ = [
     "K8sApp",

@@ -11,7 +11,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import yaml
-
 from netarena.common.commands import split_command
 from netarena.common.errors import InvalidAction
 
@@ -109,9 +108,11 @@ def _check_flags(args: list[str], namespace: str, mutating: bool) -> list[str]:
         if name in ("-n", "--namespace") and value != namespace:
             raise ForbiddenCommand(f"only namespace {namespace!r} may be used, not {value!r}")
         if name in ("-A", "--all-namespaces") and mutating:
-            raise ForbiddenCommand("--all-namespaces is not allowed on commands that change objects")
+            raise ForbiddenCommand(
+                "--all-namespaces is not allowed on commands that change objects")
         if name in ("-f", "--filename") and value != "-":
-            raise ForbiddenCommand("reading files or URLs is not allowed; use `apply -f -` with the "
+            raise ForbiddenCommand("reading files or URLs is not allowed; use `apply -f -` with "
+                                   "the "
                                 "manifest in a ```yaml block of the same reply")
         if name in ("-o", "--output") and value and "-file" in value.split("=", 1)[0]:
             raise ForbiddenCommand("output templates from files are not allowed")
@@ -130,7 +131,8 @@ def _check_target(verb: str, positional: list[str], namespace: str) -> None:
         allowed = "networkpolicies" if verb == "delete" else ", ".join(sorted(_ALIASES))
         raise ForbiddenCommand(f"`kubectl {verb}` may only target {allowed}, not {kind_text!r}")
     if verb == "delete" and kinds != ["networkpolicies"]:
-        raise ForbiddenCommand("deleting workloads is forbidden: only NetworkPolicies may be deleted")
+        raise ForbiddenCommand(
+            "deleting workloads is forbidden: only NetworkPolicies may be deleted")
     if "namespaces" in kinds:
         names = [name] if name else positional[1:2]
         if names != [namespace]:

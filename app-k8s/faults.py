@@ -131,7 +131,10 @@ def _change_port(model: AppModel, pol: Policy, rng: random.Random) -> Candidate 
     known = {s.container_port for s in model.servers} | {s.port for s in model.servers}
     others = sorted(p for p in known if p is not None and p != old)
     method = rng.choice(["off_by", "other_port"])
-    new = rng.choice(others) if method == "other_port" and others else old + rng.choice([1, -1, 10, 100])
+    if method == "other_port" and others:
+        new = rng.choice(others)
+    else:
+        new = old + rng.choice([1, -1, 10, 100])
     entry["port"] = new
     return method, f"{pol['metadata']['name']}: port {old} changed to {new}", spec
 
@@ -161,7 +164,8 @@ def _add_egress(model: AppModel, pol: Policy, rng: random.Random) -> Candidate |
         spec["egress"] = []
         return method, f"{name}: all egress denied", spec
     if method == "dns_only":
-        spec["egress"] = [{"ports": [{"port": 53, "protocol": "UDP"}, {"port": 53, "protocol": "TCP"}]}]
+        dns = [{"port": 53, "protocol": "UDP"}, {"port": 53, "protocol": "TCP"}]
+        spec["egress"] = [{"ports": dns}]
         return method, f"{name}: egress limited to DNS", spec
     keep = rng.choice(targets)
     spec["egress"] = [{"to": [_peer(keep)]}]

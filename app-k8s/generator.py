@@ -9,14 +9,13 @@ from __future__ import annotations
 import random
 from typing import Any, Literal
 
-from pydantic import Field
-
 from netarena.common.app import AppConfig
 from netarena.common.errors import EmulatorError
 from netarena.k8s.faults import inject_fault, model_namespaces, model_pods
 from netarena.k8s.manifests import render_policies
 from netarena.k8s.model import AppModel, online_boutique, synthetic_app
 from netarena.k8s.policy_matrix import compute_connectivity
+from pydantic import Field
 
 __all__ = ["K8sConfig", "LABELS", "build_model", "generate_faults", "build_prompt"]
 
@@ -98,7 +97,8 @@ kubectl get networkpolicy adservice -o yaml
 (the output shows `port: 9556` in the ingress rule instead of the container port 9555)
 Turn 2:
 ```
-kubectl patch networkpolicy adservice --type json -p '[{"op": "replace", "path": "/spec/ingress/0/ports/0/port", "value": 9555}]'
+kubectl patch networkpolicy adservice --type json -p '[{"op": "replace", \
+"path": "/spec/ingress/0/ports/0/port", "value": 9555}]'
 ```"""
 
 _COT = ("Think step by step: for each mismatch decide which policy (the destination's "

@@ -162,7 +162,8 @@ def synthetic_app(num_services: int, rng: random.Random, namespace: str = "defau
 
 
 _LINE = re.compile(
-    r"^- (?P<name>[a-z0-9-]+): (?:no listening port[^\n]*|service port (?P<port>\d+) -> container port "
+    r"^- (?P<name>[a-z0-9-]+): (?:no listening port[^\n]*|"
+    r"service port (?P<port>\d+) -> container port "
     r"(?P<cport>\d+)/TCP \((?P<pname>[a-z0-9-]+)\); may be reached from: (?P<who>.*))$",
     re.MULTILINE,
 )
@@ -185,7 +186,8 @@ def parse_intended(text: str, namespace: str = "default") -> AppModel:
         sources = (ANYONE,) if who == "any pod" else () if who == "nobody" else tuple(
             w.strip() for w in who.split(",")
         )
-        services.append(ServiceSpec(m["name"], int(m["port"]), int(m["cport"]), m["pname"], sources))
+        services.append(
+            ServiceSpec(m["name"], int(m["port"]), int(m["cport"]), m["pname"], sources))
     if not services:
         raise ConfigError("no intended-connectivity lines found in the text")
     return AppModel(services=tuple(services), namespace=namespace)

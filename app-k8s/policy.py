@@ -47,7 +47,7 @@ class PodView:
 
     @classmethod
     def from_obj(cls, pod: Obj, default_namespace: str = "default") -> PodView:
-        """Read a Pod API object (``metadata``, ``spec.containers[].ports``, ``status.podIP(s)``)."""
+        """Read a Pod object: ``metadata``, ``spec.containers[].ports``, ``status.podIP(s)``."""
         meta = pod.get("metadata") or {}
         status = pod.get("status") or {}
         ips = [p.get("ip") for p in status.get("podIPs") or [] if p.get("ip")]
@@ -56,7 +56,8 @@ class PodView:
         ports = []
         for c in (pod.get("spec") or {}).get("containers") or []:
             for p in c.get("ports") or []:
-                ports.append((p.get("name") or "", int(p["containerPort"]), p.get("protocol") or "TCP"))
+                ports.append((p.get("name") or "", int(p["containerPort"]),
+                              p.get("protocol") or "TCP"))
         return cls(meta.get("namespace") or default_namespace, meta.get("name", ""),
                    dict(meta.get("labels") or {}), tuple(ips), tuple(ports))
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from netarena.k8s.model import AppModel
-from netarena.k8s.policy import PolicyEngine, PodView
+from netarena.k8s.policy import PodView, PolicyEngine
 
 __all__ = ["ProbeResult", "Connectivity", "compute_connectivity", "ConnectivityCache"]
 
@@ -101,7 +101,7 @@ class ConnectivityCache:
     """
 
     def __init__(self, model: AppModel, revision: Callable[[], int],
-                 snapshot: Callable[[], tuple[Sequence[Obj], Sequence[Obj], Sequence[Obj]]]) -> None:
+                 snapshot: Callable[[], tuple[Sequence[Obj], ...]]) -> None:
         self.model = model
         self._revision = revision
         self._snapshot = snapshot

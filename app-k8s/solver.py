@@ -54,7 +54,8 @@ def _patch_cmd(name: str, ops: list[dict[str, Any]]) -> str:
     return f"kubectl patch networkpolicy {name} --type json -p {shlex.quote(body)}"
 
 
-def _ops(current: dict[str, Any], desired: dict[str, Any], keys: tuple[str, ...]) -> list[dict[str, Any]]:
+def _ops(current: dict[str, Any], desired: dict[str, Any],
+         keys: tuple[str, ...]) -> list[dict[str, Any]]:
     ops: list[dict[str, Any]] = []
     for key in keys:
         cur, want = _norm(current.get(key)), _norm(desired.get(key))

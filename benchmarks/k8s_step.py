@@ -39,7 +39,8 @@ def _matrix_ms(model: AppModel, repeats: int) -> tuple[float, int]:
     for i in range(repeats):
         port = target.container_port + (i % 2)
         store.patch("NetworkPolicy", ns, target.name,
-                    [{"op": "replace", "path": "/spec/ingress/0/ports/0/port", "value": port}], "json")
+                    [{"op": "replace", "path": "/spec/ingress/0/ports/0/port", "value": port}],
+                    "json")
         t0 = time.perf_counter()
         conn = cache.get()
         times.append((time.perf_counter() - t0) * 1000)

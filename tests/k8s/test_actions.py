@@ -1,9 +1,9 @@
+# ruff: noqa: E501 - one case per line reads as a table
 """The kubectl allowlist: what agents may type, what is refused and why."""
 
 from __future__ import annotations
 
 import pytest
-
 from netarena.common.errors import InvalidAction
 from netarena.k8s.actions import ForbiddenCommand, parse_kubectl
 

@@ -5,9 +5,14 @@ from __future__ import annotations
 import random
 
 import pytest
-
 from netarena.k8s import K8sApp
-from netarena.k8s.faults import FAULT_TYPES, apply_faults, inject_fault, model_namespaces, model_pods
+from netarena.k8s.faults import (
+    FAULT_TYPES,
+    apply_faults,
+    inject_fault,
+    model_namespaces,
+    model_pods,
+)
 from netarena.k8s.generator import LABELS
 from netarena.k8s.manifests import render_policies
 from netarena.k8s.model import online_boutique
@@ -70,4 +75,6 @@ def test_prompt_styles() -> None:
     few = K8sApp({"prompt_style": "fewshot_cot"}).generate(1, 1, "CP").prompt
     assert "Example" not in plain and "step by step" not in plain
     assert "Example" in few and "step by step" in few
-    assert "triple backticks" in plain and "frontend: service port 80 -> container port 8080" in plain
+    assert (
+        "triple backticks" in plain and "frontend: service port 80 -> container port 8080" in plain
+    )

@@ -7,7 +7,6 @@ from pathlib import Path
 
 import pytest
 import yaml
-
 from netarena.common.errors import ConfigError
 from netarena.k8s.faults import model_namespaces, model_pods
 from netarena.k8s.manifests import render_all, render_policies
@@ -15,7 +14,9 @@ from netarena.k8s.model import online_boutique, parse_intended, synthetic_app
 from netarena.k8s.policy_matrix import compute_connectivity
 
 UPSTREAM = Path("/work/shared/data/online-boutique")
-needs_upstream = pytest.mark.skipif(not UPSTREAM.exists(), reason="upstream Online Boutique copy not present")
+needs_upstream = pytest.mark.skipif(
+    not UPSTREAM.exists(), reason="upstream Online Boutique copy not present"
+)
 
 
 @needs_upstream
@@ -35,15 +36,24 @@ def test_rendered_policies_equal_upstream_files() -> None:
 
 @needs_upstream
 def test_services_and_container_ports_match_upstream_manifests() -> None:
-    docs = [d for d in yaml.safe_load_all((UPSTREAM / "kubernetes-manifests.yaml").read_text()) if d]
-    upstream_svcs = {d["metadata"]["name"]: d["spec"]["ports"][0] for d in docs
-                     if d["kind"] == "Service" and d["spec"].get("type") == "ClusterIP"}
+    docs = [
+        d for d in yaml.safe_load_all((UPSTREAM / "kubernetes-manifests.yaml").read_text()) if d
+    ]
+    upstream_svcs = {
+        d["metadata"]["name"]: d["spec"]["ports"][0]
+        for d in docs
+        if d["kind"] == "Service" and d["spec"].get("type") == "ClusterIP"
+    }
     upstream_deps = {d["metadata"]["name"] for d in docs if d["kind"] == "Deployment"}
     model = online_boutique()
     assert set(model.names) == upstream_deps
     for svc in model.servers:
         up = upstream_svcs[svc.name]
-        assert (svc.port, svc.container_port, svc.port_name) == (up["port"], up["targetPort"], up["name"])
+        assert (svc.port, svc.container_port, svc.port_name) == (
+            up["port"],
+            up["targetPort"],
+            up["name"],
+        )
 
 
 def test_render_all_kinds_and_labels() -> None:
@@ -60,7 +70,9 @@ def test_render_all_kinds_and_labels() -> None:
 
 def test_healthy_matrix_has_no_mismatch_and_expected_edges() -> None:
     model = online_boutique()
-    conn = compute_connectivity(model, model_pods(model), model_namespaces(model), render_policies(model))
+    conn = compute_connectivity(
+        model, model_pods(model), model_namespaces(model), render_policies(model)
+    )
     assert not conn.mismatches and len(conn.results) == 121
     allowed = conn.actual_set()
     assert ("checkoutservice", "emailservice") in allowed

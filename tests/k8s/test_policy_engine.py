@@ -1,3 +1,4 @@
+# ruff: noqa: E501 - one case per line reads as a table
 """The NetworkPolicy engine against the Kubernetes semantics, one case per rule of the spec.
 
 World: namespaces ``default`` (team=a), ``prod`` (env=prod), ``dev`` (env=dev); pods
@@ -10,8 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-
-from netarena.k8s.policy import PolicyEngine, PodView, policy_types, selector_matches
+from netarena.k8s.policy import PodView, PolicyEngine, policy_types, selector_matches
 
 
 def _pod(name: str, ns: str, labels: dict[str, str], ip: str,

@@ -9,7 +9,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from netarena.common.agents import NullAgent
 from netarena.common.runner import QueryPlan, RunConfig, Runner, plan_queries
 from netarena.k8s import K8sApp
@@ -28,14 +27,21 @@ def _netarena() -> list[str]:
 
 
 def _run_cli(*args: str) -> dict:
-    proc = subprocess.run([*_netarena(), "run", "k8s", *args, "--json"],
-                          capture_output=True, text=True, timeout=600, check=False)
+    proc = subprocess.run(
+        [*_netarena(), "run", "k8s", *args, "--json"],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
     assert proc.returncode == 0, proc.stderr
     return json.loads(proc.stdout)
 
 
 def test_reference_agent_cli_30_queries_all_levels() -> None:
-    summary = _run_cli("--agent", "reference", "--queries", "30", "--levels", "1,2,3", "--seed", "5")
+    summary = _run_cli(
+        "--agent", "reference", "--queries", "30", "--levels", "1,2,3", "--seed", "5"
+    )
     assert summary["app"] == "k8s" and summary["queries"] == 30
     assert summary["correctness"]["rate"] == 1.0
     assert summary["safety"]["rate"] == 1.0
@@ -44,8 +50,9 @@ def test_reference_agent_cli_30_queries_all_levels() -> None:
 
 
 def test_null_agent_cli_scores_zero() -> None:
-    summary = _run_cli("--agent", "null", "--queries", "15", "--levels", "1,2,3", "--seed", "5",
-                       "--max-turns", "2")
+    summary = _run_cli(
+        "--agent", "null", "--queries", "15", "--levels", "1,2,3", "--seed", "5", "--max-turns", "2"
+    )
     assert summary["correctness"]["rate"] == 0.0
 
 
