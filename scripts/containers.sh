@@ -13,7 +13,8 @@
 #   TAG             image tag (default latest); images are netarena-{malt,route,k8s,purple}
 #   APPS            apps to smoke-test (default "malt route k8s")
 #   SMOKE_QUERIES   queries per app (default 3); SMOKE_SEED (default 7)
-#   SMOKE_NETWORK   bridge: a user-defined Docker network (default);
+#   SMOKE_NETWORK   bridge: a user-defined Docker network (default when the engine has its
+#                           default bridge, else shared);
 #                   shared: green and client join the purple container's private network
 #                           namespace and talk over its loopback (for engines started with
 #                           --bridge=none; nothing is exposed on the host);
@@ -21,6 +22,8 @@
 #                           namespaces from the host's network namespace)
 #   BUILD_NETWORK   network for RUN steps at build time (default: host when the engine has no
 #                   default bridge, else Docker's default)
+#   ROUTE_FLAGS     docker run flags for the route green container (default --privileged; when
+#                   the engine refuses that, the script retries with ROUTE_FALLBACK_FLAGS below)
 #   NETARENA_EXTRA_CA  PEM CA bundle to trust at build time (TLS-inspecting proxies)
 #   SMOKE_OUT       where results files and build times go (default ./containers-out)
 set -euo pipefail
@@ -32,14 +35,21 @@ TAG="${TAG:-latest}"
 APPS="${APPS:-malt route k8s}"
 SMOKE_QUERIES="${SMOKE_QUERIES:-3}"
 SMOKE_SEED="${SMOKE_SEED:-7}"
-SMOKE_NETWORK="${SMOKE_NETWORK:-bridge}"
+SMOKE_NETWORK="${SMOKE_NETWORK:-}"
 SMOKE_OUT="$(mkdir -p "${SMOKE_OUT:-containers-out}" && cd "${SMOKE_OUT:-containers-out}" && pwd)"
 declare -A DOCKERFILE=([malt]=app-malt/Dockerfile [route]=app-route/Dockerfile
                        [k8s]=app-k8s/Dockerfile [purple]=a2a_llm/Dockerfile)
+# What the route container gets instead of --privileged when the engine cannot grant that.
+ROUTE_FALLBACK_FLAGS="--cap-add=ALL --cap-drop=SYS_RESOURCE --security-opt=seccomp=unconfined \
+--security-opt=apparmor=unconfined --security-opt=systempaths=unconfined"
 declare -A PORT=([malt]=29109 [route]=29209 [k8s]=29309)
 
 say() { echo "containers: $*" >&2; }
 docker info >/dev/null 2>&1 || { say "no Docker engine reachable (start dockerd)"; exit 2; }
+if [ -z "$SMOKE_NETWORK" ]; then
+  # An engine started with --bridge=none cannot make bridge networks: share a namespace instead.
+  if docker network inspect bridge >/dev/null 2>&1; then SMOKE_NETWORK=bridge; else SMOKE_NETWORK=shared; fi
+fi
 
 build_network_args() {
   local net="${BUILD_NETWORK:-}"
@@ -96,13 +106,22 @@ smoke_app() {
             green_url="http://127.0.0.1:$gport/"; purple_url="http://127.0.0.1:$pport/" ;;
     *) say "unknown SMOKE_NETWORK=$SMOKE_NETWORK"; return 2 ;;
   esac
-  local priv=(); [ "$app" = route ] && priv=(--privileged)
+  local priv=(); [ "$app" = route ] && read -r -a priv <<< "${ROUTE_FLAGS:---privileged}"
   docker rm -f "$green" "$purple" >/dev/null 2>&1 || true
   STARTED+=("$green" "$purple")
   docker run -d --name "$purple" "$net_p" "netarena-purple:$TAG" \
     --solver reference --app "$app" --host 0.0.0.0 --port "$pport" --card-url "$purple_url" >/dev/null
-  docker run -d --name "$green" "$net_g" "${priv[@]}" "netarena-$app:$TAG" \
-    --host 0.0.0.0 --port "$gport" --card-url "$green_url" >/dev/null
+  if ! docker run -d --name "$green" "$net_g" "${priv[@]}" "netarena-$app:$TAG" \
+      --host 0.0.0.0 --port "$gport" --card-url "$green_url" >/dev/null; then
+    # --privileged grants every capability; an engine that itself runs without some (inside
+    # another container) cannot. Grant what it has, unconfined, and writable /proc/sys.
+    [ "${priv[*]}" = --privileged ] || return 1
+    say "$app: --privileged refused by the engine; retrying with $ROUTE_FALLBACK_FLAGS"
+    docker rm -f "$green" >/dev/null 2>&1 || true
+    read -r -a priv <<< "$ROUTE_FALLBACK_FLAGS"
+    docker run -d --name "$green" "$net_g" "${priv[@]}" "netarena-$app:$TAG" \
+      --host 0.0.0.0 --port "$gport" --card-url "$green_url" >/dev/null
+  fi
   local start=$SECONDS rc=0
   docker run --rm "$net_g" --user "$(id -u):$(id -g)" \
     -v "$ROOT/docker/smoke_client.py:/smoke_client.py:ro" -v "$SMOKE_OUT:/out" \
