@@ -64,7 +64,8 @@ def apply_defaults(obj: dict[str, Any], info: KindInfo) -> None:
         spec.setdefault("progressDeadlineSeconds", 600)
         spec.setdefault(
             "strategy",
-            {"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": "25%", "maxSurge": "25%"}},
+            {"type": "RollingUpdate",
+             "rollingUpdate": {"maxUnavailable": "25%", "maxSurge": "25%"}},
         )
         template = spec.get("template")
         if isinstance(template, dict) and isinstance(template.get("spec"), dict):

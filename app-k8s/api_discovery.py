@@ -71,7 +71,8 @@ def legacy_api_versions(server_address: str) -> dict[str, Any]:
     return {
         "kind": "APIVersions",
         "versions": ["v1"],
-        "serverAddressByClientCIDRs": [{"clientCIDR": "0.0.0.0/0", "serverAddress": server_address}],
+        "serverAddressByClientCIDRs": [
+            {"clientCIDR": "0.0.0.0/0", "serverAddress": server_address}],
     }
 
 
@@ -223,11 +224,14 @@ _PATCH_TYPES = (
 )
 
 
-def _operation(k: KindInfo, action: str, op_id: str, *, body: tuple[str, ...] = ()) -> dict[str, Any]:
+def _operation(
+    k: KindInfo, action: str, op_id: str, *, body: tuple[str, ...] = ()
+) -> dict[str, Any]:
     ref = {"$ref": f"#/components/schemas/{_schema_name(k)}"}
     op: dict[str, Any] = {
         "operationId": op_id,
-        "responses": {"200": {"description": "OK", "content": {"application/json": {"schema": ref}}}},
+        "responses": {
+            "200": {"description": "OK", "content": {"application/json": {"schema": ref}}}},
         "x-kubernetes-action": action,
         "x-kubernetes-group-version-kind": {"group": k.group, "version": k.version, "kind": k.kind},
     }

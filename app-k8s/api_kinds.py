@@ -12,6 +12,7 @@ from typing import Any
 from netarena.common.errors import NetArenaError
 
 __all__ = [
+    "clone",
     "KindInfo",
     "KINDS",
     "kind_info",
@@ -26,6 +27,14 @@ __all__ = [
 
 _RW_VERBS = ("create", "delete", "get", "list", "patch", "update", "watch")
 _RO_VERBS = ("get", "list", "watch")
+
+def clone(obj: Any) -> Any:
+    """Deep copy of a JSON value (faster than ``copy.deepcopy`` for plain dicts/lists)."""
+    if isinstance(obj, dict):
+        return {k: clone(v) for k, v in obj.items()}
+    if isinstance(obj, list):
+        return [clone(v) for v in obj]
+    return obj
 
 
 @dataclass(frozen=True)
@@ -85,8 +94,8 @@ KINDS: dict[str, KindInfo] = {
                  generated=True),
         KindInfo("Deployment", "apps", "v1", "deployments", short_names=("deploy",),
                  categories=("all",), subresources=("status", "scale")),
-        KindInfo("ReplicaSet", "apps", "v1", "replicasets", short_names=("rs",), categories=("all",),
-                 verbs=_RO_VERBS, generated=True),
+        KindInfo("ReplicaSet", "apps", "v1", "replicasets", short_names=("rs",),
+                 categories=("all",), verbs=_RO_VERBS, generated=True),
         KindInfo("NetworkPolicy", "networking.k8s.io", "v1", "networkpolicies",
                  short_names=("netpol",)),
         KindInfo("EndpointSlice", "discovery.k8s.io", "v1", "endpointslices",

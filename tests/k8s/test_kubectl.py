@@ -13,7 +13,6 @@ from typing import Any
 
 import pytest
 import yaml
-
 from netarena.common.errors import EmulatorError
 from netarena.k8s.apiserver import ApiServer
 from netarena.k8s.kubectl import Kubectl, find_kubectl, measure_round_trip
@@ -218,6 +217,18 @@ def test_apply_create_update_from_file_and_stdin(env: tuple[ObjectStore, Kubectl
     assert r.exit_code == 1 and "is invalid" in r.stderr
     r = k.run(["create", "-f", "-"], stdin=POLICY)
     assert "Error from server (AlreadyExists)" in r.stderr
+
+
+def test_unknown_fields_fail_apply_and_warn_on_patch(env: tuple[ObjectStore, Kubectl]) -> None:
+    store, k = env
+    r = k.run(["apply", "-f", "-"], stdin=POLICY.replace("  ingress:", "  ingres:"))
+    assert r.exit_code == 1
+    assert 'strict decoding error: unknown field "spec.ingres"' in r.stderr
+    r = k.run(["patch", "networkpolicy", "cartservice", "--type", "merge", "-p",
+               '{"spec":{"ingres":[]}}'])
+    assert r.exit_code == 0 and 'Warning: unknown field "spec.ingres"' in r.stderr
+    assert "(no change)" in r.stdout
+    assert store.get("NetworkPolicy", "default", "cartservice")["spec"]["ingress"]
 
 
 def test_yaml_round_trip_then_apply(env: tuple[ObjectStore, Kubectl]) -> None:

@@ -8,7 +8,6 @@ import threading
 from typing import Any
 
 import pytest
-
 from netarena.common.errors import NetArenaError
 from netarena.k8s.api_kinds import AlreadyExists, BadRequest, Conflict, Invalid, NotFound
 from netarena.k8s.store import ObjectStore
@@ -185,13 +184,15 @@ def test_network_policy_defaulting(store: ObjectStore) -> None:
     [
         ({"ingress": [{"ports": [{"port": 80, "protocol": "ICMP"}]}]},
          "spec.ingress[0].ports[0].protocol"),
-        ({"ingress": [{"ports": [{"port": 90, "endPort": 80}]}]}, "spec.ingress[0].ports[0].endPort"),
+        ({"ingress": [{"ports": [{"port": 90, "endPort": 80}]}]},
+         "spec.ingress[0].ports[0].endPort"),
         ({"ingress": [{"ports": [{"port": "http", "endPort": 80}]}]},
          "spec.ingress[0].ports[0].endPort"),
         ({"ingress": [{"ports": [{"port": 70000}]}]}, "spec.ingress[0].ports[0].port"),
         ({"egress": [{"to": [{"ipBlock": {"cidr": "10.0.0.0/8", "except": ["11.0.0.0/16"]}}]}]},
          "spec.egress[0].to[0].ipBlock.except[0]"),
-        ({"egress": [{"to": [{"ipBlock": {"cidr": "banana"}}]}]}, "spec.egress[0].to[0].ipBlock.cidr"),
+        ({"egress": [{"to": [{"ipBlock": {"cidr": "banana"}}]}]},
+         "spec.egress[0].to[0].ipBlock.cidr"),
         ({"podSelector": {"matchExpressions": [{"key": "app", "operator": "Is"}]}},
          "spec.podSelector.matchExpressions[0].operator"),
         ({"podSelector": {"matchExpressions": [{"key": "app", "operator": "In"}]}},
@@ -386,3 +387,25 @@ def test_concurrent_writers(store: ObjectStore) -> None:
     assert len(pods) == 3 + 30
     assert len({p["status"]["podIP"] for p in pods}) == len(pods)
     assert store.revision == start + 60
+
+
+def test_unknown_fields_are_dropped_reported_or_rejected(store: ObjectStore) -> None:
+    typo = policy("typo", ingres=[{}])
+    with pytest.raises(BadRequest, match='strict decoding error: unknown field "spec.ingres"'):
+        store.create(typo, field_validation="Strict")
+    warnings: list[str] = []
+    created = store.create(typo, field_validation="Warn", warnings=warnings)
+    assert warnings == ['unknown field "spec.ingres"']
+    assert "ingres" not in created["spec"]
+    warnings.clear()
+    out = store.patch("NetworkPolicy", "default", "cartservice",
+                      [{"op": "add", "path": "/spec/ingress/0/ports/0/prot", "value": "UDP"}],
+                      "json", field_validation="Warn", warnings=warnings)
+    assert warnings == ['unknown field "spec.ingress[0].ports[0].prot"']
+    assert out["spec"]["ingress"][0]["ports"] == [{"port": 7070, "protocol": "TCP"}]
+    svc = store.create({**service("x", 80, 80), "extra": 1})
+    assert "extra" not in svc
+    pod = store.list("Pod")[0]["metadata"]["name"]
+    deep = store.patch("Pod", "default", pod, {"spec": {"anything": {"goes": 1}}}, "merge",
+                       field_validation="Strict")
+    assert deep["spec"]["anything"] == {"goes": 1}, "pod specs are not schema-checked"
