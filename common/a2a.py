@@ -13,6 +13,7 @@ speaks plain ``str`` and ``dict``. Two facts drive the design:
 from __future__ import annotations
 
 import logging
+import socket
 from typing import Any
 
 import uvicorn
@@ -28,6 +29,7 @@ __all__ = [
     "agent_card",
     "a2a_app",
     "default_card_url",
+    "listen_socket",
     "serve",
     "text_of",
     "data_parts",
@@ -86,10 +88,25 @@ def a2a_app(executor: AgentExecutor, card: AgentCard) -> Starlette:
     return Starlette(routes=routes)
 
 
+def listen_socket(host: str, port: int) -> socket.socket:
+    """A bound TCP socket with ``TCP_NODELAY`` (inherited by accepted connections).
+
+    Without it, uvicorn's replies meet the client's delayed ACK: measured here, every
+    loopback request took 44 ms instead of 0.7 ms, i.e. 44 ms added to every agent turn.
+    """
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    sock.bind((host, port))
+    return sock
+
+
 def serve(app: Starlette, host: str, port: int) -> None:
     """Serve ``app`` until interrupted (blocking; used by the CLI)."""
     log.info("serving on %s:%d", host, port)
-    uvicorn.run(app, host=host, port=port, log_level="warning", timeout_graceful_shutdown=5)
+    config = uvicorn.Config(app, log_level="warning", timeout_graceful_shutdown=5)
+    uvicorn.Server(config).run(sockets=[listen_socket(host, port)])
 
 
 def text_of(parts: Any) -> str:

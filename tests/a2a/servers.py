@@ -11,21 +11,22 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-import socket
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
 import httpx
 import uvicorn
 
+from netarena.common.a2a import listen_socket
+
+__all__ = ["listen_socket", "serving", "raw_server", "stream_03", "card_v03", "http_response",
+           "message_result", "prompt_of"]
+
 Handler = Callable[[dict[str, Any], asyncio.StreamWriter], Awaitable[None]]
 
 
 def _socket() -> socket.socket:
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind(("127.0.0.1", 0))
-    return sock
+    return listen_socket("127.0.0.1", 0)
 
 
 @contextlib.asynccontextmanager

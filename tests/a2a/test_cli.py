@@ -1,0 +1,66 @@
+"""``netarena serve`` and ``netarena purple`` as real processes, driven like AgentBeats."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import subprocess
+import sys
+
+import httpx
+import pytest
+
+from netarena.common.app import app_names
+from tests.a2a.servers import listen_socket, stream_03
+
+pytestmark = pytest.mark.slow
+
+# route needs root and is the slowest; any app works (no app-specific A2A code).
+APP = next((a for a in ("malt", "k8s", "route") if a in app_names()), None)
+
+
+def _port() -> int:
+    with listen_socket("127.0.0.1", 0) as sock:
+        return sock.getsockname()[1]
+
+
+def _start(*args: str) -> subprocess.Popen:
+    cmd = [sys.executable, "-c", "from netarena.common.cli import main; main()", *args]
+    env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
+    return subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
+
+
+async def _wait_card(url: str, proc: subprocess.Popen) -> dict:
+    async with httpx.AsyncClient(timeout=2) as http:
+        for _ in range(150):
+            if proc.poll() is not None:
+                pytest.fail(f"server exited: {proc.stderr.read().decode()[-2000:]}")
+            try:
+                return (await http.get(url + ".well-known/agent-card.json")).json()
+            except httpx.TransportError:
+                await asyncio.sleep(0.1)
+    pytest.fail("server did not start within 15 s")
+
+
+@pytest.mark.skipif(APP is None, reason="no real app installed yet")
+async def test_serve_and_purple_processes_evaluate_end_to_end() -> None:
+    gport, pport = _port(), _port()
+    green_url, purple_url = f"http://127.0.0.1:{gport}/", f"http://127.0.0.1:{pport}/"
+    green = _start("serve", APP, "--host", "127.0.0.1", "--port", str(gport),
+                   "--card-url", green_url)
+    purple = _start("purple", "--solver", "reference", "--app", APP, "--port", str(pport))
+    try:
+        card = await _wait_card(green_url, green)
+        await _wait_card(purple_url, purple)
+        assert card["name"] == f"netarena-{APP}" and card["url"] == green_url
+        events = await stream_03(green_url, {"participants": {f"{APP}_operator": purple_url},
+                                             "config": {"num_queries": 3, "seed": 1}})
+    finally:
+        for proc in (green, purple):
+            proc.terminate()
+            proc.wait(10)
+    assert events[-1]["status"]["state"] == "completed"
+    (artifact,) = [e["artifact"] for e in events if e["kind"] == "artifact-update"]
+    summary = artifact["parts"][-1]["data"]
+    assert summary["kind"] == "summary" and summary["queries"] == 3
+    assert summary["correctness"]["rate"] == 1.0
