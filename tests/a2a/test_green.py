@@ -156,3 +156,18 @@ async def test_concurrent_requests_are_isolated() -> None:
     assert all(q["query_id"].endswith(tuple("0123456789abcdef")) for q in big.queries)
     assert not {q["query_id"] for q in big.queries} & {q["query_id"] for q in small.queries}
     assert big.summary["correctness"]["rate"] == small.summary["correctness"]["rate"] == 1.0
+
+
+async def test_results_dir_lets_a_restarted_server_resume(tmp_path) -> None:
+    request = {"participants": {"a": "PURPLE"}, "config": {"num_queries": 4, "seed": 21}}
+    async with serving(lambda url: purple_app(ToyApp().reference_agent(), url)) as purple:
+        request["participants"]["a"] = purple
+        async with serving(lambda url: green_app(ToyApp, url, tmp_path)) as green:
+            first = await evaluate(green, request)
+        (results,) = tmp_path.glob("toy-*.jsonl")
+        lines = results.read_text().splitlines()
+        async with serving(lambda url: green_app(ToyApp, url, tmp_path)) as green:  # "restart"
+            second = await evaluate(green, request)
+    assert len(lines) == 4 and results.read_text().splitlines() == lines  # nothing replayed
+    assert [q["query_id"] for q in first.queries] == [q["query_id"] for q in second.queries]
+    assert second.summary["correctness"]["rate"] == 1.0
