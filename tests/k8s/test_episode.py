@@ -166,3 +166,29 @@ def test_extract_command_tolerates_reasoning_and_prompts() -> None:
         extract_command("```\nkubectl get pods\nkubectl get svc\n```")
     with pytest.raises(InvalidAction, match="no command"):
         extract_command("nothing to see")
+
+
+def test_episodes_replay_identically() -> None:
+    app = K8sApp()
+    q = app.generate(9, 2, "RI+CPR")
+    agent = app.reference_agent()
+    transcripts = []
+    for _ in range(2):
+        ep = app.open(q)
+        try:
+            texts = [ep.observe()]
+            for _ in range(4):
+                if ep.step(agent.decide(texts[-1])).done:
+                    break
+                texts.append(ep.observe())
+            transcripts.append([_strip_times(t) for t in texts])
+        finally:
+            ep.close()
+    assert transcripts[0] == transcripts[1]
+    assert len(transcripts[0][-1]) < 40_000  # the policy snapshot keeps prompts small
+
+
+def _strip_times(text: str) -> str:
+    import re
+
+    return re.sub(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", "<ts>", text)
