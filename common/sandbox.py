@@ -237,6 +237,10 @@ class SandboxPool:
             raise SandboxTimeout(f"code ran past the {self.limits.cpu_s} s CPU-time limit")
         raise SandboxError(f"code {_SIGNAL_REASONS.get(sig or '', f'ended by {sig}')}")
 
+    def worker_pids(self) -> list[int]:
+        """Process ids of the idle warm workers (for inspection and tests)."""
+        return [w.proc.pid for w in list(self._idle.queue)]
+
     def close(self) -> None:
         """Stop every worker and remove the chroot directory. Idempotent."""
         if self._closed:

@@ -1,0 +1,73 @@
+"""MALT evaluation throughput: generate queries, answer them with the reference agent, time it.
+
+Prints the median milliseconds for the full evaluation of one answer (sandboxed run of the
+agent's program, correctness and safety checks, scoring), the resulting queries per second,
+the median generation time, and the queries/s of a real ``Runner`` run with concurrency.
+The brief's target is <= 50 ms per answer; the reference NetArena took 5.4 s here.
+
+Usage: ``python benchmarks/malt_throughput.py [--queries 120] [--seed 1]``
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import statistics
+import time
+
+from netarena.common.agents import Observation
+from netarena.common.runner import QueryPlan, RunConfig, Runner, plan_queries
+from netarena.malt import MaltApp
+
+
+def main() -> None:
+    """Run the benchmark and print its figures."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--queries", type=int, default=120)
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--concurrency", type=int, default=4)
+    args = parser.parse_args()
+
+    app = MaltApp()
+    agent = app.reference_agent()
+    app.generate(0, 1)  # build the topology once, outside the timings
+    pool = app.sandbox()
+    pool.run(b"def process_graph(g):\n    return {'type': 'text', 'data': 0}\n")  # warm workers
+
+    gen_s: list[float] = []
+    plan = QueryPlan(num_queries=args.queries, seed=args.seed)
+    queries = []
+    for query in plan_queries(app, plan):
+        t0 = time.perf_counter()
+        queries.append(app.generate(query.seed, query.level, query.label))
+        gen_s.append(time.perf_counter() - t0)
+
+    eval_s: list[float] = []
+    correct = 0
+    for query in queries:
+        reply = asyncio.run(agent.act(Observation(query.prompt, query.id)))
+        t0 = time.perf_counter()
+        with app.open(query) as episode:
+            episode.step(reply)
+            score = episode.score()
+        eval_s.append(time.perf_counter() - t0)
+        correct += score.correct and score.safe
+
+    runner = Runner(app, agent, RunConfig(concurrency=args.concurrency))
+    t0 = time.perf_counter()
+    results = asyncio.run(runner.run(queries))
+    wall = time.perf_counter() - t0
+
+    median = statistics.median(eval_s)
+    print(f"queries:                       {len(queries)} (levels 1-3, every label)")
+    print(f"reference correct and safe:    {correct}/{len(queries)}")
+    print(f"median evaluation per answer:  {median * 1000:.1f} ms "
+          f"(p90 {sorted(eval_s)[int(0.9 * len(eval_s))] * 1000:.1f} ms)")
+    print(f"sequential answers per second: {1 / median:.1f}")
+    print(f"median generation per query:   {statistics.median(gen_s) * 1000:.1f} ms")
+    print(f"runner, concurrency {args.concurrency}:         {len(results) / wall:.1f} queries/s "
+          f"({sum(r.correct for r in results)}/{len(results)} correct)")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,103 @@
+"""The generic sandbox: hostile code fails with a clear reason and the evaluator is unharmed."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from netarena.common.errors import SandboxError, SandboxTimeout
+from netarena.common.sandbox import SandboxLimits, SandboxPool, SandboxSpec
+
+SETUP = '''
+import json
+
+def setup(payload):
+    return json.loads(payload)
+
+def run(state, request):
+    namespace = {}
+    try:
+        exec(compile(request.decode(), "<agent>", "exec"), namespace)
+        return json.dumps({"ok": namespace["f"](state)}).encode()
+    except BaseException as exc:
+        return json.dumps({"error": f"{type(exc).__name__}: {exc}"}).encode()
+'''
+
+
+@pytest.fixture(scope="module")
+def pool() -> Iterator[SandboxPool]:
+    spec = SandboxSpec(setup_source=SETUP, payload=b"[1, 2, 3]", preload=("networkx",))
+    sandbox = SandboxPool(spec, SandboxLimits(wall_s=1.5, cpu_s=1), workers=2)
+    yield sandbox
+    sandbox.close()
+
+
+def call(pool: SandboxPool, body: str) -> dict:
+    return json.loads(pool.run(f"def f(state):\n{body}\n".encode()).output)
+
+
+def test_preloaded_state_and_allowed_imports(pool: SandboxPool) -> None:
+    assert call(pool, "    return sum(state)") == {"ok": 6}
+    got = call(pool, "    import networkx as nx, math\n    g = nx.path_graph(3)\n    return [len(g), math.floor(2.5)]")
+    assert got == {"ok": [3, 2]}
+
+
+def test_each_run_starts_from_the_pristine_state(pool: SandboxPool) -> None:
+    assert call(pool, "    state.append(99)\n    return len(state)") == {"ok": 4}
+    assert call(pool, "    return len(state)") == {"ok": 3}
+
+
+@pytest.mark.parametrize(
+    ("body", "reason"),
+    [
+        ("    return open('/etc/passwd').read()", "open '/etc/passwd' is not allowed"),
+        ("    open('/tmp/netarena-sandbox-pwned', 'w').write('x')", "is not allowed"),
+        ("    import socket\n    socket.socket().connect(('127.0.0.1', 9))", "socket"),
+        ("    import os\n    while True:\n        os.fork()", "os.fork is not allowed"),
+        ("    return len(bytearray(4 * 1024 ** 3))", "MemoryError"),
+        ("    import netarena.malt.operations", "import of 'netarena.malt.operations' is not allowed"),
+        ("    import os\n    return os.listdir('/')", "os.listdir"),
+        ("    import subprocess", "import of 'subprocess' is not allowed"),
+    ],
+    ids=["read-passwd", "write-file", "socket", "fork-loop", "alloc-4GB", "import-netarena", "listdir",
+         "subprocess"],
+)
+def test_hostile_code_fails_with_a_clear_reason(pool: SandboxPool, body: str, reason: str) -> None:
+    out = call(pool, body)
+    assert "error" in out and reason in out["error"], out
+    assert call(pool, "    return sum(state)") == {"ok": 6}  # the next answer is unaffected
+    assert not Path("/tmp/netarena-sandbox-pwned").exists()
+
+
+def test_infinite_loop_hits_the_limit_and_the_pool_recovers(pool: SandboxPool) -> None:
+    with pytest.raises(SandboxTimeout, match="limit"):
+        pool.run(b"def f(state):\n    while True:\n        pass\n")
+    assert call(pool, "    return 1") == {"ok": 1}
+
+
+def test_a_child_that_exits_or_crashes_is_reported(pool: SandboxPool) -> None:
+    assert pool.run(b"import os\nos._exit(0)\n").output == b""
+    crash = b"import os\nos.abort()\n"
+    with pytest.raises(SandboxError, match="aborted"):
+        pool.run(crash)
+    assert call(pool, "    return 2") == {"ok": 2}
+
+
+@pytest.mark.root
+def test_workers_are_confined_as_root(pool: SandboxPool) -> None:
+    assert call(pool, "    import os\n    return [os.getuid(), os.getcwd()]") == {"ok": [65534, "/"]}
+    pid = pool.worker_pids()[0]
+    assert os.readlink(f"/proc/{pid}/ns/net") != os.readlink("/proc/self/ns/net")
+
+
+def test_closed_pool_refuses_work() -> None:
+    spec = SandboxSpec(setup_source=SETUP, payload=b"[]")
+    sandbox = SandboxPool(spec, workers=1)
+    sandbox.close()
+    sandbox.close()
+    with pytest.raises(SandboxError, match="closed"):
+        sandbox.run(b"")
