@@ -35,6 +35,7 @@ HISTORY_MARKER = re.compile(r"^\[turn (\d+)\] \$ (.*)$", re.MULTILINE)
 """How the episode prints each previous command (shared format with ``episode``)."""
 _NAMESPACE = re.compile(r"runs in namespace `([a-z0-9-]+)`")
 _ALL_MATCH = re.compile(r"^All \d+ probes match", re.MULTILINE)
+_MODEL_LINE = re.compile(r"^- [a-z0-9-]+: (?:no listening port|service port)", re.MULTILINE)
 
 
 def _norm(value: Any) -> Any:
@@ -69,19 +70,22 @@ def _ops(current: dict[str, Any], desired: dict[str, Any],
     return ops
 
 
-def plan_fixes(text_model: str, snapshot: dict[str, Any]) -> list[tuple[str, str | None]]:
+def plan_fixes(text_model: str, snapshot: dict[str, Any],
+               only: set[str] | None = None) -> list[tuple[str, str | None]]:
     """Commands (with an optional stdin manifest) that restore the healthy policies.
 
     Args:
         text_model: Text holding the intended-connectivity section and the namespace.
         snapshot: A ``NetworkPolicyList`` as ``kubectl get networkpolicy -o json`` prints it.
+        only: The snapshot holds just these policies (a partial ``get``): judge only them.
 
     Returns:
         ``(command, yaml_or_None)`` in safe order; empty when nothing differs.
     """
     ns_match = _NAMESPACE.search(text_model)
     model = parse_intended(text_model, ns_match.group(1) if ns_match else "default")
-    desired = {p["metadata"]["name"]: p for p in render_policies(model)}
+    desired = {p["metadata"]["name"]: p for p in render_policies(model)
+               if only is None or p["metadata"]["name"] in only}
     current = {p["metadata"]["name"]: p for p in snapshot.get("items") or []}
     first: list[tuple[str, str | None]] = []
     second: list[tuple[str, str | None]] = []
@@ -124,6 +128,34 @@ def _decode_list(output: str) -> dict[str, Any] | None:
     return obj if isinstance(obj, dict) and "items" in obj else None
 
 
+_MISMATCH = re.compile(r"^(\S+) → (\S+):\d+ \(Expected: (True|False), Actual: (?:True|False)\)$",
+                       re.MULTILINE)
+_PARTIAL_ABOVE = 20
+"""Applications with more services than this are read policy by policy, not all at once."""
+
+
+def _snapshot_command(text: str) -> str:
+    """The full snapshot, or for large applications only the policies a mismatch implicates
+    (the destination's, plus the source's when access is missing) and ``deny-all``."""
+    if len(_MODEL_LINE.findall(text)) <= _PARTIAL_ABOVE:
+        return SNAPSHOT_COMMAND
+    names = {"deny-all"}
+    for src, dst, expected in _MISMATCH.findall(text):
+        names.add(dst)
+        if expected == "True":
+            names.add(src)
+    return f"kubectl get networkpolicy {' '.join(sorted(names))} -o json"
+
+
+def _requested(cmd: str) -> set[str] | None:
+    """Policy names a snapshot command asked for (``None``: all of them)."""
+    words = cmd.split()
+    if words[:3] != ["kubectl", "get", "networkpolicy"] or words[-2:] != ["-o", "json"]:
+        return set()
+    names = words[3:-2]
+    return set(names) if names else None
+
+
 class ReferenceK8sAgent:
     """Snapshot the policies once, then patch each faulty one back, ingress first."""
 
@@ -138,14 +170,15 @@ class ReferenceK8sAgent:
         if _ALL_MATCH.search(text):
             return f"```\n{SNAPSHOT_COMMAND}\n```"
         history = _history(text)
-        snap_at, snapshot = -1, None
+        snap_at, snapshot, only = -1, None, None
         for i, (cmd, output) in enumerate(history):
-            if cmd == SNAPSHOT_COMMAND and (decoded := _decode_list(output)) is not None:
-                snap_at, snapshot = i, decoded
+            names = _requested(cmd)
+            if names != set() and (decoded := _decode_list(output)) is not None:
+                snap_at, snapshot, only = i, decoded, names
         if snapshot is None:
-            return f"```\n{SNAPSHOT_COMMAND}\n```"
+            return f"```\n{_snapshot_command(text)}\n```"
         try:
-            plan = plan_fixes(text, snapshot)
+            plan = plan_fixes(text, snapshot, only)
         except ConfigError:
             log.warning("no intended connectivity in the observation")
             return f"```\n{SNAPSHOT_COMMAND}\n```"

@@ -110,3 +110,21 @@ async def test_repairs_agent_made_damage_through_kubectl() -> None:
         assert ep.score().correct
     finally:
         ep.close()
+
+
+@pytest.mark.slow
+async def test_large_graph_reads_only_implicated_policies() -> None:
+    from netarena.common.runner import QueryPlan, RunConfig, Runner, plan_queries
+
+    app = K8sApp({"num_services": 40})
+    queries = plan_queries(app, QueryPlan(num_queries=5, seed=12))
+    results = await Runner(app, app.reference_agent(), RunConfig(concurrency=3)).run(queries)
+    assert all(r.correct and r.safe for r in results), results
+    q = queries[0]
+    ep = app.open(q)
+    try:
+        first = ReferenceK8sAgent().decide(ep.observe())
+        line = extract_command(first)[0]
+        assert line.startswith("kubectl get networkpolicy deny-all ") and line.endswith(" -o json")
+    finally:
+        ep.close()
