@@ -13,7 +13,7 @@ import asyncio
 import json
 import logging
 import uuid
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import TypeVar
 
 import httpx
@@ -35,6 +35,50 @@ _FAILED = {
     TaskState.TASK_STATE_REJECTED: "rejected",
     TaskState.TASK_STATE_CANCELED: "canceled",
 }
+
+
+MAX_REPLY_BYTES = 16 * 2**20
+"""Largest HTTP body read from a purple agent; more is an error, not an out-of-memory."""
+
+
+class _ReplyTooLarge(httpx.ReadError):
+    """The peer sent more than the byte cap."""
+
+
+class _CappedStream(httpx.AsyncByteStream):
+    def __init__(self, inner: httpx.AsyncByteStream, limit: int, request: httpx.Request):
+        self._inner, self._limit, self._request = inner, limit, request
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        size = 0
+        async for chunk in self._inner:
+            size += len(chunk)
+            if size > self._limit:
+                raise _ReplyTooLarge(f"reply over {self._limit} bytes", request=self._request)
+            yield chunk
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+
+class _CappedTransport(httpx.AsyncBaseTransport):
+    """Stops reading a response body after ``limit`` bytes."""
+
+    def __init__(self, limit: int) -> None:
+        self._inner = httpx.AsyncHTTPTransport()
+        self._limit = limit
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        response = await self._inner.handle_async_request(request)
+        assert isinstance(response.stream, httpx.AsyncByteStream)
+        return httpx.Response(
+            status_code=response.status_code, headers=response.headers,
+            stream=_CappedStream(response.stream, self._limit, request),
+            extensions=response.extensions,
+        )
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
 
 
 def _connect_failure(exc: BaseException) -> bool:
@@ -91,6 +135,8 @@ class RemoteAgent:
         connect_timeout_s: Longest wait to open a connection.
         retries: Extra attempts after a connection failure.
         backoff_s: First retry delay; doubles each attempt.
+        max_reply_bytes: Largest HTTP body accepted (the text is then cut at
+            ``MAX_REPLY_CHARS``, where the apps cut it anyway).
     """
 
     def __init__(
@@ -101,12 +147,14 @@ class RemoteAgent:
         connect_timeout_s: float = 10.0,
         retries: int = 3,
         backoff_s: float = 0.5,
+        max_reply_bytes: int = MAX_REPLY_BYTES,
     ) -> None:
         self.url = url
         self.name = url
         self._timeout = httpx.Timeout(timeout_s, connect=connect_timeout_s)
         self._retries = retries
         self._backoff_s = backoff_s
+        self._max_reply_bytes = max_reply_bytes
         self._http: httpx.AsyncClient | None = None
         self._client: Client | None = None
         self._lock: asyncio.Lock | None = None
@@ -156,7 +204,9 @@ class RemoteAgent:
         async with self._lock:
             if self._client is None:
                 if self._http is None:
-                    self._http = httpx.AsyncClient(timeout=self._timeout)
+                    self._http = httpx.AsyncClient(
+                        timeout=self._timeout, transport=_CappedTransport(self._max_reply_bytes)
+                    )
                 factory = ClientFactory(ClientConfig(streaming=False, httpx_client=self._http))
                 self._client = await self._retrying(lambda: factory.create_from_url(self.url))
             return self._client
@@ -185,6 +235,8 @@ class RemoteAgent:
             seen = seen.__cause__ or seen.__context__
         detail = f"{type(exc).__name__}: {str(exc)[:300]}"
         for err in chain:
+            if isinstance(err, _ReplyTooLarge):
+                return AgentError(f"{self.url} sent a reply over {self._max_reply_bytes} bytes")
             if isinstance(err, httpx.ConnectError | httpx.ConnectTimeout):
                 return AgentError(f"cannot connect to {self.url} ({err})")
             if isinstance(err, httpx.TimeoutException):

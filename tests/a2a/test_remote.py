@@ -174,3 +174,17 @@ async def test_task_replies_are_read_from_artifacts_and_failures_named() -> None
         with pytest.raises(AgentError, match="agent reported task failed: cannot do that"):
             await agent.act(Observation("please fail", "c", 1))
         await agent.aclose()
+
+
+async def test_reply_bodies_are_capped_in_bytes() -> None:
+    async def on_post(rpc: dict, writer: asyncio.StreamWriter) -> None:
+        writer.write(http_response(200, message_result(rpc["id"], "z" * 3_000_000)))
+
+    async with raw_server(on_post) as url:
+        agent = RemoteAgent(url, timeout_s=10, max_reply_bytes=2_000_000)
+        with pytest.raises(AgentError, match="sent a reply over 2000000 bytes"):
+            await agent.act(Observation("hi", "c", 0))
+        roomy = RemoteAgent(url, timeout_s=10)
+        assert len(await roomy.act(Observation("hi", "c", 0))) == 200_000
+        for a in (agent, roomy):
+            await a.aclose()
