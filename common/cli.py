@@ -136,9 +136,13 @@ def run(
 
 @cli.command()
 def report(
-    results: Annotated[list[Path], typer.Argument(help="results JSONL files or run directories")],
-    out: Annotated[Path, typer.Option(help="directory for index.html, PNGs and summary.txt")] = Path("report"),
-    agentbeats: Annotated[Path | None, typer.Option(help="also write AgentBeats results files (one per app and agent) here")] = None,
+    results: Annotated[list[Path], typer.Argument(help="results JSONL files or run dirs")],
+    out: Annotated[Path, typer.Option(help="directory for index.html, PNGs, summary.txt")] = Path(
+        "report"
+    ),
+    agentbeats: Annotated[
+        Path | None, typer.Option(help="also write AgentBeats results files here (one per run)")
+    ] = None,
 ) -> None:
     """Render results as an HTML page with PNG plots and a plain-text summary."""
     from netarena.common.report import load_results, write_agentbeats, write_report

@@ -192,7 +192,8 @@ def write_report(results: Sequence[QueryResult], out_dir: Path,
                   plots=[overall, *(p for ps in plots.values() for p in ps)])
 
 
-def agentbeats_results(results: Sequence[QueryResult], *, participants: dict[str, str] | None = None,
+def agentbeats_results(results: Sequence[QueryResult], *,
+                       participants: dict[str, str] | None = None,
                        status: str = "completed") -> dict[str, Any]:
     """One assessment's results in the shape the AgentBeats leaderboard stores and queries.
 
@@ -212,7 +213,8 @@ def agentbeats_results(results: Sequence[QueryResult], *, participants: dict[str
     """
     runs = {(r.app, r.agent) for r in results}
     if len(runs) != 1:
-        raise ConfigError(f"an AgentBeats results file holds one app and one agent, got {sorted(runs)}")
+        raise ConfigError(
+            f"an AgentBeats results file holds one app and one agent, got {sorted(runs)}")
     from netarena.common.server import query_record
 
     ((app, agent),) = runs

@@ -8,7 +8,6 @@ import tomllib
 from pathlib import Path
 
 import pytest
-
 from netarena.common.errors import ConfigError
 from netarena.common.report import agentbeats_results, load_results, write_agentbeats
 
