@@ -75,6 +75,11 @@ def base_topology(params: TopologyParams) -> nx.DiGraph:
 
 
 @functools.lru_cache(maxsize=8)
+def _size(base: nx.DiGraph) -> dict[str, int]:
+    return {"nodes": base.number_of_nodes(), "edges": base.number_of_edges()}
+
+
+@functools.lru_cache(maxsize=8)
 def _spec(params: TopologyParams) -> SandboxSpec:
     source = Path(worker.__file__).read_text(encoding="utf-8")
     return SandboxSpec(setup_source=source, payload=worker.graph_payload(base_topology(params)),
@@ -97,8 +102,7 @@ class MaltApp(App):
         label = self.pick_label(rng, level, label)
         base = base_topology(self.config.topology())
         ops = TaskSampler(base, rng).sample(level, label)
-        stats = {"nodes": base.number_of_nodes(), "edges": base.number_of_edges(),
-                 "timeout": self.config.timeout_s}
+        stats = {**_size(base), "timeout": self.config.timeout_s}
         params = self.params()
         return Query(
             id=query_id(self.name, seed, level, label, params), app=self.name, seed=seed,

@@ -9,6 +9,7 @@ resulting diff; the ground truth is itself checked against the safety invariants
 
 from __future__ import annotations
 
+import functools
 import random
 from collections.abc import Callable
 from typing import Any
@@ -35,19 +36,40 @@ Op = dict[str, Any]
 SW, PORT, AGG = "EK_PACKET_SWITCH", "EK_PORT", "EK_AGG_BLOCK"
 
 
+@functools.lru_cache(maxsize=8)
+def _index(base: nx.DiGraph) -> tuple[dict[str, list[str]], list[str]]:
+    """Node names by kind, and the blocks holding switches, of a (read-only) base topology."""
+    by_kind: dict[str, list[str]] = {}
+    for name, attrs in base.nodes(data=True):
+        for kind in attrs["type"]:
+            by_kind.setdefault(kind, []).append(name)
+    kinds = {k: sorted(v) for k, v in by_kind.items()}
+    blocks = [b for b in kinds.get(AGG, []) + kinds.get("EK_SPINEBLOCK", []) if children(base, b, SW)]
+    return kinds, blocks
+
+
+def _copy(graph: nx.DiGraph) -> nx.DiGraph:
+    """A copy with fresh attribute dicts, several times faster than ``DiGraph.copy``."""
+    succ = {u: {v: dict(e) for v, e in nbrs.items()} for u, nbrs in graph._succ.items()}
+    pred: dict[str, dict[str, Any]] = {n: {} for n in succ}
+    for u, nbrs in succ.items():
+        for v, e in nbrs.items():
+            pred[v][u] = e
+    copy = nx.DiGraph()
+    copy._node = {n: {k: dict(v) if isinstance(v, dict) else v for k, v in d.items()}
+                  for n, d in graph._node.items()}
+    copy._adj = copy._succ = succ
+    copy._pred = pred
+    return copy
+
+
 class TaskSampler:
     """Draws operations for one query from a fixed base topology with one ``random.Random``."""
 
     def __init__(self, base: nx.DiGraph, rng: random.Random) -> None:
         self.g = base
         self.rng = rng
-        by_kind: dict[str, list[str]] = {}
-        for name, attrs in base.nodes(data=True):
-            for kind in attrs["type"]:
-                by_kind.setdefault(kind, []).append(name)
-        self.kind = {k: sorted(v) for k, v in by_kind.items()}
-        self.blocks = [b for b in self.kind.get(AGG, []) + self.kind.get("EK_SPINEBLOCK", [])
-                       if children(base, b, SW)]
+        self.kind, self.blocks = _index(base)
         if not self.blocks:
             raise EmulatorError("malt: the topology has no block with switches")
 
@@ -156,7 +178,8 @@ class TaskSampler:
         block = self._pick(self.kind.get(AGG) or self.blocks)
         kids = children(self.g, block, SW)
         if label == "loop-update":
-            do = {"op": "update", "port": "{X}.p1", "capacity_bps": self.speed()}
+            first = self.g.nodes.get(f"{kids[0]}.p1", {}).get("physical_capacity_bps")
+            do = {"op": "update", "port": "{X}.p1", "capacity_bps": self.speed(first)}
         elif label == "loop-add":
             top = max(len(children(self.g, s, PORT)) for s in kids) + 1
             do = {"op": "add_port", "switch": "{X}", "name": f"{{X}}.p{top}", "capacity_bps": self.speed()}
@@ -192,7 +215,7 @@ def solve(base: nx.DiGraph, ops: list[Op]) -> dict[str, Any]:
     Raises:
         EmulatorError: The ground truth would break a safety invariant (a generator bug).
     """
-    graph = base.copy()
+    graph = _copy(base)
     answer = apply_ops(graph, ops)
     diff = graph_diff(base._node, base._adj, graph)
     broken = violations(DiffView(base, diff))
