@@ -1,0 +1,216 @@
+"""Network namespaces: naming, entering, batch configuration and leftover cleanup.
+
+Every episode owns a unique name prefix (``nr`` + 5 base-36 characters, e.g. ``nr3k9az``).
+All its namespaces are named ``<prefix>_<node>`` (``nr3k9az_net`` holds the bridges,
+``nr3k9az_r0``/``nr3k9az_h1`` are the nodes), so a cleanup can find them by prefix after a
+killed process. An owner file ``/run/netarena-route/<prefix>.pid`` records the owning
+process, so ``cleanup`` spares episodes of processes that are still alive.
+
+Python 3.11 has no ``os.setns``; ``enter`` calls libc's ``setns`` for the current thread
+only (network namespaces are per thread), so sockets can be opened inside a node.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import logging
+import os
+import random
+import re
+import signal
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+from netarena.common.errors import EmulatorError
+
+__all__ = [
+    "NETNS_DIR",
+    "OWNER_DIR",
+    "PREFIX_RE",
+    "new_prefix",
+    "enter",
+    "ip_batch",
+    "write_sysctl",
+    "list_prefixes",
+    "remove_prefix",
+    "cleanup",
+]
+
+log = logging.getLogger(__name__)
+
+NETNS_DIR = Path("/run/netns")
+"""Where ``ip netns`` keeps its bind mounts."""
+OWNER_DIR = Path("/run/netarena-route")
+"""Owner files: one ``<prefix>.pid`` per live episode."""
+PREFIX_RE = re.compile(r"^(nr[0-9a-z]{5})_[A-Za-z0-9]+$")
+"""Namespace names of ours; group 1 is the episode prefix."""
+
+_CLONE_NEWNET = 0x40000000
+_libc = ctypes.CDLL(None, use_errno=True)
+_ALPHABET = "0123456789abcdefghijklmnopqrstuvwxyz"
+
+
+def new_prefix(rng: random.Random | None = None) -> str:
+    """A fresh episode prefix not used by any namespace on this machine."""
+    rng = rng or random.Random(os.urandom(8))
+    while True:
+        prefix = "nr" + "".join(rng.choice(_ALPHABET) for _ in range(5))
+        if prefix not in list_prefixes():
+            return prefix
+
+
+def _setns(fd: int) -> None:
+    if _libc.setns(fd, _CLONE_NEWNET) != 0:
+        err = ctypes.get_errno()
+        raise EmulatorError(f"setns failed: {os.strerror(err)}")
+
+
+@contextlib.contextmanager
+def enter(netns: str) -> Iterator[None]:
+    """Run the body with the current thread inside namespace ``netns``, then come back.
+
+    Sockets opened in the body stay bound to ``netns`` after the body ends.
+    """
+    home = os.open(f"/proc/thread-self/ns/net", os.O_RDONLY)
+    try:
+        target = os.open(NETNS_DIR / netns, os.O_RDONLY)
+    except OSError as exc:
+        os.close(home)
+        raise EmulatorError(f"no namespace {netns}: {exc}") from exc
+    try:
+        _setns(target)
+        try:
+            yield
+        finally:
+            _setns(home)
+    finally:
+        os.close(target)
+        os.close(home)
+
+
+def ip_batch(lines: list[str], netns: str | None = None, check: bool = True) -> str:
+    """Run many ``ip`` commands in one process (``ip -batch``), optionally in ``netns``.
+
+    Returns:
+        Combined stderr (empty on success).
+
+    Raises:
+        EmulatorError: A command failed and ``check`` is set.
+    """
+    argv = ["ip"] + (["-n", netns] if netns else []) + (["-force"] if not check else [])
+    argv += ["-batch", "-"]
+    proc = subprocess.run(
+        argv, input="\n".join(lines) + "\n", capture_output=True, text=True, timeout=30
+    )
+    if check and proc.returncode != 0:
+        raise EmulatorError(f"ip batch failed in {netns or 'host'}: {proc.stderr.strip()}")
+    return proc.stderr
+
+
+def write_sysctl(netns: str, key: str, value: str) -> None:
+    """Write ``/proc/sys/<key>`` as seen from inside ``netns`` (``net.*`` keys)."""
+    path = "/proc/sys/" + key.replace(".", "/")
+    with enter(netns), open(path, "w") as f:
+        f.write(value)
+
+
+def list_prefixes() -> set[str]:
+    """Episode prefixes that have at least one namespace on this machine."""
+    if not NETNS_DIR.exists():
+        return set()
+    found = set()
+    for entry in NETNS_DIR.iterdir():
+        m = PREFIX_RE.match(entry.name)
+        if m:
+            found.add(m.group(1))
+    return found
+
+
+def _namespace_inodes(prefix: str) -> dict[int, str]:
+    inodes = {}
+    for entry in NETNS_DIR.glob(f"{prefix}_*"):
+        with contextlib.suppress(OSError):
+            inodes[entry.stat().st_ino] = entry.name
+    return inodes
+
+
+def _kill_processes_in(inodes: dict[int, str]) -> int:
+    """SIGKILL every process whose network namespace is one of ``inodes``."""
+    killed = 0
+    me = os.getpid()
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit() or int(proc.name) == me:
+            continue
+        try:
+            ino = os.stat(proc / "ns" / "net").st_ino
+        except OSError:
+            continue
+        if ino in inodes:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(int(proc.name), signal.SIGKILL)
+                killed += 1
+    return killed
+
+
+def remove_prefix(prefix: str) -> list[str]:
+    """Delete every namespace of episode ``prefix`` and kill processes left inside them.
+
+    Deleting a namespace takes its links, bridges and iptables rules with it.
+
+    Returns:
+        Names of the namespaces removed.
+    """
+    if not re.fullmatch(r"nr[0-9a-z]{5}", prefix):
+        raise EmulatorError(f"not one of our prefixes: {prefix!r}")
+    inodes = _namespace_inodes(prefix)
+    _kill_processes_in(inodes)
+    removed = []
+    for name in sorted(inodes.values()):
+        proc = subprocess.run(["ip", "netns", "del", name], capture_output=True, text=True)
+        if proc.returncode == 0:
+            removed.append(name)
+        else:
+            log.warning("could not delete namespace %s: %s", name, proc.stderr.strip())
+    with contextlib.suppress(FileNotFoundError):
+        (OWNER_DIR / f"{prefix}.pid").unlink()
+    return removed
+
+
+def _owner_alive(prefix: str) -> bool:
+    try:
+        pid = int((OWNER_DIR / f"{prefix}.pid").read_text().strip())
+    except (OSError, ValueError):
+        return False
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def cleanup(include_live: bool = False) -> list[str]:
+    """Remove leftovers of killed episodes: namespaces named ``nr?????_*`` and owner files.
+
+    Args:
+        include_live: Also remove episodes whose owner process is still running.
+
+    Returns:
+        Names of the namespaces removed. Nothing outside our prefixes is touched.
+    """
+    removed: list[str] = []
+    for prefix in sorted(list_prefixes()):
+        if include_live or not _owner_alive(prefix):
+            removed += remove_prefix(prefix)
+    if OWNER_DIR.exists():
+        for owner in OWNER_DIR.glob("nr*.pid"):
+            prefix = owner.stem
+            if prefix not in list_prefixes() and (include_live or not _owner_alive(prefix)):
+                with contextlib.suppress(FileNotFoundError):
+                    owner.unlink()
+    return removed

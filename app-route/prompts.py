@@ -1,0 +1,107 @@
+"""The complete text an agent sees: role, task, answer format, examples, state, history.
+
+Many purple agents are stateless LLM relays, so every observation carries everything. The
+history is printed in a fixed, line-oriented layout (``[turn N] r0 $ ip route`` headers,
+``[exit 0]`` trailers) that both models and the reference solver can read back.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from netarena.common.app import PromptStyle
+from netarena.route.actions import ALLOWED_TOOLS
+from netarena.route.topology import TopologySpec
+
+__all__ = ["HistoryEntry", "task_prompt", "render_observation", "HISTORY_OUTPUT_CHARS"]
+
+HISTORY_OUTPUT_CHARS = 3000
+"""Longest command output repeated in the history (per turn)."""
+
+_FEWSHOT = """\
+## Examples
+Example 1. Every host in subnet 2 is unreachable. Check the router's interfaces:
+{"machine": "r0", "command": "ip addr show"}
+The output shows r0-eth2 with state DOWN. Bring it up:
+{"machine": "r0", "command": "ip link set r0-eth2 up"}
+
+Example 2. No traffic crosses subnets, though hosts reach their gateway. Check forwarding:
+{"machine": "r0", "command": "sysctl net.ipv4.ip_forward"}
+It prints net.ipv4.ip_forward = 0. Enable it:
+{"machine": "r0", "command": "sysctl -w net.ipv4.ip_forward=1"}
+
+Example 3. Inspect packet filters and routes the same way:
+{"machine": "r0", "command": "iptables-save"}
+{"machine": "h3", "command": "ip route"}
+"""
+
+_COT = (
+    "Think step by step: from the ping matrix, decide which machine and which layer "
+    "(link, address, route, filter, forwarding) is most likely wrong, check it, then fix it. "
+    "Write your reasoning first and end your reply with the JSON object."
+)
+
+
+@dataclass(frozen=True)
+class HistoryEntry:
+    """One past turn as the agent will see it again."""
+
+    turn: int
+    machine: str | None
+    command: str
+    output: str
+    exit_code: int | None = None
+    rejected: str | None = None
+    """Why the action was refused (nothing ran), or ``None``."""
+
+    def render(self) -> str:
+        """The entry in the history layout."""
+        if self.rejected is not None:
+            what = f"{self.machine or '?'} $ {self.command}" if self.command else "(no command)"
+            return f"[turn {self.turn}] {what}\n[rejected: {self.rejected}]"
+        out = self.output.rstrip("\n")
+        if len(out) > HISTORY_OUTPUT_CHARS:
+            out = out[:HISTORY_OUTPUT_CHARS] + "\n[... output cut ...]"
+        body = f"{out}\n" if out else ""
+        return f"[turn {self.turn}] {self.machine} $ {self.command}\n{body}[exit {self.exit_code}]"
+
+
+def task_prompt(spec: TopologySpec, style: PromptStyle) -> str:
+    """The fixed part of every observation: role, network, task, rules, answer format."""
+    parts = [
+        "You are a network engineer troubleshooting a network emulated with Mininet "
+        "(hosts and a router are Linux network namespaces; switches are Linux bridges).",
+        "## Intended configuration (the healthy target state)\n" + spec.describe(),
+        "## Task\nOne or more faults were injected (disabled routing, interfaces down, "
+        "missing or wrong IP addresses, traffic filters, wrong routes). Find and fix them "
+        "so that every machine can ping every other machine again (0% dropped). You run "
+        "one command per turn on one machine; after each command the ping matrix is "
+        "measured again and the episode ends when nothing is dropped. Never make "
+        "connectivity worse: a command that breaks a working pair counts as unsafe.",
+        "## Answer format\nReply with one JSON object, nothing after it:\n"
+        '{"machine": "r0", "command": "ip route"}\n'
+        f"machine: one of {', '.join(spec.nodes)}.\n"
+        f"command: one plain command using {', '.join(ALLOWED_TOOLS)} "
+        "(sysctl only for net.* keys). No shell: no pipes, ;, &&, redirections, $(...), "
+        "backticks, sudo is not needed; no ip netns / nsenter. Rejected commands still "
+        "cost a turn.",
+    ]
+    if style.startswith("fewshot"):
+        parts.append(_FEWSHOT)
+    if style.endswith("cot"):
+        parts.append(_COT)
+    return "\n\n".join(parts)
+
+
+def render_observation(
+    prompt: str, pingall: str, history: list[HistoryEntry], turn: int, max_turns: int | None
+) -> str:
+    """The whole observation for this turn."""
+    budget = f" (turn {turn + 1} of {max_turns})" if max_turns else f" (turn {turn + 1})"
+    parts = [prompt, f"## Current connectivity{budget}\n{pingall}"]
+    if history:
+        parts.append("## History of your commands\n" + "\n\n".join(h.render() for h in history))
+    else:
+        parts.append("## History of your commands\n(none yet)")
+    parts.append('Your next command, as {"machine": ..., "command": ...}:')
+    return "\n\n".join(parts)
