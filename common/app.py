@@ -158,7 +158,9 @@ class App(abc.ABC):
         if label is None:
             return rng.choice(list(choices))
         if label not in choices:
-            raise ConfigError(f"{self.name}: label {label!r} is not a level-{level} label {choices}")
+            raise ConfigError(
+                f"{self.name}: label {label!r} is not a level-{level} label {choices}"
+            )
         return label
 
 

@@ -73,8 +73,13 @@ def rate(flags: Sequence[bool]) -> dict[str, Any]:
 def latency(results: Sequence[QueryResult]) -> dict[str, Any]:
     """Median/mean/p90 episode seconds, agent seconds and turns."""
     if not results:
-        return {"median_s": 0.0, "mean_s": 0.0, "p90_s": 0.0, "agent_median_s": 0.0,
-                "mean_turns": 0.0}
+        return {
+            "median_s": 0.0,
+            "mean_s": 0.0,
+            "p90_s": 0.0,
+            "agent_median_s": 0.0,
+            "mean_turns": 0.0,
+        }
     wall = sorted(r.latency_s for r in results)
     return {
         "median_s": _r(statistics.median(wall)),

@@ -12,11 +12,38 @@ from tests.helpers.toy import ToyApp
 
 def test_public_api_is_pinned() -> None:
     assert sorted(common.__all__) == [
-        "Agent", "AgentError", "AgentTimeout", "App", "AppConfig", "ConfigError", "EmulatorError",
-        "Episode", "EpisodeClosed", "InvalidAction", "LiteLLMAgent", "NetArenaError", "NullAgent",
-        "Observation", "Query", "QueryPlan", "QueryResult", "RunConfig", "Runner", "SandboxError",
-        "SandboxTimeout", "Score", "StepResult", "app_names", "load_app", "make_agent", "overlap",
-        "plan_queries", "read_results", "summarize", "wald", "wilson",
+        "Agent",
+        "AgentError",
+        "AgentTimeout",
+        "App",
+        "AppConfig",
+        "ConfigError",
+        "EmulatorError",
+        "Episode",
+        "EpisodeClosed",
+        "InvalidAction",
+        "LiteLLMAgent",
+        "NetArenaError",
+        "NullAgent",
+        "Observation",
+        "Query",
+        "QueryPlan",
+        "QueryResult",
+        "RunConfig",
+        "Runner",
+        "SandboxError",
+        "SandboxTimeout",
+        "Score",
+        "StepResult",
+        "app_names",
+        "load_app",
+        "make_agent",
+        "overlap",
+        "plan_queries",
+        "read_results",
+        "summarize",
+        "wald",
+        "wilson",
     ]
 
 
@@ -39,10 +66,23 @@ def test_config_and_labels_are_validated() -> None:
         load_app("nope")
 
 
-@pytest.mark.parametrize("line", [
-    "rm -rf / ; reboot", "ls | sh", "echo x > /etc/passwd", "cat < /etc/shadow", "echo $(id)",
-    "echo `id`", "echo $HOME", "a && b", "ip a\nreboot", "", "   ", "'unbalanced",
-])
+@pytest.mark.parametrize(
+    "line",
+    [
+        "rm -rf / ; reboot",
+        "ls | sh",
+        "echo x > /etc/passwd",
+        "cat < /etc/shadow",
+        "echo $(id)",
+        "echo `id`",
+        "echo $HOME",
+        "a && b",
+        "ip a\nreboot",
+        "",
+        "   ",
+        "'unbalanced",
+    ],
+)
 def test_shell_syntax_is_refused(line: str) -> None:
     with pytest.raises(InvalidAction):
         split_command(line)
@@ -50,7 +90,13 @@ def test_shell_syntax_is_refused(line: str) -> None:
 
 def test_plain_commands_split() -> None:
     assert split_command("  ip route add 10.0.0.0/24 via 192.168.1.1 ") == [
-        "ip", "route", "add", "10.0.0.0/24", "via", "192.168.1.1"]
+        "ip",
+        "route",
+        "add",
+        "10.0.0.0/24",
+        "via",
+        "192.168.1.1",
+    ]
     assert split_command("kubectl patch np x -p '{\"spec\": {}}'")[-1] == '{"spec": {}}'
 
 
@@ -59,5 +105,6 @@ def test_reply_parsing_is_tolerant() -> None:
     assert last_code_block(reply, ("python", "py")).startswith("def process_graph")
     assert code_blocks("```kubectl get pods```") == ["kubectl get pods"]
     assert json_objects('I will run {"machine": "r0", "command": "ip a"} now {bad') == [
-        {"machine": "r0", "command": "ip a"}]
-    assert json_objects("```json\n{\"a\": {\"b\": 1}}\n```") == [{"a": {"b": 1}}]
+        {"machine": "r0", "command": "ip a"}
+    ]
+    assert json_objects('```json\n{"a": {"b": 1}}\n```') == [{"a": {"b": 1}}]

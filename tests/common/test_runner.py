@@ -36,8 +36,14 @@ def test_plan_is_identical_in_another_process() -> None:
         "from netarena.common.runner import QueryPlan, plan_queries; "
         "print(json.dumps([q.model_dump() for q in plan_queries(ToyApp(), QueryPlan(num_queries=5, seed=11))]))"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
-                         cwd=Path(__file__).parents[2], env={"PYTHONHASHSEED": "123"})
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=Path(__file__).parents[2],
+        env={"PYTHONHASHSEED": "123"},
+    )
     here = [q.model_dump() for q in plan_queries(ToyApp(), QueryPlan(num_queries=5, seed=11))]
     assert json.loads(out.stdout) == here
 
@@ -55,8 +61,15 @@ def test_per_label_plan_and_label_filter() -> None:
 def test_shards_partition_the_plan() -> None:
     app = ToyApp()
     whole = {q.id for q in plan_queries(app, QueryPlan(num_queries=20, seed=2))}
-    parts = [{q.id for q in plan_queries(app, QueryPlan(num_queries=20, seed=2, shard_index=i, num_shards=3))}
-             for i in range(3)]
+    parts = [
+        {
+            q.id
+            for q in plan_queries(
+                app, QueryPlan(num_queries=20, seed=2, shard_index=i, num_shards=3)
+            )
+        }
+        for i in range(3)
+    ]
     assert set().union(*parts) == whole and sum(map(len, parts)) == 20
 
 

@@ -12,7 +12,7 @@ import pytest
 from netarena.common.errors import SandboxError, SandboxTimeout
 from netarena.common.sandbox import SandboxLimits, SandboxPool, SandboxSpec
 
-SETUP = '''
+SETUP = """
 import json
 
 def setup(payload):
@@ -25,7 +25,7 @@ def run(state, request):
         return json.dumps({"ok": namespace["f"](state)}).encode()
     except BaseException as exc:
         return json.dumps({"error": f"{type(exc).__name__}: {exc}"}).encode()
-'''
+"""
 
 
 @pytest.fixture(scope="module")
@@ -42,7 +42,10 @@ def call(pool: SandboxPool, body: str) -> dict:
 
 def test_preloaded_state_and_allowed_imports(pool: SandboxPool) -> None:
     assert call(pool, "    return sum(state)") == {"ok": 6}
-    got = call(pool, "    import networkx as nx, math\n    g = nx.path_graph(3)\n    return [len(g), math.floor(2.5)]")
+    got = call(
+        pool,
+        "    import networkx as nx, math\n    g = nx.path_graph(3)\n    return [len(g), math.floor(2.5)]",
+    )
     assert got == {"ok": [3, 2]}
 
 
@@ -59,12 +62,23 @@ def test_each_run_starts_from_the_pristine_state(pool: SandboxPool) -> None:
         ("    import socket\n    socket.socket().connect(('127.0.0.1', 9))", "socket"),
         ("    import os\n    while True:\n        os.fork()", "os.fork is not allowed"),
         ("    return len(bytearray(4 * 1024 ** 3))", "MemoryError"),
-        ("    import netarena.malt.operations", "import of 'netarena.malt.operations' is not allowed"),
+        (
+            "    import netarena.malt.operations",
+            "import of 'netarena.malt.operations' is not allowed",
+        ),
         ("    import os\n    return os.listdir('/')", "os.listdir"),
         ("    import subprocess", "import of 'subprocess' is not allowed"),
     ],
-    ids=["read-passwd", "write-file", "socket", "fork-loop", "alloc-4GB", "import-netarena", "listdir",
-         "subprocess"],
+    ids=[
+        "read-passwd",
+        "write-file",
+        "socket",
+        "fork-loop",
+        "alloc-4GB",
+        "import-netarena",
+        "listdir",
+        "subprocess",
+    ],
 )
 def test_hostile_code_fails_with_a_clear_reason(pool: SandboxPool, body: str, reason: str) -> None:
     out = call(pool, body)
@@ -89,7 +103,9 @@ def test_a_child_that_exits_or_crashes_is_reported(pool: SandboxPool) -> None:
 
 @pytest.mark.root
 def test_workers_are_confined_as_root(pool: SandboxPool) -> None:
-    assert call(pool, "    import os\n    return [os.getuid(), os.getcwd()]") == {"ok": [65534, "/"]}
+    assert call(pool, "    import os\n    return [os.getuid(), os.getcwd()]") == {
+        "ok": [65534, "/"]
+    }
     pid = pool.worker_pids()[0]
     assert os.readlink(f"/proc/{pid}/ns/net") != os.readlink("/proc/self/ns/net")
 

@@ -8,9 +8,21 @@ from netarena.common.stats import latency, overlap, rate, summarize, wald, wilso
 from netarena.common.types import QueryResult
 
 
-def _result(i: int, correct: bool, safe: bool = True, level: int = 1, label: str = "a") -> QueryResult:
-    return QueryResult(query_id=f"q{i}", app="toy", level=level, label=label, agent="x",
-                       correct=correct, safe=safe, latency_s=float(i), agent_latency_s=0.5, turns=i)
+def _result(
+    i: int, correct: bool, safe: bool = True, level: int = 1, label: str = "a"
+) -> QueryResult:
+    return QueryResult(
+        query_id=f"q{i}",
+        app="toy",
+        level=level,
+        label=label,
+        agent="x",
+        correct=correct,
+        safe=safe,
+        latency_s=float(i),
+        agent_latency_s=0.5,
+        turns=i,
+    )
 
 
 def test_wilson_known_values() -> None:
@@ -57,8 +69,11 @@ def test_latency_summary() -> None:
 
 
 def test_summarize_breakdowns() -> None:
-    results = [_result(1, True, level=1, label="a"), _result(2, False, level=2, label="b"),
-               _result(3, True, safe=False, level=2, label="b")]
+    results = [
+        _result(1, True, level=1, label="a"),
+        _result(2, False, level=2, label="b"),
+        _result(3, True, safe=False, level=2, label="b"),
+    ]
     s = summarize(results, app="toy", agent="x", seed=3)
     assert s["kind"] == "summary" and s["queries"] == 3 and s["seed"] == 3
     assert s["correctness"]["rate"] == pytest.approx(2 / 3, abs=1e-4)

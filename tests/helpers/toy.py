@@ -47,7 +47,9 @@ class ToyEpisode(Episode):
         return StepResult(observation=f"value={self.value}", done=done, reward=10 if done else 0)
 
     def _score(self) -> Score:
-        return Score(correct=self.value == self.target, safe=self.safe, details={"value": self.value})
+        return Score(
+            correct=self.value == self.target, safe=self.safe, details={"value": self.value}
+        )
 
     def _close(self) -> None:
         self.closes += 1
@@ -65,7 +67,11 @@ class ReferenceToyAgent:
 class ToyApp(App):
     name = "toy"
     kind = "reactive"
-    labels: ClassVar[dict[int, tuple[str, ...]]] = {1: ("small",), 2: ("medium",), 3: ("big", "huge")}
+    labels: ClassVar[dict[int, tuple[str, ...]]] = {
+        1: ("small",),
+        2: ("medium",),
+        3: ("big", "huge"),
+    }
     config_model = ToyConfig
     default_max_turns = 10
     legacy_keys: ClassVar[dict[str, str]] = {"biggest": "max_target"}
@@ -76,7 +82,11 @@ class ToyApp(App):
         target = rng.randint(1, self.config.max_target) * level
         return Query(
             id=query_id(self.name, seed, level, label, self.params()),
-            app=self.name, seed=seed, level=level, label=label, params=self.params(),
+            app=self.name,
+            seed=seed,
+            level=level,
+            label=label,
+            params=self.params(),
             prompt=f"Use 'add N' actions to reach {target} without overshooting.",
             truth={"target": target},
         )
