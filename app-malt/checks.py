@@ -198,6 +198,8 @@ def _rows(data: Any) -> list[tuple[str, float | None]] | None:
     for row in data:
         if isinstance(row, dict):
             row = list(row.values())
+        if isinstance(row, tuple):
+            row = list(row)
         if not isinstance(row, list) or len(row) != 2:
             return None
         rows.append((str(row[0]), _number(row[1])))
