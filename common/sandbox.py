@@ -54,7 +54,7 @@ SAFE_STDLIB = (
     "math", "cmath", "statistics", "collections", "itertools", "functools", "operator",
     "heapq", "bisect", "copy", "re", "json", "string", "random", "decimal", "fractions",
     "typing", "dataclasses", "enum", "numbers", "datetime", "abc", "types", "textwrap",
-    "pprint", "array", "time", "contextlib", "warnings", "traceback",
+    "pprint", "array", "time", "contextlib", "warnings", "traceback", "encodings.idna",
 )
 
 
@@ -123,7 +123,7 @@ class _Worker:
             "limits": limits.model_dump(),
             "paths": sorted({_module_dir(m) for m in spec.preload}),
             "preload": list(spec.preload) + [m for m in spec.allowed_imports if m not in spec.preload],
-            "allowed_imports": sorted(set(spec.allowed_imports) | set(spec.preload)),
+            "allowed_imports": sorted({m.split(".")[0] for m in (*spec.allowed_imports, *spec.preload)}),
             "chroot": chroot,
             "uid": _NOBODY,
         }
