@@ -95,6 +95,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", type=Path)
     args = ap.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="smoke: %(message)s")
+    logging.getLogger("httpx").setLevel(logging.WARNING)
 
     green_card = wait_for_card(args.green, 90)
     purple_card = wait_for_card(args.purple, 90)
