@@ -18,6 +18,11 @@ __all__ = ["app", "export_sft"]
 app = typer.Typer(add_completion=False, no_args_is_help=True, help="MALT capacity-planning tools.")
 
 
+@app.callback()
+def _malt() -> None:
+    """MALT capacity-planning tools (a group, so sub-commands keep their names)."""
+
+
 def _levels(text: str) -> tuple[int, ...]:
     try:
         return tuple(int(x) for x in text.split(",") if x.strip())
