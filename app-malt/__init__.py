@@ -82,8 +82,11 @@ def _size(base: nx.DiGraph) -> dict[str, int]:
 @functools.lru_cache(maxsize=8)
 def _spec(params: TopologyParams) -> SandboxSpec:
     source = Path(worker.__file__).read_text(encoding="utf-8")
-    return SandboxSpec(setup_source=source, payload=worker.graph_payload(base_topology(params)),
-                       preload=("networkx",))
+    return SandboxSpec(
+        setup_source=source,
+        payload=worker.graph_payload(base_topology(params)),
+        preload=("networkx",),
+    )
 
 
 class MaltApp(App):
@@ -105,14 +108,21 @@ class MaltApp(App):
         stats = {**_size(base), "timeout": self.config.timeout_s}
         params = self.params()
         return Query(
-            id=query_id(self.name, seed, level, label, params), app=self.name, seed=seed,
-            level=level, label=label, params=params,
-            prompt=render_prompt(ops, self.config.prompt_style, stats), truth=solve(base, ops),
+            id=query_id(self.name, seed, level, label, params),
+            app=self.name,
+            seed=seed,
+            level=level,
+            label=label,
+            params=params,
+            prompt=render_prompt(ops, self.config.prompt_style, stats),
+            truth=solve(base, ops),
         )
 
     def sandbox(self) -> SandboxPool:
         """The process-wide warm sandbox pool for this app's topology and limits."""
-        limits = SandboxLimits(wall_s=self.config.timeout_s, cpu_s=max(1, round(self.config.timeout_s)))
+        limits = SandboxLimits(
+            wall_s=self.config.timeout_s, cpu_s=max(1, round(self.config.timeout_s))
+        )
         return shared_pool(_spec(self.config.topology()), limits, self.config.sandbox_workers)
 
     def open(self, query: Query) -> MaltEpisode:

@@ -29,24 +29,45 @@ __all__ = [
     "state_mismatch",
 ]
 
-KNOWN_KINDS = frozenset({
-    "EK_JUPITER", "EK_SUPERBLOCK", "EK_SPINEBLOCK", "EK_AGG_BLOCK", "EK_PACKET_SWITCH",
-    "EK_CHASSIS", "EK_CONTROL_POINT", "EK_PORT", "EK_RACK", "EK_CONTROL_DOMAIN",
-})
+KNOWN_KINDS = frozenset(
+    {
+        "EK_JUPITER",
+        "EK_SUPERBLOCK",
+        "EK_SPINEBLOCK",
+        "EK_AGG_BLOCK",
+        "EK_PACKET_SWITCH",
+        "EK_CHASSIS",
+        "EK_CONTROL_POINT",
+        "EK_PORT",
+        "EK_RACK",
+        "EK_CONTROL_DOMAIN",
+    }
+)
 EDGE_KINDS = frozenset({"RK_CONTAINS", "RK_CONTROLS"})
 INVARIANTS = (
-    "invalid_node_type", "invalid_edge_type", "containment_hierarchy", "orphaned_node",
-    "port_without_capacity", "switch_without_ports",
+    "invalid_node_type",
+    "invalid_edge_type",
+    "containment_hierarchy",
+    "orphaned_node",
+    "port_without_capacity",
+    "switch_without_ports",
 )
 """Names of the safety invariants, as reported in violations."""
 
-_ALLOWED_CONTAINS = frozenset({
-    ("EK_JUPITER", "EK_SUPERBLOCK"), ("EK_JUPITER", "EK_SPINEBLOCK"),
-    ("EK_SUPERBLOCK", "EK_AGG_BLOCK"), ("EK_AGG_BLOCK", "EK_PACKET_SWITCH"),
-    ("EK_SPINEBLOCK", "EK_PACKET_SWITCH"), ("EK_PACKET_SWITCH", "EK_PORT"),
-    ("EK_RACK", "EK_CHASSIS"), ("EK_CONTROL_DOMAIN", "EK_CONTROL_POINT"),
-    ("EK_CHASSIS", "EK_PACKET_SWITCH"), ("EK_CHASSIS", "EK_CONTROL_POINT"),
-})
+_ALLOWED_CONTAINS = frozenset(
+    {
+        ("EK_JUPITER", "EK_SUPERBLOCK"),
+        ("EK_JUPITER", "EK_SPINEBLOCK"),
+        ("EK_SUPERBLOCK", "EK_AGG_BLOCK"),
+        ("EK_AGG_BLOCK", "EK_PACKET_SWITCH"),
+        ("EK_SPINEBLOCK", "EK_PACKET_SWITCH"),
+        ("EK_PACKET_SWITCH", "EK_PORT"),
+        ("EK_RACK", "EK_CHASSIS"),
+        ("EK_CONTROL_DOMAIN", "EK_CONTROL_POINT"),
+        ("EK_CHASSIS", "EK_PACKET_SWITCH"),
+        ("EK_CHASSIS", "EK_CONTROL_POINT"),
+    }
+)
 _PARENTS = {
     "EK_PORT": {"EK_PACKET_SWITCH"},
     "EK_PACKET_SWITCH": {"EK_AGG_BLOCK", "EK_SPINEBLOCK"},
@@ -60,18 +81,23 @@ class GraphView:
     """Read access to a whole networkx graph, for full checks."""
 
     def __init__(self, graph: nx.DiGraph) -> None:
+        """Wrap ``base`` (never modified)."""
         self.graph = graph
 
     def attrs(self, node: str) -> Mapping[str, Any] | None:
+        """Attributes of ``node``, or ``None`` when it does not exist."""
         return self.graph._node.get(node)
 
     def succ(self, node: str) -> Mapping[str, Mapping[str, Any]]:
+        """``{child: edge attributes}`` of ``node``'s outgoing edges."""
         return self.graph._adj.get(node, {})
 
     def pred(self, node: str) -> Mapping[str, Mapping[str, Any]]:
+        """``{parent: edge attributes}`` of ``node``'s incoming edges."""
         return self.graph._pred.get(node, {}) if self.graph.is_directed() else self.succ(node)
 
     def nodes(self) -> Iterable[str]:
+        """The nodes to check."""
         return self.graph._node
 
 
@@ -83,6 +109,7 @@ class DiffView(GraphView):
     """
 
     def __init__(self, base: nx.DiGraph, diff: Mapping[str, Any]) -> None:
+        """Wrap ``base`` (never modified)."""
         super().__init__(base)
         self.node_changes: Mapping[str, Any] = diff.get("nodes") or {}
         self.out_changes: dict[str, dict[str, Any]] = {}
@@ -92,6 +119,7 @@ class DiffView(GraphView):
             self.in_changes.setdefault(v, {})[u] = attrs
 
     def attrs(self, node: str) -> Mapping[str, Any] | None:
+        """Attributes of ``node``, or ``None`` when it does not exist."""
         if node in self.node_changes:
             return self.node_changes[node]
         return self.graph._node.get(node)
@@ -106,12 +134,15 @@ class DiffView(GraphView):
         return merged
 
     def succ(self, node: str) -> Mapping[str, Mapping[str, Any]]:
+        """``{child: edge attributes}`` of ``node``'s outgoing edges."""
         return self._merge(self.graph._adj.get(node, {}), self.out_changes.get(node))
 
     def pred(self, node: str) -> Mapping[str, Mapping[str, Any]]:
+        """``{parent: edge attributes}`` of ``node``'s incoming edges."""
         return self._merge(self.graph._pred.get(node, {}), self.in_changes.get(node))
 
     def nodes(self) -> Iterable[str]:
+        """The nodes to check."""
         touched = set(self.node_changes) | set(self.out_changes) | set(self.in_changes)
         return sorted(n for n in touched if self.attrs(n) is not None)
 
@@ -126,7 +157,12 @@ def _node_violations(view: GraphView, node: str) -> list[str]:
     kinds = _kinds(attrs)
     found = []
     raw = attrs.get("type")
-    if not isinstance(raw, list) or not raw or len(kinds) != len(raw) or not set(kinds) <= KNOWN_KINDS:
+    if (
+        not isinstance(raw, list)
+        or not raw
+        or len(kinds) != len(raw)
+        or not set(kinds) <= KNOWN_KINDS
+    ):
         found.append(f"invalid_node_type: {node!r} has type {raw!r}")
     succ, pred = view.succ(node), view.pred(node)
     for v, e in succ.items():
@@ -137,14 +173,23 @@ def _node_violations(view: GraphView, node: str) -> list[str]:
             (a, b) in _ALLOWED_CONTAINS for a in kinds for b in _kinds(view.attrs(v))
         ):
             found.append(f"containment_hierarchy: {node!r} {kinds} may not contain {v!r}")
-    parents = {k for u, e in pred.items() if u != node and e.get("type") == "RK_CONTAINS"
-               for k in _kinds(view.attrs(u))}
+    parents = {
+        k
+        for u, e in pred.items()
+        if u != node and e.get("type") == "RK_CONTAINS"
+        for k in _kinds(view.attrs(u))
+    }
     for kind in kinds:
         if kind in _PARENTS and not parents & _PARENTS[kind]:
             found.append(f"orphaned_node: {kind} {node!r} has no {sorted(_PARENTS[kind])} parent")
     if "EK_PORT" in kinds:
         cap = attrs.get("physical_capacity_bps")
-        if isinstance(cap, bool) or not isinstance(cap, (int, float)) or not math.isfinite(cap) or cap <= 0:
+        if (
+            isinstance(cap, bool)
+            or not isinstance(cap, (int, float))
+            or not math.isfinite(cap)
+            or cap <= 0
+        ):
             found.append(f"port_without_capacity: {node!r} has physical_capacity_bps {cap!r}")
     if "EK_PACKET_SWITCH" in kinds and not any(
         v != node and e.get("type") == "RK_CONTAINS" and "EK_PORT" in _kinds(view.attrs(v))
@@ -222,7 +267,11 @@ def answer_mismatch(expected: Mapping[str, Any], got: Mapping[str, Any] | None) 
         value = _number(data)
         if value is None:
             return f"expected the number {expected['data']}, got {str(data)[:80]!r}"
-        return None if _close(value, float(expected["data"])) else f"expected {expected['data']}, got {value:g}"
+        return (
+            None
+            if _close(value, float(expected["data"]))
+            else f"expected {expected['data']}, got {value:g}"
+        )
     if kind == "list":
         if not isinstance(data, list) or not all(isinstance(x, str) for x in data):
             return f"expected a list of names, got {str(data)[:80]!r}"
@@ -242,7 +291,8 @@ def answer_mismatch(expected: Mapping[str, Any], got: Mapping[str, Any] | None) 
     want_rows = sorted((str(n), float(v)) for n, v in expected["data"])
     got_rows = sorted(rows, key=lambda r: r[0])
     if len(want_rows) != len(got_rows) or any(
-        a[0] != b[0] or b[1] is None or not _close(a[1], b[1]) for a, b in zip(want_rows, got_rows)
+        a[0] != b[0] or b[1] is None or not _close(a[1], b[1])
+        for a, b in zip(want_rows, got_rows, strict=True)
     ):
         return f"table differs from the expected {len(want_rows)} rows"
     return None
@@ -256,7 +306,9 @@ def state_mismatch(expected: Mapping[str, Any], got: Mapping[str, Any]) -> str |
     if want_nodes == got_nodes and want_edges == got_edges:
         return None
     if not want_nodes and not want_edges:
-        return f"a read-only query changed the graph ({len(got_nodes)} nodes, {len(got_edges)} edges)"
+        return (
+            f"a read-only query changed the graph ({len(got_nodes)} nodes, {len(got_edges)} edges)"
+        )
     for name in sorted(set(want_nodes) | set(got_nodes)):
         want, have = want_nodes.get(name, "unchanged"), got_nodes.get(name, "unchanged")
         if want != have:
@@ -267,7 +319,9 @@ def state_mismatch(expected: Mapping[str, Any], got: Mapping[str, Any]) -> str |
             if have == "unchanged" or want == "unchanged":
                 return f"node {name!r} should be {'unchanged' if want == 'unchanged' else want}"
             keys = sorted(k for k in set(want) | set(have) if want.get(k) != have.get(k))
-            return f"node {name!r} attribute {keys[0]!r} is {have.get(keys[0])!r}, expected {want.get(keys[0])!r}"
+            key = keys[0]
+            got, wanted = have.get(key), want.get(key)
+            return f"node {name!r} attribute {key!r} is {got!r}, expected {wanted!r}"
     for edge in sorted(set(want_edges) | set(got_edges)):
         if want_edges.get(edge, "unchanged") != got_edges.get(edge, "unchanged"):
             return f"edge {edge[0]!r} -> {edge[1]!r} differs from the target"

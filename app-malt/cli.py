@@ -30,8 +30,10 @@ def _levels(text: str) -> tuple[int, ...]:
         raise typer.BadParameter(f"expected comma-separated levels, got {text!r}") from exc
 
 
-def export_sft(n: int, levels: tuple[int, ...], seed: int, out: Path, prompt_style: str = "zeroshot_base") -> int:
-    """Write ``n`` chat-format records (prompt -> reference program) to ``out``; return the count."""
+def export_sft(
+    n: int, levels: tuple[int, ...], seed: int, out: Path, prompt_style: str = "zeroshot_base"
+) -> int:
+    """Write ``n`` chat records (prompt -> reference program) to ``out``; return the count."""
     malt = MaltApp({"prompt_style": prompt_style})
     agent = malt.reference_agent()
     queries = plan_queries(malt, QueryPlan(num_queries=n, levels=levels, seed=seed))
@@ -40,10 +42,18 @@ def export_sft(n: int, levels: tuple[int, ...], seed: int, out: Path, prompt_sty
         for q in queries:
             answer = asyncio.run(agent.act(Observation(q.prompt, q.id)))
             record = {
-                "messages": [{"role": "user", "content": q.prompt},
-                             {"role": "assistant", "content": answer}],
-                "metadata": {"query_id": q.id, "app": q.app, "level": q.level, "label": q.label,
-                             "seed": q.seed, "prompt_style": prompt_style},
+                "messages": [
+                    {"role": "user", "content": q.prompt},
+                    {"role": "assistant", "content": answer},
+                ],
+                "metadata": {
+                    "query_id": q.id,
+                    "app": q.app,
+                    "level": q.level,
+                    "label": q.label,
+                    "seed": q.seed,
+                    "prompt_style": prompt_style,
+                },
             }
             sink.write(json.dumps(record) + "\n")
     return len(queries)
@@ -55,7 +65,9 @@ def export_sft_command(
     levels: Annotated[str, typer.Option(help="comma-separated levels")] = "1,2,3",
     seed: Annotated[int, typer.Option(help="base seed")] = 0,
     out: Annotated[Path, typer.Option(help="JSONL file to write")] = Path("malt-sft.jsonl"),
-    prompt_style: Annotated[str, typer.Option(help="zeroshot_base, fewshot_base, zeroshot_cot, fewshot_cot")] = "zeroshot_base",
+    prompt_style: Annotated[
+        str, typer.Option(help="zeroshot_base, fewshot_base, zeroshot_cot, fewshot_cot")
+    ] = "zeroshot_base",
 ) -> None:
     """Write a JSONL fine-tuning set: each record is a prompt and the reference program."""
     count = export_sft(n, _levels(levels), seed, out, prompt_style)

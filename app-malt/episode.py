@@ -42,11 +42,16 @@ class MaltEpisode(Episode):
     """A one-turn constructive episode (more turns only if earlier replies were unreadable)."""
 
     def __init__(self, query: Query, base: nx.DiGraph, pool: SandboxPool) -> None:
+        """Play ``query`` on ``base`` with answers run in ``pool``."""
         super().__init__(query)
         self._base = base
         self._pool = pool
         self._notes: list[str] = []
-        self._details: dict[str, Any] = {"reason": "no answer", "violations": "", "violation_count": 0}
+        self._details: dict[str, Any] = {
+            "reason": "no answer",
+            "violations": "",
+            "violation_count": 0,
+        }
         self._correct = False
         self._safe = True
 
@@ -101,8 +106,12 @@ class MaltEpisode(Episode):
         self._details["reason"] = reason or ""
         self._details["eval_s"] = round(time.perf_counter() - started, 6)
         text = "correct" if correct else f"incorrect: {reason}"
-        return StepResult(observation=text, done=True, reward=100.0 if correct else 0.0,
-                          info={"reason": reason or ""})
+        return StepResult(
+            observation=text,
+            done=True,
+            reward=100.0 if correct else 0.0,
+            info={"reason": reason or ""},
+        )
 
     def _score(self) -> Score:
         return Score(correct=self._correct, safe=self._safe, details=dict(self._details))

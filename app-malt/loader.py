@@ -70,7 +70,7 @@ def _tokens(text: str) -> list[tuple[str, str]]:
             out.append((kind, match.group()))
     if pos != len(text):
         line = text.count("\n", 0, pos) + 1
-        raise ConfigError(f"textproto: unexpected input at line {line}: {text[pos:pos + 30]!r}")
+        raise ConfigError(f"textproto: unexpected input at line {line}: {text[pos : pos + 30]!r}")
     return out
 
 

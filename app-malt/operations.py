@@ -38,8 +38,11 @@ Answer = dict[str, Any]
 def children(graph: nx.DiGraph, node: str, kind: str | None = None) -> list[str]:
     """Nodes ``node`` directly contains (``RK_CONTAINS`` edges, self-loops excluded), by name."""
     kids = [
-        v for v, d in graph._adj[node].items()
-        if v != node and d.get("type") == CONTAINS and (kind is None or kind in graph._node[v]["type"])
+        v
+        for v, d in graph._adj[node].items()
+        if v != node
+        and d.get("type") == CONTAINS
+        and (kind is None or kind in graph._node[v]["type"])
     ]
     return sorted(kids)
 
@@ -59,7 +62,9 @@ def contained(graph: nx.DiGraph, node: str, kind: str | None = None) -> list[str
 
 def total_capacity(graph: nx.DiGraph, node: str) -> int | float:
     """Sum of ``physical_capacity_bps`` over the ports ``node`` contains."""
-    return sum(graph._node[p].get("physical_capacity_bps", 0) for p in contained(graph, node, "EK_PORT"))
+    return sum(
+        graph._node[p].get("physical_capacity_bps", 0) for p in contained(graph, node, "EK_PORT")
+    )
 
 
 def _need(graph: nx.DiGraph, name: str) -> None:
@@ -77,7 +82,9 @@ def _write(graph: nx.DiGraph, op: Op) -> None:
     if kind == "add_switch":
         _need(graph, op["parent"])
         name = op["name"]
-        graph.add_node(name, name=name, type=["EK_PACKET_SWITCH"], switch_loc={"stage": op["stage"]})
+        graph.add_node(
+            name, name=name, type=["EK_PACKET_SWITCH"], switch_loc={"stage": op["stage"]}
+        )
         graph.add_edge(op["parent"], name, type=CONTAINS)
         for p in range(1, op["ports"] + 1):
             _add_port(graph, name, f"{name}.p{p}", op["capacity_bps"])

@@ -55,7 +55,7 @@ unchanged); node types are lists; names and numbers must match exactly. The code
 sandbox: no files, no network, no subprocesses; only networkx and the standard library's
 pure modules (math, collections, itertools, re, json, ...) can be imported; it has {timeout:g} s."""
 
-_EXAMPLES = '''\
+_EXAMPLES = """\
 Worked examples (different tasks on the same topology):
 
 Task: 1. Count the ports (EK_PORT) contained (directly or indirectly) in "ju1.a2.m1".
@@ -79,7 +79,7 @@ def process_graph(graph_data):
     graph_data.nodes["ju1.s2.s1c3.p4"]["physical_capacity_bps"] = 40000000000
     return {"type": "graph", "data": None, "updated_graph": graph_data}
 ```
-'''
+"""
 
 _COT = (
     "Think step by step: first restate which nodes each step selects and what it changes or "
@@ -99,7 +99,7 @@ def describe(op: dict[str, Any]) -> str:
             f'Add a new packet switch "{op["name"]}" to "{op["parent"]}": type '
             f'["EK_PACKET_SWITCH"], switch_loc {{"stage": {op["stage"]}}}, {op["ports"]} ports '
             f'"{op["name"]}.p1" to "{op["name"]}.p{op["ports"]}" each of type ["EK_PORT"] with '
-            f'physical_capacity_bps {op["capacity_bps"]}, linked by RK_CONTAINS edges from '
+            f"physical_capacity_bps {op['capacity_bps']}, linked by RK_CONTAINS edges from "
             f'"{op["parent"]}" to the switch and from the switch to each port.'
         ),
         "add_port": lambda: (
@@ -108,20 +108,26 @@ def describe(op: dict[str, Any]) -> str:
             "from the switch."
         ),
         "remove": lambda: f'Remove "{op["node"]}" and every node it contains.',
-        "update": lambda: f'Set the physical_capacity_bps of port "{op["port"]}" to {op["capacity_bps"]}.',
-        "list": lambda: f'List the {_kind(op["kind"])} directly contained in "{op["parent"]}" (any order).',
+        "update": lambda: (
+            f'Set the physical_capacity_bps of port "{op["port"]}" to {op["capacity_bps"]}.'
+        ),
+        "list": lambda: (
+            f'List the {_kind(op["kind"])} directly contained in "{op["parent"]}" (any order).'
+        ),
         "rank": lambda: (
             f'Rank the {_kind(op["kind"])} directly contained in "{op["parent"]}" by the total '
             "physical_capacity_bps of the ports they contain, highest first, ties by name "
             "ascending (a list of names)."
         ),
-        "count": lambda: f'Count the {_kind(op["kind"])} contained (directly or indirectly) in "{op["node"]}".',
+        "count": lambda: (
+            f'Count the {_kind(op["kind"])} contained (directly or indirectly) in "{op["node"]}".'
+        ),
         "capacity": lambda: (
             "Compute the total physical_capacity_bps of the ports contained (directly or "
             f'indirectly) in "{op["node"]}".'
         ),
         "capacity_table": lambda: (
-            f'Make a table with one row [name, total physical_capacity_bps of the ports it '
+            f"Make a table with one row [name, total physical_capacity_bps of the ports it "
             f'contains] for each of the {_kind(op["kind"])} directly contained in "{op["parent"]}".'
         ),
     }

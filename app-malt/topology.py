@@ -62,7 +62,10 @@ def _switch(graph: nx.DiGraph, name: str, stage: int) -> None:
 
 
 def _block(
-    graph: nx.DiGraph, block: str, stages: tuple[int, int], params: TopologyParams,
+    graph: nx.DiGraph,
+    block: str,
+    stages: tuple[int, int],
+    params: TopologyParams,
     speed: random.Random | None,
 ) -> list[str]:
     """Add a block's switches and ports; return the switch names."""

@@ -94,10 +94,12 @@ def graph_diff(base_node, base_adj, graph):
 
 def graph_payload(graph):
     """Serialize a topology for ``setup``: JSON nodes with attributes and typed edges."""
-    return json.dumps({
-        "nodes": [[n, d] for n, d in graph.nodes(data=True)],
-        "edges": [[u, v, d] for u, v, d in graph.edges(data=True)],
-    }).encode()
+    return json.dumps(
+        {
+            "nodes": [[n, d] for n, d in graph.nodes(data=True)],
+            "edges": [[u, v, d] for u, v, d in graph.edges(data=True)],
+        }
+    ).encode()
 
 
 def setup(payload):

@@ -61,12 +61,16 @@ def main() -> None:
     median = statistics.median(eval_s)
     print(f"queries:                       {len(queries)} (levels 1-3, every label)")
     print(f"reference correct and safe:    {correct}/{len(queries)}")
-    print(f"median evaluation per answer:  {median * 1000:.1f} ms "
-          f"(p90 {sorted(eval_s)[int(0.9 * len(eval_s))] * 1000:.1f} ms)")
+    print(
+        f"median evaluation per answer:  {median * 1000:.1f} ms "
+        f"(p90 {sorted(eval_s)[int(0.9 * len(eval_s))] * 1000:.1f} ms)"
+    )
     print(f"sequential answers per second: {1 / median:.1f}")
     print(f"median generation per query:   {statistics.median(gen_s) * 1000:.1f} ms")
-    print(f"runner, concurrency {args.concurrency}:         {len(results) / wall:.1f} queries/s "
-          f"({sum(r.correct for r in results)}/{len(results)} correct)")
+    print(
+        f"runner, concurrency {args.concurrency}:         {len(results) / wall:.1f} queries/s "
+        f"({sum(r.correct for r in results)}/{len(results)} correct)"
+    )
 
 
 if __name__ == "__main__":

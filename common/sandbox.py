@@ -51,10 +51,37 @@ _SIGNAL_REASONS = {
 
 #: Standard-library modules agent code may import (preloaded before confinement).
 SAFE_STDLIB = (
-    "math", "cmath", "statistics", "collections", "itertools", "functools", "operator",
-    "heapq", "bisect", "copy", "re", "json", "string", "random", "decimal", "fractions",
-    "typing", "dataclasses", "enum", "numbers", "datetime", "abc", "types", "textwrap",
-    "pprint", "array", "time", "contextlib", "warnings", "traceback", "encodings.idna",
+    "math",
+    "cmath",
+    "statistics",
+    "collections",
+    "itertools",
+    "functools",
+    "operator",
+    "heapq",
+    "bisect",
+    "copy",
+    "re",
+    "json",
+    "string",
+    "random",
+    "decimal",
+    "fractions",
+    "typing",
+    "dataclasses",
+    "enum",
+    "numbers",
+    "datetime",
+    "abc",
+    "types",
+    "textwrap",
+    "pprint",
+    "array",
+    "time",
+    "contextlib",
+    "warnings",
+    "traceback",
+    "encodings.idna",
 )
 
 
@@ -119,11 +146,15 @@ class _Worker:
     """One warm zygote process and its pipes. Used by one thread at a time."""
 
     def __init__(self, spec: SandboxSpec, limits: SandboxLimits, chroot: str | None) -> None:
+        """Start ``workers`` warm workers for ``spec`` (they finish loading in the background)."""
         config = {
             "limits": limits.model_dump(),
             "paths": sorted({_module_dir(m) for m in spec.preload}),
-            "preload": list(spec.preload) + [m for m in spec.allowed_imports if m not in spec.preload],
-            "allowed_imports": sorted({m.split(".")[0] for m in (*spec.allowed_imports, *spec.preload)}),
+            "preload": list(spec.preload)
+            + [m for m in spec.allowed_imports if m not in spec.preload],
+            "allowed_imports": sorted(
+                {m.split(".")[0] for m in (*spec.allowed_imports, *spec.preload)}
+            ),
             "chroot": chroot,
             "uid": _NOBODY,
         }
@@ -195,7 +226,10 @@ class SandboxPool:
     Thread-safe: callers block until a worker is free. A worker that dies is replaced.
     """
 
-    def __init__(self, spec: SandboxSpec, limits: SandboxLimits | None = None, workers: int = 2) -> None:
+    def __init__(
+        self, spec: SandboxSpec, limits: SandboxLimits | None = None, workers: int = 2
+    ) -> None:
+        """Start ``workers`` warm workers for ``spec`` (they finish loading in the background)."""
         self.spec = spec
         self.limits = limits or SandboxLimits()
         self._chroot = tempfile.mkdtemp(prefix="netarena-sandbox-") if os.geteuid() == 0 else None
@@ -259,7 +293,9 @@ _POOLS: dict[str, SandboxPool] = {}
 _POOLS_LOCK = threading.Lock()
 
 
-def shared_pool(spec: SandboxSpec, limits: SandboxLimits | None = None, workers: int = 2) -> SandboxPool:
+def shared_pool(
+    spec: SandboxSpec, limits: SandboxLimits | None = None, workers: int = 2
+) -> SandboxPool:
     """The process-wide pool for ``spec`` and ``limits``, created on first use, closed at exit."""
     limits = limits or SandboxLimits()
     key = f"{spec.key()}-{hashlib.sha256(limits.model_dump_json().encode()).hexdigest()[:8]}"

@@ -20,10 +20,35 @@ import time
 __all__: list[str] = []
 
 _DENY_PREFIXES = (
-    "os.", "socket.", "subprocess.", "shutil.", "ctypes.", "urllib.", "http.", "ftplib.",
-    "smtplib.", "telnetlib.", "poplib.", "imaplib.", "nntplib.", "webbrowser.", "mmap.",
-    "fcntl.", "pty.", "resource.", "signal.", "sqlite3.", "glob.", "pathlib.", "tempfile.",
-    "gc.", "pickle.", "marshal.", "_posixsubprocess.", "syslog.", "sys.remote_exec",
+    "os.",
+    "socket.",
+    "subprocess.",
+    "shutil.",
+    "ctypes.",
+    "urllib.",
+    "http.",
+    "ftplib.",
+    "smtplib.",
+    "telnetlib.",
+    "poplib.",
+    "imaplib.",
+    "nntplib.",
+    "webbrowser.",
+    "mmap.",
+    "fcntl.",
+    "pty.",
+    "resource.",
+    "signal.",
+    "sqlite3.",
+    "glob.",
+    "pathlib.",
+    "tempfile.",
+    "gc.",
+    "pickle.",
+    "marshal.",
+    "_posixsubprocess.",
+    "syslog.",
+    "sys.remote_exec",
 )
 _DENY_EXACT = frozenset({"open", "builtins.input", "os.system", "cpython.remote_debugger_script"})
 
@@ -89,7 +114,7 @@ def _child(config, run, state, request, out_fd, devnull):
         data = json.dumps({"sandbox_error": f"{type(exc).__name__}: {exc}"[:2000]}).encode()
     view = memoryview(data)
     while view:
-        view = view[os.write(out_fd, view):]
+        view = view[os.write(out_fd, view) :]
     os._exit(0)
 
 

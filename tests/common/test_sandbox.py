@@ -44,7 +44,7 @@ def test_preloaded_state_and_allowed_imports(pool: SandboxPool) -> None:
     assert call(pool, "    return sum(state)") == {"ok": 6}
     got = call(
         pool,
-        "    import networkx as nx, math\n    g = nx.path_graph(3)\n    return [len(g), math.floor(2.5)]",
+        "    import networkx as nx, math\n    return [len(nx.path_graph(3)), math.floor(2.5)]",
     )
     assert got == {"ok": [3, 2]}
 

@@ -11,7 +11,9 @@ from netarena.malt.checks import INVARIANTS, DiffView, answer_mismatch, state_mi
 from netarena.malt.topology import TopologyParams, build_topology
 from netarena.malt.worker import graph_diff
 
-SMALL = TopologyParams(superblocks=1, aggs_per_superblock=2, spineblocks=1, switches_per_stage=2, ports_per_switch=3)
+SMALL = TopologyParams(
+    superblocks=1, aggs_per_superblock=2, spineblocks=1, switches_per_stage=2, ports_per_switch=3
+)
 SW, PORT = "ju1.a1.m1.s2c1", "ju1.a1.m1.s2c1.p1"
 
 
@@ -20,18 +22,33 @@ def _set(node: str, key: str, value: object) -> Callable[[nx.DiGraph], None]:
 
 
 BREAKERS: dict[str, list[Callable[[nx.DiGraph], None]]] = {
-    "invalid_node_type": [_set(PORT, "type", "EK_PORT"), _set(PORT, "type", ["EK_WIDGET"]), _set(SW, "type", [])],
-    "invalid_edge_type": [lambda g: g.add_edge("ju1.a1.m1", "ju1.a1.m2", type="RK_LINKS"),
-                          lambda g: g.add_edge(SW, PORT + "x", type=None)],
-    "containment_hierarchy": [lambda g: g.add_edge(PORT, "ju1.a1", type="RK_CONTAINS"),
-                              lambda g: g.add_edge("ju1.a1.m1", PORT, type="RK_CONTAINS")],
+    "invalid_node_type": [
+        _set(PORT, "type", "EK_PORT"),
+        _set(PORT, "type", ["EK_WIDGET"]),
+        _set(SW, "type", []),
+    ],
+    "invalid_edge_type": [
+        lambda g: g.add_edge("ju1.a1.m1", "ju1.a1.m2", type="RK_LINKS"),
+        lambda g: g.add_edge(SW, PORT + "x", type=None),
+    ],
+    "containment_hierarchy": [
+        lambda g: g.add_edge(PORT, "ju1.a1", type="RK_CONTAINS"),
+        lambda g: g.add_edge("ju1.a1.m1", PORT, type="RK_CONTAINS"),
+    ],
     "orphaned_node": [lambda g: g.remove_node(SW), lambda g: g.remove_edge("ju1.a1", "ju1.a1.m2")],
-    "port_without_capacity": [lambda g: g.nodes[PORT].pop("physical_capacity_bps"),
-                              _set(PORT, "physical_capacity_bps", 0), _set(PORT, "physical_capacity_bps", "1e9"),
-                              _set(PORT, "physical_capacity_bps", True)],
-    "switch_without_ports": [lambda g: g.remove_nodes_from([f"{SW}.p{i}" for i in (1, 2, 3)]),
-                             lambda g: g.add_node("ju1.a1.m1.s9c9", name="x", type=["EK_PACKET_SWITCH"])
-                             or g.add_edge("ju1.a1.m1", "ju1.a1.m1.s9c9", type="RK_CONTAINS")],
+    "port_without_capacity": [
+        lambda g: g.nodes[PORT].pop("physical_capacity_bps"),
+        _set(PORT, "physical_capacity_bps", 0),
+        _set(PORT, "physical_capacity_bps", "1e9"),
+        _set(PORT, "physical_capacity_bps", True),
+    ],
+    "switch_without_ports": [
+        lambda g: g.remove_nodes_from([f"{SW}.p{i}" for i in (1, 2, 3)]),
+        lambda g: (
+            g.add_node("ju1.a1.m1.s9c9", name="x", type=["EK_PACKET_SWITCH"])
+            or g.add_edge("ju1.a1.m1", "ju1.a1.m1.s9c9", type="RK_CONTAINS")
+        ),
+    ],
 }
 
 
@@ -39,7 +56,9 @@ def test_every_invariant_has_violating_states() -> None:
     assert set(BREAKERS) == set(INVARIANTS)
 
 
-@pytest.mark.parametrize(("invariant", "index"), [(k, i) for k, v in BREAKERS.items() for i in range(len(v))])
+@pytest.mark.parametrize(
+    ("invariant", "index"), [(k, i) for k, v in BREAKERS.items() for i in range(len(v))]
+)
 def test_invariant_fires_on_a_violating_state(invariant: str, index: int) -> None:
     base = build_topology(SMALL)
     assert violations(base) == []
@@ -66,13 +85,25 @@ def test_legitimate_changes_are_safe() -> None:
 @pytest.mark.parametrize(
     ("expected", "got", "reason"),
     [
-        ({"type": "list", "data": ["a", "b", "c"], "ordered": True}, ["b", "a", "c"], "wrong order"),
+        (
+            {"type": "list", "data": ["a", "b", "c"], "ordered": True},
+            ["b", "a", "c"],
+            "wrong order",
+        ),
         ({"type": "list", "data": ["a", "b", "c"], "ordered": False}, ["a", "c"], "missing ['b']"),
-        ({"type": "list", "data": ["a", "b"], "ordered": False}, ["a", "b", "z"], "unexpected ['z']"),
+        (
+            {"type": "list", "data": ["a", "b"], "ordered": False},
+            ["a", "b", "z"],
+            "unexpected ['z']",
+        ),
         ({"type": "list", "data": ["a"], "ordered": False}, "a", "list of names"),
         ({"type": "text", "data": 64}, 63, "expected 64"),
         ({"type": "text", "data": 64}, "many", "expected the number"),
-        ({"type": "table", "data": [["a", 1e9], ["b", 2e9]]}, [["a", 1e9], ["b", 3e9]], "table differs"),
+        (
+            {"type": "table", "data": [["a", 1e9], ["b", 2e9]]},
+            [["a", 1e9], ["b", 3e9]],
+            "table differs",
+        ),
         ({"type": "table", "data": [["a", 1e9]]}, [["a", 1e9], ["b", 1e9]], "table differs"),
         ({"type": "table", "data": [["a", 1e9]]}, 5, "table of"),
     ],
@@ -111,11 +142,15 @@ def test_state_is_compared_as_a_labelled_graph() -> None:
     assert state_mismatch(target, diff(_set(PORT, "physical_capacity_bps", 10**10))) is None
     wrong_attr = state_mismatch(target, diff(_set(PORT, "physical_capacity_bps", 10**11)))
     assert "attribute 'physical_capacity_bps'" in wrong_attr
-    assert "should be" in state_mismatch(target, diff(_set(SW + ".p2", "physical_capacity_bps", 10**10)))
+    assert "should be" in state_mismatch(
+        target, diff(_set(SW + ".p2", "physical_capacity_bps", 10**10))
+    )
     removal = diff(lambda g: g.remove_nodes_from([SW, *[f"{SW}.p{i}" for i in (1, 2, 3)]]))
     assert "should have been removed" in state_mismatch(removal, diff(lambda g: g.remove_node(SW)))
     kept = diff(_set(PORT, "physical_capacity_bps", 10**10))
     assert "is missing" in state_mismatch(kept, diff(lambda g: g.remove_node(PORT)))
     renamed = diff(lambda g: nx.relabel_nodes(g, {PORT: PORT + "x"}, copy=False))
-    assert state_mismatch(renamed, diff(lambda g: nx.relabel_nodes(g, {PORT: PORT + "y"}, copy=False)))
+    assert state_mismatch(
+        renamed, diff(lambda g: nx.relabel_nodes(g, {PORT: PORT + "y"}, copy=False))
+    )
     assert "read-only query changed the graph" in state_mismatch({"nodes": {}, "edges": []}, target)

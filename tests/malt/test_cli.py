@@ -19,12 +19,14 @@ RUN = ["run", "malt", "--queries", "60", "--levels", "1,2,3", "--seed", "7", "--
 def _run(agent: str) -> dict:
     result = CliRunner().invoke(cli, [*RUN, "--agent", agent])
     assert result.exit_code == 0, result.output
-    return json.loads(result.stdout[result.stdout.index("{"):])
+    return json.loads(result.stdout[result.stdout.index("{") :])
 
 
 def _verdicts(summary: dict) -> dict:
-    return {label: (m["queries"], m["correctness"], m["safety"], m["errors"])
-            for label, m in summary["by_label"].items()}
+    return {
+        label: (m["queries"], m["correctness"], m["safety"], m["errors"])
+        for label, m in summary["by_label"].items()
+    }
 
 
 @pytest.mark.slow
@@ -44,9 +46,22 @@ def test_null_agent_scores_about_zero() -> None:
 
 def test_export_sft_writes_chat_records(tmp_path: Path) -> None:
     out = tmp_path / "sft.jsonl"
-    args = ["malt", "export-sft", "--n", "12", "--levels", "1,2,3", "--seed", "3", "--out", str(out)]
+    args = [
+        "malt",
+        "export-sft",
+        "--n",
+        "12",
+        "--levels",
+        "1,2,3",
+        "--seed",
+        "3",
+        "--out",
+        str(out),
+    ]
     main = "from netarena.common.cli import main; main()"
-    done = subprocess.run([sys.executable, "-c", main, *args], capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-c", main, *args], capture_output=True, text=True, timeout=120
+    )
     assert done.returncode == 0, done.stderr
     assert "wrote 12 records" in done.stdout
     records = [json.loads(line) for line in out.read_text().splitlines()]
@@ -55,7 +70,9 @@ def test_export_sft_writes_chat_records(tmp_path: Path) -> None:
     for record in records[:4]:
         user, assistant = record["messages"]
         assert user["role"] == "user" and assistant["role"] == "assistant"
-        query = app.generate(record["metadata"]["seed"], record["metadata"]["level"], record["metadata"]["label"])
+        query = app.generate(
+            record["metadata"]["seed"], record["metadata"]["level"], record["metadata"]["label"]
+        )
         assert user["content"] == query.prompt
         with app.open(query) as episode:
             episode.step(assistant["content"])

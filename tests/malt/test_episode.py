@@ -1,4 +1,4 @@
-"""Episodes against the real sandbox: code extraction, wrong answers caught, hostile code contained."""
+"""Episodes on the real sandbox: code extraction, wrong answers caught, hostile code contained."""
 
 from __future__ import annotations
 
@@ -65,11 +65,37 @@ def test_null_reply_is_invalid_and_incorrect() -> None:
     ("label", "op", "edit", "reason"),
     [
         ("update-rank", "rank", ("(-capacity(k), k)", "(capacity(k), k)"), "wrong order"),
-        ("list", "list", ('result["updated_graph"] = G', 'result["data"] = result["data"][1:]\n    result["updated_graph"] = G'), "missing"),
-        ("update", "update", ("['physical_capacity_bps'] = ", "['physical_capacity_bps'] = 7 + "), "attribute 'physical_capacity_bps'"),
-        ("count", "count", ('result["updated_graph"] = G', 'G.remove_node(sorted(G)[-1])\n    result["updated_graph"] = G'), "read-only query changed the graph"),
+        (
+            "list",
+            "list",
+            (
+                'result["updated_graph"] = G',
+                'result["data"] = result["data"][1:]\n    result["updated_graph"] = G',
+            ),
+            "missing",
+        ),
+        (
+            "update",
+            "update",
+            ("['physical_capacity_bps'] = ", "['physical_capacity_bps'] = 7 + "),
+            "attribute 'physical_capacity_bps'",
+        ),
+        (
+            "count",
+            "count",
+            (
+                'result["updated_graph"] = G',
+                'G.remove_node(sorted(G)[-1])\n    result["updated_graph"] = G',
+            ),
+            "read-only query changed the graph",
+        ),
         ("capacity", "capacity", ("'data': capacity(", "'data': 2 * capacity("), "expected"),
-        ("capacity", "capacity_table", ("[[k, capacity(k)]", "[[k, 2 * capacity(k)]"), "table differs"),
+        (
+            "capacity",
+            "capacity_table",
+            ("[[k, capacity(k)]", "[[k, 2 * capacity(k)]"),
+            "table differs",
+        ),
     ],
 )
 def test_wrong_answers_are_caught(label: str, op: str, edit: tuple[str, str], reason: str) -> None:
@@ -83,7 +109,11 @@ def test_wrong_answers_are_caught(label: str, op: str, edit: tuple[str, str], re
 def test_unsafe_removal_is_unsafe_and_incorrect() -> None:
     q = _find(1, "remove")
     node = q.truth["ops"][0]["node"]
-    correct, safe, details = _play(q, f"def process_graph(g):\n    g.remove_node({node!r})\n    return {{'type': 'graph', 'data': None, 'updated_graph': g}}")
+    correct, safe, details = _play(
+        q,
+        f"def process_graph(g):\n    g.remove_node({node!r})\n"
+        "    return {'type': 'graph', 'data': None, 'updated_graph': g}",
+    )
     if q.truth["diff"]["nodes"] and len(q.truth["diff"]["nodes"]) > 1:
         assert not correct and not safe and "orphaned_node" in details["violations"]
 
@@ -95,14 +125,19 @@ def test_in_place_mutation_with_garbage_return_is_judged_on_the_real_state() -> 
     code = f"def process_graph(graph_data):\n{mutate}    return 'garbage'"
     correct, safe, details = _play(upd, code)
     assert not correct and safe and "not a dict" in details["reason"]
-    code = f"def process_graph(graph_data):\n{mutate}    return {{'type': 'graph', 'data': 42, 'updated_graph': 'garbage'}}"
+    code = (
+        f"def process_graph(graph_data):\n{mutate}"
+        "    return {'type': 'graph', 'data': 42, 'updated_graph': 'garbage'}"
+    )
     assert _play(upd, code)[:2] == (True, True)  # the state it left is the target
 
     count = _find(1, "count")
     answer = count.truth["answer"]["data"]
-    code = ("def process_graph(graph_data):\n    pristine = graph_data.copy()\n"
-            f"    graph_data.remove_node({port!r})\n"
-            f"    return {{'type': 'text', 'data': {answer}, 'updated_graph': 'garbage'}}")
+    code = (
+        "def process_graph(graph_data):\n    pristine = graph_data.copy()\n"
+        f"    graph_data.remove_node({port!r})\n"
+        f"    return {{'type': 'text', 'data': {answer}, 'updated_graph': 'garbage'}}"
+    )
     correct, _, details = _play(count, code)
     assert not correct and "read-only query changed the graph" in details["reason"]
     code = code.replace("'updated_graph': 'garbage'", "'updated_graph': pristine")
@@ -129,19 +164,26 @@ HOSTILE = {
     "fork-loop": ("import os\n    while True:\n        os.fork()", "os.fork is not allowed"),
     "alloc-4GB": ("return bytearray(4 * 1024 ** 3)", "MemoryError"),
     "loop-forever": ("while True:\n        pass", "limit"),
-    "import-truth": ("from netarena.malt.operations import apply_ops", "import of 'netarena.malt.operations' is not allowed"),
+    "import-truth": (
+        "from netarena.malt.operations import apply_ops",
+        "import of 'netarena.malt.operations' is not allowed",
+    ),
 }
 
 
 def test_hostile_code_fails_only_its_query_in_a_real_run() -> None:
     queries = [APP.generate(seed, 1, "count") for seed in range(len(HOSTILE) + 2)]
-    replies = {q.id: f"```python\ndef process_graph(graph_data):\n    {body}\n```"
-               for q, (body, _) in zip(queries, HOSTILE.values())}
-    for q in queries[len(HOSTILE):]:
+    replies = {
+        q.id: f"```python\ndef process_graph(graph_data):\n    {body}\n```"
+        for q, (body, _) in zip(queries, HOSTILE.values(), strict=False)
+    }
+    for q in queries[len(HOSTILE) :]:
         replies[q.id] = f"```python\n{_reference(q)}```"
-    results = asyncio.run(Runner(APP, ScriptedAgent(replies), RunConfig(concurrency=3)).run(queries))
-    for result, (name, (_, reason)) in zip(results, HOSTILE.items()):
+    results = asyncio.run(
+        Runner(APP, ScriptedAgent(replies), RunConfig(concurrency=3)).run(queries)
+    )
+    for result, (name, (_, reason)) in zip(results, HOSTILE.items(), strict=False):
         assert not result.correct and result.safe, name
         assert reason in result.details["reason"], (name, result.details["reason"])
-    assert all(r.correct and r.safe for r in results[len(HOSTILE):])
+    assert all(r.correct and r.safe for r in results[len(HOSTILE) :])
     assert not Path("/tmp/netarena-malt-pwned").exists()

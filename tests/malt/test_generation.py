@@ -28,9 +28,12 @@ def _ops(op: dict) -> set[str]:
 def test_same_query_in_another_process() -> None:
     code = (
         "from netarena.malt import MaltApp\n"
-        "print(MaltApp({'prompt_style': 'fewshot_cot'}).generate(4242, 3, 'if-capacity').model_dump_json())"
+        "q = MaltApp({'prompt_style': 'fewshot_cot'}).generate(4242, 3, 'if-capacity')\n"
+        "print(q.model_dump_json())"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout
     here = MaltApp({"prompt_style": "fewshot_cot"}).generate(4242, 3, "if-capacity")
     assert json.loads(out) == json.loads(here.model_dump_json())
 
@@ -46,9 +49,11 @@ def test_every_label_generates_safe_deterministic_truth(level: int, label: str) 
         assert violations(DiffView(base, q.truth["diff"])) == []
         ops = q.truth["ops"]
         assert len(ops) == (2 if level == 2 else 1)
-        for op, name in zip(ops, label.split("-")):
+        for op, name in zip(ops, label.split("-"), strict=False):
             if level < 3:
-                assert op["op"].startswith(name) or (name == "capacity" and op["op"] == "capacity_table")
+                assert op["op"].startswith(name) or (
+                    name == "capacity" and op["op"] == "capacity_table"
+                )
         reads = any(_ops(op) & READ_OPS for op in ops[-1:])
         writes = any(_ops(op) & WRITE_OPS for op in ops)
         assert q.truth["answer"]["type"] in ("text", "list", "table", "graph")
@@ -86,12 +91,16 @@ def test_loops_touch_every_item_of_the_selected_set() -> None:
     q = MaltApp().generate(3, 3, "loop-update")
     block = q.truth["ops"][0]["parent"]
     changed = q.truth["diff"]["nodes"]
-    assert len(changed) == 16 and all(name.startswith(block + ".") and name.endswith(".p1") for name in changed)
+    assert len(changed) == 16 and all(
+        name.startswith(block + ".") and name.endswith(".p1") for name in changed
+    )
 
 
 def test_prompt_styles() -> None:
-    prompts = {s: MaltApp({"prompt_style": s}).generate(9, 2, "remove-rank").prompt
-               for s in ("zeroshot_base", "fewshot_base", "zeroshot_cot", "fewshot_cot")}
+    prompts = {
+        s: MaltApp({"prompt_style": s}).generate(9, 2, "remove-rank").prompt
+        for s in ("zeroshot_base", "fewshot_base", "zeroshot_cot", "fewshot_cot")
+    }
     for style, text in prompts.items():
         assert "def process_graph(graph_data)" in text and "updated_graph" in text
         assert "RK_CONTAINS" in text and "Task:\n1. Remove" in text
@@ -110,6 +119,8 @@ def test_bad_labels_and_levels_are_rejected() -> None:
 
 
 def test_scaled_topology_queries_carry_their_params() -> None:
-    app = MaltApp({"superblocks": 2, "spineblocks": 1, "capacity_profile": "mixed", "capacity_seed": 3})
+    app = MaltApp(
+        {"superblocks": 2, "spineblocks": 1, "capacity_profile": "mixed", "capacity_seed": 3}
+    )
     q = app.generate(5, 2, "update-rank")
     assert q.params["superblocks"] == 2 and q.id != MaltApp().generate(5, 2, "update-rank").id

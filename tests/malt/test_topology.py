@@ -11,7 +11,13 @@ from netarena.malt.checks import violations
 from netarena.malt.loader import graph_from_model, load_textproto, parse_textproto
 from netarena.malt.topology import PORT_SPEEDS_BPS, TopologyParams, build_topology
 
-EXAMPLE = Path(__file__).resolve().parents[3] / "shared" / "data" / "malt" / "malt-example-final.textproto"
+EXAMPLE = (
+    Path(__file__).resolve().parents[3]
+    / "shared"
+    / "data"
+    / "malt"
+    / "malt-example-final.textproto"
+)
 
 
 def _edges(graph):
@@ -26,7 +32,11 @@ def test_generator_reproduces_the_example_file_exactly() -> None:
     assert dict(loaded.nodes(data=True)) == dict(generated.nodes(data=True))
     assert _edges(loaded) == _edges(generated)
     assert sum(d["type"] == "RK_CONTROLS" for d in _edges(loaded).values()) == 320
-    assert loaded.nodes["ju1.a1.m1.s2c1"]["type"] == ["EK_PACKET_SWITCH", "EK_CHASSIS", "EK_CONTROL_POINT"]
+    assert loaded.nodes["ju1.a1.m1.s2c1"]["type"] == [
+        "EK_PACKET_SWITCH",
+        "EK_CHASSIS",
+        "EK_CONTROL_POINT",
+    ]
     assert loaded.nodes["ju1.s3.s1c2.p7"]["physical_capacity_bps"] == 1_000_000_000
     assert loaded.nodes["ju1.a2"]["index_within_jupiter"] == 2
     assert loaded.nodes["ju1.a3.m2.s3c4"]["switch_loc"] == {"stage": 3}
@@ -37,13 +47,16 @@ def test_the_example_topology_keeps_every_invariant() -> None:
 
 
 def test_parser_handles_the_text_format_variants() -> None:
-    text = '''
+    text = """
     # a comment
-    entity { id { kind: EK_PORT name: "p\\"1" } port_attr: { physical_capacity_bps: 1e9 } }
-    entity < id < kind: EK_PACKET_SWITCH, name: 'sw' > packet_switch_attr { switch_loc { stage: 2 } } >;
-    relationship { kind: RK_CONTAINS a { kind: EK_PACKET_SWITCH name: "sw" } z { kind: EK_PORT name: "p\\"1" } }
+    entity { id { kind: EK_PORT name: "p\\"1" }
+      port_attr: { physical_capacity_bps: 1e9 } }
+    entity < id < kind: EK_PACKET_SWITCH, name: 'sw' >
+      packet_switch_attr { switch_loc { stage: 2 } } >;
+    relationship { kind: RK_CONTAINS a { kind: EK_PACKET_SWITCH name: "sw" }
+      z { kind: EK_PORT name: "p\\"1" } }
     tags: [1, 2, -3] flag: true
-    '''
+    """
     model = parse_textproto(text)
     assert model["tags"] == [1, 2, -3] and model["flag"] == [True]
     graph = graph_from_model(model)
@@ -64,8 +77,13 @@ def test_loader_reports_missing_files(tmp_path: Path) -> None:
 
 
 def test_topology_scales_by_parameters() -> None:
-    p = TopologyParams(superblocks=2, aggs_per_superblock=3, spineblocks=1, switches_per_stage=2,
-                       ports_per_switch=4)
+    p = TopologyParams(
+        superblocks=2,
+        aggs_per_superblock=3,
+        spineblocks=1,
+        switches_per_stage=2,
+        ports_per_switch=4,
+    )
     g = build_topology(p)
     switches = 2 * 3 * 4 + 1 * 4
     kinds = [k for _, d in g.nodes(data=True) for k in d["type"]]
@@ -79,6 +97,14 @@ def test_topology_scales_by_parameters() -> None:
 
 def test_mixed_capacity_profile_is_seeded() -> None:
     p = TopologyParams(superblocks=1, spineblocks=1, capacity_profile="mixed", capacity_seed=5)
-    caps = [d["physical_capacity_bps"] for _, d in build_topology(p).nodes(data=True) if "EK_PORT" in d["type"]]
-    again = [d["physical_capacity_bps"] for _, d in build_topology(p).nodes(data=True) if "EK_PORT" in d["type"]]
+    caps = [
+        d["physical_capacity_bps"]
+        for _, d in build_topology(p).nodes(data=True)
+        if "EK_PORT" in d["type"]
+    ]
+    again = [
+        d["physical_capacity_bps"]
+        for _, d in build_topology(p).nodes(data=True)
+        if "EK_PORT" in d["type"]
+    ]
     assert caps == again and len(set(caps)) > 1 and set(caps) <= set(PORT_SPEEDS_BPS)
