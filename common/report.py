@@ -51,21 +51,58 @@ class Report:
     """PNG files, in page order."""
 
 
-def load_results(paths: Iterable[Path]) -> list[QueryResult]:
-    """Read results JSONL files; a directory stands for its ``results.jsonl``.
+_CORE_FIELDS = frozenset(QueryResult.model_fields) - {"details"}
+_INT_FIELDS = ("level", "turns", "format")
 
+
+def _from_record(record: dict[str, Any]) -> QueryResult:
+    """Rebuild a ``QueryResult`` from a flat A2A/AgentBeats query record.
+
+    The protocol's ``Struct`` turns every number into a float (``level: 1.0``); app details
+    were lifted to the top level (``details_<name>`` on a name clash).
+    """
+    core = {k: v for k, v in record.items() if k in _CORE_FIELDS}
+    for key in _INT_FIELDS:
+        if isinstance(core.get(key), float):
+            core[key] = int(core[key])
+    details = {k.removeprefix("details_") if k.removeprefix("details_") in _CORE_FIELDS else k: v
+               for k, v in record.items() if k not in _CORE_FIELDS}
+    return QueryResult.model_validate({**core, "details": details})
+
+
+def _read_agentbeats(file: Path) -> list[QueryResult]:
+    try:
+        doc = json.loads(file.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise ConfigError(f"{file} is not a JSON results file: {exc}") from exc
+    if not isinstance(doc, dict) or not isinstance(doc.get("results"), list):
+        raise ConfigError(f"{file} has no \"results\" list (not an AgentBeats results file)")
+    participants = doc.get("participants") or {}
+    # On a leaderboard the participant id names the agent better than its internal URL.
+    rename = next(iter(participants.values())) if len(participants) == 1 else None
+    records = [_from_record(r) for r in doc["results"]
+               if isinstance(r, dict) and r.get("kind") == "query"]
+    return [r.model_copy(update={"agent": str(rename)}) if rename else r for r in records]
+
+
+def load_results(paths: Iterable[Path]) -> list[QueryResult]:
+    """Read results files; a directory stands for its ``results.jsonl``.
+
+    ``*.jsonl`` files are the runner's (one ``QueryResult`` per line); ``*.json`` files are
+    AgentBeats results files (``{"status", "participants", "results"}``), so leaderboard and
+    containerised runs can be reported too (the agent is then named by its participant id).
     Duplicate records of the same ``(app, agent, query_id)`` (a file given twice, overlapping
     shards) are kept once, the last one winning.
 
     Raises:
-        ConfigError: A path does not exist or holds no query records.
+        ConfigError: A path does not exist, cannot be read, or holds no query records.
     """
     merged: dict[tuple[str, str, str], QueryResult] = {}
     for path in paths:
         file = path / "results.jsonl" if path.is_dir() else path
         if not file.is_file():
             raise ConfigError(f"no results file at {file}")
-        records = read_results(file)
+        records = _read_agentbeats(file) if file.suffix == ".json" else read_results(file)
         if not records:
             raise ConfigError(f"{file} holds no query records")
         for r in records:

@@ -7,8 +7,8 @@ import re
 from pathlib import Path
 
 import pytest
-from netarena.common import NullAgent, Observation, QueryPlan, Runner, plan_queries
 
+from netarena.common import NullAgent, Observation, QueryPlan, Runner, plan_queries
 from tests.helpers.toy import ToyApp
 
 

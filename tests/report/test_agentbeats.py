@@ -8,6 +8,7 @@ import tomllib
 from pathlib import Path
 
 import pytest
+
 from netarena.common.errors import ConfigError
 from netarena.common.report import agentbeats_results, load_results, write_agentbeats
 
@@ -101,3 +102,27 @@ def test_scenario_is_a_valid_local_run(app: str) -> None:
                           config=scenario["config"])
     parsed = parse_request(request, app_cls)
     assert parsed.plan.seed == scenario["config"]["seed"]
+
+
+def test_results_files_read_back_as_reported_runs(toy_results: list[Path], tmp_path: Path) -> None:
+    """A results file, numbers turned to floats as A2A's Struct does, reads back exactly."""
+    original = load_results([toy_results[1]])
+    doc = agentbeats_results(original)
+    for record in doc["results"]:
+        for key, value in record.items():
+            if isinstance(value, int) and not isinstance(value, bool):
+                record[key] = float(value)
+    path = tmp_path / "half.json"
+    path.write_text(json.dumps(doc))
+    back = load_results([path])
+    assert [r.query_id for r in back] == [r.query_id for r in original]
+    for got, want in zip(back, original, strict=True):
+        assert got.level == want.level and isinstance(got.level, int)
+        assert (got.correct, got.safe, got.turns) == (want.correct, want.safe, want.turns)
+        assert got.details["value"] == want.details["value"]
+    renamed = {**doc, "participants": {"toy_operator": "agentbeats-id-42"}}
+    path.write_text(json.dumps(renamed))
+    assert {r.agent for r in load_results([path])} == {"agentbeats-id-42"}
+    path.write_text(json.dumps({"status": "completed"}))
+    with pytest.raises(ConfigError, match="no \"results\" list"):
+        load_results([path])

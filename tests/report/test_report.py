@@ -8,11 +8,12 @@ from pathlib import Path
 
 import matplotlib.image
 import pytest
+from typer.testing import CliRunner
+
 from netarena.common.cli import cli
 from netarena.common.errors import ConfigError
 from netarena.common.report import load_results, overlap_matrix, run_summaries, write_report
 from netarena.common.stats import summarize, wilson
-from typer.testing import CliRunner
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 

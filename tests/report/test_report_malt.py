@@ -6,6 +6,7 @@ import asyncio
 from pathlib import Path
 
 import pytest
+
 from netarena.common import NullAgent, QueryPlan, Runner, load_app, plan_queries
 from netarena.common.report import load_results, write_report
 
