@@ -145,7 +145,9 @@ def _module_dir(name: str) -> str:
 class _Worker:
     """One warm zygote process and its pipes. Used by one thread at a time."""
 
-    def __init__(self, spec: SandboxSpec, limits: SandboxLimits, chroot: str | None) -> None:
+    def __init__(
+        self, spec: SandboxSpec, limits: SandboxLimits, chroot: str | None, privileged: bool
+    ) -> None:
         """Start ``workers`` warm workers for ``spec`` (they finish loading in the background)."""
         config = {
             "limits": limits.model_dump(),
@@ -156,10 +158,10 @@ class _Worker:
                 {m.split(".")[0] for m in (*spec.allowed_imports, *spec.preload)}
             ),
             "chroot": chroot,
-            "uid": _NOBODY,
+            "uid": _NOBODY if privileged else None,
         }
         cmd = [sys.executable, "-I", "-S", str(_ZYGOTE)]
-        if os.geteuid() == 0 and shutil.which("unshare"):
+        if privileged and shutil.which("unshare"):
             cmd = ["unshare", "--net", *cmd]
         self.proc = subprocess.Popen(
             cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL
@@ -227,18 +229,35 @@ class SandboxPool:
     """
 
     def __init__(
-        self, spec: SandboxSpec, limits: SandboxLimits | None = None, workers: int = 2
+        self,
+        spec: SandboxSpec,
+        limits: SandboxLimits | None = None,
+        workers: int = 2,
+        privileged: bool | None = None,
     ) -> None:
-        """Start ``workers`` warm workers for ``spec`` (they finish loading in the background)."""
+        """Start ``workers`` warm workers for ``spec`` (they finish loading in the background).
+
+        Args:
+            spec: The setup program, payload and import allowlist.
+            limits: Per-answer limits.
+            workers: Warm workers (answers run one at a time per worker).
+            privileged: Use the root-only layers (network namespace, chroot, drop to
+                ``nobody``); ``None`` means "when running as root". ``False`` as root keeps
+                only the rlimits and the audit hook, as for an unprivileged user.
+        """
         self.spec = spec
         self.limits = limits or SandboxLimits()
-        self._chroot = tempfile.mkdtemp(prefix="netarena-sandbox-") if os.geteuid() == 0 else None
+        self.privileged = os.geteuid() == 0 if privileged is None else privileged
+        self._chroot = tempfile.mkdtemp(prefix="netarena-sandbox-") if self.privileged else None
         if self._chroot:
             os.chmod(self._chroot, 0o555)
         self._idle: queue.Queue[_Worker] = queue.Queue()
         self._closed = False
         for _ in range(max(1, workers)):
-            self._idle.put(_Worker(spec, self.limits, self._chroot))
+            self._idle.put(self._start())
+
+    def _start(self) -> _Worker:
+        return _Worker(self.spec, self.limits, self._chroot, self.privileged)
 
     def run(self, request: bytes) -> SandboxResult:
         """Run one request in a fresh confined child.
@@ -253,7 +272,7 @@ class SandboxPool:
         try:
             info, output = worker.run(request, self.limits.wall_s)
         except SandboxError:
-            worker = _Worker(self.spec, self.limits, self._chroot)
+            worker = self._start()
             raise
         finally:
             self._idle.put(worker)

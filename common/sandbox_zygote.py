@@ -98,7 +98,7 @@ def _child(config, run, state, request, out_fd, devnull):
         if config.get("chroot"):
             os.chroot(config["chroot"])
             os.chdir("/")
-        if os.geteuid() == 0:
+        if config.get("uid") is not None and os.geteuid() == 0:
             os.setgroups([])
             os.setgid(config["uid"])
             os.setuid(config["uid"])
