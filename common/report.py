@@ -27,6 +27,7 @@ __all__ = [
     "load_results",
     "run_summaries",
     "overlap_matrix",
+    "breakdown_order",
     "render_text",
     "write_report",
     "agentbeats_results",
@@ -158,15 +159,41 @@ def _row(name: str, m: dict[str, Any]) -> list[str]:
             str(m["errors"])]
 
 
-def render_text(by_app: dict[str, list[dict[str, Any]]]) -> str:
-    """The plain-text summary: per app, overall, per level, per label, and overlap matrices."""
+def breakdown_order(results: Sequence[QueryResult]) -> dict[str, dict[str, list[str]]]:
+    """Display order of each app's breakdown groups: levels ascending, labels by level then name.
+
+    Returns:
+        App → ``{"by_level": [...], "by_label": [...]}``.
+    """
+    first_level: dict[str, dict[str, int]] = defaultdict(dict)
+    for r in results:
+        labels = first_level[r.app]
+        labels[r.label] = min(labels.get(r.label, r.level), r.level)
+    return {
+        app: {
+            "by_level": sorted({str(r.level) for r in results if r.app == app}, key=int),
+            "by_label": sorted(labels, key=lambda label, m=labels: (m[label], label)),
+        }
+        for app, labels in first_level.items()
+    }
+
+
+def render_text(by_app: dict[str, list[dict[str, Any]]],
+                order: dict[str, dict[str, list[str]]] | None = None) -> str:
+    """The plain-text summary: per app, overall, per level, per label, and overlap matrices.
+
+    Args:
+        by_app: App → run summaries (``run_summaries``).
+        order: Breakdown display order (``breakdown_order``); alphabetical when absent.
+    """
     out: list[str] = ["NetArena report (rates with 95% Wilson intervals)", ""]
     for app, runs in sorted(by_app.items()):
         out += [f"== {app} ==", ""]
         out += _table([_HEAD] + [_row(run["agent"], run) for run in runs]) + [""]
         for key, title in (("by_level", "level"), ("by_label", "label")):
             rows = [[title, *_HEAD]]
-            groups = sorted({g for run in runs for g in run[key]})
+            groups = (order or {}).get(app, {}).get(key) or sorted(
+                {g for run in runs for g in run[key]})
             for group in groups:
                 rows += [[group, *_row(run["agent"], run[key][group])]
                          for run in runs if group in run[key]]
@@ -206,6 +233,7 @@ def write_report(results: Sequence[QueryResult], out_dir: Path,
         raise ConfigError("no results to report")
     out_dir.mkdir(parents=True, exist_ok=True)
     by_app = run_summaries(results)
+    order = breakdown_order(results)
     plots: dict[str, list[Path]] = {}
     overlaps: dict[str, dict[str, list[list[float]]]] = {}
     overall = plot_rates(by_app, out_dir / "rates.png")
@@ -213,17 +241,19 @@ def write_report(results: Sequence[QueryResult], out_dir: Path,
         agents = [run["agent"] for run in runs]
         matrices = overlaps[app] = {m: overlap_matrix(runs, m) for m in ("correctness", "safety")}
         plots[app] = [
-            plot_breakdown(app, runs, "by_level", out_dir / f"{_slug(app)}-levels.png"),
-            plot_breakdown(app, runs, "by_label", out_dir / f"{_slug(app)}-labels.png"),
+            plot_breakdown(app, runs, "by_level", out_dir / f"{_slug(app)}-levels.png",
+                           order[app]["by_level"]),
+            plot_breakdown(app, runs, "by_label", out_dir / f"{_slug(app)}-labels.png",
+                           order[app]["by_label"]),
             plot_overlap(app, agents, matrices, out_dir / f"{_slug(app)}-overlap.png"),
         ]
     text = out_dir / "summary.txt"
-    text.write_text(render_text(by_app), encoding="utf-8")
+    text.write_text(render_text(by_app, order), encoding="utf-8")
     summary_json = out_dir / "summary.json"
     summary_json.write_text(json.dumps(
         {"runs": [run for runs in by_app.values() for run in runs]}, indent=2), encoding="utf-8")
     html = out_dir / "index.html"
-    html.write_text(render_html(title, by_app, overall, plots, overlaps), encoding="utf-8")
+    html.write_text(render_html(title, by_app, overall, plots, overlaps, order), encoding="utf-8")
     log.info("report written to %s", out_dir)
     return Report(out_dir=out_dir, html=html, text=text, json=summary_json,
                   plots=[overall, *(p for ps in plots.values() for p in ps)])

@@ -44,8 +44,7 @@ def _img(path: Path, alt: str) -> str:
     return f'<img src="{escape(path.name)}" alt="{escape(alt)}">'
 
 
-def _breakdown(runs: list[dict[str, Any]], key: str, title: str) -> str:
-    groups = sorted({g for run in runs for g in run[key]})
+def _breakdown(runs: list[dict[str, Any]], key: str, title: str, groups: list[str]) -> str:
     rows = [[group, *_cells(run["agent"], run[key][group])]
             for group in groups for run in runs if group in run[key]]
     return _table([title, *_COLUMNS], rows)
@@ -53,7 +52,8 @@ def _breakdown(runs: list[dict[str, Any]], key: str, title: str) -> str:
 
 def render_html(title: str, by_app: dict[str, list[dict[str, Any]]], overall: Path,
                 plots: dict[str, list[Path]],
-                overlaps: dict[str, dict[str, list[list[float]]]]) -> str:
+                overlaps: dict[str, dict[str, list[list[float]]]],
+                order: dict[str, dict[str, list[str]]]) -> str:
     """The report page.
 
     Args:
@@ -62,6 +62,7 @@ def render_html(title: str, by_app: dict[str, list[dict[str, Any]]], overall: Pa
         overall: The all-apps rates plot.
         plots: App → its ``[levels, labels, overlap]`` plots.
         overlaps: App → metric → pairwise interval-overlap matrix (agents in ``by_app`` order).
+        order: App → ``by_level``/``by_label`` → groups in display order.
     """
     parts = [f"<!doctype html><html><head><meta charset='utf-8'><title>{escape(title)}</title>",
              f"<style>{_STYLE}</style></head><body><h1>{escape(title)}</h1>",
@@ -75,9 +76,9 @@ def render_html(title: str, by_app: dict[str, list[dict[str, Any]]], overall: Pa
         parts += [f"<h2>{escape(app)}</h2>",
                   _table(list(_COLUMNS), [_cells(run["agent"], run) for run in runs]),
                   "<h3>Per level</h3>", _img(levels, f"{app} per level"),
-                  _breakdown(runs, "by_level", "level"),
+                  _breakdown(runs, "by_level", "level", order[app]["by_level"]),
                   "<h3>Per label</h3>", _img(labels, f"{app} per label"),
-                  _breakdown(runs, "by_label", "label"),
+                  _breakdown(runs, "by_label", "label", order[app]["by_label"]),
                   "<h3>Interval overlap between agents</h3>", _img(overlap_png, f"{app} overlap")]
         for metric, matrix in overlaps[app].items():
             parts.append(_table([metric, *agents],

@@ -93,7 +93,8 @@ def plot_rates(by_app: dict[str, list[dict[str, Any]]], path: Path) -> Path:
     return _save(fig, path)
 
 
-def plot_breakdown(app: str, runs: Sequence[dict[str, Any]], key: str, path: Path) -> Path:
+def plot_breakdown(app: str, runs: Sequence[dict[str, Any]], key: str, path: Path,
+                   groups: Sequence[str] | None = None) -> Path:
     """Per-level or per-label rates for every agent of one app, correctness and safety panels.
 
     Args:
@@ -101,11 +102,12 @@ def plot_breakdown(app: str, runs: Sequence[dict[str, Any]], key: str, path: Pat
         runs: That app's run summaries (one per agent).
         key: ``"by_level"`` or ``"by_label"``.
         path: PNG file to write.
+        groups: Display order of the groups (default: sorted).
 
     Returns:
         ``path``.
     """
-    groups = sorted({g for s in runs for g in s[key]})
+    groups = list(groups or sorted({g for s in runs for g in s[key]}))
     n_agents = max(1, len(runs))
     row_h = 0.32 * n_agents + 0.25
     fig, axes = plt.subplots(1, len(METRICS), figsize=(13, 1.6 + row_h * len(groups)),
