@@ -25,7 +25,7 @@
 #   ROUTE_FLAGS     docker run flags for the route green container (default --privileged; when
 #                   the engine refuses that, the script retries with ROUTE_FALLBACK_FLAGS below)
 #   NETARENA_EXTRA_CA  PEM CA bundle to trust at build time (TLS-inspecting proxies)
-#   SMOKE_OUT       where results files and build times go (default ./containers-out)
+#   SMOKE_OUT       where results files and build times go (default runs/containers)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT="$PWD"
@@ -36,7 +36,7 @@ APPS="${APPS:-malt route k8s}"
 SMOKE_QUERIES="${SMOKE_QUERIES:-3}"
 SMOKE_SEED="${SMOKE_SEED:-7}"
 SMOKE_NETWORK="${SMOKE_NETWORK:-}"
-SMOKE_OUT="$(mkdir -p "${SMOKE_OUT:-containers-out}" && cd "${SMOKE_OUT:-containers-out}" && pwd)"
+SMOKE_OUT="$(mkdir -p "${SMOKE_OUT:-runs/containers}" && cd "${SMOKE_OUT:-runs/containers}" && pwd)"
 declare -A DOCKERFILE=([malt]=app-malt/Dockerfile [route]=app-route/Dockerfile
                        [k8s]=app-k8s/Dockerfile [purple]=a2a_llm/Dockerfile)
 # What the route container gets instead of --privileged when the engine cannot grant that.
