@@ -1,8 +1,9 @@
 """The containerised smoke evaluation: build every image, evaluate the reference purple agent.
 
-Needs a running Docker engine (skipped otherwise; CI has none). Set ``NETARENA_BASE_IMAGE`` to
-build from a local base image (``docker/make-base-image.sh``) and ``NETARENA_EXTRA_CA`` behind
-a TLS-inspecting proxy; ``scripts/containers.sh`` documents the rest.
+Needs a running Docker engine (skipped otherwise; CI has none). The base image is
+``NETARENA_BASE_IMAGE``, else ``netarena-base:bookworm`` when ``docker/make-base-image.sh`` has
+built it, else the Dockerfiles' default; set ``NETARENA_EXTRA_CA`` behind a TLS-inspecting
+proxy. ``scripts/containers.sh`` documents the rest.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 APPS = ("malt", "route", "k8s")
+LOCAL_BASE = "netarena-base:bookworm"
 
 
 def _engine() -> bool:
@@ -38,8 +40,12 @@ pytestmark = [
 @pytest.mark.timeout(1800)
 def test_build_and_smoke_every_app(tmp_path: Path) -> None:
     env = {**os.environ, "SMOKE_OUT": str(tmp_path), "SMOKE_QUERIES": "2", "TAG": "test"}
-    if os.environ.get("NETARENA_BASE_IMAGE"):
-        env["BASE_IMAGE"] = os.environ["NETARENA_BASE_IMAGE"]
+    base = os.environ.get("NETARENA_BASE_IMAGE")
+    if not base and subprocess.run(["docker", "image", "inspect", LOCAL_BASE],
+                                   capture_output=True, timeout=30).returncode == 0:
+        base = LOCAL_BASE  # built by docker/make-base-image.sh: needs no registry
+    if base:
+        env["BASE_IMAGE"] = base
     proc = subprocess.run(["bash", str(ROOT / "scripts" / "containers.sh"), "all"], env=env,
                           capture_output=True, text=True, timeout=1700)
     assert proc.returncode == 0, proc.stderr[-4000:]
