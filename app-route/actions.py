@@ -18,11 +18,27 @@ from netarena.common.commands import split_command
 from netarena.common.errors import InvalidAction
 from netarena.common.replies import json_objects
 
-__all__ = ["Action", "ForbiddenCommand", "ALLOWED_TOOLS", "parse_reply", "check_argv", "resolve_machine"]
+__all__ = [
+    "Action",
+    "ForbiddenCommand",
+    "ALLOWED_TOOLS",
+    "parse_reply",
+    "check_argv",
+    "resolve_machine",
+]
 
 ALLOWED_TOOLS = (
-    "ip", "ifconfig", "route", "arp", "iptables", "iptables-save", "sysctl", "tc", "ping",
-    "traceroute", "ethtool",
+    "ip",
+    "ifconfig",
+    "route",
+    "arp",
+    "iptables",
+    "iptables-save",
+    "sysctl",
+    "tc",
+    "ping",
+    "traceroute",
+    "ethtool",
 )
 """Programs an agent may run (each further restricted by ``check_argv``)."""
 
@@ -48,9 +64,7 @@ class Action:
 # (iproute2 accepts any unambiguous prefix and a doubled leading dash).
 _IP_BAD_OPTION = re.compile(r"^--?(n|ne|net|netn|netns|b|ba|bat|batc|batch|a|al|all|force)$")
 _IP_BAD_TOKEN = re.compile(r"netns|bpf|xdp|pinned|^(net|netn|v|vr|vrf|exec|obj|object)$")
-_SYSCTL_OK_OPTION = re.compile(
-    r"^(-[aAXnNeqwb]+|--(all|values|names|write|ignore|quiet|binary))$"
-)
+_SYSCTL_OK_OPTION = re.compile(r"^(-[aAXnNeqwb]+|--(all|values|names|write|ignore|quiet|binary))$")
 _SYSCTL_KEY = re.compile(r"^net[./][A-Za-z0-9_./@:-]*$")
 _ETHTOOL_READ = {"-i", "-k", "-S", "-g", "-a", "-c", "-l", "-T", "--driver", "--statistics"}
 
@@ -115,9 +129,7 @@ def check_argv(argv: list[str]) -> None:
     """
     tool, args = argv[0], argv[1:]
     if tool not in ALLOWED_TOOLS:
-        raise ForbiddenCommand(
-            f"{tool!r} is not allowed; use one of: {', '.join(ALLOWED_TOOLS)}"
-        )
+        raise ForbiddenCommand(f"{tool!r} is not allowed; use one of: {', '.join(ALLOWED_TOOLS)}")
     if shutil.which(tool, path="/usr/sbin:/usr/bin:/sbin:/bin") is None:
         raise InvalidAction(f"{tool} is not installed on the machines")
     check = _CHECKS.get(tool)

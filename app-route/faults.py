@@ -122,7 +122,7 @@ def _net(subnet: int) -> str:
 def injection_commands(fault: Fault, spec: TopologySpec) -> list[tuple[str, list[str]]]:
     """The ``(node, argv)`` commands that inject ``fault`` (run by us, not the agent)."""
     node, intf, method = fault["node"], fault["intf"], fault["method"]
-    i, j = fault["subnet"], fault["other"]
+    i = fault["subnet"]
     net_i = _net(i)
     table: dict[str, list[str]] = {
         "ip_forward_off": ["sysctl", "-w", "net.ipv4.ip_forward=0"],
@@ -140,12 +140,18 @@ def injection_commands(fault: Fault, spec: TopologySpec) -> list[tuple[str, list
     own_ip = spec.gateway(i) if node == "r0" else spec.host_ip(node)
     delete_own = ["ip", "addr", "del", f"{own_ip}/24", "dev", intf]
     if method == "wrong_ip":
-        return [(node, delete_own), (node, ["ip", "addr", "add", f"{fault['value']}/24", "dev", intf])]
+        return [
+            (node, delete_own),
+            (node, ["ip", "addr", "add", f"{fault['value']}/24", "dev", intf]),
+        ]
     if method == "wrong_prefix":
         new = f"{own_ip}/{fault['value']}"
         return [(node, delete_own), (node, ["ip", "addr", "add", new, "dev", intf])]
     if method == "duplicate_ip":
-        return [(node, delete_own), (node, ["ip", "addr", "add", f"{fault['value']}/24", "dev", intf])]
+        return [
+            (node, delete_own),
+            (node, ["ip", "addr", "add", f"{fault['value']}/24", "dev", intf]),
+        ]
     if method in ("iptables_drop", "iptables_reject"):
         target = "DROP" if method == "iptables_drop" else "REJECT"
         return [

@@ -73,7 +73,7 @@ def enter(netns: str) -> Iterator[None]:
 
     Sockets opened in the body stay bound to ``netns`` after the body ends.
     """
-    home = os.open(f"/proc/thread-self/ns/net", os.O_RDONLY)
+    home = os.open("/proc/thread-self/ns/net", os.O_RDONLY)
     try:
         target = os.open(NETNS_DIR / netns, os.O_RDONLY)
     except OSError as exc:

@@ -101,8 +101,6 @@ def _echo(ident: int, seq: int) -> bytes:
     return struct.pack("!BBHHH", _ECHO_REQUEST, 0, csum, ident, seq) + payload
 
 
-
-
 class _Prober:
     """One raw ICMP socket per source node; replies matched by (source, address, ident)."""
 
@@ -161,8 +159,11 @@ def _drop_self_answers(
     kept = set(answered)
     for src in {s for s, _ in answered}:
         with enter(net.netns(src)):
-            probes = [(pair, socket.socket(socket.AF_INET, socket.SOCK_DGRAM))
-                      for pair in answered if pair[0] == src]
+            probes = [
+                (pair, socket.socket(socket.AF_INET, socket.SOCK_DGRAM))
+                for pair in answered
+                if pair[0] == src
+            ]
         for pair, sock in probes:
             with sock:
                 try:

@@ -24,7 +24,11 @@ from netarena.route.probe import PingMatrix, parse_pingall
 __all__ = ["ReferenceRouteAgent", "plan_next", "ROUTER_DIAGNOSTICS", "HOST_DIAGNOSTICS"]
 
 ROUTER_DIAGNOSTICS = (
-    "ip addr", "ip route", "ip rule", "iptables-save", "sysctl net.ipv4.ip_forward",
+    "ip addr",
+    "ip route",
+    "ip rule",
+    "iptables-save",
+    "sysctl net.ipv4.ip_forward",
     "tc qdisc show",
 )
 HOST_DIAGNOSTICS = ("ip addr", "ip route")
@@ -35,7 +39,9 @@ _ENTRY = re.compile(r"^\[turn (\d+)\] (\S+) \$ (.*)$")
 _EXIT = re.compile(r"^\[exit (-?\d+)\]$")
 _IFACE = re.compile(r"^\d+: ([^:@\s]+)(?:@\S+)?: <([^>]*)> mtu (\d+)")
 _INTENT_R0 = re.compile(r"^\s+(r0-eth\d+) (\d+\.\d+\.\d+\.\d+)/24")
-_INTENT_HOST = re.compile(r"^(h\d+): (h\d+-eth0) (\d+\.\d+\.\d+\.\d+)/24 on s\d+, default via (\S+)")
+_INTENT_HOST = re.compile(
+    r"^(h\d+): (h\d+-eth0) (\d+\.\d+\.\d+\.\d+)/24 on s\d+, default via (\S+)"
+)
 
 
 @dataclass(frozen=True)
@@ -188,7 +194,9 @@ def _suspects(matrix: PingMatrix, hosts: list[str]) -> list[str]:
     return sorted((h for h in hosts if count[h]), key=lambda h: (-count[h], int(h[1:])))
 
 
-def _node_step(machine: str, diags: tuple[str, ...], history: list[_Entry], intent: _Intent) -> str | None:
+def _node_step(
+    machine: str, diags: tuple[str, ...], history: list[_Entry], intent: _Intent
+) -> str | None:
     """The next command for ``machine``, or ``None`` when it needs nothing more."""
     mine = [e for e in history if e.machine == machine]
     for diag in diags:

@@ -91,7 +91,7 @@ class TopologySpec:
 
     def describe(self) -> str:
         """The intended configuration, as shown to the agent (its target state)."""
-        lines = [f"r0: router, IP forwarding enabled (net.ipv4.ip_forward=1)"]
+        lines = ["r0: router, IP forwarding enabled (net.ipv4.ip_forward=1)"]
         for i in range(1, self.num_subnets + 1):
             lines.append(f"  {self.router_intf(i)} {self.gateway(i)}/24 -> switch s{i}")
         for h in self.hosts:
@@ -194,7 +194,11 @@ class Network:
         env = {"PATH": "/usr/sbin:/usr/bin:/sbin:/bin", "LANG": "C", "LC_ALL": "C"}
         try:
             proc = subprocess.run(
-                full, capture_output=True, timeout=timeout_s, env=env, cwd="/",
+                full,
+                capture_output=True,
+                timeout=timeout_s,
+                env=env,
+                cwd="/",
                 stdin=subprocess.DEVNULL,
             )
         except subprocess.TimeoutExpired as exc:
@@ -228,8 +232,11 @@ def _cap(raw: bytes) -> str:
 
 def _start_batch(lines: list[str], netns: str) -> subprocess.Popen[str]:
     proc = subprocess.Popen(
-        ["ip", "-n", netns, "-batch", "-"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE, text=True,
+        ["ip", "-n", netns, "-batch", "-"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
     )
     assert proc.stdin is not None
     proc.stdin.write("\n".join(lines) + "\n")

@@ -91,10 +91,14 @@ def main() -> None:
     print(f"  pingmesh, healthy                   {median_s(healthy)}   (target <= 0.1 s)")
     print(f"  pingmesh, broken (waits timeouts)   {median_s(broken)}")
     print(f"  pingmesh false results              {false_results}   (target 0)")
-    print(f"  whole reference episode             {median_s([e[0] for e in episodes])}"
-          f"   solved {sum(e[1] for e in episodes)}/{len(episodes)}")
-    print(f"  {args.parallel} episodes in parallel: {n} episodes in {wall:.2f} s = "
-          f"{n / wall:.2f} episodes/s, solved {sum(p[1] for p in par)}/{n}")
+    print(
+        f"  whole reference episode             {median_s([e[0] for e in episodes])}"
+        f"   solved {sum(e[1] for e in episodes)}/{len(episodes)}"
+    )
+    print(
+        f"  {args.parallel} episodes in parallel: {n} episodes in {wall:.2f} s = "
+        f"{n / wall:.2f} episodes/s, solved {sum(p[1] for p in par)}/{n}"
+    )
 
 
 if __name__ == "__main__":

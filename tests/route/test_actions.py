@@ -81,8 +81,15 @@ def test_another_episodes_machine_is_forbidden() -> None:
 
 @pytest.mark.parametrize(
     "text",
-    ["", "ip route", "{}", '{"machine": "r9", "command": "ip route"}', '{"machine": 3, "command": "ip a"}',
-     '{"machine": "r0", "command": ["ip"]}', '{"machine": "r0", "command": "ip \'route"}'],
+    [
+        "",
+        "ip route",
+        "{}",
+        '{"machine": "r9", "command": "ip route"}',
+        '{"machine": 3, "command": "ip a"}',
+        '{"machine": "r0", "command": ["ip"]}',
+        '{"machine": "r0", "command": "ip \'route"}',
+    ],
 )
 def test_invalid_replies(text: str) -> None:
     with pytest.raises(InvalidAction):
@@ -91,10 +98,19 @@ def test_invalid_replies(text: str) -> None:
 
 @pytest.mark.parametrize(
     "command",
-    ["ip -br addr", "ip -4 -s link show", "iptables -D FORWARD -s 192.168.1.0/24 -j DROP",
-     "iptables -L -n -v", "sysctl -w net.ipv4.ip_forward=1", "sysctl -a",
-     "tc qdisc del dev r0-eth1 root", "ping -c 1 -W 1 192.168.1.100", "route -n", "arp -n",
-     "ifconfig r0-eth1 up"],
+    [
+        "ip -br addr",
+        "ip -4 -s link show",
+        "iptables -D FORWARD -s 192.168.1.0/24 -j DROP",
+        "iptables -L -n -v",
+        "sysctl -w net.ipv4.ip_forward=1",
+        "sysctl -a",
+        "tc qdisc del dev r0-eth1 root",
+        "ping -c 1 -W 1 192.168.1.100",
+        "route -n",
+        "arp -n",
+        "ifconfig r0-eth1 up",
+    ],
 )
 def test_ordinary_network_commands_pass(command: str) -> None:
     action = parse_reply(reply("r0", command), NODES, PREFIX)

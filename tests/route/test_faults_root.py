@@ -63,8 +63,14 @@ def test_method_breaks_and_is_repaired(kind: str, method: str, where: str) -> No
 def test_dud_candidate_is_resampled(small_app: RouteApp) -> None:
     """A candidate that cannot be applied or changes nothing is skipped, deterministically."""
     query = small_app.generate(2, 1, "DR")
-    dud = {"type": "DR", "method": "forward_drop_subnet", "subnet": 9, "other": 1,
-           "node": "r0", "intf": "r0-eth1"}  # a subnet that does not exist: no effect
+    dud = {
+        "type": "DR",
+        "method": "forward_drop_subnet",
+        "subnet": 9,
+        "other": 1,
+        "node": "r0",
+        "intf": "r0-eth1",
+    }  # a subnet that does not exist: no effect
     good = _fault_on("DR", "ip_forward_off", "r0")
     truth = {**query.truth, "faults": [{"type": "DR", "candidates": [dud, good]}]}
     with small_app.open(query.model_copy(update={"truth": truth})) as episode:

@@ -10,11 +10,27 @@ from netarena.route.probe import PingMatrix
 
 
 def test_public_api_is_pinned() -> None:
-    assert sorted(route.__all__) == sorted([
-        "Action", "FAULT_TYPES", "ForbiddenCommand", "LEVEL_LABELS", "METHODS", "Network",
-        "PingMatrix", "ReferenceRouteAgent", "RouteApp", "RouteConfig", "RouteEpisode",
-        "TopologySpec", "cleanup", "parse_pingall", "parse_reply", "pingmesh", "sample_fault",
-    ])
+    assert sorted(route.__all__) == sorted(
+        [
+            "Action",
+            "FAULT_TYPES",
+            "ForbiddenCommand",
+            "LEVEL_LABELS",
+            "METHODS",
+            "Network",
+            "PingMatrix",
+            "ReferenceRouteAgent",
+            "RouteApp",
+            "RouteConfig",
+            "RouteEpisode",
+            "TopologySpec",
+            "cleanup",
+            "parse_pingall",
+            "parse_reply",
+            "pingmesh",
+            "sample_fault",
+        ]
+    )
 
 
 def test_same_seed_same_query() -> None:
@@ -30,8 +46,10 @@ def test_sizes_drawn_from_seed_unless_fixed() -> None:
     assert len(sizes) > 4
     fixed = RouteApp({"num_subnets": 5, "hosts_per_subnet": 1}).generate(3, 1)
     assert fixed.truth["topology"] == {"num_subnets": 5, "hosts_per_subnet": 1}
-    assert RouteApp.legacy_keys == {"num_switches": "num_subnets",
-                                    "num_hosts_per_subnet": "hosts_per_subnet"}
+    assert RouteApp.legacy_keys == {
+        "num_switches": "num_subnets",
+        "num_hosts_per_subnet": "hosts_per_subnet",
+    }
 
 
 def test_labels_and_fault_plan() -> None:

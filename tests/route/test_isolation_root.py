@@ -63,10 +63,14 @@ def test_hostile_commands_rejected_without_effect(small_app: RouteApp) -> None:
     b = small_app.open(small_app.generate(22, 1, "WR"))
     try:
         b_matrix = b.matrix
-        replies = [json.dumps({"machine": "r0", "command": c.format(other=b.prefix)}) for c in HOSTILE]
-        replies += [json.dumps({"machine": f"{b.prefix}_r0", "command": "ip link set r0-eth1 down"}),
-                    json.dumps({"machine": "h99", "command": "ip addr"}),
-                    json.dumps({"machine": "host", "command": "ip addr"})]
+        replies = [
+            json.dumps({"machine": "r0", "command": c.format(other=b.prefix)}) for c in HOSTILE
+        ]
+        replies += [
+            json.dumps({"machine": f"{b.prefix}_r0", "command": "ip link set r0-eth1 down"}),
+            json.dumps({"machine": "h99", "command": "ip addr"}),
+            json.dumps({"machine": "host", "command": "ip addr"}),
+        ]
         for reply in replies:
             result = a.step(reply)
             assert not result.valid, reply

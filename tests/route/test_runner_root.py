@@ -18,8 +18,9 @@ NETARENA = str(Path(sys.executable).parent / "netarena")
 
 
 def run_cli(*args: str) -> dict:
-    proc = subprocess.run([NETARENA, "run", "route", *args, "--json"], capture_output=True,
-                          text=True, timeout=600)
+    proc = subprocess.run(
+        [NETARENA, "run", "route", *args, "--json"], capture_output=True, text=True, timeout=600
+    )
     assert proc.returncode == 0, proc.stderr[-2000:]
     return json.loads(proc.stdout)
 
@@ -27,8 +28,18 @@ def run_cli(*args: str) -> dict:
 @pytest.mark.slow
 def test_reference_agent_scores_perfectly(tmp_path: Path) -> None:
     before = list_prefixes()
-    summary = run_cli("--agent", "reference", "--queries", "30", "--levels", "1,2,3",
-                      "--seed", "3", "--out", str(tmp_path))
+    summary = run_cli(
+        "--agent",
+        "reference",
+        "--queries",
+        "30",
+        "--levels",
+        "1,2,3",
+        "--seed",
+        "3",
+        "--out",
+        str(tmp_path),
+    )
     assert summary["queries"] == 30
     assert summary["correctness"]["rate"] == 1.0
     assert summary["safety"]["rate"] == 1.0
