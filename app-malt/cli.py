@@ -10,6 +10,7 @@ from typing import Annotated
 import typer
 
 from netarena.common.agents import Observation
+from netarena.common.cli import parse_levels
 from netarena.common.runner import QueryPlan, plan_queries
 from netarena.malt import MaltApp
 
@@ -21,13 +22,6 @@ app = typer.Typer(add_completion=False, no_args_is_help=True, help="MALT capacit
 @app.callback()
 def _malt() -> None:
     """MALT capacity-planning tools (a group, so sub-commands keep their names)."""
-
-
-def _levels(text: str) -> tuple[int, ...]:
-    try:
-        return tuple(int(x) for x in text.split(",") if x.strip())
-    except ValueError as exc:
-        raise typer.BadParameter(f"expected comma-separated levels, got {text!r}") from exc
 
 
 def export_sft(
@@ -70,5 +64,5 @@ def export_sft_command(
     ] = "zeroshot_base",
 ) -> None:
     """Write a JSONL fine-tuning set: each record is a prompt and the reference program."""
-    count = export_sft(n, _levels(levels), seed, out, prompt_style)
+    count = export_sft(n, parse_levels(levels), seed, out, prompt_style)
     typer.echo(f"wrote {count} records to {out}")

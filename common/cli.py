@@ -20,9 +20,13 @@ from netarena.common.errors import ConfigError
 from netarena.common.runner import QueryPlan, RunConfig, Runner, fresh_seed, plan_queries
 from netarena.common.stats import summarize
 
-__all__ = ["main", "cli"]
+__all__ = ["main", "cli", "parse_levels", "render_summary"]
 
-cli = typer.Typer(add_completion=False, no_args_is_help=True, help="NetArena: benchmark AI agents that operate networks.")
+cli = typer.Typer(
+    add_completion=False,
+    no_args_is_help=True,
+    help="NetArena: benchmark AI agents that operate networks.",
+)
 err = Console(stderr=True)
 
 
@@ -31,7 +35,8 @@ def _root() -> None:
     """NetArena: benchmark AI agents that operate networks."""
 
 
-def _int_list(text: str) -> tuple[int, ...]:
+def parse_levels(text: str) -> tuple[int, ...]:
+    """Parse ``--levels 1,2,3`` for every command that takes levels."""
     try:
         return tuple(int(x) for x in text.split(",") if x.strip())
     except ValueError as exc:
@@ -54,8 +59,16 @@ def _parse_params(pairs: list[str]) -> dict[str, Any]:
 def render_summary(summary: dict[str, Any]) -> Table:
     """A rich table of a run summary: overall, per level and per label, with 95% CIs."""
     table = Table(title=f"{summary['app']} · {summary['agent']} · seed {summary['seed']}")
-    for col in ("group", "n", "correctness [95% CI]", "safety [95% CI]", "median s", "turns", "errors"):
-        table.add_column(col, justify="left" if col == "group" else "right")
+    for col in (
+        "group",
+        "n",
+        "correctness [95% CI]",
+        "safety [95% CI]",
+        "median s",
+        "turns",
+        "errors",
+    ):
+        table.add_column(col, justify="left" if col == "group" else "right", no_wrap=True)
 
     def row(name: str, m: dict[str, Any]) -> None:
         c, s = m["correctness"], m["safety"]
@@ -80,7 +93,9 @@ def render_summary(summary: dict[str, Any]) -> Table:
 @cli.command()
 def run(
     app_name: Annotated[str, typer.Argument(metavar="APP", help="malt, route or k8s")],
-    agent: Annotated[str, typer.Option(help="reference, null, litellm:MODEL or an A2A URL")] = "reference",
+    agent: Annotated[
+        str, typer.Option(help="reference, null, litellm:MODEL or an A2A URL")
+    ] = "reference",
     queries: Annotated[int, typer.Option("--queries", "-n", min=1)] = 10,
     levels: Annotated[str, typer.Option(help="comma-separated levels")] = "1,2,3",
     labels: Annotated[str | None, typer.Option(help="comma-separated labels")] = None,
@@ -89,8 +104,12 @@ def run(
     max_turns: Annotated[int | None, typer.Option(min=1)] = None,
     turn_timeout: Annotated[float, typer.Option(help="seconds per agent answer")] = 120.0,
     param: Annotated[list[str], typer.Option("--param", "-p", help="app parameter KEY=VALUE")] = [],  # noqa: B006
-    out: Annotated[Path | None, typer.Option(help="directory for results.jsonl and summary.json")] = None,
-    as_json: Annotated[bool, typer.Option("--json", help="print the summary as JSON on stdout")] = False,
+    out: Annotated[
+        Path | None, typer.Option(help="directory for results.jsonl and summary.json")
+    ] = None,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="print the summary as JSON on stdout")
+    ] = False,
 ) -> None:
     """Evaluate an agent on an app and print scores with 95% intervals."""
     logging.basicConfig(level=logging.WARNING)
@@ -100,20 +119,28 @@ def run(
         seed = fresh_seed() if seed is None else seed
         plan = QueryPlan(
             num_queries=queries,
-            levels=_int_list(levels),
+            levels=parse_levels(levels),
             labels=tuple(labels.split(",")) if labels else None,
             seed=seed,
         )
         qs = plan_queries(app, plan)
-        runner = Runner(app, the_agent, RunConfig(concurrency=concurrency, max_turns=max_turns, turn_timeout_s=turn_timeout))
+        runner = Runner(
+            app,
+            the_agent,
+            RunConfig(concurrency=concurrency, max_turns=max_turns, turn_timeout_s=turn_timeout),
+        )
     except (ConfigError, ValueError) as exc:
         err.print(f"[red]error:[/red] {exc}")
         raise typer.Exit(2) from exc
 
     results_path = out / "results.jsonl" if out else None
     with Progress(
-        TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-        console=err, transient=as_json,
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=err,
+        transient=as_json,
     ) as progress:
         task = progress.add_task(f"{app_name} · {the_agent.name}", total=len(qs))
         correct = 0
@@ -121,8 +148,11 @@ def run(
         def tick(result: Any, done: int, total: int) -> None:
             nonlocal correct
             correct += int(result.correct)
-            progress.update(task, completed=done,
-                            description=f"{app_name} · {the_agent.name} · correctness {correct / done:.2f}")
+            progress.update(
+                task,
+                completed=done,
+                description=f"{app_name} · {the_agent.name} · correctness {correct / done:.2f}",
+            )
 
         results = asyncio.run(runner.run(qs, out=results_path, on_result=tick))
     summary = summarize(results, app=app_name, agent=the_agent.name, seed=seed)
@@ -131,7 +161,9 @@ def run(
     if as_json:
         typer.echo(json.dumps(summary, indent=2))
     else:
-        Console().print(render_summary(summary))
+        wide = Console()
+        wide.width = max(wide.width, 112)  # keep each interval on one line in logs and pipes
+        wide.print(render_summary(summary))
 
 
 @cli.command()
@@ -167,7 +199,9 @@ def serve(
     host: Annotated[str, typer.Option(help="address to bind")] = "127.0.0.1",
     port: Annotated[int, typer.Option(help="port (AgentBeats uses 9009)")] = 9009,
     card_url: Annotated[str | None, typer.Option(help="URL advertised in the agent card")] = None,
-    results: Annotated[Path | None, typer.Option(help="directory for per-request JSONL (resume)")] = None,
+    results: Annotated[
+        Path | None, typer.Option(help="directory for per-request JSONL (resume)")
+    ] = None,
 ) -> None:
     """Serve APP as an A2A green agent (card at /.well-known/agent-card.json)."""
     from netarena.common.a2a import default_card_url
@@ -188,7 +222,9 @@ def serve(
 @cli.command()
 def purple(
     solver: Annotated[str, typer.Option(help="reference, litellm or null")] = "litellm",
-    app_name: Annotated[str | None, typer.Option("--app", help="app whose reference solver to serve")] = None,
+    app_name: Annotated[
+        str | None, typer.Option("--app", help="app whose reference solver to serve")
+    ] = None,
     strategy: Annotated[str, typer.Option(help="zeroshot, fewshot, cot or react")] = "zeroshot",
     model: Annotated[str | None, typer.Option(help="LiteLLM model (default: $MODEL_NAME)")] = None,
     host: Annotated[str, typer.Option(help="address to bind")] = "127.0.0.1",
