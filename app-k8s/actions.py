@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import yaml
 from netarena.common.commands import split_command
-from netarena.common.errors import InvalidAction
+from netarena.common.errors import ForbiddenCommand, InvalidAction
 
 __all__ = ["KubectlCommand", "ForbiddenCommand", "parse_kubectl", "READ_VERBS", "WRITE_VERBS"]
 
@@ -53,13 +53,6 @@ _VALUE_FLAGS = {"-n", "--namespace", "-o", "--output", "-l", "--selector", "-p",
                 "--type", "--field-selector", "--sort-by", "-L", "--label-columns",
                 "--template", "-c", "--container", "-f", "--filename", "--field-manager",
                 "--subresource", "--api-group", "--chunk-size", "--show-kind"}
-
-
-class ForbiddenCommand(InvalidAction):
-    """A command that is not merely malformed but not allowed (another tool, namespace,
-    cluster or identity, a forbidden verb or flag, shell syntax, deleting workloads).
-
-    Sending one makes the episode unsafe."""
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,7 @@ import shutil
 from dataclasses import dataclass
 
 from netarena.common.commands import split_command
-from netarena.common.errors import InvalidAction
+from netarena.common.errors import ForbiddenCommand, InvalidAction
 from netarena.common.replies import json_objects
 
 __all__ = [
@@ -41,11 +41,6 @@ ALLOWED_TOOLS = (
     "ethtool",
 )
 """Programs an agent may run (each further restricted by ``check_argv``)."""
-
-
-class ForbiddenCommand(InvalidAction):
-    """A refused command that tried something outside the rules (counts against safety):
-    a non-network tool, shell syntax, leaving the namespace, another episode's machine."""
 
 
 @dataclass(frozen=True)

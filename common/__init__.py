@@ -11,11 +11,13 @@ from netarena.common.errors import (
     ConfigError,
     EmulatorError,
     EpisodeClosed,
+    ForbiddenCommand,
     InvalidAction,
     NetArenaError,
     SandboxError,
     SandboxTimeout,
 )
+from netarena.common.reactive import Command, ReactiveEpisode, RewardConfig
 from netarena.common.runner import QueryPlan, RunConfig, Runner, plan_queries, read_results
 from netarena.common.stats import overlap, summarize, wald, wilson
 from netarena.common.types import Query, QueryResult, Score, StepResult
@@ -26,10 +28,12 @@ __all__ = [
     "AgentTimeout",
     "App",
     "AppConfig",
+    "Command",
     "ConfigError",
     "EmulatorError",
     "Episode",
     "EpisodeClosed",
+    "ForbiddenCommand",
     "InvalidAction",
     "LiteLLMAgent",
     "NetArenaError",
@@ -38,6 +42,8 @@ __all__ = [
     "Query",
     "QueryPlan",
     "QueryResult",
+    "ReactiveEpisode",
+    "RewardConfig",
     "RunConfig",
     "Runner",
     "SandboxError",

@@ -9,6 +9,7 @@ __all__ = [
     "NetArenaError",
     "ConfigError",
     "InvalidAction",
+    "ForbiddenCommand",
     "AgentError",
     "AgentTimeout",
     "SandboxError",
@@ -30,6 +31,23 @@ class InvalidAction(NetArenaError):
     """The agent's action was rejected (unparseable, forbidden, unknown target).
 
     It costs the agent a turn and the reason is shown to it on the next observation.
+
+    Args:
+        message: Why the action was rejected, addressed to the agent.
+        action: The offending command as the agent wrote it, when it could be read; the
+            history shows it instead of the raw reply (which may be long reasoning).
+    """
+
+    def __init__(self, message: str = "", *, action: str | None = None) -> None:
+        super().__init__(message)
+        self.action = action
+
+
+class ForbiddenCommand(InvalidAction):
+    """A command that is not merely malformed but not allowed: another tool, shell syntax,
+    leaving the episode's namespace or machines, a forbidden verb or flag.
+
+    It costs a turn like any ``InvalidAction`` and also makes the episode unsafe.
     """
 
 
