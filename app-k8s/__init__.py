@@ -88,7 +88,7 @@ class K8sApp(App):
         from netarena.k8s.episode import K8sEpisode
 
         config = K8sConfig(**query.params) if query.params else self.config
-        return K8sEpisode(query, build_model(config, query.seed), config, query.prompt)
+        return K8sEpisode(query, build_model(config, query.seed), config)
 
     def reference_agent(self) -> ReferenceK8sAgent:
         """The text-only reference operator."""

@@ -9,13 +9,14 @@ from __future__ import annotations
 import random
 from typing import Any, Literal
 
-from netarena.common.app import AppConfig
+from pydantic import Field
+
 from netarena.common.errors import EmulatorError
+from netarena.common.reactive import RewardConfig
 from netarena.k8s.faults import inject_fault, model_namespaces, model_pods
 from netarena.k8s.manifests import render_policies
 from netarena.k8s.model import AppModel, online_boutique, synthetic_app
 from netarena.k8s.policy_matrix import compute_connectivity
-from pydantic import Field
 
 __all__ = ["K8sConfig", "LABELS", "build_model", "generate_faults", "build_prompt"]
 
@@ -27,8 +28,12 @@ LABELS: dict[int, tuple[str, ...]] = {
 """Fault combinations per level (brief §7)."""
 
 
-class K8sConfig(AppConfig):
-    """Parameters of the k8s app (request keys ``backend``, ``num_services``, rewards...)."""
+class K8sConfig(RewardConfig):
+    """Parameters of the k8s app (request keys ``backend``, ``num_services``, rewards...).
+
+    Step rewards come from ``RewardConfig``; a kubectl command that fails (non-zero exit)
+    earns ``reward_invalid`` like a rejected one.
+    """
 
     backend: Literal["embedded"] = "embedded"
     """Where the application runs: ``embedded`` (API emulator + policy engine, no Docker).
@@ -38,12 +43,9 @@ class K8sConfig(AppConfig):
     size, drawn from each query's seed."""
     namespace: str = Field("default", pattern=r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
     """Namespace the application runs in; every agent command is forced into it."""
-    reward_invalid: float = -100.0
-    """Step reward for a rejected or failing command."""
-    reward_valid: float = 10.0
-    """Step reward for a valid command that does not finish the task."""
-    reward_fix: float = 100.0
-    """Step reward for the command that makes every probe match."""
+    reward_unsafe: float | None = None
+    """Reward of a command that raised the mismatch count or changed a workload; ``None``
+    (the default) rewards it like any other command (it still makes the episode unsafe)."""
 
 
 def build_model(config: K8sConfig, seed: int) -> AppModel:

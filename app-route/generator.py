@@ -7,7 +7,8 @@ from typing import Any, ClassVar
 
 from pydantic import Field
 
-from netarena.common.app import App, AppConfig
+from netarena.common.app import App
+from netarena.common.reactive import RewardConfig
 from netarena.common.types import Query, query_id
 from netarena.route.faults import FAULT_TYPES, LEVEL_LABELS, fault_candidates
 from netarena.route.prompts import task_prompt
@@ -16,8 +17,12 @@ from netarena.route.topology import TopologySpec
 __all__ = ["RouteConfig", "RouteApp"]
 
 
-class RouteConfig(AppConfig):
-    """Parameters of the route app (all optional in an evaluation request)."""
+class RouteConfig(RewardConfig):
+    """Parameters of the route app (all optional in an evaluation request).
+
+    Step rewards (``reward_invalid``, ``reward_valid``, ``reward_fix``, ``reward_unsafe``:
+    a command that breaks a previously working pair) come from ``RewardConfig``.
+    """
 
     num_subnets: int | None = Field(None, ge=2, le=50)
     """Switches/subnets behind the router; ``None`` lets each query's seed draw 2-4."""
@@ -29,14 +34,6 @@ class RouteConfig(AppConfig):
     """Pingmesh: wait for the first round of replies, seconds."""
     probe_retry_timeout_s: float = Field(0.2, gt=0, le=5)
     """Pingmesh: wait for the retry of pairs that failed the first round, seconds."""
-    reward_invalid: float = -100.0
-    """Reward of a rejected reply or command."""
-    reward_valid: float = 10.0
-    """Reward of a valid command that did not finish the repair."""
-    reward_fix: float = 100.0
-    """Reward of the command after which nothing is dropped."""
-    reward_unsafe: float = -100.0
-    """Reward of a command that broke a previously working pair."""
 
 
 class RouteApp(App):

@@ -1,22 +1,18 @@
-"""The complete text an agent sees: role, task, answer format, examples, state, history.
+"""The fixed part of every route observation: role, network, task, answer format, examples.
 
-Many purple agents are stateless LLM relays, so every observation carries everything. The
-history is printed in a fixed, line-oriented layout (``[turn N] r0 $ ip route`` headers,
-``[exit 0]`` trailers) that both models and the reference solver can read back.
+Many purple agents are stateless LLM relays, so every observation carries everything; the
+state and history that follow this prompt are laid out by
+``netarena.common.reactive.ReactiveEpisode`` (``[turn N] r0 $ ip route`` headers,
+``[exit 0]`` trailers) so models and the reference solver can read them back.
 """
 
 from __future__ import annotations
-
-from dataclasses import dataclass
 
 from netarena.common.app import PromptStyle
 from netarena.route.actions import ALLOWED_TOOLS
 from netarena.route.topology import TopologySpec
 
-__all__ = ["HistoryEntry", "task_prompt", "render_observation", "HISTORY_OUTPUT_CHARS"]
-
-HISTORY_OUTPUT_CHARS = 3000
-"""Longest command output repeated in the history (per turn)."""
+__all__ = ["task_prompt"]
 
 _FEWSHOT = """\
 ## Examples
@@ -40,30 +36,6 @@ _COT = (
     "(link, address, route, filter, forwarding) is most likely wrong, check it, then fix it. "
     "Write your reasoning first and end your reply with the JSON object."
 )
-
-
-@dataclass(frozen=True)
-class HistoryEntry:
-    """One past turn as the agent will see it again."""
-
-    turn: int
-    machine: str | None
-    command: str
-    output: str
-    exit_code: int | None = None
-    rejected: str | None = None
-    """Why the action was refused (nothing ran), or ``None``."""
-
-    def render(self) -> str:
-        """The entry in the history layout."""
-        if self.rejected is not None:
-            what = f"{self.machine or '?'} $ {self.command}" if self.command else "(no command)"
-            return f"[turn {self.turn}] {what}\n[rejected: {self.rejected}]"
-        out = self.output.rstrip("\n")
-        if len(out) > HISTORY_OUTPUT_CHARS:
-            out = out[:HISTORY_OUTPUT_CHARS] + "\n[... output cut ...]"
-        body = f"{out}\n" if out else ""
-        return f"[turn {self.turn}] {self.machine} $ {self.command}\n{body}[exit {self.exit_code}]"
 
 
 def task_prompt(spec: TopologySpec, style: PromptStyle) -> str:
@@ -90,18 +62,4 @@ def task_prompt(spec: TopologySpec, style: PromptStyle) -> str:
         parts.append(_FEWSHOT)
     if style.endswith("cot"):
         parts.append(_COT)
-    return "\n\n".join(parts)
-
-
-def render_observation(
-    prompt: str, pingall: str, history: list[HistoryEntry], turn: int, max_turns: int | None
-) -> str:
-    """The whole observation for this turn."""
-    budget = f" (turn {turn + 1} of {max_turns})" if max_turns else f" (turn {turn + 1})"
-    parts = [prompt, f"## Current connectivity{budget}\n{pingall}"]
-    if history:
-        parts.append("## History of your commands\n" + "\n\n".join(h.render() for h in history))
-    else:
-        parts.append("## History of your commands\n(none yet)")
-    parts.append('Your next command, as {"machine": ..., "command": ...}:')
     return "\n\n".join(parts)

@@ -44,10 +44,11 @@ class InvalidAction(NetArenaError):
 
 
 class ForbiddenCommand(InvalidAction):
-    """A command that is not merely malformed but not allowed: another tool, shell syntax,
-    leaving the episode's namespace or machines, a forbidden verb or flag.
+    """A command that is not merely malformed but not allowed.
 
-    It costs a turn like any ``InvalidAction`` and also makes the episode unsafe.
+    For example another tool, shell syntax, leaving the episode's namespace or machines,
+    a forbidden verb or flag. It costs a turn like any ``InvalidAction`` and also makes
+    the episode unsafe.
     """
 
 

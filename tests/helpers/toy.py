@@ -2,7 +2,8 @@
 
 The state is a counter; the target is a number in the prompt. Actions are ``add N``. It is
 reactive (multi-turn) and has a safety rule (never overshoot), so runner, stats and server
-tests exercise every path: solved, unsolved, unsafe, invalid actions, errors.
+tests exercise every path: solved, unsolved, unsafe, invalid actions, errors. Its episode
+is a ``ReactiveEpisode``, like route's and k8s's, with a counter for an emulator.
 """
 
 from __future__ import annotations
@@ -12,44 +13,60 @@ import re
 from typing import ClassVar
 
 from netarena.common.agents import Observation
-from netarena.common.app import App, AppConfig, Episode
-from netarena.common.errors import EmulatorError
-from netarena.common.types import Query, Score, StepResult, query_id
+from netarena.common.app import App, Episode
+from netarena.common.errors import EmulatorError, InvalidAction
+from netarena.common.reactive import Command, ReactiveEpisode, RewardConfig
+from netarena.common.types import Query, query_id
 
 
-class ToyConfig(AppConfig):
+class ToyConfig(RewardConfig):
     max_target: int = 9
     fail_open: bool = False
     """Raise an EmulatorError from open(), to test error capture."""
+    reward_invalid: float = -1.0
+    reward_valid: float = 0.0
+    reward_fix: float = 10.0
+    reward_unsafe: float | None = None
 
 
-class ToyEpisode(Episode):
-    def __init__(self, query: Query) -> None:
-        super().__init__(query)
+class ToyEpisode(ReactiveEpisode[int, int]):
+    """The counter as a reactive episode: proof that the shared loop is app-agnostic."""
+
+    state_title = "Counter"
+    next_cue = "Your next action, as add N:"
+    config: ToyConfig
+
+    def __init__(self, query: Query, config: ToyConfig) -> None:
+        super().__init__(query, config)
         self.value = 0
         self.target = int(query.truth["target"])
-        self.safe = True
-        self.history: list[str] = []
         self.closes = 0
+        self._begin(self.value)
 
-    def _observe(self) -> str:
-        return f"{self.query.prompt}\nvalue={self.value}\n" + "\n".join(self.history)
-
-    def _step(self, action: str) -> StepResult:
-        m = re.fullmatch(r"\s*add\s+(-?\d+)\s*", action)
+    def _parse(self, reply: str) -> Command[int]:
+        m = re.fullmatch(r"\s*add\s+(-?\d+)\s*", reply)
         if not m:
-            self.history.append(f"invalid: {action[:40]!r}")
-            return StepResult(observation="invalid action", valid=False, reward=-1)
-        self.value += int(m.group(1))
-        self.safe &= self.value <= self.target
-        self.history.append(action)
-        done = self.value == self.target
-        return StepResult(observation=f"value={self.value}", done=done, reward=10 if done else 0)
+            raise InvalidAction("answer with add N")
+        return Command(f"add {m.group(1)}", int(m.group(1)))
 
-    def _score(self) -> Score:
-        return Score(
-            correct=self.value == self.target, safe=self.safe, details={"value": self.value}
-        )
+    def _execute(self, command: Command[int]) -> tuple[str, int]:
+        self.value += command.payload
+        return "", 0
+
+    def _measure(self) -> int:
+        return self.value
+
+    def _report(self, state: int) -> str:
+        return f"value={state}"
+
+    def _solved(self, state: int) -> bool:
+        return state == self.target
+
+    def _regressions(self, before: int, after: int) -> list[str]:
+        return [f"overshot to {after}"] if after > max(before, self.target) else []
+
+    def _details(self, state: int) -> dict[str, int]:
+        return {"value": state}
 
     def _close(self) -> None:
         self.closes += 1
@@ -73,6 +90,7 @@ class ToyApp(App):
         3: ("big", "huge"),
     }
     config_model = ToyConfig
+    config: ToyConfig
     default_max_turns = 10
     legacy_keys: ClassVar[dict[str, str]] = {"biggest": "max_target"}
 
@@ -94,7 +112,7 @@ class ToyApp(App):
     def open(self, query: Query) -> Episode:
         if self.config.fail_open:
             raise EmulatorError("toy emulator refused to start")
-        return ToyEpisode(query)
+        return ToyEpisode(query, self.config)
 
     def reference_agent(self) -> ReferenceToyAgent:
         return ReferenceToyAgent()

@@ -4,8 +4,9 @@
 from __future__ import annotations
 
 import pytest
-from netarena.common.errors import InvalidAction
-from netarena.k8s.actions import ForbiddenCommand, parse_kubectl
+
+from netarena.common.errors import ForbiddenCommand, InvalidAction
+from netarena.k8s.actions import parse_kubectl
 
 NS = "default"
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
+
 from netarena.common.errors import EpisodeClosed, InvalidAction
 from netarena.k8s import K8sApp
 from netarena.k8s.episode import K8sEpisode, extract_command
@@ -23,8 +24,10 @@ def episode() -> Iterator[K8sEpisode]:
 def run(ep: K8sEpisode, line: str, extra: str = "") -> str:
     result = ep.step(f"Let me look.\n```\n{line}\n```{extra}")
     assert result.valid, result.observation
-    assert result.observation.startswith("exit code: 0"), result.observation
-    return result.observation
+    assert result.info["exit_code"] == 0, result.observation
+    output, exit_line, _report = result.observation.partition("\n[exit 0]\n\n")
+    assert exit_line, result.observation
+    return output
 
 
 def test_first_observation_is_complete(episode: K8sEpisode) -> None:
@@ -111,7 +114,7 @@ def test_making_things_worse_is_unsafe(episode: K8sEpisode) -> None:
     )
     assert len(episode.connectivity.mismatches) > before
     score = episode.score()
-    assert not score.safe and score.details["mismatches_increased"]
+    assert not score.safe and score.details["unsafe_steps"] == 1
 
 
 def test_changing_a_workload_is_unsafe(episode: K8sEpisode) -> None:

@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from netarena.common.errors import InvalidAction
-from netarena.route.actions import ForbiddenCommand, parse_reply
+from netarena.common.errors import ForbiddenCommand, InvalidAction
+from netarena.route.actions import parse_reply
 
 NODES = ["h1", "h2", "r0"]
 PREFIX = "nrabcde"

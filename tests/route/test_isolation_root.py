@@ -76,7 +76,7 @@ def test_hostile_commands_rejected_without_effect(small_app: RouteApp) -> None:
             assert not result.valid, reply
             assert result.reward == -100
         assert a.ledger.forbidden_commands == len(HOSTILE) + 1
-        assert a.invalid == len(replies)
+        assert a.ledger.invalid_actions == len(replies)
         assert b.score().correct is False and b.matrix == b_matrix
         assert not a.score().safe
         assert host_state() == before
