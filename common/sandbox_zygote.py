@@ -49,8 +49,20 @@ _DENY_PREFIXES = (
     "_posixsubprocess.",
     "syslog.",
     "sys.remote_exec",
+    "sys.settrace",
+    "sys.setprofile",
+    "_thread.start_new_thread",
 )
-_DENY_EXACT = frozenset({"open", "builtins.input", "os.system", "cpython.remote_debugger_script"})
+_DENY_EXACT = frozenset(
+    {
+        "open",
+        "builtins.input",
+        "os.system",
+        "cpython.remote_debugger_script",
+        # crafted bytecode reads and writes arbitrary memory, which defeats every hook
+        "code.__new__",
+    }
+)
 
 
 def _read_frame(stream):
@@ -67,19 +79,38 @@ def _write_frame(stream, data):
 
 
 def _arm(allowed_imports):
-    """Install the audit hook: no files, sockets, processes or new imports from here on."""
+    """Install the audit hook: no files, sockets, processes or new imports from here on.
+
+    The hook is a closure over private copies of everything it uses (deny lists, ``type``,
+    ``str``, the exception classes) and makes no global or builtin lookups: agent code can
+    reach this module as ``sys.modules["__main__"]`` and rebind its globals or ``builtins``,
+    so a hook that read ``_DENY_PREFIXES`` or ``str`` at call time could be switched off.
+    It never calls a method of an agent-supplied object either (a ``str`` subclass with a
+    lying ``__str__`` would otherwise pass the import check).
+    """
     allowed = frozenset(allowed_imports)
+    prefixes = tuple(_DENY_PREFIXES)
+    exact = frozenset(_DENY_EXACT)
+    exact_types = (str, int)
+    str_type = str
+    type_of = type
+    refuse = PermissionError
+    refuse_import = ImportError
 
     def hook(event, args):
         if event == "import":
-            top = str(args[0]).split(".")[0]
-            if top not in allowed:
-                raise ImportError(f"sandbox: import of {args[0]!r} is not allowed")
-        elif event in _DENY_EXACT or event.startswith(_DENY_PREFIXES):
-            detail = f" {args[0]!r}" if args and isinstance(args[0], (str, bytes, int)) else ""
-            raise PermissionError(f"sandbox: {event}{detail} is not allowed")
+            name = args[0] if args else None
+            if type_of(name) is not str_type:
+                raise refuse_import("sandbox: import by a non-str name is not allowed")
+            if name.partition(".")[0] not in allowed:
+                raise refuse_import("sandbox: import of %r is not allowed" % (name,))
+        elif event in exact or event.startswith(prefixes):
+            first = args[0] if args else None
+            detail = (" %r" % (first,))[:300] if type_of(first) in exact_types else ""
+            raise refuse("sandbox: " + event + detail + " is not allowed")
 
     sys.addaudithook(hook)
+    return hook
 
 
 def _child(config, run, state, request, out_fd, devnull):
@@ -118,6 +149,24 @@ def _child(config, run, state, request, out_fd, devnull):
     os._exit(0)
 
 
+def _reap(pid, deadline):
+    """The child's wait status once it exits, or ``None`` if it is still alive at ``deadline``.
+
+    The child may close its end of the pipe and keep running (sleeping, spinning): EOF is
+    no proof of exit, and a blocking ``waitpid`` would hang the worker and orphan the child.
+    """
+    delay = 0.0002
+    while True:
+        done, wstatus = os.waitpid(pid, os.WNOHANG)
+        if done:
+            return wstatus
+        left = deadline - time.monotonic()
+        if left <= 0:
+            return None
+        time.sleep(min(delay, left))
+        delay = min(delay * 2, 0.01)
+
+
 def _collect(pid, fd, wall_s, max_bytes):
     """Read the child's answer within the wall clock; kill it when late or too chatty."""
     chunks, size, status = [], 0, "ok"
@@ -138,9 +187,11 @@ def _collect(pid, fd, wall_s, max_bytes):
         if size > max_bytes:
             status = "output_limit"
             break
-    if status != "ok":
+    wstatus = _reap(pid, deadline) if status == "ok" else None
+    if wstatus is None:
+        status = "timeout" if status == "ok" else status
         os.kill(pid, signal.SIGKILL)
-    _, wstatus = os.waitpid(pid, 0)
+        _, wstatus = os.waitpid(pid, 0)
     info = {"status": status, "bytes": size}
     if os.WIFSIGNALED(wstatus):
         info["signal"] = signal.Signals(os.WTERMSIG(wstatus)).name
