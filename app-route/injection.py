@@ -44,6 +44,10 @@ def _apply(net: Network, fault: Fault) -> str | None:
     return None
 
 
+MAX_ATTEMPTS = 64
+"""Candidate trials per query before giving up (each failed trial rebuilds the network)."""
+
+
 def build_faulted(
     spec: TopologySpec,
     slots: list[list[Fault]],
@@ -53,42 +57,73 @@ def build_faulted(
 ) -> Injected:
     """Build the network and inject one verified fault per slot.
 
+    Slots are filled depth-first: when no candidate of a slot adds any loss (an earlier
+    fault already cut what it would cut, e.g. a link down on the subnet whose traffic a
+    later fault drops), the search backs up and tries the earlier slot's next candidate.
+    The order is fixed, so the same query ends with the same faults on every machine.
+
     Raises:
-        EmulatorError: The healthy network does not ping fully, or no candidate of a slot
-            breaks connectivity.
+        EmulatorError: The healthy network does not ping fully, or no combination of
+            candidates within ``MAX_ATTEMPTS`` trials breaks connectivity at every slot.
     """
 
     def probe(net: Network) -> PingMatrix:
         return pingmesh(net, probe_timeout_s, probe_retry_timeout_s)
 
     net = Network(spec, prefix)
-    try:
-        current = probe(net)
-        if not current.healthy:  # a slow machine: give it one generous second chance
-            log.warning("fresh network %s not healthy on first probe; probing again", net.prefix)
-            current = pingmesh(net, 1.0, 1.0)
-        if not current.healthy:
-            raise EmulatorError(f"healthy network dropped pings:\n{current.text()}")
-        kept: list[Fault] = []
-        attempts: list[int] = []
-        for index, candidates in enumerate(slots):
-            for attempt, fault in enumerate(candidates):
-                failure = _apply(net, fault)
-                after = None if failure else probe(net)
-                if after is not None and current.ok - after.ok:
-                    kept.append(fault)
-                    attempts.append(attempt + 1)
-                    current = after
-                    break
-                log.debug("slot %d attempt %d rejected: %s", index, attempt, failure or "no effect")
-                net.close()
-                net = Network(spec, net.prefix)
-                for done in kept:
-                    if (err := _apply(net, done)) is not None:
-                        raise EmulatorError(f"replaying a verified fault failed: {err}")
+    kept: list[Fault] = []
+    attempts: list[int] = []
+    trials = 0
+
+    def rebuild() -> None:
+        nonlocal net
+        net.close()
+        net = Network(spec, net.prefix)
+        for done in kept:
+            if (err := _apply(net, done)) is not None:
+                raise EmulatorError(f"replaying a verified fault failed: {err}")
+
+    def place(index: int, current: PingMatrix) -> PingMatrix | None:
+        nonlocal trials
+        if index == len(slots):
+            return current
+        tried: list[Fault] = []
+        for attempt, fault in enumerate(slots[index]):
+            if fault in tried:  # a repeated draw fails the same way
+                continue
+            tried.append(fault)
+            if trials >= MAX_ATTEMPTS:
+                return None
+            trials += 1
+            failure = _apply(net, fault)
+            after = None if failure else probe(net)
+            if after is not None and current.ok - after.ok:
+                kept.append(fault)
+                attempts.append(attempt + 1)
+                final = place(index + 1, after)
+                if final is not None:
+                    return final
+                kept.pop()
+                attempts.pop()
             else:
-                raise EmulatorError(f"no candidate of fault slot {index} broke connectivity")
-        return Injected(net, kept, attempts, current)
+                log.debug("slot %d attempt %d rejected: %s", index, attempt, failure or "no effect")
+            rebuild()
+        return None
+
+    try:
+        healthy = probe(net)
+        if not healthy.healthy:  # a slow machine: give it one generous second chance
+            log.warning("fresh network %s not healthy on first probe; probing again", net.prefix)
+            healthy = pingmesh(net, 1.0, 1.0)
+        if not healthy.healthy:
+            raise EmulatorError(f"healthy network dropped pings:\n{healthy.text()}")
+        final = place(0, healthy)
+        if final is None:
+            raise EmulatorError(
+                f"no combination of fault candidates broke connectivity at every slot "
+                f"({trials} trials)"
+            )
+        return Injected(net, kept, attempts, final)
     except BaseException:
         net.close()
         raise
