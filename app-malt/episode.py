@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 import time
 from typing import Any
 
@@ -22,9 +23,13 @@ from netarena.common.sandbox import SandboxPool
 from netarena.common.types import Query, Score, StepResult
 from netarena.malt.checks import DiffView, answer_mismatch, state_mismatch, violations
 
-__all__ = ["MaltEpisode", "extract_code"]
+__all__ = ["MaltEpisode", "extract_code", "parse_output"]
 
 log = logging.getLogger(__name__)
+
+_MAX_CONTAINERS = 2_000_000
+"""Most JSON arrays and objects accepted in one answer (bounds the evaluator's memory)."""
+_MAX_REASON_CHARS = 2_000
 
 
 def extract_code(reply: str) -> str | None:
@@ -36,6 +41,74 @@ def extract_code(reply: str) -> str | None:
     if "def process_graph" in text and "```" not in text:
         return text
     return None
+
+
+def _is_attrs(value: Any) -> bool:
+    return value is None or isinstance(value, dict)
+
+
+def _shape_error(out: dict[str, Any]) -> str | None:
+    """Why the sandbox's JSON does not have the shape ``worker.run`` writes, or ``None``.
+
+    The child process runs the agent's code, which can write anything to the result pipe:
+    the evaluator trusts nothing in it beyond this shape (and never runs agent objects).
+    """
+    for key in ("error", "answer_error", "note"):
+        if out.get(key) is not None and not isinstance(out[key], str):
+            return f"{key!r} is not a string"
+    code_s = out.get("code_s")
+    if code_s is not None and (isinstance(code_s, bool) or not isinstance(code_s, (int, float))):
+        return "'code_s' is not a number"
+    if out.get("error"):
+        return None
+    answer = out.get("answer")
+    if answer is not None and not isinstance(answer, dict):
+        return "'answer' is not an object"
+    diff = out.get("diff")
+    if not isinstance(diff, dict):
+        return "'diff' is not an object"
+    nodes, edges = diff.get("nodes", {}), diff.get("edges", [])
+    if not isinstance(nodes, dict) or not all(_is_attrs(v) for v in nodes.values()):
+        return "'diff.nodes' is not an object of node attributes"
+    if not isinstance(edges, list) or not all(
+        isinstance(e, list)
+        and len(e) == 3
+        and isinstance(e[0], str)
+        and isinstance(e[1], str)
+        and _is_attrs(e[2])
+        for e in edges
+    ):
+        return "'diff.edges' is not a list of [source, target, attributes]"
+    return None
+
+
+def parse_output(output: bytes) -> dict[str, Any]:
+    """Decode and validate what the sandboxed child wrote.
+
+    Raises:
+        SandboxError: Empty, not JSON, too deeply nested, too many containers, or not the
+            shape ``worker.run`` produces.
+    """
+    if not output:
+        raise SandboxError("the code ended without producing an answer")
+    if output.count(b"[") + output.count(b"{") > _MAX_CONTAINERS:
+        raise SandboxError(f"answer holds more than {_MAX_CONTAINERS} lists and objects")
+    try:
+        out = json.loads(output)
+    except RecursionError as exc:
+        raise SandboxError("answer is nested too deeply") from exc
+    except (ValueError, UnicodeDecodeError) as exc:  # JSONDecodeError, huge ints
+        raise SandboxError(f"answer is not valid JSON: {str(exc)[:200]}") from exc
+    if not isinstance(out, dict):
+        raise SandboxError("the code ended without producing an answer")
+    reason = _shape_error(out)
+    if reason:
+        raise SandboxError(f"malformed answer from the sandbox: {reason}")
+    return out
+
+
+def _cut(text: str) -> str:
+    return text if len(text) <= _MAX_REASON_CHARS else text[:_MAX_REASON_CHARS] + "..."
 
 
 class MaltEpisode(Episode):
@@ -70,29 +143,30 @@ class MaltEpisode(Episode):
             return StepResult(observation=reason, valid=False, reward=-1.0)
         started = time.perf_counter()
         try:
-            result = self._pool.run(code.encode())
-            out = json.loads(result.output) if result.output else None
-            if not isinstance(out, dict):
-                raise SandboxError("the code ended without producing an answer")
+            result = self._pool.run(code.encode("utf-8", "surrogatepass"))
+            out = parse_output(result.output)
         except SandboxTimeout as exc:
             return self._finish(f"sandbox timeout: {exc}", started)
-        except (SandboxError, json.JSONDecodeError, UnicodeDecodeError) as exc:
+        except SandboxError as exc:
             return self._finish(f"sandbox: {exc}", started)
         self._details["sandbox_s"] = round(result.run_s, 6)
-        self._details["code_s"] = float(out.get("code_s") or 0.0)
+        code_s = float(out.get("code_s") or 0.0)
+        self._details["code_s"] = code_s if math.isfinite(code_s) else 0.0
         if out.get("error"):
             return self._finish(f"code failed: {out['error']}", started)
         return self._judge(out, started)
 
     def _judge(self, out: dict[str, Any], started: float) -> StepResult:
         truth = self.query.truth
-        diff = out.get("diff") if isinstance(out.get("diff"), dict) else {"nodes": {}, "edges": []}
+        diff = out["diff"]
         broken = violations(DiffView(self._base, diff))
         self._safe = not broken
         self._details["violations"] = "; ".join(broken[:10])
         self._details["violation_count"] = len(broken)
         answer = out.get("answer")
-        self._details["answer_type"] = str(answer.get("type")) if isinstance(answer, dict) else ""
+        self._details["answer_type"] = (
+            str(answer.get("type"))[:100] if isinstance(answer, dict) else ""
+        )
         reason = (
             out.get("answer_error")
             or answer_mismatch(truth["answer"], answer)
@@ -102,6 +176,7 @@ class MaltEpisode(Episode):
         return self._finish(reason, started, correct=reason is None)
 
     def _finish(self, reason: str | None, started: float, correct: bool = False) -> StepResult:
+        reason = _cut(reason) if reason else reason
         self._correct = correct
         self._details["reason"] = reason or ""
         self._details["eval_s"] = round(time.perf_counter() - started, 6)

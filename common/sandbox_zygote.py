@@ -103,10 +103,10 @@ def _arm(allowed_imports):
             if type_of(name) is not str_type:
                 raise refuse_import("sandbox: import by a non-str name is not allowed")
             if name.partition(".")[0] not in allowed:
-                raise refuse_import("sandbox: import of %r is not allowed" % (name,))
+                raise refuse_import(f"sandbox: import of {name!r} is not allowed")
         elif event in exact or event.startswith(prefixes):
             first = args[0] if args else None
-            detail = (" %r" % (first,))[:300] if type_of(first) in exact_types else ""
+            detail = f" {first!r}"[:300] if type_of(first) in exact_types else ""
             raise refuse("sandbox: " + event + detail + " is not allowed")
 
     sys.addaudithook(hook)
