@@ -36,8 +36,8 @@ class ToyEpisode(ReactiveEpisode[int, int]):
     next_cue = "Your next action, as add N:"
     config: ToyConfig
 
-    def __init__(self, query: Query, config: ToyConfig) -> None:
-        super().__init__(query, config)
+    def __init__(self, query: Query, config: ToyConfig | None = None) -> None:
+        super().__init__(query, config or ToyConfig())
         self.value = 0
         self.target = int(query.truth["target"])
         self.closes = 0
