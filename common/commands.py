@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 import shlex
+import unicodedata
 
 from netarena.common.errors import InvalidAction
 
@@ -28,6 +29,19 @@ _SHELL_SYNTAX = [
 ]
 
 
+_UNPRINTABLE = frozenset({"Cc", "Cf", "Cs", "Co", "Cn"})
+"""Control, format (zero-width, bidi), surrogate, private and unassigned characters: they
+hide what a command does from a reader, NUL makes ``exec`` raise, and a lone surrogate
+cannot be encoded for ``exec`` at all."""
+
+
+def _unprintable(line: str) -> str | None:
+    for ch in line:
+        if ch not in "\t\r\n" and unicodedata.category(ch) in _UNPRINTABLE:
+            return f"U+{ord(ch):04X}"
+    return None
+
+
 def split_command(line: str) -> list[str]:
     """Parse one command line into argv, refusing shell syntax.
 
@@ -38,13 +52,16 @@ def split_command(line: str) -> list[str]:
         The argv list (never empty).
 
     Raises:
-        InvalidAction: Empty, too long, unbalanced quotes, or containing shell syntax.
+        InvalidAction: Empty, too long, unbalanced quotes, unprintable characters (NUL,
+            surrogates, zero-width), or containing shell syntax.
     """
     line = line.strip()
     if not line:
         raise InvalidAction("empty command")
     if len(line) > MAX_COMMAND_CHARS:
         raise InvalidAction(f"command longer than {MAX_COMMAND_CHARS} characters")
+    if bad := _unprintable(line):
+        raise InvalidAction(f"unprintable character {bad} in the command")
     for pattern, what in _SHELL_SYNTAX:
         if pattern.search(line):
             raise InvalidAction(f"shell syntax is not allowed: {what}; send one plain command")
