@@ -4,8 +4,11 @@ The reply is ``{"machine": ..., "command": ...}``, bare, fenced or after reasoni
 command is split by ``netarena.common.commands.split_command`` (no shell syntax at all),
 then checked here per tool: only network tools, and none of their options that leave the
 namespace (``ip netns``, ``-n``, ``ip vrf exec``, ``nsenter``), read or write files
-(``-batch``, ``iptables-save -f``, ``sysctl -p``), load programs (``--modprobe``, BPF) or
-touch non-network kernel settings (``sysctl`` outside ``net.*``).
+(``-batch``, ``tc -cf``, ``iptables-save -f``, ``arp -f``, ``sysctl -p``), load programs
+(``--modprobe``, BPF), flood (``ping -f/-A/-l``, intervals under 0.2 s) or touch
+non-network kernel settings (``sysctl`` outside ``net.*``). Options are matched the way the
+tools' getopt reads them: abbreviated long options (``--mo`` is ``--modprobe``) and short
+clusters (``-nM/x`` is ``-n -M /x``); only ASCII is accepted (no look-alike characters).
 """
 
 from __future__ import annotations
@@ -56,11 +59,17 @@ class Action:
 
 
 # Options of ip/tc that switch namespace, read a batch file, or apply to all namespaces
-# (iproute2 accepts any unambiguous prefix and a doubled leading dash).
-_IP_BAD_OPTION = re.compile(r"^--?(n|ne|net|netn|netns|b|ba|bat|batc|batch|a|al|all|force)$")
+# (iproute2 accepts any unambiguous prefix and a doubled leading dash; every ip option
+# spelled -n... means -netns, so all of them are refused).
+_IP_BAD_OPTION = re.compile(r"^--?(n[A-Za-z]*|b|ba|bat|batc|batch|a|al|all|force)$")
 _IP_BAD_TOKEN = re.compile(r"netns|bpf|xdp|pinned|^(net|netn|v|vr|vrf|exec|obj|object)$")
 _SYSCTL_OK_OPTION = re.compile(r"^(-[aAXnNeqwb]+|--(all|values|names|write|ignore|quiet|binary))$")
 _SYSCTL_KEY = re.compile(r"^net[./][A-Za-z0-9_./@:-]*$")
+_TC_CONF_OPTION = re.compile(r"^--?(c|cf|co|con|conf)$")
+_IPTABLES_VALUE_LETTERS = "ACDRILSFZNXEPhopsdjiwWtmcgM"
+"""Short iptables options whose value may follow in the same word (getopt)."""
+_PING_VALUE_LETTERS = "ciIlmMpQsStTwWeF"
+_PING_MIN_INTERVAL_S = 0.2
 _ETHTOOL_READ = {"-i", "-k", "-S", "-g", "-a", "-c", "-l", "-T", "--driver", "--statistics"}
 
 
@@ -123,6 +132,11 @@ def check_argv(argv: list[str]) -> None:
         InvalidAction: The tool is not installed.
     """
     tool, args = argv[0], argv[1:]
+    for tok in argv:
+        if not tok.isascii():
+            raise ForbiddenCommand(
+                f"non-ASCII text in {tok!r}: network tools take plain ASCII options and names"
+            )
     if tool not in ALLOWED_TOOLS:
         raise ForbiddenCommand(f"{tool!r} is not allowed; use one of: {', '.join(ALLOWED_TOOLS)}")
     if shutil.which(tool, path="/usr/sbin:/usr/bin:/sbin:/bin") is None:
@@ -149,19 +163,67 @@ def _check_ip(args: list[str]) -> None:
 
 
 def _check_tc(args: list[str]) -> None:
+    for tok in args:
+        if _TC_CONF_OPTION.match(tok):
+            _refuse("tc", tok, "reading a class-name file is disabled")
     _check_iproute("tc", args)
+
+
+def _short_flags(tok: str, with_value: str) -> str:
+    """The option letters getopt reads from ``tok`` (``-nM/x`` is ``-n -M /x``).
+
+    Letters after one that takes a value (listed in ``with_value``) are that value.
+    """
+    if not tok.startswith("-") or tok.startswith("--") or tok == "-":
+        return ""
+    letters = ""
+    for ch in tok[1:]:
+        letters += ch
+        if ch in with_value:
+            break
+    return letters
+
+
+def _long_abbreviates(tok: str, *names: str) -> bool:
+    """Whether ``tok`` is ``--x`` or ``--x=...`` with ``x`` a prefix of one of ``names``.
+
+    getopt_long accepts any unambiguous prefix (``--mo`` is ``--modprobe``).
+    """
+    if not tok.startswith("--") or len(tok) < 3:
+        return False
+    name = tok[2:].split("=", 1)[0]
+    return any(full.startswith(name) for full in names)
 
 
 def _check_iptables(args: list[str]) -> None:
     for tok in args:
-        if tok.startswith("--modprobe") or tok.startswith("-M") or "bpf" in tok:
+        if (
+            "M" in _short_flags(tok, _IPTABLES_VALUE_LETTERS)
+            or _long_abbreviates(tok, "modprobe")
+            or "bpf" in tok
+        ):
             _refuse("iptables", tok, "loading modules or programs is disabled")
 
 
 def _check_iptables_save(args: list[str]) -> None:
-    for tok in args:
-        if tok.startswith(("-f", "--file", "--modprobe", "-M")):
-            _refuse("iptables-save", tok, "writing files or loading modules is disabled")
+    # An allowlist: -f/--file (and any getopt abbreviation or cluster of it, ``--fi``,
+    # ``-cf/x``) writes a host file as root, and -M/--modprobe runs a program.
+    i = 0
+    while i < len(args):
+        tok = args[i]
+        if tok in ("-t", "--table"):
+            i += 1  # the table name
+        elif not (
+            tok in ("-c", "--counters")
+            or tok.startswith("--table=")
+            or (tok.startswith("-t") and tok[2:].isalnum())
+        ):
+            _refuse(
+                "iptables-save",
+                tok,
+                "only -c/--counters and -t/--table TABLE are allowed (no files, no modules)",
+            )
+        i += 1
 
 
 def _check_sysctl(args: list[str]) -> None:
@@ -177,14 +239,36 @@ def _check_sysctl(args: list[str]) -> None:
 
 def _check_arp(args: list[str]) -> None:
     for tok in args:
-        if tok.startswith(("-f", "--file")):
+        if "f" in _short_flags(tok, "AHpit") or _long_abbreviates(tok, "file"):
             _refuse("arp", tok, "reading files is disabled")
 
 
 def _check_ping(args: list[str]) -> None:
+    interval = False
     for tok in args:
-        if re.match(r"^-[A-Za-z]*f", tok):
-            _refuse("ping", tok, "flood ping is disabled")
+        if interval:
+            interval = False
+            _check_ping_interval(tok)
+            continue
+        flags = _short_flags(tok, _PING_VALUE_LETTERS)
+        for bad, why in (("f", "flood ping"), ("A", "adaptive ping"), ("l", "preload")):
+            if bad in flags:
+                _refuse("ping", tok, f"{why} is disabled")
+        if flags.endswith("i"):
+            value = tok[1 + len(flags) :]
+            if value:
+                _check_ping_interval(value)
+            else:
+                interval = True
+
+
+def _check_ping_interval(value: str) -> None:
+    try:
+        seconds = float(value)
+    except ValueError:
+        return  # ping itself rejects it
+    if not seconds >= _PING_MIN_INTERVAL_S:
+        _refuse("ping", f"-i {value}", f"intervals under {_PING_MIN_INTERVAL_S} s flood the link")
 
 
 def _check_ethtool(args: list[str]) -> None:
