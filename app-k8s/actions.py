@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import yaml
+
 from netarena.common.commands import split_command
 from netarena.common.errors import ForbiddenCommand, InvalidAction
 
@@ -39,7 +40,13 @@ _FORBIDDEN_FLAGS = {
     "--output-directory": "no filesystem access", "-k": "no filesystem access",
     "--kustomize": "no filesystem access", "--raw": "raw API paths are not allowed",
     "-R": "no filesystem access", "--recursive": "no filesystem access",
+    "--profile": "no filesystem access (it writes a profile file)",
+    "-v": "verbose logs may print credentials", "--v": "verbose logs may print credentials",
+    "--vmodule": "verbose logs may print credentials",
 }
+_SHORT_VALUE_LETTERS = "noLlpcfksv"
+"""kubectl short flags that take a value (the rest of a ``-xyz`` cluster is that value)."""
+_SECRET_KINDS = ("secret", "secrets")
 _ALIASES = {
     "networkpolicies": ("networkpolicy", "networkpolicies", "netpol", "netpols",
                         "networkpolicy.networking.k8s.io", "networkpolicies.networking.k8s.io"),
@@ -74,9 +81,23 @@ def _flag_name(token: str) -> str:
     return token[:2] if len(token) > 2 and token[1] != "-" else token
 
 
+def _expand_cluster(token: str) -> list[str]:
+    """``-wA`` → ``["-w", "-A"]``, ``-wnx`` → ``["-w", "-nx"]`` (how pflag reads clusters)."""
+    if token.startswith("--") or len(token) <= 2 or token[2] == "=":
+        return [token]
+    flags = []
+    for i, letter in enumerate(token[1:], start=1):
+        if letter in _SHORT_VALUE_LETTERS:
+            flags.append("-" + token[i:])
+            break
+        flags.append("-" + letter)
+    return flags
+
+
 def _check_flags(args: list[str], namespace: str, mutating: bool) -> list[str]:
     """Validate flags; return the positional arguments (resource type/names, label pairs)."""
     positional: list[str] = []
+    args = [tok for arg in args for tok in (_expand_cluster(arg) if arg.startswith("-") else [arg])]
     i = 0
     while i < len(args):
         tok = args[i]
@@ -85,13 +106,15 @@ def _check_flags(args: list[str], namespace: str, mutating: bool) -> list[str]:
             i += 1
             continue
         name = _flag_name(tok)
+        if name.startswith("--log"):
+            raise ForbiddenCommand(f"flag {name} is not allowed: no filesystem access")
         if name in _FORBIDDEN_FLAGS:
             raise ForbiddenCommand(f"flag {name} is not allowed: {_FORBIDDEN_FLAGS[name]}")
         value = None
-        if "=" in tok:
+        if not tok.startswith("--") and len(tok) > 2:
+            value = tok[2:].removeprefix("=")  # pflag: -ojson, -o=json (not split at a later =)
+        elif "=" in tok:
             value = tok.split("=", 1)[1]
-        elif tok.startswith("-") and not tok.startswith("--") and len(tok) > 2:
-            value = tok[2:]
         elif name in _VALUE_FLAGS:
             if i + 1 >= len(args):
                 raise InvalidAction(f"flag {name} needs a value")
@@ -100,14 +123,14 @@ def _check_flags(args: list[str], namespace: str, mutating: bool) -> list[str]:
         i += 1
         if name in ("-n", "--namespace") and value != namespace:
             raise ForbiddenCommand(f"only namespace {namespace!r} may be used, not {value!r}")
-        if name in ("-A", "--all-namespaces") and mutating:
+        if name in ("-A", "--all-namespaces") and (value or "true").lower() != "false":
             raise ForbiddenCommand(
-                "--all-namespaces is not allowed on commands that change objects")
+                f"--all-namespaces is not allowed: only namespace {namespace!r} may be used")
         if name in ("-f", "--filename") and value != "-":
             raise ForbiddenCommand("reading files or URLs is not allowed; use `apply -f -` with "
                                    "the "
                                 "manifest in a ```yaml block of the same reply")
-        if name in ("-o", "--output") and value and "-file" in value.split("=", 1)[0]:
+        if name in ("-o", "--output") and value and "file" in value.split("=", 1)[0].lower():
             raise ForbiddenCommand("output templates from files are not allowed")
     return positional
 
@@ -185,6 +208,9 @@ def parse_kubectl(line: str, namespace: str, stdin: str | None = None) -> Kubect
                             f"{', '.join(sorted(READ_VERBS | WRITE_VERBS))}")
     mutating = verb in WRITE_VERBS
     positional = _check_flags(args[1:], namespace, mutating)
+    if positional and any(k.lower() in _SECRET_KINDS
+                          for k in positional[0].partition("/")[0].split(",")):
+        raise ForbiddenCommand("Secrets are not part of the task and may not be read")
     if verb == "cluster-info" and positional:
         raise ForbiddenCommand("only plain `kubectl cluster-info` is allowed")
     if mutating:

@@ -15,7 +15,7 @@ ALLOWED = [
     ("$ kubectl get networkpolicy -o yaml", ("get", "networkpolicy", "-o", "yaml", "--namespace=default")),
     ("kubectl -n default describe netpol adservice", ("describe", "netpol", "adservice", "--namespace=default")),
     ("kubectl get svc --namespace=default -o wide", ("get", "svc", "--namespace=default", "-o", "wide")),
-    ("kubectl get pods -A", ("get", "pods", "-A")),
+    ("kubectl get pods -A=false", ("get", "pods", "-A=false")),  # -A itself: tests/security
     ("kubectl delete networkpolicy adservice", ("delete", "networkpolicy", "adservice", "--namespace=default")),
     ("kubectl label networkpolicy adservice owner=me", ("label", "networkpolicy", "adservice", "owner=me", "--namespace=default")),
     ("kubectl annotate pod x note=1", ("annotate", "pod", "x", "note=1", "--namespace=default")),
