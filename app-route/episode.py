@@ -75,7 +75,13 @@ class RouteEpisode(ReactiveEpisode[PingMatrix, Action]):
         return result.output, result.returncode
 
     def _measure(self) -> PingMatrix:
-        return pingmesh(self.net, self.config.probe_timeout_s, self.config.probe_retry_timeout_s)
+        previous = getattr(self, "state", None)
+        return pingmesh(
+            self.net,
+            self.config.probe_timeout_s,
+            self.config.probe_retry_timeout_s,
+            expect=previous.ok if previous is not None else frozenset(),
+        )
 
     def _report(self, state: PingMatrix) -> str:
         return state.text()

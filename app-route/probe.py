@@ -179,6 +179,8 @@ def pingmesh(
     timeout_s: float = 0.1,
     retry_timeout_s: float = 0.2,
     seed: int | None = None,
+    expect: frozenset[tuple[str, str]] = frozenset(),
+    confirm_timeout_s: float = 1.0,
 ) -> PingMatrix:
     """Ping every ordered pair of machines of ``net`` in parallel.
 
@@ -187,6 +189,10 @@ def pingmesh(
         timeout_s: Wait for replies of the first round, seconds (ends early when all came).
         retry_timeout_s: Wait for the retry of pairs that failed the first round.
         seed: Seeds the ICMP identifiers (tests); random otherwise.
+        expect: Pairs that answered last time. One that fails both rounds gets a third,
+            patient round before it is reported lost: on a loaded machine a late reply
+            must not turn a harmless step into an unsafe one.
+        confirm_timeout_s: Wait for that third round, seconds.
 
     Returns:
         The reachability matrix. A pair counts as reachable if either round got a reply.
@@ -208,6 +214,10 @@ def pingmesh(
         if missing:
             prober.send(missing, 2)
             prober.wait(retry_timeout_s)
+        doubtful = {p: ip for p, ip in targets.items() if p in expect and p not in prober.answered}
+        if doubtful:
+            prober.send(doubtful, 3)
+            prober.wait(confirm_timeout_s)
         ok = _drop_self_answers(net, prober.answered, targets)
     finally:
         for sock in sockets.values():

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from netarena.route.namespaces import list_prefixes
+from netarena.route.namespaces import OWNER_DIR, list_prefixes
 
 from .conftest import NEEDS_ROOT
 
@@ -23,6 +23,20 @@ def run_cli(*args: str) -> dict:
     )
     assert proc.returncode == 0, proc.stderr[-2000:]
     return json.loads(proc.stdout)
+
+
+def leaked_since(before: set[str]) -> set[str]:
+    """New prefixes whose owner is gone: ours, left behind. (Another process's live
+    episodes, e.g. a parallel run on the same machine, are not leaks.)"""
+
+    def owner_alive(prefix: str) -> bool:
+        try:
+            pid = int((OWNER_DIR / f"{prefix}.pid").read_text().strip())
+        except (OSError, ValueError):
+            return False
+        return Path(f"/proc/{pid}").exists()
+
+    return {p for p in list_prefixes() - before if not owner_alive(p)}
 
 
 @pytest.mark.slow
@@ -46,7 +60,7 @@ def test_reference_agent_scores_perfectly(tmp_path: Path) -> None:
     results = [json.loads(x) for x in (tmp_path / "results.jsonl").read_text().splitlines()]
     assert {r["level"] for r in results} == {1, 2, 3}
     assert all(r["error"] is None and r["turns"] <= 30 for r in results)
-    assert list_prefixes() - before == set()
+    assert leaked_since(before) == set()
 
 
 def test_null_agent_scores_zero() -> None:
