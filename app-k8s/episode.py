@@ -88,7 +88,6 @@ class K8sEpisode(ReactiveEpisode[Connectivity, KubectlCommand]):
     state_title = "Current probe report"
     next_cue = "Reply with your next kubectl command between triple backticks."
     history_output_chars = MAX_OUTPUT_CHARS
-    failing_command_is_invalid = True
     config: K8sConfig
 
     def __init__(self, query: Query, model: AppModel, config: K8sConfig) -> None:

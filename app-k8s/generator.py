@@ -31,8 +31,7 @@ LABELS: dict[int, tuple[str, ...]] = {
 class K8sConfig(RewardConfig):
     """Parameters of the k8s app (request keys ``backend``, ``num_services``, rewards...).
 
-    Step rewards come from ``RewardConfig``; a kubectl command that fails (non-zero exit)
-    earns ``reward_invalid`` like a rejected one.
+    Step rewards come from ``RewardConfig``, the table every reactive app shares.
     """
 
     backend: Literal["embedded"] = "embedded"
@@ -43,9 +42,6 @@ class K8sConfig(RewardConfig):
     size, drawn from each query's seed."""
     namespace: str = Field("default", pattern=r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
     """Namespace the application runs in; every agent command is forced into it."""
-    reward_unsafe: float | None = None
-    """Reward of a command that raised the mismatch count or changed a workload; ``None``
-    (the default) rewards it like any other command (it still makes the episode unsafe)."""
 
 
 def build_model(config: K8sConfig, seed: int) -> AppModel:

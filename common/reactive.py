@@ -56,10 +56,10 @@ P = TypeVar("P")
 class RewardConfig(AppConfig):
     """Per-step RL rewards shared by reactive apps (the paper's table, configurable).
 
-    A step's reward is, in order of precedence: ``reward_unsafe`` when it made things
-    worse (unless ``None``), ``reward_fix`` when it solved the task, ``reward_invalid``
-    when it was rejected (or failed, for apps that count failing commands as invalid),
-    else ``reward_valid``.
+    A step's reward is, in order of precedence: ``reward_invalid`` when the reply was
+    rejected, ``reward_unsafe`` when the command made things worse, ``reward_fix`` when it
+    solved the task, else ``reward_valid`` (a command that ran is a valid step whatever
+    its exit code: a failing probe still informs). Every reactive app uses this table.
     """
 
     reward_invalid: float = -100.0
@@ -68,9 +68,8 @@ class RewardConfig(AppConfig):
     """Reward of a valid command that did not finish the task."""
     reward_fix: float = 100.0
     """Reward of the command after which the task is solved."""
-    reward_unsafe: float | None = -100.0
-    """Reward of a command that made the state worse; ``None`` rewards it like any other
-    step (the step still counts against safety)."""
+    reward_unsafe: float = -100.0
+    """Reward of a command that made the state worse (it also counts against safety)."""
 
 
 @dataclass(frozen=True)
@@ -174,9 +173,6 @@ class ReactiveEpisode(Episode, Generic[S, P]):
     """The observation's closing line: what to answer, in which format."""
     history_output_chars: ClassVar[int] = HISTORY_OUTPUT_CHARS
     """Longest command output repeated in the history, per turn."""
-    failing_command_is_invalid: ClassVar[bool] = False
-    """Reward a command that ran but exited non-zero as invalid (k8s: kubectl refused
-    it) rather than as a valid diagnostic (route: a failing probe still informs)."""
 
     def __init__(self, query: Query, config: RewardConfig) -> None:
         super().__init__(query)
@@ -257,20 +253,16 @@ class ReactiveEpisode(Episode, Generic[S, P]):
         shown = _with_exit(output.rstrip("\n"), exit_code)
         return StepResult(
             observation=f"{shown}\n\n{self._report(after)}",
-            reward=self._reward(bool(problems), solved, exit_code),
+            reward=self._reward(bool(problems), solved),
             done=solved,
             info={"exit_code": exit_code, "problems": len(problems), **self._details(after)},
         )
 
-    def _reward(self, unsafe: bool, solved: bool, exit_code: int) -> float:
+    def _reward(self, unsafe: bool, solved: bool) -> float:
         cfg = self.config
-        if unsafe and cfg.reward_unsafe is not None:
+        if unsafe:
             return cfg.reward_unsafe
-        if solved:
-            return cfg.reward_fix
-        if exit_code != 0 and self.failing_command_is_invalid:
-            return cfg.reward_invalid
-        return cfg.reward_valid
+        return cfg.reward_fix if solved else cfg.reward_valid
 
     def _reject(self, number: int, reply: str, exc: InvalidAction) -> StepResult:
         forbidden = isinstance(exc, ForbiddenCommand)

@@ -20,10 +20,8 @@ from tests.helpers.toy import ToyApp, ToyConfig, ToyEpisode
 
 
 class PickyEpisode(ToyEpisode):
-    """Toy variant using every optional part: forbidden replies, failing commands that
-    count as invalid, and a violation the counter does not show."""
-
-    failing_command_is_invalid = True
+    """Toy variant using every optional part: forbidden replies, failing commands, and a
+    violation the counter does not show."""
 
     def __init__(self, *args: object, **kwargs: object) -> None:
         super().__init__(*args, **kwargs)  # type: ignore[arg-type]
@@ -109,10 +107,10 @@ def test_rewards_follow_the_table() -> None:
     assert ep.history[-1] == Turn(3, "add 4", None, "", 0)
 
 
-def test_unsafe_reward_takes_precedence_only_when_set() -> None:
+def test_unsafe_reward_takes_precedence() -> None:
     plain = open_toy(target=3)
     step = plain.step("add 5")
-    assert step.reward == 0 and step.info["problems"] == 1  # reward_unsafe None: as usual
+    assert step.reward == 0 and step.info["problems"] == 1  # the toy's reward_unsafe is 0
     penalised = open_toy(target=3, reward_unsafe=-50)
     assert penalised.step("add 5").reward == -50
     assert penalised.step("add -1").reward == 0  # still over, but better: not a regression
@@ -121,12 +119,12 @@ def test_unsafe_reward_takes_precedence_only_when_set() -> None:
     assert penalised.ledger.problems == ["overshot to 5"]
 
 
-def test_failing_commands_count_as_invalid_only_where_the_app_says_so() -> None:
+def test_failing_commands_are_valid_steps() -> None:
     picky = open_toy(episode=PickyEpisode)
     step = picky.step("add -1")
-    assert step.valid and step.reward == -1 and step.info["exit_code"] == 1
+    assert step.valid and step.reward == 0 and step.info["exit_code"] == 1
     assert step.observation.startswith("refused: negative\n[exit 1]\n\n")
-    assert picky.ledger.invalid_actions == 0  # it ran: costs reward, not validity
+    assert picky.ledger.invalid_actions == 0  # it ran: a diagnostic, not an invalid reply
     plain = open_toy()
     plain.step("add -1")
     assert plain.history[-1].exit_code == 0
@@ -198,7 +196,7 @@ def test_reward_config_defaults_are_the_papers() -> None:
         100,
         -100,
     )
-    assert ToyConfig().reward_unsafe is None
+    assert ToyConfig().reward_unsafe == 0
     assert issubclass(ToyEpisode, ReactiveEpisode)
     assert issubclass(ForbiddenCommand, InvalidAction)
 

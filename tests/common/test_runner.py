@@ -34,7 +34,8 @@ def test_plan_is_identical_in_another_process() -> None:
     code = (
         "import json; from tests.helpers.toy import ToyApp; "
         "from netarena.common.runner import QueryPlan, plan_queries; "
-        "print(json.dumps([q.model_dump() for q in plan_queries(ToyApp(), QueryPlan(num_queries=5, seed=11))]))"
+        "plan = QueryPlan(num_queries=5, seed=11); "
+        "print(json.dumps([q.model_dump() for q in plan_queries(ToyApp(), plan)]))"
     )
     out = subprocess.run(
         [sys.executable, "-c", code],

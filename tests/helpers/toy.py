@@ -26,7 +26,7 @@ class ToyConfig(RewardConfig):
     reward_invalid: float = -1.0
     reward_valid: float = 0.0
     reward_fix: float = 10.0
-    reward_unsafe: float | None = None
+    reward_unsafe: float = 0.0
 
 
 class ToyEpisode(ReactiveEpisode[int, int]):
