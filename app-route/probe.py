@@ -180,7 +180,7 @@ def pingmesh(
     retry_timeout_s: float = 0.2,
     seed: int | None = None,
     expect: frozenset[tuple[str, str]] = frozenset(),
-    confirm_timeout_s: float = 1.0,
+    confirm_timeout_s: float = 2.0,
 ) -> PingMatrix:
     """Ping every ordered pair of machines of ``net`` in parallel.
 
@@ -189,10 +189,11 @@ def pingmesh(
         timeout_s: Wait for replies of the first round, seconds (ends early when all came).
         retry_timeout_s: Wait for the retry of pairs that failed the first round.
         seed: Seeds the ICMP identifiers (tests); random otherwise.
-        expect: Pairs that answered last time. One that fails both rounds gets a third,
-            patient round before it is reported lost: on a loaded machine a late reply
-            must not turn a harmless step into an unsafe one.
-        confirm_timeout_s: Wait for that third round, seconds.
+        expect: Pairs that answered last time. One that fails both rounds gets two more
+            echoes, half of ``confirm_timeout_s`` apart, before it is reported lost: a late
+            reply on a loaded machine, or a neighbour entry still resolving after an
+            address change, must not turn a harmless step into an unsafe one.
+        confirm_timeout_s: Total wait of those confirmation echoes, seconds.
 
     Returns:
         The reachability matrix. A pair counts as reachable if either round got a reply.
@@ -214,10 +215,14 @@ def pingmesh(
         if missing:
             prober.send(missing, 2)
             prober.wait(retry_timeout_s)
-        doubtful = {p: ip for p, ip in targets.items() if p in expect and p not in prober.answered}
-        if doubtful:
-            prober.send(doubtful, 3)
-            prober.wait(confirm_timeout_s)
+        for seq in (3, 4):  # two patient echoes: a neighbour entry may still be resolving
+            doubtful = {
+                p: ip for p, ip in targets.items() if p in expect and p not in prober.answered
+            }
+            if not doubtful:
+                break
+            prober.send(doubtful, seq)
+            prober.wait(confirm_timeout_s / 2)
         ok = _drop_self_answers(net, prober.answered, targets)
     finally:
         for sock in sockets.values():

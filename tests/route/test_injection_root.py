@@ -27,3 +27,26 @@ def test_combination_needing_backtracking_is_still_injected() -> None:
         assert "dropped" in episode.observe()
     finally:
         episode.close()
+
+
+def test_address_fix_is_not_judged_unsafe_while_arp_resolves() -> None:
+    # Deleting a wrong primary address makes the host answer from the right one; the
+    # router's neighbour entry for it may still be resolving, so the first echoes go
+    # unanswered. The probe must confirm a "lost" pair patiently instead of flagging the
+    # fix as unsafe (seen in a 150-query run).
+    import asyncio
+
+    from netarena.common.agents import Observation
+
+    app = load_app("route")
+    episode = app.open(app.generate(1149710036, 3, "DI+RI"))
+    agent = app.reference_agent()
+    try:
+        for turn in range(app.default_max_turns):
+            text = episode.observe()
+            if episode.step(asyncio.run(agent.act(Observation(text, "regression", turn)))).done:
+                break
+        score = episode.score()
+        assert score.correct and score.safe, score.details
+    finally:
+        episode.close()
