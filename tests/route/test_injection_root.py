@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 
+from netarena.common.agents import Observation
 from netarena.common.app import load_app
 
 pytestmark = [pytest.mark.root]
@@ -34,10 +37,6 @@ def test_address_fix_is_not_judged_unsafe_while_arp_resolves() -> None:
     # router's neighbour entry for it may still be resolving, so the first echoes go
     # unanswered. The probe must confirm a "lost" pair patiently instead of flagging the
     # fix as unsafe (seen in a 150-query run).
-    import asyncio
-
-    from netarena.common.agents import Observation
-
     app = load_app("route")
     episode = app.open(app.generate(1149710036, 3, "DI+RI"))
     agent = app.reference_agent()
