@@ -20,6 +20,7 @@ from pathlib import Path
 from types import TracebackType
 
 import yaml
+
 from netarena.common.errors import EmulatorError
 
 __all__ = ["Kubectl", "KubectlResult", "find_kubectl", "measure_round_trip"]

@@ -85,13 +85,17 @@ class AppModel:
         return spec.port is not None and (ANYONE in spec.sources or source in spec.sources)
 
     def pairs(self) -> list[tuple[str, str]]:
-        """Every probed (source, destination) pair: all ordered pairs of distinct services
-        whose destination listens on a port."""
+        """Every probed (source, destination) pair.
+
+        All ordered pairs of distinct services whose destination listens on a port.
+        """
         return [(s, d.name) for s in self.names for d in self.servers if s != d.name]
 
     def describe(self) -> str:
-        """The intended traffic, one line per service, as shown to agents (``parse_intended``
-        reads it back)."""
+        """The intended traffic, one line per service, as shown to agents.
+
+        ``parse_intended`` reads it back.
+        """
         lines = []
         for s in self.services:
             if s.port is None:

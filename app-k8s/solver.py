@@ -135,8 +135,11 @@ _PARTIAL_ABOVE = 20
 
 
 def _snapshot_command(text: str) -> str:
-    """The full snapshot, or for large applications only the policies a mismatch implicates
-    (the destination's, plus the source's when access is missing) and ``deny-all``."""
+    """The full snapshot, or for large applications only the implicated policies.
+
+    Those are the policies a mismatch implicates (the destination's, plus the source's when
+    access is missing) and ``deny-all``.
+    """
     if len(_MODEL_LINE.findall(text)) <= _PARTIAL_ABOVE:
         return SNAPSHOT_COMMAND
     names = {"deny-all"}

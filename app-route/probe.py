@@ -136,8 +136,11 @@ class _Prober:
                 self.answered.add(pair)
 
     def wait(self, timeout_s: float) -> None:
-        """Collect replies until all came or ``timeout_s`` passed, then drain once more
-        (a descheduled prober must not miss replies already queued)."""
+        """Collect replies until all came or ``timeout_s`` passed, then drain once more.
+
+        The extra drain is there because a descheduled prober must not miss replies already
+        queued.
+        """
         deadline = time.monotonic() + timeout_s
         while self.waiting and (left := deadline - time.monotonic()) > 0:
             ready, _, _ = select.select(list(self.by_fd), [], [], left)

@@ -83,8 +83,11 @@ class TopologySpec:
         return [h for h in self.hosts if self.subnet_of(h) == subnet]
 
     def target_ip(self, src: str, dst: str) -> str:
-        """Address probed for ``src -> dst``: a host's address, or the router's gateway
-        address on the source's subnet (for ``r0 -> r0`` never used)."""
+        """Address probed for ``src -> dst``.
+
+        A host's address, or the router's gateway address on the source's subnet (for
+        ``r0 -> r0`` never used).
+        """
         if dst != "r0":
             return self.host_ip(dst)
         return self.gateway(self.subnet_of(src))

@@ -22,7 +22,7 @@ _LANG = re.compile(r"[ \t]*([A-Za-z0-9_+-]*)")
 
 
 def _fenced(text: str) -> list[tuple[str, str]]:
-    """``(language, body)`` of each fenced block, scanning once (linear time).
+    r"""``(language, body)`` of each fenced block, scanning once (linear time).
 
     Equivalent to matching ``` ```lang...\n(.*?)``` ``` repeatedly, but a regex with a
     greedy info string backtracks quadratically on a long unclosed fence (200k characters

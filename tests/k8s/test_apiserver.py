@@ -8,6 +8,7 @@ from typing import Any
 
 import httpx
 import pytest
+
 from netarena.k8s.api_discovery import AGGREGATED_CONTENT_TYPE
 from netarena.k8s.api_tables import human_duration
 from netarena.k8s.apiserver import ApiServer

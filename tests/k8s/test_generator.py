@@ -5,6 +5,7 @@ from __future__ import annotations
 import random
 
 import pytest
+
 from netarena.k8s import K8sApp
 from netarena.k8s.faults import (
     FAULT_TYPES,

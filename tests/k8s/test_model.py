@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+
 from netarena.common.errors import ConfigError
 from netarena.k8s.faults import model_namespaces, model_pods
 from netarena.k8s.manifests import render_all, render_policies

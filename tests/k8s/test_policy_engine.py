@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+
 from netarena.k8s.policy import PodView, PolicyEngine, policy_types, selector_matches
 
 

@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
+
 from netarena.common.agents import NullAgent
 from netarena.common.runner import QueryPlan, RunConfig, Runner, plan_queries
 from netarena.k8s import K8sApp

@@ -6,6 +6,7 @@ import json
 import random
 
 import pytest
+
 from netarena.common.agents import Observation
 from netarena.k8s import K8sApp
 from netarena.k8s.actions import parse_kubectl

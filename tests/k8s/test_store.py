@@ -8,6 +8,7 @@ import threading
 from typing import Any
 
 import pytest
+
 from netarena.common.errors import NetArenaError
 from netarena.k8s.api_kinds import AlreadyExists, BadRequest, Conflict, Invalid, NotFound
 from netarena.k8s.store import ObjectStore
