@@ -172,7 +172,7 @@ def breakdown_order(results: Sequence[QueryResult]) -> dict[str, dict[str, list[
     return {
         app: {
             "by_level": sorted({str(r.level) for r in results if r.app == app}, key=int),
-            "by_label": sorted(labels, key=lambda label, m=labels: (m[label], label)),
+            "by_label": [label for _, label in sorted((lv, label) for label, lv in labels.items())],
         }
         for app, labels in first_level.items()
     }

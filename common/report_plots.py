@@ -20,6 +20,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402  (the backend must be chosen first)
 from matplotlib.axes import Axes  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
+from matplotlib.typing import ColorType  # noqa: E402
 
 __all__ = ["METRICS", "plot_rates", "plot_breakdown", "plot_overlap"]
 
@@ -29,15 +30,15 @@ log = logging.getLogger(__name__)
 METRICS: tuple[str, ...] = ("correctness", "safety")
 
 _METRIC_STYLE = {"correctness": ("o", "#1f77b4"), "safety": ("s", "#d62728")}
-_AGENT_COLOURS = plt.get_cmap("tab10").colors
+_AGENT_COLOURS: list[ColorType] = matplotlib.color_sequences["tab10"]  # the tab10 colormap's
 _DPI = 110
 
 
-def _agent_colour(index: int) -> Any:
+def _agent_colour(index: int) -> ColorType:
     return _AGENT_COLOURS[index % len(_AGENT_COLOURS)]
 
 
-def _whisker(ax: Axes, y: float, stat: dict[str, Any], *, marker: str, colour: Any,
+def _whisker(ax: Axes, y: float, stat: dict[str, Any], *, marker: str, colour: ColorType,
              label: str | None = None, annotate: bool = True) -> None:
     """One horizontal dot-and-whisker: the rate and its Wilson 95% interval."""
     rate, (lo, hi) = stat["rate"], stat["ci95"]

@@ -151,7 +151,9 @@ def _merge(target: dict[str, Any], key: str, value: Any, source: str) -> None:
     target[key] = value
 
 
-def _split(app_cls: type[App], config: dict[str, Any]) -> tuple[dict, dict, dict, list[str]]:
+def _split(
+    app_cls: type[App], config: dict[str, Any]
+) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any], list[str]]:
     """Sort config keys into plan, run and app settings; reject unknown ones."""
     app_fields = set(app_cls.config_model.model_fields)
     legacy = dict(app_cls.legacy_keys)

@@ -7,6 +7,8 @@ limits itself and arms an audit hook before it touches the untrusted code, so ea
 isolated while the preloaded state costs nothing to reuse. Only the standard library here.
 """
 
+from __future__ import annotations
+
 import gc
 import json
 import os
@@ -16,6 +18,15 @@ import signal
 import struct
 import sys
 import time
+
+# ``typing`` is imported for the type checker only: the zygote should load nothing it does not use.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable
+    from typing import Any, BinaryIO, NoReturn
+
+    #: The ``sys.addaudithook`` callback signature.
+    AuditHook = Callable[[str, tuple[object, ...]], None]
 
 __all__: list[str] = []
 
@@ -65,7 +76,7 @@ _DENY_EXACT = frozenset(
 )
 
 
-def _read_frame(stream):
+def _read_frame(stream: BinaryIO) -> bytes:
     head = stream.read(4)
     if len(head) < 4:
         raise EOFError
@@ -73,12 +84,12 @@ def _read_frame(stream):
     return stream.read(size)
 
 
-def _write_frame(stream, data):
+def _write_frame(stream: BinaryIO, data: bytes) -> None:
     stream.write(struct.pack(">I", len(data)) + data)
     stream.flush()
 
 
-def _arm(allowed_imports):
+def _arm(allowed_imports: Iterable[str]) -> AuditHook:
     """Install the audit hook: no files, sockets, processes or new imports from here on.
 
     The hook is a closure over private copies of everything it uses (deny lists, ``type``,
@@ -97,12 +108,14 @@ def _arm(allowed_imports):
     refuse = PermissionError
     refuse_import = ImportError
 
-    def hook(event, args):
+    def hook(event: str, args: tuple[object, ...]) -> None:
         if event == "import":
             name = args[0] if args else None
             if type_of(name) is not str_type:
                 raise refuse_import("sandbox: import by a non-str name is not allowed")
-            if name.partition(".")[0] not in allowed:
+            # Checked just above; narrowing with isinstance() would be a builtin lookup.
+            module: str = name  # type: ignore[assignment]
+            if module.partition(".")[0] not in allowed:
                 raise refuse_import(f"sandbox: import of {name!r} is not allowed")
         elif event in exact or event.startswith(prefixes):
             first = args[0] if args else None
@@ -113,7 +126,14 @@ def _arm(allowed_imports):
     return hook
 
 
-def _child(config, run, state, request, out_fd, devnull):
+def _child(
+    config: dict[str, Any],
+    run: Callable[[object, bytes], bytes],
+    state: object,
+    request: bytes,
+    out_fd: int,
+    devnull: int,
+) -> NoReturn:
     """Confine this forked process, run the request, write the answer, exit."""
     try:
         for fd in (0, 1, 2):
@@ -149,7 +169,7 @@ def _child(config, run, state, request, out_fd, devnull):
     os._exit(0)
 
 
-def _reap(pid, deadline):
+def _reap(pid: int, deadline: float) -> int | None:
     """The child's wait status once it exits, or ``None`` if it is still alive at ``deadline``.
 
     The child may close its end of the pipe and keep running (sleeping, spinning): EOF is
@@ -167,9 +187,12 @@ def _reap(pid, deadline):
         delay = min(delay * 2, 0.01)
 
 
-def _collect(pid, fd, wall_s, max_bytes):
+def _collect(
+    pid: int, fd: int, wall_s: float, max_bytes: int
+) -> tuple[dict[str, str | int | float], bytes]:
     """Read the child's answer within the wall clock; kill it when late or too chatty."""
-    chunks, size, status = [], 0, "ok"
+    chunks: list[bytes] = []
+    size, status = 0, "ok"
     deadline = time.monotonic() + wall_s
     while True:
         left = deadline - time.monotonic()
@@ -192,7 +215,7 @@ def _collect(pid, fd, wall_s, max_bytes):
         status = "timeout" if status == "ok" else status
         os.kill(pid, signal.SIGKILL)
         _, wstatus = os.waitpid(pid, 0)
-    info = {"status": status, "bytes": size}
+    info: dict[str, str | int | float] = {"status": status, "bytes": size}
     if os.WIFSIGNALED(wstatus):
         info["signal"] = signal.Signals(os.WTERMSIG(wstatus)).name
     elif os.WIFEXITED(wstatus):
@@ -200,7 +223,7 @@ def _collect(pid, fd, wall_s, max_bytes):
     return info, b"".join(chunks)
 
 
-def main():
+def main() -> None:
     """Serve requests from the evaluator on stdin/stdout until EOF."""
     stdin, stdout = sys.stdin.buffer, sys.stdout.buffer
     config = json.loads(_read_frame(stdin))
@@ -209,7 +232,7 @@ def main():
     payload = _read_frame(stdin)
     for name in config["preload"]:
         __import__(name)
-    namespace = {"__name__": "sandbox_setup"}
+    namespace: dict[str, Any] = {"__name__": "sandbox_setup"}  # the setup program defines more
     exec(compile(setup_source, "<sandbox setup>", "exec"), namespace)
     state = namespace["setup"](payload)
     run = namespace["run"]
