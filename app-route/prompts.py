@@ -41,7 +41,7 @@ _COT = (
 def task_prompt(spec: TopologySpec, style: PromptStyle) -> str:
     """The fixed part of every observation: role, network, task, rules, answer format."""
     parts = [
-        "You are a network engineer troubleshooting a network emulated with Mininet "
+        "You are a network engineer troubleshooting an emulated network, Mininet-style "
         "(hosts and a router are Linux network namespaces; switches are Linux bridges).",
         "## Intended configuration (the healthy target state)\n" + spec.describe(),
         "## Task\nOne or more faults were injected (disabled routing, interfaces down, "

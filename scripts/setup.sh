@@ -6,12 +6,12 @@ cd "$(dirname "$0")/.."
 VENV="${NETARENA_VENV:-.venv}"
 
 need_apt=()
-command -v mnexec   >/dev/null || need_apt+=(mininet)
-command -v iptables >/dev/null || need_apt+=(iptables)
+# The route emulator: namespaces, veths and bridges (iproute2), and the tools agents may run.
 command -v ip       >/dev/null || need_apt+=(iproute2)
-command -v brctl    >/dev/null || need_apt+=(bridge-utils)
-command -v ping     >/dev/null || need_apt+=(iputils-ping)
 command -v tc       >/dev/null || need_apt+=(iproute2)
+command -v iptables >/dev/null || need_apt+=(iptables)
+command -v ifconfig >/dev/null || need_apt+=(net-tools)
+command -v ping     >/dev/null || need_apt+=(iputils-ping)
 if [ ${#need_apt[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ]; then
     export DEBIAN_FRONTEND=noninteractive
