@@ -11,7 +11,7 @@ from __future__ import annotations
 import functools
 import random
 from pathlib import Path
-from typing import ClassVar, Literal
+from typing import ClassVar
 
 import networkx as nx
 from pydantic import Field
@@ -47,17 +47,13 @@ __all__ = [
 ]
 
 
-class MaltConfig(AppConfig):
-    """MALT parameters: the topology's size and capacity profile, and the sandbox budget."""
+class MaltConfig(AppConfig, TopologyParams):
+    """MALT parameters: topology size and capacity profile, prompt style, sandbox budget.
 
-    superblocks: int = Field(4, ge=1, le=64)
-    aggs_per_superblock: int = Field(4, ge=1, le=64)
-    spineblocks: int = Field(4, ge=0, le=64)
-    switches_per_stage: int = Field(8, ge=1, le=64)
-    ports_per_switch: int = Field(16, ge=1, le=256)
-    port_capacity_bps: int = Field(1_000_000_000, gt=0)
-    capacity_profile: Literal["uniform", "mixed"] = "uniform"
-    capacity_seed: int = 0
+    The topology fields come from ``TopologyParams``, so they are defined (and documented)
+    once.
+    """
+
     timeout_s: float = Field(5.0, gt=0, le=120)
     """Wall-clock (and, rounded up, CPU) limit of one answer's code, seconds."""
     sandbox_workers: int = Field(2, ge=1, le=32)
