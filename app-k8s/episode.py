@@ -53,11 +53,15 @@ def extract_command(reply: str) -> tuple[str, str | None]:
         InvalidAction: No command, or more than one command line.
     """
     blocks = code_blocks(reply)
+
     def lines(block: str) -> list[str]:
-        return [ln.strip() for ln in block.splitlines()
-                if ln.strip() and not ln.strip().startswith("#")]
-    cmd_blocks = [b for b in blocks
-                  if (ls := lines(b)) and ls[0].removeprefix("$ ").startswith("kubectl")]
+        return [
+            ln.strip() for ln in block.splitlines() if ln.strip() and not ln.strip().startswith("#")
+        ]
+
+    cmd_blocks = [
+        b for b in blocks if (ls := lines(b)) and ls[0].removeprefix("$ ").startswith("kubectl")
+    ]
     if cmd_blocks:
         chosen = cmd_blocks[-1]
     elif blocks:
@@ -65,13 +69,15 @@ def extract_command(reply: str) -> tuple[str, str | None]:
     else:
         bare = [ln for ln in lines(reply) if ln.removeprefix("$ ").startswith("kubectl ")]
         if not bare:
-            raise InvalidAction("no command found: reply with one kubectl command between "
-                                "triple backticks")
+            raise InvalidAction(
+                "no command found: reply with one kubectl command between triple backticks"
+            )
         chosen = bare[-1]
     cmd_lines = lines(chosen)
     if len(cmd_lines) != 1:
-        raise InvalidAction("send exactly one command per turn (the block had "
-                            f"{len(cmd_lines)} lines)")
+        raise InvalidAction(
+            f"send exactly one command per turn (the block had {len(cmd_lines)} lines)"
+        )
     manifests = [b for b in blocks if b is not chosen and ("kind:" in b or '"kind"' in b)]
     return cmd_lines[0], (manifests[-1] if manifests else None)
 
@@ -118,13 +124,21 @@ class K8sEpisode(ReactiveEpisode[Connectivity, KubectlCommand]):
                 continue
             self.store.create(obj)
         for fault in faults:
-            self.store.patch("NetworkPolicy", self.model.namespace, fault["policy"],
-                             [{"op": "replace", "path": "/spec", "value": fault["spec"]}], "json")
+            self.store.patch(
+                "NetworkPolicy",
+                self.model.namespace,
+                fault["policy"],
+                [{"op": "replace", "path": "/spec", "value": fault["spec"]}],
+                "json",
+            )
 
     def _snapshot(self) -> tuple[list[Any], list[Any], list[Any]]:
         ns = self.model.namespace
-        return (self.store.list("Pod", ns), self.store.list("Namespace"),
-                self.store.list("NetworkPolicy", ns))
+        return (
+            self.store.list("Pod", ns),
+            self.store.list("Namespace"),
+            self.store.list("NetworkPolicy", ns),
+        )
 
     def _workloads(self) -> dict[tuple[str, str], Any]:
         state = {}
@@ -170,8 +184,15 @@ class K8sEpisode(ReactiveEpisode[Connectivity, KubectlCommand]):
         return not state.mismatches
 
     def _regressions(self, before: Connectivity, after: Connectivity) -> list[str]:
-        b, a = len(before.mismatches), len(after.mismatches)
-        return [f"mismatches rose from {b} to {a}"] if a > b else []
+        """Probes that matched the intended connectivity before the step and not after.
+
+        Compared as sets, not counts: a step that fixes one pair but opens a connection
+        that must stay closed (or closes one that must stay open) is still harm.
+        """
+        was_ok = {(r.source, r.dest, r.port) for r in before.results if r.ok}
+        return [
+            f"broke {r.line()}" for r in after.mismatches if (r.source, r.dest, r.port) in was_ok
+        ]
 
     def _violations(self, command: Command[KubectlCommand]) -> list[str]:
         if not command.payload.mutating:
