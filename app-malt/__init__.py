@@ -54,6 +54,8 @@ class MaltConfig(AppConfig, TopologyParams):
     once.
     """
 
+    runtime_fields: ClassVar[frozenset[str]] = frozenset({"sandbox_workers"})
+
     timeout_s: float = Field(5.0, gt=0, le=120)
     """Wall-clock (and, rounded up, CPU) limit of one answer's code, seconds."""
     sandbox_workers: int = Field(2, ge=1, le=32)
@@ -114,12 +116,22 @@ class MaltApp(App):
             truth=solve(base, ops),
         )
 
+    _pool: SandboxPool | None = None
+
     def sandbox(self) -> SandboxPool:
-        """The process-wide warm sandbox pool for this app's topology and limits."""
-        limits = SandboxLimits(
-            wall_s=self.config.timeout_s, cpu_s=max(1, round(self.config.timeout_s))
-        )
-        return shared_pool(_spec(self.config.topology()), limits, self.config.sandbox_workers)
+        """The warm sandbox pool for this app's topology and limits.
+
+        Held by the app instance, so it lives as long as the evaluation using it (and its open
+        episodes) and is shared with other instances of the same configuration meanwhile; once
+        nobody holds it, ``shared_pool`` keeps only a few warm and the rest are closed.
+        """
+        if self._pool is None or self._pool.closed:
+            limits = SandboxLimits(
+                wall_s=self.config.timeout_s, cpu_s=max(1, round(self.config.timeout_s))
+            )
+            spec = _spec(self.config.topology())
+            self._pool = shared_pool(spec, limits, self.config.sandbox_workers)
+        return self._pool
 
     def open(self, query: Query) -> MaltEpisode:
         """Open the episode; its answer runs against this app's topology."""

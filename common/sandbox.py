@@ -16,7 +16,6 @@ is unpickled on the evaluator side.
 
 from __future__ import annotations
 
-import atexit
 import hashlib
 import json
 import logging
@@ -28,6 +27,8 @@ import subprocess
 import sys
 import tempfile
 import threading
+import weakref
+from collections import OrderedDict
 from pathlib import Path
 from typing import IO, Any
 
@@ -194,8 +195,14 @@ class _Worker:
         return result[0]
 
     def run(self, request: bytes, wall_s: float) -> tuple[dict[str, Any], bytes]:
+        """Send one request and read its info and output frames.
+
+        Any failure leaves the worker killed (never half-read and reusable), since a
+        desynchronised pipe would hand the next caller someone else's answer.
+        """
         if not self._ready:
             if self._recv(60.0) != b"ready":
+                self.kill()
                 raise SandboxError("sandbox worker failed to start")
             self._ready = True
         try:
@@ -204,7 +211,14 @@ class _Worker:
         except (BrokenPipeError, OSError) as exc:
             self.kill()
             raise SandboxError(f"sandbox worker died: {exc}") from exc
-        info = json.loads(self._recv(wall_s + 10.0))
+        try:
+            info = json.loads(self._recv(wall_s + 10.0))
+        except ValueError as exc:
+            self.kill()
+            raise SandboxError(f"sandbox worker sent a malformed frame: {exc}") from exc
+        if not isinstance(info, dict) or not isinstance(info.get("status"), str):
+            self.kill()
+            raise SandboxError("sandbox worker sent a malformed info frame")
         return info, self._recv(10.0)
 
     def alive(self) -> bool:
@@ -251,10 +265,21 @@ class SandboxPool:
         self._chroot = tempfile.mkdtemp(prefix="netarena-sandbox-") if self.privileged else None
         if self._chroot:
             os.chmod(self._chroot, 0o555)
+        self.workers = max(1, workers)
         self._idle: queue.Queue[_Worker] = queue.Queue()
+        self._lock = threading.Lock()
         self._closed = False
-        for _ in range(max(1, workers)):
+        self._busy = 0
+        for _ in range(self.workers):
             self._idle.put(self._start())
+        # Runs when the pool is closed, garbage-collected (no caller holds it, so no run is in
+        # flight) or the interpreter exits: the pool's processes never outlive its users.
+        self._finalizer = weakref.finalize(self, _shutdown, self._idle, self._chroot)
+
+    @property
+    def closed(self) -> bool:
+        """Whether ``close`` was called (a closed pool refuses work)."""
+        return self._closed
 
     def _start(self) -> _Worker:
         return _Worker(self.spec, self.limits, self._chroot, self.privileged)
@@ -266,19 +291,55 @@ class SandboxPool:
             SandboxTimeout: The run passed its wall-clock or CPU limit.
             SandboxError: The child crashed, was killed, or produced too much output.
         """
-        if self._closed:
-            raise SandboxError("sandbox pool is closed")
-        worker = self._idle.get()
+        worker = self._borrow()
         try:
             info, output = worker.run(request, self.limits.wall_s)
         except SandboxError:
-            worker = self._start()
+            worker.kill()
             raise
         finally:
-            self._idle.put(worker)
+            self._give_back(worker)
         if info["status"] != "ok" or "signal" in info:
             self._fail(info)
         return SandboxResult(output=output, run_s=float(info.get("run_s", 0.0)))
+
+    def _borrow(self) -> _Worker:
+        """Wait for an idle worker; give up once the pool is closed (its queue stays empty)."""
+        while True:
+            if self._closed:
+                raise SandboxError("sandbox pool is closed")
+            try:
+                worker = self._idle.get(timeout=0.2)
+            except queue.Empty:
+                continue
+            if self._mark_busy():
+                return worker
+            worker.kill()
+
+    def _mark_busy(self) -> bool:
+        """Count a borrowed worker as busy unless the pool closed since it was taken."""
+        with self._lock:
+            if self._closed:
+                return False
+            self._busy += 1
+            return True
+
+    def _give_back(self, worker: _Worker) -> None:
+        """Return ``worker`` (or a fresh one if it died); kill it if the pool closed meanwhile.
+
+        Under the lock so that ``close`` cannot drain the queue between the check and the put.
+        """
+        with self._lock:
+            self._busy -= 1
+            if self._closed:
+                worker.kill()
+                if not self._busy:
+                    self._finalizer()  # the last busy worker is back: remove the chroot
+                return
+            if not worker.alive():
+                worker.kill()  # reap it and close its pipes
+                worker = self._start()
+            self._idle.put(worker)
 
     def _fail(self, info: dict[str, Any]) -> None:
         status, sig = info["status"], info.get("signal")
@@ -295,37 +356,60 @@ class SandboxPool:
         return [w.proc.pid for w in list(self._idle.queue)]
 
     def close(self) -> None:
-        """Stop every worker and remove the chroot directory. Idempotent."""
-        if self._closed:
-            return
-        self._closed = True
-        while True:
-            try:
-                self._idle.get_nowait().kill()
-            except queue.Empty:
-                break
-        if self._chroot:
-            shutil.rmtree(self._chroot, ignore_errors=True)
+        """Stop every worker and remove the chroot directory. Idempotent.
+
+        Workers busy in ``run`` finish their answer and are killed when they come back.
+        """
+        with self._lock:
+            self._closed = True
+            while True:
+                try:
+                    self._idle.get_nowait().kill()
+                except queue.Empty:
+                    break
+            if not self._busy:  # else the last busy worker's ``_give_back`` finishes the job
+                self._finalizer()
 
 
-_POOLS: dict[str, SandboxPool] = {}
+def _shutdown(idle: queue.Queue[_Worker], chroot: str | None) -> None:
+    """Kill the idle workers and remove the chroot (a pool's finalizer; holds no pool ref)."""
+    while True:
+        try:
+            idle.get_nowait().kill()
+        except queue.Empty:
+            break
+    if chroot:
+        shutil.rmtree(chroot, ignore_errors=True)
+
+
+#: Recently used pools kept warm although nobody holds them (a long-running green server gets
+#: requests with many configurations; each pool costs ``workers`` processes).
+KEEP_WARM = 2
+_POOLS: weakref.WeakValueDictionary[str, SandboxPool] = weakref.WeakValueDictionary()
+_WARM: OrderedDict[str, SandboxPool] = OrderedDict()
 _POOLS_LOCK = threading.Lock()
 
 
 def shared_pool(
     spec: SandboxSpec, limits: SandboxLimits | None = None, workers: int = 2
 ) -> SandboxPool:
-    """The process-wide pool for ``spec`` and ``limits``, created on first use, closed at exit."""
+    """The process-wide pool for ``spec``, ``limits`` and ``workers``, created on first use.
+
+    Pools are shared while anyone holds them (an app instance, an open episode) and the
+    ``KEEP_WARM`` most recently requested ones are kept besides. A pool nobody holds any more
+    is closed when it is garbage-collected, so a pool is never closed under a running
+    evaluation and the idle ones stay bounded however many configurations are requested.
+    """
     limits = limits or SandboxLimits()
-    key = f"{spec.key()}-{hashlib.sha256(limits.model_dump_json().encode()).hexdigest()[:8]}"
+    workers = max(1, workers)
+    digest = hashlib.sha256(limits.model_dump_json().encode()).hexdigest()[:8]
+    key = f"{spec.key()}-{digest}-{workers}"
     with _POOLS_LOCK:
         pool = _POOLS.get(key)
-        if pool is None or pool._closed:
+        if pool is None or pool.closed:
             pool = _POOLS[key] = SandboxPool(spec, limits, workers)
+        _WARM[key] = pool
+        _WARM.move_to_end(key)
+        while len(_WARM) > KEEP_WARM:
+            _WARM.popitem(last=False)
         return pool
-
-
-@atexit.register
-def _close_pools() -> None:
-    for pool in list(_POOLS.values()):
-        pool.close()

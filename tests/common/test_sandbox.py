@@ -2,15 +2,24 @@
 
 from __future__ import annotations
 
+import gc
 import json
 import os
+import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from netarena.common.errors import SandboxError, SandboxTimeout
-from netarena.common.sandbox import SandboxLimits, SandboxPool, SandboxSpec
+from netarena.common.sandbox import (
+    KEEP_WARM,
+    SandboxLimits,
+    SandboxPool,
+    SandboxSpec,
+    shared_pool,
+)
 
 SETUP = """
 import json
@@ -121,3 +130,76 @@ def test_closed_pool_refuses_work() -> None:
     sandbox.close()
     with pytest.raises(SandboxError, match="closed"):
         sandbox.run(b"")
+
+
+def _alive(pid: int) -> bool:
+    return Path(f"/proc/{pid}").exists()
+
+
+def _rogue_setup(frame: bytes) -> str:
+    """A setup program that writes ``frame`` to the evaluator pipe before the zygote's own."""
+    return SETUP + (
+        "\nimport struct, sys\n"
+        f"sys.stdout.buffer.write(struct.pack('>I', {len(frame)}) + {frame!r})\n"
+        "sys.stdout.buffer.flush()\n"
+    )
+
+
+def test_close_kills_a_worker_that_is_busy() -> None:
+    sandbox = SandboxPool(SandboxSpec(setup_source=SETUP, payload=b"[]"), workers=1)
+    (pid,) = sandbox.worker_pids()
+    assert call(sandbox, "    return 1") == {"ok": 1}  # the worker is warm
+    results: list[dict] = []
+    runner = threading.Thread(
+        target=lambda: results.append(
+            call(sandbox, "    import time\n    time.sleep(0.8)\n    return 2")
+        )
+    )
+    runner.start()
+    deadline = time.monotonic() + 5
+    while sandbox.worker_pids() and time.monotonic() < deadline:
+        time.sleep(0.01)
+    sandbox.close()
+    runner.join(10)
+    assert results == [{"ok": 2}]  # the answer in flight still completes
+    assert not _alive(pid)
+    assert sandbox.worker_pids() == []
+
+
+@pytest.mark.parametrize(
+    ("frame", "reason"),
+    [(b"oops", "failed to start"), (b"ready", "malformed")],
+    ids=["failed-start", "desynchronised"],
+)
+def test_a_broken_worker_is_killed_and_replaced(frame: bytes, reason: str) -> None:
+    sandbox = SandboxPool(SandboxSpec(setup_source=_rogue_setup(frame), payload=b"[]"), workers=1)
+    try:
+        (pid,) = sandbox.worker_pids()
+        with pytest.raises(SandboxError, match=reason):
+            sandbox.run(b"def f(state):\n    return 1\n")
+        assert not _alive(pid)
+        (replacement,) = sandbox.worker_pids()
+        assert replacement != pid and _alive(replacement)
+    finally:
+        sandbox.close()
+
+
+def _spec(n: int) -> SandboxSpec:
+    return SandboxSpec(setup_source=SETUP, payload=json.dumps([n]).encode())
+
+
+def test_shared_pools_are_bounded_and_never_closed_under_a_holder() -> None:
+    held = shared_pool(_spec(-1), workers=1)
+    assert shared_pool(_spec(-1), workers=1) is held
+    bigger = shared_pool(_spec(-1), workers=3)
+    assert bigger is not held and len(bigger.worker_pids()) == 3
+    del bigger
+    pids = [shared_pool(_spec(n), workers=1).worker_pids()[0] for n in range(KEEP_WARM + 2)]
+    gc.collect()
+    assert [_alive(pid) for pid in pids] == [False, False] + [True] * KEEP_WARM
+    # ``held`` was pushed out of the warm set long ago, but its holder can still use it.
+    assert not held.closed and call(held, "    return state") == {"ok": [-1]}
+    (held_pid,) = held.worker_pids()
+    del held
+    gc.collect()
+    assert not _alive(held_pid)
