@@ -24,6 +24,12 @@ class RouteConfig(RewardConfig):
     a command that breaks a previously working pair) come from ``RewardConfig``.
     """
 
+    runtime_fields: ClassVar[frozenset[str]] = RewardConfig.runtime_fields | {
+        "command_timeout_s",
+        "probe_timeout_s",
+        "probe_retry_timeout_s",
+    }
+
     num_subnets: int | None = Field(None, ge=2, le=50)
     """Switches/subnets behind the router; ``None`` lets each query's seed draw 2-4."""
     hosts_per_subnet: int | None = Field(None, ge=1, le=50)

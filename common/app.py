@@ -40,6 +40,10 @@ class AppConfig(BaseModel):
     prompt_style: PromptStyle = "zeroshot_base"
     """Prompt variant: few-shot examples and/or a chain-of-thought cue."""
 
+    runtime_fields: ClassVar[frozenset[str]] = frozenset()
+    """Fields that change how episodes run (timeouts, rewards, worker counts) but not which
+    query is generated: left out of ``App.params()``, so they never change a query id."""
+
 
 class Episode(abc.ABC):
     """One query being played out against a live emulator.
@@ -148,7 +152,9 @@ class App(abc.ABC):
 
     def params(self) -> dict[str, Any]:
         """The app parameters that shape generated queries (part of each query id)."""
-        return self.config.model_dump(exclude_defaults=True)
+        return self.config.model_dump(
+            exclude_defaults=True, exclude=set(self.config.runtime_fields)
+        )
 
     def pick_label(self, rng: random.Random, level: int, label: str | None) -> str:
         """Validate ``label`` against ``level`` or draw one with ``rng``."""

@@ -103,6 +103,9 @@ def run(
     concurrency: Annotated[int, typer.Option(min=1)] = 4,
     max_turns: Annotated[int | None, typer.Option(min=1)] = None,
     turn_timeout: Annotated[float, typer.Option(help="seconds per agent answer")] = 120.0,
+    episode_timeout: Annotated[
+        float | None, typer.Option(help="seconds per episode, checked between turns")
+    ] = None,
     param: Annotated[list[str], typer.Option("--param", "-p", help="app parameter KEY=VALUE")] = [],  # noqa: B006
     out: Annotated[
         Path | None, typer.Option(help="directory for results.jsonl and summary.json")
@@ -127,7 +130,12 @@ def run(
         runner = Runner(
             app,
             the_agent,
-            RunConfig(concurrency=concurrency, max_turns=max_turns, turn_timeout_s=turn_timeout),
+            RunConfig(
+                concurrency=concurrency,
+                max_turns=max_turns,
+                turn_timeout_s=turn_timeout,
+                episode_timeout_s=episode_timeout,
+            ),
         )
     except (ConfigError, ValueError) as exc:
         err.print(f"[red]error:[/red] {exc}")

@@ -62,6 +62,10 @@ class RewardConfig(AppConfig):
     its exit code: a failing probe still informs). Every reactive app uses this table.
     """
 
+    runtime_fields: ClassVar[frozenset[str]] = frozenset(
+        {"reward_invalid", "reward_valid", "reward_fix", "reward_unsafe"}
+    )
+
     reward_invalid: float = -100.0
     """Reward of a rejected reply or command."""
     reward_valid: float = 10.0

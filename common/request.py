@@ -37,7 +37,7 @@ __all__ = [
 
 CORE_KEYS = frozenset({
     "num_queries", "levels", "labels", "seed", "concurrency", "max_turns", "turn_timeout_s",
-    "shard_index", "num_shards", "prompt_style",
+    "episode_timeout_s", "shard_index", "num_shards", "prompt_style",
 })
 """Config keys every app accepts (brief §4)."""
 
@@ -51,7 +51,7 @@ IGNORED_KEYS = frozenset({
 """The reference's file-path keys: meaningless here (queries are generated), so ignored."""
 
 _PLAN_KEYS = ("num_queries", "levels", "labels", "seed", "shard_index", "num_shards")
-_RUN_KEYS = ("concurrency", "max_turns", "turn_timeout_s")
+_RUN_KEYS = ("concurrency", "max_turns", "turn_timeout_s", "episode_timeout_s")
 
 
 class EvalRequest(BaseModel):

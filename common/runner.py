@@ -31,6 +31,10 @@ log = logging.getLogger(__name__)
 T = TypeVar("T")
 
 
+MAX_QUERIES = 100_000
+"""Most queries one plan may hold (after the per-label expansion)."""
+
+
 def fresh_seed() -> int:
     """A new random seed for runs that did not ask for one (reported back for repeats)."""
     return random.SystemRandom().randrange(2**31)
@@ -41,7 +45,7 @@ class QueryPlan(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    num_queries: int = Field(10, ge=1)
+    num_queries: int = Field(10, ge=1, le=MAX_QUERIES)
     """Total queries (or per label when ``per_label``)."""
     levels: tuple[int, ...] = (1, 2, 3)
     """Levels to draw from, cycled in order."""
@@ -102,6 +106,9 @@ def _slots(app: App, plan: QueryPlan) -> list[tuple[int, str | None]]:
     if not per_level:
         raise ConfigError(f"{app.name}: no labels match levels {list(plan.levels)}")
     if plan.per_label:
+        total = plan.num_queries * sum(len(labels) for labels in per_level.values())
+        if total > MAX_QUERIES:
+            raise ConfigError(f"{total} queries requested; at most {MAX_QUERIES} per run")
         return [
             (level, label)
             for level, labels in per_level.items()
@@ -127,10 +134,13 @@ def plan_queries(app: App, plan: QueryPlan) -> list[Query]:
 
 
 def read_results(path: Path) -> list[QueryResult]:
-    """Load a results JSONL file, skipping a torn last line left by a crash."""
-    results: list[QueryResult] = []
+    """Load a results JSONL file, skipping a torn last line left by a crash.
+
+    A query recorded twice (an unscored result retried on resume) keeps its last record.
+    """
+    results: dict[str, QueryResult] = {}
     if not path.exists():
-        return results
+        return []
     for line in path.read_text().splitlines():
         if not line.strip():
             continue
@@ -140,8 +150,10 @@ def read_results(path: Path) -> list[QueryResult]:
             log.warning("skipping torn line in %s", path)
             continue
         if record.get("kind", "query") == "query":
-            results.append(QueryResult.model_validate(record))
-    return results
+            result = QueryResult.model_validate(record)
+            results.pop(result.query_id, None)
+            results[result.query_id] = result
+    return list(results.values())
 
 
 def _drop_torn_tail(path: Path) -> None:
@@ -179,7 +191,9 @@ class Runner:
         Args:
             queries: The queries to play.
             out: JSONL file to append results to. Queries already in it are not replayed.
-            on_result: Called as ``on_result(result, done, total)`` after each query.
+            on_result: Called as ``on_result(result, done, total)`` for each query already
+                in ``out`` (first) and after each query played. Its failures are logged,
+                never fatal: progress reporting must not cost results.
         """
         queries = list(queries)
         done: dict[str, QueryResult] = {}
@@ -187,28 +201,42 @@ class Runner:
             out.parent.mkdir(parents=True, exist_ok=True)
             _drop_torn_tail(out)
             wanted = {q.id for q in queries}
-            done = {r.query_id: r for r in read_results(out) if r.query_id in wanted}
+            done = {
+                r.query_id: r for r in read_results(out) if r.query_id in wanted and r.scored
+            }
         todo = [q for q in queries if q.id not in done]
-        total, finished = len(queries), len(done)
+        total, finished = len(queries), 0
         sink = out.open("a", encoding="utf-8") if out is not None else None
         gate = asyncio.Semaphore(self.config.concurrency)
 
-        async def play(query: Query) -> None:
+        async def report(result: QueryResult) -> None:
             nonlocal finished
-            async with gate:
-                result = await self.play(query)
-            done[query.id] = result
             finished += 1
-            if sink is not None:
-                sink.write(result.model_dump_json() + "\n")
-                sink.flush()
-            if on_result is not None:
+            if on_result is None:
+                return
+            try:
                 ret = on_result(result, finished, total)
                 if asyncio.iscoroutine(ret):
                     await ret
+            except Exception:  # noqa: BLE001 - a progress failure must not cost results
+                log.exception("progress callback failed for %s", result.query_id)
+
+        async def play(query: Query) -> None:
+            async with gate:
+                result = await self.play(query)
+            done[query.id] = result
+            if sink is not None:
+                sink.write(result.model_dump_json() + "\n")
+                sink.flush()
+            await report(result)
 
         try:
-            await asyncio.gather(*(play(q) for q in todo))
+            for q in queries:
+                if q.id in done:
+                    await report(done[q.id])
+            async with asyncio.TaskGroup() as group:
+                for q in todo:
+                    group.create_task(play(q))
         finally:
             if sink is not None:
                 sink.close()
@@ -221,6 +249,7 @@ class Runner:
         turns = 0
         reward = 0.0
         error: str | None = None
+        scored = True
         score: Score | None = None
         episode: Episode | None = None
         context_id = f"{query.id}-{random.SystemRandom().getrandbits(32):08x}"
@@ -248,9 +277,11 @@ class Runner:
             score = await self._score_after_error(episode)
         except NetArenaError as exc:
             error = f"{type(exc).__name__}: {exc}"
+            scored = turns > 0
         except Exception as exc:  # noqa: BLE001 - one query's crash must not end the run
             log.exception("query %s crashed", query.id)
             error = f"internal error: {type(exc).__name__}: {exc}"
+            scored = turns > 0
         finally:
             if episode is not None:
                 await self._close(episode)
@@ -267,6 +298,7 @@ class Runner:
             agent_latency_s=round(agent_s, 6),
             turns=turns,
             error=error,
+            scored=scored,
             details={**(score.details if score else {}), "reward": reward},
         )
 

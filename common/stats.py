@@ -98,12 +98,19 @@ def _group(results: Iterable[QueryResult], key: str) -> dict[str, list[QueryResu
 
 
 def _metrics(results: Sequence[QueryResult]) -> dict[str, Any]:
+    """Rates over scored queries only.
+
+    Unscored ones (the emulator failed before the agent acted) say nothing about the
+    agent, so they are only counted.
+    """
+    scored = [r for r in results if r.scored]
     return {
         "queries": len(results),
-        "correctness": rate([r.correct for r in results]),
-        "safety": rate([r.safe for r in results]),
-        "latency": latency(results),
+        "correctness": rate([r.correct for r in scored]),
+        "safety": rate([r.safe for r in scored]),
+        "latency": latency(scored),
         "errors": sum(1 for r in results if r.error),
+        "unscored": len(results) - len(scored),
     }
 
 
@@ -114,7 +121,8 @@ def summarize(
 
     Returns:
         ``{"kind": "summary", "app", "agent", "seed", "queries", "correctness", "safety",
-        "latency", "errors", "by_level", "by_label"}``; each rate carries ``ci95``.
+        "latency", "errors", "unscored", "by_level", "by_label"}``; each rate carries
+        ``ci95`` and its ``n`` counts scored queries only.
     """
     return {
         "kind": "summary",

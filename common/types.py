@@ -114,6 +114,9 @@ class QueryResult(_Record):
     """Actions the agent took (answers received, valid or not)."""
     error: str | None = None
     """Why the query failed outside the agent's control of the task, or ``None``."""
+    scored: bool = True
+    """False when the emulator failed before the agent acted (the query says nothing about
+    the agent): left out of the rates, counted in ``unscored``, retried on resume."""
     details: dict[str, Any] = Field(default_factory=dict)
     """App-specific details from ``Score.details``."""
     format: int = RESULT_FORMAT

@@ -7,6 +7,9 @@ correctness and safety; the null agent scores about 0; close() is idempotent.
 from __future__ import annotations
 
 import asyncio
+import os
+import subprocess
+import sys
 
 import pytest
 
@@ -55,3 +58,42 @@ def test_close_is_idempotent(name: str) -> None:
     assert episode.observe()
     episode.close()
     episode.close()
+
+
+_DIGEST = """
+import hashlib, sys
+from netarena.common.app import load_app
+app = load_app(sys.argv[1])
+h = hashlib.sha256()
+for seed in (1, 2, 3):
+    for level in (1, 2, 3):
+        h.update(app.generate(seed, level).model_dump_json().encode())
+print(h.hexdigest())
+"""
+
+
+@pytest.mark.parametrize("name", app_names())
+def test_generation_is_identical_across_processes(name: str) -> None:
+    """Same seed, same query in another process with other hash seeds (no set-order or
+    hash() leaks into generation)."""
+    digests = {
+        subprocess.run(
+            [sys.executable, "-c", _DIGEST, name],
+            capture_output=True,
+            text=True,
+            check=True,
+            env={**os.environ, "PYTHONHASHSEED": hash_seed},
+        ).stdout.strip()
+        for hash_seed in ("1", "2", "random")
+    }
+    assert len(digests) == 1
+
+
+def test_runtime_parameters_do_not_change_query_ids() -> None:
+    """Timeouts, rewards and worker counts shape episodes, not queries."""
+    assert load_app("malt", {"sandbox_workers": 3}).generate(5, 2) == load_app("malt").generate(
+        5, 2
+    )
+    assert load_app("k8s", {"reward_fix": 1}).generate(5, 2) == load_app("k8s").generate(5, 2)
+    route = load_app("route", {"probe_timeout_s": 0.5, "reward_unsafe": -1})
+    assert route.generate(5, 2) == load_app("route").generate(5, 2)

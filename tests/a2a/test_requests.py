@@ -27,11 +27,12 @@ def parse(config: dict, participants: dict | None = None):
 def test_core_keys_map_to_plan_and_run() -> None:
     req = parse({"num_queries": 5, "levels": [1, 3], "labels": ["big"], "seed": 4,
                  "concurrency": 2, "max_turns": 7, "turn_timeout_s": 9.5, "shard_index": 1,
-                 "num_shards": 3, "prompt_style": "fewshot_cot"})
+                 "num_shards": 3, "prompt_style": "fewshot_cot", "episode_timeout_s": 60})
     assert (req.plan.num_queries, req.plan.levels, req.plan.labels, req.plan.seed) == \
         (5, (1, 3), ("big",), 4)
     assert (req.plan.shard_index, req.plan.num_shards, req.plan.per_label) == (1, 3, False)
     assert (req.run.concurrency, req.run.max_turns, req.run.turn_timeout_s) == (2, 7, 9.5)
+    assert req.run.episode_timeout_s == 60
     assert req.app_config == {"prompt_style": "fewshot_cot"}
     assert req.role == "agent" and req.url == PURPLE and req.notes == []
 

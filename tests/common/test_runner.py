@@ -11,6 +11,7 @@ import pytest
 from netarena.common.agents import NullAgent, Observation
 from netarena.common.errors import AgentError, ConfigError
 from netarena.common.runner import QueryPlan, RunConfig, Runner, plan_queries, read_results
+from netarena.common.stats import summarize
 from tests.helpers.toy import ToyApp
 
 
@@ -136,11 +137,72 @@ def test_invalid_actions_cost_turns_not_the_run() -> None:
     assert res.turns == 2 and res.error is None and not res.correct and res.details["reward"] == -2
 
 
-def test_emulator_errors_are_recorded() -> None:
+def test_emulator_errors_are_recorded_and_left_unscored() -> None:
     app = ToyApp({"fail_open": True})
     qs = plan_queries(app, QueryPlan(num_queries=2, seed=1))
     res = run(app, app.reference_agent(), qs)
     assert all("refused to start" in r.error and not r.correct for r in res)
+    assert not any(r.scored for r in res)  # the agent never acted: not its failure
+    summary = summarize(res, app="toy", agent="ref", seed=1)
+    assert summary["unscored"] == 2 and summary["errors"] == 2
+    assert summary["correctness"]["n"] == 0 and summary["safety"]["n"] == 0
+
+
+def test_unscored_results_are_retried_on_resume(tmp_path: Path) -> None:
+    qs = plan_queries(ToyApp(), QueryPlan(num_queries=3, seed=5))
+    out = tmp_path / "r.jsonl"
+    broken = ToyApp({"fail_open": True})
+    run(broken, broken.reference_agent(), qs, out=out)
+    app = ToyApp()
+    seen: list[tuple[str, int, int]] = []
+    again = asyncio.run(
+        Runner(app, app.reference_agent()).run(
+            qs, out=out, on_result=lambda r, done, total: seen.append((r.query_id, done, total))
+        )
+    )
+    assert all(r.scored and r.correct for r in again)
+    records = read_results(out)  # the retried records replace the unscored ones
+    assert sorted(r.query_id for r in records) == sorted(q.id for q in qs)
+    assert all(r.scored for r in records)
+    assert [d for _, d, _ in seen] == [1, 2, 3] and {t for _, _, t in seen} == {3}
+
+
+def test_progress_counts_resumed_results_first(tmp_path: Path) -> None:
+    app = ToyApp()
+    qs = plan_queries(app, QueryPlan(num_queries=4, seed=6))
+    out = tmp_path / "r.jsonl"
+    run(app, app.reference_agent(), qs[:2], out=out)
+    seen: list[int] = []
+    asyncio.run(
+        Runner(app, app.reference_agent()).run(
+            qs, out=out, on_result=lambda r, done, total: seen.append(done)
+        )
+    )
+    assert seen == [1, 2, 3, 4]
+
+
+def test_a_failing_progress_callback_costs_nothing(tmp_path: Path) -> None:
+    app = ToyApp()
+    qs = plan_queries(app, QueryPlan(num_queries=6, seed=7))
+    out = tmp_path / "r.jsonl"
+
+    def flaky(result: object, done: int, total: int) -> None:
+        if done % 2:
+            raise RuntimeError("progress update failed")
+
+    res = asyncio.run(
+        Runner(app, app.reference_agent(), RunConfig(concurrency=4)).run(
+            qs, out=out, on_result=flaky
+        )
+    )
+    assert all(r.correct for r in res) and len(read_results(out)) == 6
+
+
+def test_plans_are_bounded() -> None:
+    with pytest.raises(ValueError):
+        QueryPlan(num_queries=100_001)
+    with pytest.raises(ConfigError, match="at most"):
+        plan_queries(ToyApp(), QueryPlan(num_queries=40_000, per_label=True))
 
 
 def test_unsafe_paths_are_flagged() -> None:
@@ -193,3 +255,19 @@ def test_concurrency_is_bounded() -> None:
 
     run(app, Counting(), qs, concurrency=3)
     assert 1 < peak <= 3
+
+
+def test_episode_timeout_ends_a_slow_episode() -> None:
+    app = ToyApp()
+    qs = plan_queries(app, QueryPlan(num_queries=1, levels=(3,), seed=4))
+
+    class Slow:
+        name = "slow"
+
+        async def act(self, observation: Observation) -> str:
+            await asyncio.sleep(0.05)
+            return "add 1"
+
+    (res,) = run(app, Slow(), qs, episode_timeout_s=0.12)
+    assert "episode timeout" in res.error and res.scored and not res.correct
+    assert 1 <= res.turns < app.default_max_turns
