@@ -14,8 +14,8 @@ import re
 from collections import OrderedDict, deque
 from typing import Any, Literal, get_args
 
-from netarena.common.agents import Observation
-from netarena.common.errors import AgentError, ConfigError
+from netarena.common.agents import LiteLLMAgent, Observation
+from netarena.common.errors import ConfigError
 
 __all__ = ["Strategy", "STRATEGIES", "LLMAgent", "from_env"]
 
@@ -57,8 +57,10 @@ def _after_marker(text: str, marker: str) -> str:
     return text[found[-1].end():].strip() if found else text
 
 
-class LLMAgent:
+class LLMAgent(LiteLLMAgent):
     """A LiteLLM model answering with one of the ``STRATEGIES``.
+
+    The call itself is ``LiteLLMAgent``'s; a strategy only shapes the messages and the reply.
 
     Args:
         model: LiteLLM model name (``openai/gpt-4o-mini``, ``anthropic/...``).
@@ -74,11 +76,10 @@ class LLMAgent:
     ) -> None:
         if strategy not in STRATEGIES:
             raise ConfigError(f"unknown strategy {strategy!r}; use one of {', '.join(STRATEGIES)}")
-        self.model = model
+        super().__init__(model, **completion_kwargs)
         self.strategy = strategy
         self.name = f"{model}:{strategy}"
         self.memory_turns = memory_turns
-        self._kwargs = completion_kwargs
         self._memory: OrderedDict[str, deque[tuple[str, str]]] = OrderedDict()
 
     def messages(self, observation: Observation) -> list[dict[str, str]]:
@@ -98,22 +99,8 @@ class LLMAgent:
         while len(self._memory) > MAX_CONTEXTS:
             self._memory.popitem(last=False)
 
-    async def act(self, observation: Observation) -> str:
-        """Ask the model; return the answer part of its reply.
-
-        Raises:
-            AgentError: The provider call failed.
-        """
-        os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-        import litellm
-
-        try:
-            response = await litellm.acompletion(
-                model=self.model, messages=self.messages(observation), **self._kwargs
-            )
-        except Exception as exc:  # noqa: BLE001 - any provider failure is the agent's failure
-            raise AgentError(f"{self.name}: {type(exc).__name__}: {exc}") from exc
-        reply = response.choices[0].message.content or ""
+    def finish(self, reply: str, observation: Observation) -> str:
+        """Remember the exchange (ReAct); return the answer part of the reply."""
         if self.strategy == "react":
             self._remember(observation.context_id, observation.text, reply)
         marker = _MARKER.get(self.strategy)

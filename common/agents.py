@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from netarena.common.errors import AgentError, ConfigError
 
@@ -60,29 +60,42 @@ class NullAgent:
 class LiteLLMAgent:
     """A plain relay to any LiteLLM model: the prompt in, the completion out.
 
-    Prompts are complete on the green side, so no system prompt is added.
+    Prompts are complete on the green side, so no system prompt is added. This is the one
+    place NetArena calls LiteLLM: prompting strategies subclass it and override ``messages``
+    (what is sent) and ``finish`` (what is kept of the reply), so environment setup, the lazy
+    import and error wrapping are written once.
     """
 
-    def __init__(self, model: str, **completion_kwargs: object) -> None:
+    def __init__(self, model: str, **completion_kwargs: Any) -> None:
+        """Relay to ``model``; ``completion_kwargs`` go to ``litellm.acompletion``."""
         self.model = model
         self.name = f"litellm:{model}"
         self._kwargs = completion_kwargs
 
+    def messages(self, observation: Observation) -> list[dict[str, str]]:
+        """The chat messages for this turn: the observation as one user message."""
+        return [{"role": "user", "content": observation.text}]
+
+    def finish(self, reply: str, observation: Observation) -> str:
+        """The action to return for the model's ``reply`` (the reply itself here)."""
+        return reply
+
     async def act(self, observation: Observation) -> str:
-        """Send the observation as one user message and return the reply text."""
+        """Send ``messages(observation)`` and return ``finish`` of the reply text.
+
+        Raises:
+            AgentError: The provider call failed.
+        """
         os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
         import litellm
 
         try:
             response = await litellm.acompletion(
-                model=self.model,
-                messages=[{"role": "user", "content": observation.text}],
-                **self._kwargs,
+                model=self.model, messages=self.messages(observation), **self._kwargs
             )
         except Exception as exc:  # noqa: BLE001 - any provider failure is the agent's failure
             raise AgentError(f"{self.name}: {type(exc).__name__}: {exc}") from exc
-        content = response.choices[0].message.content
-        return content or ""
+        return self.finish(response.choices[0].message.content or "", observation)
 
 
 def make_agent(spec: str, app: App) -> Agent:
