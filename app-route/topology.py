@@ -15,7 +15,9 @@ from __future__ import annotations
 
 import logging
 import os
+import select
 import subprocess
+import time
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -196,20 +198,12 @@ class Network:
         full = ["nsenter", f"--net={NETNS_DIR / self.netns(node)}", "--", *argv]
         env = {"PATH": "/usr/sbin:/usr/bin:/sbin:/bin", "LANG": "C", "LC_ALL": "C"}
         try:
-            proc = subprocess.run(
-                full,
-                capture_output=True,
-                timeout=timeout_s,
-                env=env,
-                cwd="/",
-                stdin=subprocess.DEVNULL,
-            )
-        except subprocess.TimeoutExpired as exc:
-            out = (exc.stdout or b"") + (exc.stderr or b"")
-            return ExecResult(-9, _cap(out) + f"\n[timed out after {timeout_s:g}s]", True)
+            returncode, out, timed_out = _run_capped(full, timeout_s, _CAP_READ_BYTES, env=env)
         except OSError as exc:
             return ExecResult(127, f"cannot run {argv[0]}: {exc.strerror}")
-        return ExecResult(proc.returncode, _cap(proc.stdout + proc.stderr))
+        if timed_out:
+            return ExecResult(-9, _cap(out) + f"\n[timed out after {timeout_s:g}s]", True)
+        return ExecResult(returncode, _cap(out))
 
     def close(self) -> None:
         """Remove every namespace (hence link, bridge and rule) of this episode. Idempotent."""
@@ -224,6 +218,64 @@ class Network:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+_CAP_READ_BYTES = 4 * OUTPUT_CAP_BYTES + 4
+"""Bytes kept from a command: enough for ``OUTPUT_CAP_BYTES`` characters of any UTF-8 and
+one more, so ``_cap`` still sees that the output was longer and adds its note."""
+
+
+def _run_capped(
+    argv: list[str], timeout_s: float, limit: int, env: dict[str, str] | None = None
+) -> tuple[int, bytes, bool]:
+    """Run ``argv`` (stdout and stderr merged), keeping at most ``limit`` bytes of output.
+
+    A chatty command must not grow the evaluator's memory for its whole timeout (``yes``
+    writes gigabytes in five seconds), so output past ``limit`` is read and dropped: the
+    command still runs to completion (or the timeout), so its exit status is its own.
+
+    Returns:
+        ``(returncode, output, timed_out)``; a timed-out command is killed (returncode -9).
+
+    Raises:
+        OSError: The command could not be started.
+    """
+    proc = subprocess.Popen(
+        argv,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        env=env,
+        cwd="/",
+    )
+    assert proc.stdout is not None
+    fd, kept = proc.stdout.fileno(), bytearray()
+    deadline = time.monotonic() + timeout_s
+    timed_out = False
+    try:
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                timed_out = True
+                break
+            if not select.select([fd], [], [], left)[0]:
+                continue
+            chunk = os.read(fd, 65536)
+            if not chunk:
+                break
+            if len(kept) < limit:
+                kept += chunk[: limit - len(kept)]
+        if not timed_out:
+            try:
+                proc.wait(timeout=max(0.0, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:  # closed its output but kept running
+                timed_out = True
+    finally:
+        proc.stdout.close()
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    return (-9 if timed_out else proc.returncode), bytes(kept), timed_out
 
 
 def _cap(raw: bytes) -> str:
