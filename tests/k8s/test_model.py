@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import random
-from pathlib import Path
 
 import pytest
 import yaml
@@ -13,10 +12,11 @@ from netarena.k8s.faults import model_namespaces, model_pods
 from netarena.k8s.manifests import render_all, render_policies
 from netarena.k8s.model import online_boutique, parse_intended, synthetic_app
 from netarena.k8s.policy_matrix import compute_connectivity
+from tests.helpers.data import shared_data
 
-UPSTREAM = Path("/work/shared/data/online-boutique")
+UPSTREAM = shared_data("online-boutique")
 needs_upstream = pytest.mark.skipif(
-    not UPSTREAM.exists(), reason="upstream Online Boutique copy not present"
+    not UPSTREAM.exists(), reason=f"upstream Online Boutique copy not at {UPSTREAM}"
 )
 
 

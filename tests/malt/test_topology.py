@@ -10,14 +10,9 @@ from netarena.common.errors import ConfigError
 from netarena.malt.checks import violations
 from netarena.malt.loader import graph_from_model, load_textproto, parse_textproto
 from netarena.malt.topology import PORT_SPEEDS_BPS, TopologyParams, build_topology
+from tests.helpers.data import shared_data
 
-EXAMPLE = (
-    Path(__file__).resolve().parents[3]
-    / "shared"
-    / "data"
-    / "malt"
-    / "malt-example-final.textproto"
-)
+EXAMPLE = shared_data("malt", "malt-example-final.textproto")
 
 
 def _edges(graph):
