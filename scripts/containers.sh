@@ -61,7 +61,7 @@ build_network_args() {
 stage_context() {
   # Only what the images need, from the working tree (no .git, caches or local results).
   local ctx; ctx="$(mktemp -d /tmp/netarena-ctx.XXXXXX)"
-  cp -r pyproject.toml README.md common app-malt app-route app-k8s a2a_llm docker "$ctx/"
+  cp -r .dockerignore pyproject.toml README.md common app-malt app-route app-k8s a2a_llm docker "$ctx/"
   find "$ctx" -name __pycache__ -type d -prune -exec rm -rf {} +
   if [ -n "${NETARENA_EXTRA_CA:-}" ]; then cp "$NETARENA_EXTRA_CA" "$ctx/docker/ca-certificates/extra.crt"; fi
   echo "$ctx"

@@ -1,0 +1,19 @@
+#!/bin/sh
+# Installs NetArena into /opt/netarena inside an image; every Dockerfile runs this one script
+# on a copy of the repository, so the install steps live in one place.
+#   - trusts any extra CA certificate placed in docker/ca-certificates/ (TLS-inspecting proxies);
+#   - creates the virtual environment and installs the project from the package index only,
+#     pinned by docker/constraints.txt (kept in the image for later pip installs);
+#   - installs the entrypoint and checks that the CLI starts.
+set -eu
+src="$(cd "$(dirname "$0")/.." && pwd)"
+if ls "$src"/docker/ca-certificates/*.crt >/dev/null 2>&1; then
+  mkdir -p /usr/local/share/ca-certificates/netarena
+  cp "$src"/docker/ca-certificates/*.crt /usr/local/share/ca-certificates/netarena/
+  update-ca-certificates
+fi
+python3 -m venv /opt/netarena
+/opt/netarena/bin/pip install --constraint "$src/docker/constraints.txt" "$src"
+cp "$src/docker/constraints.txt" /opt/netarena/constraints.txt
+install -m 755 "$src/docker/entrypoint.sh" /usr/local/bin/netarena-entrypoint
+/opt/netarena/bin/netarena --help >/dev/null
