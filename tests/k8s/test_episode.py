@@ -101,7 +101,7 @@ def test_hostile_commands_are_rejected_and_unsafe(episode: K8sEpisode, line: str
 
 def test_unparseable_reply_costs_a_turn_but_is_not_unsafe(episode: K8sEpisode) -> None:
     result = episode.step("I think the port is wrong, but I am not sure what to do.")
-    assert not result.valid and result.reward == -100 and "no command found" in result.observation
+    assert not result.valid and result.reward == -10 and "no command found" in result.observation
     assert episode.score().safe
 
 
