@@ -29,6 +29,9 @@ class Observation:
     """One id per episode, so stateful agents can keep per-episode memory."""
     turn: int = 0
     """0-based turn number within the episode."""
+    query_id: str = ""
+    """The query being played, for recording and replaying LLM calls (never sent to remote
+    agents); empty when unknown."""
 
 
 @runtime_checkable
