@@ -38,8 +38,8 @@ class FakeLLM:
         prompt = body["messages"][-1]["content"]
         kind = int(hashlib.sha256(prompt.encode()).hexdigest(), 16) % 6
         if kind == 0:
-            return JSONResponse({"error": {"message": "fake refusal", "type": "invalid_request_error",
-                                           "code": "fake"}}, status_code=400)
+            refusal = {"message": "fake refusal", "type": "invalid_request_error", "code": "x"}
+            return JSONResponse({"error": refusal}, status_code=400)
         if kind == 1:
             text = "I am not sure what to do here."
         else:

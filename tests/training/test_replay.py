@@ -129,5 +129,6 @@ def test_replay_refuses_a_folder_without_a_run_and_another_app(tmp_path: Path) -
     assert ran.exit_code == 0, ran.output
     other = CliRunner().invoke(cli, ["run", "k8s", "--replay", str(tmp_path)])
     assert other.exit_code == 2 and "is a malt run" in " ".join(other.output.split())
-    same = CliRunner().invoke(cli, ["run", "malt", "--replay", str(tmp_path), "--out", str(tmp_path)])
+    same = CliRunner().invoke(cli, ["run", "malt", "--replay", str(tmp_path),
+                                    "--out", str(tmp_path)])
     assert same.exit_code == 2 and "must differ" in " ".join(same.output.split())
