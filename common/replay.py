@@ -33,7 +33,15 @@ from pydantic import BaseModel, ConfigDict
 from netarena.common.errors import AgentError, ConfigError
 from netarena.common.types import QueryResult
 
-__all__ = ["CALLS_FILE", "LLMCall", "Tape", "request_key", "usage_summary"]
+__all__ = [
+    "CALLS_FILE",
+    "USAGE_COLUMNS",
+    "LLMCall",
+    "Tape",
+    "request_key",
+    "usage_cells",
+    "usage_summary",
+]
 
 log = logging.getLogger(__name__)
 
@@ -274,3 +282,13 @@ def usage_summary(results: Sequence[QueryResult]) -> dict[str, Any] | None:
         "completion_tokens": sum(int(d.get("llm_completion_tokens", 0)) for d in spent),
         "cost_usd": round(sum(float(d.get("llm_cost_usd", 0.0)) for d in spent), 8),
     }
+
+
+USAGE_COLUMNS = ("agent", "LLM calls", "prompt tokens", "completion tokens", "cost USD")
+"""Header of the usage tables of summaries and reports."""
+
+
+def usage_cells(agent: str, usage: dict[str, Any]) -> list[str]:
+    """One row of a usage table (``USAGE_COLUMNS``)."""
+    return [agent, str(usage["llm_calls"]), str(usage["prompt_tokens"]),
+            str(usage["completion_tokens"]), f"{usage['cost_usd']:.6f}"]

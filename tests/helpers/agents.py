@@ -9,7 +9,7 @@ from __future__ import annotations
 import hashlib
 import random
 import string
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from netarena.common.agents import Agent, Observation
 from netarena.common.types import Query
@@ -29,26 +29,31 @@ class RandomTextAgent:
         return "".join(rng.choice(string.printable) for _ in range(rng.randint(0, self.max_chars)))
 
 
-class FailsOnLabels:
-    """The reference solver, except on queries of the given labels, where it answers nothing.
+class FailsOn:
+    """The reference solver, except on chosen queries, where it answers nothing.
 
     Until the ``baseline:NAME`` agents land, this is the imperfect agent adaptive generation is
-    tested against. A query's label is looked up by ``Observation.query_id`` (the runner fills
-    it in) among the queries it was told about, so the failure pattern is known exactly.
+    tested against. Queries are looked up by ``Observation.query_id`` (the runner fills it in)
+    among those it was told about (``expect``), so the failure pattern is known exactly.
     """
 
-    def __init__(self, inner: Agent, failing: set[str]) -> None:
+    def __init__(self, inner: Agent, fails: Callable[[Query], bool], name: str) -> None:
         self.inner = inner
-        self.failing = failing
-        self.name = "fails-on-" + "+".join(sorted(failing))
-        self._labels: dict[str, str] = {}
+        self.fails = fails
+        self.name = name
+        self._failing: dict[str, bool] = {}
 
-    def expect(self, queries: Iterable[Query]) -> FailsOnLabels:
-        """Learn the labels of ``queries`` (the ones it is about to play); return itself."""
-        self._labels.update((q.id, q.label) for q in queries)
+    @classmethod
+    def on_labels(cls, inner: Agent, labels: set[str]) -> FailsOn:
+        """Fails every query whose label is in ``labels``."""
+        return cls(inner, lambda q: q.label in labels, "fails-on-" + "+".join(sorted(labels)))
+
+    def expect(self, queries: Iterable[Query]) -> FailsOn:
+        """Learn which of ``queries`` (the ones it is about to play) to fail; return itself."""
+        self._failing.update((q.id, self.fails(q)) for q in queries)
         return self
 
     async def act(self, observation: Observation) -> str:
-        if self._labels[observation.query_id] in self.failing:
+        if self._failing[observation.query_id]:
             return ""
         return await self.inner.act(observation)

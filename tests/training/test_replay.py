@@ -71,6 +71,11 @@ def test_a_replay_with_the_server_stopped_gives_identical_results(
             assert second[key] == first[key]
     usage = first["usage"]
     assert usage["llm_calls"] == served and usage["prompt_tokens"] > 0 and usage["cost_usd"] > 0
+    report = CliRunner().invoke(cli, ["report", str(recorded), "--out", str(tmp_path / "r")])
+    assert report.exit_code == 0, report.output
+    text = (tmp_path / "r" / "summary.txt").read_text()
+    assert "-- LLM usage --" in text and f"{usage['cost_usd']:.6f}" in text
+    assert f"{usage['cost_usd']:.6f}" in (tmp_path / "r" / "index.html").read_text()
 
 
 def test_the_python_api_records_through_api_base_and_replays(tmp_path: Path) -> None:
