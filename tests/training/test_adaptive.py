@@ -110,7 +110,8 @@ def test_the_cli_reports_the_adaptive_set_apart_and_replays_it_without_the_sourc
     summary = json.loads(result.stdout)
     reference = load_app("malt").reference_agent().name
     assert summary["agent"] == reference + ADAPTIVE_SUFFIX
-    assert summary["sampling"]["mode"] == "adaptive" and summary["sampling"]["source"] == str(source)
+    sampling = summary["sampling"]
+    assert sampling["mode"] == "adaptive" and sampling["source"] == str(source)
     assert max(summary["sampling"]["share"], key=summary["sampling"]["share"].get) in {
         "L1/rank", "L2/remove-rank", "L3/loop-add"}
     records = read_results(out / "results.jsonl")
