@@ -34,7 +34,7 @@ from netarena.common.replay import LLMCall, Tape
 from netarena.common.runner import RunConfig, Runner, TurnRecord
 from netarena.common.types import Query, QueryResult, StepResult
 
-__all__ = ["AgentSource", "RayRunner", "build_agent"]
+__all__ = ["AgentSource", "RayRunner", "build_agent", "start_ray"]
 
 log = logging.getLogger(__name__)
 
@@ -90,24 +90,45 @@ def _actor_class() -> Any:
     return ray.remote(_EpisodeWorker)
 
 
-def _start_ray(address: str | None, num_cpus: int | None) -> bool:
-    """Connect to ``address`` or start a local loopback-only cluster; True if started here."""
+def start_ray(address: str | None = None, num_cpus: int | None = None, **init: Any) -> bool:
+    """Join the Ray cluster at ``address``, or start a local one on loopback only.
+
+    Does nothing when Ray is already initialised in this process.
+
+    Args:
+        address: ``"auto"``, ``ray://host:port``...; ``None`` starts a local cluster.
+        num_cpus: CPUs of a local cluster (default: this machine's).
+        **init: More ``ray.init`` arguments (``runtime_env``, ...).
+
+    Returns:
+        Whether a local cluster was started here (the caller then shuts it down).
+
+    Raises:
+        ConfigError: Ray is not installed.
+    """
     if address is None:
-        # Read by Ray at import time: a single-machine cluster binds loopback only.
-        os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
+        # Ray's single-machine mode binds loopback only. The cluster's processes read this
+        # at start; this process read it when it imported Ray, so set that copy too.
+        os.environ["RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"] = "0"
         os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
     try:
         import ray
+        from ray._private import ray_constants
     except ImportError as exc:
         raise ConfigError("--executor ray needs Ray: pip install 'netarena[ray]'") from exc
     if ray.is_initialized():
         return False
+    if address is None:
+        ray_constants.ENABLE_RAY_CLUSTER = False
     ray.init(
-        address=address,
+        # "local" always starts a new cluster: None would join any Ray instance found
+        # running on this machine (another user's, on a shared host).
+        address="local" if address is None else address,
         num_cpus=num_cpus if address is None else None,
         include_dashboard=False,
         log_to_driver=False,
         logging_level=logging.WARNING,
+        **init,
     )
     return address is None
 
@@ -154,7 +175,7 @@ class RayRunner(Runner):
             return
         import ray
 
-        self._started = _start_ray(self._address, self._num_cpus)
+        self._started = start_ray(self._address, self._num_cpus)
         cpus = int(ray.cluster_resources().get("CPU", 1))
         count = max(1, min(self._wanted or cpus, self.config.concurrency))
         per_actor = math.ceil(self.config.concurrency / count)

@@ -12,6 +12,7 @@ import string
 from collections.abc import Callable, Iterable
 
 from netarena.common.agents import Agent, Observation
+from netarena.common.app import App
 from netarena.common.types import Query
 
 
@@ -57,3 +58,26 @@ class FailsOn:
         if self._failing[observation.query_id]:
             return ""
         return await self.inner.act(observation)
+
+
+class Coinflip:
+    """The reference solver on a hash-chosen half of the turns, silence on the rest.
+
+    Chosen by query and turn (not by text, which may carry wall-clock timestamps), so any
+    executor gets the same mixed results.
+    """
+
+    def __init__(self, inner: Agent) -> None:
+        self.inner = inner
+        self.name = "coinflip"
+
+    async def act(self, observation: Observation) -> str:
+        key = f"{observation.query_id}/{observation.turn}"
+        if hashlib.sha256(key.encode()).digest()[0] % 2:
+            return ""
+        return await self.inner.act(observation)
+
+
+def coinflip(app: App) -> Coinflip:
+    """An agent factory (picklable, so Ray workers can build it)."""
+    return Coinflip(app.reference_agent())
