@@ -141,6 +141,23 @@ def _axis_rates(
     return out
 
 
+def _draw_axes(
+    rates: dict[str, list[tuple[Any, float]]], floor: float, total: int, rng: random.Random
+) -> tuple[dict[str, list[Any]], dict[str, dict[str, float]]]:
+    """Per axis, ``total`` values in proportion to their failure rates, and their shares."""
+    values: dict[str, list[Any]] = {}
+    shares: dict[str, dict[str, float]] = {}
+    for axis, rated in rates.items():
+        weights = _shares([r for _, r in rated], floor)
+        pairs = zip(rated, weights, strict=True)
+        shares[axis] = {json.dumps(v): round(w, 4) for (v, _), w in pairs}
+        drawn = [v for (v, _), n in zip(rated, apportion(total, weights), strict=True)
+                 for _ in range(n)]
+        rng.shuffle(drawn)
+        values[axis] = drawn
+    return values, shares
+
+
 def adaptive_plan(
     app: App,
     plan: QueryPlan,
@@ -175,18 +192,8 @@ def adaptive_plan(
     chosen = [c for c, n in zip(cells, counts, strict=True) for _ in range(n)]
     rng.shuffle(chosen)
     params = dict(app.config.model_dump(exclude_defaults=True))
-    axis_rates = _axis_rates(app.name, params, axes or {}, mine)
-    axis_values: dict[str, list[Any]] = {}
-    axis_shares: dict[str, dict[str, float]] = {}
-    for axis, rated in axis_rates.items():
-        weights = _shares([r for _, r in rated], floor)
-        axis_shares[axis] = {
-            json.dumps(v): round(w, 4) for (v, _), w in zip(rated, weights, strict=True)
-        }
-        values = [v for (v, _), n in zip(rated, apportion(len(chosen), weights), strict=True)
-                  for _ in range(n)]
-        rng.shuffle(values)
-        axis_values[axis] = values
+    axis_values, axis_shares = _draw_axes(
+        _axis_rates(app.name, params, axes or {}, mine), floor, len(chosen), rng)
     slots = [
         Slot(seed=_derive(plan.seed, i), level=lv, label=lb,
              params={axis: vals[i] for axis, vals in axis_values.items()})

@@ -109,12 +109,13 @@ class LiteLLMAgent:
             response = await litellm.acompletion(**request)
         except Exception as exc:  # noqa: BLE001 - any provider failure is the agent's failure
             error = f"{self.name}: {type(exc).__name__}: {exc}"
-            self.tape.record(key, observation.turn, request, error=error,
-                             latency_s=time.perf_counter() - started)
+            self.tape.record(key, observation.context_id, observation.turn, request,
+                             error=error, latency_s=time.perf_counter() - started)
             raise AgentError(error) from exc
         cost = (getattr(response, "_hidden_params", None) or {}).get("response_cost")
-        self.tape.record(key, observation.turn, request, response=response.model_dump(),
-                         cost_usd=cost, latency_s=time.perf_counter() - started)
+        self.tape.record(key, observation.context_id, observation.turn, request,
+                         response=response.model_dump(), cost_usd=cost,
+                         latency_s=time.perf_counter() - started)
         return self.finish(response.choices[0].message.content or "", observation)
 
     def episode_usage(self, query_id: str) -> dict[str, float]:

@@ -27,7 +27,7 @@ from netarena.common.runspec import (
     RunSpec,
     annotate_summary,
     play_all,
-    replay_tape,
+    replay_setup,
     uniform_summary,
 )
 from netarena.common.stats import summarize
@@ -249,13 +249,7 @@ def run(
     tape: Tape | None = None
     try:
         if replay is not None:
-            spec = RunSpec.load(replay)
-            if spec.app != app_name:
-                raise ConfigError(f"{replay} is a {spec.app} run, not {app_name}")
-            out = out or replay / "replay"
-            if out.resolve() == replay.resolve():
-                raise ConfigError("--out must differ from the replayed run folder")
-            tape = replay_tape(spec, replay)
+            spec, out, tape = replay_setup(replay, app_name, out)
         else:
             spec = _run_spec(app_name, agent, queries, levels, labels, seed, run_config, param,
                              adaptive, adaptive_floor, adaptive_axis)

@@ -22,6 +22,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import re
 import threading
 from collections import defaultdict, deque
 from collections.abc import Iterable, Sequence
@@ -47,18 +48,19 @@ log = logging.getLogger(__name__)
 
 CALLS_FILE = "llm_calls.jsonl"
 """Where a run folder keeps its recorded LLM calls."""
-_SECRET_KEYS = frozenset(
-    {"api_key", "aws_secret_access_key", "azure_ad_token", "vertex_credentials"}
-)
-"""Request options never written to a recording."""
-_TRANSPORT_KEYS = frozenset({"api_base", "base_url", "timeout", "num_retries"}) | _SECRET_KEYS
+_SECRET = re.compile(r"key|secret|token|credential|password|header", re.IGNORECASE)
+"""Request options never written to a recording (``api_key``, ``extra_headers``, ...)."""
+_TRANSPORT_KEYS = frozenset({"api_base", "base_url", "timeout", "num_retries"})
 """Options that say how a call travels, not what is asked: left out of the request key."""
 _USAGE_FIELDS = ("prompt_tokens", "completion_tokens", "total_tokens")
+_OPEN_LIMIT = 10_000
+"""Most episodes a tape keeps counters for (a purple server never closes its episodes)."""
 
 
 def request_key(request: dict[str, Any]) -> str:
     """A digest of what a request asks (model, messages, sampling options), not how it travels."""
-    asked = {k: v for k, v in request.items() if k not in _TRANSPORT_KEYS}
+    asked = {k: v for k, v in request.items()
+             if k not in _TRANSPORT_KEYS and not _SECRET.search(k)}
     return hashlib.sha256(json.dumps(asked, sort_keys=True, default=str).encode()).hexdigest()
 
 
@@ -69,8 +71,11 @@ class LLMCall(BaseModel):
 
     query_id: str
     """The query whose episode made the call (the context id when the query is unknown)."""
+    episode: str = ""
+    """The episode (its context id): a query played again (resumed after a crash) is a new
+    episode, and a replay follows the last one recorded."""
     seq: int
-    """0-based order of the call within that episode."""
+    """0-based order of the call within its episode."""
     turn: int
     """The episode's turn the call answered."""
     model: str
@@ -106,6 +111,12 @@ def _json_safe(value: dict[str, Any]) -> dict[str, Any]:
     return safe
 
 
+def _bound(counters: dict[str, Any]) -> None:
+    """Forget the oldest entries past ``_OPEN_LIMIT`` (dicts keep insertion order)."""
+    while len(counters) > _OPEN_LIMIT:
+        del counters[next(iter(counters))]
+
+
 def _usage_of(response: dict[str, Any] | None) -> dict[str, int]:
     raw = (response or {}).get("usage") or {}
     return {f: int(raw.get(f) or 0) for f in _USAGE_FIELDS}
@@ -135,7 +146,7 @@ class Tape:
         self.drift = 0
         """Replayed calls whose request differed from the recorded one."""
         self._lock = threading.Lock()
-        self._seq: dict[str, int] = defaultdict(int)
+        self._seq: dict[str, int] = {}
         self._usage: dict[str, dict[str, float]] = {}
         self._kept: dict[str, list[LLMCall]] = defaultdict(list)
         self._recorded: dict[str, deque[LLMCall]] = defaultdict(deque)
@@ -169,15 +180,21 @@ class Tape:
         return cls(recording=calls)
 
     def load(self, calls: Iterable[LLMCall]) -> None:
-        """Add recorded calls to replay (in their ``seq`` order per query)."""
+        """Add recorded calls to replay: per query, those of its last recorded episode."""
+        by_query: dict[str, list[LLMCall]] = defaultdict(list)
+        for call in calls:
+            by_query[call.query_id].append(call)
         with self._lock:
-            for call in sorted(calls, key=lambda c: (c.query_id, c.seq)):
-                self._recorded[call.query_id].append(call)
+            for query, recorded in by_query.items():
+                last = recorded[-1].episode
+                episode = sorted((c for c in recorded if c.episode == last), key=lambda c: c.seq)
+                self._recorded[query].extend(episode)
 
     # ----------------------------------------------------------------- recording
     def record(
         self,
         key: str,
+        episode: str,
         turn: int,
         request: dict[str, Any],
         *,
@@ -186,17 +203,19 @@ class Tape:
         cost_usd: float | None = None,
         latency_s: float = 0.0,
     ) -> LLMCall:
-        """Record one call made for the episode ``key`` (its query id)."""
+        """Record one call made for query ``key`` in ``episode`` (its context id)."""
         with self._lock:
-            seq = self._seq[key]
-            self._seq[key] = seq + 1
+            seq = self._seq.pop(episode, 0)
+            self._seq[episode] = seq + 1
+            _bound(self._seq)
         call = LLMCall(
             query_id=key,
+            episode=episode,
             seq=seq,
             turn=turn,
             model=str(request.get("model", "")),
             request_key=request_key(request),
-            request=_json_safe({k: v for k, v in request.items() if k not in _SECRET_KEYS}),
+            request=_json_safe({k: v for k, v in request.items() if not _SECRET.search(k)}),
             response=_json_safe(response) if response is not None else None,
             error=error,
             usage=_usage_of(response),
@@ -259,6 +278,7 @@ class Tape:
     # ---------------------------------------------------------------------- usage
     def _count(self, call: LLMCall) -> None:
         usage = self._usage.setdefault(call.query_id, {"llm_calls": 0})
+        _bound(self._usage)
         usage["llm_calls"] += 1
         for field in ("prompt_tokens", "completion_tokens"):
             usage[f"llm_{field}"] = usage.get(f"llm_{field}", 0) + call.usage[field]

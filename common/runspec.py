@@ -44,7 +44,7 @@ __all__ = [
     "RunSpec",
     "annotate_summary",
     "play_all",
-    "replay_tape",
+    "replay_setup",
     "uniform_summary",
 ]
 
@@ -137,17 +137,27 @@ class RunSpec(BaseModel):
             raise ConfigError(f"{path} is not a run spec: {exc}") from exc
 
 
-def replay_tape(spec: RunSpec, folder: Path) -> Tape | None:
-    """The tape replaying ``folder``'s LLM calls (``None`` for an agent that makes none).
+def replay_setup(folder: Path, app: str, out: Path | None) -> tuple[RunSpec, Path, Tape | None]:
+    """What ``--replay folder`` re-runs: the spec, where results go, the replaying tape.
+
+    Results go to ``out`` (default ``folder/replay``); the tape is ``None`` for an agent that
+    makes no LLM calls.
 
     Raises:
-        ConfigError: An LLM agent's run folder without a recording.
+        ConfigError: Not a run folder, another app's run, ``out`` is ``folder`` itself, or
+            an LLM run without a recording.
     """
+    spec = RunSpec.load(folder)
+    if spec.app != app:
+        raise ConfigError(f"{folder} is a {spec.app} run, not {app}")
+    out = out or folder / "replay"
+    if out.resolve() == folder.resolve():
+        raise ConfigError("--out must differ from the replayed run folder")
     if (folder / CALLS_FILE).is_file():
-        return Tape.from_file(folder)
+        return spec, out, Tape.from_file(folder)
     if spec.agent.startswith("litellm:"):
         raise ConfigError(f"{folder} has no {CALLS_FILE}: the LLM run was not recorded")
-    return None
+    return spec, out, None
 
 
 def _runner(

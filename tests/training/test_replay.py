@@ -98,14 +98,20 @@ def test_the_python_api_records_through_api_base_and_replays(tmp_path: Path) -> 
 async def test_replay_reports_misses_drift_and_recorded_failures(tmp_path: Path) -> None:
     tape = Tape(sink=tmp_path / CALLS_FILE)
     request = {"model": MODEL, "messages": [{"role": "user", "content": "hi"}], "api_key": "k"}
-    tape.record("q1", 0, request, response={"choices": [{"message": {"content": "hello"}}],
-                                             "usage": {"prompt_tokens": 3}}, cost_usd=0.5)
-    tape.record("q1", 1, request, error="litellm:x: BadRequestError: refused")
+    crashed = {"choices": [{"message": {"content": "from a run that crashed"}}]}
+    tape.record("q1", "q1-old", 0, request, response=crashed)  # an episode lost to a crash
+    tape.episode_usage("q1")
+    tape.record("q1", "q1-new", 0, {**request, "extra_headers": {"Authorization": "Bearer s"}},
+                response={"choices": [{"message": {"content": "hello"}}],
+                          "usage": {"prompt_tokens": 3}}, cost_usd=0.5)
+    tape.record("q1", "q1-new", 1, request, error="litellm:x: BadRequestError: refused")
     assert tape.episode_usage("q1") == {"llm_calls": 2, "llm_prompt_tokens": 3,
                                         "llm_completion_tokens": 0, "llm_cost_usd": 0.5}
+    recorded = (tmp_path / CALLS_FILE).read_text()
+    assert '"k"' not in recorded and "Bearer" not in recorded  # no secret is ever written
     with (tmp_path / CALLS_FILE).open("a") as f:
         f.write('{"query_id": "q1", "se')  # a torn last line from a crash
-    replay = Tape.from_file(tmp_path)
+    replay = Tape.from_file(tmp_path)  # replays the last episode of q1 only
     assert replay.replay("q1", request).reply() == "hello"
     with pytest.raises(AgentError, match="refused"):
         replay.replay("q1", {**request, "messages": []}).reply()
