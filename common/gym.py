@@ -182,6 +182,8 @@ class NetArenaEnv(gymnasium.Env[str, str]):
 
     def step(self, action: str) -> tuple[str, SupportsFloat, bool, bool, dict[str, Any]]:
         """Play ``action`` (the agent's reply text) for one turn."""
+        if not isinstance(action, str):
+            raise TypeError(f"actions are text, got {type(action).__name__}")
         if not self._held or self.query is None:
             raise gymnasium.error.ResetNeeded("call reset() before step() (the episode ended)")
         episode = self._held[0]

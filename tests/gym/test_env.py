@@ -161,6 +161,8 @@ def test_the_episode_is_closed_on_termination_on_errors_on_reset_and_on_close() 
     with pytest.raises(gymnasium.error.ResetNeeded):
         env.step("add 1")
     env.reset()
+    with pytest.raises(TypeError, match="actions are text"):
+        env.step(3)
     env.close()
     env.close()
     assert app.episode.closes == 1
