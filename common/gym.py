@@ -133,15 +133,15 @@ class NetArenaEnv(gymnasium.Env[str, str]):
             self.app: App = app
         else:
             self.app = load_app(app, dict(params or {}))
-        app = self.app.name
+        name = self.app.name
         if label is not None and level is None:
             level = next((lv for lv, lbs in self.app.labels.items() if label in lbs), None)
             if level is None:
-                raise ValueError(f"{app} has no label {label!r}")
+                raise ValueError(f"{name} has no label {label!r}")
         self.levels = (level,) if level is not None else tuple(levels or sorted(self.app.labels))
         for lv in self.levels:
             if lv not in self.app.labels:
-                raise ValueError(f"{app} has no level {lv}")
+                raise ValueError(f"{name} has no level {lv}")
         if label is not None:
             self.app.pick_label(random.Random(0), self.levels[0], label)  # raises if not a label
         self.label = label
