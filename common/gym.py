@@ -290,7 +290,7 @@ def play(
 
     async def drive() -> tuple[list[float], dict[str, Any]]:
         observation, info = env.reset(seed=seed, options=options)
-        context = f"{info['query_id']}-gym"
+        context = f"{info['query_id']}-gym-{random.SystemRandom().getrandbits(32):08x}"
         rewards: list[float] = []
         terminated = truncated = False
         while not (terminated or truncated):
