@@ -20,10 +20,12 @@ joins an existing cluster, which must have NetArena installed (and root for rout
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import logging
 import math
 import os
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -168,6 +170,7 @@ class RayRunner(Runner):
         self.tape = tape
         self._actors: list[Any] = []
         self._busy: list[int] = []
+        self._new_actor: Callable[[], Any] = lambda: None
         self._started = False
 
     def _ensure_actors(self) -> None:
@@ -183,22 +186,35 @@ class RayRunner(Runner):
         actor = _actor_class().options(num_cpus=reserve, max_concurrency=per_actor)
         replaying = self.tape is not None and self.tape.replaying
         config = self.config.model_dump_json()
-        self._actors = [actor.remote(*self._spec, config, replaying) for _ in range(count)]
+        self._new_actor = lambda: actor.remote(*self._spec, config, replaying)
+        self._actors = [self._new_actor() for _ in range(count)]
         self._busy = [0] * count
         log.info("playing episodes on %d Ray actors (%d episodes each)", count, per_actor)
 
     async def play(self, query: Query) -> QueryResult:
-        """Play ``query`` on the least busy actor."""
+        """Play ``query`` on the least busy actor.
+
+        If the actor dies (its process crashed or was killed) or Ray fails, the query is
+        recorded as unscored with the reason (a resumed run plays it again) and the actor
+        is replaced; the run goes on.
+        """
         self._ensure_actors()
         index = self._busy.index(min(self._busy))
         self._busy[index] += 1
         recorded = None
         if self.tape is not None and self.tape.replaying:
             recorded = [c.model_dump() for c in self.tape.recorded(query.id)]
+        started = time.perf_counter()
+        actor = self._actors[index]
         try:
             keep = self.trajectories is not None
-            ref = self._actors[index].play.remote(query.model_dump_json(), keep, recorded)
+            ref = actor.play.remote(query.model_dump_json(), keep, recorded)
             out: dict[str, Any] = await asyncio.wrap_future(ref.future())
+        except Exception as exc:  # noqa: BLE001 - an executor failure costs this query only
+            log.warning("query %s lost on Ray: %s", query.id, exc)
+            if self._actors[index] is actor:  # not yet replaced by another lost episode
+                self._replace(index)
+            return self._lost(query, exc, time.perf_counter() - started)
         finally:
             self._busy[index] -= 1
         if self.trajectories is not None:
@@ -212,12 +228,29 @@ class RayRunner(Runner):
                 self.tape.append(LLMCall.model_validate(call), count=False)  # counted in the actor
         return QueryResult.model_validate_json(out["result"])
 
+    def _replace(self, index: int) -> None:
+        """Swap the actor at ``index`` for a fresh one (the old one is killed if alive)."""
+        import ray
+
+        with contextlib.suppress(Exception):
+            ray.kill(self._actors[index])
+        self._actors[index] = self._new_actor()
+
+    def _lost(self, query: Query, exc: Exception, elapsed: float) -> QueryResult:
+        return QueryResult(
+            query_id=query.id, app=query.app, level=query.level, label=query.label,
+            agent=self.agent.name, correct=False, safe=False, latency_s=round(elapsed, 6),
+            agent_latency_s=0.0, turns=0, scored=False,
+            error=f"executor: {type(exc).__name__}: {str(exc)[:300]}",
+        )
+
     def close(self) -> None:
         """Stop the actors, and the local cluster if this runner started it."""
         import ray
 
         for actor in self._actors:
-            ray.kill(actor)
+            with contextlib.suppress(Exception):  # already dead
+                ray.kill(actor)
         self._actors, self._busy = [], []
         if self._started:
             ray.shutdown()

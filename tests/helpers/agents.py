@@ -7,6 +7,7 @@ the runner, the Gymnasium API or a Ray worker gets the same answers.
 from __future__ import annotations
 
 import hashlib
+import os
 import random
 import string
 from collections.abc import Callable, Iterable
@@ -81,3 +82,25 @@ class Coinflip:
 def coinflip(app: App) -> Coinflip:
     """An agent factory (picklable, so Ray workers can build it)."""
     return Coinflip(app.reference_agent())
+
+
+class CrashesOn:
+    """The reference solver, whose process dies (``os._exit``) when shown one query.
+
+    For executor tests: played in a Ray actor, it kills the actor mid-episode.
+    """
+
+    def __init__(self, inner: Agent, query_id: str) -> None:
+        self.inner = inner
+        self.query_id = query_id
+        self.name = inner.name
+
+    async def act(self, observation: Observation) -> str:
+        if observation.query_id == self.query_id:
+            os._exit(17)
+        return await self.inner.act(observation)
+
+
+def crashes_on(query_id: str, app: App) -> CrashesOn:
+    """An agent factory for ``functools.partial(crashes_on, query_id)``."""
+    return CrashesOn(app.reference_agent(), query_id)

@@ -19,7 +19,7 @@ from netarena.common.replay import CALLS_FILE, Tape
 from netarena.common.rollouts import collect, read_rollouts
 from netarena.common.runner import QueryPlan, RunConfig, Runner, plan_queries
 from netarena.common.types import QueryResult
-from tests.helpers.agents import coinflip
+from tests.helpers.agents import coinflip, crashes_on
 from tests.helpers.fake_llm import fake_llm_server
 
 pytestmark = pytest.mark.slow
@@ -112,3 +112,19 @@ def test_llm_calls_made_on_ray_are_recorded_and_replay_identically(tmp_path: Pat
     with RayRunner("malt", {}, source, actors=1, tape=Tape.from_file(tmp_path)) as ray_runner:
         remote = asyncio.run(ray_runner.run(queries))
     assert _plain(remote) == _plain(recorded)
+
+
+def test_an_actor_that_dies_costs_its_episodes_only_and_a_resume_replays_them(tmp_path: Path) -> None:
+    app = load_app("malt")
+    queries = plan_queries(app, QueryPlan(num_queries=6, seed=5))
+    out = tmp_path / "results.jsonl"
+    crash = functools.partial(crashes_on, queries[2].id)
+    with RayRunner("malt", {}, crash, RunConfig(concurrency=2), actors=1) as ray_runner:
+        first = asyncio.run(ray_runner.run(queries, out=out))
+    lost = [r for r in first if not r.scored]  # the episodes in flight on the dead actor
+    assert queries[2].id in {r.query_id for r in lost} and len(lost) <= 2
+    assert all(r.error.startswith("executor: ") for r in lost)
+    assert all(r.correct for r in first if r.scored) and len(first) == 6  # a fresh actor went on
+    with RayRunner("malt", {}, "reference", actors=1) as ray_runner:
+        resumed = asyncio.run(ray_runner.run(queries, out=out))
+    assert all(r.correct and r.scored for r in resumed)
