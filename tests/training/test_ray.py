@@ -114,7 +114,9 @@ def test_llm_calls_made_on_ray_are_recorded_and_replay_identically(tmp_path: Pat
     assert _plain(remote) == _plain(recorded)
 
 
-def test_an_actor_that_dies_costs_its_episodes_only_and_a_resume_replays_them(tmp_path: Path) -> None:
+def test_an_actor_that_dies_costs_its_episodes_only_and_a_resume_replays_them(
+    tmp_path: Path,
+) -> None:
     app = load_app("malt")
     queries = plan_queries(app, QueryPlan(num_queries=6, seed=5))
     out = tmp_path / "results.jsonl"
