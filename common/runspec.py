@@ -85,9 +85,24 @@ class RunSpec(BaseModel):
         floor: float,
         axes: dict[str, list[Any]] | None = None,
     ) -> RunSpec:
-        """This run made failure-targeted from an agent's earlier ``results``."""
+        """This run made failure-targeted from an agent's earlier ``results``.
+
+        Results of this app only count; when they hold several agents, only this run's
+        agent's (an earlier adaptive run of it included).
+
+        Raises:
+            ConfigError: Several agents' results, none of them this run's agent.
+        """
         app = load_app(self.app, self.params)
-        drawn = adaptive_plan(app, self.plan, results, source=source, floor=floor, axes=axes)
+        mine = [r for r in results if r.app == self.app]
+        agents = {r.agent.removesuffix(ADAPTIVE_SUFFIX) for r in mine}
+        if len(agents) > 1:
+            name = make_agent(self.agent, app).name
+            mine = [r for r in mine if r.agent.removesuffix(ADAPTIVE_SUFFIX) == name]
+            if not mine:
+                raise ConfigError(f"the results hold agents {sorted(agents)}, not {name}: "
+                                  "give the results of the agent under test")
+        drawn = adaptive_plan(app, self.plan, mine, source=source, floor=floor, axes=axes)
         return self.model_copy(update={"adaptive": drawn})
 
     def groups(self) -> list[tuple[dict[str, Any], list[Query]]]:

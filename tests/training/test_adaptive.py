@@ -128,3 +128,15 @@ def test_the_cli_reports_the_adaptive_set_apart_and_replays_it_without_the_sourc
     assert replay.exit_code == 0, replay.output
     replayed = read_results(out / "replay" / "results.jsonl")
     assert sorted(r.query_id for r in replayed) == sorted(r.query_id for r in records)
+
+
+def test_results_of_several_agents_count_only_for_the_agent_under_test(uniform: Path) -> None:
+    imperfect = read_results(uniform)
+    perfect = [r.model_copy(update={"agent": "malt-reference", "correct": True})
+               for r in imperfect]
+    both = imperfect + perfect
+    spec = _spec(95, 1).with_adaptive(both, "mixed", floor=0.2)  # agent: reference
+    assert spec.adaptive.slots == _spec(95, 1).with_adaptive(perfect, "", 0.2).adaptive.slots
+    null = RunSpec(app="malt", agent="null", plan=QueryPlan(num_queries=10, seed=1))
+    with pytest.raises(ConfigError, match="not null"):
+        null.with_adaptive(both, "mixed", floor=0.2)
