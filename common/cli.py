@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import importlib.util
 import json
 import logging
 from collections.abc import Sequence
@@ -170,7 +171,7 @@ def _run_spec(
 
 
 def _play_with_progress(
-    spec: RunSpec, play: Play, executor: str, tape: Tape | None, ray_address: str | None,
+    spec: RunSpec, play: Play, executor: Executor, tape: Tape | None, ray_address: str | None,
     transient: bool,
 ) -> list[QueryResult]:
     groups = spec.groups()
@@ -186,13 +187,15 @@ def _play_with_progress(
             progress.update(task, completed=done,
                             description=f"{spec.app} · {name} · correctness {correct / done:.2f}")
 
-        return asyncio.run(play_all(spec, play, executor=_executor(executor), tape=tape,
+        return asyncio.run(play_all(spec, play, executor=executor, tape=tape,
                                     ray_address=ray_address, on_result=tick, groups=groups))
 
 
 def _executor(name: str) -> Executor:
     if name not in ("local", "ray"):
         raise typer.BadParameter(f"--executor must be local or ray, got {name!r}")
+    if name == "ray" and importlib.util.find_spec("ray") is None:
+        raise typer.BadParameter("--executor ray needs Ray: pip install 'netarena[ray]'")
     return "ray" if name == "ray" else "local"
 
 
@@ -244,6 +247,7 @@ def run(
 ) -> None:
     """Evaluate an agent on an app and print scores with 95% intervals."""
     logging.basicConfig(level=logging.WARNING)
+    where = _executor(executor)
     run_config = RunConfig(concurrency=concurrency, max_turns=max_turns,
                            turn_timeout_s=turn_timeout, episode_timeout_s=episode_timeout)
     tape: Tape | None = None
@@ -265,7 +269,7 @@ def run(
     async def evaluate(runner: Runner, qs: Sequence[Query], tick: ResultCallback) -> Any:
         return await runner.run(qs, out=results_path, on_result=tick)
 
-    results = _play_with_progress(spec, evaluate, executor, tape, ray_address, as_json)
+    results = _play_with_progress(spec, evaluate, where, tape, ray_address, as_json)
     summary = summarize(results, app=spec.app, agent=spec.agent_name(), seed=spec.plan.seed)
     annotate_summary(summary, spec, results, tape, replay)
     if out:
@@ -298,6 +302,7 @@ def rollouts(
     from netarena.common.rollouts import collect
 
     logging.basicConfig(level=logging.WARNING)
+    where = _executor(executor)
     run_config = RunConfig(concurrency=concurrency, max_turns=max_turns,
                            turn_timeout_s=turn_timeout, episode_timeout_s=episode_timeout)
     try:
@@ -310,7 +315,7 @@ def rollouts(
     async def record(runner: Runner, qs: Sequence[Query], tick: ResultCallback) -> Any:
         return await collect(runner, qs, out, tick)
 
-    results = _play_with_progress(spec, record, executor, None, ray_address, as_json)
+    results = _play_with_progress(spec, record, where, None, ray_address, as_json)
     summary = summarize(results, app=spec.app, agent=spec.agent_name(), seed=spec.plan.seed)
     annotate_summary(summary, spec, results, None, None)
     err.print(f"rollouts: {len(results)} episodes played, appended to {out}")
