@@ -26,9 +26,9 @@ FAILING = {"rank", "remove-rank", "loop-add"}
 
 @pytest.fixture(scope="module")
 def uniform(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A uniform run (5 queries per label) of an agent that fails three MALT labels."""
+    """A uniform run (4 queries per label) of an agent that fails three MALT labels."""
     app = load_app("malt")
-    queries = plan_queries(app, QueryPlan(num_queries=95, seed=1))
+    queries = plan_queries(app, QueryPlan(num_queries=4, per_label=True, seed=1))
     agent = FailsOn.on_labels(app.reference_agent(), FAILING).expect(queries)
     out = tmp_path_factory.mktemp("uniform") / "results.jsonl"
     results = asyncio.run(Runner(app, agent, RunConfig(concurrency=4)).run(queries, out=out))
@@ -46,7 +46,7 @@ def test_an_adaptive_run_concentrates_on_the_failing_labels_reproducibly(uniform
     queries = [q for _, qs in spec.groups() for q in qs]
     counts = Counter(q.label for q in queries)
     assert len(queries) == 120
-    assert sum(counts[lb] for lb in FAILING) > 0.4 * 120  # 3 of 19 labels: 16% if uniform
+    assert sum(counts[lb] for lb in FAILING) > 0.35 * 120  # 3 of 19 labels: 16% if uniform
     assert all(counts[lb] < counts[f] for lb in counts if lb not in FAILING for f in FAILING)
     assert set(counts) == {lb for lbs in load_app("malt").labels.values() for lb in lbs}
 
