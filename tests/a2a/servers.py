@@ -21,7 +21,7 @@ import uvicorn
 from netarena.common.a2a import listen_socket
 
 __all__ = ["listen_socket", "serving", "raw_server", "stream_03", "card_v03", "http_response",
-           "message_result", "prompt_of"]
+           "message_result", "prompt_of", "gateway_records"]
 
 Handler = Callable[[dict[str, Any], asyncio.StreamWriter], Awaitable[None]]
 
@@ -135,3 +135,18 @@ async def stream_03(url: str, request: Any, timeout_s: float = 60) -> list[dict[
                     assert "error" not in payload, payload
                     events.append(payload["result"])
     return events
+
+
+def gateway_records(parts: list[dict[str, Any]]) -> list[Any]:
+    """What AgentBeats' gateway and client keep of 0.3 JSON parts: each DataPart's data and
+    each text part that parses as JSON (their ``parse_parts``), with plain ``json.loads``."""
+    records: list[Any] = []
+    for part in parts:
+        if part.get("kind") == "data":
+            records.append(part["data"])
+        elif part.get("kind") == "text":
+            try:
+                records.append(json.loads(part["text"]))
+            except json.JSONDecodeError:
+                continue
+    return records

@@ -11,7 +11,7 @@ import httpx
 import pytest
 
 from netarena.common.app import app_names
-from tests.a2a.servers import listen_socket, stream_03
+from tests.a2a.servers import gateway_records, listen_socket, stream_03
 
 pytestmark = pytest.mark.slow
 
@@ -61,6 +61,6 @@ async def test_serve_and_purple_processes_evaluate_end_to_end() -> None:
             proc.wait(10)
     assert events[-1]["status"]["state"] == "completed"
     (artifact,) = [e["artifact"] for e in events if e["kind"] == "artifact-update"]
-    summary = artifact["parts"][-1]["data"]
+    summary = gateway_records(artifact["parts"])[-1]
     assert summary["kind"] == "summary" and summary["queries"] == 3
     assert summary["correctness"]["rate"] == 1.0
