@@ -95,19 +95,25 @@ class _CappedTransport(httpx.AsyncBaseTransport):
         await self._inner.aclose()
 
 
+def _chain(exc: BaseException) -> list[BaseException]:
+    """The exception and its causes (the SDK wraps httpx errors, httpx wraps httpcore's)."""
+    chain: list[BaseException] = []
+    seen: BaseException | None = exc
+    while seen is not None and len(chain) < 8:
+        chain.append(seen)
+        seen = seen.__cause__ or seen.__context__
+    return chain
+
+
 def _connect_failure(exc: BaseException) -> bool:
     """True when the request never reached the peer (refused, unreachable, connect timeout).
 
     A refusal by the outbound policy is not a connect failure: retrying cannot help.
     """
-    seen: BaseException | None = exc
-    for _ in range(8):
-        if seen is None or isinstance(seen, OutboundRefused):
-            return False
-        if isinstance(seen, httpx.ConnectError | httpx.ConnectTimeout):
-            return True
-        seen = seen.__cause__ or seen.__context__
-    return False
+    chain = _chain(exc)
+    if any(isinstance(err, OutboundRefused) for err in chain):
+        return False
+    return any(isinstance(err, httpx.ConnectError | httpx.ConnectTimeout) for err in chain)
 
 
 def _parts_text(parts: object) -> str:
@@ -268,11 +274,7 @@ class RemoteAgent:
 
     def _error(self, exc: Exception) -> AgentError:
         """Name what went wrong from the exception chain (the SDK wraps httpx errors)."""
-        chain: list[BaseException] = []
-        seen: BaseException | None = exc
-        while seen is not None and len(chain) < 8:
-            chain.append(seen)
-            seen = seen.__cause__ or seen.__context__
+        chain = _chain(exc)
         detail = f"{type(exc).__name__}: {str(exc)[:300]}"
         for err in chain:
             if isinstance(err, OutboundRefused):

@@ -318,8 +318,11 @@ def green_app(app_cls: type[App], card_url: str, options: GreenOptions | None = 
     )
     board = Board()
     executor = GreenExecutor(app_cls, options, board)
-    card_routes, rpc_routes = a2a_routes(executor, card, BoundedTaskStore(options.limits.max_tasks))
-    return agent_web_app(
+    store = BoundedTaskStore(options.limits.max_tasks)
+    card_routes, rpc_routes = a2a_routes(executor, card, store)
+    api = agent_web_app(
         card_routes, rpc_routes, title=f"NetArena {app_cls.name} green agent",
         options=WebOptions(options.limits, token), board=board,
         ready=lambda: board.running_count() < options.limits.max_running)
+    api.state.task_store = store
+    return api

@@ -20,7 +20,8 @@ import contextlib
 import hmac
 import logging
 import signal
-from collections.abc import Callable
+import threading
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from types import FrameType
 from typing import Any
@@ -181,6 +182,7 @@ def agent_web_app(
     board = board or Board()
     api = FastAPI(title=title, docs_url=None, redoc_url=None, openapi_url=None)
     add_a2a_routes_to_fastapi(api, agent_card_routes=card_routes, jsonrpc_routes=rpc_routes)
+    api.add_middleware(_Guard, options=options)
     api.state.board = board
 
     @api.get("/", response_class=HTMLResponse)
@@ -276,6 +278,21 @@ class _GracefulServer(uvicorn.Server):
     def __init__(self, config: uvicorn.Config, board: Board) -> None:
         super().__init__(config)
         self.board = board
+
+    @contextlib.contextmanager
+    def capture_signals(self) -> Iterator[None]:
+        """Like uvicorn's, but exit normally (status 0) after a graceful stop instead of
+        re-raising the signal."""
+        if threading.current_thread() is not threading.main_thread():
+            yield
+            return
+        previous = {sig: signal.signal(sig, self.handle_exit)
+                    for sig in (signal.SIGINT, signal.SIGTERM)}
+        try:
+            yield
+        finally:
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)
 
     def handle_exit(self, sig: int, frame: FrameType | None) -> None:  # noqa: D102
         if not self.should_exit:

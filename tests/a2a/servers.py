@@ -83,8 +83,11 @@ def prompt_of(rpc: dict[str, Any]) -> str:
 
 
 @contextlib.asynccontextmanager
-async def raw_server(on_post: Handler) -> AsyncIterator[str]:
-    """A hand-rolled HTTP server: GET serves a 0.3 card, POST calls ``on_post(rpc, writer)``."""
+async def raw_server(on_post: Handler, card_url: str | None = None) -> AsyncIterator[str]:
+    """A hand-rolled HTTP server: GET serves a 0.3 card, POST calls ``on_post(rpc, writer)``.
+
+    The card advertises ``card_url`` when given (an agent claiming to live elsewhere).
+    """
     sock = _socket()
     url = f"http://127.0.0.1:{sock.getsockname()[1]}/"
 
@@ -95,7 +98,7 @@ async def raw_server(on_post: Handler) -> AsyncIterator[str]:
             headers = {k.lower(): v.strip() for k, _, v in (ln.partition(":") for ln in lines[1:])}
             body = await reader.readexactly(int(headers.get("content-length", "0") or 0))
             if lines[0].startswith("GET"):
-                writer.write(http_response(200, json.dumps(card_v03(url)).encode()))
+                writer.write(http_response(200, json.dumps(card_v03(card_url or url)).encode()))
             else:
                 await on_post(json.loads(body), writer)
             await writer.drain()
