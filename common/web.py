@@ -281,8 +281,10 @@ class _GracefulServer(uvicorn.Server):
 
     @contextlib.contextmanager
     def capture_signals(self) -> Iterator[None]:
-        """Like uvicorn's, but exit normally (status 0) after a graceful stop instead of
-        re-raising the signal."""
+        """Like uvicorn's, but exit with status 0 after a graceful stop.
+
+        uvicorn re-raises the signal once it has stopped, so the process dies of it.
+        """
         if threading.current_thread() is not threading.main_thread():
             yield
             return

@@ -2,10 +2,21 @@
 # Entrypoint of every NetArena image: `netarena-entrypoint <netarena args...>`.
 # Images whose emulator creates network namespaces (route) set NETARENA_NEEDS_NETNS=1; without
 # the privileges for that, fail at start with the fix instead of failing every query later.
+# Measured (docs/agentbeats.md, "Route's privileges"): the narrowest set that works is
+#   --cap-add NET_ADMIN --cap-add SYS_ADMIN --security-opt systempaths=unconfined
+# (namespaces need both capabilities; each namespace's sysctls need a writable /proc/sys).
 set -eu
-if [ "${NETARENA_NEEDS_NETNS:-0}" = 1 ] && ! unshare --net true 2>/dev/null; then
-  echo "netarena: this image creates network namespaces (route emulator); run it with" \
-       "'docker run --privileged ...' (as root inside the container)." >&2
-  exit 1
+if [ "${NETARENA_NEEDS_NETNS:-0}" = 1 ]; then
+  fix="run it with 'docker run --cap-add NET_ADMIN --cap-add SYS_ADMIN --security-opt systempaths=unconfined ...' (or --privileged), as root inside the container"
+  if ! unshare --net true 2>/dev/null; then
+    echo "netarena: this image creates network namespaces (route emulator) and may not:" \
+         "it lacks CAP_NET_ADMIN and CAP_SYS_ADMIN. $fix." >&2
+    exit 1
+  fi
+  if ! unshare --net sh -c 'echo 1 > /proc/sys/net/ipv4/ip_forward' 2>/dev/null; then
+    echo "netarena: /proc/sys is read-only here, so the route emulator cannot set each" \
+         "namespace's sysctls (ip_forward). $fix." >&2
+    exit 1
+  fi
 fi
 exec netarena "$@"
