@@ -3,8 +3,8 @@
 Run by ``scripts/containers.sh`` inside the purple image (it only needs httpx). It checks that
 the green and purple agents serve their agent cards, sends one evaluation request over A2A
 protocol 0.3 ``message/stream`` with plain httpx (as the AgentBeats gateway does), collects the
-``Result`` artifact's records (JSON text parts, as the gateway keeps them), writes them in the leaderboard's results-file shape and
-exits non-zero unless the task completed with the expected correctness.
+``Result`` artifact's records (as the gateway keeps them), writes them in the leaderboard's
+results-file shape and exits non-zero unless the task completed with the expected correctness.
 
     python smoke_client.py --green URL --purple URL --role malt_operator \
         --config '{"num_queries": 3, "seed": 1}' --expect-correctness 1.0 --out results.json
