@@ -56,7 +56,7 @@ class ServerLimits(BaseModel):
     """Longest wall time of one episode."""
     max_running: int = Field(4, ge=1, le=256)
     """Evaluations running at once on this server; more are refused as busy."""
-    max_tasks: int = Field(256, ge=1, le=100_000)
+    max_tasks: int = Field(128, ge=1, le=100_000)
     """Tasks kept in memory; the oldest finished ones are evicted first."""
     header_timeout_s: float = Field(10.0, gt=0, le=600, allow_inf_nan=False)
     """A connection must finish sending a request's headers within this time."""
