@@ -22,8 +22,8 @@ __all__ = ["APP_CAPS", "ServerLimits", "check_app_caps"]
 
 APP_CAPS: dict[str, dict[str, int]] = {
     # malt: nodes ~ (superblocks*aggs + spineblocks) * 2*switches * (1 + ports); the default
-    # model has 5,493 nodes (~90 MB resident). These caps allow ~4x that (21k nodes, measured
-    # ~0.35 GB peak) while a 141k-node request peaked at 2.6 GB.
+    # model (5,493 nodes) built with a 58 MB peak, the largest these caps allow (~21k nodes)
+    # with 82 MB, while a 141k-node request peaked at 2.6 GB.
     "malt": {"superblocks": 8, "aggs_per_superblock": 4, "spineblocks": 8,
              "switches_per_stage": 8, "ports_per_switch": 32, "sandbox_workers": 4},
     # route: every host and switch is a network namespace; 8x8 is 73 namespaces per episode.
@@ -41,10 +41,10 @@ class ServerLimits(BaseModel):
 
     max_queries: int = Field(1000, ge=1, le=100_000)
     """Most queries one request plays (this shard's, after the per-label expansion).
-    malt plans ~17 ms of CPU per query, so 1,000 queries plan in ~17 s."""
+    malt plans 17-60 ms per query (idle vs loaded 2-core machine), so 1,000 plan in 17-60 s."""
     max_plan_slots: int = Field(20_000, ge=1, le=2_000_000)
     """Most query slots before sharding (``num_queries`` x labels x shards)."""
-    planning_timeout_s: float = Field(60.0, gt=0, le=3600, allow_inf_nan=False)
+    planning_timeout_s: float = Field(120.0, gt=0, le=3600, allow_inf_nan=False)
     """Wall-clock budget to generate the queries; over it the request is rejected."""
     max_concurrency: int = Field(8, ge=1, le=64)
     """Most episodes one request runs at once (each holds an emulator)."""

@@ -293,3 +293,29 @@ async def test_metrics_and_health() -> None:
     assert ready == {"ready": True, "running": 0}
     assert listing[0]["state"] == "completed" and listing[0]["done"] == 3
     assert "correctness" in report and "Effective config" in report
+
+
+class SlowPlanningApp(ToyApp):
+    name = "slowplan"
+    generated = 0
+
+    def generate(self, seed: int, level: int, label: str | None = None):
+        type(self).generated += 1
+        time.sleep(0.02)
+        return super().generate(seed, level, label)
+
+
+async def test_planning_work_is_bounded_in_time_and_stops() -> None:
+    options = GreenOptions(limits=ServerLimits(planning_timeout_s=0.5))
+    async with serving(lambda url: green_app(SlowPlanningApp, url, options)) as green:
+        started = time.perf_counter()
+        events = await stream_03(green, {"participants": {"a": PURPLE},
+                                         "config": {"num_queries": 900}})
+        took = time.perf_counter() - started
+        generated = SlowPlanningApp.generated
+        await asyncio.sleep(0.5)
+    state, text = _final(events)
+    assert state == "failed" and "planning the queries took over 0.5s" in text
+    assert took < 2.0
+    assert SlowPlanningApp.generated <= generated + 1  # the planning thread stopped
+    assert generated < 900
