@@ -109,6 +109,10 @@ class _Evaluation:
         self.options = options
         self.board = board
         self.entry: Entry | None = None
+        self.finished: list[QueryResult] = []
+        """Results so far, so a stopped evaluation can still hand them over."""
+        self.context: dict[str, Any] = {}
+        self.agent_name = ""
 
     def _say(self, text: str) -> Message:
         return self.updater.new_agent_message([Part(text=text)])
@@ -163,7 +167,8 @@ class _Evaluation:
         agent = RemoteAgent(req.url, timeout_s=run.turn_timeout_s + 5.0,
                             policy=self.options.policy)
         runner = Runner(app, agent, run)
-        context = {
+        self.agent_name = agent.name
+        self.context = context = {
             "participant_role": req.role, "participant_id": req.url,
             "netarena_version": netarena_version(), "seed": req.plan.seed,
             "config": {"plan": req.plan.model_dump(mode="json"),
@@ -177,6 +182,7 @@ class _Evaluation:
 
         async def progress(result: QueryResult, done: int, total: int) -> None:
             nonlocal last
+            self.finished.append(result)
             self.board.progress(entry, app=app.name, correct=result.correct,
                                 scored=result.scored, latency_s=result.latency_s)
             now = time.monotonic()
@@ -189,13 +195,19 @@ class _Evaluation:
             results = await runner.run(queries, out=self._results_file(req), on_result=progress)
         finally:
             await agent.aclose()
-        await self._report(results, context, app.name, agent.name)
+        await self._report(results)
 
-    async def _report(self, results: list[QueryResult], context: dict[str, Any], app: str,
-                      agent: str) -> None:
-        summary = {**summarize(results, app=app, agent=agent, seed=context["seed"]), **context}
+    async def add_results(self, results: list[QueryResult]) -> dict[str, Any]:
+        """Add the ``Result`` artifact (records, then the summary); return the summary."""
+        context = self.context
+        summary = {**summarize(results, app=self.app_cls.name, agent=self.agent_name,
+                               seed=context["seed"]), **context}
         parts = [json_part(query_record(r, context)) for r in results] + [json_part(summary)]
         await self.updater.add_artifact(parts, name="Result")
+        return summary
+
+    async def _report(self, results: list[QueryResult]) -> None:
+        summary = await self.add_results(results)
         assert self.entry is not None
         unscored = summary["unscored"]
         if results and unscored > UNSCORED_FAIL_FRACTION * len(results):
@@ -209,7 +221,7 @@ class _Evaluation:
         self.board.finish(self.entry, "completed", summary=summary)
         await self.updater.complete(self._say(
             f"done: {len(results)} queries · correctness {c['rate']:.3f} "
-            f"[{c['ci95'][0]:.3f}, {c['ci95'][1]:.3f}] · seed {context['seed']}"))
+            f"[{c['ci95'][0]:.3f}, {c['ci95'][1]:.3f}] · seed {self.context['seed']}"))
 
 
 class GreenExecutor(AgentExecutor):
@@ -288,6 +300,8 @@ class GreenExecutor(AgentExecutor):
         if entry is not None:
             self.board.finish(entry, state, reason)
         with contextlib.suppress(Exception):
+            if evaluation.finished:  # checkpoint: the finished queries, as a partial Result
+                await evaluation.add_results(evaluation.finished)
             message = updater.new_agent_message([Part(text=reason)])
             await (updater.cancel(message) if state == "canceled" else updater.failed(message))
 

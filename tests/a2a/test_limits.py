@@ -22,7 +22,14 @@ from netarena.common.limits import ServerLimits
 from netarena.common.outbound import OutboundPolicy
 from netarena.common.remote import RemoteAgent
 from netarena.common.server import GreenOptions, green_app
-from tests.a2a.servers import http_response, message_result, raw_server, serving, stream_03
+from tests.a2a.servers import (
+    gateway_records,
+    http_response,
+    message_result,
+    raw_server,
+    serving,
+    stream_03,
+)
 from tests.a2a.slow import SlowToyAgent
 from tests.helpers.toy import ToyApp
 
@@ -249,6 +256,11 @@ async def test_sigterm_ends_running_evaluations_and_exits_cleanly() -> None:
     state, text = _final(events)
     assert state == "failed" and "server stopping after" in text and "resume" in text
     assert code == 0 and took < 10, (code, took)
+    # Checkpoint: the queries finished before the signal come back as a partial Result.
+    (artifact,) = [e["artifact"] for e in events if e["kind"] == "artifact-update"]
+    records = gateway_records(artifact["parts"])
+    assert records[-1]["kind"] == "summary" and 1 <= records[-1]["queries"] < 40
+    assert len(records) == records[-1]["queries"] + 1
     assert "SIGTERM: stopping; 1 running evaluation(s) cancelled" in proc.stderr.read()
 
 
