@@ -168,7 +168,7 @@ class _Evaluation:
                             policy=self.options.policy)
         runner = Runner(app, agent, run)
         self.agent_name = agent.name
-        self.context = context = {
+        self.context = {
             "participant_role": req.role, "participant_id": req.url,
             "netarena_version": netarena_version(), "seed": req.plan.seed,
             "config": {"plan": req.plan.model_dump(mode="json"),
