@@ -7,8 +7,8 @@
 #
 #   scripts/agentbeats_compose.sh [APP...]          (default: malt route k8s)
 #
-# Needs the images (scripts/containers.sh build) and docker-compose (Debian's docker-compose
-# 1.29, or the compose plugin: COMPOSE="docker compose"). Environment:
+# Needs the images (scripts/containers.sh build) and compose: the plugin (`docker compose`)
+# when installed, else Debian's docker-compose 1.29 (or set COMPOSE). Environment:
 #   TAG            image tag (default latest)
 #   COMPOSE_OUT    where compose files, logs and results go (default runs/agentbeats-compose)
 #   QUERIES        queries per app (default 6); SEED (default 11)
@@ -27,7 +27,9 @@ TAG="${TAG:-latest}"
 QUERIES="${QUERIES:-6}"
 SEED="${SEED:-11}"
 NETWORK="${NETWORK:-shared}"
-COMPOSE="${COMPOSE:-docker-compose}"
+if [ -z "${COMPOSE:-}" ]; then  # the compose plugin where installed, else Debian's docker-compose
+  if docker compose version >/dev/null 2>&1; then COMPOSE="docker compose"; else COMPOSE=docker-compose; fi
+fi
 OUT="$(mkdir -p "${COMPOSE_OUT:-runs/agentbeats-compose}" && cd "${COMPOSE_OUT:-runs/agentbeats-compose}" && pwd)"
 APPS=("${@:-malt route k8s}")
 read -r -a APPS <<< "${APPS[*]}"
