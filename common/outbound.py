@@ -86,7 +86,7 @@ class OutboundPolicy:
             return f"{host} resolves to {ip}, a cloud metadata address"
         if ip.is_link_local:
             return f"{host} resolves to {ip}, a link-local address"
-        if ip.is_multicast or ip.is_unspecified or (ip.is_reserved and not ip.is_private):
+        if ip.is_multicast or ip.is_unspecified or (ip.is_reserved and not ip.is_loopback):
             return f"{host} resolves to {ip}, which is not a unicast host address"
         if self.allow and not (
             any(ip in net for net in self._networks) or self._name_allowed(host)
