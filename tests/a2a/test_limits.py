@@ -274,7 +274,7 @@ async def test_slow_headers_and_bodies_are_cut_off() -> None:
         await writer.drain()
         started = time.perf_counter()
         assert await asyncio.wait_for(reader.read(), 5) == b""  # closed by the server
-        assert 0.5 < time.perf_counter() - started < 3
+        assert 0.5 < time.perf_counter() - started < 8  # 1 s deadline; slack for a loaded machine
         writer.close()
         reader, writer = await asyncio.open_connection("127.0.0.1", port)
         writer.write(b"POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n{\"a\"")
