@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import os
 from importlib.metadata import entry_points
 from pathlib import Path
 from typing import Annotated, Any
@@ -240,6 +241,8 @@ def serve(
     options = GreenOptions(results_dir=results, limits=limits,
                            policy=OutboundPolicy.parse(purple_allow))
     err.print(f"netarena {app_name} green agent at {url}")
+    if os.environ.get("NETARENA_GATEWAY_PROXY"):  # set by the Amber manifests
+        err.print(f"AgentBeats gateway proxy: {os.environ['NETARENA_GATEWAY_PROXY']}")
     serve_web(green_app(app_cls, url, options, token=token or None), host, port, limits)
 
 
