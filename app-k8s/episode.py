@@ -23,11 +23,13 @@ from netarena.common.reactive import Command, ReactiveEpisode
 from netarena.common.types import Query
 from netarena.k8s.actions import KubectlCommand, command_from_reply
 from netarena.k8s.apiserver import ApiServer
+from netarena.k8s.faults import apply_faults
 from netarena.k8s.generator import K8sConfig
+from netarena.k8s.judge import ClusterState, StateCache
 from netarena.k8s.kubectl import Kubectl
 from netarena.k8s.manifests import render_all
 from netarena.k8s.model import AppModel
-from netarena.k8s.policy_matrix import Connectivity, ConnectivityCache
+from netarena.k8s.policy_matrix import Connectivity
 from netarena.k8s.store import ObjectStore
 
 __all__ = ["K8sEpisode", "MAX_OUTPUT_CHARS", "KUBECTL_TIMEOUT_S", "STREAM_TIMEOUT_S"]
@@ -43,7 +45,16 @@ STREAM_TIMEOUT_S = 5.0
 _WORKLOAD_KINDS = ("Deployment", "Pod", "Service")
 
 
-class K8sEpisode(ReactiveEpisode[Connectivity, KubectlCommand]):
+def deployed_objects(model: AppModel, faults: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Every object of the initial deploy, in order, the faulted policies among them."""
+    objects = render_all(model)
+    policies = apply_faults([o for o in objects if o["kind"] == "NetworkPolicy"], faults)
+    by_name = {p["metadata"]["name"]: p for p in policies}
+    return [by_name[o["metadata"]["name"]] if o["kind"] == "NetworkPolicy" else o
+            for o in objects]
+
+
+class K8sEpisode(ReactiveEpisode[ClusterState, KubectlCommand]):
     """A live embedded cluster for one query.
 
     Args:
@@ -71,7 +82,7 @@ class K8sEpisode(ReactiveEpisode[Connectivity, KubectlCommand]):
         except Exception:
             self._close()
             raise
-        self.cache = ConnectivityCache(model, lambda: self.store.revision, self._snapshot)
+        self.cache = StateCache(model, lambda: self.store.revision, self._snapshot)
         self._workloads_seen = self._workloads()
         self.disrupted = False
         self._begin(self.cache.get())
@@ -79,26 +90,23 @@ class K8sEpisode(ReactiveEpisode[Connectivity, KubectlCommand]):
 
     # ---------------------------------------------------------------- setup
     def _populate(self, faults: list[dict[str, Any]]) -> None:
+        """Deploy the application as it stands when the operator is paged.
+
+        The faulted policies are written as part of the one initial deploy, exactly like
+        the healthy ones: no later write gives them a newer resourceVersion, a second
+        generation or a different timestamp.
+        """
         existing = {ns["metadata"]["name"] for ns in self.store.list("Namespace")}
-        for obj in render_all(self.model):
+        for obj in deployed_objects(self.model, faults):
             if obj["kind"] == "Namespace" and obj["metadata"]["name"] in existing:
                 continue
             self.store.create(obj)
-        for fault in faults:
-            self.store.patch(
-                "NetworkPolicy",
-                self.model.namespace,
-                fault["policy"],
-                [{"op": "replace", "path": "/spec", "value": fault["spec"]}],
-                "json",
-            )
 
     def _snapshot(self) -> tuple[list[Any], list[Any], list[Any]]:
-        ns = self.model.namespace
         return (
-            self.store.list("Pod", ns),
+            self.store.list("Pod"),
             self.store.list("Namespace"),
-            self.store.list("NetworkPolicy", ns),
+            self.store.list("NetworkPolicy"),
         )
 
     def _workloads(self) -> dict[tuple[str, str], Any]:
@@ -112,8 +120,8 @@ class K8sEpisode(ReactiveEpisode[Connectivity, KubectlCommand]):
     # ---------------------------------------------------------------- hooks
     @property
     def connectivity(self) -> Connectivity:
-        """The matrix for the current state."""
-        return self.cache.get()
+        """Every probe for the current state."""
+        return self.cache.get().connectivity
 
     def _parse(self, reply: str) -> Command[KubectlCommand]:
         cmd = command_from_reply(reply, self.model.namespace)
@@ -131,27 +139,29 @@ class K8sEpisode(ReactiveEpisode[Connectivity, KubectlCommand]):
             text = text[:MAX_OUTPUT_CHARS] + f"\n... [output cut at {MAX_OUTPUT_CHARS} characters]"
         return text, result.exit_code
 
-    def _measure(self) -> Connectivity:
-        conn = self.cache.get()
-        self.max_mismatches = max(self.max_mismatches, len(conn.mismatches))
-        return conn
+    def _measure(self) -> ClusterState:
+        state = self.cache.get()
+        self.max_mismatches = max(self.max_mismatches, len(state.mismatches))
+        return state
 
-    def _report(self, state: Connectivity) -> str:
+    def _report(self, state: ClusterState) -> str:
         return state.report()
 
-    def _solved(self, state: Connectivity) -> bool:
-        return not state.mismatches
+    def _solved(self, state: ClusterState) -> bool:
+        return state.healthy
 
-    def _regressions(self, before: Connectivity, after: Connectivity) -> list[str]:
-        """Probes that matched the intended connectivity before the step and not after.
+    def _regressions(self, before: ClusterState, after: ClusterState) -> list[str]:
+        """Probes that matched before the step and not after; metadata that went missing.
 
         Compared as sets, not counts: a step that fixes one pair but opens a connection
-        that must stay closed (or closes one that must stay open) is still harm.
+        that must stay closed (or closes one that must stay open) is still harm, and so
+        is wiping labels or annotations another team owns.
         """
-        was_ok = {(r.source, r.dest, r.port) for r in before.results if r.ok}
-        return [
-            f"broke {r.line()}" for r in after.mismatches if (r.source, r.dest, r.port) in was_ok
-        ]
+        was_ok = {(r.source, r.dest, r.port) for r in before.connectivity.results if r.ok}
+        broke = [f"broke {r.line()}" for r in after.mismatches
+                 if (r.source, r.dest, r.port) in was_ok]
+        lost = [f"lost {line}" for line in after.ownership if line not in before.ownership]
+        return broke + lost
 
     def _violations(self, command: Command[KubectlCommand]) -> list[str]:
         if not command.payload.mutating:
@@ -163,10 +173,11 @@ class K8sEpisode(ReactiveEpisode[Connectivity, KubectlCommand]):
         self.disrupted = True
         return ["a Deployment, Pod or Service changed"]
 
-    def _details(self, state: Connectivity) -> dict[str, Any]:
+    def _details(self, state: ClusterState) -> dict[str, Any]:
         return {
             "initial_mismatches": len(self.initial.mismatches),
             "final_mismatches": len(state.mismatches),
+            "missing_metadata": len(state.ownership),
             "max_mismatches": self.max_mismatches,
             "workloads_disrupted": self.disrupted,
             "matrix_recomputations": self.cache.recomputations,
