@@ -29,7 +29,7 @@ from netarena.k8s.kubectl import Kubectl
 from netarena.k8s.manifests import render_all
 from netarena.k8s.model import AppModel
 from netarena.k8s.policy_matrix import Connectivity, ConnectivityCache
-from netarena.k8s.store import ObjectStore
+from netarena.k8s.apiserver import ObjectStore
 
 __all__ = ["K8sEpisode", "MAX_OUTPUT_CHARS", "KUBECTL_TIMEOUT_S"]
 

@@ -16,7 +16,7 @@ from netarena.k8s.kubectl import Kubectl
 from netarena.k8s.manifests import render_all
 from netarena.k8s.model import AppModel, online_boutique, synthetic_app
 from netarena.k8s.policy_matrix import ConnectivityCache
-from netarena.k8s.store import ObjectStore
+from netarena.k8s.apiserver import ObjectStore
 
 
 def _store(model: AppModel) -> ObjectStore:

@@ -16,7 +16,7 @@ from netarena.k8s.manifests import render_policies
 from netarena.k8s.model import online_boutique
 from netarena.k8s.policy_matrix import compute_connectivity
 from netarena.k8s.solver import SNAPSHOT_COMMAND, ReferenceK8sAgent, plan_fixes
-from netarena.k8s.store import ObjectStore
+from netarena.k8s.apiserver import ObjectStore
 
 
 def _text(model_text: str) -> str:

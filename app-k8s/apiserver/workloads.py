@@ -18,7 +18,7 @@ import uuid
 from collections.abc import Callable
 from typing import Any
 
-from netarena.k8s.api_kinds import Invalid, KindInfo, clone, kind_info
+from netarena.k8s.apiserver.kinds import Invalid, KindInfo, clone, kind_info
 
 __all__ = ["WorkloadController"]
 

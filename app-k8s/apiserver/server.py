@@ -19,10 +19,10 @@ from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 from netarena.common.errors import EmulatorError
-from netarena.k8s import api_discovery as disc
-from netarena.k8s.api_kinds import ApiError, BadRequest, KindInfo, NotFound, resource_info
-from netarena.k8s.api_tables import render_table
-from netarena.k8s.store import FieldValidation, ObjectStore
+from netarena.k8s.apiserver import discovery as disc
+from netarena.k8s.apiserver.kinds import ApiError, BadRequest, KindInfo, NotFound, resource_info
+from netarena.k8s.apiserver.tables import render_table
+from netarena.k8s.apiserver.store import FieldValidation, ObjectStore
 
 __all__ = ["ApiServer"]
 

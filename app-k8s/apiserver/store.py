@@ -15,9 +15,9 @@ import time
 from collections.abc import Callable
 from typing import Any, Literal
 
-from netarena.k8s.api_defaults import apply_defaults, validate
-from netarena.k8s.api_derived import derived_objects
-from netarena.k8s.api_kinds import (
+from netarena.k8s.apiserver.defaults import apply_defaults, validate
+from netarena.k8s.apiserver.derived import derived_objects
+from netarena.k8s.apiserver.kinds import (
     AlreadyExists,
     BadRequest,
     Conflict,
@@ -26,10 +26,10 @@ from netarena.k8s.api_kinds import (
     clone,
     kind_info,
 )
-from netarena.k8s.api_patch import apply_patch
-from netarena.k8s.api_schema import prune_unknown_fields
-from netarena.k8s.api_selectors import field_matcher, label_matcher
-from netarena.k8s.api_workloads import FIRST_POD_IP, RESERVED_SERVICE_IPS, WorkloadController
+from netarena.k8s.apiserver.patch import apply_patch
+from netarena.k8s.apiserver.schema import prune_unknown_fields
+from netarena.k8s.apiserver.selectors import field_matcher, label_matcher
+from netarena.k8s.apiserver.workloads import FIRST_POD_IP, RESERVED_SERVICE_IPS, WorkloadController
 
 __all__ = ["FieldValidation", "ObjectStore", "clone"]
 

@@ -12,7 +12,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from netarena.k8s.api_kinds import KindInfo
+from netarena.k8s.apiserver.kinds import KindInfo
 
 __all__ = ["human_duration", "render_table"]
 

@@ -15,7 +15,7 @@ import hashlib
 import json
 from typing import Any
 
-from netarena.k8s.api_kinds import KINDS, KindInfo
+from netarena.k8s.apiserver.kinds import KINDS, KindInfo
 
 __all__ = [
     "SERVER_VERSION",

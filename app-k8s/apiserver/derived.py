@@ -11,7 +11,7 @@ import hashlib
 from collections.abc import Mapping
 from typing import Any
 
-from netarena.k8s.api_kinds import KindInfo
+from netarena.k8s.apiserver.kinds import KindInfo
 
 __all__ = ["derived_objects"]
 
