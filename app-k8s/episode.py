@@ -23,13 +23,12 @@ from netarena.common.reactive import Command, ReactiveEpisode
 from netarena.common.replies import code_blocks
 from netarena.common.types import Query
 from netarena.k8s.actions import KubectlCommand, parse_kubectl
-from netarena.k8s.apiserver import ApiServer
+from netarena.k8s.apiserver import ApiServer, ObjectStore
 from netarena.k8s.generator import K8sConfig
 from netarena.k8s.kubectl import Kubectl
 from netarena.k8s.manifests import render_all
 from netarena.k8s.model import AppModel
 from netarena.k8s.policy_matrix import Connectivity, ConnectivityCache
-from netarena.k8s.apiserver import ObjectStore
 
 __all__ = ["K8sEpisode", "MAX_OUTPUT_CHARS", "KUBECTL_TIMEOUT_S"]
 

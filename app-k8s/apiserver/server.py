@@ -21,8 +21,8 @@ from urllib.parse import parse_qs, urlsplit
 from netarena.common.errors import EmulatorError
 from netarena.k8s.apiserver import discovery as disc
 from netarena.k8s.apiserver.kinds import ApiError, BadRequest, KindInfo, NotFound, resource_info
-from netarena.k8s.apiserver.tables import render_table
 from netarena.k8s.apiserver.store import FieldValidation, ObjectStore
+from netarena.k8s.apiserver.tables import render_table
 
 __all__ = ["ApiServer"]
 

@@ -9,10 +9,9 @@ from typing import Any
 import httpx
 import pytest
 
+from netarena.k8s.apiserver import ApiServer, ObjectStore
 from netarena.k8s.apiserver.discovery import AGGREGATED_CONTENT_TYPE
 from netarena.k8s.apiserver.tables import human_duration
-from netarena.k8s.apiserver import ApiServer
-from netarena.k8s.apiserver import ObjectStore
 
 TABLE = "application/json;as=Table;v=v1;g=meta.k8s.io,application/json"
 AGGREGATED = f"{AGGREGATED_CONTENT_TYPE},application/json"

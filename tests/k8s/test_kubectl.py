@@ -15,9 +15,8 @@ import pytest
 import yaml
 
 from netarena.common.errors import EmulatorError
-from netarena.k8s.apiserver import ApiServer
+from netarena.k8s.apiserver import ApiServer, ObjectStore
 from netarena.k8s.kubectl import Kubectl, find_kubectl, measure_round_trip
-from netarena.k8s.apiserver import ObjectStore
 
 try:
     find_kubectl()

@@ -10,13 +10,13 @@ import pytest
 from netarena.common.agents import Observation
 from netarena.k8s import K8sApp
 from netarena.k8s.actions import parse_kubectl
+from netarena.k8s.apiserver import ObjectStore
 from netarena.k8s.episode import extract_command
 from netarena.k8s.faults import apply_faults, inject_fault, model_namespaces, model_pods
 from netarena.k8s.manifests import render_policies
 from netarena.k8s.model import online_boutique
 from netarena.k8s.policy_matrix import compute_connectivity
 from netarena.k8s.solver import SNAPSHOT_COMMAND, ReferenceK8sAgent, plan_fixes
-from netarena.k8s.apiserver import ObjectStore
 
 
 def _text(model_text: str) -> str:

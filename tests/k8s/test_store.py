@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 
 from netarena.common.errors import NetArenaError
-from netarena.k8s.apiserver.kinds import AlreadyExists, BadRequest, Conflict, Invalid, NotFound
 from netarena.k8s.apiserver import ObjectStore
+from netarena.k8s.apiserver.kinds import AlreadyExists, BadRequest, Conflict, Invalid, NotFound
 
 POD_NAME = re.compile(r"^(?P<d>[a-z-]+)-(?P<h>[0-9a-f]{10})-[bcdfghjklmnpqrstvwxz2456789]{5}$")
 
