@@ -51,6 +51,7 @@ class KindInfo:
         categories: Discovery categories (``all`` makes ``kubectl get all`` include it).
         verbs: Verbs advertised in discovery.
         generated: True for kinds the store computes or keeps empty (writes refused).
+        subresources: Subresources served under each object (``status``, ``exec``).
     """
 
     kind: str
@@ -63,11 +64,19 @@ class KindInfo:
     verbs: tuple[str, ...] = _RW_VERBS
     generated: bool = False
     subresources: tuple[str, ...] = field(default=())
+    key: str = ""
+    """Name in the store and in ``KINDS``: the kind, unless another group serves it too."""
 
     @property
     def api_version(self) -> str:
         """The ``apiVersion`` string objects of this kind carry."""
         return f"{self.group}/{self.version}" if self.group else self.version
+
+    @property
+    def resource(self) -> str:
+        """``plural.group`` as the API names the resource in messages (``pods``,
+        ``networkpolicies.networking.k8s.io``)."""
+        return f"{self.plural}.{self.group}" if self.group else self.plural
 
     @property
     def singular(self) -> str:
@@ -80,33 +89,101 @@ class KindInfo:
         return f"{self.kind}List"
 
 
+def _k(kind: str, gv: str, plural: str, *short: str, cluster: bool = False,
+       all_: bool = False, verbs: tuple[str, ...] = _RW_VERBS, generated: bool = False,
+       sub: tuple[str, ...] = (), key: str = "") -> KindInfo:
+    group, _, version = gv.rpartition("/")
+    return KindInfo(kind, group, version, plural, namespaced=not cluster, short_names=short,
+                    categories=("all",) if all_ else (), verbs=verbs, generated=generated,
+                    subresources=sub, key=key or kind)
+
+
+_CREATE = ("create",)
+_STATUS = ("status",)
+
 KINDS: dict[str, KindInfo] = {
-    k.kind: k
+    k.key: k
     for k in (
-        KindInfo("Namespace", "", "v1", "namespaces", namespaced=False, short_names=("ns",)),
-        KindInfo("Pod", "", "v1", "pods", short_names=("po",), categories=("all",),
-                 subresources=("status",)),
-        KindInfo("Service", "", "v1", "services", short_names=("svc",), categories=("all",),
-                 subresources=("status",)),
-        KindInfo("Endpoints", "", "v1", "endpoints", short_names=("ep",), verbs=_RO_VERBS,
-                 generated=True),
-        KindInfo("Event", "", "v1", "events", short_names=("ev",), verbs=_RO_VERBS,
-                 generated=True),
-        KindInfo("Deployment", "apps", "v1", "deployments", short_names=("deploy",),
-                 categories=("all",), subresources=("status", "scale")),
-        KindInfo("ReplicaSet", "apps", "v1", "replicasets", short_names=("rs",),
-                 categories=("all",), verbs=_RO_VERBS, generated=True),
-        KindInfo("NetworkPolicy", "networking.k8s.io", "v1", "networkpolicies",
-                 short_names=("netpol",)),
-        KindInfo("EndpointSlice", "discovery.k8s.io", "v1", "endpointslices",
-                 verbs=_RO_VERBS, generated=True),
+        # core
+        _k("ConfigMap", "v1", "configmaps", "cm"),
+        _k("Endpoints", "v1", "endpoints", "ep", verbs=_RO_VERBS, generated=True),
+        _k("Event", "v1", "events", "ev"),
+        _k("LimitRange", "v1", "limitranges", "limits"),
+        _k("Namespace", "v1", "namespaces", "ns", cluster=True, sub=("finalize", "status")),
+        _k("Node", "v1", "nodes", "no", cluster=True, sub=("proxy", "status")),
+        _k("PersistentVolumeClaim", "v1", "persistentvolumeclaims", "pvc", sub=_STATUS),
+        _k("PersistentVolume", "v1", "persistentvolumes", "pv", cluster=True, sub=_STATUS),
+        _k("Pod", "v1", "pods", "po", all_=True,
+           sub=("attach", "binding", "ephemeralcontainers", "eviction", "exec", "log",
+                "portforward", "proxy", "status")),
+        _k("PodTemplate", "v1", "podtemplates"),
+        _k("ReplicationController", "v1", "replicationcontrollers", "rc", all_=True,
+           sub=("scale", "status")),
+        _k("ResourceQuota", "v1", "resourcequotas", "quota", sub=_STATUS),
+        _k("Secret", "v1", "secrets"),
+        _k("ServiceAccount", "v1", "serviceaccounts", "sa", sub=("token",)),
+        _k("Service", "v1", "services", "svc", all_=True, sub=("proxy", "status")),
+        # named groups, in the order a cluster lists them
+        _k("MutatingWebhookConfiguration", "admissionregistration.k8s.io/v1",
+           "mutatingwebhookconfigurations", cluster=True),
+        _k("ValidatingWebhookConfiguration", "admissionregistration.k8s.io/v1",
+           "validatingwebhookconfigurations", cluster=True),
+        _k("CustomResourceDefinition", "apiextensions.k8s.io/v1", "customresourcedefinitions",
+           "crd", "crds", cluster=True, sub=_STATUS),
+        _k("APIService", "apiregistration.k8s.io/v1", "apiservices", cluster=True, sub=_STATUS),
+        _k("ControllerRevision", "apps/v1", "controllerrevisions"),
+        _k("DaemonSet", "apps/v1", "daemonsets", "ds", all_=True, sub=_STATUS),
+        _k("Deployment", "apps/v1", "deployments", "deploy", all_=True, sub=("scale", "status")),
+        _k("ReplicaSet", "apps/v1", "replicasets", "rs", all_=True, verbs=_RO_VERBS,
+           generated=True),
+        _k("StatefulSet", "apps/v1", "statefulsets", "sts", all_=True, sub=("scale", "status")),
+        _k("SelfSubjectReview", "authentication.k8s.io/v1", "selfsubjectreviews",
+           cluster=True, verbs=_CREATE),
+        _k("TokenReview", "authentication.k8s.io/v1", "tokenreviews", cluster=True,
+           verbs=_CREATE),
+        _k("LocalSubjectAccessReview", "authorization.k8s.io/v1", "localsubjectaccessreviews",
+           verbs=_CREATE),
+        _k("SelfSubjectAccessReview", "authorization.k8s.io/v1", "selfsubjectaccessreviews",
+           cluster=True, verbs=_CREATE),
+        _k("SelfSubjectRulesReview", "authorization.k8s.io/v1", "selfsubjectrulesreviews",
+           cluster=True, verbs=_CREATE),
+        _k("SubjectAccessReview", "authorization.k8s.io/v1", "subjectaccessreviews",
+           cluster=True, verbs=_CREATE),
+        _k("HorizontalPodAutoscaler", "autoscaling/v2", "horizontalpodautoscalers", "hpa",
+           all_=True, sub=_STATUS),
+        _k("CronJob", "batch/v1", "cronjobs", "cj", all_=True, sub=_STATUS),
+        _k("Job", "batch/v1", "jobs", all_=True, sub=_STATUS),
+        _k("CertificateSigningRequest", "certificates.k8s.io/v1", "certificatesigningrequests",
+           "csr", cluster=True, sub=("approval", "status")),
+        _k("Lease", "coordination.k8s.io/v1", "leases"),
+        _k("EndpointSlice", "discovery.k8s.io/v1", "endpointslices", verbs=_RO_VERBS,
+           generated=True),
+        _k("Event", "events.k8s.io/v1", "events", "ev", verbs=_RO_VERBS, generated=True,
+           key="Event.events.k8s.io"),
+        _k("IngressClass", "networking.k8s.io/v1", "ingressclasses", cluster=True),
+        _k("Ingress", "networking.k8s.io/v1", "ingresses", "ing", sub=_STATUS),
+        _k("NetworkPolicy", "networking.k8s.io/v1", "networkpolicies", "netpol"),
+        _k("RuntimeClass", "node.k8s.io/v1", "runtimeclasses", cluster=True),
+        _k("PodDisruptionBudget", "policy/v1", "poddisruptionbudgets", "pdb", sub=_STATUS),
+        _k("ClusterRoleBinding", "rbac.authorization.k8s.io/v1", "clusterrolebindings",
+           cluster=True),
+        _k("ClusterRole", "rbac.authorization.k8s.io/v1", "clusterroles", cluster=True),
+        _k("RoleBinding", "rbac.authorization.k8s.io/v1", "rolebindings"),
+        _k("Role", "rbac.authorization.k8s.io/v1", "roles"),
+        _k("PriorityClass", "scheduling.k8s.io/v1", "priorityclasses", "pc", cluster=True),
+        _k("CSIDriver", "storage.k8s.io/v1", "csidrivers", cluster=True),
+        _k("CSINode", "storage.k8s.io/v1", "csinodes", cluster=True),
+        _k("CSIStorageCapacity", "storage.k8s.io/v1", "csistoragecapacities"),
+        _k("StorageClass", "storage.k8s.io/v1", "storageclasses", "sc", cluster=True),
+        _k("VolumeAttachment", "storage.k8s.io/v1", "volumeattachments", cluster=True,
+           sub=_STATUS),
     )
 }
 """Every served kind by name."""
 
 
 def kind_info(kind: str) -> KindInfo:
-    """Return the table entry for ``kind``.
+    """Return the table entry for ``kind`` (a ``KindInfo.key``).
 
     Raises:
         NotFound: The kind is not served (so callers answer like an API server would).

@@ -296,7 +296,7 @@ class ApiServer:
         if method == "GET":
             if params.get("watch") in {"true", "1"}:
                 raise BadRequest("watch is not supported by the embedded API server")
-            items = self.store.list(info.kind, namespace, params.get("labelSelector"),
+            items = self.store.list(info.key, namespace, params.get("labelSelector"),
                                     params.get("fieldSelector"))
             rv = str(self.store.revision)
             if _wants_table(headers):
@@ -325,7 +325,7 @@ class ApiServer:
         if sub == "scale":
             return self._scale(info, namespace, name, method, raw, dry_run)
         if method == "GET":
-            obj = self.store.get(info.kind, namespace, name)
+            obj = self.store.get(info.key, namespace, name)
             if _wants_table(headers):
                 return _Reply(render_table(info, [obj], str(self.store.revision),
                                            params.get("includeObject", "Metadata")))
@@ -351,13 +351,13 @@ class ApiServer:
                     f"include: {', '.join(_PATCH_TYPES)}"
                 )
             warnings = []
-            patched = self.store.patch(info.kind, namespace, name, _body(raw), patch_type,
+            patched = self.store.patch(info.key, namespace, name, _body(raw), patch_type,
                                        dry_run=dry_run,
                                        field_validation=_field_validation(params),
                                        warnings=warnings)
             return _Reply(patched, headers=_warning_headers(warnings))
         if method == "DELETE":
-            obj = self.store.delete(info.kind, namespace, name, dry_run=dry_run)
+            obj = self.store.delete(info.key, namespace, name, dry_run=dry_run)
             return _Reply({"kind": "Status", "apiVersion": "v1", "metadata": {},
                            "status": "Success",
                            "details": {"name": name, "group": info.group, "kind": info.plural,
@@ -371,11 +371,11 @@ class ApiServer:
             replicas = ((body or {}).get("spec") or {}).get("replicas")
             if not isinstance(replicas, int):
                 raise BadRequest("scale needs spec.replicas")
-            self.store.patch(info.kind, namespace, name, {"spec": {"replicas": replicas}},
+            self.store.patch(info.key, namespace, name, {"spec": {"replicas": replicas}},
                              "merge", dry_run=dry_run)
         elif method != "GET":
             raise _MethodNotAllowed(f"method {method} is not supported on {info.plural}/scale")
-        obj = self.store.get(info.kind, namespace, name)
+        obj = self.store.get(info.key, namespace, name)
         return _Reply({
             "kind": "Scale", "apiVersion": "autoscaling/v1",
             "metadata": {k: obj["metadata"][k] for k in

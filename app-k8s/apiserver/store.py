@@ -9,10 +9,11 @@ seed and sequence of writes, so episodes replay identically.
 
 from __future__ import annotations
 
+import contextlib
 import random
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any, Literal
 
 from netarena.k8s.apiserver.defaults import apply_defaults, validate
@@ -29,7 +30,7 @@ from netarena.k8s.apiserver.kinds import (
 from netarena.k8s.apiserver.patch import apply_patch
 from netarena.k8s.apiserver.schema import prune_unknown_fields
 from netarena.k8s.apiserver.selectors import field_matcher, label_matcher
-from netarena.k8s.apiserver.workloads import FIRST_POD_IP, RESERVED_SERVICE_IPS, WorkloadController
+from netarena.k8s.apiserver.workloads import RESERVED_SERVICE_IPS, WorkloadController
 
 __all__ = ["FieldValidation", "ObjectStore", "clone"]
 
@@ -46,7 +47,7 @@ class ObjectStore(WorkloadController):
 
     Args:
         seed: Makes pod names, uids and service IPs reproducible.
-        node_name: The single node every pod is scheduled on.
+        node_name: The node pods go to while the store holds no Node objects.
         clock: Seconds since the epoch (tests may freeze it); used for timestamps only.
     """
 
@@ -54,7 +55,7 @@ class ObjectStore(WorkloadController):
         self,
         seed: int = 0,
         *,
-        node_name: str = "netarena-node",
+        node_name: str = "kind-control-plane",
         clock: Callable[[], float] = time.time,
     ) -> None:
         self.seed = seed
@@ -64,11 +65,31 @@ class ObjectStore(WorkloadController):
         self._objects: dict[str, dict[Key, dict[str, Any]]] = {}
         self._revision = 0
         self._rng = random.Random(seed)
-        self._next_pod_ip = FIRST_POD_IP
+        self._next_pod_ip: dict[str, int] = {}
+        self._frozen_at: float | None = None
         self._service_ips: set[str] = set(RESERVED_SERVICE_IPS)
         self._spawned: dict[Key, int] = {}
         for ns in _DEFAULT_NAMESPACES:
             self.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}})
+
+    @contextlib.contextmanager
+    def at(self, timestamp: float) -> Iterator[None]:
+        """Within the block, writes are stamped ``timestamp`` (seconds since the epoch).
+
+        Builds a cluster whose objects carry the ages they would have had: the cluster's own
+        objects weeks ago, an application's deploy some hours ago.
+        """
+        with self._lock:
+            before, self._frozen_at = self._frozen_at, timestamp
+            try:
+                yield
+            finally:
+                self._frozen_at = before
+
+    def advance_revision(self, writes: int) -> None:
+        """Move the revision on by ``writes`` (the leases and status updates of elapsed time)."""
+        with self._lock:
+            self._revision += max(0, writes)
 
     @property
     def revision(self) -> int:
@@ -93,7 +114,7 @@ class ObjectStore(WorkloadController):
                 obj = self._objects.get(kind, {}).get(self._key(info, namespace, name))
                 if obj is not None:
                     return clone(obj)
-        raise NotFound(f'{info.plural} "{name}" not found',
+        raise NotFound(f'{info.resource} "{name}" not found',
                        {"name": name, "group": info.group, "kind": info.plural})
 
     def list(
@@ -164,23 +185,21 @@ class ObjectStore(WorkloadController):
             apply_defaults(new, info)
             validate(new, info)
             key = self._key(info, meta.get("namespace"), meta["name"])
-            if key in self._objects.get(info.kind, {}):
+            if key in self._objects.get(info.key, {}):
                 raise AlreadyExists(
-                    f'{info.plural}{"." + info.group if info.group else ""} '
-                    f'"{meta["name"]}" already exists',
+                    f'{info.resource} "{meta["name"]}" already exists',
                     {"name": meta["name"], "group": info.group, "kind": info.plural},
                 )
             meta.pop("resourceVersion", None)
             meta["uid"] = self._uid()
             meta["creationTimestamp"] = self._now()
             meta["generation"] = 1
-            if dry_run:
+            if dry_run or info.generated:  # a derived kind's controller owns its objects
                 return new
             self._admit(info, new, None)
             self._write(info, key, new)
-            if info.kind == "Deployment":
-                self._reconcile(new)
-            return clone(self._objects[info.kind][key])
+            self._created(info, new)
+            return clone(self._objects[info.key][key])
 
     def replace(
         self,
@@ -202,7 +221,7 @@ class ObjectStore(WorkloadController):
         info = self._info_of(obj)
         with self._lock:
             meta = obj.get("metadata") or {}
-            old = self.get(info.kind, meta.get("namespace") if info.namespaced else None,
+            old = self.get(info.key, meta.get("namespace") if info.namespaced else None,
                            str(meta.get("name")))
             if meta.get("resourceVersion") not in (None, "", old["metadata"]["resourceVersion"]):
                 raise Conflict(
@@ -211,6 +230,8 @@ class ObjectStore(WorkloadController):
                     "and try again",
                     {"name": meta.get("name"), "group": info.group, "kind": info.plural},
                 )
+            if info.generated:  # its controller puts it back at once
+                return old
             new = _known_fields(info, obj, field_validation, warnings)
             return self._update(info, old, new, dry_run)
 
@@ -238,6 +259,8 @@ class ObjectStore(WorkloadController):
         info = kind_info(kind)
         with self._lock:
             old = self.get(kind, namespace if info.namespaced else None, name)
+            if info.generated:  # its controller puts it back at once
+                return old
             new = apply_patch(old, patch, patch_type, kind)
             new = _known_fields(info, new, field_validation, warnings)
             return self._update(info, old, new, dry_run)
@@ -254,11 +277,9 @@ class ObjectStore(WorkloadController):
             NotFound: The object does not exist.
         """
         info = kind_info(kind)
-        if info.generated:
-            raise BadRequest(f"{info.plural} are read-only here")
         with self._lock:
             obj = self.get(kind, namespace if info.namespaced else None, name)
-            if dry_run:
+            if dry_run or info.generated:  # its controller recreates a derived object at once
                 return obj
             key = self._key(info, namespace, name)
             del self._objects[kind][key]
@@ -281,10 +302,7 @@ class ObjectStore(WorkloadController):
     def _info_of(self, obj: Any) -> KindInfo:
         if not isinstance(obj, dict) or not isinstance(obj.get("kind"), str):
             raise BadRequest("Object 'Kind' is missing in the request body")
-        info = kind_info(obj["kind"])
-        if info.generated:
-            raise BadRequest(f"{info.plural} are read-only here")
-        return info
+        return kind_info(obj["kind"])
 
     def _key(self, info: KindInfo, namespace: str | None, name: str) -> Key:
         return ((namespace or "default") if info.namespaced else "", name)
@@ -327,7 +345,7 @@ class ObjectStore(WorkloadController):
         self._write(info, self._key(info, meta.get("namespace"), meta["name"]), new)
         if info.kind == "Deployment":
             self._reconcile(new)
-        return clone(self._objects[info.kind][self._key(info, meta.get("namespace"),
+        return clone(self._objects[info.key][self._key(info, meta.get("namespace"),
                                                          meta["name"])])
 
 def _known_fields(

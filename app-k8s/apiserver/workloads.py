@@ -26,7 +26,9 @@ _SAFE_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
 _POD_NET = ipaddress.ip_network("10.244.0.0/16")
 _SERVICE_NET = ipaddress.ip_network("10.96.0.0/12")
 RESERVED_SERVICE_IPS = frozenset({"10.96.0.1", "10.96.0.10"})
-FIRST_POD_IP = int(_POD_NET.network_address) + 2
+_CA_NOTE = ("Contains a CA bundle that can be used to verify the kube-apiserver when using "
+            "internal endpoints such as the internal service IP or kubernetes.default.svc. No "
+            "other usage is guaranteed across distributions of Kubernetes clusters.")
 
 
 class WorkloadController:
@@ -35,10 +37,11 @@ class WorkloadController:
     seed: int
     node_name: str
     _clock: Callable[[], float]
+    _frozen_at: float | None
     _objects: dict[str, dict[tuple[str, str], dict[str, Any]]]
     _revision: int
     _rng: random.Random
-    _next_pod_ip: int
+    _next_pod_ip: dict[str, int]
     _service_ips: set[str]
     _spawned: dict[tuple[str, str], int]
 
@@ -46,12 +49,61 @@ class WorkloadController:
         return str(uuid.UUID(int=self._rng.getrandbits(128), version=4))
 
     def _now(self) -> str:
-        return rfc3339(self._clock())
+        return rfc3339(self._frozen_at if self._frozen_at is not None else self._clock())
+
+    def _created(self, info: KindInfo, obj: dict[str, Any]) -> None:
+        """What controllers do when an object appears (namespace contents, workload pods)."""
+        if info.kind == "Deployment":
+            self._reconcile(obj)
+        elif info.kind == "DaemonSet":
+            self._run_daemons(obj)
+        elif info.kind == "Namespace":
+            self._populate_namespace(obj["metadata"]["name"])
+
+    def _populate_namespace(self, ns: str) -> None:
+        """The service-account and root-CA publishers' work in a new namespace."""
+        for obj in ({"apiVersion": "v1", "kind": "ServiceAccount",
+                     "metadata": {"name": "default", "namespace": ns}},
+                    {"apiVersion": "v1", "kind": "ConfigMap",
+                     "metadata": {"name": "kube-root-ca.crt", "namespace": ns,
+                                  "annotations": {"kubernetes.io/description": _CA_NOTE}},
+                     "data": {"ca.crt": cluster_ca(self.seed)}}):
+            info = kind_info(obj["kind"])
+            obj["metadata"].update(uid=self._uid(), creationTimestamp=self._now())
+            self._write(info, (ns, obj["metadata"]["name"]), obj)
+
+    def _nodes(self) -> list[dict[str, Any]]:
+        return [n for _, n in sorted(self._objects.get("Node", {}).items())]
+
+    def _schedule(self, spec: dict[str, Any]) -> str:
+        """The node for a new pod: the least loaded node whose taints it tolerates."""
+        nodes = [n for n in self._nodes() if _tolerates(spec, n)]
+        if not nodes:
+            return self.node_name
+        load = {n["metadata"]["name"]: 0 for n in nodes}
+        for pod in self._objects.get("Pod", {}).values():
+            if pod["spec"].get("nodeName") in load:
+                load[pod["spec"]["nodeName"]] += 1
+        return min(load, key=lambda name: (load[name], name))
+
+    def _run_daemons(self, ds: dict[str, Any]) -> None:
+        """The DaemonSet controller: one pod on every node the template tolerates."""
+        h = self._template_hash(ds)
+        for node in self._nodes():
+            template = clone(ds["spec"]["template"])
+            if _tolerates(template["spec"], node):
+                template["spec"]["nodeName"] = node["metadata"]["name"]
+                self._spawn(ds, h, template, "DaemonSet")
+        ready = len(self._owned_pods(ds))
+        ds["status"] = {"currentNumberScheduled": ready, "desiredNumberScheduled": ready,
+                        "numberAvailable": ready, "numberMisscheduled": 0,
+                        "numberReady": ready, "observedGeneration": 1,
+                        "updatedNumberScheduled": ready}
 
     def _write(self, info: KindInfo, key: tuple[str, str], obj: dict[str, Any]) -> None:
         self._revision += 1
         obj["metadata"]["resourceVersion"] = str(self._revision)
-        self._objects.setdefault(info.kind, {})[key] = obj
+        self._objects.setdefault(info.key, {})[key] = obj
 
     def _admit(self, info: KindInfo, new: dict[str, Any], old: dict[str, Any] | None) -> None:
         """Allocate IPs and fill status; enforce immutable fields."""
@@ -105,26 +157,41 @@ class WorkloadController:
         spec["clusterIPs"] = [want]
 
     def _admit_pod(self, pod: dict[str, Any]) -> None:
-        ip = str(ipaddress.ip_address(self._next_pod_ip))
-        self._next_pod_ip += 1
-        while self._next_pod_ip % 256 in (0, 1, 255):
-            self._next_pod_ip += 1
         spec = pod["spec"]
-        spec.setdefault("nodeName", self.node_name)
+        node_name = spec.setdefault("nodeName", self._schedule(spec))
+        node = self._objects.get("Node", {}).get(("", node_name))
+        host_ip = _internal_ip(node) if node else "172.18.0.2"
+        ip = host_ip if spec.get("hostNetwork") else self._pod_ip(node_name, node)
         spec.setdefault("serviceAccountName", "default")
+        spec.setdefault("serviceAccount", spec["serviceAccountName"])
         now = pod["metadata"]["creationTimestamp"]
-        pod["status"] = _running_status(spec, ip, now)
+        pod["status"] = _running_status(spec, ip, host_ip, now)
+
+    def _pod_ip(self, node_name: str, node: dict[str, Any] | None) -> str:
+        cidr = ((node or {}).get("spec") or {}).get("podCIDR")
+        base = int(ipaddress.ip_network(cidr).network_address) if cidr else int(
+            _POD_NET.network_address)
+        n = self._next_pod_ip.get(node_name, 2)
+        while (base + n) % 256 in (0, 1, 255):
+            n += 1
+        self._next_pod_ip[node_name] = n + 1
+        return str(ipaddress.ip_address(base + n))
 
     # ------------------------------------------------------------ workloads
     def _template_hash(self, deploy: dict[str, Any]) -> str:
         text = json.dumps(deploy["spec"]["template"], sort_keys=True)
         meta = deploy["metadata"]
         blob = f"{self.seed}/{meta['namespace']}/{meta['name']}/{text}"
-        return hashlib.sha256(blob.encode()).hexdigest()[:10]
+        return safe_encode(hashlib.sha256(blob.encode()).digest(), 10)
 
-    def _owned_pods(self, deploy: dict[str, Any]) -> list[dict[str, Any]]:
-        prefix = f"{deploy['metadata']['name']}-"
-        ns = deploy["metadata"]["namespace"]
+    def _owned_pods(self, owner: dict[str, Any]) -> list[dict[str, Any]]:
+        prefix = f"{owner['metadata']['name']}-"
+        ns = owner["metadata"]["namespace"]
+        if owner["kind"] == "DaemonSet":
+            uid = owner["metadata"]["uid"]
+            return [p for (pns, _), p in sorted(self._objects.get("Pod", {}).items())
+                    if pns == ns and any(ref.get("uid") == uid
+                                         for ref in p["metadata"].get("ownerReferences") or [])]
         return [
             p for (pns, _), p in sorted(self._objects.get("Pod", {}).items())
             if pns == ns and any(ref.get("kind") == "ReplicaSet"
@@ -162,20 +229,28 @@ class WorkloadController:
             self._spawn(deploy, h)
         deploy["status"] = _deployment_status(deploy, h, want, self._now())
 
-    def _spawn(self, deploy: dict[str, Any], h: str) -> None:
-        meta = deploy["metadata"]
+    def _spawn(self, owner: dict[str, Any], h: str, template: dict[str, Any] | None = None,
+               owner_kind: str = "ReplicaSet") -> None:
+        meta = owner["metadata"]
         ns = meta["namespace"]
         index = self._spawned.get((ns, meta["name"]), 0)
         self._spawned[(ns, meta["name"])] = index + 1
         rng = random.Random(f"{self.seed}/{ns}/{meta['name']}/{h}/{index}")
+        stem = f"{meta['name']}-{h}" if owner_kind == "ReplicaSet" else meta["name"]
         while True:
-            suffix = "".join(rng.choice(_SAFE_ALPHABET) for _ in range(5))
-            name = f"{meta['name']}-{h}-{suffix}"
+            name = f"{stem}-{''.join(rng.choice(_SAFE_ALPHABET) for _ in range(5))}"
             if (ns, name) not in self._objects.get("Pod", {}):
                 break
-        template = clone(deploy["spec"]["template"])
+        template = template or clone(owner["spec"]["template"])
         pod_meta = template.get("metadata") or {}
-        labels = dict(pod_meta.get("labels") or {}, **{"pod-template-hash": h})
+        extra = ({"pod-template-hash": h} if owner_kind == "ReplicaSet" else
+                 {"controller-revision-hash": h, "pod-template-generation": "1"})
+        labels = dict(pod_meta.get("labels") or {}, **extra)
+        ref = ({"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": stem,
+                "uid": str(uuid.uuid5(uuid.NAMESPACE_URL, f"{meta['uid']}/{h}"))}
+               if owner_kind == "ReplicaSet" else
+               {"apiVersion": "apps/v1", "kind": "DaemonSet", "name": meta["name"],
+                "uid": meta["uid"]})
         pod = {
             "apiVersion": "v1",
             "kind": "Pod",
@@ -187,11 +262,7 @@ class WorkloadController:
                 "uid": self._uid(),
                 "creationTimestamp": self._now(),
                 "generation": 1,
-                "ownerReferences": [{
-                    "apiVersion": "apps/v1", "kind": "ReplicaSet", "name": f"{meta['name']}-{h}",
-                    "uid": str(uuid.uuid5(uuid.NAMESPACE_URL, f"{meta['uid']}/{h}")),
-                    "controller": True, "blockOwnerDeletion": True,
-                }],
+                "ownerReferences": [dict(ref, controller=True, blockOwnerDeletion=True)],
             },
             "spec": template["spec"],
         }
@@ -200,11 +271,49 @@ class WorkloadController:
 
 
 
+def safe_encode(digest: bytes, length: int) -> str:
+    """``length`` characters of the API machinery's vowel-free alphabet (as in pod names)."""
+    n = int.from_bytes(digest, "big")
+    out = []
+    for _ in range(length):
+        n, r = divmod(n, len(_SAFE_ALPHABET))
+        out.append(_SAFE_ALPHABET[r])
+    return "".join(out)
+
+
+def cluster_ca(seed: int) -> str:
+    """A PEM certificate block standing for the cluster's CA (stable per seed)."""
+    import base64
+
+    body = base64.b64encode(hashlib.sha512(f"ca/{seed}".encode()).digest() * 12).decode()
+    lines = [body[i:i + 64] for i in range(0, len(body), 64)]
+    return "-----BEGIN CERTIFICATE-----\n" + "\n".join(lines) + "\n-----END CERTIFICATE-----\n"
+
+
+def _internal_ip(node: dict[str, Any]) -> str:
+    for addr in (node.get("status") or {}).get("addresses") or []:
+        if addr.get("type") == "InternalIP":
+            return str(addr["address"])
+    return "172.18.0.2"
+
+
+def _tolerates(spec: dict[str, Any], node: dict[str, Any]) -> bool:
+    """Whether a pod spec tolerates every NoSchedule taint of ``node``."""
+    tolerations = spec.get("tolerations") or []
+    for taint in (node.get("spec") or {}).get("taints") or []:
+        if taint.get("effect") not in ("NoSchedule", "NoExecute"):
+            continue
+        if not any(t.get("operator") == "Exists" and not t.get("key")
+                   or t.get("key") == taint.get("key") for t in tolerations):
+            return False
+    return True
+
+
 def rfc3339(ts: float) -> str:
     """Format seconds since the epoch as the API's timestamp (``2024-05-01T12:00:00Z``)."""
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(ts))
 
-def _running_status(spec: dict[str, Any], ip: str, now: str) -> dict[str, Any]:
+def _running_status(spec: dict[str, Any], ip: str, host_ip: str, now: str) -> dict[str, Any]:
     conditions = [
         {"type": t, "status": "True", "lastProbeTime": None, "lastTransitionTime": now}
         for t in ("PodReadyToStartContainers", "Initialized", "Ready", "ContainersReady",
@@ -213,17 +322,17 @@ def _running_status(spec: dict[str, Any], ip: str, now: str) -> dict[str, Any]:
     return {
         "phase": "Running",
         "conditions": conditions,
-        "hostIP": "172.18.0.2",
-        "hostIPs": [{"ip": "172.18.0.2"}],
+        "hostIP": host_ip,
+        "hostIPs": [{"ip": host_ip}],
         "podIP": ip,
         "podIPs": [{"ip": ip}],
         "startTime": now,
-        "qosClass": "BestEffort",
+        "qosClass": _qos_class(spec),
         "containerStatuses": [
             {
                 "name": c["name"],
                 "image": c.get("image", ""),
-                "imageID": "",
+                "imageID": _image_id(c.get("image", "")),
                 "containerID": "containerd://" + hashlib.sha256(
                     f"{ip}/{c['name']}".encode()).hexdigest(),
                 "ready": True,
@@ -235,6 +344,25 @@ def _running_status(spec: dict[str, Any], ip: str, now: str) -> dict[str, Any]:
             for c in spec.get("containers") or []
         ],
     }
+
+
+def _qos_class(spec: dict[str, Any]) -> str:
+    resources = [c.get("resources") or {} for c in spec.get("containers") or []]
+    if not any(r.get("requests") or r.get("limits") for r in resources):
+        return "BestEffort"
+    guaranteed = all(r.get("limits") and all(
+        (r.get("requests") or r["limits"]).get(k) == v for k, v in r["limits"].items())
+        and set(r["limits"]) >= {"cpu", "memory"} for r in resources)
+    return "Guaranteed" if guaranteed else "Burstable"
+
+
+def _image_id(image: str) -> str:
+    repo = image.rsplit(":", 1)[0] if ":" in image.rsplit("/", 1)[-1] else image
+    if "/" not in repo:
+        repo = f"docker.io/library/{repo}"
+    elif "." not in repo.split("/", 1)[0]:
+        repo = f"docker.io/{repo}"
+    return f"{repo}@sha256:{hashlib.sha256(image.encode()).hexdigest()}"
 
 
 def _deployment_status(deploy: dict[str, Any], h: str, ready: int, now: str) -> dict[str, Any]:
