@@ -16,6 +16,7 @@ Deployment, Pod or Service changed. A kubectl command that fails is rewarded as 
 from __future__ import annotations
 
 import logging
+import time
 from typing import Any
 
 from netarena.common.errors import EmulatorError, InvalidAction
@@ -23,7 +24,7 @@ from netarena.common.reactive import Command, ReactiveEpisode
 from netarena.common.replies import code_blocks
 from netarena.common.types import Query
 from netarena.k8s.actions import KubectlCommand, parse_kubectl
-from netarena.k8s.apiserver import ApiServer, ObjectStore
+from netarena.k8s.apiserver import ApiServer, ObjectStore, bootstrap, cluster_profile, deploy
 from netarena.k8s.generator import K8sConfig
 from netarena.k8s.kubectl import Kubectl
 from netarena.k8s.manifests import render_all
@@ -98,7 +99,8 @@ class K8sEpisode(ReactiveEpisode[Connectivity, KubectlCommand]):
     def __init__(self, query: Query, model: AppModel, config: K8sConfig) -> None:
         super().__init__(query, config)
         self.model = model
-        self.store = ObjectStore(seed=query.seed)
+        self.profile = cluster_profile(query.seed, time.time())
+        self.store = ObjectStore(seed=query.seed, created_at=self.profile.created_at)
         self._server: ApiServer | None = None
         self.kubectl: Kubectl | None = None
         try:
@@ -117,11 +119,12 @@ class K8sEpisode(ReactiveEpisode[Connectivity, KubectlCommand]):
 
     # ---------------------------------------------------------------- setup
     def _populate(self, faults: list[dict[str, Any]]) -> None:
+        profile = self.profile
+        bootstrap(self.store, profile)
         existing = {ns["metadata"]["name"] for ns in self.store.list("Namespace")}
-        for obj in render_all(self.model):
-            if obj["kind"] == "Namespace" and obj["metadata"]["name"] in existing:
-                continue
-            self.store.create(obj)
+        deploy(self.store, profile, [
+            obj for obj in render_all(self.model)
+            if not (obj["kind"] == "Namespace" and obj["metadata"]["name"] in existing)])
         for fault in faults:
             self.store.patch(
                 "NetworkPolicy",

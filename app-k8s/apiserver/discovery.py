@@ -102,6 +102,26 @@ def api_group_list() -> dict[str, Any]:
     return {"kind": "APIGroupList", "apiVersion": "v1", "groups": groups}
 
 
+_SUB_VERBS = {
+    "status": ("get", "patch", "update"), "scale": ("get", "patch", "update"),
+    "ephemeralcontainers": ("get", "patch", "update"), "approval": ("get", "patch", "update"),
+    "exec": ("create", "get"), "attach": ("create", "get"), "portforward": ("create", "get"),
+    "log": ("get",), "binding": ("create",), "eviction": ("create",), "token": ("create",),
+    "finalize": ("update",), "proxy": ("create", "delete", "get", "patch", "update"),
+}
+_SUB_KINDS = {"scale": ("autoscaling", "v1", "Scale"), "exec": ("", "v1", "PodExecOptions"),
+              "attach": ("", "v1", "PodAttachOptions"), "log": ("", "v1", "Pod"),
+              "portforward": ("", "v1", "PodPortForwardOptions"),
+              "eviction": ("policy", "v1", "Eviction"), "binding": ("", "v1", "Binding"),
+              "token": ("authentication.k8s.io", "v1", "TokenRequest")}
+
+
+def _sub_kind(k: KindInfo, sub: str) -> tuple[str, str, str]:
+    proxy = ("", "v1", {"Pod": "PodProxyOptions", "Node": "NodeProxyOptions",
+                        "Service": "ServiceProxyOptions"}.get(k.kind, k.kind))
+    return proxy if sub == "proxy" else _SUB_KINDS.get(sub, (k.group, k.version, k.kind))
+
+
 def _kinds_in(group: str, version: str) -> list[KindInfo]:
     return [k for k in KINDS.values() if (k.group, k.version) == (group, version)]
 
@@ -126,16 +146,13 @@ def api_resource_list(group: str, version: str) -> dict[str, Any] | None:
             entry["categories"] = list(k.categories)
         resources.append(entry)
         for sub in k.subresources:
-            resources.append({
-                "name": f"{k.plural}/{sub}",
-                "singularName": "",
-                "namespaced": k.namespaced,
-                "kind": "Scale" if sub == "scale" else k.kind,
-                "group": "autoscaling" if sub == "scale" else None,
-                "version": "v1" if sub == "scale" else None,
-                "verbs": ["get", "patch", "update"],
-            })
-            resources[-1] = {key: v for key, v in resources[-1].items() if v is not None}
+            sub_group, sub_version, sub_kind = _sub_kind(k, sub)
+            entry = {"name": f"{k.plural}/{sub}", "singularName": "",
+                     "namespaced": k.namespaced, "kind": sub_kind,
+                     "verbs": list(_SUB_VERBS[sub])}
+            if (sub_group, sub_version) != (k.group, k.version):
+                entry.update(group=sub_group, version=sub_version)
+            resources.append(entry)
     gv = f"{group}/{version}" if group else version
     return {"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": gv,
             "resources": resources}
@@ -157,12 +174,9 @@ def _aggregated_resource(k: KindInfo) -> dict[str, Any]:
         entry["subresources"] = [
             {
                 "subresource": sub,
-                "responseKind": (
-                    {"group": "autoscaling", "version": "v1", "kind": "Scale"}
-                    if sub == "scale"
-                    else {"group": k.group, "version": k.version, "kind": k.kind}
-                ),
-                "verbs": ["get", "patch", "update"],
+                "responseKind": dict(zip(("group", "version", "kind"), _sub_kind(k, sub),
+                                         strict=True)),
+                "verbs": list(_SUB_VERBS[sub]),
             }
             for sub in k.subresources
         ]

@@ -75,7 +75,8 @@ class KindInfo:
     @property
     def resource(self) -> str:
         """``plural.group`` as the API names the resource in messages (``pods``,
-        ``networkpolicies.networking.k8s.io``)."""
+        ``networkpolicies.networking.k8s.io``).
+        """
         return f"{self.plural}.{self.group}" if self.group else self.plural
 
     @property

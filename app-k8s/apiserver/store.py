@@ -30,7 +30,7 @@ from netarena.k8s.apiserver.kinds import (
 from netarena.k8s.apiserver.patch import apply_patch
 from netarena.k8s.apiserver.schema import prune_unknown_fields
 from netarena.k8s.apiserver.selectors import field_matcher, label_matcher
-from netarena.k8s.apiserver.workloads import RESERVED_SERVICE_IPS, WorkloadController
+from netarena.k8s.apiserver.workloads import WorkloadController
 
 __all__ = ["FieldValidation", "ObjectStore", "clone"]
 
@@ -49,6 +49,8 @@ class ObjectStore(WorkloadController):
         seed: Makes pod names, uids and service IPs reproducible.
         node_name: The node pods go to while the store holds no Node objects.
         clock: Seconds since the epoch (tests may freeze it); used for timestamps only.
+        created_at: When the cluster came up: the default namespaces' creation time
+            (defaults to ``clock()``).
     """
 
     def __init__(
@@ -57,6 +59,7 @@ class ObjectStore(WorkloadController):
         *,
         node_name: str = "kind-control-plane",
         clock: Callable[[], float] = time.time,
+        created_at: float | None = None,
     ) -> None:
         self.seed = seed
         self.node_name = node_name
@@ -67,10 +70,11 @@ class ObjectStore(WorkloadController):
         self._rng = random.Random(seed)
         self._next_pod_ip: dict[str, int] = {}
         self._frozen_at: float | None = None
-        self._service_ips: set[str] = set(RESERVED_SERVICE_IPS)
+        self._service_ips: set[str] = set()
         self._spawned: dict[Key, int] = {}
-        for ns in _DEFAULT_NAMESPACES:
-            self.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}})
+        with self.at(clock() if created_at is None else created_at):
+            for ns in _DEFAULT_NAMESPACES:
+                self.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}})
 
     @contextlib.contextmanager
     def at(self, timestamp: float) -> Iterator[None]:

@@ -59,6 +59,9 @@ class WorkloadController:
             self._run_daemons(obj)
         elif info.kind == "Namespace":
             self._populate_namespace(obj["metadata"]["name"])
+        elif info.kind == "Node":
+            for ds in list(self._objects.get("DaemonSet", {}).values()):
+                self._run_daemons(ds)
 
     def _populate_namespace(self, ns: str) -> None:
         """The service-account and root-CA publishers' work in a new namespace."""
@@ -89,9 +92,10 @@ class WorkloadController:
     def _run_daemons(self, ds: dict[str, Any]) -> None:
         """The DaemonSet controller: one pod on every node the template tolerates."""
         h = self._template_hash(ds)
+        served = {p["spec"].get("nodeName") for p in self._owned_pods(ds)}
         for node in self._nodes():
             template = clone(ds["spec"]["template"])
-            if _tolerates(template["spec"], node):
+            if node["metadata"]["name"] not in served and _tolerates(template["spec"], node):
                 template["spec"]["nodeName"] = node["metadata"]["name"]
                 self._spawn(ds, h, template, "DaemonSet")
         ready = len(self._owned_pods(ds))
@@ -143,7 +147,7 @@ class WorkloadController:
             while True:
                 offset = self._rng.randrange(2, _SERVICE_NET.num_addresses - 1)
                 want = str(_SERVICE_NET.network_address + offset)
-                if want not in self._service_ips:
+                if want not in self._service_ips and want not in RESERVED_SERVICE_IPS:
                     break
         elif want != "None":
             if ipaddress.ip_address(want) not in _SERVICE_NET or want in self._service_ips:
