@@ -18,9 +18,15 @@ from types import TracebackType
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
+from wsproto.connection import Connection as WsConnection
+from wsproto.connection import ConnectionType
+from wsproto.events import BytesMessage, CloseConnection
+from wsproto.utilities import generate_accept_token
+
 from netarena.common.errors import EmulatorError
 from netarena.k8s.apiserver import discovery as disc
 from netarena.k8s.apiserver.kinds import ApiError, BadRequest, KindInfo, NotFound, resource_info
+from netarena.k8s.apiserver.probes import ExecResult, run_in_pod
 from netarena.k8s.apiserver.store import FieldValidation, ObjectStore
 from netarena.k8s.apiserver.tables import render_table
 
@@ -87,6 +93,12 @@ class _Handler(BaseHTTPRequestHandler):
     def _serve(self, method: str) -> None:
         length = int(self.headers.get("Content-Length") or 0)
         raw = self.rfile.read(length) if length else b""
+        if (self.headers.get("Upgrade") or "").lower() == "websocket":
+            try:
+                self._websocket(method)
+            except ApiError as exc:
+                self._send(_Reply(exc.status(), exc.code))
+            return
         try:
             reply = self.server.api.handle(method, self.path, dict(self.headers.items()), raw)
         except ApiError as exc:
@@ -94,6 +106,9 @@ class _Handler(BaseHTTPRequestHandler):
         except Exception as exc:  # noqa: BLE001 - a server bug must answer 500, not hang kubectl
             logger.exception("embedded API failed on %s %s", method, self.path)
             reply = _Reply(ApiError(f"internal error: {exc}").status(), 500)
+        self._send(reply)
+
+    def _send(self, reply: _Reply) -> None:
         data = json.dumps(reply.body).encode()
         self.send_response(reply.code)
         self.send_header("Content-Type", reply.content_type)
@@ -103,6 +118,50 @@ class _Handler(BaseHTTPRequestHandler):
         self._headers_buffer.append(b"\r\n")
         self.wfile.write(b"".join(self._headers_buffer) + data)
         self._headers_buffer = []
+
+
+    def _websocket(self, method: str) -> None:
+        """``kubectl exec`` over ``v5.channel.k8s.io``/``v4.channel.k8s.io`` WebSockets."""
+        offered = [p.strip() for p in (self.headers.get("Sec-WebSocket-Protocol") or "")
+                   .split(",")]
+        protocol = next((p for p in _EXEC_PROTOCOLS if p in offered), None)
+        key = self.headers.get("Sec-WebSocket-Key")
+        if protocol is None or key is None or method not in ("GET", "POST"):
+            raise BadRequest("unable to upgrade: no supported streaming protocol was offered")
+        pod, command = self.server.api.exec_target(self.path)
+        self.send_response(101, "Switching Protocols")
+        self.send_header("Upgrade", "websocket")
+        self.send_header("Connection", "Upgrade")
+        self.send_header("Sec-WebSocket-Accept", generate_accept_token(key.encode()).decode())
+        self.send_header("Sec-WebSocket-Protocol", protocol)
+        self.end_headers()
+        self.wfile.flush()
+        result = self.server.api.run_exec(pod, command)
+        ws = WsConnection(ConnectionType.SERVER)
+        out = b""
+        for channel, text in ((1, result.stdout), (2, result.stderr)):
+            if text:
+                out += ws.send(BytesMessage(data=bytes([channel]) + text.encode()))
+        out += ws.send(BytesMessage(data=b"\x03" + json.dumps(_exit_status(
+            command, result.exit_code)).encode()))
+        out += ws.send(CloseConnection(code=1000))
+        self.wfile.write(out)
+        self.wfile.flush()
+        self.close_connection = True
+
+
+_EXEC_PROTOCOLS = ("v5.channel.k8s.io", "v4.channel.k8s.io")
+
+
+def _exit_status(command: list[str], code: int) -> dict[str, Any]:
+    """The ``Status`` an exec stream ends with (kubectl turns it into its exit code)."""
+    if code == 0:
+        return {"metadata": {}, "status": "Success"}
+    return {"metadata": {}, "status": "Failure",
+            "message": f"command terminated with non-zero exit code: error executing command "
+                       f"{command}, exit code {code}",
+            "reason": "NonZeroExitCode",
+            "details": {"causes": [{"reason": "ExitCode", "message": str(code)}]}}
 
 
 class _Server(ThreadingHTTPServer):
@@ -171,6 +230,7 @@ class ApiServer:
         self._lock = threading.Lock()
         self.url: str | None = None
         self.requests = 0
+        self._stopping = threading.Event()
 
     # ------------------------------------------------------------ lifecycle
     def start(self) -> str:
@@ -182,6 +242,7 @@ class ApiServer:
         with self._lock:
             if self.url is not None:
                 return self.url
+            self._stopping.clear()
             try:
                 server = _Server((self._host, self._port), _Handler)
             except OSError as exc:
@@ -203,6 +264,7 @@ class ApiServer:
             server, thread = self._server, self._thread
             self._server = self._thread = None
             self.url = None
+        self._stopping.set()
         if server is not None:
             server.shutdown()
             server.server_close()
@@ -216,6 +278,35 @@ class ApiServer:
     def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
                  tb: TracebackType | None) -> None:
         self.stop()
+
+    # ----------------------------------------------------------------- exec
+    def exec_target(self, path: str) -> tuple[dict[str, Any], list[str]]:
+        """The pod and command of an ``.../pods/NAME/exec?command=...`` request.
+
+        Raises:
+            ApiError: Not an exec path, no such pod or container, or no command.
+        """
+        parts = urlsplit(path)
+        segs = [p for p in parts.path.split("/") if p]
+        if len(segs) != 7 or segs[:2] != ["api", "v1"] or segs[2] != "namespaces" \
+                or segs[4] != "pods" or segs[6] != "exec":
+            raise NotFound("the server could not find the requested resource")
+        query = parse_qs(parts.query)
+        pod = self.store.get("Pod", segs[3], segs[5])
+        names = [c["name"] for c in pod["spec"].get("containers") or []]
+        container = (query.get("container") or names[:1])[0]
+        if container not in names:
+            raise BadRequest(f"container {container} is not valid for pod {segs[5]}")
+        command = query.get("command") or []
+        if not command:
+            raise BadRequest("you must specify at least 1 command")
+        return pod, command
+
+    def run_exec(self, pod: dict[str, Any], command: list[str]) -> ExecResult:
+        """Run ``command`` in ``pod`` against the current state (blocks as the tool would)."""
+        objects = {kind: self.store.list(kind)
+                   for kind in ("Pod", "Namespace", "NetworkPolicy", "Service")}
+        return run_in_pod(objects, pod, command, self._stopping)
 
     # -------------------------------------------------------------- routing
     def handle(self, method: str, path: str, headers: dict[str, str], raw: bytes) -> _Reply:
