@@ -25,6 +25,7 @@ from netarena.common.replies import code_blocks
 from netarena.common.types import Query
 from netarena.k8s.actions import KubectlCommand, parse_kubectl
 from netarena.k8s.apiserver import ApiServer, ObjectStore, bootstrap, cluster_profile, deploy
+from netarena.k8s.apiserver.rbac import OPERATOR_ACCOUNT, UserInfo
 from netarena.k8s.generator import K8sConfig
 from netarena.k8s.kubectl import Kubectl
 from netarena.k8s.manifests import render_all
@@ -105,7 +106,8 @@ class K8sEpisode(ReactiveEpisode[Connectivity, KubectlCommand]):
         self.kubectl: Kubectl | None = None
         try:
             self._populate(query.truth.get("faults") or [])
-            self._server = ApiServer(self.store)
+            self._server = ApiServer(self.store, user=UserInfo.service_account(
+                model.namespace, OPERATOR_ACCOUNT))
             url = self._server.start()
             self.kubectl = Kubectl(url, namespace=model.namespace)
         except Exception:

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from netarena.k8s.apiserver.events import deploy_events
+from netarena.k8s.apiserver.rbac import cluster_roles, operator_objects
 from netarena.k8s.dns import DNS_LABELS, DNS_NAMESPACE, DNS_PORT, DNS_SERVICE, DNS_SERVICE_IP
 
 if TYPE_CHECKING:
@@ -378,6 +379,7 @@ def _cluster_objects(profile: ClusterProfile) -> list[dict[str, Any]]:
                           "can be moved to another node if necessary."}
           for n, v in (("system-cluster-critical", 2000000000),
                        ("system-node-critical", 2000001000))),
+        *cluster_roles(),
         *_control_plane(profile),
         *_coredns(),
         *_system_workloads(),
@@ -411,11 +413,18 @@ def deploy(store: ObjectStore, profile: ClusterProfile, objects: list[dict[str, 
     """Create an application's ``objects`` as deployed at ``profile.deployed_at``.
 
     Pods created in the last hour get the events a cluster keeps for an hour (scheduled,
-    image pulled, container started); the revision then moves on to ``profile.now``.
+    image pulled, container started); the revision then moves on to ``profile.now``. The
+    on-call operator's account (``rbac.operator_objects``) is set up in each namespace the
+    application uses, as the team would have before handing it over.
     """
+    namespaces = sorted({o["metadata"].get("namespace", "default") for o in objects
+                         if o.get("kind") == "Deployment"})
     with store.at(profile.deployed_at):
         for obj in objects:
             store.create(obj)
+        for ns in namespaces:
+            for obj in operator_objects(ns):
+                store.create(obj)
     if profile.now - profile.deployed_at < 3_600:
         for at, event in deploy_events(store, profile, objects):
             with store.at(at):

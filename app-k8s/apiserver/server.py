@@ -13,6 +13,7 @@ import json
 import logging
 import socket
 import threading
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
 from typing import Any
@@ -26,7 +27,10 @@ from wsproto.utilities import generate_accept_token
 from netarena.common.errors import EmulatorError
 from netarena.k8s.apiserver import discovery as disc
 from netarena.k8s.apiserver.kinds import ApiError, BadRequest, KindInfo, NotFound, resource_info
+from netarena.k8s.apiserver.logs import container_log
 from netarena.k8s.apiserver.probes import ExecResult, run_in_pod
+from netarena.k8s.apiserver.protobuf import decode_review
+from netarena.k8s.apiserver.rbac import UserInfo, authorize, rules_for
 from netarena.k8s.apiserver.store import FieldValidation, ObjectStore
 from netarena.k8s.apiserver.tables import render_table
 
@@ -93,6 +97,17 @@ class _Handler(BaseHTTPRequestHandler):
     def _serve(self, method: str) -> None:
         length = int(self.headers.get("Content-Length") or 0)
         raw = self.rfile.read(length) if length else b""
+        ctype = (self.headers.get("Content-Type") or "").split(";")[0].strip()
+        if ctype == _PROTOBUF and "/selfsubject" in self.path:
+            raw = json.dumps(decode_review(raw, _review_kind(self.path))).encode()
+        elif raw and ctype not in ("", "application/json", "application/yaml", *_PATCH_TYPES,
+                                   "application/apply-patch+yaml"):
+            # Protobuf and CBOR clients fall back to JSON on 415, as with API servers
+            # that do not speak their encoding.
+            self._send(_Reply(_UnsupportedMediaType(
+                f"the body of the request was in an unknown format - accepted media types "
+                f"include: application/json, application/yaml").status(), 415))
+            return
         if (self.headers.get("Upgrade") or "").lower() == "websocket":
             try:
                 self._websocket(method)
@@ -109,7 +124,8 @@ class _Handler(BaseHTTPRequestHandler):
         self._send(reply)
 
     def _send(self, reply: _Reply) -> None:
-        data = json.dumps(reply.body).encode()
+        data = (reply.body.encode() if isinstance(reply.body, str)
+                else json.dumps(reply.body).encode())
         self.send_response(reply.code)
         self.send_header("Content-Type", reply.content_type)
         self.send_header("Content-Length", str(len(data)))
@@ -151,6 +167,13 @@ class _Handler(BaseHTTPRequestHandler):
 
 
 _EXEC_PROTOCOLS = ("v5.channel.k8s.io", "v4.channel.k8s.io")
+_PROTOBUF = "application/vnd.kubernetes.protobuf"
+
+
+def _review_kind(path: str) -> str:
+    plural = urlsplit(path).path.rstrip("/").rsplit("/", 1)[-1]
+    return {"selfsubjectaccessreviews": "SelfSubjectAccessReview",
+            "selfsubjectrulesreviews": "SelfSubjectRulesReview"}.get(plural, "SelfSubjectReview")
 
 
 def _exit_status(command: list[str], code: int) -> dict[str, Any]:
@@ -217,12 +240,18 @@ class ApiServer:
         store: The state to serve; other threads may read and write it concurrently.
         host: Loopback address to bind.
         port: 0 picks a free port.
+        user: Who every request is answered as (``auth can-i``, ``auth whoami``); by
+            default the cluster's admin.
 
     Use as a context manager, or ``start()`` (returns the URL) and ``stop()``.
     """
 
-    def __init__(self, store: ObjectStore, host: str = "127.0.0.1", port: int = 0) -> None:
+    def __init__(self, store: ObjectStore, host: str = "127.0.0.1", port: int = 0,
+                 user: UserInfo | None = None) -> None:
         self.store = store
+        self.user = user or UserInfo("kubernetes-admin", ("kubeadm:cluster-admins",
+                                                          "system:masters",
+                                                          "system:authenticated"))
         self._host = host
         self._port = port
         self._server: _Server | None = None
@@ -278,6 +307,38 @@ class ApiServer:
     def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
                  tb: TracebackType | None) -> None:
         self.stop()
+
+    # ------------------------------------------------------------- identity
+    def _review(self, info: KindInfo, namespace: str | None,
+                obj: dict[str, Any]) -> dict[str, Any]:
+        """Answer an access or identity review about the requester."""
+        user = self.user
+        spec = obj.get("spec") or {}
+        out = {"kind": info.kind, "apiVersion": info.api_version,
+               "metadata": {"creationTimestamp": None}, "spec": spec}
+        if info.kind == "SelfSubjectReview":
+            out["status"] = {"userInfo": {"username": user.username,
+                                          "groups": list(user.groups)}}
+        elif info.kind == "SelfSubjectRulesReview":
+            ns = spec.get("namespace") or namespace
+            rules = ([{"verbs": ["*"], "apiGroups": ["*"], "resources": ["*"]}]
+                     if "system:masters" in user.groups else
+                     [r for r in rules_for(self.store, user, ns) if "resources" in r])
+            out["status"] = {"resourceRules": rules + [{
+                "verbs": ["create"], "apiGroups": ["authorization.k8s.io"],
+                "resources": ["selfsubjectaccessreviews", "selfsubjectrulesreviews"]}],
+                "nonResourceRules": [{"verbs": ["get"], "nonResourceURLs": [
+                    "/api", "/api/*", "/apis", "/apis/*", "/healthz", "/livez", "/openapi",
+                    "/openapi/*", "/readyz", "/version", "/version/"]}],
+                "incomplete": False}
+        else:
+            attrs = spec.get("resourceAttributes") or {}
+            if spec.get("nonResourceAttributes"):
+                allowed, reason = True, ""
+            else:
+                allowed, reason = authorize(self.store, user, attrs)
+            out["status"] = {"allowed": allowed, **({"reason": reason} if reason else {})}
+        return out
 
     # ----------------------------------------------------------------- exec
     def exec_target(self, path: str) -> tuple[dict[str, Any], list[str]]:
@@ -399,6 +460,8 @@ class ApiServer:
             obj = _body(raw)
             if not isinstance(obj, dict):
                 raise BadRequest("the request body must be a JSON object")
+            if info.verbs == ("create",):
+                return _Reply(self._review(info, namespace, obj), 201)
             self._check_target(info, obj, namespace, None)
             if info.namespaced:
                 obj.setdefault("metadata", {})["namespace"] = namespace
@@ -413,6 +476,10 @@ class ApiServer:
               method: str, params: dict[str, str], headers: dict[str, str],
               raw: bytes) -> _Reply:
         dry_run = "dryRun" in params
+        if sub == "log" and method == "GET":
+            pod = self.store.get(info.key, namespace, name)
+            return _Reply(container_log(pod, params, time.time()),
+                          content_type="text/plain")
         if sub == "scale":
             return self._scale(info, namespace, name, method, raw, dry_run)
         if method == "GET":
