@@ -15,7 +15,13 @@ import hashlib
 import json
 from typing import Any
 
-from netarena.k8s.apiserver.kinds import KINDS, KindInfo
+from netarena.k8s.apiserver.kinds import KIND_DESCRIPTIONS, KINDS, KindInfo
+from netarena.k8s.apiserver.models import (
+    SHARED_SCHEMAS,
+    component_schemas,
+    model_name,
+    schema_name,
+)
 
 __all__ = [
     "SERVER_VERSION",
@@ -217,9 +223,9 @@ def _build_openapi_root() -> dict[str, Any]:
     paths = {}
     for group, version in group_versions():
         rel = _gv_path(group, version)
+        kinds = [(k.key, k.plural, k.verbs, k.subresources) for k in _kinds_in(group, version)]
         digest = hashlib.sha512(
-            json.dumps(openapi_document(group, version), sort_keys=True).encode()
-        ).hexdigest()[:64].upper()
+            json.dumps([SERVER_VERSION, kinds]).encode()).hexdigest()[:64].upper()
         paths[rel] = {"serverRelativeURL": f"/openapi/v3/{rel}?hash={digest}"}
     return {"paths": paths}
 
@@ -263,7 +269,23 @@ def _schema_name(k: KindInfo) -> str:
 
 
 def openapi_document(group: str, version: str) -> dict[str, Any] | None:
-    """A minimal OpenAPI v3 document for one group version (None when not served)."""
+    """The OpenAPI v3 document of one group version (None when not served).
+
+    Paths carry each operation's group-version-kind and parameters; component schemas
+    come from the official client's models (``models.component_schemas``). Built once
+    per process, then copied.
+    """
+    text = _openapi_text(group, version)
+    return None if text is None else dict(json.loads(text))
+
+
+@functools.cache
+def _openapi_text(group: str, version: str) -> str | None:
+    doc = _build_openapi_document(group, version)
+    return None if doc is None else json.dumps(doc)
+
+
+def _build_openapi_document(group: str, version: str) -> dict[str, Any] | None:
     kinds = _kinds_in(group, version)
     if not kinds:
         return None
@@ -288,12 +310,16 @@ def openapi_document(group: str, version: str) -> dict[str, Any] | None:
                                       body=("application/json",))
         paths[item_path] = item
         paths[coll_path] = coll
-        # No field schemas, and deliberately no GVK tag on them: kubectl then builds
-        # strategic merge patches from its compiled-in types, which know every merge key.
-        schemas[_schema_name(k)] = {
-            "type": "object",
-            "description": f"{k.kind} (fields elided by the embedded API emulator).",
-        }
+        gvk = {"group": k.group, "version": k.version, "kind": k.kind}
+        found = component_schemas(model_name(k), gvk)
+        root = found.get(schema_name(model_name(k)))
+        if root is not None:
+            root["description"] = KIND_DESCRIPTIONS.get(k.kind, "")
+            schemas.update(found)
+            schemas[_schema_name(k)] = {"allOf": [{"$ref": "#/components/schemas/"
+                                                   + schema_name(model_name(k))}]} if \
+                _schema_name(k) != schema_name(model_name(k)) else root
+    schemas.update(SHARED_SCHEMAS)
     return {
         "openapi": "3.0.0",
         "info": {"title": "Kubernetes", "version": SERVER_VERSION[2]},

@@ -183,6 +183,39 @@ KINDS: dict[str, KindInfo] = {
 """Every served kind by name."""
 
 
+KIND_DESCRIPTIONS = {
+    "NetworkPolicy": "NetworkPolicy describes what network traffic is allowed for a set of "
+                     "Pods",
+    "Pod": "Pod is a collection of containers that can run on a host. This resource is "
+           "created by clients and scheduled onto hosts.",
+    "Service": "Service is a named abstraction of software service (for example, mysql) "
+               "consisting of local port (for example 3306) that the proxy listens on, and "
+               "the selector that determines which pods will answer requests sent through "
+               "the proxy.",
+    "Deployment": "Deployment enables declarative updates for Pods and ReplicaSets.",
+    "Namespace": "Namespace provides a scope for Names. Use of multiple namespaces is "
+                 "optional.",
+    "Node": "Node is a worker node in Kubernetes. Each node will have a unique identifier in "
+            "the cache (i.e. in etcd).",
+    "ConfigMap": "ConfigMap holds configuration data for pods to consume.",
+    "ServiceAccount": "ServiceAccount binds together: * a name, understood by users, and "
+                      "perhaps by peripheral systems, for an identity * a principal that can "
+                      "be authenticated and authorized * a set of secrets",
+    "Endpoints": "Endpoints is a collection of endpoints that implement the actual service.",
+    "EndpointSlice": "EndpointSlice represents a subset of the endpoints that implement a "
+                     "service.",
+    "Event": "Event is a report of an event somewhere in the cluster.",
+    "Ingress": "Ingress is a collection of rules that allow inbound connections to reach the "
+               "endpoints defined by a backend.",
+    "ReplicaSet": "ReplicaSet ensures that a specified number of pod replicas are running at "
+                  "any given time.",
+    "DaemonSet": "DaemonSet represents the configuration of a daemon set.",
+    "Role": "Role is a namespaced, logical grouping of PolicyRules that can be referenced as "
+            "a unit by a RoleBinding.",
+}
+"""Top-level descriptions ``kubectl explain <kind>`` prints (the client's models lack them)."""
+
+
 def kind_info(kind: str) -> KindInfo:
     """Return the table entry for ``kind`` (a ``KindInfo.key``).
 
