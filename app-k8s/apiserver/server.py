@@ -105,8 +105,8 @@ class _Handler(BaseHTTPRequestHandler):
             # Protobuf and CBOR clients fall back to JSON on 415, as with API servers
             # that do not speak their encoding.
             self._send(_Reply(_UnsupportedMediaType(
-                f"the body of the request was in an unknown format - accepted media types "
-                f"include: application/json, application/yaml").status(), 415))
+                "the body of the request was in an unknown format - accepted media types "
+                "include: application/json, application/yaml").status(), 415))
             return
         if (self.headers.get("Upgrade") or "").lower() == "websocket":
             try:
