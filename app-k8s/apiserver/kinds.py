@@ -74,8 +74,9 @@ class KindInfo:
 
     @property
     def resource(self) -> str:
-        """``plural.group`` as the API names the resource in messages (``pods``,
-        ``networkpolicies.networking.k8s.io``).
+        """``plural.group``: the resource as the API names it in messages.
+
+        ``pods`` for the core group, ``networkpolicies.networking.k8s.io`` otherwise.
         """
         return f"{self.plural}.{self.group}" if self.group else self.plural
 

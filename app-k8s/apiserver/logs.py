@@ -41,8 +41,10 @@ def _parse(ts: str) -> float:
 
 
 def container_log(pod: dict[str, Any], params: dict[str, str], now: float) -> str:
-    """The log of one container of ``pod`` (``container``, ``tailLines``, ``timestamps``,
-    ``sinceSeconds``, ``previous`` as kubectl sends them).
+    """The log of one container of ``pod``.
+
+    ``params`` are the query parameters kubectl sends: ``container``, ``tailLines``,
+    ``timestamps``, ``sinceSeconds``, ``previous``.
 
     Raises:
         BadRequest: Unknown container, or ``previous`` for a container that never restarted.

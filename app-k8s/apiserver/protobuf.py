@@ -1,8 +1,8 @@
-"""The few protobuf request bodies kubectl sends: access and identity reviews.
+r"""The few protobuf request bodies kubectl sends: access and identity reviews.
 
 kubectl's typed clients (``auth can-i``, ``auth whoami``) post
 ``application/vnd.kubernetes.protobuf`` and accept JSON back. The body is the API's
-envelope (``k8s\\0`` then a ``runtime.Unknown`` whose ``raw`` field holds the object);
+envelope (``k8s\0`` then a ``runtime.Unknown`` whose ``raw`` field holds the object);
 only the review specs' string fields are needed, read here by field number.
 """
 
