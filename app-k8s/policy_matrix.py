@@ -104,13 +104,14 @@ def compute_connectivity(model: AppModel, pods: Sequence[Obj], namespaces: Seque
         app = view.labels.get("app")
         if view.namespace == model.namespace and app in members:
             members[app].append(view)
+    named = {name: all(resolves(engine, a, dns) for a in views) for name, views in members.items()}
     results = []
     for src, dst in model.pairs():
         spec = model.service(dst)
         assert spec.port is not None and spec.container_port is not None
         cport = spec.container_port
         srcs, dsts = members[src], members[dst]
-        actual = bool(srcs and dsts) and all(resolves(engine, a, dns) for a in srcs) and all(
+        actual = bool(srcs and dsts) and named[src] and all(
             engine.allowed(a, b, cport, "TCP") for a in srcs for b in dsts
         )
         results.append(ProbeResult(src, dst, spec.port, model.expected(src, dst), actual))
