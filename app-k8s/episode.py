@@ -19,11 +19,10 @@ import logging
 import time
 from typing import Any
 
-from netarena.common.errors import EmulatorError, InvalidAction
+from netarena.common.errors import EmulatorError
 from netarena.common.reactive import Command, ReactiveEpisode
-from netarena.common.replies import code_blocks
 from netarena.common.types import Query
-from netarena.k8s.actions import KubectlCommand, parse_kubectl
+from netarena.k8s.actions import KubectlCommand, command_from_reply
 from netarena.k8s.apiserver import ApiServer, ObjectStore, bootstrap, cluster_profile, deploy
 from netarena.k8s.apiserver.rbac import OPERATOR_ACCOUNT, UserInfo
 from netarena.k8s.generator import K8sConfig
@@ -32,7 +31,7 @@ from netarena.k8s.manifests import render_all
 from netarena.k8s.model import AppModel
 from netarena.k8s.policy_matrix import Connectivity, ConnectivityCache
 
-__all__ = ["K8sEpisode", "MAX_OUTPUT_CHARS", "KUBECTL_TIMEOUT_S"]
+__all__ = ["K8sEpisode", "MAX_OUTPUT_CHARS", "KUBECTL_TIMEOUT_S", "STREAM_TIMEOUT_S"]
 
 log = logging.getLogger(__name__)
 
@@ -40,47 +39,9 @@ MAX_OUTPUT_CHARS = 100_000
 """Longest command output kept in the history (the rest is cut with a note)."""
 KUBECTL_TIMEOUT_S = 20.0
 """Wall-clock limit of one kubectl run."""
+STREAM_TIMEOUT_S = 5.0
+"""How long a streaming command (``get -w``, ``logs -f``) runs before it is stopped."""
 _WORKLOAD_KINDS = ("Deployment", "Pod", "Service")
-
-
-def extract_command(reply: str) -> tuple[str, str | None]:
-    """The command of a reply and, for ``apply -f -``, the manifest block.
-
-    The command is the last fenced block that starts with ``kubectl`` (or the last block;
-    or, with no fences, the last line starting with ``kubectl``). Comment and blank lines
-    inside the block are ignored; a leading ``$ `` is tolerated.
-
-    Raises:
-        InvalidAction: No command, or more than one command line.
-    """
-    blocks = code_blocks(reply)
-
-    def lines(block: str) -> list[str]:
-        return [
-            ln.strip() for ln in block.splitlines() if ln.strip() and not ln.strip().startswith("#")
-        ]
-
-    cmd_blocks = [
-        b for b in blocks if (ls := lines(b)) and ls[0].removeprefix("$ ").startswith("kubectl")
-    ]
-    if cmd_blocks:
-        chosen = cmd_blocks[-1]
-    elif blocks:
-        chosen = blocks[-1]
-    else:
-        bare = [ln for ln in lines(reply) if ln.removeprefix("$ ").startswith("kubectl ")]
-        if not bare:
-            raise InvalidAction(
-                "no command found: reply with one kubectl command between triple backticks"
-            )
-        chosen = bare[-1]
-    cmd_lines = lines(chosen)
-    if len(cmd_lines) != 1:
-        raise InvalidAction(
-            f"send exactly one command per turn (the block had {len(cmd_lines)} lines)"
-        )
-    manifests = [b for b in blocks if b is not chosen and ("kind:" in b or '"kind"' in b)]
-    return cmd_lines[0], (manifests[-1] if manifests else None)
 
 
 class K8sEpisode(ReactiveEpisode[Connectivity, KubectlCommand]):
@@ -159,18 +120,16 @@ class K8sEpisode(ReactiveEpisode[Connectivity, KubectlCommand]):
         return self.cache.get()
 
     def _parse(self, reply: str) -> Command[KubectlCommand]:
-        line, manifest = extract_command(reply)
-        try:
-            cmd = parse_kubectl(line, self.model.namespace, manifest)
-        except InvalidAction as exc:
-            raise type(exc)(str(exc), action=line) from exc
-        return Command(line.removeprefix("$ ").strip(), cmd)
+        cmd = command_from_reply(reply, self.model.namespace)
+        return Command(cmd.text, cmd)
 
     def _execute(self, command: Command[KubectlCommand]) -> tuple[str, int]:
         if self.kubectl is None:
             raise EmulatorError("kubectl is not available")
         cmd = command.payload
-        result = self.kubectl.run(list(cmd.argv), stdin=cmd.stdin, timeout_s=KUBECTL_TIMEOUT_S)
+        timeout = STREAM_TIMEOUT_S if cmd.streaming else KUBECTL_TIMEOUT_S
+        result = self.kubectl.run(list(cmd.argv), stdin=cmd.stdin, timeout_s=timeout,
+                                  streaming=cmd.streaming)
         text = (result.stdout + result.stderr).rstrip("\n")
         if len(text) > MAX_OUTPUT_CHARS:
             text = text[:MAX_OUTPUT_CHARS] + f"\n... [output cut at {MAX_OUTPUT_CHARS} characters]"

@@ -9,9 +9,8 @@ import pytest
 
 from netarena.common.agents import Observation
 from netarena.k8s import K8sApp
-from netarena.k8s.actions import parse_kubectl
+from netarena.k8s.actions import command_from_reply, parse_kubectl
 from netarena.k8s.apiserver import ObjectStore
-from netarena.k8s.episode import extract_command
 from netarena.k8s.faults import apply_faults, inject_fault, model_namespaces, model_pods
 from netarena.k8s.manifests import render_policies
 from netarena.k8s.model import online_boutique
@@ -27,7 +26,7 @@ def test_first_move_is_the_snapshot() -> None:
     app = K8sApp()
     q = app.generate(3, 1, "RI")
     reply = ReferenceK8sAgent().decide(q.prompt + "\n\n## Current probe report\n1 of 121 ...")
-    assert extract_command(reply)[0] == SNAPSHOT_COMMAND
+    assert command_from_reply(reply, "default").text == SNAPSHOT_COMMAND
 
 
 def test_healthy_snapshot_needs_no_fix() -> None:
@@ -125,7 +124,7 @@ async def test_large_graph_reads_only_implicated_policies() -> None:
     ep = app.open(q)
     try:
         first = ReferenceK8sAgent().decide(ep.observe())
-        line = extract_command(first)[0]
+        line = command_from_reply(first, "default").text
         assert line.startswith("kubectl get networkpolicy deny-all ") and line.endswith(" -o json")
     finally:
         ep.close()
