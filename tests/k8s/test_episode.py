@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from netarena.common.errors import EpisodeClosed, InvalidAction
+from netarena.common.errors import EpisodeClosed
 from netarena.k8s import K8sApp
 from netarena.k8s.episode import K8sEpisode
 
