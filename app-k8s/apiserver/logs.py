@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import calendar
 import random
+import threading
 import time
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from netarena.k8s.apiserver.kinds import BadRequest
 
-__all__ = ["container_log"]
+__all__ = ["container_log", "follow_log"]
 
 _STARTUP = {
     "frontend": ['{"message":"starting server on :8080","severity":"info"}'],
@@ -76,3 +78,18 @@ def container_log(pod: dict[str, Any], params: dict[str, str], now: float) -> st
         lines = lines[len(lines) - tail:] if tail else []
     show_ts = params.get("timestamps") == "true"
     return "".join(f"{_stamp(ts) + ' ' if show_ts else ''}{text}\n" for ts, text in lines)
+
+
+def follow_log(pod: dict[str, Any], params: dict[str, str], clock: Callable[[], float],
+               stop: threading.Event) -> Iterator[str]:
+    """``kubectl logs -f``: the log so far, then each new line as the container writes it.
+
+    Ends when ``stop`` is set (the client's time limit ends it first).
+    """
+    yield container_log(pod, params, clock())
+    app = (pod["metadata"].get("labels") or {}).get("app", "")
+    line = _REQUEST.get("redis" if app.startswith("redis") else app) or _GRPC_REQUEST % app
+    rng = random.Random(pod["metadata"]["name"] + "/follow")
+    show_ts = params.get("timestamps") == "true"
+    while not stop.wait(rng.uniform(5, 30)):
+        yield f"{_stamp(clock()) + ' ' if show_ts else ''}{line}\n"

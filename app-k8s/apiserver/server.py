@@ -11,9 +11,11 @@ from __future__ import annotations
 
 import json
 import logging
+import select
 import socket
 import threading
 import time
+from collections.abc import Callable, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
 from typing import Any
@@ -27,7 +29,7 @@ from wsproto.utilities import generate_accept_token
 from netarena.common.errors import EmulatorError
 from netarena.k8s.apiserver import discovery as disc
 from netarena.k8s.apiserver.kinds import ApiError, BadRequest, KindInfo, NotFound, resource_info
-from netarena.k8s.apiserver.logs import container_log
+from netarena.k8s.apiserver.logs import container_log, follow_log
 from netarena.k8s.apiserver.probes import ExecResult, run_in_pod
 from netarena.k8s.apiserver.protobuf import decode_review
 from netarena.k8s.apiserver.rbac import UserInfo, authorize, rules_for
@@ -59,11 +61,16 @@ class _Reply:
     """A response body with its status code and content type."""
 
     def __init__(self, body: Any, code: int = 200, content_type: str = "application/json",
-                 headers: dict[str, str] | None = None) -> None:
+                 headers: dict[str, str] | None = None,
+                 stream: Iterator[Any] | None = None) -> None:
         self.body = body
         self.code = code
         self.content_type = content_type
         self.headers = headers or {}
+        self.stream = stream
+        """Documents sent one per chunk after the headers (a watch), instead of ``body``."""
+        self.client_gone: list[Callable[[], bool]] = []
+        """Set by the HTTP layer: tells a stream's producer that its reader left."""
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -124,6 +131,9 @@ class _Handler(BaseHTTPRequestHandler):
         self._send(reply)
 
     def _send(self, reply: _Reply) -> None:
+        if reply.stream is not None:
+            self._stream(reply)
+            return
         data = (reply.body.encode() if isinstance(reply.body, str)
                 else json.dumps(reply.body).encode())
         self.send_response(reply.code)
@@ -135,6 +145,30 @@ class _Handler(BaseHTTPRequestHandler):
         self.wfile.write(b"".join(self._headers_buffer) + data)
         self._headers_buffer = []
 
+
+    def _stream(self, reply: _Reply) -> None:
+        """Chunked transfer of one JSON document (or text line) per item, until it ends."""
+        assert reply.stream is not None
+        self.send_response(reply.code)
+        self.send_header("Content-Type", reply.content_type)
+        self.send_header("Transfer-Encoding", "chunked")
+        self.end_headers()
+        self.close_connection = True
+        connection = self.connection
+
+        def gone() -> bool:
+            readable, _, _ = select.select([connection], [], [], 0)
+            return bool(readable) and not connection.recv(1, socket.MSG_PEEK)
+
+        reply.client_gone.append(gone)
+        try:
+            for item in reply.stream:
+                data = (item if isinstance(item, str) else json.dumps(item) + "\n").encode()
+                self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
+                self.wfile.flush()
+            self.wfile.write(b"0\r\n\r\n")
+        except (BrokenPipeError, ConnectionResetError):
+            logger.debug("watch client went away")
 
     def _websocket(self, method: str) -> None:
         """``kubectl exec`` over ``v5.channel.k8s.io``/``v4.channel.k8s.io`` WebSockets."""
@@ -447,7 +481,7 @@ class ApiServer:
                     params: dict[str, str], headers: dict[str, str], raw: bytes) -> _Reply:
         if method == "GET":
             if params.get("watch") in {"true", "1"}:
-                raise BadRequest("watch is not supported by the embedded API server")
+                return self._watch(info, namespace, params, headers)
             items = self.store.list(info.key, namespace, params.get("labelSelector"),
                                     params.get("fieldSelector"))
             rv = str(self.store.revision)
@@ -472,12 +506,41 @@ class ApiServer:
             return _Reply(created, 201, headers=_warning_headers(warnings))
         raise _MethodNotAllowed(f"method {method} is not supported on {info.plural}")
 
+    def _watch(self, info: KindInfo, namespace: str | None, params: dict[str, str],
+               headers: dict[str, str]) -> _Reply:
+        since = params.get("resourceVersion") or ""
+        start = int(since) if since.isdigit() and since != "0" else self.store.revision
+        stop = threading.Event()
+        events = self.store.watch(info.key, namespace, start, stop,
+                                  params.get("labelSelector"), params.get("fieldSelector"))
+        table = _wants_table(headers)
+        include = params.get("includeObject", "Metadata")
+        reply = _Reply(None)
+
+        def documents() -> Iterator[dict[str, Any]]:
+            for change, obj in events:
+                body = (render_table(info, [obj], obj["metadata"]["resourceVersion"], include)
+                        if table else obj)
+                yield {"type": change, "object": body}
+
+        def stopper() -> None:  # ends the watch when the server stops or the client leaves
+            while not (self._stopping.wait(0.5) or any(g() for g in reply.client_gone)):
+                pass
+            stop.set()
+
+        threading.Thread(target=stopper, name="k8s-watch", daemon=True).start()
+        reply.stream = documents()
+        return reply
+
     def _item(self, info: KindInfo, namespace: str | None, name: str, sub: str | None,
               method: str, params: dict[str, str], headers: dict[str, str],
               raw: bytes) -> _Reply:
         dry_run = "dryRun" in params
         if sub == "log" and method == "GET":
             pod = self.store.get(info.key, namespace, name)
+            if params.get("follow") == "true":
+                return _Reply(None, content_type="text/plain",
+                              stream=follow_log(pod, params, time.time, self._stopping))
             return _Reply(container_log(pod, params, time.time()),
                           content_type="text/plain")
         if sub == "scale":

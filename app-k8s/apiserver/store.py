@@ -30,6 +30,7 @@ from netarena.k8s.apiserver.kinds import (
 from netarena.k8s.apiserver.patch import apply_patch
 from netarena.k8s.apiserver.schema import prune_unknown_fields
 from netarena.k8s.apiserver.selectors import field_matcher, label_matcher
+from netarena.k8s.apiserver.watch import ChangeLog
 from netarena.k8s.apiserver.workloads import WorkloadController
 
 __all__ = ["FieldValidation", "ObjectStore", "clone"]
@@ -65,6 +66,7 @@ class ObjectStore(WorkloadController):
         self.node_name = node_name
         self._clock = clock
         self._lock = threading.RLock()
+        self.changes = ChangeLog(self._lock)
         self._objects: dict[str, dict[Key, dict[str, Any]]] = {}
         self._revision = 0
         self._rng = random.Random(seed)
@@ -157,6 +159,35 @@ class ObjectStore(WorkloadController):
             ]
             out.sort(key=lambda o: (o["metadata"].get("namespace", ""), o["metadata"]["name"]))
             return [clone(o) for o in out]
+
+    def watch(
+        self,
+        kind: str,
+        namespace: str | None,
+        since: int,
+        stop: threading.Event,
+        label_selector: str | None = None,
+        field_selector: str | None = None,
+    ) -> Iterator[tuple[str, dict[str, Any]]]:
+        """Follow changes of ``kind`` after revision ``since`` until ``stop`` is set.
+
+        Yields ``("ADDED"|"MODIFIED"|"DELETED", object)`` for objects in ``namespace`` (all
+        when None) matching the selectors.
+
+        Raises:
+            BadRequest: A selector does not parse.
+        """
+        info = kind_info(kind)
+        labels_ok = label_matcher(label_selector)
+        fields_ok = field_matcher(field_selector)
+
+        def wanted(key: str, obj: dict[str, Any]) -> bool:
+            meta = obj["metadata"]
+            return (key == info.key and (namespace is None or not info.namespaced
+                                         or meta.get("namespace") == namespace)
+                    and labels_ok(meta.get("labels") or {}) and fields_ok(obj))
+
+        return self.changes.follow(since, wanted, stop)
 
     # ---------------------------------------------------------------- writes
     def create(
@@ -286,8 +317,7 @@ class ObjectStore(WorkloadController):
             if dry_run or info.generated:  # its controller recreates a derived object at once
                 return obj
             key = self._key(info, namespace, name)
-            del self._objects[kind][key]
-            self._revision += 1
+            self._remove(kind, key)
             if kind == "Deployment":
                 for pod in self._owned_pods(obj):
                     self.delete("Pod", pod["metadata"]["namespace"], pod["metadata"]["name"])

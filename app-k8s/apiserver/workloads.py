@@ -19,6 +19,7 @@ from collections.abc import Callable
 from typing import Any
 
 from netarena.k8s.apiserver.kinds import Invalid, KindInfo, clone, kind_info
+from netarena.k8s.apiserver.watch import ChangeLog
 
 __all__ = ["WorkloadController"]
 
@@ -44,6 +45,12 @@ class WorkloadController:
     _next_pod_ip: dict[str, int]
     _service_ips: set[str]
     _spawned: dict[tuple[str, str], int]
+
+    changes: ChangeLog
+
+    def _record(self, change: str, kind: str, obj: dict[str, Any]) -> None:
+        """Log a change for watchers (``ObjectStore.watch``)."""
+        self.changes.add(self._revision, change, kind, obj)
 
     def _uid(self) -> str:
         return str(uuid.UUID(int=self._rng.getrandbits(128), version=4))
@@ -107,7 +114,17 @@ class WorkloadController:
     def _write(self, info: KindInfo, key: tuple[str, str], obj: dict[str, Any]) -> None:
         self._revision += 1
         obj["metadata"]["resourceVersion"] = str(self._revision)
-        self._objects.setdefault(info.key, {})[key] = obj
+        objs = self._objects.setdefault(info.key, {})
+        self._record("MODIFIED" if key in objs else "ADDED", info.key, obj)
+        objs[key] = obj
+
+    def _remove(self, kind: str, key: tuple[str, str]) -> dict[str, Any]:
+        self._revision += 1
+        obj = self._objects[kind].pop(key)
+        gone = clone(obj)
+        gone["metadata"]["resourceVersion"] = str(self._revision)
+        self._record("DELETED", kind, gone)
+        return obj
 
     def _admit(self, info: KindInfo, new: dict[str, Any], old: dict[str, Any] | None) -> None:
         """Allocate IPs and fill status; enforce immutable fields."""
@@ -222,13 +239,11 @@ class WorkloadController:
         pods = self._owned_pods(deploy)
         for pod in pods:
             if pod["metadata"]["labels"].get("pod-template-hash") != h:
-                del self._objects["Pod"][(ns, pod["metadata"]["name"])]
-                self._revision += 1
+                self._remove("Pod", (ns, pod["metadata"]["name"]))
         pods = [p for p in pods if p["metadata"]["labels"].get("pod-template-hash") == h]
         want = int(deploy["spec"].get("replicas", 1))
         for pod in pods[want:]:
-            del self._objects["Pod"][(ns, pod["metadata"]["name"])]
-            self._revision += 1
+            self._remove("Pod", (ns, pod["metadata"]["name"]))
         for _ in range(want - len(pods)):
             self._spawn(deploy, h)
         deploy["status"] = _deployment_status(deploy, h, want, self._now())

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import threading
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -161,8 +163,30 @@ def test_crud_and_status_errors(client: httpx.Client) -> None:
     assert client.get(f"{base}/web").status_code == 404
     assert client.post(base, content=b"{not json").status_code == 400
     assert client.get("/api/v1/namespaces/default/widgets").status_code == 404
-    watch = client.get("/api/v1/namespaces/default/pods", params={"watch": "true"})
-    assert watch.status_code == 400
+
+
+def test_watch_streams_changes_after_the_listed_revision(client: httpx.Client) -> None:
+    base = "/apis/networking.k8s.io/v1/namespaces/default/networkpolicies"
+    listed = client.get(base).json()["metadata"]["resourceVersion"]
+    policy = {"apiVersion": "networking.k8s.io/v1", "kind": "NetworkPolicy",
+              "metadata": {"name": "w"}, "spec": {"podSelector": {}}}
+
+    def writer() -> None:
+        time.sleep(0.3)
+        with httpx.Client(base_url=str(client.base_url), timeout=5) as other:
+            other.post(base, json=policy)
+            other.delete(f"{base}/w")
+
+    threading.Thread(target=writer).start()
+    seen = []
+    with client.stream("GET", base, params={"watch": "true", "resourceVersion": listed}) as r:
+        assert r.headers["transfer-encoding"] == "chunked"
+        for line in r.iter_lines():
+            event = json.loads(line)
+            seen.append((event["type"], event["object"]["metadata"]["name"]))
+            if len(seen) == 2:
+                break
+    assert seen == [("ADDED", "w"), ("DELETED", "w")]
 
 
 def test_scale_subresource(client: httpx.Client) -> None:
