@@ -16,13 +16,15 @@ Deployment, Pod or Service changed. A kubectl command that fails is rewarded as 
 from __future__ import annotations
 
 import logging
+import time
 from typing import Any
 
 from netarena.common.errors import EmulatorError
 from netarena.common.reactive import Command, ReactiveEpisode
 from netarena.common.types import Query
 from netarena.k8s.actions import KubectlCommand, command_from_reply
-from netarena.k8s.apiserver import ApiServer
+from netarena.k8s.apiserver import ApiServer, ObjectStore, bootstrap, cluster_profile, deploy
+from netarena.k8s.apiserver.rbac import OPERATOR_ACCOUNT, UserInfo
 from netarena.k8s.faults import apply_faults
 from netarena.k8s.generator import K8sConfig
 from netarena.k8s.judge import ClusterState, StateCache
@@ -30,7 +32,6 @@ from netarena.k8s.kubectl import Kubectl
 from netarena.k8s.manifests import render_all
 from netarena.k8s.model import AppModel
 from netarena.k8s.policy_matrix import Connectivity
-from netarena.k8s.store import ObjectStore
 
 __all__ = ["K8sEpisode", "MAX_OUTPUT_CHARS", "KUBECTL_TIMEOUT_S", "STREAM_TIMEOUT_S"]
 
@@ -71,12 +72,14 @@ class K8sEpisode(ReactiveEpisode[ClusterState, KubectlCommand]):
     def __init__(self, query: Query, model: AppModel, config: K8sConfig) -> None:
         super().__init__(query, config)
         self.model = model
-        self.store = ObjectStore(seed=query.seed)
+        self.profile = cluster_profile(query.seed, time.time())
+        self.store = ObjectStore(seed=query.seed, created_at=self.profile.created_at)
         self._server: ApiServer | None = None
         self.kubectl: Kubectl | None = None
         try:
             self._populate(query.truth.get("faults") or [])
-            self._server = ApiServer(self.store)
+            self._server = ApiServer(self.store, user=UserInfo.service_account(
+                model.namespace, OPERATOR_ACCOUNT))
             url = self._server.start()
             self.kubectl = Kubectl(url, namespace=model.namespace)
         except Exception:
@@ -96,11 +99,11 @@ class K8sEpisode(ReactiveEpisode[ClusterState, KubectlCommand]):
         the healthy ones: no later write gives them a newer resourceVersion, a second
         generation or a different timestamp.
         """
+        bootstrap(self.store, self.profile)
         existing = {ns["metadata"]["name"] for ns in self.store.list("Namespace")}
-        for obj in deployed_objects(self.model, faults):
-            if obj["kind"] == "Namespace" and obj["metadata"]["name"] in existing:
-                continue
-            self.store.create(obj)
+        deploy(self.store, self.profile, [
+            obj for obj in deployed_objects(self.model, faults)
+            if not (obj["kind"] == "Namespace" and obj["metadata"]["name"] in existing)])
 
     def _snapshot(self) -> tuple[list[Any], list[Any], list[Any]]:
         return (

@@ -11,18 +11,30 @@ from __future__ import annotations
 
 import json
 import logging
+import select
 import socket
 import threading
+import time
+from collections.abc import Callable, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
+from wsproto.connection import Connection as WsConnection
+from wsproto.connection import ConnectionType
+from wsproto.events import BytesMessage, CloseConnection
+from wsproto.utilities import generate_accept_token
+
 from netarena.common.errors import EmulatorError
-from netarena.k8s import api_discovery as disc
-from netarena.k8s.api_kinds import ApiError, BadRequest, KindInfo, NotFound, resource_info
-from netarena.k8s.api_tables import render_table
-from netarena.k8s.store import FieldValidation, ObjectStore
+from netarena.k8s.apiserver import discovery as disc
+from netarena.k8s.apiserver.kinds import ApiError, BadRequest, KindInfo, NotFound, resource_info
+from netarena.k8s.apiserver.logs import container_log, follow_log
+from netarena.k8s.apiserver.probes import ExecResult, run_in_pod
+from netarena.k8s.apiserver.protobuf import decode_review
+from netarena.k8s.apiserver.rbac import UserInfo, authorize, rules_for
+from netarena.k8s.apiserver.store import FieldValidation, ObjectStore
+from netarena.k8s.apiserver.tables import render_table
 
 __all__ = ["ApiServer"]
 
@@ -49,11 +61,16 @@ class _Reply:
     """A response body with its status code and content type."""
 
     def __init__(self, body: Any, code: int = 200, content_type: str = "application/json",
-                 headers: dict[str, str] | None = None) -> None:
+                 headers: dict[str, str] | None = None,
+                 stream: Iterator[Any] | None = None) -> None:
         self.body = body
         self.code = code
         self.content_type = content_type
         self.headers = headers or {}
+        self.stream = stream
+        """Documents sent one per chunk after the headers (a watch), instead of ``body``."""
+        self.client_gone: list[Callable[[], bool]] = []
+        """Set by the HTTP layer: tells a stream's producer that its reader left."""
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -87,6 +104,23 @@ class _Handler(BaseHTTPRequestHandler):
     def _serve(self, method: str) -> None:
         length = int(self.headers.get("Content-Length") or 0)
         raw = self.rfile.read(length) if length else b""
+        ctype = (self.headers.get("Content-Type") or "").split(";")[0].strip()
+        if ctype == _PROTOBUF and "/selfsubject" in self.path:
+            raw = json.dumps(decode_review(raw, _review_kind(self.path))).encode()
+        elif raw and ctype not in ("", "application/json", "application/yaml", *_PATCH_TYPES,
+                                   "application/apply-patch+yaml"):
+            # Protobuf and CBOR clients fall back to JSON on 415, as with API servers
+            # that do not speak their encoding.
+            self._send(_Reply(_UnsupportedMediaType(
+                "the body of the request was in an unknown format - accepted media types "
+                "include: application/json, application/yaml").status(), 415))
+            return
+        if (self.headers.get("Upgrade") or "").lower() == "websocket":
+            try:
+                self._websocket(method)
+            except ApiError as exc:
+                self._send(_Reply(exc.status(), exc.code))
+            return
         try:
             reply = self.server.api.handle(method, self.path, dict(self.headers.items()), raw)
         except ApiError as exc:
@@ -94,7 +128,14 @@ class _Handler(BaseHTTPRequestHandler):
         except Exception as exc:  # noqa: BLE001 - a server bug must answer 500, not hang kubectl
             logger.exception("embedded API failed on %s %s", method, self.path)
             reply = _Reply(ApiError(f"internal error: {exc}").status(), 500)
-        data = json.dumps(reply.body).encode()
+        self._send(reply)
+
+    def _send(self, reply: _Reply) -> None:
+        if reply.stream is not None:
+            self._stream(reply)
+            return
+        data = (reply.body.encode() if isinstance(reply.body, str)
+                else json.dumps(reply.body).encode())
         self.send_response(reply.code)
         self.send_header("Content-Type", reply.content_type)
         self.send_header("Content-Length", str(len(data)))
@@ -103,6 +144,81 @@ class _Handler(BaseHTTPRequestHandler):
         self._headers_buffer.append(b"\r\n")
         self.wfile.write(b"".join(self._headers_buffer) + data)
         self._headers_buffer = []
+
+
+    def _stream(self, reply: _Reply) -> None:
+        """Chunked transfer of one JSON document (or text line) per item, until it ends."""
+        assert reply.stream is not None
+        self.send_response(reply.code)
+        self.send_header("Content-Type", reply.content_type)
+        self.send_header("Transfer-Encoding", "chunked")
+        self.end_headers()
+        self.close_connection = True
+        connection = self.connection
+
+        def gone() -> bool:
+            readable, _, _ = select.select([connection], [], [], 0)
+            return bool(readable) and not connection.recv(1, socket.MSG_PEEK)
+
+        reply.client_gone.append(gone)
+        try:
+            for item in reply.stream:
+                data = (item if isinstance(item, str) else json.dumps(item) + "\n").encode()
+                self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
+                self.wfile.flush()
+            self.wfile.write(b"0\r\n\r\n")
+        except (BrokenPipeError, ConnectionResetError):
+            logger.debug("watch client went away")
+
+    def _websocket(self, method: str) -> None:
+        """``kubectl exec`` over ``v5.channel.k8s.io``/``v4.channel.k8s.io`` WebSockets."""
+        offered = [p.strip() for p in (self.headers.get("Sec-WebSocket-Protocol") or "")
+                   .split(",")]
+        protocol = next((p for p in _EXEC_PROTOCOLS if p in offered), None)
+        key = self.headers.get("Sec-WebSocket-Key")
+        if protocol is None or key is None or method not in ("GET", "POST"):
+            raise BadRequest("unable to upgrade: no supported streaming protocol was offered")
+        pod, command = self.server.api.exec_target(self.path)
+        self.send_response(101, "Switching Protocols")
+        self.send_header("Upgrade", "websocket")
+        self.send_header("Connection", "Upgrade")
+        self.send_header("Sec-WebSocket-Accept", generate_accept_token(key.encode()).decode())
+        self.send_header("Sec-WebSocket-Protocol", protocol)
+        self.end_headers()
+        self.wfile.flush()
+        result = self.server.api.run_exec(pod, command)
+        ws = WsConnection(ConnectionType.SERVER)
+        out = b""
+        for channel, text in ((1, result.stdout), (2, result.stderr)):
+            if text:
+                out += ws.send(BytesMessage(data=bytes([channel]) + text.encode()))
+        out += ws.send(BytesMessage(data=b"\x03" + json.dumps(_exit_status(
+            command, result.exit_code)).encode()))
+        out += ws.send(CloseConnection(code=1000))
+        self.wfile.write(out)
+        self.wfile.flush()
+        self.close_connection = True
+
+
+_EXEC_PROTOCOLS = ("v5.channel.k8s.io", "v4.channel.k8s.io")
+_PROTOBUF = "application/vnd.kubernetes.protobuf"
+
+
+def _review_kind(path: str) -> str:
+    plural = urlsplit(path).path.rstrip("/").rsplit("/", 1)[-1]
+    return {"selfsubjectaccessreviews": "SelfSubjectAccessReview",
+            "selfsubjectrulesreviews": "SelfSubjectRulesReview"}.get(plural, "SelfSubjectReview")
+
+
+def _exit_status(command: list[str], code: int) -> dict[str, Any]:
+    """The ``Status`` an exec stream ends with (kubectl turns it into its exit code)."""
+    if code == 0:
+        return {"metadata": {}, "status": "Success"}
+    return {"metadata": {}, "status": "Failure",
+            "message": f"command terminated with non-zero exit code: error executing command "
+                       f"{command}, exit code {code}",
+            "reason": "NonZeroExitCode",
+            "details": {"causes": [{"reason": "ExitCode", "message": str(code)}]}}
 
 
 class _Server(ThreadingHTTPServer):
@@ -158,12 +274,18 @@ class ApiServer:
         store: The state to serve; other threads may read and write it concurrently.
         host: Loopback address to bind.
         port: 0 picks a free port.
+        user: Who every request is answered as (``auth can-i``, ``auth whoami``); by
+            default the cluster's admin.
 
     Use as a context manager, or ``start()`` (returns the URL) and ``stop()``.
     """
 
-    def __init__(self, store: ObjectStore, host: str = "127.0.0.1", port: int = 0) -> None:
+    def __init__(self, store: ObjectStore, host: str = "127.0.0.1", port: int = 0,
+                 user: UserInfo | None = None) -> None:
         self.store = store
+        self.user = user or UserInfo("kubernetes-admin", ("kubeadm:cluster-admins",
+                                                          "system:masters",
+                                                          "system:authenticated"))
         self._host = host
         self._port = port
         self._server: _Server | None = None
@@ -171,6 +293,7 @@ class ApiServer:
         self._lock = threading.Lock()
         self.url: str | None = None
         self.requests = 0
+        self._stopping = threading.Event()
 
     # ------------------------------------------------------------ lifecycle
     def start(self) -> str:
@@ -182,6 +305,7 @@ class ApiServer:
         with self._lock:
             if self.url is not None:
                 return self.url
+            self._stopping.clear()
             try:
                 server = _Server((self._host, self._port), _Handler)
             except OSError as exc:
@@ -203,6 +327,7 @@ class ApiServer:
             server, thread = self._server, self._thread
             self._server = self._thread = None
             self.url = None
+        self._stopping.set()
         if server is not None:
             server.shutdown()
             server.server_close()
@@ -216,6 +341,67 @@ class ApiServer:
     def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
                  tb: TracebackType | None) -> None:
         self.stop()
+
+    # ------------------------------------------------------------- identity
+    def _review(self, info: KindInfo, namespace: str | None,
+                obj: dict[str, Any]) -> dict[str, Any]:
+        """Answer an access or identity review about the requester."""
+        user = self.user
+        spec = obj.get("spec") or {}
+        out = {"kind": info.kind, "apiVersion": info.api_version,
+               "metadata": {"creationTimestamp": None}, "spec": spec}
+        if info.kind == "SelfSubjectReview":
+            out["status"] = {"userInfo": {"username": user.username,
+                                          "groups": list(user.groups)}}
+        elif info.kind == "SelfSubjectRulesReview":
+            ns = spec.get("namespace") or namespace
+            rules = ([{"verbs": ["*"], "apiGroups": ["*"], "resources": ["*"]}]
+                     if "system:masters" in user.groups else
+                     [r for r in rules_for(self.store, user, ns) if "resources" in r])
+            out["status"] = {"resourceRules": rules + [{
+                "verbs": ["create"], "apiGroups": ["authorization.k8s.io"],
+                "resources": ["selfsubjectaccessreviews", "selfsubjectrulesreviews"]}],
+                "nonResourceRules": [{"verbs": ["get"], "nonResourceURLs": [
+                    "/api", "/api/*", "/apis", "/apis/*", "/healthz", "/livez", "/openapi",
+                    "/openapi/*", "/readyz", "/version", "/version/"]}],
+                "incomplete": False}
+        else:
+            attrs = spec.get("resourceAttributes") or {}
+            if spec.get("nonResourceAttributes"):
+                allowed, reason = True, ""
+            else:
+                allowed, reason = authorize(self.store, user, attrs)
+            out["status"] = {"allowed": allowed, **({"reason": reason} if reason else {})}
+        return out
+
+    # ----------------------------------------------------------------- exec
+    def exec_target(self, path: str) -> tuple[dict[str, Any], list[str]]:
+        """The pod and command of an ``.../pods/NAME/exec?command=...`` request.
+
+        Raises:
+            ApiError: Not an exec path, no such pod or container, or no command.
+        """
+        parts = urlsplit(path)
+        segs = [p for p in parts.path.split("/") if p]
+        if len(segs) != 7 or segs[:2] != ["api", "v1"] or segs[2] != "namespaces" \
+                or segs[4] != "pods" or segs[6] != "exec":
+            raise NotFound("the server could not find the requested resource")
+        query = parse_qs(parts.query)
+        pod = self.store.get("Pod", segs[3], segs[5])
+        names = [c["name"] for c in pod["spec"].get("containers") or []]
+        container = (query.get("container") or names[:1])[0]
+        if container not in names:
+            raise BadRequest(f"container {container} is not valid for pod {segs[5]}")
+        command = query.get("command") or []
+        if not command:
+            raise BadRequest("you must specify at least 1 command")
+        return pod, command
+
+    def run_exec(self, pod: dict[str, Any], command: list[str]) -> ExecResult:
+        """Run ``command`` in ``pod`` against the current state (blocks as the tool would)."""
+        objects = {kind: self.store.list(kind)
+                   for kind in ("Pod", "Namespace", "NetworkPolicy", "Service")}
+        return run_in_pod(objects, pod, command, self._stopping)
 
     # -------------------------------------------------------------- routing
     def handle(self, method: str, path: str, headers: dict[str, str], raw: bytes) -> _Reply:
@@ -295,8 +481,8 @@ class ApiServer:
                     params: dict[str, str], headers: dict[str, str], raw: bytes) -> _Reply:
         if method == "GET":
             if params.get("watch") in {"true", "1"}:
-                raise BadRequest("watch is not supported by the embedded API server")
-            items = self.store.list(info.kind, namespace, params.get("labelSelector"),
+                return self._watch(info, namespace, params, headers)
+            items = self.store.list(info.key, namespace, params.get("labelSelector"),
                                     params.get("fieldSelector"))
             rv = str(self.store.revision)
             if _wants_table(headers):
@@ -308,6 +494,8 @@ class ApiServer:
             obj = _body(raw)
             if not isinstance(obj, dict):
                 raise BadRequest("the request body must be a JSON object")
+            if info.verbs == ("create",):
+                return _Reply(self._review(info, namespace, obj), 201)
             self._check_target(info, obj, namespace, None)
             if info.namespaced:
                 obj.setdefault("metadata", {})["namespace"] = namespace
@@ -318,14 +506,47 @@ class ApiServer:
             return _Reply(created, 201, headers=_warning_headers(warnings))
         raise _MethodNotAllowed(f"method {method} is not supported on {info.plural}")
 
+    def _watch(self, info: KindInfo, namespace: str | None, params: dict[str, str],
+               headers: dict[str, str]) -> _Reply:
+        since = params.get("resourceVersion") or ""
+        start = int(since) if since.isdigit() and since != "0" else self.store.revision
+        stop = threading.Event()
+        events = self.store.watch(info.key, namespace, start, stop,
+                                  params.get("labelSelector"), params.get("fieldSelector"))
+        table = _wants_table(headers)
+        include = params.get("includeObject", "Metadata")
+        reply = _Reply(None)
+
+        def documents() -> Iterator[dict[str, Any]]:
+            for change, obj in events:
+                body = (render_table(info, [obj], obj["metadata"]["resourceVersion"], include)
+                        if table else obj)
+                yield {"type": change, "object": body}
+
+        def stopper() -> None:  # ends the watch when the server stops or the client leaves
+            while not (self._stopping.wait(0.5) or any(g() for g in reply.client_gone)):
+                pass
+            stop.set()
+
+        threading.Thread(target=stopper, name="k8s-watch", daemon=True).start()
+        reply.stream = documents()
+        return reply
+
     def _item(self, info: KindInfo, namespace: str | None, name: str, sub: str | None,
               method: str, params: dict[str, str], headers: dict[str, str],
               raw: bytes) -> _Reply:
         dry_run = "dryRun" in params
+        if sub == "log" and method == "GET":
+            pod = self.store.get(info.key, namespace, name)
+            if params.get("follow") == "true":
+                return _Reply(None, content_type="text/plain",
+                              stream=follow_log(pod, params, time.time, self._stopping))
+            return _Reply(container_log(pod, params, time.time()),
+                          content_type="text/plain")
         if sub == "scale":
             return self._scale(info, namespace, name, method, raw, dry_run)
         if method == "GET":
-            obj = self.store.get(info.kind, namespace, name)
+            obj = self.store.get(info.key, namespace, name)
             if _wants_table(headers):
                 return _Reply(render_table(info, [obj], str(self.store.revision),
                                            params.get("includeObject", "Metadata")))
@@ -351,13 +572,13 @@ class ApiServer:
                     f"include: {', '.join(_PATCH_TYPES)}"
                 )
             warnings = []
-            patched = self.store.patch(info.kind, namespace, name, _body(raw), patch_type,
+            patched = self.store.patch(info.key, namespace, name, _body(raw), patch_type,
                                        dry_run=dry_run,
                                        field_validation=_field_validation(params),
                                        warnings=warnings)
             return _Reply(patched, headers=_warning_headers(warnings))
         if method == "DELETE":
-            obj = self.store.delete(info.kind, namespace, name, dry_run=dry_run)
+            obj = self.store.delete(info.key, namespace, name, dry_run=dry_run)
             return _Reply({"kind": "Status", "apiVersion": "v1", "metadata": {},
                            "status": "Success",
                            "details": {"name": name, "group": info.group, "kind": info.plural,
@@ -371,11 +592,11 @@ class ApiServer:
             replicas = ((body or {}).get("spec") or {}).get("replicas")
             if not isinstance(replicas, int):
                 raise BadRequest("scale needs spec.replicas")
-            self.store.patch(info.kind, namespace, name, {"spec": {"replicas": replicas}},
+            self.store.patch(info.key, namespace, name, {"spec": {"replicas": replicas}},
                              "merge", dry_run=dry_run)
         elif method != "GET":
             raise _MethodNotAllowed(f"method {method} is not supported on {info.plural}/scale")
-        obj = self.store.get(info.kind, namespace, name)
+        obj = self.store.get(info.key, namespace, name)
         return _Reply({
             "kind": "Scale", "apiVersion": "autoscaling/v1",
             "metadata": {k: obj["metadata"][k] for k in

@@ -13,7 +13,7 @@ import ipaddress
 import re
 from typing import Any
 
-from netarena.k8s.api_kinds import Invalid, KindInfo
+from netarena.k8s.apiserver.kinds import Invalid, KindInfo
 
 __all__ = ["apply_defaults", "validate"]
 
