@@ -29,6 +29,7 @@ from netarena.k8s.faults import apply_faults
 from netarena.k8s.generator import K8sConfig
 from netarena.k8s.judge import ClusterState, StateCache
 from netarena.k8s.kubectl import Kubectl
+from netarena.k8s.live import LiveCluster
 from netarena.k8s.manifests import render_all
 from netarena.k8s.model import AppModel
 from netarena.k8s.policy_matrix import Connectivity
@@ -74,24 +75,39 @@ class K8sEpisode(ReactiveEpisode[ClusterState, KubectlCommand]):
         self.model = model
         self.profile = cluster_profile(query.seed, time.time())
         self.store = ObjectStore(seed=query.seed, created_at=self.profile.created_at)
+        self.live: LiveCluster | None = None
         self._server: ApiServer | None = None
         self.kubectl: Kubectl | None = None
+        faults = query.truth.get("faults") or []
         try:
-            self._populate(query.truth.get("faults") or [])
-            self._server = ApiServer(self.store, user=UserInfo.service_account(
-                model.namespace, OPERATOR_ACCOUNT))
-            url = self._server.start()
-            self.kubectl = Kubectl(url, namespace=model.namespace)
+            if config.backend == "cluster":
+                self._open_live(config, faults)
+            else:
+                self._populate(faults)
+                self._server = ApiServer(self.store, user=UserInfo.service_account(
+                    model.namespace, OPERATOR_ACCOUNT))
+                self.kubectl = Kubectl(self._server.start(), namespace=model.namespace)
         except Exception:
             self._close()
             raise
-        self.cache = StateCache(model, lambda: self.store.revision, self._snapshot)
+        self.cache = StateCache(model, self._revision, self._snapshot)
         self._workloads_seen = self._workloads()
         self.disrupted = False
+        self.probe_disagreements = 0
         self._begin(self.cache.get())
         self.max_mismatches = len(self.initial.mismatches)
 
     # ---------------------------------------------------------------- setup
+    def _open_live(self, config: K8sConfig, faults: list[dict[str, Any]]) -> None:
+        self.live = LiveCluster(config.kubeconfig_path(), config.context, self.model.namespace,
+                                config.probe_image)
+        self.live.reset()
+        self.live.deploy(deployed_objects(self.model, faults))
+        self.kubectl = self.live.kubectl
+
+    def _revision(self) -> int:
+        return self.live.revision if self.live is not None else self.store.revision
+
     def _populate(self, faults: list[dict[str, Any]]) -> None:
         """Deploy the application as it stands when the operator is paged.
 
@@ -106,6 +122,8 @@ class K8sEpisode(ReactiveEpisode[ClusterState, KubectlCommand]):
             if not (obj["kind"] == "Namespace" and obj["metadata"]["name"] in existing)])
 
     def _snapshot(self) -> tuple[list[Any], list[Any], list[Any]]:
+        if self.live is not None:
+            return self.live.snapshot()
         return (
             self.store.list("Pod"),
             self.store.list("Namespace"),
@@ -113,6 +131,8 @@ class K8sEpisode(ReactiveEpisode[ClusterState, KubectlCommand]):
         )
 
     def _workloads(self) -> dict[tuple[str, str], Any]:
+        if self.live is not None:
+            return self.live.workloads()
         state = {}
         for kind in _WORKLOAD_KINDS:
             for obj in self.store.list(kind, self.model.namespace):
@@ -137,6 +157,8 @@ class K8sEpisode(ReactiveEpisode[ClusterState, KubectlCommand]):
         timeout = STREAM_TIMEOUT_S if cmd.streaming else KUBECTL_TIMEOUT_S
         result = self.kubectl.run(list(cmd.argv), stdin=cmd.stdin, timeout_s=timeout,
                                   streaming=cmd.streaming)
+        if self.live is not None and cmd.mutating:
+            self.live.revision += 1
         text = (result.stdout + result.stderr).rstrip("\n")
         if len(text) > MAX_OUTPUT_CHARS:
             text = text[:MAX_OUTPUT_CHARS] + f"\n... [output cut at {MAX_OUTPUT_CHARS} characters]"
@@ -145,7 +167,23 @@ class K8sEpisode(ReactiveEpisode[ClusterState, KubectlCommand]):
     def _measure(self) -> ClusterState:
         state = self.cache.get()
         self.max_mismatches = max(self.max_mismatches, len(state.mismatches))
+        if self.live is not None and self.live.probe_image is not None:
+            self._confirm(state)
         return state
+
+    def _confirm(self, state: ClusterState) -> None:
+        """Probe every service pair for real; log where the CNI and the engine disagree."""
+        assert self.live is not None
+        ns = self.model.namespace
+        results = {(r.source, f"{r.dest}.{ns}.svc", r.port): r.actual
+                   for r in state.connectivity.results if r.source in self.model.names
+                   and r.dest in self.model.names}
+        seen = self.live.probe(list(results))
+        wrong = [key for key, ok in seen.items() if ok != results[key]]
+        self.probe_disagreements += len(wrong)
+        for src, host, port in wrong[:10]:
+            log.warning("%s: the engine and a real probe disagree on %s → %s:%d",
+                        self.query.id, src, host, port)
 
     def _report(self, state: ClusterState) -> str:
         return state.report()
@@ -184,6 +222,7 @@ class K8sEpisode(ReactiveEpisode[ClusterState, KubectlCommand]):
             "max_mismatches": self.max_mismatches,
             "workloads_disrupted": self.disrupted,
             "matrix_recomputations": self.cache.recomputations,
+            "probe_disagreements": self.probe_disagreements,
         }
 
     def _close(self) -> None:
@@ -195,3 +234,5 @@ class K8sEpisode(ReactiveEpisode[ClusterState, KubectlCommand]):
         if self._server is not None:
             self._server.stop()
             self._server = None
+        if self.live is not None:
+            self.live.close()

@@ -6,8 +6,9 @@ fault (with its concrete faulted spec, kept in ``Query.truth``) and the prompt.
 
 from __future__ import annotations
 
+import os
 import random
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 from pydantic import Field
 
@@ -35,14 +36,30 @@ class K8sConfig(RewardConfig):
     Step rewards come from ``RewardConfig``, the table every reactive app shares.
     """
 
-    backend: Literal["embedded"] = "embedded"
-    """Where the application runs: ``embedded`` (API emulator + policy engine, no Docker).
-    A real-cluster backend is designed in the README and not built yet."""
+    runtime_fields: ClassVar[frozenset[str]] = RewardConfig.runtime_fields | frozenset(
+        {"backend", "kubeconfig", "context", "probe_image"})
+
+    backend: Literal["embedded", "cluster"] = "embedded"
+    """Where the application runs: ``embedded`` (API emulator + policy engine, no Docker)
+    or ``cluster`` (a real cluster from ``kubeconfig``; kind ≥ 0.24 enforces policies)."""
+    kubeconfig: str | None = None
+    """``cluster`` backend: path of the kubeconfig (default ``$KUBECONFIG`` or
+    ``~/.kube/config``). Never written: each episode uses a private minified copy."""
+    context: str | None = None
+    """``cluster`` backend: the kubeconfig context (default: its current context)."""
+    probe_image: str | None = None
+    """``cluster`` backend: image with ``nc`` for ephemeral debug containers that confirm
+    the engine's verdicts with real probes (e.g. ``busybox:1.36``); ``None``: engine only."""
     num_services: int | None = Field(None, ge=3, le=200)
     """``None``: Online Boutique (12 services). A number: a synthetic service graph of that
     size, drawn from each query's seed."""
     namespace: str = Field("default", pattern=r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
-    """Namespace the application runs in; every agent command is forced into it."""
+    """Namespace the application runs in; every agent change is limited to it."""
+
+    def kubeconfig_path(self) -> str:
+        """The kubeconfig the ``cluster`` backend uses."""
+        return self.kubeconfig or os.environ.get("KUBECONFIG", "").split(os.pathsep)[0] or \
+            os.path.expanduser("~/.kube/config")
 
 
 def build_model(config: K8sConfig, seed: int) -> AppModel:
