@@ -21,6 +21,7 @@ from types import TracebackType
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
+import yaml
 from wsproto.connection import Connection as WsConnection
 from wsproto.connection import ConnectionType
 from wsproto.events import BytesMessage, CloseConnection
@@ -44,6 +45,7 @@ _PATCH_TYPES = {
     "application/json-patch+json": "json",
     "application/merge-patch+json": "merge",
     "application/strategic-merge-patch+json": "strategic",
+    "application/apply-patch+yaml": "apply",
 }
 
 
@@ -258,6 +260,14 @@ def _warning_headers(warnings: list[str]) -> dict[str, str] | None:
     text = ", ".join('299 - "' + w.replace("\\", "\\\\").replace('"', '\\"') + '"'
                      for w in warnings)
     return {"Warning": text}
+
+
+def _manager(params: dict[str, str], headers: dict[str, str]) -> str:
+    """The writer's name: ``fieldManager``, else the client's User-Agent product."""
+    if params.get("fieldManager"):
+        return params["fieldManager"]
+    agent = next((v for k, v in headers.items() if k.lower() == "user-agent"), "")
+    return agent.split("/", 1)[0].split(" ", 1)[0] or "unknown"
 
 
 def _body(raw: bytes) -> Any:
@@ -502,7 +512,7 @@ class ApiServer:
             warnings: list[str] = []
             created = self.store.create(obj, dry_run="dryRun" in params,
                                         field_validation=_field_validation(params),
-                                        warnings=warnings)
+                                        warnings=warnings, manager=_manager(params, headers))
             return _Reply(created, 201, headers=_warning_headers(warnings))
         raise _MethodNotAllowed(f"method {method} is not supported on {info.plural}")
 
@@ -561,7 +571,7 @@ class ApiServer:
             warnings: list[str] = []
             replaced = self.store.replace(obj, dry_run=dry_run,
                                           field_validation=_field_validation(params),
-                                          warnings=warnings)
+                                          warnings=warnings, manager=_manager(params, headers))
             return _Reply(replaced, headers=_warning_headers(warnings))
         if method == "PATCH":
             ctype = next((v for k, v in headers.items() if k.lower() == "content-type"), "")
@@ -572,10 +582,12 @@ class ApiServer:
                     f"include: {', '.join(_PATCH_TYPES)}"
                 )
             warnings = []
+            if patch_type == "apply":
+                return self._apply(info, namespace, name, raw, params, headers)
             patched = self.store.patch(info.key, namespace, name, _body(raw), patch_type,
                                        dry_run=dry_run,
                                        field_validation=_field_validation(params),
-                                       warnings=warnings)
+                                       warnings=warnings, manager=_manager(params, headers))
             return _Reply(patched, headers=_warning_headers(warnings))
         if method == "DELETE":
             obj = self.store.delete(info.key, namespace, name, dry_run=dry_run)
@@ -584,6 +596,27 @@ class ApiServer:
                            "details": {"name": name, "group": info.group, "kind": info.plural,
                                        "uid": obj["metadata"].get("uid")}})
         raise _MethodNotAllowed(f"method {method} is not supported on {info.plural}")
+
+    def _apply(self, info: KindInfo, namespace: str | None, name: str, raw: bytes,
+               params: dict[str, str], headers: dict[str, str]) -> _Reply:
+        try:
+            obj = yaml.safe_load(raw.decode() or "null")
+        except (yaml.YAMLError, UnicodeDecodeError) as exc:
+            raise BadRequest(f"error decoding YAML: {exc}") from None
+        if not isinstance(obj, dict):
+            raise BadRequest("the apply configuration must be an object")
+        if not params.get("fieldManager"):
+            raise BadRequest("PATCH, application/apply-patch+yaml requires fieldManager to "
+                             "be set")
+        self._check_target(info, obj, namespace, name)
+        if info.namespaced:
+            obj["metadata"]["namespace"] = namespace
+        warnings: list[str] = []
+        result, created = self.store.apply(
+            obj, params["fieldManager"], force=params.get("force") == "true",
+            dry_run="dryRun" in params, field_validation=_field_validation(params),
+            warnings=warnings)
+        return _Reply(result, 201 if created else 200, headers=_warning_headers(warnings))
 
     def _scale(self, info: KindInfo, namespace: str | None, name: str, method: str,
                raw: bytes, dry_run: bool) -> _Reply:

@@ -18,6 +18,7 @@ import uuid
 from collections.abc import Callable
 from typing import Any
 
+from netarena.k8s.apiserver.fields import record_status, record_update
 from netarena.k8s.apiserver.kinds import Invalid, KindInfo, clone, kind_info
 from netarena.k8s.apiserver.watch import ChangeLog
 
@@ -286,7 +287,11 @@ class WorkloadController:
             "spec": template["spec"],
         }
         self._admit_pod(pod)
-        self._write(kind_info("Pod"), (ns, name), pod)
+        info = kind_info("Pod")
+        record_update(info, None, pod, "kube-controller-manager", pod["metadata"][
+            "creationTimestamp"])
+        record_status(info, pod, "kubelet", pod["metadata"]["creationTimestamp"])
+        self._write(info, (ns, name), pod)
 
 
 

@@ -165,6 +165,14 @@ def test_apply_heredoc_and_server_side(episode: K8sEpisode) -> None:
     assert code == 0 and "networkpolicy.networking.k8s.io/allow-probe created" in out, out
     code, out = run(episode, "apply -f -", stdin=POLICY)
     assert code == 0 and "unchanged" in out, out
+    code, out = run(episode, "apply --server-side -f -", stdin=POLICY)
+    assert code == 0 and "serverside-applied" in out, out
+    code, out = run(episode, "apply --server-side -f -",
+                    stdin=POLICY.replace("[Ingress]", "[Ingress, Egress]"))
+    assert code == 1 and 'conflict with "kubectl-client-side-apply"' in out, out
+    code, out = run(episode, "apply --server-side --force-conflicts -f -",
+                    stdin=POLICY.replace("[Ingress]", "[Ingress, Egress]"))
+    assert code == 0 and "serverside-applied" in out, out
     code, out = run(episode, "delete netpol allow-probe")
     assert code == 0 and "deleted" in out, out
 
