@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from netarena.k8s.model import ANYONE, AppModel, ServiceSpec
+from netarena.k8s.podspec import external_service, pod_details, service_accounts
 
 __all__ = [
     "render_namespace",
@@ -41,14 +42,24 @@ def render_namespace(model: AppModel) -> Manifest:
             "metadata": {"name": ns, "labels": {"kubernetes.io/metadata.name": ns}}}
 
 
-def render_deployment(spec: ServiceSpec, namespace: str) -> Manifest:
-    """One single-replica Deployment whose pods carry ``app=<name>`` and a named port."""
+def render_deployment(spec: ServiceSpec, namespace: str,
+                      model: AppModel | None = None) -> Manifest:
+    """One single-replica Deployment whose pods carry ``app=<name>`` and a named port.
+
+    With ``model``, the pods also carry what upstream gives them (``podspec``): their
+    service account, environment, probes, resources and security context.
+    """
     labels = {"app": spec.name}
     container: dict[str, Any] = {"name": "server", "image": spec.image or f"{spec.name}:latest"}
     if spec.container_port is not None:
         container["ports"] = [
             {"name": spec.port_name, "containerPort": spec.container_port, "protocol": "TCP"}
         ]
+    pod: dict[str, Any] = {"containers": [container]}
+    if model is not None:
+        pod_fields, container_fields = pod_details(model, spec)
+        container.update(container_fields)
+        pod.update(pod_fields)
     return {
         "apiVersion": "apps/v1",
         "kind": "Deployment",
@@ -58,7 +69,7 @@ def render_deployment(spec: ServiceSpec, namespace: str) -> Manifest:
             "selector": {"matchLabels": dict(labels)},
             "template": {
                 "metadata": {"labels": dict(labels)},
-                "spec": {"containers": [container]},
+                "spec": pod,
             },
         },
     }
@@ -116,10 +127,13 @@ def render_policies(model: AppModel) -> list[Manifest]:
 
 def render_all(model: AppModel) -> list[Manifest]:
     """Everything the application needs, in creation order: namespace, workloads, policies."""
-    objs: list[Manifest] = [render_namespace(model)]
+    objs: list[Manifest] = [render_namespace(model), *service_accounts(model)]
+    external = external_service(model)
     for s in model.services:
-        objs.append(render_deployment(s, model.namespace))
+        objs.append(render_deployment(s, model.namespace, model))
         svc = render_service(s, model.namespace)
         if svc is not None:
             objs.append(svc)
+        if external is not None and external["spec"]["selector"]["app"] == s.name:
+            objs.append(external)
     return objs + render_policies(model)
