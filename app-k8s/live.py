@@ -38,7 +38,7 @@ log = logging.getLogger(__name__)
 MANAGED_LABEL = "netarena.io/managed"
 """Label on everything the backend creates (value ``true``)."""
 _RESET_KINDS = (("networking.k8s.io/v1", "NetworkPolicy"), ("apps/v1", "Deployment"),
-                ("v1", "Service"), ("v1", "Pod"))
+                ("v1", "Service"), ("v1", "Pod"), ("v1", "ServiceAccount"))
 _LOCKS: dict[tuple[str, str, str], threading.Lock] = {}
 _LOCKS_GUARD = threading.Lock()
 

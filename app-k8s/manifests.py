@@ -17,6 +17,7 @@ from typing import Any
 
 from netarena.k8s.detail import DNS_PORTS, KUBE_DNS_LABELS, ClusterDetail
 from netarena.k8s.model import ANYONE, AppModel, ServiceSpec
+from netarena.k8s.podspec import external_service, pod_details, service_accounts
 
 __all__ = [
     "render_namespace",
@@ -69,10 +70,16 @@ def render_namespace(model: AppModel, name: str | None = None) -> Manifest:
 
 
 def _deployment(name: str, namespace: str, labels: dict[str, str], image: str,
-                ports: list[dict[str, Any]]) -> Manifest:
+                ports: list[dict[str, Any]],
+                extra: tuple[dict[str, Any], dict[str, Any]] | None = None) -> Manifest:
     container: dict[str, Any] = {"name": "server", "image": image}
     if ports:
         container["ports"] = ports
+    pod: dict[str, Any] = {"containers": [container]}
+    if extra is not None:
+        pod_fields, container_fields = extra
+        container.update(container_fields)
+        pod.update(pod_fields)
     return {
         "apiVersion": "apps/v1",
         "kind": "Deployment",
@@ -80,23 +87,27 @@ def _deployment(name: str, namespace: str, labels: dict[str, str], image: str,
         "spec": {
             "replicas": 1,
             "selector": {"matchLabels": dict(labels)},
-            "template": {"metadata": {"labels": dict(labels)},
-                         "spec": {"containers": [container]}},
+            "template": {"metadata": {"labels": dict(labels)}, "spec": pod},
         },
     }
 
 
-def render_deployment(spec: ServiceSpec, namespace: str,
-                      metrics_port: int | None = None) -> Manifest:
-    """One single-replica Deployment whose pods carry ``app=<name>`` and named ports."""
+def render_deployment(spec: ServiceSpec, namespace: str, metrics_port: int | None = None,
+                      model: AppModel | None = None) -> Manifest:
+    """One single-replica Deployment whose pods carry ``app=<name>`` and named ports.
+
+    With ``model``, the pods also carry what upstream gives them (``podspec``): their
+    service account, environment, probes, resources and security context.
+    """
     ports = []
     if spec.container_port is not None:
         ports.append({"name": spec.port_name, "containerPort": spec.container_port,
                       "protocol": "TCP"})
     if metrics_port is not None:
         ports.append({"name": "metrics", "containerPort": metrics_port, "protocol": "TCP"})
+    extra = pod_details(model, spec) if model is not None else None
     return _deployment(spec.name, namespace, {"app": spec.name},
-                       spec.image or f"{spec.name}:latest", ports)
+                       spec.image or f"{spec.name}:latest", ports, extra)
 
 
 def render_service(spec: ServiceSpec, namespace: str) -> Manifest | None:
@@ -214,11 +225,15 @@ def render_monitoring(model: AppModel) -> list[Manifest]:
 
 def render_all(model: AppModel) -> list[Manifest]:
     """Everything the application needs, in creation order: namespaces, workloads, policies."""
-    objs: list[Manifest] = [render_namespace(model), *render_monitoring(model)]
+    objs: list[Manifest] = [render_namespace(model), *render_monitoring(model),
+                            *service_accounts(model)]
     metrics = model.detail.monitoring.metrics_ports if model.detail else {}
+    external = external_service(model)
     for s in model.services:
-        objs.append(render_deployment(s, model.namespace, metrics.get(s.name)))
+        objs.append(render_deployment(s, model.namespace, metrics.get(s.name), model))
         svc = render_service(s, model.namespace)
         if svc is not None:
             objs.append(svc)
+        if external is not None and external["spec"]["selector"]["app"] == s.name:
+            objs.append(external)
     return objs + render_policies(model)

@@ -394,7 +394,7 @@ def bootstrap(store: ObjectStore, profile: ClusterProfile) -> None:
         profile: Name, size and age of the cluster.
     """
     nodes = [profile.control_plane, *profile.worker_names]
-    with store.at(profile.created_at):
+    with store.at(profile.created_at, manager="kubeadm"):
         _join(store, profile, 0, nodes[0])
         store.create({"apiVersion": "v1", "kind": "Namespace",
                       "metadata": {"name": "local-path-storage"}})
@@ -404,7 +404,7 @@ def bootstrap(store: ObjectStore, profile: ClusterProfile) -> None:
                 ref["uid"] = node_uid
             store.create(obj)
     for i, name in enumerate(nodes[1:], start=1):  # workers join once the control plane is up
-        with store.at(profile.created_at + 40 + 5 * i):
+        with store.at(profile.created_at + 40 + 5 * i, manager="kubelet"):
             _join(store, profile, i, name)
     store.advance_revision(_revisions(profile.deployed_at - profile.created_at))
 
@@ -419,7 +419,7 @@ def deploy(store: ObjectStore, profile: ClusterProfile, objects: list[dict[str, 
     """
     namespaces = sorted({o["metadata"].get("namespace", "default") for o in objects
                          if o.get("kind") == "NetworkPolicy"})
-    with store.at(profile.deployed_at):
+    with store.at(profile.deployed_at, manager="kubectl-client-side-apply"):
         for obj in objects:
             store.create(obj)
         for ns in namespaces:

@@ -13,9 +13,11 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from netarena.k8s.apiserver.kinds import KindInfo
     from netarena.k8s.apiserver.store import ObjectStore
 
-__all__ = ["UserInfo", "authorize", "rules_for", "operator_objects", "OPERATOR_ACCOUNT"]
+__all__ = ["UserInfo", "authorize", "rules_for", "review", "operator_objects",
+           "OPERATOR_ACCOUNT"]
 
 OPERATOR_ACCOUNT = "oncall"
 """The service account the agent's kubeconfig authenticates as, in the app's namespace."""
@@ -97,6 +99,42 @@ def authorize(store: ObjectStore, user: UserInfo, attrs: dict[str, Any]) -> tupl
         if _matches(rule, attrs):
             return True, "RBAC: allowed by a role binding"
     return False, ""
+
+
+def review(store: ObjectStore, user: UserInfo, info: KindInfo, namespace: str | None,
+           obj: dict[str, Any]) -> dict[str, Any]:
+    """Answer a review about ``user`` with its ``status`` filled in.
+
+    Access reviews (``auth can-i``), rules reviews (``auth can-i --list``) and identity
+    reviews (``auth whoami``).
+    """
+    spec = obj.get("spec") or {}
+    out = {"kind": info.kind, "apiVersion": info.api_version,
+           "metadata": {"creationTimestamp": None}, "spec": spec}
+    if info.kind == "SelfSubjectReview":
+        out["status"] = {"userInfo": {"username": user.username,
+                                      "groups": list(user.groups)}}
+    elif info.kind == "SelfSubjectRulesReview":
+        ns = spec.get("namespace") or namespace
+        rules = ([{"verbs": ["*"], "apiGroups": ["*"], "resources": ["*"]}]
+                 if "system:masters" in user.groups else
+                 [r for r in rules_for(store, user, ns) if "resources" in r])
+        out["status"] = {"resourceRules": rules + [{
+            "verbs": ["create"], "apiGroups": ["authorization.k8s.io"],
+            "resources": ["selfsubjectaccessreviews", "selfsubjectrulesreviews"]}],
+            "nonResourceRules": [{"verbs": ["get"], "nonResourceURLs": [
+                "/api", "/api/*", "/apis", "/apis/*", "/healthz", "/livez", "/openapi",
+                "/openapi/*", "/readyz", "/version", "/version/"]}],
+            "incomplete": False}
+    else:
+        attrs = spec.get("resourceAttributes") or {}
+        if spec.get("nonResourceAttributes"):
+            allowed, reason = True, ""
+        else:
+            allowed, reason = authorize(store, user, attrs)
+        out["status"] = {"allowed": allowed, **({"reason": reason} if reason else {})}
+    return out
+
 
 
 def operator_objects(namespace: str) -> list[dict[str, Any]]:

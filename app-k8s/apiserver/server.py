@@ -1,231 +1,45 @@
 """The embedded Kubernetes API server: an ``ObjectStore`` served over HTTP on loopback.
 
-Real ``kubectl`` drives it. It serves ``/version``, discovery (aggregated and legacy), a
-minimal OpenAPI v3, and the REST verbs on every kind, answering errors with ``Status``
-objects so kubectl prints ``Error from server (NotFound): ...`` like against a cluster.
-The stdlib ``ThreadingHTTPServer`` keeps it dependency-free and starts in well under a
-millisecond; one kubectl command makes only a handful of requests.
+Real ``kubectl`` drives it. It serves ``/version``, discovery (aggregated and legacy),
+OpenAPI v3 with every kind's schema, the REST verbs on every kind (watch, server-side
+apply, the ``scale``, ``log`` and ``exec`` subresources), and the access reviews behind
+``kubectl auth``, answering errors with ``Status`` objects so kubectl prints
+``Error from server (NotFound): ...`` as against a cluster. ``transport`` is the HTTP side.
 """
 
 from __future__ import annotations
 
 import json
 import logging
-import select
-import socket
 import threading
 import time
-from collections.abc import Callable, Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from collections.abc import Iterator
 from types import TracebackType
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
-from wsproto.connection import Connection as WsConnection
-from wsproto.connection import ConnectionType
-from wsproto.events import BytesMessage, CloseConnection
-from wsproto.utilities import generate_accept_token
+import yaml
 
 from netarena.common.errors import EmulatorError
 from netarena.k8s.apiserver import discovery as disc
-from netarena.k8s.apiserver.kinds import ApiError, BadRequest, KindInfo, NotFound, resource_info
+from netarena.k8s.apiserver.kinds import BadRequest, KindInfo, NotFound, resource_info
 from netarena.k8s.apiserver.logs import container_log, follow_log
 from netarena.k8s.apiserver.probes import ExecResult, run_in_pod
-from netarena.k8s.apiserver.protobuf import decode_review
-from netarena.k8s.apiserver.rbac import UserInfo, authorize, rules_for
+from netarena.k8s.apiserver.rbac import UserInfo, review
 from netarena.k8s.apiserver.store import FieldValidation, ObjectStore
 from netarena.k8s.apiserver.tables import render_table
+from netarena.k8s.apiserver.transport import (
+    PATCH_TYPES,
+    Handler,
+    HttpServer,
+    MethodNotAllowed,
+    Reply,
+    UnsupportedMediaType,
+)
 
 __all__ = ["ApiServer"]
 
 logger = logging.getLogger(__name__)
-
-_PATCH_TYPES = {
-    "application/json-patch+json": "json",
-    "application/merge-patch+json": "merge",
-    "application/strategic-merge-patch+json": "strategic",
-}
-
-
-class _MethodNotAllowed(ApiError):
-    code = 405
-    reason = "MethodNotAllowed"
-
-
-class _UnsupportedMediaType(ApiError):
-    code = 415
-    reason = "UnsupportedMediaType"
-
-
-class _Reply:
-    """A response body with its status code and content type."""
-
-    def __init__(self, body: Any, code: int = 200, content_type: str = "application/json",
-                 headers: dict[str, str] | None = None,
-                 stream: Iterator[Any] | None = None) -> None:
-        self.body = body
-        self.code = code
-        self.content_type = content_type
-        self.headers = headers or {}
-        self.stream = stream
-        """Documents sent one per chunk after the headers (a watch), instead of ``body``."""
-        self.client_gone: list[Callable[[], bool]] = []
-        """Set by the HTTP layer: tells a stream's producer that its reader left."""
-
-
-class _Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-    server: _Server
-
-    def setup(self) -> None:
-        super().setup()
-        # Headers and body go out in one write, and without Nagle's delay: otherwise
-        # the delayed-ACK interplay adds ~40 ms to every small response.
-        self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
-        logger.debug("%s " + format, self.address_string(), *args)
-
-    def do_GET(self) -> None:  # noqa: N802
-        self._serve("GET")
-
-    def do_POST(self) -> None:  # noqa: N802
-        self._serve("POST")
-
-    def do_PUT(self) -> None:  # noqa: N802
-        self._serve("PUT")
-
-    def do_PATCH(self) -> None:  # noqa: N802
-        self._serve("PATCH")
-
-    def do_DELETE(self) -> None:  # noqa: N802
-        self._serve("DELETE")
-
-    def _serve(self, method: str) -> None:
-        length = int(self.headers.get("Content-Length") or 0)
-        raw = self.rfile.read(length) if length else b""
-        ctype = (self.headers.get("Content-Type") or "").split(";")[0].strip()
-        if ctype == _PROTOBUF and "/selfsubject" in self.path:
-            raw = json.dumps(decode_review(raw, _review_kind(self.path))).encode()
-        elif raw and ctype not in ("", "application/json", "application/yaml", *_PATCH_TYPES,
-                                   "application/apply-patch+yaml"):
-            # Protobuf and CBOR clients fall back to JSON on 415, as with API servers
-            # that do not speak their encoding.
-            self._send(_Reply(_UnsupportedMediaType(
-                "the body of the request was in an unknown format - accepted media types "
-                "include: application/json, application/yaml").status(), 415))
-            return
-        if (self.headers.get("Upgrade") or "").lower() == "websocket":
-            try:
-                self._websocket(method)
-            except ApiError as exc:
-                self._send(_Reply(exc.status(), exc.code))
-            return
-        try:
-            reply = self.server.api.handle(method, self.path, dict(self.headers.items()), raw)
-        except ApiError as exc:
-            reply = _Reply(exc.status(), exc.code)
-        except Exception as exc:  # noqa: BLE001 - a server bug must answer 500, not hang kubectl
-            logger.exception("embedded API failed on %s %s", method, self.path)
-            reply = _Reply(ApiError(f"internal error: {exc}").status(), 500)
-        self._send(reply)
-
-    def _send(self, reply: _Reply) -> None:
-        if reply.stream is not None:
-            self._stream(reply)
-            return
-        data = (reply.body.encode() if isinstance(reply.body, str)
-                else json.dumps(reply.body).encode())
-        self.send_response(reply.code)
-        self.send_header("Content-Type", reply.content_type)
-        self.send_header("Content-Length", str(len(data)))
-        for name, value in reply.headers.items():
-            self.send_header(name, value)
-        self._headers_buffer.append(b"\r\n")
-        self.wfile.write(b"".join(self._headers_buffer) + data)
-        self._headers_buffer = []
-
-
-    def _stream(self, reply: _Reply) -> None:
-        """Chunked transfer of one JSON document (or text line) per item, until it ends."""
-        assert reply.stream is not None
-        self.send_response(reply.code)
-        self.send_header("Content-Type", reply.content_type)
-        self.send_header("Transfer-Encoding", "chunked")
-        self.end_headers()
-        self.close_connection = True
-        connection = self.connection
-
-        def gone() -> bool:
-            readable, _, _ = select.select([connection], [], [], 0)
-            return bool(readable) and not connection.recv(1, socket.MSG_PEEK)
-
-        reply.client_gone.append(gone)
-        try:
-            for item in reply.stream:
-                data = (item if isinstance(item, str) else json.dumps(item) + "\n").encode()
-                self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
-                self.wfile.flush()
-            self.wfile.write(b"0\r\n\r\n")
-        except (BrokenPipeError, ConnectionResetError):
-            logger.debug("watch client went away")
-
-    def _websocket(self, method: str) -> None:
-        """``kubectl exec`` over ``v5.channel.k8s.io``/``v4.channel.k8s.io`` WebSockets."""
-        offered = [p.strip() for p in (self.headers.get("Sec-WebSocket-Protocol") or "")
-                   .split(",")]
-        protocol = next((p for p in _EXEC_PROTOCOLS if p in offered), None)
-        key = self.headers.get("Sec-WebSocket-Key")
-        if protocol is None or key is None or method not in ("GET", "POST"):
-            raise BadRequest("unable to upgrade: no supported streaming protocol was offered")
-        pod, command = self.server.api.exec_target(self.path)
-        self.send_response(101, "Switching Protocols")
-        self.send_header("Upgrade", "websocket")
-        self.send_header("Connection", "Upgrade")
-        self.send_header("Sec-WebSocket-Accept", generate_accept_token(key.encode()).decode())
-        self.send_header("Sec-WebSocket-Protocol", protocol)
-        self.end_headers()
-        self.wfile.flush()
-        result = self.server.api.run_exec(pod, command)
-        ws = WsConnection(ConnectionType.SERVER)
-        out = b""
-        for channel, text in ((1, result.stdout), (2, result.stderr)):
-            if text:
-                out += ws.send(BytesMessage(data=bytes([channel]) + text.encode()))
-        out += ws.send(BytesMessage(data=b"\x03" + json.dumps(_exit_status(
-            command, result.exit_code)).encode()))
-        out += ws.send(CloseConnection(code=1000))
-        self.wfile.write(out)
-        self.wfile.flush()
-        self.close_connection = True
-
-
-_EXEC_PROTOCOLS = ("v5.channel.k8s.io", "v4.channel.k8s.io")
-_PROTOBUF = "application/vnd.kubernetes.protobuf"
-
-
-def _review_kind(path: str) -> str:
-    plural = urlsplit(path).path.rstrip("/").rsplit("/", 1)[-1]
-    return {"selfsubjectaccessreviews": "SelfSubjectAccessReview",
-            "selfsubjectrulesreviews": "SelfSubjectRulesReview"}.get(plural, "SelfSubjectReview")
-
-
-def _exit_status(command: list[str], code: int) -> dict[str, Any]:
-    """The ``Status`` an exec stream ends with (kubectl turns it into its exit code)."""
-    if code == 0:
-        return {"metadata": {}, "status": "Success"}
-    return {"metadata": {}, "status": "Failure",
-            "message": f"command terminated with non-zero exit code: error executing command "
-                       f"{command}, exit code {code}",
-            "reason": "NonZeroExitCode",
-            "details": {"causes": [{"reason": "ExitCode", "message": str(code)}]}}
-
-
-class _Server(ThreadingHTTPServer):
-    daemon_threads = True
-    allow_reuse_address = True
-    api: ApiServer
-
 
 def _query(path: str) -> tuple[list[str], dict[str, str]]:
     parts = urlsplit(path)
@@ -260,6 +74,14 @@ def _warning_headers(warnings: list[str]) -> dict[str, str] | None:
     return {"Warning": text}
 
 
+def _manager(params: dict[str, str], headers: dict[str, str]) -> str:
+    """The writer's name: ``fieldManager``, else the client's User-Agent product."""
+    if params.get("fieldManager"):
+        return params["fieldManager"]
+    agent = next((v for k, v in headers.items() if k.lower() == "user-agent"), "")
+    return agent.split("/", 1)[0].split(" ", 1)[0] or "unknown"
+
+
 def _body(raw: bytes) -> Any:
     try:
         return json.loads(raw or b"null")
@@ -288,7 +110,7 @@ class ApiServer:
                                                           "system:authenticated"))
         self._host = host
         self._port = port
-        self._server: _Server | None = None
+        self._server: HttpServer | None = None
         self._thread: threading.Thread | None = None
         self._lock = threading.Lock()
         self.url: str | None = None
@@ -307,7 +129,7 @@ class ApiServer:
                 return self.url
             self._stopping.clear()
             try:
-                server = _Server((self._host, self._port), _Handler)
+                server = HttpServer((self._host, self._port), Handler)
             except OSError as exc:
                 raise EmulatorError(f"cannot bind the embedded API server: {exc}") from exc
             server.api = self
@@ -342,38 +164,6 @@ class ApiServer:
                  tb: TracebackType | None) -> None:
         self.stop()
 
-    # ------------------------------------------------------------- identity
-    def _review(self, info: KindInfo, namespace: str | None,
-                obj: dict[str, Any]) -> dict[str, Any]:
-        """Answer an access or identity review about the requester."""
-        user = self.user
-        spec = obj.get("spec") or {}
-        out = {"kind": info.kind, "apiVersion": info.api_version,
-               "metadata": {"creationTimestamp": None}, "spec": spec}
-        if info.kind == "SelfSubjectReview":
-            out["status"] = {"userInfo": {"username": user.username,
-                                          "groups": list(user.groups)}}
-        elif info.kind == "SelfSubjectRulesReview":
-            ns = spec.get("namespace") or namespace
-            rules = ([{"verbs": ["*"], "apiGroups": ["*"], "resources": ["*"]}]
-                     if "system:masters" in user.groups else
-                     [r for r in rules_for(self.store, user, ns) if "resources" in r])
-            out["status"] = {"resourceRules": rules + [{
-                "verbs": ["create"], "apiGroups": ["authorization.k8s.io"],
-                "resources": ["selfsubjectaccessreviews", "selfsubjectrulesreviews"]}],
-                "nonResourceRules": [{"verbs": ["get"], "nonResourceURLs": [
-                    "/api", "/api/*", "/apis", "/apis/*", "/healthz", "/livez", "/openapi",
-                    "/openapi/*", "/readyz", "/version", "/version/"]}],
-                "incomplete": False}
-        else:
-            attrs = spec.get("resourceAttributes") or {}
-            if spec.get("nonResourceAttributes"):
-                allowed, reason = True, ""
-            else:
-                allowed, reason = authorize(self.store, user, attrs)
-            out["status"] = {"allowed": allowed, **({"reason": reason} if reason else {})}
-        return out
-
     # ----------------------------------------------------------------- exec
     def exec_target(self, path: str) -> tuple[dict[str, Any], list[str]]:
         """The pod and command of an ``.../pods/NAME/exec?command=...`` request.
@@ -404,7 +194,7 @@ class ApiServer:
         return run_in_pod(objects, pod, command, self._stopping)
 
     # -------------------------------------------------------------- routing
-    def handle(self, method: str, path: str, headers: dict[str, str], raw: bytes) -> _Reply:
+    def handle(self, method: str, path: str, headers: dict[str, str], raw: bytes) -> Reply:
         """Answer one request (the HTTP layer only encodes the result).
 
         Raises:
@@ -421,28 +211,28 @@ class ApiServer:
             return self._group_version("", parts[1], parts[2:], method, params, headers, raw)
         if parts[:1] == ["apis"] and len(parts) == 2 and method == "GET":
             if any(g == parts[1] for g, _ in disc.group_versions()):
-                return _Reply(disc.api_group(parts[1]))
+                return Reply(disc.api_group(parts[1]))
         if parts[:1] == ["apis"] and len(parts) >= 3:
             return self._group_version(parts[1], parts[2], parts[3:], method, params, headers,
                                        raw)
         raise NotFound("the server could not find the requested resource")
 
-    def _root(self, which: str, headers: dict[str, str]) -> _Reply:
+    def _root(self, which: str, headers: dict[str, str]) -> Reply:
         if which == "version":
-            return _Reply(disc.version_info())
+            return Reply(disc.version_info())
         if which in {"api", "apis"} and _wants_aggregated(headers):
-            return _Reply(disc.aggregated_discovery(core=which == "api"),
+            return Reply(disc.aggregated_discovery(core=which == "api"),
                           content_type=disc.AGGREGATED_CONTENT_TYPE)
         if which == "api":
             host = self.url.split("//", 1)[-1] if self.url else "127.0.0.1"
-            return _Reply(disc.legacy_api_versions(host))
+            return Reply(disc.legacy_api_versions(host))
         if which == "apis":
-            return _Reply(disc.api_group_list())
-        return _Reply({"paths": ["/api", "/api/v1", "/apis", "/openapi/v3", "/version"]})
+            return Reply(disc.api_group_list())
+        return Reply({"paths": ["/api", "/api/v1", "/apis", "/openapi/v3", "/version"]})
 
-    def _openapi(self, parts: list[str]) -> _Reply:
+    def _openapi(self, parts: list[str]) -> Reply:
         if parts == ["openapi", "v3"]:
-            return _Reply(disc.openapi_root())
+            return Reply(disc.openapi_root())
         rest = parts[2:]
         doc = None
         if parts[1:2] == ["v3"] and rest[:1] == ["api"] and len(rest) == 2:
@@ -451,15 +241,15 @@ class ApiServer:
             doc = disc.openapi_document(rest[1], rest[2])
         if doc is None:
             raise NotFound("the server could not find the requested resource")
-        return _Reply(doc, headers={"Cache-Control": "public, immutable"})
+        return Reply(doc, headers={"Cache-Control": "public, immutable"})
 
     def _group_version(self, group: str, version: str, rest: list[str], method: str,
-                       params: dict[str, str], headers: dict[str, str], raw: bytes) -> _Reply:
+                       params: dict[str, str], headers: dict[str, str], raw: bytes) -> Reply:
         if not rest:
             doc = disc.api_resource_list(group, version)
             if doc is None or method != "GET":
                 raise NotFound("the server could not find the requested resource")
-            return _Reply(doc)
+            return Reply(doc)
         namespace: str | None = None
         if rest[0] == "namespaces" and len(rest) >= 3:
             namespace, rest = rest[1], rest[2:]
@@ -478,7 +268,7 @@ class ApiServer:
 
     # ---------------------------------------------------------------- verbs
     def _collection(self, info: KindInfo, namespace: str | None, method: str,
-                    params: dict[str, str], headers: dict[str, str], raw: bytes) -> _Reply:
+                    params: dict[str, str], headers: dict[str, str], raw: bytes) -> Reply:
         if method == "GET":
             if params.get("watch") in {"true", "1"}:
                 return self._watch(info, namespace, params, headers)
@@ -486,28 +276,28 @@ class ApiServer:
                                     params.get("fieldSelector"))
             rv = str(self.store.revision)
             if _wants_table(headers):
-                return _Reply(render_table(info, items, rv, params.get("includeObject",
+                return Reply(render_table(info, items, rv, params.get("includeObject",
                                                                        "Metadata")))
-            return _Reply({"kind": info.list_kind, "apiVersion": info.api_version,
+            return Reply({"kind": info.list_kind, "apiVersion": info.api_version,
                            "metadata": {"resourceVersion": rv}, "items": items})
         if method == "POST":
             obj = _body(raw)
             if not isinstance(obj, dict):
                 raise BadRequest("the request body must be a JSON object")
             if info.verbs == ("create",):
-                return _Reply(self._review(info, namespace, obj), 201)
+                return Reply(review(self.store, self.user, info, namespace, obj), 201)
             self._check_target(info, obj, namespace, None)
             if info.namespaced:
                 obj.setdefault("metadata", {})["namespace"] = namespace
             warnings: list[str] = []
             created = self.store.create(obj, dry_run="dryRun" in params,
                                         field_validation=_field_validation(params),
-                                        warnings=warnings)
-            return _Reply(created, 201, headers=_warning_headers(warnings))
-        raise _MethodNotAllowed(f"method {method} is not supported on {info.plural}")
+                                        warnings=warnings, manager=_manager(params, headers))
+            return Reply(created, 201, headers=_warning_headers(warnings))
+        raise MethodNotAllowed(f"method {method} is not supported on {info.plural}")
 
     def _watch(self, info: KindInfo, namespace: str | None, params: dict[str, str],
-               headers: dict[str, str]) -> _Reply:
+               headers: dict[str, str]) -> Reply:
         since = params.get("resourceVersion") or ""
         start = int(since) if since.isdigit() and since != "0" else self.store.revision
         stop = threading.Event()
@@ -515,7 +305,7 @@ class ApiServer:
                                   params.get("labelSelector"), params.get("fieldSelector"))
         table = _wants_table(headers)
         include = params.get("includeObject", "Metadata")
-        reply = _Reply(None)
+        reply = Reply(None)
 
         def documents() -> Iterator[dict[str, Any]]:
             for change, obj in events:
@@ -534,25 +324,25 @@ class ApiServer:
 
     def _item(self, info: KindInfo, namespace: str | None, name: str, sub: str | None,
               method: str, params: dict[str, str], headers: dict[str, str],
-              raw: bytes) -> _Reply:
+              raw: bytes) -> Reply:
         dry_run = "dryRun" in params
         if sub == "log" and method == "GET":
             pod = self.store.get(info.key, namespace, name)
             if params.get("follow") == "true":
-                return _Reply(None, content_type="text/plain",
+                return Reply(None, content_type="text/plain",
                               stream=follow_log(pod, params, time.time, self._stopping))
-            return _Reply(container_log(pod, params, time.time()),
+            return Reply(container_log(pod, params, time.time()),
                           content_type="text/plain")
         if sub == "scale":
             return self._scale(info, namespace, name, method, raw, dry_run)
         if method == "GET":
             obj = self.store.get(info.key, namespace, name)
             if _wants_table(headers):
-                return _Reply(render_table(info, [obj], str(self.store.revision),
+                return Reply(render_table(info, [obj], str(self.store.revision),
                                            params.get("includeObject", "Metadata")))
-            return _Reply(obj)
+            return Reply(obj)
         if sub is not None:
-            raise _MethodNotAllowed(f"{info.plural}/{sub} is read-only here")
+            raise MethodNotAllowed(f"{info.plural}/{sub} is read-only here")
         if method == "PUT":
             obj = _body(raw)
             if not isinstance(obj, dict):
@@ -561,32 +351,55 @@ class ApiServer:
             warnings: list[str] = []
             replaced = self.store.replace(obj, dry_run=dry_run,
                                           field_validation=_field_validation(params),
-                                          warnings=warnings)
-            return _Reply(replaced, headers=_warning_headers(warnings))
+                                          warnings=warnings, manager=_manager(params, headers))
+            return Reply(replaced, headers=_warning_headers(warnings))
         if method == "PATCH":
             ctype = next((v for k, v in headers.items() if k.lower() == "content-type"), "")
-            patch_type = _PATCH_TYPES.get(ctype.split(";")[0].strip())
+            patch_type = PATCH_TYPES.get(ctype.split(";")[0].strip())
             if patch_type is None:
-                raise _UnsupportedMediaType(
+                raise UnsupportedMediaType(
                     f"the body of the request was in an unknown format - accepted media types "
-                    f"include: {', '.join(_PATCH_TYPES)}"
+                    f"include: {', '.join(PATCH_TYPES)}"
                 )
             warnings = []
+            if patch_type == "apply":
+                return self._apply(info, namespace, name, raw, params, headers)
             patched = self.store.patch(info.key, namespace, name, _body(raw), patch_type,
                                        dry_run=dry_run,
                                        field_validation=_field_validation(params),
-                                       warnings=warnings)
-            return _Reply(patched, headers=_warning_headers(warnings))
+                                       warnings=warnings, manager=_manager(params, headers))
+            return Reply(patched, headers=_warning_headers(warnings))
         if method == "DELETE":
             obj = self.store.delete(info.key, namespace, name, dry_run=dry_run)
-            return _Reply({"kind": "Status", "apiVersion": "v1", "metadata": {},
+            return Reply({"kind": "Status", "apiVersion": "v1", "metadata": {},
                            "status": "Success",
                            "details": {"name": name, "group": info.group, "kind": info.plural,
                                        "uid": obj["metadata"].get("uid")}})
-        raise _MethodNotAllowed(f"method {method} is not supported on {info.plural}")
+        raise MethodNotAllowed(f"method {method} is not supported on {info.plural}")
+
+    def _apply(self, info: KindInfo, namespace: str | None, name: str, raw: bytes,
+               params: dict[str, str], headers: dict[str, str]) -> Reply:
+        try:
+            obj = yaml.safe_load(raw.decode() or "null")
+        except (yaml.YAMLError, UnicodeDecodeError) as exc:
+            raise BadRequest(f"error decoding YAML: {exc}") from None
+        if not isinstance(obj, dict):
+            raise BadRequest("the apply configuration must be an object")
+        if not params.get("fieldManager"):
+            raise BadRequest("PATCH, application/apply-patch+yaml requires fieldManager to "
+                             "be set")
+        self._check_target(info, obj, namespace, name)
+        if info.namespaced:
+            obj["metadata"]["namespace"] = namespace
+        warnings: list[str] = []
+        result, created = self.store.apply(
+            obj, params["fieldManager"], force=params.get("force") == "true",
+            dry_run="dryRun" in params, field_validation=_field_validation(params),
+            warnings=warnings)
+        return Reply(result, 201 if created else 200, headers=_warning_headers(warnings))
 
     def _scale(self, info: KindInfo, namespace: str | None, name: str, method: str,
-               raw: bytes, dry_run: bool) -> _Reply:
+               raw: bytes, dry_run: bool) -> Reply:
         if method in {"PUT", "PATCH"}:
             body = _body(raw)
             replicas = ((body or {}).get("spec") or {}).get("replicas")
@@ -595,9 +408,9 @@ class ApiServer:
             self.store.patch(info.key, namespace, name, {"spec": {"replicas": replicas}},
                              "merge", dry_run=dry_run)
         elif method != "GET":
-            raise _MethodNotAllowed(f"method {method} is not supported on {info.plural}/scale")
+            raise MethodNotAllowed(f"method {method} is not supported on {info.plural}/scale")
         obj = self.store.get(info.key, namespace, name)
-        return _Reply({
+        return Reply({
             "kind": "Scale", "apiVersion": "autoscaling/v1",
             "metadata": {k: obj["metadata"][k] for k in
                          ("name", "namespace", "uid", "resourceVersion", "creationTimestamp")},

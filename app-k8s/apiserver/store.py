@@ -18,6 +18,7 @@ from typing import Any, Literal
 
 from netarena.k8s.apiserver.defaults import apply_defaults, validate
 from netarena.k8s.apiserver.derived import derived_objects
+from netarena.k8s.apiserver.fields import record_update, server_side_apply
 from netarena.k8s.apiserver.kinds import (
     AlreadyExists,
     BadRequest,
@@ -72,6 +73,7 @@ class ObjectStore(WorkloadController):
         self._rng = random.Random(seed)
         self._next_pod_ip: dict[str, int] = {}
         self._frozen_at: float | None = None
+        self._manager = "kubectl"
         self._service_ips: set[str] = set()
         self._spawned: dict[Key, int] = {}
         with self.at(clock() if created_at is None else created_at):
@@ -79,18 +81,20 @@ class ObjectStore(WorkloadController):
                 self.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}})
 
     @contextlib.contextmanager
-    def at(self, timestamp: float) -> Iterator[None]:
+    def at(self, timestamp: float, manager: str | None = None) -> Iterator[None]:
         """Within the block, writes are stamped ``timestamp`` (seconds since the epoch).
 
         Builds a cluster whose objects carry the ages they would have had: the cluster's own
-        objects weeks ago, an application's deploy some hours ago.
+        objects weeks ago, an application's deploy some hours ago. ``manager`` names the
+        writer in ``managedFields`` (``kubeadm``, ``kubectl-client-side-apply``).
         """
         with self._lock:
-            before, self._frozen_at = self._frozen_at, timestamp
+            before = self._frozen_at, self._manager
+            self._frozen_at, self._manager = timestamp, manager or self._manager
             try:
                 yield
             finally:
-                self._frozen_at = before
+                self._frozen_at, self._manager = before
 
     def advance_revision(self, writes: int) -> None:
         """Move the revision on by ``writes`` (the leases and status updates of elapsed time)."""
@@ -197,6 +201,7 @@ class ObjectStore(WorkloadController):
         dry_run: bool = False,
         field_validation: FieldValidation = "Ignore",
         warnings: list[str] | None = None,
+        manager: str | None = None,
     ) -> dict[str, Any]:
         """Store a new object; a Deployment also creates its Pods.
 
@@ -229,6 +234,7 @@ class ObjectStore(WorkloadController):
             meta["uid"] = self._uid()
             meta["creationTimestamp"] = self._now()
             meta["generation"] = 1
+            record_update(info, None, new, manager or self._manager, meta["creationTimestamp"])
             if dry_run or info.generated:  # a derived kind's controller owns its objects
                 return new
             self._admit(info, new, None)
@@ -243,6 +249,7 @@ class ObjectStore(WorkloadController):
         dry_run: bool = False,
         field_validation: FieldValidation = "Ignore",
         warnings: list[str] | None = None,
+        manager: str | None = None,
     ) -> dict[str, Any]:
         """Replace an existing object (PUT). Status of Pods/Deployments/Services is kept.
 
@@ -268,7 +275,7 @@ class ObjectStore(WorkloadController):
             if info.generated:  # its controller puts it back at once
                 return old
             new = _known_fields(info, obj, field_validation, warnings)
-            return self._update(info, old, new, dry_run)
+            return self._update(info, old, new, dry_run, manager or self._manager)
 
     def patch(
         self,
@@ -281,6 +288,7 @@ class ObjectStore(WorkloadController):
         dry_run: bool = False,
         field_validation: FieldValidation = "Ignore",
         warnings: list[str] | None = None,
+        manager: str | None = None,
     ) -> dict[str, Any]:
         """Patch one object: ``json`` (RFC 6902), ``merge`` (RFC 7386) or ``strategic``.
 
@@ -298,7 +306,44 @@ class ObjectStore(WorkloadController):
                 return old
             new = apply_patch(old, patch, patch_type, kind)
             new = _known_fields(info, new, field_validation, warnings)
-            return self._update(info, old, new, dry_run)
+            return self._update(info, old, new, dry_run, manager or self._manager)
+
+    def apply(
+        self,
+        obj: dict[str, Any],
+        manager: str,
+        *,
+        force: bool = False,
+        dry_run: bool = False,
+        field_validation: FieldValidation = "Ignore",
+        warnings: list[str] | None = None,
+    ) -> tuple[dict[str, Any], bool]:
+        """Server-side apply of ``obj`` by ``manager``; creates the object when missing.
+
+        Returns:
+            The resulting object, and whether it was created.
+
+        Raises:
+            Conflict: The configuration changes fields another manager owns (not forced).
+            Invalid: The result fails validation.
+        """
+        info = self._info_of(obj)
+        applied = _known_fields(info, obj, field_validation, warnings)
+        meta = applied.get("metadata") or {}
+        with self._lock:
+            try:
+                live = self.get(info.key, meta.get("namespace") if info.namespaced else None,
+                                str(meta.get("name")))
+            except NotFound:
+                created = self.create(applied, dry_run=dry_run, manager=manager)
+                created["metadata"]["managedFields"][0]["operation"] = "Apply"
+                if not dry_run:
+                    self._objects[info.key][self._key(info, meta.get("namespace"), meta[
+                        "name"])]["metadata"]["managedFields"] = created["metadata"][
+                        "managedFields"]
+                return created, True
+            new = server_side_apply(info, live, applied, manager, force, self._now())
+            return self._update(info, live, new, dry_run, None), False
 
     def delete(
         self, kind: str, namespace: str | None, name: str, *, dry_run: bool = False
@@ -351,8 +396,13 @@ class ObjectStore(WorkloadController):
                            {"name": ns, "kind": "namespaces"})
 
     def _update(
-        self, info: KindInfo, old: dict[str, Any], new: dict[str, Any], dry_run: bool
+        self, info: KindInfo, old: dict[str, Any], new: dict[str, Any], dry_run: bool,
+        manager: str | None,
     ) -> dict[str, Any]:
+        """Validate and store ``new`` over ``old``, giving ``manager`` what it changed.
+
+        ``manager`` None keeps the owners ``new`` states (server-side apply set them).
+        """
         if not isinstance(new, dict):
             raise BadRequest("the patched object is not a JSON object")
         meta = new.setdefault("metadata", {})
@@ -364,7 +414,9 @@ class ObjectStore(WorkloadController):
             raise BadRequest("the name or namespace of the object does not match the request")
         if new.get("kind", info.kind) != info.kind:
             raise BadRequest(f"kind {new.get('kind')!r} does not match {info.kind!r}")
-        for field in ("uid", "creationTimestamp", "generation", "namespace", "ownerReferences"):
+        kept = ("uid", "creationTimestamp", "generation", "namespace", "ownerReferences",
+                "resourceVersion") + (("managedFields",) if manager is not None else ())
+        for field in kept:
             if field in old_meta:
                 meta[field] = old_meta[field]
         if info.kind in _STATUS_KINDS and "status" in old:
@@ -374,7 +426,11 @@ class ObjectStore(WorkloadController):
         validate(new, info)
         if new.get("spec") != old.get("spec"):
             meta["generation"] = old_meta.get("generation", 1) + 1
-        if dry_run or new == old:
+        if new == old:
+            return new
+        if manager is not None:
+            record_update(info, old, new, manager, self._now())
+        if dry_run:
             return new
         self._write(info, self._key(info, meta.get("namespace"), meta["name"]), new)
         if info.kind == "Deployment":

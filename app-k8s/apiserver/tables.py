@@ -98,7 +98,10 @@ def _service_ports(spec: dict[str, Any]) -> str:
 
 def _service_row(svc: dict[str, Any], now: float) -> Row:
     spec = svc.get("spec") or {}
-    external = ",".join(spec.get("externalIPs") or []) or "<none>"
+    ingress = ((svc.get("status") or {}).get("loadBalancer") or {}).get("ingress") or []
+    external = ",".join([i.get("ip") or i.get("hostname", "") for i in ingress]
+                        + list(spec.get("externalIPs") or [])) or (
+        "<pending>" if spec.get("type") == "LoadBalancer" else "<none>")
     selector = ",".join(f"{k}={v}" for k, v in sorted((spec.get("selector") or {}).items()))
     return [svc["metadata"]["name"], spec.get("type", "ClusterIP"),
             spec.get("clusterIP") or "<none>", external, _service_ports(spec), _age(svc, now),

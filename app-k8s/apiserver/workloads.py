@@ -18,6 +18,7 @@ import uuid
 from collections.abc import Callable
 from typing import Any
 
+from netarena.k8s.apiserver.fields import record_status, record_update
 from netarena.k8s.apiserver.kinds import Invalid, KindInfo, clone, kind_info
 from netarena.k8s.apiserver.watch import ChangeLog
 
@@ -146,6 +147,7 @@ class WorkloadController:
     def _admit_service(
         self, new: dict[str, Any], spec: dict[str, Any], old: dict[str, Any] | None
     ) -> None:
+        self._allocate_node_ports(spec, old)
         if old is not None:
             old_ip = old["spec"].get("clusterIP")
             if spec.get("clusterIP") in (None, "", old_ip):
@@ -177,6 +179,23 @@ class WorkloadController:
         spec["clusterIP"] = want
         spec["clusterIPs"] = [want]
 
+    def _allocate_node_ports(self, spec: dict[str, Any], old: dict[str, Any] | None) -> None:
+        """NodePort and LoadBalancer Services get a port in 30000-32767 per Service port."""
+        if spec.get("type") not in ("NodePort", "LoadBalancer"):
+            return
+        kept = {p.get("port"): p.get("nodePort") for p in ((old or {}).get("spec") or {}).get(
+            "ports") or []}
+        used = {p.get("nodePort") for s in self._objects.get("Service", {}).values()
+                for p in (s.get("spec") or {}).get("ports") or []}
+        for port in spec.get("ports") or []:
+            if isinstance(port, dict) and not port.get("nodePort"):
+                port["nodePort"] = kept.get(port.get("port")) or next(
+                    n for n in iter(lambda: self._rng.randrange(30000, 32768), None)
+                    if n not in used)
+        if spec["type"] == "LoadBalancer":
+            spec.setdefault("externalTrafficPolicy", "Cluster")
+            spec.setdefault("allocateLoadBalancerNodePorts", True)
+
     def _admit_pod(self, pod: dict[str, Any]) -> None:
         spec = pod["spec"]
         node_name = spec.setdefault("nodeName", self._schedule(spec))
@@ -185,8 +204,37 @@ class WorkloadController:
         ip = host_ip if spec.get("hostNetwork") else self._pod_ip(node_name, node)
         spec.setdefault("serviceAccountName", "default")
         spec.setdefault("serviceAccount", spec["serviceAccountName"])
+        self._admit_pod_defaults(pod)
         now = pod["metadata"]["creationTimestamp"]
         pod["status"] = _running_status(spec, ip, host_ip, now)
+
+    def _admit_pod_defaults(self, pod: dict[str, Any]) -> None:
+        """What admission adds to every pod: the API token volume, tolerations, priority."""
+        spec = pod["spec"]
+        spec.setdefault("enableServiceLinks", True)
+        spec.setdefault("priority", 0)
+        spec.setdefault("preemptionPolicy", "PreemptLowerPriority")
+        tolerations = spec.setdefault("tolerations", [])
+        for key in ("node.kubernetes.io/not-ready", "node.kubernetes.io/unreachable"):
+            if not any(t.get("key") == key or (t.get("operator") == "Exists" and not t.get(
+                    "key")) for t in tolerations):
+                tolerations.append({"key": key, "operator": "Exists", "effect": "NoExecute",
+                                    "tolerationSeconds": 300})
+        if spec.get("automountServiceAccountToken") is False:
+            return
+        rng = random.Random(pod["metadata"].get("uid"))
+        volume = f"kube-api-access-{''.join(rng.choice(_SAFE_ALPHABET) for _ in range(5))}"
+        spec.setdefault("volumes", []).append({"name": volume, "projected": {
+            "defaultMode": 420, "sources": [
+                {"serviceAccountToken": {"expirationSeconds": 3607, "path": "token"}},
+                {"configMap": {"name": "kube-root-ca.crt",
+                               "items": [{"key": "ca.crt", "path": "ca.crt"}]}},
+                {"downwardAPI": {"items": [{"path": "namespace", "fieldRef": {
+                    "apiVersion": "v1", "fieldPath": "metadata.namespace"}}]}}]}})
+        for c in spec.get("containers") or []:
+            c.setdefault("volumeMounts", []).append({
+                "name": volume, "readOnly": True,
+                "mountPath": "/var/run/secrets/kubernetes.io/serviceaccount"})
 
     def _pod_ip(self, node_name: str, node: dict[str, Any] | None) -> str:
         cidr = ((node or {}).get("spec") or {}).get("podCIDR")
@@ -286,7 +334,11 @@ class WorkloadController:
             "spec": template["spec"],
         }
         self._admit_pod(pod)
-        self._write(kind_info("Pod"), (ns, name), pod)
+        info = kind_info("Pod")
+        record_update(info, None, pod, "kube-controller-manager", pod["metadata"][
+            "creationTimestamp"])
+        record_status(info, pod, "kubelet", pod["metadata"]["creationTimestamp"])
+        self._write(info, (ns, name), pod)
 
 
 

@@ -58,7 +58,8 @@ CORPUS: list[tuple[str, int, str]] = [
     ("get pods -n kube-system -l k8s-app=kube-dns -o wide", 0, "10.244.0."),
     ("get svc", 0, "kubernetes"),
     ("get svc -A", 0, "kube-dns"),
-    ("get svc frontend-external", 1, 'services "frontend-external" not found'),
+    ("get svc frontend-external", 0, "<pending>     80:3"),
+    ("get svc nope", 1, 'services "nope" not found'),
     ("get svc -o wide", 0, "SELECTOR"),
     ("get endpoints", 0, "ENDPOINTS"),
     ("get endpointslices", 0, "ADDRESSTYPE"),
@@ -87,7 +88,8 @@ CORPUS: list[tuple[str, int, str]] = [
     ("get clusterroles", 0, "cluster-admin"),
     ("get sc", 0, "(default)"),
     ("get leases -n kube-node-lease", 0, "HOLDER"),
-    ("describe pod -l app=frontend", 0, "Service Account:"),
+    ("describe pod -l app=frontend", 0, "Service Account:  frontend"),
+    ("describe pod -l app=cartservice", 0, "Readiness:  grpc <pod>:7070"),
     ("describe deploy frontend", 0, "NewReplicaSet:"),
     ("describe svc frontend", 0, "Endpoints:"),
     ("describe netpol adservice", 0, "PodSelector:"),
@@ -165,6 +167,14 @@ def test_apply_heredoc_and_server_side(episode: K8sEpisode) -> None:
     assert code == 0 and "networkpolicy.networking.k8s.io/allow-probe created" in out, out
     code, out = run(episode, "apply -f -", stdin=POLICY)
     assert code == 0 and "unchanged" in out, out
+    code, out = run(episode, "apply --server-side -f -", stdin=POLICY)
+    assert code == 0 and "serverside-applied" in out, out
+    code, out = run(episode, "apply --server-side -f -",
+                    stdin=POLICY.replace("[Ingress]", "[Ingress, Egress]"))
+    assert code == 1 and 'conflict with "kubectl-client-side-apply"' in out, out
+    code, out = run(episode, "apply --server-side --force-conflicts -f -",
+                    stdin=POLICY.replace("[Ingress]", "[Ingress, Egress]"))
+    assert code == 0 and "serverside-applied" in out, out
     code, out = run(episode, "delete netpol allow-probe")
     assert code == 0 and "deleted" in out, out
 
