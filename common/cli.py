@@ -218,6 +218,9 @@ def serve(
         envvar="NETARENA_PURPLE_ALLOW",
         help="comma-separated networks/hosts purple URLs must be in (default: any but "
              "link-local and metadata addresses)")] = None,
+    param: Annotated[list[str], typer.Option(
+        "--param", "-p", help="app parameter KEY=VALUE for every request (requests may "
+        "override all but the app's operator-only fields, e.g. k8s kubeconfig)")] = [],  # noqa: B006
 ) -> None:
     """Serve APP as an A2A green agent (card at /.well-known/agent-card.json, status at /).
 
@@ -232,14 +235,15 @@ def serve(
 
     logging.basicConfig(level=logging.INFO)
     try:
-        app_cls = type(load_app(app_name))
+        app_params = _parse_params(param)
+        app_cls = type(load_app(app_name, app_params))
         limits = ServerLimits.from_env()
     except ConfigError as exc:
         err.print(f"[red]error:[/red] {exc}")
         raise typer.Exit(2) from exc
     url = card_url or default_card_url(host, port)
     options = GreenOptions(results_dir=results, limits=limits,
-                           policy=OutboundPolicy.parse(purple_allow))
+                           policy=OutboundPolicy.parse(purple_allow), app_params=app_params)
     err.print(f"netarena {app_name} green agent at {url}")
     if os.environ.get("NETARENA_GATEWAY_PROXY"):  # set by the Amber manifests
         err.print(f"AgentBeats gateway proxy: {os.environ['NETARENA_GATEWAY_PROXY']}")

@@ -224,6 +224,12 @@ def parse_request(
     config = dict(request.config)
     reference_dialect = bool({"complexity_level", "prompt_type"} & set(config))
     plan_kw, run_kw, app_kw, ignored = _split(app_cls, config)
+    local = sorted(set(app_kw) & app_cls.config_model.operator_fields)
+    if local:
+        raise ConfigError(
+            f"{', '.join(local)} may only be set by the evaluator's operator "
+            f"(netarena run --param), not by an evaluation request"
+        )
     notes: list[str] = []
     if ignored:
         notes.append(f"ignored file-path keys: {', '.join(sorted(ignored))}")

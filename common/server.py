@@ -97,6 +97,9 @@ class GreenOptions:
     """Bounds for unauthenticated requesters (``limits.trusted()`` for token holders)."""
     policy: OutboundPolicy = field(default_factory=OutboundPolicy)
     """Which purple URLs may be contacted."""
+    app_params: dict[str, Any] = field(default_factory=dict)
+    """The operator's app parameters (``serve --param``), under every request's own; the
+    only way to set the app's ``operator_fields`` (a kubeconfig, say) on a server."""
 
 
 class _Evaluation:
@@ -117,12 +120,17 @@ class _Evaluation:
     def _say(self, text: str) -> Message:
         return self.updater.new_agent_message([Part(text=text)])
 
+    def _params(self, req: ParsedRequest) -> dict[str, Any]:
+        """The app parameters: the operator's, overridden by the request's own."""
+        return {**self.options.app_params, **req.app_config}
+
     def _results_file(self, req: ParsedRequest) -> Path | None:
         """Where a seeded request's results go, so a restarted server resumes it."""
         if self.options.results_dir is None:
             return None
         key = json.dumps(
-            [self.app_cls.name, req.url, req.plan.model_dump(), req.app_config], sort_keys=True
+            [self.app_cls.name, req.url, req.plan.model_dump(), self._params(req)],
+            sort_keys=True,
         )
         digest = hashlib.sha256(key.encode()).hexdigest()[:16]
         return self.options.results_dir / f"{self.app_cls.name}-{digest}.jsonl"
@@ -158,7 +166,7 @@ class _Evaluation:
         self.entry = entry = self.board.start(Entry(
             self.updater.task_id, self.app_cls.name, req.role, req.url))
         entry.task = asyncio.current_task()
-        app = await asyncio.to_thread(self.app_cls, req.app_config)
+        app = await asyncio.to_thread(self.app_cls, self._params(req))
         queries = await self._plan(app, req, limits)
         entry.total = len(queries)
         run = req.run
