@@ -87,6 +87,16 @@ def _spec(params: TopologyParams) -> SandboxSpec:
     )
 
 
+def _answer_limit_bytes(spec: SandboxSpec) -> int:
+    """The largest answer (result and topology diff, as JSON) the evaluator reads, bytes.
+
+    A diff lists at most every node and edge of the topology with its attributes, which is
+    what the setup payload holds; the returned value is at most as large again. Twice the
+    payload plus 1 MiB leaves room for every honest answer and bounds what is parsed.
+    """
+    return 2 * len(spec.payload) + (1 << 20)
+
+
 class MaltApp(App):
     """The ``malt`` app: constructive, one turn, answers are sandboxed ``process_graph`` code."""
 
@@ -126,10 +136,12 @@ class MaltApp(App):
         nobody holds it, ``shared_pool`` keeps only a few warm and the rest are closed.
         """
         if self._pool is None or self._pool.closed:
-            limits = SandboxLimits(
-                wall_s=self.config.timeout_s, cpu_s=max(1, round(self.config.timeout_s))
-            )
             spec = _spec(self.config.topology())
+            limits = SandboxLimits(
+                wall_s=self.config.timeout_s,
+                cpu_s=max(1, round(self.config.timeout_s)),
+                max_output_bytes=_answer_limit_bytes(spec),
+            )
             self._pool = shared_pool(spec, limits, self.config.sandbox_workers)
         return self._pool
 
