@@ -240,6 +240,8 @@ FORGED = {
         "'code_s' is not a number",
     ),
     "many-containers": ("b'[' + b'[],' * 2500000 + b'[]]'", "refused unread"),
+    # under the ~3 MB size limit, but a million lists would cost the evaluator ~64 MB
+    "many-containers-small": ("b'[' + b'[],' * 1000000 + b'[]]'", "lists and objects"),
 }
 
 
