@@ -17,6 +17,7 @@ from rich.table import Table
 from netarena.common.agents import make_agent
 from netarena.common.app import load_app
 from netarena.common.errors import ConfigError
+from netarena.common.result_files import UnsafeResultsFile, write_atomic
 from netarena.common.runner import QueryPlan, RunConfig, Runner, fresh_seed, plan_queries
 from netarena.common.stats import summarize
 
@@ -162,10 +163,14 @@ def run(
                 description=f"{app_name} · {the_agent.name} · correctness {correct / done:.2f}",
             )
 
-        results = asyncio.run(runner.run(qs, out=results_path, on_result=tick))
+        try:
+            results = asyncio.run(runner.run(qs, out=results_path, on_result=tick))
+        except UnsafeResultsFile as exc:
+            err.print(f"[red]error:[/red] {exc}")
+            raise typer.Exit(2) from exc
     summary = summarize(results, app=app_name, agent=the_agent.name, seed=seed)
     if out:
-        (out / "summary.json").write_text(json.dumps(summary, indent=2))
+        write_atomic(out / "summary.json", json.dumps(summary, indent=2))
     if as_json:
         typer.echo(json.dumps(summary, indent=2))
     else:

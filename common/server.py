@@ -11,7 +11,6 @@ concurrent requests never share state.
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import json
 import logging
 import time
@@ -29,6 +28,7 @@ from netarena.common.app import App
 from netarena.common.errors import ConfigError
 from netarena.common.remote import RemoteAgent
 from netarena.common.request import ParsedRequest, load_request, parse_request
+from netarena.common.result_files import keyed_name
 from netarena.common.runner import Runner, plan_queries
 from netarena.common.stats import summarize
 from netarena.common.types import QueryResult
@@ -70,8 +70,7 @@ class _Evaluation:
         key = json.dumps(
             [self.app_cls.name, req.url, req.plan.model_dump(), req.app_config], sort_keys=True
         )
-        digest = hashlib.sha256(key.encode()).hexdigest()[:16]
-        return self.results_dir / f"{self.app_cls.name}-{digest}.jsonl"
+        return keyed_name(self.results_dir, self.app_cls.name, key)  # unpredictable name
 
     async def run(self, message: Message) -> None:
         req = parse_request(
