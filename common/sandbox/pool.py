@@ -32,7 +32,6 @@ from collections import OrderedDict
 from typing import Any
 
 from netarena.common.errors import SandboxError, SandboxTimeout
-from netarena.common.sandbox.confine import CONFINEMENT_FAILED
 from netarena.common.sandbox.host import HostLayers, host_layers
 from netarena.common.sandbox.spec import SandboxLimits, SandboxResult, SandboxSpec
 from netarena.common.sandbox.worker import Worker, WorkerOptions
@@ -152,11 +151,7 @@ class SandboxPool:
             raise
         finally:
             self._give_back(worker)
-        if (
-            info["status"] != "ok"
-            or "signal" in info
-            or info.get("exit_code") == CONFINEMENT_FAILED
-        ):
+        if info["status"] != "ok" or "signal" in info or info.get("confined") is not True:
             self._fail(info, output)
         return SandboxResult(output=output, run_s=float(info.get("run_s", 0.0)))
 
@@ -210,9 +205,10 @@ class SandboxPool:
             raise SandboxError(f"sandbox worker refused the request ({status})")
         if sig == "SIGXCPU" or (sig == "SIGKILL" and info.get("run_s", 0) >= self.limits.cpu_s):
             raise SandboxTimeout(f"code ran past the {self.limits.cpu_s} s CPU-time limit")
-        if sig:
-            raise SandboxError(f"code {_SIGNAL_REASONS.get(sig, f'ended by {sig}')}")
-        raise SandboxError(f"confinement failed: {output[:500].decode('utf-8', 'replace')}")
+        if info.get("confined") is not True:
+            reason = output[:500].decode("utf-8", "replace") or f"{info}"
+            raise SandboxError(f"the sandbox could not confine the code (it did not run): {reason}")
+        raise SandboxError(f"code {_SIGNAL_REASONS.get(sig or '', f'ended by {sig}')}")
 
     def worker_pids(self) -> list[int]:
         """Process ids of the idle warm workers (for inspection and tests)."""

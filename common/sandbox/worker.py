@@ -179,30 +179,34 @@ class Worker:
         """Read the answer pipe (at most ``max_output_bytes``) and the worker's status."""
         limit = self.limits.max_output_bytes
         chunks: list[bytes] = []
-        size, over, reading = 0, False, True
+        size, over = 0, False
         info: dict[str, Any] | None = None
+        poller = select.poll()  # not select(): a busy server's descriptors pass 1024
+        poller.register(out_r, select.POLLIN)
+        poller.register(self._control, select.POLLIN)
+        reading = True
         while info is None or reading:
             left = deadline - time.monotonic()
             if left <= 0:
                 self.kill()
                 raise SandboxError("sandbox worker stopped responding")
-            watch = ([out_r] if reading else []) + ([self._control] if info is None else [])
-            ready, _, _ = select.select(watch, [], [], left)
-            if out_r in ready:
-                chunk = os.read(out_r, min(_CHUNK, limit + 1 - size))
-                size += len(chunk)
-                if not chunk:
-                    reading = False
-                elif size > limit:
-                    over, reading = True, False
-                    _stop_reading(out_r)
-                else:
-                    chunks.append(chunk)
-            if self._control in ready:
-                info = self._receive(0.001)
-                if not isinstance(info.get("status"), str):
-                    self.kill()
-                    raise SandboxError("sandbox worker sent a malformed status")
+            for fd, _ in poller.poll(left * 1000):
+                if fd == out_r:
+                    chunk = os.read(out_r, min(_CHUNK, limit + 1 - size))
+                    size += len(chunk)
+                    if not chunk or size > limit:
+                        over, reading = size > limit, False
+                        poller.unregister(out_r)
+                        if over:
+                            _stop_reading(out_r)
+                    else:
+                        chunks.append(chunk)
+                elif info is None:
+                    info = self._receive(0.001)
+                    poller.unregister(self._control)
+                    if not isinstance(info.get("status"), str):
+                        self.kill()
+                        raise SandboxError("sandbox worker sent a malformed status")
         if over:
             info = {**info, "status": "output_limit"}
         return info, b"".join(chunks)

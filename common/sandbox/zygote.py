@@ -89,20 +89,25 @@ class Warm:
     def answer(self, request_fd: int, out_fd: int, wall_s: float) -> dict[str, Any]:
         """Run one answer in a fresh child; its status once it has ended (or been killed)."""
         started = time.perf_counter()
+        confined_r, confined_w = os.pipe()
         pid = os.fork()
         if pid == 0:
-            self._child(request_fd, out_fd)
-        os.close(request_fd)
-        os.close(out_fd)
-        status = _wait(pid, time.monotonic() + wall_s)
+            os.close(confined_r)
+            self._child(request_fd, out_fd, confined_w)
+        for fd in (request_fd, out_fd, confined_w):
+            os.close(fd)
+        try:
+            status = _wait(pid, confined_r, time.monotonic() + wall_s)
+        finally:
+            os.close(confined_r)
         status["run_s"] = round(time.perf_counter() - started, 6)
         return status
 
-    def _child(self, request_fd: int, out_fd: int) -> NoReturn:
-        """Confine this forked process, run the request, write the answer, exit."""
+    def _child(self, request_fd: int, out_fd: int, confined_fd: int) -> NoReturn:
+        """Confine this forked process, say so, run the request, write the answer, exit."""
         try:
             request = _read_all(request_fd)
-            confine.isolate(keep=(out_fd, self.ruleset), devnull=self.devnull)
+            confine.isolate(keep=(out_fd, confined_fd, self.ruleset), devnull=self.devnull)
             confine.limit(self.config["limits"])
             confine.drop_identity(self.config["chroot"], self.config["per_answer_uid"])
             if self.ruleset >= 0:
@@ -114,8 +119,10 @@ class Warm:
             confine.forget_machinery(self.config["allowed_imports"])
             if self.config["audit_hook"]:
                 confine.arm_audit_hook(self.config["allowed_imports"])
+            os.write(confined_fd, b"!")  # the worker records it: the code cannot take it back
+            os.close(confined_fd)
         except BaseException as exc:  # noqa: BLE001 - report confinement failure, never run code
-            _write_all(out_fd, json.dumps({"sandbox_error": f"confinement failed: {exc}"}).encode())
+            _write_all(out_fd, f"confinement failed: {type(exc).__name__}: {exc}".encode())
             os._exit(confine.CONFINEMENT_FAILED)
         try:
             data = self.run(self.state, request)
@@ -128,49 +135,46 @@ class Warm:
         os._exit(0)
 
 
-def _wait(pid: int, deadline: float) -> dict[str, Any]:
-    """Wait for the child until ``deadline``, kill it if late; how it ended."""
-    wstatus = _exited(pid, deadline)
-    status = "ok"
-    if wstatus is None:
-        status = "timeout"
-        os.kill(pid, signal.SIGKILL)
-        _, wstatus = os.waitpid(pid, 0)
-    info: dict[str, Any] = {"status": status}
-    if os.WIFSIGNALED(wstatus):
-        info["signal"] = signal.Signals(os.WTERMSIG(wstatus)).name
-    elif os.WIFEXITED(wstatus):
-        info["exit_code"] = os.WEXITSTATUS(wstatus)
-    return info
-
-
-def _exited(pid: int, deadline: float) -> int | None:
-    """The child's wait status once it exits, or ``None`` if it is still alive at ``deadline``.
+def _wait(pid: int, confined_fd: int, deadline: float) -> dict[str, Any]:
+    """Wait for the child until ``deadline`` (then kill it); how it ended and if it was confined.
 
     Waits on a pidfd (readable when the child exits) where the kernel has them, so the
-    answer is reported the moment it ends; polls with a growing delay otherwise.
+    answer is reported the moment it ends; polls with a growing delay otherwise. The child
+    writes one byte to ``confined_fd`` once every layer is in place, before the agent's code
+    runs; it is read here as it arrives, so nothing the code does later can change it.
     """
     try:
         pidfd = os.pidfd_open(pid)
     except OSError:
         pidfd = -1
-    delay = 0.0002
+    delay, status, confined, watching = 0.0002, "ok", False, True
     try:
         while True:
             done, wstatus = os.waitpid(pid, os.WNOHANG)
             if done:
-                return wstatus
+                break
             left = deadline - time.monotonic()
             if left <= 0:
-                return None
-            if pidfd >= 0:
-                select.select([pidfd], [], [], left)
-            else:
-                time.sleep(min(delay, left))
-                delay = min(delay * 2, 0.01)
+                status = "timeout"
+                os.kill(pid, signal.SIGKILL)
+                _, wstatus = os.waitpid(pid, 0)
+                break
+            watch = ([pidfd] if pidfd >= 0 else []) + ([confined_fd] if watching else [])
+            timeout = left if pidfd >= 0 else min(delay, left)
+            delay = min(delay * 2, 0.01)
+            if confined_fd in select.select(watch, [], [], timeout)[0]:
+                confined, watching = os.read(confined_fd, 1) == b"!", False
     finally:
         if pidfd >= 0:
             os.close(pidfd)
+    if watching:  # the child has exited: the byte is there, or the pipe is at its end
+        confined = os.read(confined_fd, 1) == b"!"
+    info: dict[str, Any] = {"status": status, "confined": confined}
+    if os.WIFSIGNALED(wstatus):
+        info["signal"] = signal.Signals(os.WTERMSIG(wstatus)).name
+    elif os.WIFEXITED(wstatus):
+        info["exit_code"] = os.WEXITSTATUS(wstatus)
+    return info
 
 
 def serve(control: socket.socket, warm: Warm) -> None:

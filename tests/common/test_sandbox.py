@@ -24,6 +24,7 @@ from netarena.common.errors import SandboxError
 from netarena.common.sandbox import (
     KEEP_WARM,
     HostLayers,
+    SandboxLimits,
     SandboxPool,
     SandboxSpec,
     host_layers,
@@ -32,6 +33,7 @@ from netarena.common.sandbox import (
 )
 from netarena.common.sandbox import pool as pool_module
 from netarena.common.sandbox.confine import UID_BASE
+from netarena.common.sandbox.worker import Worker, WorkerOptions
 from tests.helpers.sandbox_modes import (
     GENERIC_SETUP,
     MODES,
@@ -139,6 +141,30 @@ def test_every_answer_runs_under_the_kernel_layers(ev: Evaluator | RemoteEvaluat
     else:
         assert first[0] == info["uid"] == second[0]
     assert first[2:] == ["/", {}]
+
+
+def test_an_answer_cannot_pass_for_a_confinement_failure(ev: Evaluator | RemoteEvaluator) -> None:
+    """The worker learns the child was confined before the code ran; exit codes prove nothing."""
+    fake = (
+        "import sys\nframe = sys._getframe()\n"
+        "while frame.f_code.co_name != '_child':\n    frame = frame.f_back\n"
+        "import os\nos.write(frame.f_locals['out_fd'], b'confinement failed: fake')\n"
+        "os._exit(3)\n"
+    )
+    assert ev.raw(fake) == {"output": "confinement failed: fake", "error": None}
+
+
+@pytest.mark.root
+def test_a_confinement_failure_runs_no_code_and_says_why() -> None:
+    spec = SandboxSpec(setup_source=SETUP, payload=b"[]")
+    options = WorkerOptions(chroot="/nonexistent-netarena-chroot")
+    worker = Worker(spec, SandboxLimits(), options)
+    try:
+        info, output = worker.run(b"def f(state):\n    return 1\n", 5.0)
+    finally:
+        worker.kill()
+    assert info["confined"] is False and info["exit_code"] == 3, info
+    assert output.startswith(b"confinement failed: FileNotFoundError"), output
 
 
 def test_closed_pool_refuses_work() -> None:
