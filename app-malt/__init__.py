@@ -11,13 +11,14 @@ from __future__ import annotations
 import functools
 import random
 from pathlib import Path
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import networkx as nx
 from pydantic import Field
 
 from netarena.common.app import App, AppConfig
 from netarena.common.sandbox import SandboxLimits, SandboxPool, SandboxSpec, shared_pool
+from netarena.common.sandbox.host import log_start_up_checks
 from netarena.common.types import Query, query_id
 from netarena.malt import worker
 from netarena.malt.checks import INVARIANTS, answer_mismatch, state_mismatch, violations
@@ -106,6 +107,11 @@ class MaltApp(App):
     config_model = MaltConfig
     default_max_turns = 1
     config: MaltConfig
+
+    def __init__(self, config: AppConfig | dict[str, Any] | None = None) -> None:
+        """Validate ``config``; the first instance in a process logs what the sandbox lacks."""
+        super().__init__(config)
+        log_start_up_checks()
 
     def generate(self, seed: int, level: int, label: str | None = None) -> Query:
         """Generate one query; pure in ``(seed, level, label, config)``."""

@@ -20,7 +20,7 @@ from pydantic import BaseModel, ConfigDict
 
 from netarena.common.sandbox import kernel
 
-__all__ = ["HostLayers", "host_layers", "python_has_bytearray_uaf"]
+__all__ = ["HostLayers", "host_layers", "log_start_up_checks", "python_has_bytearray_uaf"]
 
 log = logging.getLogger(__name__)
 
@@ -135,3 +135,26 @@ def host_layers() -> HostLayers:
         chroot=root and has(_CAP_SYS_CHROOT),
         setuid=root and has(_CAP_SETUID) and has(_CAP_SETGID),
     )
+
+
+_LOGGED: set[str] = set()
+
+
+def log_start_up_checks(privileged: bool | None = None) -> HostLayers:
+    """Log, once per process, each layer this host lacks (and if no answer can run at all).
+
+    Args:
+        privileged: The mode to check; ``None`` means "root mode when running as root".
+
+    Returns:
+        The host's layers.
+    """
+    host = host_layers()
+    notes = host.missing(host.root if privileged is None else privileged)
+    if host.seccomp:
+        notes.insert(0, f"cannot confine agent code, no answer will run: {host.seccomp}")
+    for note in notes:
+        if note not in _LOGGED:
+            _LOGGED.add(note)
+            log.warning("sandbox: %s", note)
+    return host

@@ -32,7 +32,7 @@ from collections import OrderedDict
 from typing import Any
 
 from netarena.common.errors import SandboxError, SandboxTimeout
-from netarena.common.sandbox.host import HostLayers, host_layers
+from netarena.common.sandbox.host import HostLayers, log_start_up_checks
 from netarena.common.sandbox.spec import SandboxLimits, SandboxResult, SandboxSpec
 from netarena.common.sandbox.worker import Worker, WorkerOptions
 
@@ -51,15 +51,11 @@ _SIGNAL_REASONS = {
 _REPORTED: set[tuple[str, ...]] = set()
 
 
-def _report(host: HostLayers, privileged: bool, layers: tuple[str, ...]) -> None:
-    """Log the active layers and, once per process, each missing one."""
-    notes = tuple(host.missing(privileged))
-    if (layers + notes) in _REPORTED:
-        return
-    _REPORTED.add(layers + notes)
-    log.info("sandbox layers: %s", ", ".join(layers))
-    for note in notes:
-        log.warning("sandbox: %s", note)
+def _report(layers: tuple[str, ...]) -> None:
+    """Log the layers answers run under (once per combination) and what the host lacks."""
+    if layers not in _REPORTED:
+        _REPORTED.add(layers)
+        log.info("sandbox layers: %s", ", ".join(layers))
 
 
 class SandboxPool:
@@ -88,7 +84,7 @@ class SandboxPool:
         Raises:
             SandboxError: This host cannot confine agent code at all (no seccomp).
         """
-        host = host_layers()
+        host = log_start_up_checks(privileged)
         if host.seccomp:
             raise SandboxError(f"cannot confine agent code: {host.seccomp}")
         self.spec = spec
@@ -105,7 +101,7 @@ class SandboxPool:
         )
         self.layers = self._layers(host)
         """Names of the layers every answer runs under (``seccomp``, ``landlock-abi7``, ...)."""
-        _report(host, self.privileged, self.layers)
+        _report(self.layers)
         self.workers = max(1, workers)
         self._idle: queue.Queue[Worker] = queue.Queue()
         self._lock = threading.Lock()

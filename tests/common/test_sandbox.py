@@ -31,6 +31,7 @@ from netarena.common.sandbox import (
     kernel,
     shared_pool,
 )
+from netarena.common.sandbox import host as host_module
 from netarena.common.sandbox import pool as pool_module
 from netarena.common.sandbox.confine import UID_BASE
 from netarena.common.sandbox.worker import Worker, WorkerOptions
@@ -260,7 +261,7 @@ def test_without_seccomp_no_answer_runs(monkeypatch: pytest.MonkeyPatch) -> None
         chroot=False,
         setuid=False,
     )
-    monkeypatch.setattr(pool_module, "host_layers", lambda: broken)
+    monkeypatch.setattr(host_module, "host_layers", lambda: broken)
     with pytest.raises(SandboxError, match="cannot confine agent code: .*libseccomp"):
         SandboxPool(_spec(0), workers=1)
 
