@@ -325,3 +325,45 @@ def test_the_start_up_report_is_logged(caplog: pytest.LogCaptureFixture) -> None
     assert any(
         r.message.startswith("sandbox layers: rlimits, seccomp") for r in caplog.records
     ), caplog.text
+
+
+_LANDLOCK_ALONE = """
+import json, os, signal, sys, sysconfig
+from netarena.common.sandbox import kernel
+stdlib = sysconfig.get_paths()["stdlib"]
+ruleset = kernel.landlock_ruleset([stdlib])
+kernel.landlock_restrict(ruleset)
+def errno_of(call):
+    try:
+        call()
+    except OSError as exc:
+        return exc.errno
+    return 0
+print(json.dumps({
+    "read stdlib": errno_of(lambda: open(os.path.join(stdlib, "os.py")).read(1)),
+    "read passwd": errno_of(lambda: open("/etc/passwd").read(1)),
+    "write tmp": errno_of(lambda: open(sys.argv[1] + "/x", "w")),
+    "mkfifo": errno_of(lambda: os.mkfifo(sys.argv[1] + "/fifo")),
+    "signal parent": errno_of(lambda: os.kill(os.getppid(), 0)),
+    "signal self": errno_of(lambda: os.kill(os.getpid(), 0)),
+}))
+"""
+
+
+@pytest.mark.skipif(kernel.landlock_abi() < 6, reason="needs Landlock ABI 6 (kernel >= 6.12)")
+def test_the_landlock_layer_holds_on_its_own(tmp_path: Path) -> None:
+    """Without seccomp: only the runtime is readable, nothing writable, no signal out."""
+    os.chmod(tmp_path, 0o777)
+    result = subprocess.run(
+        [sys.executable, "-c", _LANDLOCK_ALONE, str(tmp_path)],
+        capture_output=True, text=True, timeout=60, check=True,
+    )
+    assert json.loads(result.stdout) == {
+        "read stdlib": 0,
+        "read passwd": 13,  # EACCES: Landlock's answer (seccomp's is EPERM)
+        "write tmp": 13,
+        "mkfifo": 13,
+        "signal parent": 1,  # EPERM: outside this Landlock domain
+        "signal self": 0,
+    }
+    assert list(tmp_path.iterdir()) == []

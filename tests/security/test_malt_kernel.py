@@ -193,6 +193,8 @@ outcome = {{
     "execve": errno_of(lambda: os.execv("/bin/sh", ["sh"])),
     "fork": errno_of(lambda: libc.fork()),
     "memfd": errno_of(lambda: os.memfd_create("x")),
+    "a fresh posix module": errno_of(lambda: sys.modules["_imp"].create_builtin(
+        sys.modules["importlib.machinery"].ModuleSpec("posix", None)).open(p, 0o101)),
 }}
 raise Exception(sys.modules["json"].dumps(outcome))
 """
