@@ -16,6 +16,8 @@ command -v ping     >/dev/null || need_apt+=(iputils-ping)
 # runs the sandbox tests as uid 10001 too.
 /sbin/ldconfig -p 2>/dev/null | grep -q 'libseccomp\.so\.2 ' || need_apt+=(libseccomp2)
 command -v setpriv  >/dev/null || need_apt+=(util-linux)
+# The status page's test renders it in a real headless browser.
+command -v chromium >/dev/null || need_apt+=(chromium fonts-dejavu-core)
 if [ ${#need_apt[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ]; then
     export DEBIAN_FRONTEND=noninteractive

@@ -11,7 +11,7 @@ import hashlib
 from collections.abc import Mapping
 from typing import Any
 
-from netarena.k8s.api_kinds import KindInfo
+from netarena.k8s.apiserver.kinds import KindInfo
 
 __all__ = ["derived_objects"]
 
@@ -31,10 +31,31 @@ def derived_objects(objects: Objects, info: KindInfo) -> list[dict[str, Any]]:
 
 def _services(objects: Objects) -> list[dict[str, Any]]:
     return [s for s in objects.get("Service", {}).values()
-            if (s.get("spec") or {}).get("selector")]
+            if (s.get("spec") or {}).get("selector") or _is_apiserver(s)]
+
+
+def _is_apiserver(svc: dict[str, Any]) -> bool:
+    meta = svc["metadata"]
+    return (meta.get("namespace"), meta["name"]) == ("default", "kubernetes")
+
+
+def _apiserver_pods(objects: Objects) -> list[dict[str, Any]]:
+    """The API server's endpoints: the control-plane node's address, port 6443."""
+    return [
+        {"metadata": {"name": p["metadata"]["name"], "namespace": "kube-system",
+                      "uid": p["metadata"].get("uid", "")},
+         "spec": {"nodeName": p["spec"].get("nodeName"),
+                  "containers": [{"ports": [{"containerPort": 6443}]}]},
+         "status": p.get("status") or {}}
+        for (ns, _), p in sorted(objects.get("Pod", {}).items())
+        if ns == "kube-system" and (p["metadata"].get("labels") or {}).get(
+            "component") == "kube-apiserver"
+    ]
 
 
 def _backends(svc: dict[str, Any], objects: Objects) -> list[dict[str, Any]]:
+    if _is_apiserver(svc):
+        return _apiserver_pods(objects)
     ns = svc["metadata"]["namespace"]
     selector = svc["spec"]["selector"]
     return [

@@ -1,115 +1,45 @@
 """The embedded Kubernetes API server: an ``ObjectStore`` served over HTTP on loopback.
 
-Real ``kubectl`` drives it. It serves ``/version``, discovery (aggregated and legacy), a
-minimal OpenAPI v3, and the REST verbs on every kind, answering errors with ``Status``
-objects so kubectl prints ``Error from server (NotFound): ...`` like against a cluster.
-The stdlib ``ThreadingHTTPServer`` keeps it dependency-free and starts in well under a
-millisecond; one kubectl command makes only a handful of requests.
+Real ``kubectl`` drives it. It serves ``/version``, discovery (aggregated and legacy),
+OpenAPI v3 with every kind's schema, the REST verbs on every kind (watch, server-side
+apply, the ``scale``, ``log`` and ``exec`` subresources), and the access reviews behind
+``kubectl auth``, answering errors with ``Status`` objects so kubectl prints
+``Error from server (NotFound): ...`` as against a cluster. ``transport`` is the HTTP side.
 """
 
 from __future__ import annotations
 
 import json
 import logging
-import socket
 import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+import time
+from collections.abc import Iterator
 from types import TracebackType
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
+import yaml
+
 from netarena.common.errors import EmulatorError
-from netarena.k8s import api_discovery as disc
-from netarena.k8s.api_kinds import ApiError, BadRequest, KindInfo, NotFound, resource_info
-from netarena.k8s.api_tables import render_table
-from netarena.k8s.store import FieldValidation, ObjectStore
+from netarena.k8s.apiserver import discovery as disc
+from netarena.k8s.apiserver.kinds import BadRequest, KindInfo, NotFound, resource_info
+from netarena.k8s.apiserver.logs import container_log, follow_log
+from netarena.k8s.apiserver.probes import ExecResult, run_in_pod
+from netarena.k8s.apiserver.rbac import UserInfo, review
+from netarena.k8s.apiserver.store import FieldValidation, ObjectStore
+from netarena.k8s.apiserver.tables import render_table
+from netarena.k8s.apiserver.transport import (
+    PATCH_TYPES,
+    Handler,
+    HttpServer,
+    MethodNotAllowed,
+    Reply,
+    UnsupportedMediaType,
+)
 
 __all__ = ["ApiServer"]
 
 logger = logging.getLogger(__name__)
-
-_PATCH_TYPES = {
-    "application/json-patch+json": "json",
-    "application/merge-patch+json": "merge",
-    "application/strategic-merge-patch+json": "strategic",
-}
-
-
-class _MethodNotAllowed(ApiError):
-    code = 405
-    reason = "MethodNotAllowed"
-
-
-class _UnsupportedMediaType(ApiError):
-    code = 415
-    reason = "UnsupportedMediaType"
-
-
-class _Reply:
-    """A response body with its status code and content type."""
-
-    def __init__(self, body: Any, code: int = 200, content_type: str = "application/json",
-                 headers: dict[str, str] | None = None) -> None:
-        self.body = body
-        self.code = code
-        self.content_type = content_type
-        self.headers = headers or {}
-
-
-class _Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-    server: _Server
-
-    def setup(self) -> None:
-        super().setup()
-        # Headers and body go out in one write, and without Nagle's delay: otherwise
-        # the delayed-ACK interplay adds ~40 ms to every small response.
-        self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
-        logger.debug("%s " + format, self.address_string(), *args)
-
-    def do_GET(self) -> None:  # noqa: N802
-        self._serve("GET")
-
-    def do_POST(self) -> None:  # noqa: N802
-        self._serve("POST")
-
-    def do_PUT(self) -> None:  # noqa: N802
-        self._serve("PUT")
-
-    def do_PATCH(self) -> None:  # noqa: N802
-        self._serve("PATCH")
-
-    def do_DELETE(self) -> None:  # noqa: N802
-        self._serve("DELETE")
-
-    def _serve(self, method: str) -> None:
-        length = int(self.headers.get("Content-Length") or 0)
-        raw = self.rfile.read(length) if length else b""
-        try:
-            reply = self.server.api.handle(method, self.path, dict(self.headers.items()), raw)
-        except ApiError as exc:
-            reply = _Reply(exc.status(), exc.code)
-        except Exception as exc:  # noqa: BLE001 - a server bug must answer 500, not hang kubectl
-            logger.exception("embedded API failed on %s %s", method, self.path)
-            reply = _Reply(ApiError(f"internal error: {exc}").status(), 500)
-        data = json.dumps(reply.body).encode()
-        self.send_response(reply.code)
-        self.send_header("Content-Type", reply.content_type)
-        self.send_header("Content-Length", str(len(data)))
-        for name, value in reply.headers.items():
-            self.send_header(name, value)
-        self._headers_buffer.append(b"\r\n")
-        self.wfile.write(b"".join(self._headers_buffer) + data)
-        self._headers_buffer = []
-
-
-class _Server(ThreadingHTTPServer):
-    daemon_threads = True
-    allow_reuse_address = True
-    api: ApiServer
-
 
 def _query(path: str) -> tuple[list[str], dict[str, str]]:
     parts = urlsplit(path)
@@ -144,6 +74,14 @@ def _warning_headers(warnings: list[str]) -> dict[str, str] | None:
     return {"Warning": text}
 
 
+def _manager(params: dict[str, str], headers: dict[str, str]) -> str:
+    """The writer's name: ``fieldManager``, else the client's User-Agent product."""
+    if params.get("fieldManager"):
+        return params["fieldManager"]
+    agent = next((v for k, v in headers.items() if k.lower() == "user-agent"), "")
+    return agent.split("/", 1)[0].split(" ", 1)[0] or "unknown"
+
+
 def _body(raw: bytes) -> Any:
     try:
         return json.loads(raw or b"null")
@@ -158,19 +96,26 @@ class ApiServer:
         store: The state to serve; other threads may read and write it concurrently.
         host: Loopback address to bind.
         port: 0 picks a free port.
+        user: Who every request is answered as (``auth can-i``, ``auth whoami``); by
+            default the cluster's admin.
 
     Use as a context manager, or ``start()`` (returns the URL) and ``stop()``.
     """
 
-    def __init__(self, store: ObjectStore, host: str = "127.0.0.1", port: int = 0) -> None:
+    def __init__(self, store: ObjectStore, host: str = "127.0.0.1", port: int = 0,
+                 user: UserInfo | None = None) -> None:
         self.store = store
+        self.user = user or UserInfo("kubernetes-admin", ("kubeadm:cluster-admins",
+                                                          "system:masters",
+                                                          "system:authenticated"))
         self._host = host
         self._port = port
-        self._server: _Server | None = None
+        self._server: HttpServer | None = None
         self._thread: threading.Thread | None = None
         self._lock = threading.Lock()
         self.url: str | None = None
         self.requests = 0
+        self._stopping = threading.Event()
 
     # ------------------------------------------------------------ lifecycle
     def start(self) -> str:
@@ -182,8 +127,9 @@ class ApiServer:
         with self._lock:
             if self.url is not None:
                 return self.url
+            self._stopping.clear()
             try:
-                server = _Server((self._host, self._port), _Handler)
+                server = HttpServer((self._host, self._port), Handler)
             except OSError as exc:
                 raise EmulatorError(f"cannot bind the embedded API server: {exc}") from exc
             server.api = self
@@ -203,6 +149,7 @@ class ApiServer:
             server, thread = self._server, self._thread
             self._server = self._thread = None
             self.url = None
+        self._stopping.set()
         if server is not None:
             server.shutdown()
             server.server_close()
@@ -217,8 +164,37 @@ class ApiServer:
                  tb: TracebackType | None) -> None:
         self.stop()
 
+    # ----------------------------------------------------------------- exec
+    def exec_target(self, path: str) -> tuple[dict[str, Any], list[str]]:
+        """The pod and command of an ``.../pods/NAME/exec?command=...`` request.
+
+        Raises:
+            ApiError: Not an exec path, no such pod or container, or no command.
+        """
+        parts = urlsplit(path)
+        segs = [p for p in parts.path.split("/") if p]
+        if len(segs) != 7 or segs[:2] != ["api", "v1"] or segs[2] != "namespaces" \
+                or segs[4] != "pods" or segs[6] != "exec":
+            raise NotFound("the server could not find the requested resource")
+        query = parse_qs(parts.query)
+        pod = self.store.get("Pod", segs[3], segs[5])
+        names = [c["name"] for c in pod["spec"].get("containers") or []]
+        container = (query.get("container") or names[:1])[0]
+        if container not in names:
+            raise BadRequest(f"container {container} is not valid for pod {segs[5]}")
+        command = query.get("command") or []
+        if not command:
+            raise BadRequest("you must specify at least 1 command")
+        return pod, command
+
+    def run_exec(self, pod: dict[str, Any], command: list[str]) -> ExecResult:
+        """Run ``command`` in ``pod`` against the current state (blocks as the tool would)."""
+        objects = {kind: self.store.list(kind)
+                   for kind in ("Pod", "Namespace", "NetworkPolicy", "Service")}
+        return run_in_pod(objects, pod, command, self._stopping)
+
     # -------------------------------------------------------------- routing
-    def handle(self, method: str, path: str, headers: dict[str, str], raw: bytes) -> _Reply:
+    def handle(self, method: str, path: str, headers: dict[str, str], raw: bytes) -> Reply:
         """Answer one request (the HTTP layer only encodes the result).
 
         Raises:
@@ -235,28 +211,28 @@ class ApiServer:
             return self._group_version("", parts[1], parts[2:], method, params, headers, raw)
         if parts[:1] == ["apis"] and len(parts) == 2 and method == "GET":
             if any(g == parts[1] for g, _ in disc.group_versions()):
-                return _Reply(disc.api_group(parts[1]))
+                return Reply(disc.api_group(parts[1]))
         if parts[:1] == ["apis"] and len(parts) >= 3:
             return self._group_version(parts[1], parts[2], parts[3:], method, params, headers,
                                        raw)
         raise NotFound("the server could not find the requested resource")
 
-    def _root(self, which: str, headers: dict[str, str]) -> _Reply:
+    def _root(self, which: str, headers: dict[str, str]) -> Reply:
         if which == "version":
-            return _Reply(disc.version_info())
+            return Reply(disc.version_info())
         if which in {"api", "apis"} and _wants_aggregated(headers):
-            return _Reply(disc.aggregated_discovery(core=which == "api"),
+            return Reply(disc.aggregated_discovery(core=which == "api"),
                           content_type=disc.AGGREGATED_CONTENT_TYPE)
         if which == "api":
             host = self.url.split("//", 1)[-1] if self.url else "127.0.0.1"
-            return _Reply(disc.legacy_api_versions(host))
+            return Reply(disc.legacy_api_versions(host))
         if which == "apis":
-            return _Reply(disc.api_group_list())
-        return _Reply({"paths": ["/api", "/api/v1", "/apis", "/openapi/v3", "/version"]})
+            return Reply(disc.api_group_list())
+        return Reply({"paths": ["/api", "/api/v1", "/apis", "/openapi/v3", "/version"]})
 
-    def _openapi(self, parts: list[str]) -> _Reply:
+    def _openapi(self, parts: list[str]) -> Reply:
         if parts == ["openapi", "v3"]:
-            return _Reply(disc.openapi_root())
+            return Reply(disc.openapi_root())
         rest = parts[2:]
         doc = None
         if parts[1:2] == ["v3"] and rest[:1] == ["api"] and len(rest) == 2:
@@ -265,15 +241,15 @@ class ApiServer:
             doc = disc.openapi_document(rest[1], rest[2])
         if doc is None:
             raise NotFound("the server could not find the requested resource")
-        return _Reply(doc, headers={"Cache-Control": "public, immutable"})
+        return Reply(doc, headers={"Cache-Control": "public, immutable"})
 
     def _group_version(self, group: str, version: str, rest: list[str], method: str,
-                       params: dict[str, str], headers: dict[str, str], raw: bytes) -> _Reply:
+                       params: dict[str, str], headers: dict[str, str], raw: bytes) -> Reply:
         if not rest:
             doc = disc.api_resource_list(group, version)
             if doc is None or method != "GET":
                 raise NotFound("the server could not find the requested resource")
-            return _Reply(doc)
+            return Reply(doc)
         namespace: str | None = None
         if rest[0] == "namespaces" and len(rest) >= 3:
             namespace, rest = rest[1], rest[2:]
@@ -292,46 +268,81 @@ class ApiServer:
 
     # ---------------------------------------------------------------- verbs
     def _collection(self, info: KindInfo, namespace: str | None, method: str,
-                    params: dict[str, str], headers: dict[str, str], raw: bytes) -> _Reply:
+                    params: dict[str, str], headers: dict[str, str], raw: bytes) -> Reply:
         if method == "GET":
             if params.get("watch") in {"true", "1"}:
-                raise BadRequest("watch is not supported by the embedded API server")
-            items = self.store.list(info.kind, namespace, params.get("labelSelector"),
+                return self._watch(info, namespace, params, headers)
+            items = self.store.list(info.key, namespace, params.get("labelSelector"),
                                     params.get("fieldSelector"))
             rv = str(self.store.revision)
             if _wants_table(headers):
-                return _Reply(render_table(info, items, rv, params.get("includeObject",
+                return Reply(render_table(info, items, rv, params.get("includeObject",
                                                                        "Metadata")))
-            return _Reply({"kind": info.list_kind, "apiVersion": info.api_version,
+            return Reply({"kind": info.list_kind, "apiVersion": info.api_version,
                            "metadata": {"resourceVersion": rv}, "items": items})
         if method == "POST":
             obj = _body(raw)
             if not isinstance(obj, dict):
                 raise BadRequest("the request body must be a JSON object")
+            if info.verbs == ("create",):
+                return Reply(review(self.store, self.user, info, namespace, obj), 201)
             self._check_target(info, obj, namespace, None)
             if info.namespaced:
                 obj.setdefault("metadata", {})["namespace"] = namespace
             warnings: list[str] = []
             created = self.store.create(obj, dry_run="dryRun" in params,
                                         field_validation=_field_validation(params),
-                                        warnings=warnings)
-            return _Reply(created, 201, headers=_warning_headers(warnings))
-        raise _MethodNotAllowed(f"method {method} is not supported on {info.plural}")
+                                        warnings=warnings, manager=_manager(params, headers))
+            return Reply(created, 201, headers=_warning_headers(warnings))
+        raise MethodNotAllowed(f"method {method} is not supported on {info.plural}")
+
+    def _watch(self, info: KindInfo, namespace: str | None, params: dict[str, str],
+               headers: dict[str, str]) -> Reply:
+        since = params.get("resourceVersion") or ""
+        start = int(since) if since.isdigit() and since != "0" else self.store.revision
+        stop = threading.Event()
+        events = self.store.watch(info.key, namespace, start, stop,
+                                  params.get("labelSelector"), params.get("fieldSelector"))
+        table = _wants_table(headers)
+        include = params.get("includeObject", "Metadata")
+        reply = Reply(None)
+
+        def documents() -> Iterator[dict[str, Any]]:
+            for change, obj in events:
+                body = (render_table(info, [obj], obj["metadata"]["resourceVersion"], include)
+                        if table else obj)
+                yield {"type": change, "object": body}
+
+        def stopper() -> None:  # ends the watch when the server stops or the client leaves
+            while not (self._stopping.wait(0.5) or any(g() for g in reply.client_gone)):
+                pass
+            stop.set()
+
+        threading.Thread(target=stopper, name="k8s-watch", daemon=True).start()
+        reply.stream = documents()
+        return reply
 
     def _item(self, info: KindInfo, namespace: str | None, name: str, sub: str | None,
               method: str, params: dict[str, str], headers: dict[str, str],
-              raw: bytes) -> _Reply:
+              raw: bytes) -> Reply:
         dry_run = "dryRun" in params
+        if sub == "log" and method == "GET":
+            pod = self.store.get(info.key, namespace, name)
+            if params.get("follow") == "true":
+                return Reply(None, content_type="text/plain",
+                              stream=follow_log(pod, params, time.time, self._stopping))
+            return Reply(container_log(pod, params, time.time()),
+                          content_type="text/plain")
         if sub == "scale":
             return self._scale(info, namespace, name, method, raw, dry_run)
         if method == "GET":
-            obj = self.store.get(info.kind, namespace, name)
+            obj = self.store.get(info.key, namespace, name)
             if _wants_table(headers):
-                return _Reply(render_table(info, [obj], str(self.store.revision),
+                return Reply(render_table(info, [obj], str(self.store.revision),
                                            params.get("includeObject", "Metadata")))
-            return _Reply(obj)
+            return Reply(obj)
         if sub is not None:
-            raise _MethodNotAllowed(f"{info.plural}/{sub} is read-only here")
+            raise MethodNotAllowed(f"{info.plural}/{sub} is read-only here")
         if method == "PUT":
             obj = _body(raw)
             if not isinstance(obj, dict):
@@ -340,43 +351,66 @@ class ApiServer:
             warnings: list[str] = []
             replaced = self.store.replace(obj, dry_run=dry_run,
                                           field_validation=_field_validation(params),
-                                          warnings=warnings)
-            return _Reply(replaced, headers=_warning_headers(warnings))
+                                          warnings=warnings, manager=_manager(params, headers))
+            return Reply(replaced, headers=_warning_headers(warnings))
         if method == "PATCH":
             ctype = next((v for k, v in headers.items() if k.lower() == "content-type"), "")
-            patch_type = _PATCH_TYPES.get(ctype.split(";")[0].strip())
+            patch_type = PATCH_TYPES.get(ctype.split(";")[0].strip())
             if patch_type is None:
-                raise _UnsupportedMediaType(
+                raise UnsupportedMediaType(
                     f"the body of the request was in an unknown format - accepted media types "
-                    f"include: {', '.join(_PATCH_TYPES)}"
+                    f"include: {', '.join(PATCH_TYPES)}"
                 )
             warnings = []
-            patched = self.store.patch(info.kind, namespace, name, _body(raw), patch_type,
+            if patch_type == "apply":
+                return self._apply(info, namespace, name, raw, params, headers)
+            patched = self.store.patch(info.key, namespace, name, _body(raw), patch_type,
                                        dry_run=dry_run,
                                        field_validation=_field_validation(params),
-                                       warnings=warnings)
-            return _Reply(patched, headers=_warning_headers(warnings))
+                                       warnings=warnings, manager=_manager(params, headers))
+            return Reply(patched, headers=_warning_headers(warnings))
         if method == "DELETE":
-            obj = self.store.delete(info.kind, namespace, name, dry_run=dry_run)
-            return _Reply({"kind": "Status", "apiVersion": "v1", "metadata": {},
+            obj = self.store.delete(info.key, namespace, name, dry_run=dry_run)
+            return Reply({"kind": "Status", "apiVersion": "v1", "metadata": {},
                            "status": "Success",
                            "details": {"name": name, "group": info.group, "kind": info.plural,
                                        "uid": obj["metadata"].get("uid")}})
-        raise _MethodNotAllowed(f"method {method} is not supported on {info.plural}")
+        raise MethodNotAllowed(f"method {method} is not supported on {info.plural}")
+
+    def _apply(self, info: KindInfo, namespace: str | None, name: str, raw: bytes,
+               params: dict[str, str], headers: dict[str, str]) -> Reply:
+        try:
+            obj = yaml.safe_load(raw.decode() or "null")
+        except (yaml.YAMLError, UnicodeDecodeError) as exc:
+            raise BadRequest(f"error decoding YAML: {exc}") from None
+        if not isinstance(obj, dict):
+            raise BadRequest("the apply configuration must be an object")
+        if not params.get("fieldManager"):
+            raise BadRequest("PATCH, application/apply-patch+yaml requires fieldManager to "
+                             "be set")
+        self._check_target(info, obj, namespace, name)
+        if info.namespaced:
+            obj["metadata"]["namespace"] = namespace
+        warnings: list[str] = []
+        result, created = self.store.apply(
+            obj, params["fieldManager"], force=params.get("force") == "true",
+            dry_run="dryRun" in params, field_validation=_field_validation(params),
+            warnings=warnings)
+        return Reply(result, 201 if created else 200, headers=_warning_headers(warnings))
 
     def _scale(self, info: KindInfo, namespace: str | None, name: str, method: str,
-               raw: bytes, dry_run: bool) -> _Reply:
+               raw: bytes, dry_run: bool) -> Reply:
         if method in {"PUT", "PATCH"}:
             body = _body(raw)
             replicas = ((body or {}).get("spec") or {}).get("replicas")
             if not isinstance(replicas, int):
                 raise BadRequest("scale needs spec.replicas")
-            self.store.patch(info.kind, namespace, name, {"spec": {"replicas": replicas}},
+            self.store.patch(info.key, namespace, name, {"spec": {"replicas": replicas}},
                              "merge", dry_run=dry_run)
         elif method != "GET":
-            raise _MethodNotAllowed(f"method {method} is not supported on {info.plural}/scale")
-        obj = self.store.get(info.kind, namespace, name)
-        return _Reply({
+            raise MethodNotAllowed(f"method {method} is not supported on {info.plural}/scale")
+        obj = self.store.get(info.key, namespace, name)
+        return Reply({
             "kind": "Scale", "apiVersion": "autoscaling/v1",
             "metadata": {k: obj["metadata"][k] for k in
                          ("name", "namespace", "uid", "resourceVersion", "creationTimestamp")},

@@ -12,7 +12,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from netarena.k8s.api_kinds import BadRequest, Invalid
+from netarena.k8s.apiserver.kinds import BadRequest, Invalid
 
 __all__ = ["json_patch", "merge_patch", "strategic_merge_patch", "apply_patch"]
 

@@ -13,7 +13,7 @@ import ipaddress
 import re
 from typing import Any
 
-from netarena.k8s.api_kinds import Invalid, KindInfo
+from netarena.k8s.apiserver.kinds import Invalid, KindInfo
 
 __all__ = ["apply_defaults", "validate"]
 
@@ -33,6 +33,20 @@ def _default_container(c: dict[str, Any]) -> None:
     for port in c.get("ports") or []:
         if isinstance(port, dict):
             port.setdefault("protocol", "TCP")
+    for which in ("livenessProbe", "readinessProbe", "startupProbe"):
+        probe = c.get(which)
+        if isinstance(probe, dict):
+            _default_probe(probe)
+
+
+def _default_probe(probe: dict[str, Any]) -> None:
+    for key, value in (("timeoutSeconds", 1), ("periodSeconds", 10), ("successThreshold", 1),
+                       ("failureThreshold", 3)):
+        probe.setdefault(key, value)
+    if isinstance(probe.get("httpGet"), dict):
+        probe["httpGet"].setdefault("scheme", "HTTP")
+    if isinstance(probe.get("grpc"), dict):
+        probe["grpc"].setdefault("service", "")
 
 
 def _default_pod_spec(spec: dict[str, Any]) -> None:

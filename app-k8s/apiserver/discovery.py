@@ -15,7 +15,13 @@ import hashlib
 import json
 from typing import Any
 
-from netarena.k8s.api_kinds import KINDS, KindInfo
+from netarena.k8s.apiserver.kinds import KIND_DESCRIPTIONS, KINDS, KindInfo
+from netarena.k8s.apiserver.models import (
+    SHARED_SCHEMAS,
+    component_schemas,
+    model_name,
+    schema_name,
+)
 
 __all__ = [
     "SERVER_VERSION",
@@ -102,6 +108,26 @@ def api_group_list() -> dict[str, Any]:
     return {"kind": "APIGroupList", "apiVersion": "v1", "groups": groups}
 
 
+_SUB_VERBS = {
+    "status": ("get", "patch", "update"), "scale": ("get", "patch", "update"),
+    "ephemeralcontainers": ("get", "patch", "update"), "approval": ("get", "patch", "update"),
+    "exec": ("create", "get"), "attach": ("create", "get"), "portforward": ("create", "get"),
+    "log": ("get",), "binding": ("create",), "eviction": ("create",), "token": ("create",),
+    "finalize": ("update",), "proxy": ("create", "delete", "get", "patch", "update"),
+}
+_SUB_KINDS = {"scale": ("autoscaling", "v1", "Scale"), "exec": ("", "v1", "PodExecOptions"),
+              "attach": ("", "v1", "PodAttachOptions"), "log": ("", "v1", "Pod"),
+              "portforward": ("", "v1", "PodPortForwardOptions"),
+              "eviction": ("policy", "v1", "Eviction"), "binding": ("", "v1", "Binding"),
+              "token": ("authentication.k8s.io", "v1", "TokenRequest")}
+
+
+def _sub_kind(k: KindInfo, sub: str) -> tuple[str, str, str]:
+    proxy = ("", "v1", {"Pod": "PodProxyOptions", "Node": "NodeProxyOptions",
+                        "Service": "ServiceProxyOptions"}.get(k.kind, k.kind))
+    return proxy if sub == "proxy" else _SUB_KINDS.get(sub, (k.group, k.version, k.kind))
+
+
 def _kinds_in(group: str, version: str) -> list[KindInfo]:
     return [k for k in KINDS.values() if (k.group, k.version) == (group, version)]
 
@@ -126,16 +152,13 @@ def api_resource_list(group: str, version: str) -> dict[str, Any] | None:
             entry["categories"] = list(k.categories)
         resources.append(entry)
         for sub in k.subresources:
-            resources.append({
-                "name": f"{k.plural}/{sub}",
-                "singularName": "",
-                "namespaced": k.namespaced,
-                "kind": "Scale" if sub == "scale" else k.kind,
-                "group": "autoscaling" if sub == "scale" else None,
-                "version": "v1" if sub == "scale" else None,
-                "verbs": ["get", "patch", "update"],
-            })
-            resources[-1] = {key: v for key, v in resources[-1].items() if v is not None}
+            sub_group, sub_version, sub_kind = _sub_kind(k, sub)
+            entry = {"name": f"{k.plural}/{sub}", "singularName": "",
+                     "namespaced": k.namespaced, "kind": sub_kind,
+                     "verbs": list(_SUB_VERBS[sub])}
+            if (sub_group, sub_version) != (k.group, k.version):
+                entry.update(group=sub_group, version=sub_version)
+            resources.append(entry)
     gv = f"{group}/{version}" if group else version
     return {"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": gv,
             "resources": resources}
@@ -157,12 +180,9 @@ def _aggregated_resource(k: KindInfo) -> dict[str, Any]:
         entry["subresources"] = [
             {
                 "subresource": sub,
-                "responseKind": (
-                    {"group": "autoscaling", "version": "v1", "kind": "Scale"}
-                    if sub == "scale"
-                    else {"group": k.group, "version": k.version, "kind": k.kind}
-                ),
-                "verbs": ["get", "patch", "update"],
+                "responseKind": dict(zip(("group", "version", "kind"), _sub_kind(k, sub),
+                                         strict=True)),
+                "verbs": list(_SUB_VERBS[sub]),
             }
             for sub in k.subresources
         ]
@@ -203,9 +223,9 @@ def _build_openapi_root() -> dict[str, Any]:
     paths = {}
     for group, version in group_versions():
         rel = _gv_path(group, version)
+        kinds = [(k.key, k.plural, k.verbs, k.subresources) for k in _kinds_in(group, version)]
         digest = hashlib.sha512(
-            json.dumps(openapi_document(group, version), sort_keys=True).encode()
-        ).hexdigest()[:64].upper()
+            json.dumps([SERVER_VERSION, kinds]).encode()).hexdigest()[:64].upper()
         paths[rel] = {"serverRelativeURL": f"/openapi/v3/{rel}?hash={digest}"}
     return {"paths": paths}
 
@@ -249,7 +269,23 @@ def _schema_name(k: KindInfo) -> str:
 
 
 def openapi_document(group: str, version: str) -> dict[str, Any] | None:
-    """A minimal OpenAPI v3 document for one group version (None when not served)."""
+    """The OpenAPI v3 document of one group version (None when not served).
+
+    Paths carry each operation's group-version-kind and parameters; component schemas
+    come from the official client's models (``models.component_schemas``). Built once
+    per process, then copied.
+    """
+    text = _openapi_text(group, version)
+    return None if text is None else dict(json.loads(text))
+
+
+@functools.cache
+def _openapi_text(group: str, version: str) -> str | None:
+    doc = _build_openapi_document(group, version)
+    return None if doc is None else json.dumps(doc)
+
+
+def _build_openapi_document(group: str, version: str) -> dict[str, Any] | None:
     kinds = _kinds_in(group, version)
     if not kinds:
         return None
@@ -274,12 +310,16 @@ def openapi_document(group: str, version: str) -> dict[str, Any] | None:
                                       body=("application/json",))
         paths[item_path] = item
         paths[coll_path] = coll
-        # No field schemas, and deliberately no GVK tag on them: kubectl then builds
-        # strategic merge patches from its compiled-in types, which know every merge key.
-        schemas[_schema_name(k)] = {
-            "type": "object",
-            "description": f"{k.kind} (fields elided by the embedded API emulator).",
-        }
+        gvk = {"group": k.group, "version": k.version, "kind": k.kind}
+        found = component_schemas(model_name(k), gvk)
+        root = found.get(schema_name(model_name(k)))
+        if root is not None:
+            root["description"] = KIND_DESCRIPTIONS.get(k.kind, "")
+            schemas.update(found)
+            schemas[_schema_name(k)] = {"allOf": [{"$ref": "#/components/schemas/"
+                                                   + schema_name(model_name(k))}]} if \
+                _schema_name(k) != schema_name(model_name(k)) else root
+    schemas.update(SHARED_SCHEMAS)
     return {
         "openapi": "3.0.0",
         "info": {"title": "Kubernetes", "version": SERVER_VERSION[2]},

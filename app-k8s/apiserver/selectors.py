@@ -10,7 +10,7 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from netarena.k8s.api_kinds import BadRequest
+from netarena.k8s.apiserver.kinds import BadRequest
 
 __all__ = ["label_matcher", "field_matcher"]
 

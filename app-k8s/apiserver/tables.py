@@ -12,7 +12,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from netarena.k8s.api_kinds import KindInfo
+from netarena.k8s.apiserver.kinds import KindInfo
 
 __all__ = ["human_duration", "render_table"]
 
@@ -98,7 +98,10 @@ def _service_ports(spec: dict[str, Any]) -> str:
 
 def _service_row(svc: dict[str, Any], now: float) -> Row:
     spec = svc.get("spec") or {}
-    external = ",".join(spec.get("externalIPs") or []) or "<none>"
+    ingress = ((svc.get("status") or {}).get("loadBalancer") or {}).get("ingress") or []
+    external = ",".join([i.get("ip") or i.get("hostname", "") for i in ingress]
+                        + list(spec.get("externalIPs") or [])) or (
+        "<pending>" if spec.get("type") == "LoadBalancer" else "<none>")
     selector = ",".join(f"{k}={v}" for k, v in sorted((spec.get("selector") or {}).items()))
     return [svc["metadata"]["name"], spec.get("type", "ClusterIP"),
             spec.get("clusterIP") or "<none>", external, _service_ports(spec), _age(svc, now),
@@ -153,8 +156,91 @@ def _slice_row(es: dict[str, Any], now: float) -> Row:
 
 def _event_row(ev: dict[str, Any], now: float) -> Row:
     obj = ev.get("involvedObject") or {}
-    return [_age(ev, now), ev.get("type", ""), ev.get("reason", ""),
+    last = ev.get("lastTimestamp") or ev.get("eventTime")
+    seen = _age({"metadata": {"creationTimestamp": last[:19] + "Z"}}, now) if last else _age(
+        ev, now)
+    return [seen, ev.get("type", ""), ev.get("reason", ""),
             f"{str(obj.get('kind', '')).lower()}/{obj.get('name', '')}", ev.get("message", "")]
+
+
+def _node_row(node: dict[str, Any], now: float) -> Row:
+    status, labels = node.get("status") or {}, node["metadata"].get("labels") or {}
+    ready = next((c for c in status.get("conditions") or [] if c.get("type") == "Ready"), {})
+    state = "Ready" if ready.get("status") == "True" else "NotReady"
+    roles = ",".join(sorted(k.split("/", 1)[1] for k in labels
+                            if k.startswith("node-role.kubernetes.io/"))) or "<none>"
+    info = status.get("nodeInfo") or {}
+    addrs = {a.get("type"): a.get("address") for a in status.get("addresses") or []}
+    return [node["metadata"]["name"], state, roles, _age(node, now),
+            info.get("kubeletVersion", ""), addrs.get("InternalIP", "<none>"),
+            addrs.get("ExternalIP", "<none>"), info.get("osImage", ""),
+            info.get("kernelVersion", ""), info.get("containerRuntimeVersion", "")]
+
+
+def _count_row(field: str) -> Callable[[dict[str, Any], float], Row]:
+    def row(obj: dict[str, Any], now: float) -> Row:
+        return [obj["metadata"]["name"], len(obj.get(field) or {}) + len(
+            obj.get("binaryData") or {}) * (field == "data"), _age(obj, now)]
+    return row
+
+
+def _daemonset_row(ds: dict[str, Any], now: float) -> Row:
+    spec, status = ds.get("spec") or {}, ds.get("status") or {}
+    pod_spec = (spec.get("template") or {}).get("spec") or {}
+    containers = pod_spec.get("containers") or []
+    selector = ",".join(f"{k}={v}" for k, v in sorted(
+        (pod_spec.get("nodeSelector") or {}).items())) or "<none>"
+    return [ds["metadata"]["name"], status.get("desiredNumberScheduled", 0),
+            status.get("currentNumberScheduled", 0), status.get("numberReady", 0),
+            status.get("updatedNumberScheduled", 0), status.get("numberAvailable", 0),
+            selector, _age(ds, now), ",".join(c.get("name", "") for c in containers),
+            ",".join(c.get("image", "") for c in containers),
+            _selector_text(spec.get("selector"))]
+
+
+def _binding_row(b: dict[str, Any], now: float) -> Row:
+    ref = b.get("roleRef") or {}
+    subjects = b.get("subjects") or []
+
+    def names(kind: str) -> str:
+        return ",".join((f"{s.get('namespace')}/{s['name']}" if kind == "ServiceAccount"
+                         else s["name"]) for s in subjects if s.get("kind") == kind)
+    return [b["metadata"]["name"], f"{ref.get('kind')}/{ref.get('name')}", _age(b, now),
+            names("User"), names("Group"), names("ServiceAccount")]
+
+
+def _created_row(obj: dict[str, Any], now: float) -> Row:
+    return [obj["metadata"]["name"], obj["metadata"].get("creationTimestamp", "")]
+
+
+def _lease_row(lease: dict[str, Any], now: float) -> Row:
+    return [lease["metadata"]["name"], (lease.get("spec") or {}).get("holderIdentity", ""),
+            _age(lease, now)]
+
+
+def _storage_class_row(sc: dict[str, Any], now: float) -> Row:
+    default = (sc["metadata"].get("annotations") or {}).get(
+        "storageclass.kubernetes.io/is-default-class") == "true"
+    return [sc["metadata"]["name"] + (" (default)" if default else ""),
+            sc.get("provisioner", ""), sc.get("reclaimPolicy", "Delete"),
+            sc.get("volumeBindingMode", "Immediate"),
+            str(bool(sc.get("allowVolumeExpansion"))).lower(), _age(sc, now)]
+
+
+def _priority_row(pc: dict[str, Any], now: float) -> Row:
+    return [pc["metadata"]["name"], pc.get("value", 0),
+            str(bool(pc.get("globalDefault"))).lower(), _age(pc, now),
+            pc.get("preemptionPolicy", "PreemptLowerPriority")]
+
+
+def _ingress_row(ing: dict[str, Any], now: float) -> Row:
+    spec = ing.get("spec") or {}
+    hosts = ",".join(r.get("host", "*") for r in spec.get("rules") or []) or "*"
+    lb = ((ing.get("status") or {}).get("loadBalancer") or {}).get("ingress") or []
+    address = ",".join(a.get("ip") or a.get("hostname", "") for a in lb)
+    ports = "80, 443" if spec.get("tls") else "80"
+    return [ing["metadata"]["name"], spec.get("ingressClassName") or "<none>", hosts,
+            address, ports, _age(ing, now)]
 
 
 _NAME = ("Name", "string", 0)
@@ -179,6 +265,35 @@ _SPECS: dict[str, tuple[Columns, Callable[[dict[str, Any], float], Row]]] = {
                        ("Endpoints", "string", 0), _AGE], _slice_row),
     "Event": ([("Last Seen", "string", 0), ("Type", "string", 0), ("Reason", "string", 0),
                ("Object", "string", 0), ("Message", "string", 0)], _event_row),
+    "Node": ([_NAME, ("Status", "string", 0), ("Roles", "string", 0), _AGE,
+              ("Version", "string", 0), ("Internal-IP", "string", 1),
+              ("External-IP", "string", 1), ("OS-Image", "string", 1),
+              ("Kernel-Version", "string", 1), ("Container-Runtime", "string", 1)], _node_row),
+    "ConfigMap": ([_NAME, ("Data", "integer", 0), _AGE], _count_row("data")),
+    "Secret": ([_NAME, ("Type", "string", 0), ("Data", "integer", 0), _AGE],
+               lambda o, n: [o["metadata"]["name"], o.get("type", "Opaque"),
+                             len(o.get("data") or {}), _age(o, n)]),
+    "ServiceAccount": ([_NAME, ("Secrets", "integer", 0), _AGE], _count_row("secrets")),
+    "DaemonSet": ([_NAME, ("Desired", "integer", 0), ("Current", "integer", 0),
+                   ("Ready", "integer", 0), ("Up-to-date", "integer", 0),
+                   ("Available", "integer", 0), ("Node Selector", "string", 0), _AGE,
+                   ("Containers", "string", 1), ("Images", "string", 1),
+                   ("Selector", "string", 1)], _daemonset_row),
+    "RoleBinding": ([_NAME, ("Role", "string", 0), _AGE, ("Users", "string", 1),
+                     ("Groups", "string", 1), ("ServiceAccounts", "string", 1)], _binding_row),
+    "ClusterRoleBinding": ([_NAME, ("Role", "string", 0), _AGE, ("Users", "string", 1),
+                            ("Groups", "string", 1), ("ServiceAccounts", "string", 1)],
+                           _binding_row),
+    "Role": ([_NAME, ("Created At", "date", 0)], _created_row),
+    "ClusterRole": ([_NAME, ("Created At", "date", 0)], _created_row),
+    "Lease": ([_NAME, ("Holder", "string", 0), _AGE], _lease_row),
+    "StorageClass": ([_NAME, ("Provisioner", "string", 0), ("ReclaimPolicy", "string", 0),
+                      ("VolumeBindingMode", "string", 0),
+                      ("AllowVolumeExpansion", "string", 0), _AGE], _storage_class_row),
+    "PriorityClass": ([_NAME, ("Value", "integer", 0), ("Global-Default", "boolean", 0),
+                       _AGE, ("PreemptionPolicy", "string", 0)], _priority_row),
+    "Ingress": ([_NAME, ("Class", "string", 0), ("Hosts", "string", 0),
+                 ("Address", "string", 0), ("Ports", "string", 0), _AGE], _ingress_row),
 }
 
 
@@ -208,8 +323,8 @@ def render_table(
         now: Seconds since the epoch for ages (defaults to the wall clock).
     """
     when = time.time() if now is None else now
-    columns, row_of = _SPECS.get(info.kind, ([_NAME, _AGE], lambda o, n: [
-        o["metadata"]["name"], _age(o, n)]))
+    columns, row_of = _SPECS.get(info.kind, ([_NAME, ("Created At", "date", 0)],
+                                             _created_row))
     return {
         "kind": "Table",
         "apiVersion": "meta.k8s.io/v1",
