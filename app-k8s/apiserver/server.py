@@ -22,10 +22,17 @@ import yaml
 
 from netarena.common.errors import EmulatorError
 from netarena.k8s.apiserver import discovery as disc
-from netarena.k8s.apiserver.kinds import BadRequest, KindInfo, NotFound, resource_info
+from netarena.k8s.apiserver.kinds import (
+    BadRequest,
+    Forbidden,
+    KindInfo,
+    NotFound,
+    kind_info,
+    resource_info,
+)
 from netarena.k8s.apiserver.logs import container_log, follow_log
 from netarena.k8s.apiserver.probes import ExecResult, run_in_pod
-from netarena.k8s.apiserver.rbac import UserInfo, review
+from netarena.k8s.apiserver.rbac import UserInfo, authorize, review
 from netarena.k8s.apiserver.store import FieldValidation, ObjectStore
 from netarena.k8s.apiserver.tables import render_table
 from netarena.k8s.apiserver.transport import (
@@ -40,6 +47,18 @@ from netarena.k8s.apiserver.transport import (
 __all__ = ["ApiServer"]
 
 logger = logging.getLogger(__name__)
+
+def _verb(method: str, name: str | None, params: dict[str, str]) -> str:
+    """The RBAC verb of a request (``get``, ``list``, ``watch``, ``create``, ...)."""
+    if method == "GET":
+        if params.get("watch") in ("true", "1"):
+            return "watch"
+        return "get" if name else "list"
+    if method == "DELETE" and not name:
+        return "deletecollection"
+    return {"POST": "create", "PUT": "update", "PATCH": "patch", "DELETE": "delete"}.get(
+        method, method.lower())
+
 
 def _query(path: str) -> tuple[list[str], dict[str, str]]:
     parts = urlsplit(path)
@@ -177,6 +196,7 @@ class ApiServer:
                 or segs[4] != "pods" or segs[6] != "exec":
             raise NotFound("the server could not find the requested resource")
         query = parse_qs(parts.query)
+        self._authorize(kind_info("Pod"), segs[3], segs[5], "exec", "create")
         pod = self.store.get("Pod", segs[3], segs[5])
         names = [c["name"] for c in pod["spec"].get("containers") or []]
         container = (query.get("container") or names[:1])[0]
@@ -262,9 +282,27 @@ class ApiServer:
             raise NotFound("the server could not find the requested resource")
         if info.namespaced and name is not None and namespace is None:
             raise NotFound("the server could not find the requested resource")
+        self._authorize(info, namespace, name, sub, _verb(method, name, params))
         if name is None:
             return self._collection(info, namespace, method, params, headers, raw)
         return self._item(info, namespace, name, sub, method, params, headers, raw)
+
+    def _authorize(self, info: KindInfo, namespace: str | None, name: str | None,
+                   sub: str | None, verb: str) -> None:
+        """Refuse what the requester's roles do not grant, worded as the API server does."""
+        if info.verbs == ("create",):  # access and identity reviews: every user may ask
+            return
+        attrs = {"verb": verb, "group": info.group, "resource": info.plural,
+                 "subresource": sub or "", "namespace": namespace or "", "name": name or ""}
+        allowed, _ = authorize(self.store, self.user, attrs)
+        if allowed:
+            return
+        what = f'{info.resource} "{name}"' if name else info.resource
+        resource = f"{info.plural}/{sub}" if sub else info.plural
+        scope = f'in the namespace "{namespace}"' if namespace else "at the cluster scope"
+        raise Forbidden(f'{what} is forbidden: User "{self.user.username}" cannot {verb} '
+                        f'resource "{resource}" in API group "{info.group}" {scope}',
+                        {"name": name or "", "group": info.group, "kind": info.plural})
 
     # ---------------------------------------------------------------- verbs
     def _collection(self, info: KindInfo, namespace: str | None, method: str,
