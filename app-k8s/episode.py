@@ -24,7 +24,7 @@ from netarena.common.reactive import Command, ReactiveEpisode
 from netarena.common.types import Query
 from netarena.k8s.actions import KubectlCommand, command_from_reply
 from netarena.k8s.apiserver import ApiServer, ObjectStore, bootstrap, cluster_profile, deploy
-from netarena.k8s.apiserver.rbac import OPERATOR_ACCOUNT, UserInfo
+from netarena.k8s.apiserver.rbac import OPERATOR_ACCOUNT, UserInfo, operator_kubeconfig
 from netarena.k8s.generator import K8sConfig
 from netarena.k8s.kubectl import Kubectl
 from netarena.k8s.manifests import render_all
@@ -68,9 +68,10 @@ class K8sEpisode(ReactiveEpisode[Connectivity, KubectlCommand]):
         try:
             self._populate(query.truth.get("faults") or [])
             self._server = ApiServer(self.store, user=UserInfo.service_account(
-                model.namespace, OPERATOR_ACCOUNT))
+                model.namespace, OPERATOR_ACCOUNT), tls=True)
             url = self._server.start()
-            self.kubectl = Kubectl(url, namespace=model.namespace)
+            self.kubectl = Kubectl(url, namespace=model.namespace, identity=operator_kubeconfig(
+                self.profile.name, model.namespace))
         except Exception:
             self._close()
             raise

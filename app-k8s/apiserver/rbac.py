@@ -9,15 +9,21 @@ if the rule lists names, the object name. ``system:masters`` may do everything.
 
 from __future__ import annotations
 
+import base64
+import hashlib
+import json
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
+
+from netarena.k8s.apiserver.tls import serving_certificate
+from netarena.k8s.kubectl import KubeconfigIdentity
 
 if TYPE_CHECKING:
     from netarena.k8s.apiserver.kinds import KindInfo
     from netarena.k8s.apiserver.store import ObjectStore
 
-__all__ = ["UserInfo", "authorize", "rules_for", "review", "operator_objects",
-           "OPERATOR_ACCOUNT"]
+__all__ = ["UserInfo", "authorize", "rules_for", "review", "operator_kubeconfig",
+           "operator_objects", "OPERATOR_ACCOUNT"]
 
 OPERATOR_ACCOUNT = "oncall"
 """The service account the agent's kubeconfig authenticates as, in the app's namespace."""
@@ -135,6 +141,27 @@ def review(store: ObjectStore, user: UserInfo, info: KindInfo, namespace: str | 
         out["status"] = {"allowed": allowed, **({"reason": reason} if reason else {})}
     return out
 
+
+
+def operator_kubeconfig(cluster_name: str, namespace: str) -> KubeconfigIdentity:
+    """The kubeconfig entries of the on-call account: kind's cluster name, its token, the CA.
+
+    The token is shaped like a service-account token (a signed JWT); ``kubectl config view``
+    shows it as ``REDACTED`` and the server answers every request as ``UserInfo`` anyway.
+    """
+    def part(data: dict[str, Any]) -> str:
+        raw = json.dumps(data, separators=(",", ":")).encode()
+        return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+    subject = f"system:serviceaccount:{namespace}:{OPERATOR_ACCOUNT}"
+    signature = base64.urlsafe_b64encode(hashlib.sha512(
+        f"{cluster_name}/{subject}".encode()).digest() * 4).decode().rstrip("=")
+    token = ".".join([part({"alg": "RS256", "kid": signature[:43]}),
+                      part({"aud": ["https://kubernetes.default.svc.cluster.local"],
+                            "iss": "https://kubernetes.default.svc.cluster.local",
+                            "sub": subject}), signature])
+    return KubeconfigIdentity(cluster=f"kind-{cluster_name}", user=OPERATOR_ACCOUNT,
+                              token=token, ca_pem=serving_certificate().ca_pem)
 
 
 def operator_objects(namespace: str) -> list[dict[str, Any]]:

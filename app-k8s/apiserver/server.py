@@ -35,6 +35,7 @@ from netarena.k8s.apiserver.probes import ExecResult, run_in_pod
 from netarena.k8s.apiserver.rbac import UserInfo, authorize, review
 from netarena.k8s.apiserver.store import FieldValidation, ObjectStore
 from netarena.k8s.apiserver.tables import render_table
+from netarena.k8s.apiserver.tls import server_context
 from netarena.k8s.apiserver.transport import (
     PATCH_TYPES,
     Handler,
@@ -117,13 +118,16 @@ class ApiServer:
         port: 0 picks a free port.
         user: Who every request is answered as (``auth can-i``, ``auth whoami``); by
             default the cluster's admin.
+        tls: Serve HTTPS with the process's cluster certificate (``tls.serving_certificate``
+            holds the CA a kubeconfig needs), as a real API server does.
 
     Use as a context manager, or ``start()`` (returns the URL) and ``stop()``.
     """
 
     def __init__(self, store: ObjectStore, host: str = "127.0.0.1", port: int = 0,
-                 user: UserInfo | None = None) -> None:
+                 user: UserInfo | None = None, tls: bool = False) -> None:
         self.store = store
+        self.tls = tls
         self.user = user or UserInfo("kubernetes-admin", ("kubeadm:cluster-admins",
                                                           "system:masters",
                                                           "system:authenticated"))
@@ -152,13 +156,14 @@ class ApiServer:
             except OSError as exc:
                 raise EmulatorError(f"cannot bind the embedded API server: {exc}") from exc
             server.api = self
+            server.tls = server_context() if self.tls else None
             self._server = server
             self._thread = threading.Thread(target=server.serve_forever,
                                             kwargs={"poll_interval": 0.05},
                                             name="k8s-apiserver", daemon=True)
             self._thread.start()
             host, port = server.server_address[:2]
-            self.url = f"http://{host}:{port}"
+            self.url = f"{'https' if self.tls else 'http'}://{host}:{port}"
             logger.debug("embedded Kubernetes API at %s", self.url)
             return self.url
 
