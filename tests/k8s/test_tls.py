@@ -9,8 +9,7 @@ import urllib.request
 
 import pytest
 
-from netarena.k8s.apiserver import ApiServer, ObjectStore
-from netarena.k8s.apiserver import tls
+from netarena.k8s.apiserver import ApiServer, ObjectStore, tls
 
 
 def test_concurrent_first_use_makes_one_certificate(monkeypatch: pytest.MonkeyPatch) -> None:
