@@ -25,6 +25,7 @@ from netarena.common.types import Query
 from netarena.k8s.actions import KubectlCommand, command_from_reply
 from netarena.k8s.apiserver import ApiServer, ObjectStore, bootstrap, cluster_profile, deploy
 from netarena.k8s.apiserver.rbac import OPERATOR_ACCOUNT, UserInfo, operator_kubeconfig
+from netarena.k8s.faults import apply_faults
 from netarena.k8s.generator import K8sConfig
 from netarena.k8s.kubectl import Kubectl
 from netarena.k8s.manifests import render_all
@@ -86,17 +87,13 @@ class K8sEpisode(ReactiveEpisode[Connectivity, KubectlCommand]):
         profile = self.profile
         bootstrap(self.store, profile)
         existing = {ns["metadata"]["name"] for ns in self.store.list("Namespace")}
-        deploy(self.store, profile, [
-            obj for obj in render_all(self.model)
-            if not (obj["kind"] == "Namespace" and obj["metadata"]["name"] in existing)])
-        for fault in faults:
-            self.store.patch(
-                "NetworkPolicy",
-                self.model.namespace,
-                fault["policy"],
-                [{"op": "replace", "path": "/spec", "value": fault["spec"]}],
-                "json",
-            )
+        # The faulted policies are deployed as they are, with everything else: no later
+        # write (generation, resourceVersion, managedFields time) tells them apart.
+        objects = [obj for obj in render_all(self.model)
+                   if not (obj["kind"] == "Namespace" and obj["metadata"]["name"] in existing)]
+        policies = apply_faults([o for o in objects if o["kind"] == "NetworkPolicy"], faults)
+        deploy(self.store, profile, [o for o in objects if o["kind"] != "NetworkPolicy"]
+               + policies)
 
     def _snapshot(self) -> tuple[list[Any], list[Any], list[Any]]:
         ns = self.model.namespace

@@ -120,3 +120,20 @@ def test_protobuf_access_review_decodes() -> None:
     assert review == {"spec": {"resourceAttributes": {
         "namespace": "default", "verb": "patch", "group": "networking.k8s.io",
         "resource": "networkpolicies"}}}
+
+
+def test_faulted_policies_carry_no_write_history() -> None:
+    """Faulted policies were deployed as they are: same generation, owners and times."""
+    from netarena.k8s import K8sApp
+
+    app = K8sApp()
+    for seed in range(12):
+        episode = app.open(app.generate(seed, 1 + seed % 3))
+        try:
+            policies = episode.store.list("NetworkPolicy", "default")
+            shapes = {(p["metadata"]["generation"], p["metadata"]["creationTimestamp"],
+                       tuple((e["manager"], e["operation"], e["time"])
+                             for e in p["metadata"]["managedFields"])) for p in policies}
+            assert len(shapes) == 1, shapes
+        finally:
+            episode.close()
