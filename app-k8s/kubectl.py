@@ -73,7 +73,8 @@ class KubeconfigIdentity:
     user: str = "kind-kind"
     """User name."""
     token: str | None = None
-    """Bearer token of the user, if any."""
+    """Bearer token of the user. An HTTPS server needs one: without credentials kubectl
+    prompts for a password on stdin and fails (``error: EOF``)."""
     ca_pem: bytes | None = None
     """The cluster CA's certificate, for an HTTPS server."""
 
@@ -119,6 +120,9 @@ class Kubectl:
         self.kubeconfig = root / "kubeconfig"
         self.cache_dir = root / "cache"
         who = identity or KubeconfigIdentity()
+        if server_url.startswith("https://") and not who.token:
+            raise EmulatorError("an HTTPS API server needs a token in the kubeconfig "
+                                "(kubectl would prompt for a password)")
         cluster: dict[str, str] = {"server": server_url}
         if who.ca_pem:
             cluster["certificate-authority-data"] = base64.b64encode(who.ca_pem).decode()

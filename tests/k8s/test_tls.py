@@ -39,3 +39,11 @@ def test_server_speaks_https_verified_by_the_ca() -> None:
             assert b"gitVersion" in r.read()
         with pytest.raises(urllib.error.URLError):
             urllib.request.urlopen(f"{api.url}/version", timeout=5)  # unknown CA
+
+
+def test_https_kubeconfig_needs_a_token() -> None:
+    from netarena.common.errors import EmulatorError
+    from netarena.k8s.kubectl import KubeconfigIdentity, Kubectl
+
+    with pytest.raises(EmulatorError, match="needs a token"):
+        Kubectl("https://127.0.0.1:1", identity=KubeconfigIdentity(ca_pem=b"x"))
