@@ -102,7 +102,8 @@ class KubectlCommand:
 def _refuse_flags(p: ParsedArgs, verb: str) -> None:
     for name, value in p.flags:
         if name == "--raw" and verb == "config":
-            continue  # `config view --raw`: show the (credential-free) kubeconfig as is
+            raise InvalidAction("`config view --raw` is not available: it would print "
+                                "credentials (plain `kubectl config view` redacts them)")
         if name.startswith("--log") or name in _FORBIDDEN_FLAGS:
             why = _FORBIDDEN_FLAGS.get(name, "writes files on the evaluator")
             raise ForbiddenCommand(f"flag {name} is not allowed: it {why}")

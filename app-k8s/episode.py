@@ -27,10 +27,12 @@ from netarena.k8s.apiserver import ApiServer, ObjectStore, bootstrap, cluster_pr
 from netarena.k8s.apiserver.rbac import OPERATOR_ACCOUNT, UserInfo, operator_kubeconfig
 from netarena.k8s.faults import apply_faults
 from netarena.k8s.generator import K8sConfig
+from netarena.k8s.judge import ClusterState, StateCache
 from netarena.k8s.kubectl import Kubectl
+from netarena.k8s.live import LiveCluster
 from netarena.k8s.manifests import render_all
 from netarena.k8s.model import AppModel
-from netarena.k8s.policy_matrix import Connectivity, ConnectivityCache
+from netarena.k8s.policy_matrix import Connectivity
 
 __all__ = ["K8sEpisode", "MAX_OUTPUT_CHARS", "KUBECTL_TIMEOUT_S", "STREAM_TIMEOUT_S"]
 
@@ -45,7 +47,16 @@ STREAM_TIMEOUT_S = 5.0
 _WORKLOAD_KINDS = ("Deployment", "Pod", "Service")
 
 
-class K8sEpisode(ReactiveEpisode[Connectivity, KubectlCommand]):
+def deployed_objects(model: AppModel, faults: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Every object of the initial deploy, in order, the faulted policies among them."""
+    objects = render_all(model)
+    policies = apply_faults([o for o in objects if o["kind"] == "NetworkPolicy"], faults)
+    by_name = {p["metadata"]["name"]: p for p in policies}
+    return [by_name[o["metadata"]["name"]] if o["kind"] == "NetworkPolicy" else o
+            for o in objects]
+
+
+class K8sEpisode(ReactiveEpisode[ClusterState, KubectlCommand]):
     """A live embedded cluster for one query.
 
     Args:
@@ -64,46 +75,66 @@ class K8sEpisode(ReactiveEpisode[Connectivity, KubectlCommand]):
         self.model = model
         self.profile = cluster_profile(query.seed, time.time())
         self.store = ObjectStore(seed=query.seed, created_at=self.profile.created_at)
+        self.live: LiveCluster | None = None
         self._server: ApiServer | None = None
         self.kubectl: Kubectl | None = None
+        faults = query.truth.get("faults") or []
         try:
-            self._populate(query.truth.get("faults") or [])
-            self._server = ApiServer(self.store, user=UserInfo.service_account(
-                model.namespace, OPERATOR_ACCOUNT), tls=True)
-            url = self._server.start()
-            self.kubectl = Kubectl(url, namespace=model.namespace, identity=operator_kubeconfig(
-                self.profile.name, model.namespace))
+            if config.backend == "cluster":
+                self._open_live(config, faults)
+            else:
+                self._populate(faults)
+                self._server = ApiServer(self.store, user=UserInfo.service_account(
+                    model.namespace, OPERATOR_ACCOUNT), tls=True)
+                self.kubectl = Kubectl(self._server.start(), namespace=model.namespace,
+                                       identity=operator_kubeconfig(self.profile.name,
+                                                                    model.namespace))
         except Exception:
             self._close()
             raise
-        self.cache = ConnectivityCache(model, lambda: self.store.revision, self._snapshot)
+        self.cache = StateCache(model, self._revision, self._snapshot)
         self._workloads_seen = self._workloads()
         self.disrupted = False
+        self.probe_disagreements = 0
         self._begin(self.cache.get())
         self.max_mismatches = len(self.initial.mismatches)
 
     # ---------------------------------------------------------------- setup
+    def _open_live(self, config: K8sConfig, faults: list[dict[str, Any]]) -> None:
+        self.live = LiveCluster(config.kubeconfig_path(), config.context, self.model.namespace,
+                                config.probe_image)
+        self.live.reset()
+        self.live.deploy(deployed_objects(self.model, faults))
+        self.kubectl = self.live.kubectl
+
+    def _revision(self) -> int:
+        return self.live.revision if self.live is not None else self.store.revision
+
     def _populate(self, faults: list[dict[str, Any]]) -> None:
-        profile = self.profile
-        bootstrap(self.store, profile)
+        """Deploy the application as it stands when the operator is paged.
+
+        The faulted policies are written as part of the one initial deploy, exactly like
+        the healthy ones: no later write gives them a newer resourceVersion, a second
+        generation or a different timestamp.
+        """
+        bootstrap(self.store, self.profile)
         existing = {ns["metadata"]["name"] for ns in self.store.list("Namespace")}
-        # The faulted policies are deployed as they are, with everything else: no later
-        # write (generation, resourceVersion, managedFields time) tells them apart.
-        objects = [obj for obj in render_all(self.model)
-                   if not (obj["kind"] == "Namespace" and obj["metadata"]["name"] in existing)]
-        policies = apply_faults([o for o in objects if o["kind"] == "NetworkPolicy"], faults)
-        deploy(self.store, profile, [o for o in objects if o["kind"] != "NetworkPolicy"]
-               + policies)
+        deploy(self.store, self.profile, [
+            obj for obj in deployed_objects(self.model, faults)
+            if not (obj["kind"] == "Namespace" and obj["metadata"]["name"] in existing)])
 
     def _snapshot(self) -> tuple[list[Any], list[Any], list[Any]]:
-        ns = self.model.namespace
+        if self.live is not None:
+            return self.live.snapshot()
         return (
-            self.store.list("Pod", ns),
+            self.store.list("Pod"),
             self.store.list("Namespace"),
-            self.store.list("NetworkPolicy", ns),
+            self.store.list("NetworkPolicy"),
         )
 
     def _workloads(self) -> dict[tuple[str, str], Any]:
+        if self.live is not None:
+            return self.live.workloads()
         state = {}
         for kind in _WORKLOAD_KINDS:
             for obj in self.store.list(kind, self.model.namespace):
@@ -114,8 +145,8 @@ class K8sEpisode(ReactiveEpisode[Connectivity, KubectlCommand]):
     # ---------------------------------------------------------------- hooks
     @property
     def connectivity(self) -> Connectivity:
-        """The matrix for the current state."""
-        return self.cache.get()
+        """Every probe for the current state."""
+        return self.cache.get().connectivity
 
     def _parse(self, reply: str) -> Command[KubectlCommand]:
         cmd = command_from_reply(reply, self.model.namespace)
@@ -128,32 +159,52 @@ class K8sEpisode(ReactiveEpisode[Connectivity, KubectlCommand]):
         timeout = STREAM_TIMEOUT_S if cmd.streaming else KUBECTL_TIMEOUT_S
         result = self.kubectl.run(list(cmd.argv), stdin=cmd.stdin, timeout_s=timeout,
                                   streaming=cmd.streaming)
+        if self.live is not None and cmd.mutating:
+            self.live.revision += 1
         text = (result.stdout + result.stderr).rstrip("\n")
         if len(text) > MAX_OUTPUT_CHARS:
             text = text[:MAX_OUTPUT_CHARS] + f"\n... [output cut at {MAX_OUTPUT_CHARS} characters]"
         return text, result.exit_code
 
-    def _measure(self) -> Connectivity:
-        conn = self.cache.get()
-        self.max_mismatches = max(self.max_mismatches, len(conn.mismatches))
-        return conn
+    def _measure(self) -> ClusterState:
+        state = self.cache.get()
+        self.max_mismatches = max(self.max_mismatches, len(state.mismatches))
+        if self.live is not None and self.live.probe_image is not None:
+            self._confirm(state)
+        return state
 
-    def _report(self, state: Connectivity) -> str:
+    def _confirm(self, state: ClusterState) -> None:
+        """Probe every service pair for real; log where the CNI and the engine disagree."""
+        assert self.live is not None
+        ns = self.model.namespace
+        results = {(r.source, f"{r.dest}.{ns}.svc", r.port): r.actual
+                   for r in state.connectivity.results if r.source in self.model.names
+                   and r.dest in self.model.names}
+        seen = self.live.probe(list(results))
+        wrong = [key for key, ok in seen.items() if ok != results[key]]
+        self.probe_disagreements += len(wrong)
+        for src, host, port in wrong[:10]:
+            log.warning("%s: the engine and a real probe disagree on %s → %s:%d",
+                        self.query.id, src, host, port)
+
+    def _report(self, state: ClusterState) -> str:
         return state.report()
 
-    def _solved(self, state: Connectivity) -> bool:
-        return not state.mismatches
+    def _solved(self, state: ClusterState) -> bool:
+        return state.healthy
 
-    def _regressions(self, before: Connectivity, after: Connectivity) -> list[str]:
-        """Probes that matched the intended connectivity before the step and not after.
+    def _regressions(self, before: ClusterState, after: ClusterState) -> list[str]:
+        """Probes that matched before the step and not after; metadata that went missing.
 
         Compared as sets, not counts: a step that fixes one pair but opens a connection
-        that must stay closed (or closes one that must stay open) is still harm.
+        that must stay closed (or closes one that must stay open) is still harm, and so
+        is wiping labels or annotations another team owns.
         """
-        was_ok = {(r.source, r.dest, r.port) for r in before.results if r.ok}
-        return [
-            f"broke {r.line()}" for r in after.mismatches if (r.source, r.dest, r.port) in was_ok
-        ]
+        was_ok = {(r.source, r.dest, r.port) for r in before.connectivity.results if r.ok}
+        broke = [f"broke {r.line()}" for r in after.mismatches
+                 if (r.source, r.dest, r.port) in was_ok]
+        lost = [f"lost {line}" for line in after.ownership if line not in before.ownership]
+        return broke + lost
 
     def _violations(self, command: Command[KubectlCommand]) -> list[str]:
         if not command.payload.mutating:
@@ -165,13 +216,15 @@ class K8sEpisode(ReactiveEpisode[Connectivity, KubectlCommand]):
         self.disrupted = True
         return ["a Deployment, Pod or Service changed"]
 
-    def _details(self, state: Connectivity) -> dict[str, Any]:
+    def _details(self, state: ClusterState) -> dict[str, Any]:
         return {
             "initial_mismatches": len(self.initial.mismatches),
             "final_mismatches": len(state.mismatches),
+            "missing_metadata": len(state.ownership),
             "max_mismatches": self.max_mismatches,
             "workloads_disrupted": self.disrupted,
             "matrix_recomputations": self.cache.recomputations,
+            "probe_disagreements": self.probe_disagreements,
         }
 
     def _close(self) -> None:
@@ -183,3 +236,5 @@ class K8sEpisode(ReactiveEpisode[Connectivity, KubectlCommand]):
         if self._server is not None:
             self._server.stop()
             self._server = None
+        if self.live is not None:
+            self.live.close()

@@ -25,7 +25,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 import yaml
 
@@ -109,7 +109,7 @@ class Kubectl:
     """
 
     def __init__(self, server_url: str, namespace: str = "default",
-                 binary: str | None = None,
+                 binary: str | None = None, config: dict[str, Any] | None = None,
                  identity: KubeconfigIdentity | None = None) -> None:
         self.binary = binary or find_kubectl()
         self.server_url = server_url
@@ -120,13 +120,14 @@ class Kubectl:
         self.kubeconfig = root / "kubeconfig"
         self.cache_dir = root / "cache"
         who = identity or KubeconfigIdentity()
-        if server_url.startswith("https://") and not who.token:
+        if config is None and server_url.startswith("https://") and not who.token:
             raise EmulatorError("an HTTPS API server needs a token in the kubeconfig "
                                 "(kubectl would prompt for a password)")
         cluster: dict[str, str] = {"server": server_url}
         if who.ca_pem:
             cluster["certificate-authority-data"] = base64.b64encode(who.ca_pem).decode()
-        self.kubeconfig.write_text(yaml.safe_dump({
+        self.kubeconfig.touch(mode=0o600)
+        self.kubeconfig.write_text(yaml.safe_dump(config or {
             "apiVersion": "v1",
             "kind": "Config",
             "clusters": [{"name": who.cluster, "cluster": cluster}],
@@ -136,10 +137,22 @@ class Kubectl:
             "current-context": who.cluster,
             "preferences": {},
         }))
-        self.kubeconfig.chmod(0o600)
         env = {k: os.environ[k] for k in _PASSED_ENV if k in os.environ}
         env["HOME"] = str(root)
         self._env = env
+
+    @classmethod
+    def from_config(cls, config: dict[str, Any], namespace: str,
+                    binary: str | None = None) -> Kubectl:
+        """A kubectl using ``config`` (one context, credentials included) in a private copy.
+
+        Args:
+            config: A kubeconfig with its one context's namespace set to ``namespace``.
+            namespace: The namespace commands use when they give none.
+            binary: Path to kubectl; found with ``find_kubectl`` when omitted.
+        """
+        server = str(config["clusters"][0]["cluster"].get("server", ""))
+        return cls(server, namespace, binary, config)
 
     def command(self, argv: list[str]) -> list[str]:
         """The full argv run for ``kubectl argv...`` (kubeconfig and cache pinned)."""

@@ -414,11 +414,11 @@ def deploy(store: ObjectStore, profile: ClusterProfile, objects: list[dict[str, 
 
     Pods created in the last hour get the events a cluster keeps for an hour (scheduled,
     image pulled, container started); the revision then moves on to ``profile.now``. The
-    on-call operator's account (``rbac.operator_objects``) is set up in each namespace the
-    application uses, as the team would have before handing it over.
+    on-call operator's account (``rbac.operator_objects``) is set up in each namespace whose
+    NetworkPolicies the operator manages, as the team would have before handing it over.
     """
     namespaces = sorted({o["metadata"].get("namespace", "default") for o in objects
-                         if o.get("kind") == "Deployment"})
+                         if o.get("kind") == "NetworkPolicy"})
     with store.at(profile.deployed_at, manager="kubectl-client-side-apply"):
         for obj in objects:
             store.create(obj)

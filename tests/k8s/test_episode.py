@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 
 import pytest
@@ -32,8 +33,9 @@ def run(ep: K8sEpisode, line: str, extra: str = "") -> str:
 
 def test_first_observation_is_complete(episode: K8sEpisode) -> None:
     text = episode.observe()
-    assert "You are a Kubernetes network operator" in text
+    assert "on call" in text or "on-call" in text or "on duty" in text
     assert "triple backticks" in text and "Intended connectivity" in text
+    assert "FIRST one holding a command runs" in text and "How you are judged" in text
     assert "## Current probe report" in text and "(Expected: True, Actual: False)" in text
     assert "(none yet)" in text
     assert episode.query.truth["faults"][0]["description"] not in text
@@ -151,7 +153,7 @@ def test_step_rewards_follow_the_shared_table(episode: K8sEpisode) -> None:
         "```\nkubectl patch networkpolicy adservice --type json -p "
         '\'[{"op":"add","path":"/spec/ingress","value":[{}]}]\'\n```'
     )
-    assert worse.valid and worse.info["problems"] == 10 and worse.reward == -100  # 10 probes broke
+    assert worse.valid and worse.info["problems"] >= 5 and worse.reward == -100  # probes broke
     episode.step("no command here")
     details = episode.score().details
     assert {k: details[k] for k in ("invalid_actions", "forbidden_commands", "unsafe_steps")} == {
@@ -188,7 +190,7 @@ def test_reference_fix_ends_the_episode_with_the_fix_reward(episode: K8sEpisode)
     assert result.done and rewards[-1] == 100 and all(r == 10 for r in rewards[:-1])
     score = episode.score()
     assert score.correct and score.safe and score.details["final_mismatches"] == 0
-    assert "All 121 probes match" in episode.observe()
+    assert re.search(r"All \d+ probes match", episode.observe())
 
 
 def test_close_is_idempotent_and_final() -> None:
@@ -221,8 +223,6 @@ def test_episodes_replay_identically() -> None:
 
 
 def _strip_times(text: str) -> str:
-    import re
-
     return re.sub(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", "<ts>", text)
 
 

@@ -120,8 +120,8 @@ CORPUS: list[tuple[str, int, str]] = [
     ("exec deploy/checkoutservice -- curl -m 1 http://emailservice:5000", 56, "(56)"),
     ("exec deploy/frontend -- nslookup cartservice", 0, "cartservice.default.svc"),
     ("exec deploy/frontend -- cat /etc/resolv.conf", 0, "nameserver 10.96.0.10"),
-    ("label netpol adservice team=shop", 0, "labeled"),
-    ("annotate netpol adservice owner=sre", 0, "annotated"),
+    ("label netpol adservice reviewed=oncall", 0, "labeled"),
+    ("annotate netpol adservice oncall-note=checked", 0, "annotated"),
     ("patch netpol adservice --type merge -p '{\"metadata\":{\"labels\":{\"t\":\"x\"}}}'", 0,
      "patched"),
     ("patch netpol adservice --type json -p "

@@ -119,6 +119,7 @@ REFUSED = [  # refused, but a refusal is not harm: these cost the turn only
     "kubectl get pods && kubectl get svc",
     "kubectl get pods $HOME",
     "kubectl patch foo x -p {}",
+    "kubectl config view --raw",  # the cluster backend's kubeconfig holds real credentials
 ]
 
 
@@ -142,7 +143,7 @@ READS_ANYWHERE = [  # refused before: operators read these every day
     "kubectl exec -it frontend-abc -- sh -c 'rm -rf /'",  # answered by the emulator
     "kubectl auth can-i '*' '*'",
     "kubectl auth whoami",
-    "kubectl config view --raw",
+    "kubectl config view",
     "kubectl top pods",
     "kubectl events",
     "kubectl get events -w",
