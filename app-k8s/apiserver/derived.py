@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from netarena.k8s.apiserver.kinds import KindInfo
+from netarena.k8s.apiserver.names import safe_encode
 
 __all__ = ["derived_objects", "heartbeat"]
 
@@ -157,14 +158,18 @@ def _endpoints(svc: dict[str, Any], objects: Objects) -> dict[str, Any]:
 def _endpoint_slice(svc: dict[str, Any], objects: Objects) -> dict[str, Any]:
     pods = _backends(svc, objects)
     name = svc["metadata"]["name"]
-    suffix = hashlib.sha256(svc["metadata"]["uid"].encode()).hexdigest()[:5]
     labels = dict(svc["metadata"].get("labels") or {})
-    labels.update({"kubernetes.io/service-name": name,
-                   "endpointslice.kubernetes.io/managed-by": "endpointslice-controller.k8s.io"})
+    labels["kubernetes.io/service-name"] = name
+    if _is_apiserver(svc):  # the API server keeps its own slice, named like the Service
+        slice_name = name
+    else:
+        suffix = safe_encode(hashlib.sha256(svc["metadata"]["uid"].encode()).digest(), 5)
+        slice_name = f"{name}-{suffix}"
+        labels["endpointslice.kubernetes.io/managed-by"] = "endpointslice-controller.k8s.io"
     return {
         "apiVersion": "discovery.k8s.io/v1",
         "kind": "EndpointSlice",
-        "metadata": _meta(svc, f"{name}-{suffix}", labels),
+        "metadata": _meta(svc, slice_name, labels),
         "addressType": "IPv4",
         "endpoints": [
             {"addresses": [p["status"]["podIP"]],

@@ -13,18 +13,17 @@ import hashlib
 import ipaddress
 import json
 import random
-import time
 import uuid
 from collections.abc import Callable
 from typing import Any
 
 from netarena.k8s.apiserver.fields import record_status, record_update
 from netarena.k8s.apiserver.kinds import Invalid, KindInfo, clone, kind_info
+from netarena.k8s.apiserver.names import random_suffix, rfc3339, safe_encode
 from netarena.k8s.apiserver.watch import ChangeLog
 
 __all__ = ["WorkloadController"]
 
-_SAFE_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
 _POD_NET = ipaddress.ip_network("10.244.0.0/16")
 _SERVICE_NET = ipaddress.ip_network("10.96.0.0/12")
 RESERVED_SERVICE_IPS = frozenset({"10.96.0.1", "10.96.0.10"})
@@ -223,7 +222,7 @@ class WorkloadController:
         if spec.get("automountServiceAccountToken") is False:
             return
         rng = random.Random(pod["metadata"].get("uid"))
-        volume = f"kube-api-access-{''.join(rng.choice(_SAFE_ALPHABET) for _ in range(5))}"
+        volume = f"kube-api-access-{random_suffix(rng)}"
         spec.setdefault("volumes", []).append({"name": volume, "projected": {
             "defaultMode": 420, "sources": [
                 {"serviceAccountToken": {"expirationSeconds": 3607, "path": "token"}},
@@ -305,7 +304,7 @@ class WorkloadController:
         rng = random.Random(f"{self.seed}/{ns}/{meta['name']}/{h}/{index}")
         stem = f"{meta['name']}-{h}" if owner_kind == "ReplicaSet" else meta["name"]
         while True:
-            name = f"{stem}-{''.join(rng.choice(_SAFE_ALPHABET) for _ in range(5))}"
+            name = f"{stem}-{random_suffix(rng)}"
             if (ns, name) not in self._objects.get("Pod", {}):
                 break
         template = template or clone(owner["spec"]["template"])
@@ -342,15 +341,6 @@ class WorkloadController:
 
 
 
-def safe_encode(digest: bytes, length: int) -> str:
-    """``length`` characters of the API machinery's vowel-free alphabet (as in pod names)."""
-    n = int.from_bytes(digest, "big")
-    out = []
-    for _ in range(length):
-        n, r = divmod(n, len(_SAFE_ALPHABET))
-        out.append(_SAFE_ALPHABET[r])
-    return "".join(out)
-
 
 def cluster_ca(seed: int) -> str:
     """A PEM certificate block standing for the cluster's CA (stable per seed)."""
@@ -380,9 +370,6 @@ def _tolerates(spec: dict[str, Any], node: dict[str, Any]) -> bool:
     return True
 
 
-def rfc3339(ts: float) -> str:
-    """Format seconds since the epoch as the API's timestamp (``2024-05-01T12:00:00Z``)."""
-    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(ts))
 
 def _running_status(spec: dict[str, Any], ip: str, host_ip: str, now: str) -> dict[str, Any]:
     conditions = [
