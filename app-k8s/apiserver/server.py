@@ -9,6 +9,7 @@ apply, the ``scale``, ``log`` and ``exec`` subresources), and the access reviews
 
 from __future__ import annotations
 
+import itertools
 import json
 import logging
 import threading
@@ -48,6 +49,13 @@ from netarena.k8s.apiserver.transport import (
 __all__ = ["ApiServer"]
 
 logger = logging.getLogger(__name__)
+
+def _bookmark(info: KindInfo, revision: int) -> dict[str, Any]:
+    """The BOOKMARK that ends a watch-list's initial events."""
+    return {"kind": info.kind, "apiVersion": info.api_version, "metadata": {
+        "resourceVersion": str(revision),
+        "annotations": {"k8s.io/initial-events-end": "true"}}}
+
 
 def _verb(method: str, name: str | None, params: dict[str, str]) -> str:
     """The RBAC verb of a request (``get``, ``list``, ``watch``, ``create``, ...)."""
@@ -342,22 +350,34 @@ class ApiServer:
     def _watch(self, info: KindInfo, namespace: str | None, params: dict[str, str],
                headers: dict[str, str]) -> Reply:
         since = params.get("resourceVersion") or ""
-        start = int(since) if since.isdigit() and since != "0" else self.store.revision
+        labels, fields = params.get("labelSelector"), params.get("fieldSelector")
+        initial, start = self.store.list_with_revision(info.key, namespace, labels, fields)
+        if since.isdigit() and since != "0":
+            start = int(since)
+        if params.get("sendInitialEvents") != "true":  # a watch-list starts with the state
+            initial = []
         stop = threading.Event()
-        events = self.store.watch(info.key, namespace, start, stop,
-                                  params.get("labelSelector"), params.get("fieldSelector"))
+        events = self.store.watch(info.key, namespace, start, stop, labels, fields)
         table = _wants_table(headers)
         include = params.get("includeObject", "Metadata")
         reply = Reply(None)
+        deadline = time.monotonic() + float(params.get("timeoutSeconds") or 1800)
 
         def documents() -> Iterator[dict[str, Any]]:
-            for change, obj in events:
+            changes = [("ADDED", obj) for obj in initial]
+            for change, obj in itertools.chain(changes, [("BOOKMARK", None)], events):
+                if obj is None:
+                    if params.get("sendInitialEvents") == "true":
+                        yield {"type": "BOOKMARK", "object": _bookmark(info, start)}
+                    continue
                 body = (render_table(info, [obj], obj["metadata"]["resourceVersion"], include)
                         if table else obj)
                 yield {"type": change, "object": body}
 
-        def stopper() -> None:  # ends the watch when the server stops or the client leaves
-            while not (self._stopping.wait(0.5) or any(g() for g in reply.client_gone)):
+        def stopper() -> None:  # ends the watch at its timeout, at shutdown, or when the
+            # client leaves
+            while not (self._stopping.wait(0.5) or any(g() for g in reply.client_gone)
+                       or time.monotonic() > deadline):
                 pass
             stop.set()
 

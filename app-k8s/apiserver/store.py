@@ -165,6 +165,14 @@ class ObjectStore(WorkloadController):
             now = self._clock()
             return [heartbeat(clone(o), now) for o in out]
 
+    def list_with_revision(
+        self, kind: str, namespace: str | None = None, label_selector: str | None = None,
+        field_selector: str | None = None,
+    ) -> tuple[list[dict[str, Any]], int]:
+        """``list`` and the revision it reflects, read together (a watch's starting point)."""
+        with self._lock:
+            return self.list(kind, namespace, label_selector, field_selector), self._revision
+
     def watch(
         self,
         kind: str,
