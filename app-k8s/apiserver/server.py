@@ -9,12 +9,10 @@ apply, the ``scale``, ``log`` and ``exec`` subresources), and the access reviews
 
 from __future__ import annotations
 
-import itertools
 import json
 import logging
 import threading
 import time
-from collections.abc import Iterator
 from types import TracebackType
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
@@ -45,17 +43,11 @@ from netarena.k8s.apiserver.transport import (
     Reply,
     UnsupportedMediaType,
 )
+from netarena.k8s.apiserver.watch import watch_reply
 
 __all__ = ["ApiServer"]
 
 logger = logging.getLogger(__name__)
-
-def _bookmark(info: KindInfo, revision: int) -> dict[str, Any]:
-    """The BOOKMARK that ends a watch-list's initial events."""
-    return {"kind": info.kind, "apiVersion": info.api_version, "metadata": {
-        "resourceVersion": str(revision),
-        "annotations": {"k8s.io/initial-events-end": "true"}}}
-
 
 def _verb(method: str, name: str | None, params: dict[str, str]) -> str:
     """The RBAC verb of a request (``get``, ``list``, ``watch``, ``create``, ...)."""
@@ -322,7 +314,8 @@ class ApiServer:
                     params: dict[str, str], headers: dict[str, str], raw: bytes) -> Reply:
         if method == "GET":
             if params.get("watch") in {"true", "1"}:
-                return self._watch(info, namespace, params, headers)
+                return watch_reply(self.store, info, namespace, params, _wants_table(headers),
+                                   self._stopping)
             items = self.store.list(info.key, namespace, params.get("labelSelector"),
                                     params.get("fieldSelector"))
             rv = str(self.store.revision)
@@ -346,44 +339,6 @@ class ApiServer:
                                         warnings=warnings, manager=_manager(params, headers))
             return Reply(created, 201, headers=_warning_headers(warnings))
         raise MethodNotAllowed(f"method {method} is not supported on {info.plural}")
-
-    def _watch(self, info: KindInfo, namespace: str | None, params: dict[str, str],
-               headers: dict[str, str]) -> Reply:
-        since = params.get("resourceVersion") or ""
-        labels, fields = params.get("labelSelector"), params.get("fieldSelector")
-        initial, start = self.store.list_with_revision(info.key, namespace, labels, fields)
-        if since.isdigit() and since != "0":
-            start = int(since)
-        if params.get("sendInitialEvents") != "true":  # a watch-list starts with the state
-            initial = []
-        stop = threading.Event()
-        events = self.store.watch(info.key, namespace, start, stop, labels, fields)
-        table = _wants_table(headers)
-        include = params.get("includeObject", "Metadata")
-        reply = Reply(None)
-        deadline = time.monotonic() + float(params.get("timeoutSeconds") or 1800)
-
-        def documents() -> Iterator[dict[str, Any]]:
-            changes = [("ADDED", obj) for obj in initial]
-            for change, obj in itertools.chain(changes, [("BOOKMARK", None)], events):
-                if obj is None:
-                    if params.get("sendInitialEvents") == "true":
-                        yield {"type": "BOOKMARK", "object": _bookmark(info, start)}
-                    continue
-                body = (render_table(info, [obj], obj["metadata"]["resourceVersion"], include)
-                        if table else obj)
-                yield {"type": change, "object": body}
-
-        def stopper() -> None:  # ends the watch at its timeout, at shutdown, or when the
-            # client leaves
-            while not (self._stopping.wait(0.5) or any(g() for g in reply.client_gone)
-                       or time.monotonic() > deadline):
-                pass
-            stop.set()
-
-        threading.Thread(target=stopper, name="k8s-watch", daemon=True).start()
-        reply.stream = documents()
-        return reply
 
     def _item(self, info: KindInfo, namespace: str | None, name: str, sub: str | None,
               method: str, params: dict[str, str], headers: dict[str, str],
