@@ -38,6 +38,10 @@ class K8sConfig(RewardConfig):
 
     runtime_fields: ClassVar[frozenset[str]] = RewardConfig.runtime_fields | frozenset(
         {"backend", "kubeconfig", "context", "probe_image"})
+    operator_fields: ClassVar[frozenset[str]] = frozenset(
+        {"backend", "kubeconfig", "context", "probe_image"})
+    """A requester must not choose to deploy into (or read) a cluster of the operator's:
+    only ``netarena run/serve k8s --param backend=cluster ...`` selects one."""
 
     backend: Literal["embedded", "cluster"] = "embedded"
     """Where the application runs: ``embedded`` (API emulator + policy engine, no Docker)

@@ -12,6 +12,8 @@ command -v tc       >/dev/null || need_apt+=(iproute2)
 command -v iptables >/dev/null || need_apt+=(iptables)
 command -v ifconfig >/dev/null || need_apt+=(net-tools)
 command -v ping     >/dev/null || need_apt+=(iputils-ping)
+# The status page's test renders it in a real headless browser.
+command -v chromium >/dev/null || need_apt+=(chromium fonts-dejavu-core)
 if [ ${#need_apt[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ]; then
     export DEBIAN_FRONTEND=noninteractive
