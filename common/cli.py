@@ -22,6 +22,7 @@ from netarena.common.app import load_app
 from netarena.common.errors import ConfigError
 from netarena.common.replay import CALLS_FILE, Tape
 from netarena.common.report import load_results
+from netarena.common.result_files import UnsafeResultsFile, write_atomic
 from netarena.common.runner import QueryPlan, ResultCallback, RunConfig, Runner, fresh_seed
 from netarena.common.runspec import (
     Executor,
@@ -188,8 +189,12 @@ def _play_with_progress(
             progress.update(task, completed=done,
                             description=f"{spec.app} · {name} · correctness {correct / done:.2f}")
 
-        return asyncio.run(play_all(spec, play, executor=executor, tape=tape,
-                                    ray_address=ray_address, on_result=tick, groups=groups))
+        try:
+            return asyncio.run(play_all(spec, play, executor=executor, tape=tape,
+                                        ray_address=ray_address, on_result=tick, groups=groups))
+        except UnsafeResultsFile as exc:
+            err.print(f"[red]error:[/red] {exc}")
+            raise typer.Exit(2) from exc
 
 
 def _executor(name: str) -> Executor:
@@ -274,7 +279,7 @@ def run(
     summary = summarize(results, app=spec.app, agent=spec.agent_name(), seed=spec.plan.seed)
     annotate_summary(summary, spec, results, tape, replay)
     if out:
-        (out / "summary.json").write_text(json.dumps(summary, indent=2))
+        write_atomic(out / "summary.json", json.dumps(summary, indent=2))
     _print_summary(summary, as_json, uniform)
 
 

@@ -32,6 +32,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from netarena.common.errors import AgentError, ConfigError
+from netarena.common.result_files import open_regular, read_regular
 from netarena.common.types import QueryResult
 
 __all__ = [
@@ -163,9 +164,10 @@ class Tape:
             ConfigError: No recording there, or a line that is not a recorded call.
         """
         file = path / CALLS_FILE if path.is_dir() else path
-        if not file.is_file():
+        data = read_regular(file) if file.parent.is_dir() else None
+        if data is None:
             raise ConfigError(f"no LLM recording at {file}")
-        lines = file.read_text(encoding="utf-8").splitlines()
+        lines = data.decode("utf-8", "replace").splitlines()
         calls = []
         for number, line in enumerate(lines, 1):
             if not line.strip():
@@ -234,7 +236,7 @@ class Tape:
             if self.keep:
                 self._kept[call.query_id].append(call)
             if self.sink is not None:
-                with self.sink.open("a", encoding="utf-8") as out:
+                with open_regular(self.sink) as out:  # never a planted FIFO or symlink
                     out.write(line)
 
     def take(self, key: str) -> list[LLMCall]:

@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from netarena.common.app import App, load_app
+from netarena.common.result_files import open_regular, read_regular
 from netarena.common.runner import ResultCallback, Runner, TurnRecord
 from netarena.common.types import Query, QueryResult
 
@@ -72,11 +73,18 @@ def trajectory(query: Query, result: QueryResult, turns: Sequence[TurnRecord]) -
 
 
 def read_rollouts(path: Path) -> list[dict[str, Any]]:
-    """The trajectories in a rollout file, skipping a torn last line left by a crash."""
+    """The trajectories in a rollout file, skipping a torn last line left by a crash.
+
+    Raises:
+        UnsafeResultsFile: ``path`` is a FIFO, symlink or device, not a regular file.
+    """
+    data = read_regular(path)
+    return _parse(data.decode("utf-8", "replace"), path) if data else []
+
+
+def _parse(text: str, path: Path) -> list[dict[str, Any]]:
     records: list[dict[str, Any]] = []
-    if not path.exists():
-        return records
-    for line in path.read_text(encoding="utf-8").splitlines():
+    for line in text.splitlines():
         if not line.strip():
             continue
         try:
@@ -84,12 +92,6 @@ def read_rollouts(path: Path) -> list[dict[str, Any]]:
         except json.JSONDecodeError:
             log.warning("skipping torn line in %s", path)
     return records
-
-
-def _drop_torn_tail(path: Path) -> None:
-    data = path.read_bytes() if path.exists() else b""
-    if data and not data.endswith(b"\n"):
-        path.write_bytes(data[: data.rfind(b"\n") + 1])
 
 
 async def collect(
@@ -107,17 +109,19 @@ async def collect(
         The results of the episodes played now, in query order.
 
     Raises:
+        UnsafeResultsFile: ``out`` is a FIFO, symlink or device, not a regular file.
         OSError: A trajectory could not be written (raised once the run has finished).
     """
     out.parent.mkdir(parents=True, exist_ok=True)
-    _drop_torn_tail(out)
-    done = {r["query_id"] for r in read_rollouts(out)}
-    todo = [q for q in queries if q.id not in done]
-    by_id = {q.id: q for q in todo}
-    runner.trajectories = {}
-    failures: list[OSError] = []
-
-    with out.open("a", encoding="utf-8") as sink:
+    with open_regular(out) as sink:  # never a planted FIFO or symlink
+        text = sink.read()
+        if text and not text.endswith("\n"):  # a torn last line from a crash
+            sink.truncate(len(text[: text.rfind("\n") + 1].encode("utf-8", "surrogateescape")))
+        done = {r["query_id"] for r in _parse(text, out)}
+        todo = [q for q in queries if q.id not in done]
+        by_id = {q.id: q for q in todo}
+        runner.trajectories = {}
+        failures: list[OSError] = []
 
         def write(result: QueryResult, finished: int, total: int) -> Any:
             kept = runner.trajectories

@@ -17,13 +17,14 @@ from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, TextIO, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from netarena.common.agents import Agent, Observation
 from netarena.common.app import App, Episode
 from netarena.common.errors import AgentError, ConfigError, NetArenaError
+from netarena.common.result_files import open_regular, read_regular
 from netarena.common.types import Query, QueryResult, Score, StepResult
 
 __all__ = [
@@ -179,11 +180,17 @@ def read_results(path: Path) -> list[QueryResult]:
     """Load a results JSONL file, skipping a torn last line left by a crash.
 
     A query recorded twice (an unscored result retried on resume) keeps its last record.
+
+    Raises:
+        UnsafeResultsFile: ``path`` is a FIFO, symlink or device, not a regular file.
     """
+    data = read_regular(path)
+    return _parse_results(data.decode("utf-8", "replace"), path) if data else []
+
+
+def _parse_results(text: str, path: Path) -> list[QueryResult]:
     results: dict[str, QueryResult] = {}
-    if not path.exists():
-        return []
-    for line in path.read_text().splitlines():
+    for line in text.splitlines():
         if not line.strip():
             continue
         try:
@@ -198,13 +205,13 @@ def read_results(path: Path) -> list[QueryResult]:
     return list(results.values())
 
 
-def _drop_torn_tail(path: Path) -> None:
-    """Cut a partial last line left by a crash, so appends start on a fresh line."""
-    if not path.exists():
-        return
-    data = path.read_bytes()
-    if data and not data.endswith(b"\n"):
-        path.write_bytes(data[: data.rfind(b"\n") + 1])
+def _resume(sink: TextIO, path: Path) -> list[QueryResult]:
+    """The results already in ``sink``; a partial last line left by a crash is cut off."""
+    sink.seek(0)
+    text = sink.read()
+    if text and not text.endswith("\n"):
+        sink.truncate(len(text[: text.rfind("\n") + 1].encode("utf-8", "surrogateescape")))
+    return _parse_results(text, path)
 
 
 ResultCallback = Callable[[QueryResult, int, int], Any]
@@ -250,19 +257,20 @@ class Runner:
             on_result: Called as ``on_result(result, done, total)`` for each query already
                 in ``out`` (first) and after each query played. Its failures are logged,
                 never fatal: progress reporting must not cost results.
+
+        Raises:
+            UnsafeResultsFile: ``out`` is a FIFO, symlink or device, not a regular file.
         """
         queries = list(queries)
         done: dict[str, QueryResult] = {}
+        sink = None
         if out is not None:
             out.parent.mkdir(parents=True, exist_ok=True)
-            _drop_torn_tail(out)
+            sink = open_regular(out)  # never a planted FIFO or symlink
             wanted = {q.id for q in queries}
-            done = {
-                r.query_id: r for r in read_results(out) if r.query_id in wanted and r.scored
-            }
+            done = {r.query_id: r for r in _resume(sink, out) if r.query_id in wanted and r.scored}
         todo = [q for q in queries if q.id not in done]
         total, finished = len(queries), 0
-        sink = out.open("a", encoding="utf-8") if out is not None else None
         gate = asyncio.Semaphore(self.config.concurrency)
 
         async def report(result: QueryResult) -> None:

@@ -33,6 +33,7 @@ from netarena.common.app import App, load_app
 from netarena.common.errors import ConfigError
 from netarena.common.executors import AgentSource, RayRunner
 from netarena.common.replay import CALLS_FILE, Tape, usage_summary
+from netarena.common.result_files import read_regular, write_atomic
 from netarena.common.runner import QueryPlan, ResultCallback, RunConfig, Runner, plan_queries
 from netarena.common.stats import summarize
 from netarena.common.types import Query, QueryResult
@@ -133,7 +134,7 @@ class RunSpec(BaseModel):
         """Write ``run.json`` into ``folder``."""
         folder.mkdir(parents=True, exist_ok=True)
         path = folder / RUN_FILE
-        path.write_text(self.model_dump_json(indent=1), encoding="utf-8")
+        write_atomic(path, self.model_dump_json(indent=1))
         return path
 
     @classmethod
@@ -144,10 +145,11 @@ class RunSpec(BaseModel):
             ConfigError: No ``run.json`` there, or not a run spec.
         """
         path = folder / RUN_FILE
-        if not path.is_file():
+        data = read_regular(path)
+        if data is None:
             raise ConfigError(f"{folder} holds no {RUN_FILE}: not a run folder of this version")
         try:
-            return cls.model_validate(json.loads(path.read_text(encoding="utf-8")))
+            return cls.model_validate(json.loads(data))
         except ValueError as exc:
             raise ConfigError(f"{path} is not a run spec: {exc}") from exc
 

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import hashlib
 import json
 import logging
 import threading
@@ -51,6 +50,7 @@ from netarena.common.outbound import OutboundPolicy, OutboundRefused
 from netarena.common.remote import RemoteAgent
 from netarena.common.request import ParsedRequest, load_request, parse_request
 from netarena.common.requester import Requester, current_requester
+from netarena.common.result_files import keyed_name
 from netarena.common.runner import Runner, plan_queries
 from netarena.common.stats import summarize
 from netarena.common.status import Board, Entry
@@ -132,8 +132,7 @@ class _Evaluation:
             [self.app_cls.name, req.url, req.plan.model_dump(), self._params(req)],
             sort_keys=True,
         )
-        digest = hashlib.sha256(key.encode()).hexdigest()[:16]
-        return self.options.results_dir / f"{self.app_cls.name}-{digest}.jsonl"
+        return keyed_name(self.options.results_dir, self.app_cls.name, key)  # unpredictable
 
     async def _admit(self, message: Message, requester: Requester) -> tuple[ParsedRequest,
                                                                          ServerLimits]:

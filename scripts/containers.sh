@@ -7,7 +7,7 @@
 #   scripts/containers.sh [build|smoke|all]       (default: all)
 #
 # Environment:
-#   BASE_IMAGE      base for every image (default python:3.11-slim-bookworm). Without a
+#   BASE_IMAGE      base for every image (default python:3.13-slim-bookworm). Without a
 #                   reachable registry: docker/make-base-image.sh, then
 #                   BASE_IMAGE=netarena-base:bookworm scripts/containers.sh
 #   TAG             image tag (default latest); images are netarena-{malt,route,k8s,purple}
@@ -32,7 +32,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT="$PWD"
 MODE="${1:-all}"
-BASE_IMAGE="${BASE_IMAGE:-python:3.11-slim-bookworm}"
+BASE_IMAGE="${BASE_IMAGE:-python:3.13-slim-bookworm}"
 TAG="${TAG:-latest}"
 APPS="${APPS:-malt route k8s}"
 SMOKE_QUERIES="${SMOKE_QUERIES:-3}"

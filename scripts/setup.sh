@@ -12,6 +12,10 @@ command -v tc       >/dev/null || need_apt+=(iproute2)
 command -v iptables >/dev/null || need_apt+=(iptables)
 command -v ifconfig >/dev/null || need_apt+=(net-tools)
 command -v ping     >/dev/null || need_apt+=(iputils-ping)
+# The MALT sandbox's seccomp allowlist (pyseccomp loads the system libseccomp); setpriv (util-linux)
+# runs the sandbox tests as uid 10001 too.
+/sbin/ldconfig -p 2>/dev/null | grep -q 'libseccomp\.so\.2 ' || need_apt+=(libseccomp2)
+command -v setpriv  >/dev/null || need_apt+=(util-linux)
 # The status page's test renders it in a real headless browser.
 command -v chromium >/dev/null || need_apt+=(chromium fonts-dejavu-core)
 if [ ${#need_apt[@]} -gt 0 ]; then

@@ -33,7 +33,7 @@ def _norm(name: str) -> str:
 @pytest.mark.parametrize("image", sorted(IMAGES))
 def test_base_image_is_a_build_arg_and_entrypoint_takes_server_flags(image: str) -> None:
     steps = _instructions(_dockerfile(image))
-    assert steps[0] == "ARG BASE_IMAGE=python:3.11-slim-bookworm"
+    assert steps[0] == "ARG BASE_IMAGE=python:3.13-slim-bookworm"
     assert steps[1] == "FROM ${BASE_IMAGE}"
     command = "purple" if image == "purple" else f"serve\", \"{image}"
     assert f'ENTRYPOINT ["netarena-entrypoint", "{command}"]' in steps

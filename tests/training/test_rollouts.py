@@ -4,6 +4,7 @@ dataset and environment reward work on real episodes (the trainer itself is not 
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -83,3 +84,15 @@ def test_the_grpo_recipe_dataset_and_environment_reward(app: str, tmp_path: Path
     assert set(garbage) == {-1.0 if app == "malt" else -10.0}
     assert "trl" not in sys.modules
     assert json.loads(records[0]["params"]) == {}
+
+
+def test_a_planted_fifo_or_symlink_is_refused_not_waited_on(tmp_path: Path) -> None:
+    fifo = tmp_path / "fifo.jsonl"
+    os.mkfifo(fifo)
+    result = CliRunner().invoke(cli, ["rollouts", "malt", "--n", "1", "--out", str(fifo)])
+    assert result.exit_code == 2 and "FIFO" in result.output
+    link = tmp_path / "link.jsonl"
+    link.symlink_to(tmp_path / "elsewhere.jsonl")
+    result = CliRunner().invoke(cli, ["rollouts", "malt", "--n", "1", "--out", str(link)])
+    assert result.exit_code == 2 and "symlink" in result.output
+    assert not (tmp_path / "elsewhere.jsonl").exists()
