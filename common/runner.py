@@ -13,6 +13,7 @@ import json
 import logging
 import random
 import time
+import uuid
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -316,7 +317,9 @@ class Runner:
         scored = True
         score: Score | None = None
         episode: Episode | None = None
-        context_id = f"{query.id}-{random.SystemRandom().getrandbits(32):08x}"
+        # Opaque: the query id names the label (the injected fault), which a remote agent
+        # must not learn from the conversation id.
+        context_id = uuid.uuid4().hex
         trajectory: list[TurnRecord] = []
         if self.trajectories is not None:
             self.trajectories[query.id] = trajectory
