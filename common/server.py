@@ -184,7 +184,8 @@ class _Evaluation:
         }
         await self.updater.start_work(self._say(
             f"{app.name}: {len(queries)} queries for {req.role} at {req.url}, "
-            f"seed {req.plan.seed}{''.join(f'; {n}' for n in req.notes)}"))
+            f"seed {req.plan.seed}{''.join(f'; {n}' for n in req.notes)}; "
+            f"progress at /evaluations/{entry.public_id}/report"))
         last = 0.0
 
         async def progress(result: QueryResult, done: int, total: int) -> None:
@@ -245,6 +246,10 @@ class GreenExecutor(AgentExecutor):
         self.app_cls = app_cls
         self.options = options or GreenOptions()
         self.board = board or Board()
+        self._running: set[str] = set()
+        """Tasks whose evaluation runs here now."""
+        self._canceled: set[str] = set()
+        """Running tasks a ``tasks/cancel`` asked to stop."""
 
     async def execute(self, context: RequestContext, event_queue: EventQueue) -> None:
         """Enqueue the task first, then evaluate; any failure ends the task as failed."""
@@ -259,6 +264,7 @@ class GreenExecutor(AgentExecutor):
         updater = TaskUpdater(event_queue, task.id, task.context_id)
         requester = current_requester.get() or Requester()
         evaluation = _Evaluation(self.app_cls, updater, self.options, self.board)
+        self._running.add(task.id)
         try:
             if message is None:
                 raise ConfigError("no message in the request")
@@ -274,6 +280,9 @@ class GreenExecutor(AgentExecutor):
             if evaluation.entry is not None:
                 self.board.finish(evaluation.entry, "failed", reason)
             await updater.failed(updater.new_agent_message([Part(text=reason)]))
+        finally:
+            self._running.discard(task.id)
+            self._canceled.discard(task.id)
 
     @staticmethod
     async def _until_gone(work: Any, requester: Requester) -> None:
@@ -296,7 +305,10 @@ class GreenExecutor(AgentExecutor):
                        requester: Requester) -> None:
         entry = evaluation.entry
         done = f"{entry.done}/{entry.total}" if entry else "0"
-        if requester.gone.is_set():
+        if updater.task_id in self._canceled:
+            reason = f"canceled by the requester (tasks/cancel) after {done} queries"
+            state = "canceled"
+        elif requester.gone.is_set():
             reason = f"requester disconnected after {done} queries; evaluation stopped"
             state = "canceled"
         else:
@@ -313,8 +325,17 @@ class GreenExecutor(AgentExecutor):
             await (updater.cancel(message) if state == "canceled" else updater.failed(message))
 
     async def cancel(self, context: RequestContext, event_queue: EventQueue) -> None:
-        """Mark the task canceled (the SDK has already cancelled ``execute``)."""
-        updater = TaskUpdater(event_queue, context.task_id or "", context.context_id or "")
+        """Stop a running evaluation on ``tasks/cancel``.
+
+        The SDK cancels ``execute`` right after this returns; the evaluation then ends the
+        task ``canceled`` with the reason and the finished queries as a partial ``Result``.
+        A task with nothing running here is marked canceled at once.
+        """
+        task_id = context.task_id or ""
+        if task_id in self._running:
+            self._canceled.add(task_id)
+            return
+        updater = TaskUpdater(event_queue, task_id, context.context_id or "")
         await updater.cancel()
 
 

@@ -4,11 +4,16 @@ One ``Board`` per server. The executor reports each evaluation's start, progress
 it; the web layer renders it as the page at ``/`` and its counters at ``/metrics``. Finished
 evaluations are kept in a bounded list (the newest ``keep`` of them), each with its summary,
 so the page can link to a small report.
+
+The page and its JSON are public, so they name each evaluation by a random ``public_id``,
+never by its A2A task id: in A2A, knowing a task id is what lets a client read, cancel or
+resubscribe to that task.
 """
 
 from __future__ import annotations
 
 import asyncio
+import secrets
 import time
 from collections import OrderedDict
 from dataclasses import dataclass, field
@@ -37,11 +42,13 @@ class Entry:
     ended: float | None = None
     summary: dict[str, Any] | None = None
     task: asyncio.Task[Any] | None = field(default=None, repr=False)
+    public_id: str = field(default_factory=lambda: secrets.token_hex(8))
+    """The name the public pages use (the task id is the owner's secret)."""
 
     def as_dict(self) -> dict[str, Any]:
-        """JSON view (no task handle)."""
+        """Public JSON view (no task id, no task handle)."""
         return {
-            "task_id": self.task_id, "app": self.app, "role": self.role,
+            "id": self.public_id, "app": self.app, "role": self.role,
             "participant": self.participant, "total": self.total, "done": self.done,
             "correct": self.correct, "state": self.state, "reason": self.reason,
             "started": self.started, "ended": self.ended, "summary": self.summary,
@@ -77,8 +84,8 @@ class Board:
         return sum(1 for e in self.entries.values() if e.ended is None)
 
     def start(self, entry: Entry) -> Entry:
-        """Register a new evaluation."""
-        self.entries[entry.task_id] = entry
+        """Register a new evaluation (``entries`` is keyed by its ``public_id``)."""
+        self.entries[entry.public_id] = entry
         self.running.inc()
         return entry
 

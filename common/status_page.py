@@ -38,7 +38,7 @@ def _row(entry: Entry) -> str:
     done, total = entry.done, max(entry.total, 1)
     pct = 100 * done // total
     rate = f"{entry.correct / done:.2f}" if done else "–"
-    link = f'<a href="/evaluations/{escape(entry.task_id)}/report">report</a>'
+    link = f'<a href="/evaluations/{escape(entry.public_id)}/report">report</a>'
     return (
         f"<tr><td>{escape(entry.app)}</td><td>{escape(entry.role)}<br>"
         f'<span class="muted">{escape(entry.participant)}</span></td>'
@@ -100,8 +100,8 @@ def render_report(entry: Entry) -> str:
         body += f"<h2>Effective config</h2><pre>{escape(str(summary.get('config', {})))}</pre>"
     return (
         '<!doctype html><html><head><meta charset="utf-8">'
-        f"<title>{escape(entry.app)} · {escape(entry.task_id)}</title><style>{_STYLE}</style>"
+        f"<title>{escape(entry.app)} · {escape(entry.public_id)}</title><style>{_STYLE}</style>"
         f"</head><body><h1>{escape(entry.app)} · {escape(entry.role)}</h1>"
-        f'<p class="muted">{escape(entry.participant)} · task {escape(entry.task_id)} · '
+        f'<p class="muted">{escape(entry.participant)} · evaluation {escape(entry.public_id)} · '
         f'<a href="/">all evaluations</a></p>{body}</body></html>'
     )

@@ -208,19 +208,19 @@ def agent_web_app(
     async def evaluations() -> list[dict[str, Any]]:
         return [e.as_dict() for e in reversed(board.entries.values())]
 
-    @api.get("/evaluations/{task_id}")
-    async def evaluation(task_id: str) -> dict[str, Any]:
-        entry = board.entries.get(task_id)
+    @api.get("/evaluations/{public_id}")
+    async def evaluation(public_id: str) -> dict[str, Any]:
+        entry = board.entries.get(public_id)
         if entry is None:
-            raise HTTPException(404, f"no evaluation {task_id} (finished ones are kept "
+            raise HTTPException(404, f"no evaluation {public_id} (finished ones are kept "
                                      f"for the last {board.keep})")
         return entry.as_dict()
 
-    @api.get("/evaluations/{task_id}/report", response_class=HTMLResponse)
-    async def report(task_id: str) -> HTMLResponse:
-        entry = board.entries.get(task_id)
+    @api.get("/evaluations/{public_id}/report", response_class=HTMLResponse)
+    async def report(public_id: str) -> HTMLResponse:
+        entry = board.entries.get(public_id)
         if entry is None:
-            raise HTTPException(404, f"no evaluation {task_id}")
+            raise HTTPException(404, f"no evaluation {public_id}")
         return HTMLResponse(render_report(entry))
 
     return api

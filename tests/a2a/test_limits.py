@@ -298,7 +298,7 @@ async def test_metrics_and_health() -> None:
             metrics = (await http.get(green + "metrics")).text
             ready = (await http.get(green + "readyz")).json()
             listing = (await http.get(green + "evaluations")).json()
-            report = (await http.get(green + f"evaluations/{listing[0]['task_id']}/report")).text
+            report = (await http.get(green + f"evaluations/{listing[0]['id']}/report")).text
     assert 'netarena_queries_total{app="toy",outcome="correct"} 3.0' in metrics
     assert "netarena_evaluations_running 0.0" in metrics
     assert 'netarena_episode_latency_seconds_count{app="toy"} 3.0' in metrics

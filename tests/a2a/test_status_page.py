@@ -60,8 +60,8 @@ async def test_status_page_shows_a_running_evaluation_in_chromium(tmp_path: Path
     assert events[-1]["status"]["state"] == "completed"
     assert "Running (1)" in dom and "toy_operator" in dom and purple in dom
     assert "query " in dom and "/30</td>" in dom and "correctness 1.00" in dom
-    task_id = listing[0]["task_id"]
-    assert f'href="/evaluations/{task_id}/report"' in dom
+    public_id = listing[0]["id"]
+    assert f'href="/evaluations/{public_id}/report"' in dom
     image = Image.open(shot).convert("RGB")
     assert image.size == (1100, 500)
     pixels = [image.getpixel((x, y)) for y in range(image.height) for x in range(image.width)]

@@ -1,0 +1,98 @@
+"""Requesters that do what other A2A clients and hostile ones do: cancel, poll, pry."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+from typing import Any
+
+import httpx
+
+from netarena.a2a_llm import purple_app
+from netarena.common.server import green_app
+from tests.a2a.servers import serving
+from tests.a2a.slow import SlowToyAgent
+from tests.helpers.toy import ToyApp
+
+
+def _send(request: dict[str, Any], *, blocking: bool = False, rpc_id: str = "s") -> dict:
+    return {"jsonrpc": "2.0", "id": rpc_id, "method": "message/send", "params": {
+        "message": {"kind": "message", "role": "user", "messageId": f"m-{rpc_id}",
+                    "parts": [{"kind": "text", "text": json.dumps(request)}]},
+        "configuration": {"blocking": blocking}}}
+
+
+async def _rpc(http: httpx.AsyncClient, url: str, method: str, params: dict) -> dict:
+    reply = await http.post(url, json={"jsonrpc": "2.0", "id": method, "method": method,
+                                       "params": params})
+    return dict(reply.json())
+
+
+async def _wait_for(http: httpx.AsyncClient, url: str, task_id: str, pattern: str) -> dict:
+    for _ in range(100):
+        task = (await _rpc(http, url, "tasks/get", {"id": task_id}))["result"]
+        message = task["status"].get("message", {})
+        if re.search(pattern, json.dumps(message)) or task["status"]["state"] not in (
+                "submitted", "working"):
+            return dict(task)
+        await asyncio.sleep(0.05)
+    raise AssertionError(f"no {pattern!r} in time")
+
+
+async def test_tasks_cancel_ends_the_task_canceled_with_the_finished_queries() -> None:
+    slow = SlowToyAgent(0.1)
+    apps: list = []
+
+    def build(url: str):
+        apps.append(green_app(ToyApp, url))
+        return apps[-1]
+
+    async with serving(build) as green, serving(lambda url: purple_app(slow, url)) as purple:
+        request = {"participants": {"a": purple},
+                   "config": {"num_queries": 40, "seed": 1, "concurrency": 1}}
+        async with httpx.AsyncClient(timeout=30) as http:
+            task = (await http.post(green, json=_send(request))).json()["result"]
+            await _wait_for(http, green, task["id"], r"query \d+/40")
+            canceled = await _rpc(http, green, "tasks/cancel", {"id": task["id"]})
+            await asyncio.sleep(0.5)  # the evaluation winds down
+            final = (await _rpc(http, green, "tasks/get", {"id": task["id"]}))["result"]
+            calls = slow.calls
+            await asyncio.sleep(0.5)
+    assert canceled["result"]["status"]["state"] == "canceled", canceled
+    assert final["status"]["state"] == "canceled", final["status"]
+    assert "canceled by the requester" in json.dumps(final["status"]["message"])
+    (entry,) = apps[0].state.board.entries.values()
+    assert entry.state == "canceled" and "canceled by the requester" in entry.reason
+    assert 0 < entry.done < 40 and slow.calls <= calls + 1  # no more work after the cancel
+    (artifact,) = final["artifacts"]  # the finished queries, as a partial Result
+    records = [json.loads(p["text"]) for p in artifact["parts"]]
+    assert [r["kind"] for r in records] == ["query"] * entry.done + ["summary"]
+
+
+async def test_the_public_pages_never_reveal_task_ids() -> None:
+    """Task ids are the only capability A2A has: whoever knows one can read, cancel or
+    resubscribe to that evaluation. The status page and its JSON are public."""
+    slow = SlowToyAgent(0.1)
+    async with serving(lambda url: green_app(ToyApp, url)) as green, \
+            serving(lambda url: purple_app(slow, url)) as purple:
+        request = {"participants": {"a": purple},
+                   "config": {"num_queries": 20, "seed": 2, "concurrency": 1}}
+        async with httpx.AsyncClient(timeout=30) as http:
+            task = (await http.post(green, json=_send(request))).json()["result"]
+            started = await _wait_for(http, green, task["id"], r"query \d+/20")
+            public = [(await http.get(green + path)).text
+                      for path in ("", "evaluations", "metrics")]
+            listing = (await http.get(green + "evaluations")).json()
+            (public_id,) = [e["id"] for e in listing]
+            pages = [(await http.get(green + f"evaluations/{public_id}{tail}")).text
+                     for tail in ("", "/report")]
+            stranger = await _rpc(http, green, "tasks/cancel", {"id": public_id})
+            own = (await http.get(green + f"evaluations/{task['id']}")).status_code
+            await _rpc(http, green, "tasks/cancel", {"id": task["id"]})
+    for text in public + pages:
+        assert task["id"] not in text
+    assert "error" in stranger  # the public id is not a task id
+    assert own == 404  # and a task id is not a page
+    history = json.dumps(started["history"])
+    assert f"/evaluations/{public_id}/report" in history  # the owner is told where it is
