@@ -10,16 +10,26 @@ are retried, with exponential backoff: anything later may already have had effec
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import logging
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import httpcore
 import httpx
 from a2a.client import A2ACardResolver, Client, ClientConfig, ClientFactory
-from a2a.types import AgentCard, Message, Part, Role, SendMessageRequest, StreamResponse, TaskState
+from a2a.types import (
+    AgentCard,
+    GetTaskRequest,
+    Message,
+    Part,
+    Role,
+    SendMessageRequest,
+    StreamResponse,
+    TaskState,
+)
 
 from netarena.common.a2a import data_parts, text_of
 from netarena.common.agents import Observation
@@ -37,6 +47,14 @@ _FAILED = {
     TaskState.TASK_STATE_REJECTED: "rejected",
     TaskState.TASK_STATE_CANCELED: "canceled",
 }
+_WAITING = frozenset({TaskState.TASK_STATE_SUBMITTED, TaskState.TASK_STATE_WORKING})
+"""States of a task still being worked on: the client polls it until it leaves them."""
+POLL_FIRST_S = 0.1
+"""First delay before polling a task still being worked on; it doubles each poll..."""
+POLL_MAX_S = 2.0
+"""...up to this. The runner's turn timeout bounds the whole wait."""
+_TEXT_MEDIA = ("text/", "application/json", "application/x-python", "application/x-yaml",
+               "application/yaml", "application/xml")
 
 
 MAX_REPLY_BYTES = 16 * 2**20
@@ -116,20 +134,59 @@ def _connect_failure(exc: BaseException) -> bool:
     return any(isinstance(err, httpx.ConnectError | httpx.ConnectTimeout) for err in chain)
 
 
-def _parts_text(parts: object) -> str:
+def _parts_text(parts: Any) -> str:
+    """The answer in a list of parts: text parts, else data parts as JSON, else files."""
     text = text_of(parts)
     if text:
         return text
-    return "\n".join(json.dumps(d) for d in data_parts(parts))
+    data = data_parts(parts)
+    if data:
+        return "\n".join(json.dumps(d) for d in data)
+    return _file_text(parts)
+
+
+def _file_text(parts: Any) -> str:
+    """The text of inline text files; an error when files the judge cannot read are all.
+
+    Raises:
+        AgentError: The parts hold only files by URL (never fetched: the green server
+            makes no request a purple agent chooses) or only binary files.
+    """
+    texts: list[str] = []
+    urls: list[str] = []
+    binary: list[str] = []
+    for part in parts:
+        if part.HasField("raw"):
+            media = part.media_type or "application/octet-stream"
+            try:
+                if not media.startswith(_TEXT_MEDIA) and not media.endswith(("+json", "+xml")):
+                    raise UnicodeDecodeError("utf-8", b"", 0, 0, media)
+                texts.append(part.raw.decode("utf-8"))
+            except UnicodeDecodeError:
+                binary.append(media)
+        elif part.HasField("url"):
+            urls.append(part.url)
+    if texts:
+        return "\n".join(texts)
+    if urls:
+        raise AgentError(f"reply has only files by URL, which are never fetched "
+                         f"({urls[0][:200]}); answer with text")
+    if binary:
+        raise AgentError(f"reply has only binary files ({', '.join(sorted(set(binary)))}); "
+                         "answer with text")
+    return ""
 
 
 def reply_text(response: StreamResponse) -> str:
     """The answer carried by a purple agent's final reply (a Message or a Task).
 
-    A Task's artifacts are preferred, then its status message, then its last agent message.
+    A Task's artifacts are preferred, then its status message, then its last agent message
+    (a task waiting for input has its question, i.e. the agent's turn, in its status).
+    Within a message or artifact: text parts, else data parts as JSON, else text files.
 
     Raises:
-        AgentError: The task ended failed, rejected or canceled.
+        AgentError: The task ended failed, rejected or canceled, needs authentication or
+            has no state; or the reply holds only files that cannot be read as text.
     """
     if response.HasField("message"):
         return _parts_text(response.message.parts)
@@ -140,6 +197,10 @@ def reply_text(response: StreamResponse) -> str:
     if task.status.state in _FAILED:
         reason = status_text[:500] or "no reason given"
         raise AgentError(f"agent reported task {_FAILED[task.status.state]}: {reason}")
+    if task.status.state == TaskState.TASK_STATE_AUTH_REQUIRED:
+        raise AgentError(f"agent needs authentication: {status_text[:500] or 'no details'}")
+    if task.status.state == TaskState.TASK_STATE_UNSPECIFIED:
+        raise AgentError("agent's task has no known state")
     texts = [t for t in (_parts_text(a.parts) for a in task.artifacts) if t]
     if texts:
         return "\n".join(texts)
@@ -206,15 +267,15 @@ class RemoteAgent:
         )
         request = SendMessageRequest(message=message)
 
-        async def send() -> str:
+        async def send() -> StreamResponse:
             last: StreamResponse | None = None
             async for event in client.send_message(request):
                 last = event
             if last is None:
                 raise AgentError("agent closed the exchange without a reply")
-            return reply_text(last)
+            return last
 
-        text = await self._retrying(send)
+        text = reply_text(await self._settled(client, await self._retrying(send)))
         if len(text) > MAX_REPLY_CHARS:
             log.warning("%s: reply of %d chars cut to %d", self.url, len(text), MAX_REPLY_CHARS)
             text = text[:MAX_REPLY_CHARS]
@@ -247,6 +308,19 @@ class RemoteAgent:
                 self.card_name = card.name or None
                 self._client = factory.create(card)
             return self._client
+
+    async def _settled(self, client: Client, reply: StreamResponse) -> StreamResponse:
+        """Poll a task still being worked on until it leaves that state (backing off).
+
+        Only the idempotent ``tasks/get`` is retried here: the message was delivered.
+        """
+        delay = POLL_FIRST_S
+        while reply.HasField("task") and reply.task.status.state in _WAITING:
+            await asyncio.sleep(delay)
+            delay = min(2 * delay, POLL_MAX_S)
+            poll = functools.partial(client.get_task, GetTaskRequest(id=reply.task.id))
+            reply = StreamResponse(task=await self._retrying(poll))
+        return reply
 
     def _pinned(self, card: AgentCard) -> AgentCard:
         """Keep the conversation on the participant's origin, whatever the card says."""
@@ -286,7 +360,11 @@ class RemoteAgent:
             if isinstance(err, httpx.TimeoutException):
                 return AgentTimeout(f"{self.url} did not answer within {self._timeout.read:g}s")
             if isinstance(err, httpx.HTTPStatusError):
-                return AgentError(f"HTTP {err.response.status_code} from {self.url}")
+                status, where = err.response.status_code, err.response.headers.get("location")
+                if err.response.is_redirect and where:
+                    return AgentError(f"HTTP {status} from {self.url}: redirected to "
+                                      f"{where[:200]}; redirects are not followed")
+                return AgentError(f"HTTP {status} from {self.url}")
             if isinstance(err, httpx.RemoteProtocolError | httpx.ReadError):
                 return AgentError(f"{self.url} dropped the connection ({err})")
             if isinstance(err, json.JSONDecodeError):
