@@ -125,11 +125,18 @@ class _Evaluation:
         return {**self.options.app_params, **req.app_config}
 
     def _results_file(self, req: ParsedRequest) -> Path | None:
-        """Where a seeded request's results go, so a restarted server resumes it."""
+        """Where a request's results go, so a restarted server resumes it.
+
+        The key holds the A2A context id: a participant URL does not name an agent (the
+        AgentBeats gateway hands every submission the same proxy URL), so only a client
+        that sends the same request *in the same context* resumes; any other request,
+        however alike, plays its queries.
+        """
         if self.options.results_dir is None:
             return None
         key = json.dumps(
-            [self.app_cls.name, req.url, req.plan.model_dump(), self._params(req)],
+            [self.app_cls.name, req.url, req.plan.model_dump(), self._params(req),
+             self.updater.context_id],
             sort_keys=True,
         )
         return keyed_name(self.options.results_dir, self.app_cls.name, key)  # unpredictable
@@ -313,7 +320,8 @@ class GreenExecutor(AgentExecutor):
             state = "canceled"
         else:
             reason = (f"server stopping after {done} queries; finished queries are saved "
-                      "when the server keeps results: send the same request to resume")
+                      "when the server keeps results: send the same request with contextId "
+                      f"{updater.context_id!r} to resume")
             state = "failed"
         log.warning("%s: %s", updater.task_id, reason)
         if entry is not None:

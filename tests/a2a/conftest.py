@@ -54,7 +54,8 @@ class Outcome:
         return summary
 
 
-async def evaluate(url: str, request: Any, timeout_s: float = 120) -> Outcome:
+async def evaluate(url: str, request: Any, timeout_s: float = 120,
+                   context_id: str = "") -> Outcome:
     """Send one request to a green agent with the a2a-sdk 1.3 streaming client."""
     import json
 
@@ -63,7 +64,8 @@ async def evaluate(url: str, request: Any, timeout_s: float = 120) -> Outcome:
     async with httpx.AsyncClient(timeout=timeout_s) as http:
         factory = ClientFactory(ClientConfig(streaming=True, httpx_client=http))
         client = await factory.create_from_url(url)
-        msg = Message(role=Role.ROLE_USER, message_id=uuid.uuid4().hex, parts=[Part(text=text)])
+        msg = Message(role=Role.ROLE_USER, message_id=uuid.uuid4().hex, parts=[Part(text=text)],
+                      context_id=context_id)
         async for event in client.send_message(SendMessageRequest(message=msg)):
             kind = event.WhichOneof("payload")
             out.first_event = out.first_event or kind

@@ -160,16 +160,45 @@ async def test_concurrent_requests_are_isolated() -> None:
 
 
 async def test_results_dir_lets_a_restarted_server_resume(tmp_path) -> None:
+    """The same request in the same A2A context resumes (a client chooses its context id;
+    the interrupted task's own is the natural choice)."""
     request = {"participants": {"a": "PURPLE"}, "config": {"num_queries": 4, "seed": 21}}
     options = GreenOptions(results_dir=tmp_path)
     async with serving(lambda url: purple_app(ToyApp().reference_agent(), url)) as purple:
         request["participants"]["a"] = purple
         async with serving(lambda url: green_app(ToyApp, url, options)) as green:
-            first = await evaluate(green, request)
+            first = await evaluate(green, request, context_id="run-7f3e")
         (results,) = tmp_path.glob("toy-*.jsonl")
         lines = results.read_text().splitlines()
         async with serving(lambda url: green_app(ToyApp, url, options)) as green:  # "restart"
-            second = await evaluate(green, request)
+            second = await evaluate(green, request, context_id="run-7f3e")
     assert len(lines) == 4 and results.read_text().splitlines() == lines  # nothing replayed
     assert [q["query_id"] for q in first.queries] == [q["query_id"] for q in second.queries]
     assert second.summary["correctness"]["rate"] == 1.0
+
+
+class Swappable:
+    """One purple URL, different agents over time: what the AgentBeats gateway's proxy
+    (``http://127.0.0.1:8080/<role>``, the same for every submission) looks like."""
+
+    name = "swappable"
+
+    def __init__(self, inner) -> None:
+        self.inner = inner
+
+    async def act(self, observation):
+        return await self.inner.act(observation)
+
+
+async def test_another_agent_behind_the_same_url_never_inherits_results(tmp_path) -> None:
+    request = {"participants": {"a": "PURPLE"}, "config": {"num_queries": 4, "seed": 21}}
+    options = GreenOptions(results_dir=tmp_path)
+    agent = Swappable(ToyApp().reference_agent())
+    async with serving(lambda url: purple_app(agent, url)) as purple, \
+            serving(lambda url: green_app(ToyApp, url, options)) as green:
+        request["participants"]["a"] = purple
+        first = await evaluate(green, request)
+        agent.inner = NullAgent()  # the next submission
+        second = await evaluate(green, request)
+    assert first.summary["correctness"]["rate"] == 1.0
+    assert second.summary["correctness"]["rate"] == 0.0  # played, not replayed
