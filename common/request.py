@@ -174,9 +174,10 @@ def _split(
         | set(legacy)
     ]
     if unknown:
+        settable = CORE_KEYS | (app_fields - app_cls.config_model.operator_fields) | set(legacy)
         raise ConfigError(
             f"unknown config keys for {app_cls.name}: {', '.join(sorted(unknown))} "
-            f"(accepted: {', '.join(sorted(CORE_KEYS | app_fields | set(legacy)))})"
+            f"(accepted: {', '.join(sorted(settable))})"
         )
     for key, value in config.items():
         if key in IGNORED_KEYS:

@@ -147,3 +147,15 @@ async def test_the_operators_parameters_apply_under_each_request() -> None:
     options = GreenOptions(app_params={"max_target": 5, "fail_open": False})
     evaluation = _Evaluation(ToyApp, None, options, None)  # type: ignore[arg-type]
     assert evaluation._params(Req()) == {"max_target": 3, "fail_open": False}  # type: ignore[arg-type]
+
+
+def test_the_unknown_key_hint_lists_only_what_a_request_may_set() -> None:
+    from netarena.k8s import K8sApp
+
+    text = json.dumps({"participants": {"k8s_operator": PURPLE}, "config": {"nmu_queries": 3}})
+    with pytest.raises(ConfigError, match="unknown config keys for k8s: nmu_queries") as err:
+        parse_request(load_request(text), K8sApp)
+    accepted = str(err.value).split("accepted: ")[1]
+    assert "num_queries" in accepted and "num_services" in accepted
+    assert not {"kubeconfig", "backend", "context", "probe_image"} & set(
+        accepted.rstrip(")").split(", "))
