@@ -79,9 +79,7 @@ class OutboundPolicy:
 
     def refusal(self, host: str, address: str) -> str | None:
         """Why connecting to ``address`` (resolved from ``host``) is refused, or ``None``."""
-        ip = ipaddress.ip_address(address.split("%", 1)[0])
-        if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
-            ip = ip.ipv4_mapped
+        ip = _embedded_ipv4(ipaddress.ip_address(address.split("%", 1)[0]))
         if ip in METADATA_ADDRESSES:
             return f"{host} resolves to {ip}, a cloud metadata address"
         if ip.is_link_local:
@@ -121,6 +119,26 @@ class OutboundPolicy:
             await self.resolve(parts.hostname or "", port)
         except OSError as exc:
             raise OutboundRefused(f"cannot resolve {parts.hostname}: {exc}") from exc
+
+
+_NAT64 = ipaddress.ip_network("64:ff9b::/96")
+
+
+def _embedded_ipv4(ip: IPAddress) -> IPAddress:
+    """The IPv4 address an IPv6 one carries (mapped, 6to4, NAT64), else ``ip`` itself.
+
+    Where such routes exist, connecting to the IPv6 address reaches the IPv4 one, so the
+    policy judges the IPv4 one.
+    """
+    if not isinstance(ip, ipaddress.IPv6Address):
+        return ip
+    if ip.ipv4_mapped is not None:
+        return ip.ipv4_mapped
+    if ip.sixtofour is not None:
+        return ip.sixtofour
+    if ip in _NAT64:
+        return ipaddress.IPv4Address(int(ip) & 0xFFFFFFFF)
+    return ip
 
 
 def same_origin(a: str, b: str) -> bool:

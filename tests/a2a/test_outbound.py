@@ -22,6 +22,9 @@ from tests.helpers.toy import ToyApp
     ("::ffff:169.254.169.254", "cloud metadata"), ("169.254.7.7", "link-local"),
     ("fe80::1", "link-local"), ("224.0.0.1", "not a unicast"), ("0.0.0.0", "not a unicast"),
     ("240.0.0.1", "not a unicast"),
+    # IPv4 inside IPv6: 6to4 and NAT64 reach the embedded address where routes exist.
+    ("2002:a9fe:a9fe::", "cloud metadata"), ("64:ff9b::a9fe:a9fe", "cloud metadata"),
+    ("2002:a9fe:0101::1", "link-local"),
 ])
 def test_refused_addresses(address: str, why: str) -> None:
     assert why in (OutboundPolicy().refusal("h", address) or "")
