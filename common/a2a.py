@@ -39,6 +39,7 @@ from a2a.types import (
     Task,
     TaskState,
 )
+from a2a.utils.errors import UnsupportedOperationError
 from starlette.routing import BaseRoute
 
 __all__ = [
@@ -107,7 +108,8 @@ class BoundedTaskStore(TaskStore):
     Each task keeps its request and artifacts, so an unbounded store grows with every
     request ever sent. When a save goes over the bound, the oldest *finished* tasks are
     evicted (a later ``tasks/get`` for them answers "task not found"); running tasks are
-    never evicted (their number is bounded by the server's ``max_running``).
+    never evicted (their number is bounded by the server's ``max_running``). Listing tasks
+    is refused (see ``list``).
     """
 
     def __init__(self, max_tasks: int) -> None:
@@ -134,8 +136,16 @@ class BoundedTaskStore(TaskStore):
         return await self._inner.get(task_id, context)
 
     async def list(self, params: ListTasksRequest, context: ServerCallContext) -> ListTasksResponse:
-        """As the SDK's store."""
-        return await self._inner.list(params, context)
+        """Refused: it would hand anyone every task id.
+
+        Without authentication every requester is the same owner, and a task id is the
+        capability to read or cancel that task.
+
+        Raises:
+            UnsupportedOperationError: Always.
+        """
+        raise UnsupportedOperationError(
+            message="listing tasks is not offered: a task id is known only to its requester")
 
     async def delete(self, task_id: str, context: ServerCallContext) -> None:
         """As the SDK's store."""

@@ -96,3 +96,19 @@ async def test_the_public_pages_never_reveal_task_ids() -> None:
     assert own == 404  # and a task id is not a page
     history = json.dumps(started["history"])
     assert f"/evaluations/{public_id}/report" in history  # the owner is told where it is
+
+
+async def test_no_method_lists_other_requesters_tasks() -> None:
+    """``ListTasks`` (protocol 1.0) would hand every task id to anyone: it is refused."""
+    async with serving(lambda url: green_app(ToyApp, url)) as green, \
+            serving(lambda url: purple_app(SlowToyAgent(0.0), url)) as purple:
+        request = {"participants": {"a": purple}, "config": {"num_queries": 2, "seed": 3}}
+        async with httpx.AsyncClient(timeout=30) as http:
+            task = (await http.post(green, json=_send(request, blocking=True))).json()["result"]
+            listed = await http.post(green, json={"jsonrpc": "2.0", "id": 1, "method": "ListTasks",
+                                                  "params": {}}, headers={"A2A-Version": "1.0"})
+            legacy = await _rpc(http, green, "tasks/list", {})
+    assert task["status"]["state"] == "completed"
+    assert task["id"] not in listed.text and "error" in listed.json(), listed.text
+    assert "not offered" in listed.json()["error"]["message"]
+    assert "error" in legacy
