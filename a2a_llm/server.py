@@ -94,6 +94,6 @@ def purple_app(agent: Agent, card_url: str, limits: ServerLimits | None = None) 
     )
     limits = limits or ServerLimits()
     card_routes, rpc_routes = a2a_routes(PurpleExecutor(agent), card,
-                                         BoundedTaskStore(limits.max_tasks))
+                                         BoundedTaskStore(limits.max_tasks, limits.max_task_bytes))
     return agent_web_app(card_routes, rpc_routes, title=f"NetArena purple agent ({agent.name})",
                          options=WebOptions(limits))

@@ -103,33 +103,41 @@ _TERMINAL = frozenset({
 
 
 class BoundedTaskStore(TaskStore):
-    """The SDK's in-memory task store, holding at most ``max_tasks`` tasks.
+    """The SDK's in-memory task store, bounded in tasks and in bytes.
 
-    Each task keeps its request and artifacts, so an unbounded store grows with every
-    request ever sent. When a save goes over the bound, the oldest *finished* tasks are
-    evicted (a later ``tasks/get`` for them answers "task not found"); running tasks are
-    never evicted (their number is bounded by the server's ``max_running``). Listing tasks
-    is refused (see ``list``).
+    Each task keeps its request and artifacts (a green agent's ``Result`` holds 1.3-1.9 KB
+    per query), so an unbounded store grows with every request ever sent. When a save goes
+    over ``max_tasks`` or ``max_bytes`` (the tasks' serialized size), the oldest *finished*
+    tasks are evicted (a later ``tasks/get`` for them answers "task not found"); running
+    tasks are never evicted (their number is bounded by the server's ``max_running``).
+    Listing tasks is refused (see ``list``).
     """
 
-    def __init__(self, max_tasks: int) -> None:
+    def __init__(self, max_tasks: int, max_bytes: int = 256 << 20) -> None:
         self.max_tasks = max_tasks
+        self.max_bytes = max_bytes
+        self.total_bytes = 0
+        """The serialized size of the tasks held."""
         self._inner = InMemoryTaskStore()
-        self._order: OrderedDict[str, tuple[ServerCallContext, bool]] = OrderedDict()
+        self._order: OrderedDict[str, tuple[ServerCallContext, bool, int]] = OrderedDict()
 
     def __len__(self) -> int:
         return len(self._order)
 
+    def _over(self) -> bool:
+        return len(self._order) > self.max_tasks or self.total_bytes > self.max_bytes
+
     async def save(self, task: Task, context: ServerCallContext) -> None:
-        """Save, then evict the oldest finished tasks while over the bound."""
+        """Save, then evict the oldest finished tasks while over a bound."""
         await self._inner.save(task, context)
-        self._order[task.id] = (context, task.status.state in _TERMINAL)
-        self._order.move_to_end(task.id)
-        for task_id in [k for k, (_, done) in self._order.items() if done]:
-            if len(self._order) <= self.max_tasks:
+        _, _, old_size = self._order.pop(task.id, (context, False, 0))
+        size = task.ByteSize()
+        self._order[task.id] = (context, task.status.state in _TERMINAL, size)
+        self.total_bytes += size - old_size
+        for task_id in [k for k, (_, done, _) in self._order.items() if done]:
+            if not self._over():
                 break
-            old_context, _ = self._order.pop(task_id)
-            await self._inner.delete(task_id, old_context)
+            await self.delete(task_id, self._order[task_id][0])
 
     async def get(self, task_id: str, context: ServerCallContext) -> Task | None:
         """As the SDK's store."""
@@ -149,7 +157,8 @@ class BoundedTaskStore(TaskStore):
 
     async def delete(self, task_id: str, context: ServerCallContext) -> None:
         """As the SDK's store."""
-        self._order.pop(task_id, None)
+        _, _, size = self._order.pop(task_id, (context, False, 0))
+        self.total_bytes -= size
         await self._inner.delete(task_id, context)
 
 

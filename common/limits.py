@@ -58,6 +58,8 @@ class ServerLimits(BaseModel):
     """Evaluations running at once on this server; more are refused as busy."""
     max_tasks: int = Field(128, ge=1, le=100_000)
     """Tasks kept in memory; the oldest finished ones are evicted first."""
+    max_task_bytes: int = Field(256 << 20, ge=1 << 20, le=16 << 30)
+    """...and their serialized size (a finished task holds its whole ``Result``)."""
     header_timeout_s: float = Field(10.0, gt=0, le=600, allow_inf_nan=False)
     """A connection must finish sending a request's headers within this time."""
     body_timeout_s: float = Field(30.0, gt=0, le=600, allow_inf_nan=False)

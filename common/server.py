@@ -368,7 +368,7 @@ def green_app(app_cls: type[App], card_url: str, options: GreenOptions | None = 
     )
     board = Board()
     executor = GreenExecutor(app_cls, options, board)
-    store = BoundedTaskStore(options.limits.max_tasks)
+    store = BoundedTaskStore(options.limits.max_tasks, options.limits.max_task_bytes)
     card_routes, rpc_routes = a2a_routes(executor, card, store)
     api = agent_web_app(
         card_routes, rpc_routes, title=f"NetArena {app_cls.name} green agent",

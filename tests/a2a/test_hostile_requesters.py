@@ -112,3 +112,27 @@ async def test_no_method_lists_other_requesters_tasks() -> None:
     assert task["id"] not in listed.text and "error" in listed.json(), listed.text
     assert "not offered" in listed.json()["error"]["message"]
     assert "error" in legacy
+
+
+async def test_the_task_store_is_bounded_in_bytes_not_only_in_tasks() -> None:
+    """A finished task keeps its whole Result (about 1.3-1.9 KB per query): 128 tasks of
+    1,000 queries would hold ~250 MB. The store also keeps a byte budget."""
+    from a2a.server.context import ServerCallContext
+    from a2a.types import Artifact, Part, Task, TaskState, TaskStatus
+
+    from netarena.common.a2a import BoundedTaskStore
+
+    def task(task_id: str, state: int, size: int) -> Task:
+        return Task(id=task_id, context_id="c", status=TaskStatus(state=state),
+                    artifacts=[Artifact(artifact_id="a", parts=[Part(text="x" * size)])])
+
+    store = BoundedTaskStore(100, max_bytes=50_000)
+    context = ServerCallContext()
+    await store.save(task("running", TaskState.TASK_STATE_WORKING, 30_000), context)
+    for i in range(10):
+        await store.save(task(f"done{i}", TaskState.TASK_STATE_COMPLETED, 8_000), context)
+    assert store.total_bytes <= 50_000
+    assert await store.get("running", context) is not None  # never evicted
+    assert await store.get("done9", context) is not None
+    assert await store.get("done0", context) is None
+    assert len(store) == 3  # the running task and the two newest finished ones
