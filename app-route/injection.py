@@ -1,25 +1,62 @@
-"""Building a faulted network and proving each fault breaks connectivity.
+"""Building a faulted network and proving each fault breaks it, in its steady state.
 
-For each fault slot the candidates are tried in order (attempt 0, 1, ...). A candidate is
-kept when its commands succeed and the pingmesh loses at least one more pair than before
-it. Otherwise the network is rebuilt from scratch and the faults kept so far are replayed,
-so a dud leaves no trace. Candidates come from the query (generation stays pure) and the
-emulator is deterministic, so the same query ends with the same faults on every machine.
+The fresh network must match the owners' intent exactly (every intended pair answers,
+every pair that must stay blocked does not). Then, for each fault slot, candidates are tried
+in order (attempt 0, 1, ...): a candidate is kept when its commands succeed and, measured
+from empty neighbour caches, at least one intended pair stops answering while no blocked
+pair opens. Measuring from empty caches matters: a host's cached MAC for a gateway address
+the fault just removed keeps traffic flowing for up to a minute, and the agent would then
+watch the fault appear on its own and be blamed for it. A rejected candidate is undone by
+rebuilding the network and replaying the faults kept so far, so it leaves no trace.
+Candidates come from the query (generation stays pure) and the emulator is deterministic,
+so the same query ends with the same faults on every machine.
 """
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass, field
+
+from mininet.topo import Topo
 
 from netarena.common.errors import EmulatorError
 from netarena.route.faults import Fault, injection_commands
-from netarena.route.probe import PingMatrix, pingmesh
-from netarena.route.topology import Network, TopologySpec
+from netarena.route.intent import Intent, intended_pairs
+from netarena.route.network import Network
+from netarena.route.plan import NetworkPlan
+from netarena.route.probe import Pair, PingMatrix, pingmesh
 
-__all__ = ["Injected", "build_faulted"]
+__all__ = ["Injected", "ProbeTiming", "build_faulted", "measure"]
 
 log = logging.getLogger(__name__)
+
+MAX_ATTEMPTS = 64
+"""Candidate trials per query before giving up (each failed trial rebuilds the network)."""
+
+
+@dataclass(frozen=True)
+class ProbeTiming:
+    """How long the pingmesh waits (see ``probe.pingmesh``)."""
+
+    timeout_s: float = 0.1
+    """First round, seconds."""
+    confirm_rounds: int = 2
+    """Confirmation rounds for expected pairs that did not answer."""
+    confirm_floor_s: float = 0.25
+    """Shortest confirmation window, seconds."""
+
+
+def measure(net: Network, timing: ProbeTiming, expect: frozenset[Pair] | None) -> PingMatrix:
+    """The steady-state pingmesh: neighbour caches emptied, then probed."""
+    net.flush_neighbours()
+    return pingmesh(
+        net,
+        timing.timeout_s,
+        expect=expect,
+        confirm_rounds=timing.confirm_rounds,
+        confirm_floor_s=timing.confirm_floor_s,
+    )
 
 
 @dataclass
@@ -37,40 +74,47 @@ class Injected:
 
 def _apply(net: Network, fault: Fault) -> str | None:
     """Run a fault's commands; return the first failure's output, or ``None``."""
-    for node, argv in injection_commands(fault, net.spec):
+    for node, argv in injection_commands(fault, net.plan):
         result = net.exec(node, argv)
         if result.returncode != 0:
             return f"{node} $ {' '.join(argv)}: {result.output.strip()}"
     return None
 
 
-MAX_ATTEMPTS = 64
-"""Candidate trials per query before giving up (each failed trial rebuilds the network)."""
+def _describe_mismatch(want: frozenset[Pair], got: PingMatrix) -> str:
+    missing = sorted(want - got.ok)[:8]
+    extra = sorted(got.ok - want)[:8]
+    return f"missing {missing}, unexpected {extra}\n{got.text()}"
 
 
 def build_faulted(
-    spec: TopologySpec,
+    plan: NetworkPlan,
+    intent: Intent,
+    topo: Callable[[], Topo],
     slots: list[list[Fault]],
-    prefix: str | None = None,
-    probe_timeout_s: float = 0.1,
-    probe_retry_timeout_s: float = 0.2,
+    timing: ProbeTiming | None = None,
 ) -> Injected:
-    """Build the network and inject one verified fault per slot.
+    """Build the network, check it against the intent, and inject one verified fault per slot.
 
-    Slots are filled depth-first: when no candidate of a slot adds any loss (an earlier
-    fault already cut what it would cut, e.g. a link down on the subnet whose traffic a
-    later fault drops), the search backs up and tries the earlier slot's next candidate.
-    The order is fixed, so the same query ends with the same faults on every machine.
+    Slots are filled depth-first: when no candidate of a slot breaks anything more (an
+    earlier fault already cut what it would cut), the search backs up and tries the
+    earlier slot's next candidate. The order is fixed, so the same query ends with the
+    same faults on every machine.
+
+    Args:
+        plan: The addressing plan.
+        intent: The owners' requirements.
+        topo: Makes the Mininet topology (called for every rebuild).
+        slots: Candidate faults per slot.
+        timing: Probe timing.
 
     Raises:
-        EmulatorError: The healthy network does not ping fully, or no combination of
-            candidates within ``MAX_ATTEMPTS`` trials breaks connectivity at every slot.
+        EmulatorError: The healthy network does not match the intent, or no combination
+            of candidates within ``MAX_ATTEMPTS`` trials breaks something at every slot.
     """
-
-    def probe(net: Network) -> PingMatrix:
-        return pingmesh(net, probe_timeout_s, probe_retry_timeout_s)
-
-    net = Network(spec, prefix)
+    timing = timing or ProbeTiming()
+    want = intended_pairs(plan, intent)
+    net = Network(plan, intent, topo())
     kept: list[Fault] = []
     attempts: list[int] = []
     trials = 0
@@ -78,7 +122,7 @@ def build_faulted(
     def rebuild() -> None:
         nonlocal net
         net.close()
-        net = Network(spec, net.prefix)
+        net = Network(plan, intent, topo(), net.prefix)
         for done in kept:
             if (err := _apply(net, done)) is not None:
                 raise EmulatorError(f"replaying a verified fault failed: {err}")
@@ -96,8 +140,8 @@ def build_faulted(
                 return None
             trials += 1
             failure = _apply(net, fault)
-            after = None if failure else probe(net)
-            if after is not None and current.ok - after.ok:
+            after = None if failure else measure(net, timing, current.ok)
+            if after is not None and current.ok - after.ok and not (after.ok - want):
                 kept.append(fault)
                 attempts.append(attempt + 1)
                 final = place(index + 1, after)
@@ -111,12 +155,12 @@ def build_faulted(
         return None
 
     try:
-        healthy = probe(net)
-        if not healthy.healthy:  # a slow machine: give it one generous second chance
-            log.warning("fresh network %s not healthy on first probe; probing again", net.prefix)
-            healthy = pingmesh(net, 1.0, 1.0)
-        if not healthy.healthy:
-            raise EmulatorError(f"healthy network dropped pings:\n{healthy.text()}")
+        healthy = measure(net, ProbeTiming(timing.timeout_s, 4, 0.5), want)
+        if healthy.ok != want:
+            raise EmulatorError(
+                "the healthy network does not match its intent: "
+                + _describe_mismatch(want, healthy)
+            )
         final = place(0, healthy)
         if final is None:
             raise EmulatorError(
