@@ -21,5 +21,7 @@ def is_correct(final: PingMatrix, want: frozenset[Pair]) -> bool:
 def regressions(before: PingMatrix, after: PingMatrix, want: frozenset[Pair]) -> list[str]:
     """What a step made worse: pairs it lost, and blocked pairs it opened."""
     lost = [f"lost {s}->{d}" for s, d in sorted(before.ok - after.ok)]
-    opened = [f"opened {s}->{d} (must stay blocked)" for s, d in sorted(after.ok - before.ok - want)]
+    opened = [
+        f"opened {s}->{d} (must stay blocked)" for s, d in sorted(after.ok - before.ok - want)
+    ]
     return lost + opened

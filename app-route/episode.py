@@ -11,6 +11,7 @@ that must stay blocked starts answering.
 from __future__ import annotations
 
 import logging
+import re
 from typing import TYPE_CHECKING, Any
 
 from netarena.common.reactive import Command, ReactiveEpisode
@@ -28,6 +29,8 @@ if TYPE_CHECKING:
 __all__ = ["RouteEpisode"]
 
 log = logging.getLogger(__name__)
+
+_HOST_WRITING_RULE = re.compile(r"-j (IDLETIMER|LED)\b")
 
 
 class RouteEpisode(ReactiveEpisode[PingMatrix, Action]):
@@ -82,8 +85,11 @@ class RouteEpisode(ReactiveEpisode[PingMatrix, Action]):
         return result.output, result.returncode
 
     def _measure(self) -> PingMatrix:
-        """The steady-state pingmesh; pairs that answered before (and, for the final
-        score, every intended pair) are confirmed before being reported lost."""
+        """The steady-state pingmesh.
+
+        Pairs that answered before (and, for the final score, every intended pair) are
+        confirmed before being reported lost.
+        """
         expect = self.state.ok | (self.want if self._final else frozenset())
         return measure(self.net, self.timing, expect)
 
@@ -95,6 +101,19 @@ class RouteEpisode(ReactiveEpisode[PingMatrix, Action]):
 
     def _regressions(self, before: PingMatrix, after: PingMatrix) -> list[str]:
         return regressions(before, after, self.want)
+
+    def _violations(self, command: Command[Action]) -> list[str]:
+        """Rules with targets that write host files (IDLETIMER, LED): removed, and unsafe.
+
+        A disguised command can slip past the deny list, not past this check of the state.
+        """
+        node = command.payload.machine
+        rules = self.net.exec(node, ["iptables-save"]).output
+        kept = [line for line in rules.splitlines() if not _HOST_WRITING_RULE.search(line)]
+        if len(kept) == len(rules.splitlines()):
+            return []
+        self.net.exec(node, ["iptables-restore"], stdin="\n".join(kept) + "\n")
+        return [f"{node}: an iptables rule with a target that writes host files (removed)"]
 
     def _score(self) -> Score:
         self._final = True

@@ -6,7 +6,6 @@ import random
 from functools import partial
 from typing import Any, ClassVar
 
-from mininet.topo import Topo
 from pydantic import Field, model_validator
 
 from netarena.common.app import App
@@ -18,7 +17,7 @@ from netarena.route.intent import Intent, draw_intent, intended_pairs
 from netarena.route.plan import NetworkPlan, draw_plan
 from netarena.route.probe import PingMatrix
 from netarena.route.prompts import task_prompt
-from netarena.route.topology import RouterTopo, load_topo_class, plan_of
+from netarena.route.topology import RouterTopo, Topo, load_topo_class, plan_of
 
 __all__ = ["RouteConfig", "RouteApp", "MAX_MACHINES", "MAX_CONCURRENT_EPISODES"]
 
@@ -84,7 +83,13 @@ class RouteApp(App):
 
     def _topology(self, rng: random.Random) -> tuple[NetworkPlan, str | None]:
         if self.config.topo is not None:
-            plan = plan_of(load_topo_class(self.config.topo)())
+            try:
+                topo = load_topo_class(self.config.topo)()
+            except TypeError as exc:
+                raise ConfigError(
+                    f"{self.config.topo} must build with no arguments: {exc}"
+                ) from exc
+            plan = plan_of(topo)
             if len(plan.nodes) > MAX_MACHINES:
                 raise ConfigError(f"{self.config.topo} has more than {MAX_MACHINES} machines")
             return plan, self.config.topo

@@ -18,14 +18,13 @@ import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from mininet.topo import Topo
-
 from netarena.common.errors import EmulatorError
 from netarena.route.faults import Fault, injection_commands
 from netarena.route.intent import Intent, intended_pairs
 from netarena.route.network import Network
 from netarena.route.plan import NetworkPlan
 from netarena.route.probe import Pair, PingMatrix, pingmesh
+from netarena.route.topology import Topo
 
 __all__ = ["Injected", "ProbeTiming", "build_faulted", "measure"]
 
@@ -106,13 +105,14 @@ def build_faulted(
         intent: The owners' requirements.
         topo: Makes the Mininet topology (called for every rebuild).
         slots: Candidate faults per slot.
-        timing: Probe timing.
+        timing: Probe timing of the episode; fault checks use one confirmation round.
 
     Raises:
         EmulatorError: The healthy network does not match the intent, or no combination
             of candidates within ``MAX_ATTEMPTS`` trials breaks something at every slot.
     """
     timing = timing or ProbeTiming()
+    check = ProbeTiming(timing.timeout_s, confirm_rounds=1, confirm_floor_s=0.15)
     want = intended_pairs(plan, intent)
     net = Network(plan, intent, topo())
     kept: list[Fault] = []
@@ -140,7 +140,7 @@ def build_faulted(
                 return None
             trials += 1
             failure = _apply(net, fault)
-            after = None if failure else measure(net, timing, current.ok)
+            after = None if failure else measure(net, check, current.ok)
             if after is not None and current.ok - after.ok and not (after.ok - want):
                 kept.append(fault)
                 attempts.append(attempt + 1)

@@ -141,8 +141,11 @@ def draw_intent(rng: random.Random, plan: NetworkPlan) -> Intent:
     if management is None and restricted is None:
         count = max(count, 1)
     roles = rng.sample(_PROTECTED_ROLES, count)
-    for host, role in zip(rng.sample(list(plan.hosts), count), roles):
-        others = [i for i in indices if i != host.subnet]
+    for host, role in zip(rng.sample(list(plan.hosts), count), roles, strict=True):
+        # at least one subnet other than its own and management's must be kept out
+        others = [i for i in indices if i not in (host.subnet, management)]
+        if not others:
+            continue
         allowed = {host.subnet, *rng.sample(others, rng.randint(0, len(others) - 1))}
         if management is not None:
             allowed.add(management)
@@ -155,6 +158,8 @@ def draw_intent(rng: random.Random, plan: NetworkPlan) -> Intent:
                 policy_drop=rng.random() < 0.5,
             )
         )
+    if not (protected or restricted or management is not None):
+        management = rng.choice(indices)
     return Intent(
         management=management,
         management_reject=rng.random() < 0.4,

@@ -33,7 +33,6 @@ __all__ = [
     "new_prefix",
     "fs_root",
     "enter",
-    "attach",
     "ip_batch",
     "write_sysctl",
     "list_prefixes",
@@ -96,17 +95,6 @@ def enter(netns: str) -> Iterator[None]:
     finally:
         os.close(target)
         os.close(home)
-
-
-def attach(netns: str, pid: int) -> None:
-    """Name the network namespace of process ``pid`` ``netns`` (``ip netns attach``).
-
-    Raises:
-        EmulatorError: ``ip`` refused (no such process, name taken).
-    """
-    proc = subprocess.run(["ip", "netns", "attach", netns, str(pid)], capture_output=True, text=True)
-    if proc.returncode != 0:
-        raise EmulatorError(f"cannot name namespace {netns}: {proc.stderr.strip()}")
 
 
 def _remove_filesystem(prefix: str) -> None:

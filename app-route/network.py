@@ -21,10 +21,6 @@ import logging
 import os
 import subprocess
 
-from mininet.net import Mininet
-from mininet.nodelib import LinuxBridge
-from mininet.topo import Topo
-
 from netarena.common.errors import EmulatorError
 from netarena.route.intent import Intent, host_route_commands, host_rules, router_rules
 from netarena.route.namespaces import (
@@ -37,6 +33,7 @@ from netarena.route.namespaces import (
 )
 from netarena.route.plan import ROUTER, NetworkPlan
 from netarena.route.sandbox import EpisodeSandbox, ExecResult
+from netarena.route.topology import Bridge, Mininet, Topo
 
 __all__ = ["Network", "ExecResult"]
 
@@ -92,7 +89,7 @@ class Network:
         with enter(fabric):
             self.mininet = Mininet(
                 topo=topo,
-                switch=LinuxBridge,
+                switch=Bridge,
                 controller=None,
                 autoSetMacs=False,
                 waitConnected=False,

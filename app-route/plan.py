@@ -46,14 +46,18 @@ class Subnet:
     gateway: str
     """The router's address on it (the hosts' gateway), without prefix length."""
 
+    @cached_property
+    def _net(self) -> ipaddress.IPv4Network:
+        return ipaddress.IPv4Network(self.network)
+
     @property
     def prefixlen(self) -> int:
         """Prefix length of the subnet."""
-        return ipaddress.ip_network(self.network).prefixlen
+        return self._net.prefixlen
 
     def contains(self, ip: str) -> bool:
         """Whether ``ip`` lies in this subnet."""
-        return ipaddress.ip_address(ip) in ipaddress.ip_network(self.network)
+        return ipaddress.IPv4Address(ip) in self._net
 
 
 @dataclass(frozen=True)
@@ -102,7 +106,8 @@ class NetworkPlan:
 
     def subnet_of_ip(self, ip: str) -> Subnet | None:
         """The subnet containing ``ip``, if any."""
-        return next((s for s in self.subnets if s.contains(ip)), None)
+        address = ipaddress.IPv4Address(ip)
+        return next((s for s in self.subnets if address in s._net), None)
 
     @property
     def router_ip(self) -> str:
@@ -115,7 +120,10 @@ class NetworkPlan:
 
     def to_dict(self) -> dict[str, Any]:
         """JSON form (for ``Query.truth``)."""
-        return {"subnets": [asdict(s) for s in self.subnets], "hosts": [asdict(h) for h in self.hosts]}
+        return {
+            "subnets": [asdict(s) for s in self.subnets],
+            "hosts": [asdict(h) for h in self.hosts],
+        }
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> NetworkPlan:
@@ -181,7 +189,8 @@ def draw_plan(rng: random.Random, host_counts: list[int]) -> NetworkPlan:
     """
     prefix = _family(rng)
     subnets, hosts = [], []
-    for i, (octet, count) in enumerate(zip(_third_octets(rng, len(host_counts)), host_counts), 1):
+    octets = _third_octets(rng, len(host_counts))
+    for i, (octet, count) in enumerate(zip(octets, host_counts, strict=True), 1):
         block = _subnet_block(rng, prefix, octet)
         while block.num_addresses - 3 < count:
             block = block.supernet()

@@ -207,8 +207,10 @@ class _Mesh:
             self._handle(node, data)
 
     def wait(self, pending: set[Pair], must: set[Pair], deadline: float, grace_s: float) -> None:
-        """Collect answers until every ``pending`` pair answered, or every ``must`` pair
-        did and ``grace_s`` passed since the last answer, or ``deadline``."""
+        """Collect answers until all ``pending`` pairs answered, or ``deadline``.
+
+        Also stops once every ``must`` pair answered and nothing new came for ``grace_s``.
+        """
         last = time.monotonic()
         while pending - self.answered:
             now = time.monotonic()

@@ -140,8 +140,11 @@ def _intents_flows(inv: Inventory, pairs: set[tuple[str, str]]) -> list[Flow]:
 
 
 def _rule_matches(tokens: list[str], flow: Flow) -> bool:
-    """Whether an ``iptables -S`` rule (as tokens) matches ``flow``; unknown matches are
-    assumed to match (the rule is then kept only if it blocks nothing intended)."""
+    """Whether an ``iptables -S`` rule (as tokens) matches ``flow``.
+
+    Matches it does not know are assumed to match: such a rule is then kept only if it
+    blocks nothing intended.
+    """
     checks = {"-s": flow.src, "-d": flow.dst}
     for i, token in enumerate(tokens[:-1]):
         value = tokens[i + 1]

@@ -64,7 +64,10 @@ _ETC_FILES = (
     "ld.so.conf.d",
     "localtime",
 )
-_SUDO_SHIM = '#!/bin/sh\nwhile [ $# -gt 0 ]; do case "$1" in -*) shift;; *) break;; esac; done\nexec "$@"\n'
+_SUDO_SHIM = (
+    '#!/bin/sh\nwhile [ $# -gt 0 ]; do case "$1" in -*) shift;; *) break;; esac; done\n'
+    'exec "$@"\n'
+)
 _CAP_READ_BYTES = 4 * OUTPUT_CAP_CHARS + 4
 
 
@@ -147,7 +150,8 @@ class EpisodeSandbox:
         bwrap += ["--proc", "/proc", "--remount-ro", "/proc", "--bind", "/proc/sys/net"]
         bwrap += ["/proc/sys/net", "--dev", "/dev", "--dir", "/run"]
         bwrap += ["--bind", str(self.root / "tmp"), "/tmp", "--bind", str(self.root / "root")]
-        bwrap += ["/root", "--ro-bind", str(self.root / "bin"), "/opt/netarena/bin"]
+        bwrap += ["/root", "--dir", "/opt", "--dir", "/opt/netarena"]
+        bwrap += ["--ro-bind", str(self.root / "bin"), "/opt/netarena/bin"]
         bwrap += ["--remount-ro", "/", "--chdir", "/root", "--cap-drop", "ALL"]
         for cap in (*_CAPS, "setuid", "setgid", "setpcap"):
             bwrap += ["--cap-add", f"CAP_{cap.upper()}"]
@@ -192,7 +196,8 @@ class EpisodeSandbox:
         timed_out = killed or (code in (124, 137) and late)
         text = _cap(raw)
         if timed_out:
-            text = text.rstrip("\n") + f"\n[stopped at the {timeout_s:g}s time limit; output so far]"
+            note = f"[stopped at the {timeout_s:g}s time limit; output so far]"
+            text = text.rstrip("\n") + "\n" + note
         return ExecResult(code, text, timed_out)
 
     def close(self) -> None:
