@@ -21,6 +21,7 @@ import re
 import shlex
 from dataclasses import dataclass
 
+from netarena.common.commands import unprintable_character
 from netarena.common.errors import ForbiddenCommand, InvalidAction
 from netarena.common.replies import json_objects
 
@@ -90,15 +91,16 @@ def check_command(command: str) -> None:
     """Refuse unusable commands and the few harms the sandbox cannot stop.
 
     Raises:
-        InvalidAction: Empty, too long, or containing a NUL byte.
+        InvalidAction: Empty, too long, or with an unprintable character (NUL, a lone
+            surrogate, zero-width or bidi controls hide what it does or cannot run).
         ForbiddenCommand: A packet flood, or an iptables target that writes host files.
     """
     if not command:
         raise InvalidAction("empty command")
     if len(command) > MAX_COMMAND_CHARS:
         raise InvalidAction(f"command longer than {MAX_COMMAND_CHARS} characters")
-    if "\0" in command:
-        raise InvalidAction("the command contains a NUL byte")
+    if bad := unprintable_character(command):
+        raise InvalidAction(f"unprintable character {bad} in the command")
     if _HOST_SYSFS_TARGETS.search(command):
         raise ForbiddenCommand(
             "the IDLETIMER and LED iptables targets create files in the host's /sys; "
