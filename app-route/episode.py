@@ -20,6 +20,7 @@ from netarena.route.actions import Action, parse_reply
 from netarena.route.checks import is_correct, regressions
 from netarena.route.injection import ProbeTiming, build_faulted, measure
 from netarena.route.intent import intended_pairs
+from netarena.route.limits import LiveNetworks
 from netarena.route.network import Network
 from netarena.route.probe import PingMatrix
 
@@ -31,6 +32,8 @@ __all__ = ["RouteEpisode"]
 log = logging.getLogger(__name__)
 
 _HOST_WRITING_RULE = re.compile(r"-j (IDLETIMER|LED)\b")
+_LIVE = LiveNetworks()
+"""Live route networks in this process (more wait for room, see ``limits.py``)."""
 
 
 class RouteEpisode(ReactiveEpisode[PingMatrix, Action]):
@@ -51,13 +54,19 @@ class RouteEpisode(ReactiveEpisode[PingMatrix, Action]):
         self.plan, self.intent, topo = topology_of(query)
         self.want = intended_pairs(self.plan, self.intent)
         self.timing = ProbeTiming(timeout_s=config.probe_timeout_s)
-        injected = build_faulted(
-            self.plan,
-            self.intent,
-            topo,
-            [slot["candidates"] for slot in query.truth["faults"]],
-            self.timing,
-        )
+        self._pairs = len(self.plan.nodes) * (len(self.plan.nodes) - 1)
+        _LIVE.acquire(self._pairs)  # every run of this process shares the measured budget
+        try:
+            injected = build_faulted(
+                self.plan,
+                self.intent,
+                topo,
+                [slot["candidates"] for slot in query.truth["faults"]],
+                self.timing,
+            )
+        except BaseException:
+            _LIVE.release(self._pairs)
+            raise
         self.net: Network = injected.net
         self.faults = injected.faults
         self.attempts = injected.attempts
@@ -133,4 +142,7 @@ class RouteEpisode(ReactiveEpisode[PingMatrix, Action]):
         }
 
     def _close(self) -> None:
-        self.net.close()
+        try:
+            self.net.close()
+        finally:
+            _LIVE.release(self._pairs)

@@ -14,18 +14,13 @@ from netarena.common.reactive import RewardConfig
 from netarena.common.types import Query, query_id
 from netarena.route.faults import FAULT_TYPES, LEVEL_LABELS, fault_candidates
 from netarena.route.intent import Intent, draw_intent, intended_pairs
+from netarena.route.limits import MAX_CONCURRENT_EPISODES, MAX_MACHINES
 from netarena.route.plan import NetworkPlan, draw_plan
 from netarena.route.probe import PingMatrix
 from netarena.route.prompts import task_prompt
 from netarena.route.topology import RouterTopo, Topo, load_topo_class, plan_of
 
-__all__ = ["RouteConfig", "RouteApp", "MAX_MACHINES", "MAX_CONCURRENT_EPISODES"]
-
-MAX_MACHINES = 41
-"""Most machines (hosts plus the router) per network: larger meshes were measured to
-report false losses on the 2-core reference machine (``benchmarks/route_limits.py``)."""
-MAX_CONCURRENT_EPISODES = 8
-"""Most route episodes run at once in one process (measured: 8 on 2 cores, 0 false)."""
+__all__ = ["RouteConfig", "RouteApp"]
 
 
 class RouteConfig(RewardConfig):
@@ -61,8 +56,8 @@ class RouteConfig(RewardConfig):
         if machines > MAX_MACHINES:
             raise ValueError(
                 f"{subnets} subnets x {self.hosts_per_subnet or 4} hosts is {machines} "
-                f"machines; at most {MAX_MACHINES} are supported (larger pingmeshes were "
-                "measured to give false results on a 2-core machine)"
+                f"machines; at most {MAX_MACHINES} are supported (the limit measured for a "
+                "pingmesh without false results on a 2-core machine)"
             )
         return self
 
@@ -75,6 +70,7 @@ class RouteApp(App):
     labels: ClassVar[dict[int, tuple[str, ...]]] = LEVEL_LABELS
     config_model = RouteConfig
     default_max_turns = 30
+    max_concurrency = MAX_CONCURRENT_EPISODES
     legacy_keys: ClassVar[dict[str, str]] = {
         "num_switches": "num_subnets",
         "num_hosts_per_subnet": "hosts_per_subnet",

@@ -19,6 +19,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import resource
 import subprocess
 
 from netarena.common.errors import EmulatorError
@@ -43,6 +44,14 @@ Mininet.inited = True  # skip Mininet.init(): it raises host-wide limits and sys
 
 _FABRIC = "net"
 _BRIDGE_FIREWALL = ("arptables", "iptables", "ip6tables")
+
+
+def _raise_open_file_limit() -> None:
+    """Let this process hold many live networks: each node keeps a pty (two descriptors)."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    wanted = hard if hard != resource.RLIM_INFINITY else 65536
+    if soft != resource.RLIM_INFINITY and soft < min(wanted, 65536):
+        resource.setrlimit(resource.RLIMIT_NOFILE, (min(wanted, 65536), hard))
 
 
 class Network:
@@ -78,6 +87,7 @@ class Network:
         return f"{self.prefix}_{node}"
 
     def _build(self, topo: Topo) -> None:
+        _raise_open_file_limit()
         OWNER_DIR.mkdir(parents=True, exist_ok=True)
         (OWNER_DIR / f"{self.prefix}.pid").write_text(str(os.getpid()))
         fabric = self.netns(_FABRIC)

@@ -124,6 +124,7 @@ class _Mesh:
         self.sockets: dict[str, socket.socket] = {}
         self.idents: dict[str, int] = {}
         self.by_fd: dict[int, str] = {}
+        self.poller = select.poll()  # select() fails past fd 1024 (many live networks)
         self.requests: dict[bytes, Pair] = {}
         self.proofs: dict[bytes, Pair] = {}
         self.sent_at: dict[Pair, float] = {}
@@ -139,6 +140,7 @@ class _Mesh:
             self.sockets[node] = sock
             self.idents[node] = int.from_bytes(os.urandom(2), "big") or 1
             self.by_fd[sock.fileno()] = node
+            self.poller.register(sock.fileno(), select.POLLIN)
 
     def close(self) -> None:
         for sock in self.sockets.values():
@@ -217,9 +219,9 @@ class _Mesh:
             if now >= deadline or (not must - self.answered and now - last >= grace_s):
                 break
             limit = deadline if must - self.answered else min(deadline, last + grace_s)
-            ready, _, _ = select.select(list(self.by_fd), [], [], max(0.0, limit - now))
+            ready = self.poller.poll(max(0.0, limit - now) * 1000)
             before = len(self.answered)
-            for fd in ready:
+            for fd, _ in ready:
                 self._drain(self.by_fd[fd])
             if len(self.answered) > before:
                 last = time.monotonic()

@@ -235,6 +235,8 @@ def run_capped(
     )
     assert proc.stdout is not None
     fd, kept = proc.stdout.fileno(), bytearray()
+    poller = select.poll()  # select() fails past fd 1024 (many live networks)
+    poller.register(fd, select.POLLIN | select.POLLHUP)
     deadline = time.monotonic() + timeout_s
     killed = False
     try:
@@ -243,7 +245,7 @@ def run_capped(
             if left <= 0:
                 killed = True
                 break
-            if not select.select([fd], [], [], left)[0]:
+            if not poller.poll(left * 1000):
                 continue
             chunk = os.read(fd, 65536)
             if not chunk:

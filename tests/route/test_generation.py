@@ -203,3 +203,35 @@ def test_topologies_are_mininet_topos(tmp_path: Path) -> None:
 def test_bad_parameters_rejected(bad: dict) -> None:
     with pytest.raises(ConfigError):
         RouteApp(bad).generate(1, 1)
+
+
+def test_concurrency_above_the_measured_limit_is_rejected() -> None:
+    from netarena.common.agents import NullAgent
+    from netarena.common.runner import RunConfig, Runner
+    from netarena.route.limits import MAX_CONCURRENT_EPISODES
+
+    app = RouteApp()
+    Runner(app, NullAgent(), RunConfig(concurrency=MAX_CONCURRENT_EPISODES))
+    with pytest.raises(ConfigError, match="at most 8 episodes"):
+        Runner(app, NullAgent(), RunConfig(concurrency=MAX_CONCURRENT_EPISODES + 1))
+
+
+def test_live_networks_share_a_pair_budget() -> None:
+    import threading
+
+    from netarena.route.limits import LiveNetworks
+
+    gate = LiveNetworks(episodes=3, pairs=1000)
+    gate.acquire(600)
+    gate.acquire(300)
+    waiting = threading.Thread(target=gate.acquire, args=(400,))
+    waiting.start()
+    waiting.join(0.2)
+    assert waiting.is_alive()  # 1300 > 1000 pairs: it waits
+    gate.release(600)
+    waiting.join(2)
+    assert not waiting.is_alive()
+    gate.release(300)
+    gate.release(400)
+    gate.acquire(5000)  # alone, a network always fits
+    gate.release(5000)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -193,6 +194,9 @@ def test_processes_memory_and_files_are_bounded(small_app: RouteApp) -> None:
         forks = net.shell("h1", "for i in $(seq 100); do sleep 3 & done; wait", timeout_s=5)
         assert "fork" in forks.output and "Resource temporarily unavailable" in forks.output
         net.shell("h1", ":(){ :|:& };:", timeout_s=2)  # bounded, and dies with its shell
+        deadline = time.monotonic() + 3  # the kernel reaps a dead PID namespace promptly
+        while _processes_of(net.sandbox.uid) and time.monotonic() < deadline:
+            time.sleep(0.1)
         assert not _processes_of(net.sandbox.uid)
         memory = net.shell("h1", "python3 -c 'x = bytearray(1 << 30)'")
         assert "MemoryError" in memory.output
