@@ -16,9 +16,9 @@ addresses copied to another machine, policy routing to a local table, neighbour 
 duplicated packets) cannot make a secret born in dst's namespace appear in src's: a broken
 path cannot look repaired.
 
-Timing: requests go out at once; a round ends when every pair expected to answer has,
-plus a short grace for the rest. Pairs expected to answer that did not get patient
-confirmation rounds whose length adapts to the replies' latency, so a loaded machine
+Timing: requests go out at once; the first round ends when every pair answered or answers
+stop coming. Pairs expected to answer that did not get patient confirmation rounds (from
+empty neighbour caches) whose length adapts to the replies' latency, so a loaded machine
 does not turn a slow reply into a lost pair.
 """
 
@@ -208,17 +208,20 @@ class _Mesh:
                 return
             self._handle(node, data)
 
-    def wait(self, pending: set[Pair], must: set[Pair], deadline: float, grace_s: float) -> None:
+    def wait(self, pending: set[Pair], deadline: float, quiet_s: float | None = None) -> None:
         """Collect answers until all ``pending`` pairs answered, or ``deadline``.
 
-        Also stops once every ``must`` pair answered and nothing new came for ``grace_s``.
+        With ``quiet_s``, also stop once answers came and then none for ``quiet_s`` (or
+        three times the slowest answer, if longer): the rest are unlikely to come and
+        the caller confirms the ones that matter.
         """
-        last = time.monotonic()
+        last: float | None = None
         while pending - self.answered:
             now = time.monotonic()
-            if now >= deadline or (not must - self.answered and now - last >= grace_s):
+            quiet = None if quiet_s is None or last is None else last + self._quiet(quiet_s)
+            if now >= deadline or (quiet is not None and now >= quiet):
                 break
-            limit = deadline if must - self.answered else min(deadline, last + grace_s)
+            limit = deadline if quiet is None else min(deadline, quiet)
             ready = self.poller.poll(max(0.0, limit - now) * 1000)
             before = len(self.answered)
             for fd, _ in ready:
@@ -227,6 +230,9 @@ class _Mesh:
                 last = time.monotonic()
         for node in self.sockets:  # a descheduled prober must not miss queued replies
             self._drain(node)
+
+    def _quiet(self, floor_s: float) -> float:
+        return max(floor_s, 3 * max(self.rtts[-64:], default=0.0))
 
     def patience_s(self, floor_s: float, ceiling_s: float) -> float:
         """A confirmation window: 20 times the slowest recent answer, within bounds."""
@@ -246,8 +252,8 @@ def pingmesh(
 
     Args:
         net: The live network.
-        timeout_s: Longest first round, seconds (it ends as soon as every pair expected
-            to answer has, plus a short grace for the others).
+        timeout_s: Longest first round, seconds. It ends early once answers stop coming
+            (20 ms of quiet, or three times the slowest answer).
         expect: Pairs believed reachable (the last measurement). ``None`` expects all.
         confirm_rounds: Extra rounds for expected pairs that did not answer; each starts
             from empty neighbour caches (a lost ARP request is otherwise retried only a
@@ -265,8 +271,7 @@ def pingmesh(
     mesh = _Mesh(net)
     try:
         mesh.send(pairs, 1)
-        grace = max(0.02, timeout_s / 5)
-        mesh.wait(set(pairs), must, time.monotonic() + timeout_s, grace)
+        mesh.wait(set(pairs), time.monotonic() + timeout_s, quiet_s=0.02)
         for seq in range(2, 2 + confirm_rounds):
             doubtful = sorted(must - mesh.answered)
             if not doubtful:
@@ -274,7 +279,7 @@ def pingmesh(
             window = mesh.patience_s(confirm_floor_s, confirm_ceiling_s)
             net.flush_neighbours()  # a lost ARP request would hold the pair for a second
             mesh.send(doubtful, seq)
-            mesh.wait(set(doubtful), set(doubtful), time.monotonic() + window, window)
+            mesh.wait(set(doubtful), time.monotonic() + window)
     finally:
         mesh.close()
     return PingMatrix(net.plan.nodes, frozenset(mesh.answered))

@@ -65,9 +65,8 @@ def main() -> None:
     for size in args.sizes.split(","):
         subnets, hosts = (int(x) for x in size.split("x"))
         with ThreadPoolExecutor(args.parallel) as pool:
-            runs = list(
-                pool.map(lambda _: one_size(subnets, hosts, args.repeat), range(args.parallel))
-            )
+            jobs = [pool.submit(one_size, subnets, hosts, args.repeat) for _ in range(args.parallel)]
+            runs = [job.result() for job in jobs]
         r = {
             **runs[0],
             "build_s": statistics.median(x["build_s"] for x in runs),
