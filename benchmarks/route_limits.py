@@ -65,7 +65,9 @@ def main() -> None:
     for size in args.sizes.split(","):
         subnets, hosts = (int(x) for x in size.split("x"))
         with ThreadPoolExecutor(args.parallel) as pool:
-            jobs = [pool.submit(one_size, subnets, hosts, args.repeat) for _ in range(args.parallel)]
+            jobs = [
+                pool.submit(one_size, subnets, hosts, args.repeat) for _ in range(args.parallel)
+            ]
             runs = [job.result() for job in jobs]
         r = {
             **runs[0],
