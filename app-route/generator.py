@@ -34,6 +34,9 @@ class RouteConfig(RewardConfig):
         "command_timeout_s",
         "probe_timeout_s",
     }
+    operator_fields: ClassVar[frozenset[str]] = frozenset({"topo"})
+    """``topo`` imports code on the evaluator's machine: only its operator may set it
+    (``netarena run/serve route --param topo=...``), never a remote request."""
 
     num_subnets: int | None = Field(None, ge=2, le=16)
     """Switches/subnets behind the router; ``None`` lets each query's seed draw 2-4."""

@@ -11,12 +11,11 @@ import random
 import statistics
 import time
 
-from netarena.k8s.apiserver import ApiServer
+from netarena.k8s.apiserver import ApiServer, ObjectStore
 from netarena.k8s.kubectl import Kubectl
 from netarena.k8s.manifests import render_all
 from netarena.k8s.model import AppModel, online_boutique, synthetic_app
 from netarena.k8s.policy_matrix import ConnectivityCache
-from netarena.k8s.store import ObjectStore
 
 
 def _store(model: AppModel) -> ObjectStore:

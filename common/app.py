@@ -43,6 +43,10 @@ class AppConfig(BaseModel):
     runtime_fields: ClassVar[frozenset[str]] = frozenset()
     """Fields that change how episodes run (timeouts, rewards, worker counts) but not which
     query is generated: left out of ``App.params()``, so they never change a query id."""
+    operator_fields: ClassVar[frozenset[str]] = frozenset()
+    """Fields only whoever runs the evaluator may set (``netarena run --param``), never a
+    remote evaluation request: they name files, hosts or code on the evaluator's machine
+    (a kubeconfig, a module to import), which a requester must not choose."""
 
 
 class Episode(abc.ABC):

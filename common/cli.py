@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import os
 from importlib.metadata import entry_points
 from pathlib import Path
 from typing import Annotated, Any
@@ -17,6 +18,7 @@ from rich.table import Table
 from netarena.common.agents import make_agent
 from netarena.common.app import load_app
 from netarena.common.errors import ConfigError
+from netarena.common.result_files import UnsafeResultsFile, write_atomic
 from netarena.common.runner import QueryPlan, RunConfig, Runner, fresh_seed, plan_queries
 from netarena.common.stats import summarize
 
@@ -162,10 +164,14 @@ def run(
                 description=f"{app_name} · {the_agent.name} · correctness {correct / done:.2f}",
             )
 
-        results = asyncio.run(runner.run(qs, out=results_path, on_result=tick))
+        try:
+            results = asyncio.run(runner.run(qs, out=results_path, on_result=tick))
+        except UnsafeResultsFile as exc:
+            err.print(f"[red]error:[/red] {exc}")
+            raise typer.Exit(2) from exc
     summary = summarize(results, app=app_name, agent=the_agent.name, seed=seed)
     if out:
-        (out / "summary.json").write_text(json.dumps(summary, indent=2))
+        write_atomic(out / "summary.json", json.dumps(summary, indent=2))
     if as_json:
         typer.echo(json.dumps(summary, indent=2))
     else:
@@ -210,40 +216,68 @@ def serve(
     results: Annotated[
         Path | None, typer.Option(help="directory for per-request JSONL (resume)")
     ] = None,
+    token: Annotated[str | None, typer.Option(
+        envvar="NETARENA_TOKEN", help="require 'Authorization: Bearer TOKEN' (lifts work caps)")
+    ] = None,
+    purple_allow: Annotated[str | None, typer.Option(
+        envvar="NETARENA_PURPLE_ALLOW",
+        help="comma-separated networks/hosts purple URLs must be in (default: any but "
+             "link-local and metadata addresses)")] = None,
+    param: Annotated[list[str], typer.Option(
+        "--param", "-p", help="app parameter KEY=VALUE for every request (requests may "
+        "override all but the app's operator-only fields, e.g. k8s kubeconfig)")] = [],  # noqa: B006
 ) -> None:
-    """Serve APP as an A2A green agent (card at /.well-known/agent-card.json)."""
+    """Serve APP as an A2A green agent (card at /.well-known/agent-card.json, status at /).
+
+    Limits for unauthenticated requesters come from NETARENA_LIMITS (JSON; see
+    docs/agentbeats.md).
+    """
     from netarena.common.a2a import default_card_url
-    from netarena.common.a2a import serve as serve_a2a
-    from netarena.common.server import green_app
+    from netarena.common.limits import ServerLimits
+    from netarena.common.outbound import OutboundPolicy
+    from netarena.common.server import GreenOptions, green_app
+    from netarena.common.web import serve as serve_web
 
     logging.basicConfig(level=logging.INFO)
     try:
-        app_cls = type(load_app(app_name))
+        app_params = _parse_params(param)
+        app_cls = type(load_app(app_name, app_params))
+        limits = ServerLimits.from_env()
     except ConfigError as exc:
         err.print(f"[red]error:[/red] {exc}")
         raise typer.Exit(2) from exc
     url = card_url or default_card_url(host, port)
+    options = GreenOptions(results_dir=results, limits=limits,
+                           policy=OutboundPolicy.parse(purple_allow), app_params=app_params)
     err.print(f"netarena {app_name} green agent at {url}")
-    serve_a2a(green_app(app_cls, url, results), host, port)
+    if os.environ.get("NETARENA_GATEWAY_PROXY"):  # set by the Amber manifests
+        err.print(f"AgentBeats gateway proxy: {os.environ['NETARENA_GATEWAY_PROXY']}")
+    serve_web(green_app(app_cls, url, options, token=token or None), host, port, limits)
 
 
 @cli.command()
 def purple(
-    solver: Annotated[str, typer.Option(help="reference, litellm or null")] = "litellm",
-    app_name: Annotated[
-        str | None, typer.Option("--app", help="app whose reference solver to serve")
-    ] = None,
-    strategy: Annotated[str, typer.Option(help="zeroshot, fewshot, cot or react")] = "zeroshot",
+    solver: Annotated[str, typer.Option(
+        envvar="NETARENA_SOLVER", help="reference, litellm or null")] = "litellm",
+    app_name: Annotated[str | None, typer.Option(
+        "--app", envvar="NETARENA_APP", help="app whose reference solver to serve")] = None,
+    strategy: Annotated[str, typer.Option(
+        envvar="NETARENA_STRATEGY", help="zeroshot, fewshot, cot or react")] = "zeroshot",
     model: Annotated[str | None, typer.Option(help="LiteLLM model (default: $MODEL_NAME)")] = None,
     host: Annotated[str, typer.Option(help="address to bind")] = "127.0.0.1",
     port: Annotated[int, typer.Option(help="port")] = 9019,
     card_url: Annotated[str | None, typer.Option(help="URL advertised in the agent card")] = None,
 ) -> None:
-    """Serve a purple agent over A2A: a LiteLLM model, an app's reference solver, or null."""
+    """Serve a purple agent over A2A: a LiteLLM model, an app's reference solver, or null.
+
+    Runners that pass only --host/--port/--card-url choose the agent with NETARENA_SOLVER,
+    NETARENA_APP and NETARENA_STRATEGY.
+    """
     from netarena.a2a_llm import from_env, purple_app
     from netarena.common.a2a import default_card_url
-    from netarena.common.a2a import serve as serve_a2a
     from netarena.common.agents import Agent, NullAgent
+    from netarena.common.limits import ServerLimits
+    from netarena.common.web import serve as serve_web
 
     logging.basicConfig(level=logging.INFO)
     try:
@@ -258,12 +292,13 @@ def purple(
             agent = NullAgent()
         else:
             raise ConfigError(f"unknown solver {solver!r}: use reference, litellm or null")
+        limits = ServerLimits.from_env()
     except ConfigError as exc:
         err.print(f"[red]error:[/red] {exc}")
         raise typer.Exit(2) from exc
     url = card_url or default_card_url(host, port)
     err.print(f"netarena purple agent ({agent.name}) at {url}")
-    serve_a2a(purple_app(agent, url), host, port)
+    serve_web(purple_app(agent, url, limits), host, port, limits)
 
 
 def _add_app_commands() -> None:

@@ -56,10 +56,15 @@ _CORE_FIELDS = frozenset(QueryResult.model_fields) - {"details"}
 _INT_FIELDS = ("level", "turns", "format")
 
 
+_CONTEXT_FIELDS = frozenset({"participant_role", "participant_id", "netarena_version", "seed",
+                             "config"})
+"""Fields the green server adds to every record (who was evaluated, how); not app details."""
+
+
 def _from_record(record: dict[str, Any]) -> QueryResult:
     """Rebuild a ``QueryResult`` from a flat A2A/AgentBeats query record.
 
-    The protocol's ``Struct`` turns every number into a float (``level: 1.0``); app details
+    Older files carry numbers as floats (``level: 1.0``, from A2A DataParts); app details
     were lifted to the top level (``details_<name>`` on a name clash).
     """
     core = {k: v for k, v in record.items() if k in _CORE_FIELDS}
@@ -67,8 +72,24 @@ def _from_record(record: dict[str, Any]) -> QueryResult:
         if isinstance(core.get(key), float):
             core[key] = int(core[key])
     details = {k.removeprefix("details_") if k.removeprefix("details_") in _CORE_FIELDS else k: v
-               for k, v in record.items() if k not in _CORE_FIELDS}
+               for k, v in record.items() if k not in _CORE_FIELDS | _CONTEXT_FIELDS}
     return QueryResult.model_validate({**core, "details": details})
+
+
+def _participant(record: dict[str, Any], participants: dict[str, Any], file: Path) -> str:
+    """Who a leaderboard record belongs to: the participant's AgentBeats id when known.
+
+    v1 files map roles to ids; v2 files map scenario component names to ids (name the
+    purple component after its role, as ``leaderboard/`` does). Without a match, the
+    record's own participant id, then the file, keep submissions apart.
+    """
+    role = record.get("participant_role")
+    if role in participants and participants[role] not in (None, ""):
+        return str(participants[role])
+    ids = [str(v) for v in participants.values() if v not in (None, "")]
+    if len(participants) == 1 and ids:
+        return ids[0]
+    return str(record.get("participant_id") or f"{record.get('agent', 'agent')} ({file.name})")
 
 
 def _read_agentbeats(file: Path) -> list[QueryResult]:
@@ -79,19 +100,19 @@ def _read_agentbeats(file: Path) -> list[QueryResult]:
     if not isinstance(doc, dict) or not isinstance(doc.get("results"), list):
         raise ConfigError(f"{file} has no \"results\" list (not an AgentBeats results file)")
     participants = doc.get("participants") or {}
-    # On a leaderboard the participant id names the agent better than its internal URL.
-    rename = next(iter(participants.values())) if len(participants) == 1 else None
-    records = [_from_record(r) for r in doc["results"]
-               if isinstance(r, dict) and r.get("kind") == "query"]
-    return [r.model_copy(update={"agent": str(rename)}) if rename else r for r in records]
+    return [
+        _from_record(r).model_copy(update={"agent": _participant(r, participants, file)})
+        for r in doc["results"] if isinstance(r, dict) and r.get("kind") == "query"
+    ]
 
 
 def load_results(paths: Iterable[Path]) -> list[QueryResult]:
     """Read results files; a directory stands for its ``results.jsonl``.
 
     ``*.jsonl`` files are the runner's (one ``QueryResult`` per line); ``*.json`` files are
-    AgentBeats results files (``{"status", "participants", "results"}``), so leaderboard and
-    containerised runs can be reported too (the agent is then named by its participant id).
+    AgentBeats results files (v2 ``{"status", "participants", "results"}`` or v1 without
+    ``status``), so leaderboard and containerised runs can be reported too: the agent is then
+    the participant (its AgentBeats id), so two submissions never merge into one row.
     Duplicate records of the same ``(app, agent, query_id)`` (a file given twice, overlapping
     shards) are kept once, the last one winning.
 

@@ -16,16 +16,18 @@ import time
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, TextIO, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from netarena.common.agents import Agent, Observation
 from netarena.common.app import App, Episode
 from netarena.common.errors import AgentError, ConfigError, NetArenaError
+from netarena.common.result_files import open_regular, read_regular
 from netarena.common.types import Query, QueryResult, Score
 
-__all__ = ["QueryPlan", "RunConfig", "plan_queries", "Runner", "read_results", "fresh_seed"]
+__all__ = [
+    "QueryPlan", "RunConfig", "plan_queries", "plan_size", "Runner", "read_results", "fresh_seed"]
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -57,6 +59,9 @@ class QueryPlan(BaseModel):
     """Reference-dialect semantics: ``num_queries`` for every label of every level."""
     shard_index: int = Field(0, ge=0)
     num_shards: int = Field(1, ge=1)
+    limit: int | None = Field(None, ge=1)
+    """Keep only the first ``limit`` queries of the whole plan, before sharding (the
+    leaderboard workflow's ``num_instances``)."""
 
     @model_validator(mode="after")
     def _check(self) -> QueryPlan:
@@ -76,9 +81,9 @@ class RunConfig(BaseModel):
     """Episodes in flight at once."""
     max_turns: int | None = Field(None, ge=1, le=200)
     """Turn budget per episode; ``None`` takes the app's default."""
-    turn_timeout_s: float = Field(120.0, gt=0)
-    """Longest wait for one agent answer."""
-    episode_timeout_s: float | None = Field(None, gt=0)
+    turn_timeout_s: float = Field(120.0, gt=0, le=3600, allow_inf_nan=False)
+    """Longest wait for one agent answer (finite: at most an hour)."""
+    episode_timeout_s: float | None = Field(None, gt=0, le=86_400, allow_inf_nan=False)
     """Wall-clock budget per episode, checked between turns; ``None`` for no limit."""
 
 
@@ -87,7 +92,7 @@ def _derive_seed(base: int, index: int) -> int:
     return int.from_bytes(digest[:4], "big") & 0x7FFFFFFF
 
 
-def _slots(app: App, plan: QueryPlan) -> list[tuple[int, str | None]]:
+def _slots(app: App | type[App], plan: QueryPlan) -> list[tuple[int, str | None]]:
     """(level, label) for each query index, before sharding."""
     wanted = set(plan.labels) if plan.labels else None
     per_level: dict[int, list[str]] = {}
@@ -105,6 +110,11 @@ def _slots(app: App, plan: QueryPlan) -> list[tuple[int, str | None]]:
             )
     if not per_level:
         raise ConfigError(f"{app.name}: no labels match levels {list(plan.levels)}")
+    slots = _all_slots(plan, per_level)
+    return slots[: plan.limit] if plan.limit is not None else slots
+
+
+def _all_slots(plan: QueryPlan, per_level: dict[int, list[str]]) -> list[tuple[int, str | None]]:
     if plan.per_label:
         total = plan.num_queries * sum(len(labels) for labels in per_level.values())
         if total > MAX_QUERIES:
@@ -124,24 +134,54 @@ def _slots(app: App, plan: QueryPlan) -> list[tuple[int, str | None]]:
     return slots
 
 
-def plan_queries(app: App, plan: QueryPlan) -> list[Query]:
-    """Generate this shard's queries: labels cycle evenly, seeds derive from ``plan.seed``."""
-    return [
-        app.generate(_derive_seed(plan.seed, i), level, label)
-        for i, (level, label) in enumerate(_slots(app, plan))
-        if i % plan.num_shards == plan.shard_index
-    ]
+def plan_size(app: App | type[App], plan: QueryPlan) -> tuple[int, int]:
+    """``(slots before sharding, this shard's queries)``: cheap, nothing is generated.
+
+    Raises:
+        ConfigError: The plan's levels or labels do not fit the app.
+    """
+    total = len(_slots(app, plan))
+    return total, len(range(plan.shard_index, total, plan.num_shards))
+
+
+def plan_queries(
+    app: App, plan: QueryPlan, should_stop: Callable[[], bool] | None = None
+) -> list[Query]:
+    """Generate this shard's queries: labels cycle evenly, seeds derive from ``plan.seed``.
+
+    Args:
+        app: The app generating them.
+        plan: Which queries.
+        should_stop: Checked before each query; when it returns true, planning stops.
+
+    Raises:
+        ConfigError: The plan does not fit the app, or ``should_stop`` stopped it.
+    """
+    queries: list[Query] = []
+    for i, (level, label) in enumerate(_slots(app, plan)):
+        if i % plan.num_shards != plan.shard_index:
+            continue
+        if should_stop is not None and should_stop():
+            raise ConfigError(f"planning stopped after {len(queries)} queries")
+        queries.append(app.generate(_derive_seed(plan.seed, i), level, label))
+    return queries
 
 
 def read_results(path: Path) -> list[QueryResult]:
     """Load a results JSONL file, skipping a torn last line left by a crash.
 
     A query recorded twice (an unscored result retried on resume) keeps its last record.
+
+    Raises:
+        UnsafeResultsFile: ``path`` is a FIFO, symlink or device, not a regular file.
     """
+    data = read_regular(path)
+    return _parse_results(data.decode("utf-8", "replace"), path) if data else []
+
+
+def _parse_results(text: str, path: Path) -> list[QueryResult]:
     results: dict[str, QueryResult] = {}
-    if not path.exists():
-        return []
-    for line in path.read_text().splitlines():
+    for line in text.splitlines():
         if not line.strip():
             continue
         try:
@@ -156,13 +196,13 @@ def read_results(path: Path) -> list[QueryResult]:
     return list(results.values())
 
 
-def _drop_torn_tail(path: Path) -> None:
-    """Cut a partial last line left by a crash, so appends start on a fresh line."""
-    if not path.exists():
-        return
-    data = path.read_bytes()
-    if data and not data.endswith(b"\n"):
-        path.write_bytes(data[: data.rfind(b"\n") + 1])
+def _resume(sink: TextIO, path: Path) -> list[QueryResult]:
+    """The results already in ``sink``; a partial last line left by a crash is cut off."""
+    sink.seek(0)
+    text = sink.read()
+    if text and not text.endswith("\n"):
+        sink.truncate(len(text[: text.rfind("\n") + 1].encode("utf-8", "surrogateescape")))
+    return _parse_results(text, path)
 
 
 ResultCallback = Callable[[QueryResult, int, int], Any]
@@ -200,19 +240,20 @@ class Runner:
             on_result: Called as ``on_result(result, done, total)`` for each query already
                 in ``out`` (first) and after each query played. Its failures are logged,
                 never fatal: progress reporting must not cost results.
+
+        Raises:
+            UnsafeResultsFile: ``out`` is a FIFO, symlink or device, not a regular file.
         """
         queries = list(queries)
         done: dict[str, QueryResult] = {}
+        sink = None
         if out is not None:
             out.parent.mkdir(parents=True, exist_ok=True)
-            _drop_torn_tail(out)
+            sink = open_regular(out)  # never a planted FIFO or symlink
             wanted = {q.id for q in queries}
-            done = {
-                r.query_id: r for r in read_results(out) if r.query_id in wanted and r.scored
-            }
+            done = {r.query_id: r for r in _resume(sink, out) if r.query_id in wanted and r.scored}
         todo = [q for q in queries if q.id not in done]
         total, finished = len(queries), 0
-        sink = out.open("a", encoding="utf-8") if out is not None else None
         gate = asyncio.Semaphore(self.config.concurrency)
 
         async def report(result: QueryResult) -> None:

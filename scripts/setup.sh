@@ -18,6 +18,12 @@ command -v brctl      >/dev/null || need_apt+=(bridge-utils)
 command -v bwrap      >/dev/null || need_apt+=(bubblewrap)
 command -v traceroute >/dev/null || need_apt+=(traceroute)
 command -v ethtool    >/dev/null || need_apt+=(ethtool)
+# The MALT sandbox's seccomp allowlist (pyseccomp loads the system libseccomp); setpriv (util-linux)
+# runs the sandbox tests as uid 10001 too.
+/sbin/ldconfig -p 2>/dev/null | grep -q 'libseccomp\.so\.2 ' || need_apt+=(libseccomp2)
+command -v setpriv  >/dev/null || need_apt+=(util-linux)
+# The status page's test renders it in a real headless browser.
+command -v chromium >/dev/null || need_apt+=(chromium fonts-dejavu-core)
 if [ ${#need_apt[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ]; then
     export DEBIAN_FRONTEND=noninteractive

@@ -235,3 +235,15 @@ def test_live_networks_share_a_pair_budget() -> None:
     gate.release(400)
     gate.acquire(5000)  # alone, a network always fits
     gate.release(5000)
+
+
+def test_a_remote_request_cannot_choose_code_to_import() -> None:
+    import json as _json
+
+    from netarena.common.request import load_request, parse_request
+
+    text = _json.dumps(
+        {"participants": {"route_operator": "http://127.0.0.1:1"}, "config": {"topo": "os:sep"}}
+    )
+    with pytest.raises(ConfigError, match="topo"):
+        parse_request(load_request(text), RouteApp)
