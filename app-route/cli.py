@@ -62,6 +62,7 @@ def shell(
     from mininet.cli import CLI
     from mininet.log import setLogLevel
 
+    from netarena.route.faults import FAULT_TYPES
     from netarena.route.generator import RouteApp
     from netarena.route.namespaces import enter
 
@@ -74,7 +75,9 @@ def shell(
         setLogLevel("output")
         with enter(episode.net.netns("net")):  # `sh ...` sees the switches
             CLI(episode.net.mininet)
-        faults = "; ".join(f"{f['name']} ({f['method']}) on {f['node']}" for f in episode.faults)
+        faults = "; ".join(
+            f"{FAULT_TYPES[f['type']]} ({f['method']}) on {f['node']}" for f in episode.faults
+        )
         print(f"The injected faults were: {faults}")
     finally:
         episode.close()

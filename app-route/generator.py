@@ -38,9 +38,9 @@ class RouteConfig(RewardConfig):
     """``topo`` imports code on the evaluator's machine: only its operator may set it
     (``netarena run/serve route --param topo=...``), never a remote request."""
 
-    num_subnets: int | None = Field(None, ge=2, le=16)
+    num_subnets: int | None = Field(None, ge=2, le=64)
     """Switches/subnets behind the router; ``None`` lets each query's seed draw 2-4."""
-    hosts_per_subnet: int | None = Field(None, ge=1, le=16)
+    hosts_per_subnet: int | None = Field(None, ge=1, le=64)
     """Hosts per subnet; ``None`` lets each query's seed draw 2-4 per subnet."""
     topo: str | None = None
     """A Mininet ``Topo`` to use instead of generated ones: ``module:Class`` or
