@@ -86,6 +86,63 @@ def _describe_mismatch(want: frozenset[Pair], got: PingMatrix) -> str:
     return f"missing {missing}, unexpected {extra}\n{got.text()}"
 
 
+class _Search:
+    """The depth-first search over fault candidates, on one live network."""
+
+    def __init__(
+        self, plan: NetworkPlan, intent: Intent, topo: Callable[[], Topo], timing: ProbeTiming
+    ) -> None:
+        self.plan, self.intent, self.topo = plan, intent, topo
+        self.check = ProbeTiming(timing.timeout_s, confirm_rounds=1, confirm_floor_s=0.15)
+        self.want = intended_pairs(plan, intent)
+        self.net = Network(plan, intent, topo())
+        self.kept: list[Fault] = []
+        self.attempts: list[int] = []
+        self.trials = 0
+
+    def rebuild(self) -> None:
+        """A fresh network with only the faults kept so far (a rejected one leaves no trace)."""
+        prefix = self.net.prefix
+        self.net.close()
+        self.net = Network(self.plan, self.intent, self.topo(), prefix)
+        for done in self.kept:
+            if (err := _apply(self.net, done)) is not None:
+                raise EmulatorError(f"replaying a verified fault failed: {err}")
+
+    def _breaks(self, fault: Fault, current: PingMatrix) -> PingMatrix | None:
+        """Apply ``fault``; the new state if it loses a pair and opens none, else ``None``."""
+        failure = _apply(self.net, fault)
+        after = None if failure else measure(self.net, self.check, current.ok)
+        if after is not None and current.ok - after.ok and not after.ok - self.want:
+            return after
+        log.debug("candidate rejected: %s", failure or "no effect")
+        return None
+
+    def place(self, slots: list[list[Fault]], index: int, current: PingMatrix) -> PingMatrix | None:
+        """Fill slots ``index..`` in order; the final state, or ``None`` if impossible."""
+        if index == len(slots):
+            return current
+        tried: list[Fault] = []
+        for attempt, fault in enumerate(slots[index]):
+            if fault in tried:  # a repeated draw fails the same way
+                continue
+            tried.append(fault)
+            if self.trials >= MAX_ATTEMPTS:
+                return None
+            self.trials += 1
+            after = self._breaks(fault, current)
+            if after is not None:
+                self.kept.append(fault)
+                self.attempts.append(attempt + 1)
+                final = self.place(slots, index + 1, after)
+                if final is not None:
+                    return final
+                self.kept.pop()
+                self.attempts.pop()
+            self.rebuild()
+        return None
+
+
 def build_faulted(
     plan: NetworkPlan,
     intent: Intent,
@@ -112,62 +169,21 @@ def build_faulted(
             of candidates within ``MAX_ATTEMPTS`` trials breaks something at every slot.
     """
     timing = timing or ProbeTiming()
-    check = ProbeTiming(timing.timeout_s, confirm_rounds=1, confirm_floor_s=0.15)
-    want = intended_pairs(plan, intent)
-    net = Network(plan, intent, topo())
-    kept: list[Fault] = []
-    attempts: list[int] = []
-    trials = 0
-
-    def rebuild() -> None:
-        nonlocal net
-        net.close()
-        net = Network(plan, intent, topo(), net.prefix)
-        for done in kept:
-            if (err := _apply(net, done)) is not None:
-                raise EmulatorError(f"replaying a verified fault failed: {err}")
-
-    def place(index: int, current: PingMatrix) -> PingMatrix | None:
-        nonlocal trials
-        if index == len(slots):
-            return current
-        tried: list[Fault] = []
-        for attempt, fault in enumerate(slots[index]):
-            if fault in tried:  # a repeated draw fails the same way
-                continue
-            tried.append(fault)
-            if trials >= MAX_ATTEMPTS:
-                return None
-            trials += 1
-            failure = _apply(net, fault)
-            after = None if failure else measure(net, check, current.ok)
-            if after is not None and current.ok - after.ok and not (after.ok - want):
-                kept.append(fault)
-                attempts.append(attempt + 1)
-                final = place(index + 1, after)
-                if final is not None:
-                    return final
-                kept.pop()
-                attempts.pop()
-            else:
-                log.debug("slot %d attempt %d rejected: %s", index, attempt, failure or "no effect")
-            rebuild()
-        return None
-
+    search = _Search(plan, intent, topo, timing)
     try:
-        healthy = measure(net, ProbeTiming(timing.timeout_s, 4, 0.5), want)
-        if healthy.ok != want:
+        healthy = measure(search.net, ProbeTiming(timing.timeout_s, 4, 0.5), search.want)
+        if healthy.ok != search.want:
             raise EmulatorError(
                 "the healthy network does not match its intent: "
-                + _describe_mismatch(want, healthy)
+                + _describe_mismatch(search.want, healthy)
             )
-        final = place(0, healthy)
+        final = search.place(slots, 0, healthy)
         if final is None:
             raise EmulatorError(
                 f"no combination of fault candidates broke connectivity at every slot "
-                f"({trials} trials)"
+                f"({search.trials} trials)"
             )
-        return Injected(net, kept, attempts, final)
+        return Injected(search.net, search.kept, search.attempts, final)
     except BaseException:
-        net.close()
+        search.net.close()
         raise

@@ -97,10 +97,11 @@ def test_route_shell_opens_mininets_cli_on_the_faulted_network() -> None:
     proc = subprocess.run(
         [NETARENA, "route", "shell", "--seed", "3", "--level", "1", "--label", "DR",
          "-p", "num_subnets=2", "-p", "hosts_per_subnet=1"],
-        input="h1 ip -br addr\nnet\nexit\n", capture_output=True, text=True, timeout=300,
+        input="h1 ip -br addr\nnet\nexit\n", stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+        text=True, timeout=300,
     )
-    assert proc.returncode == 0, proc.stderr[-2000:]
-    out = proc.stdout
+    out = proc.stdout  # Mininet's CLI writes command output to stderr
+    assert proc.returncode == 0, out[-2000:]
     assert "## Current connectivity" in out and "mininet>" in out
     assert "h1-eth0@if" in out and "s1-eth1:r0-eth1" in out
     assert "The injected faults were: disable_routing" in out
