@@ -24,7 +24,7 @@ from netarena.common.reactive import Command, ReactiveEpisode
 from netarena.common.types import Query
 from netarena.k8s.actions import KubectlCommand, command_from_reply
 from netarena.k8s.apiserver import ApiServer, ObjectStore, bootstrap, cluster_profile, deploy
-from netarena.k8s.apiserver.rbac import OPERATOR_ACCOUNT, UserInfo
+from netarena.k8s.apiserver.rbac import OPERATOR_ACCOUNT, UserInfo, operator_kubeconfig
 from netarena.k8s.faults import apply_faults
 from netarena.k8s.generator import K8sConfig
 from netarena.k8s.judge import ClusterState, StateCache
@@ -85,8 +85,10 @@ class K8sEpisode(ReactiveEpisode[ClusterState, KubectlCommand]):
             else:
                 self._populate(faults)
                 self._server = ApiServer(self.store, user=UserInfo.service_account(
-                    model.namespace, OPERATOR_ACCOUNT))
-                self.kubectl = Kubectl(self._server.start(), namespace=model.namespace)
+                    model.namespace, OPERATOR_ACCOUNT), tls=True)
+                self.kubectl = Kubectl(self._server.start(), namespace=model.namespace,
+                                       identity=operator_kubeconfig(self.profile.name,
+                                                                    model.namespace))
         except Exception:
             self._close()
             raise

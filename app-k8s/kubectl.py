@@ -1,6 +1,6 @@
 """Run the real ``kubectl`` binary against one API server, isolated from the user's setup.
 
-Each ``Kubectl`` writes its own kubeconfig (server URL, default namespace, plain HTTP) and
+Each ``Kubectl`` writes its own kubeconfig (server URL and CA, user, default namespace) and
 uses a private cache directory inside a private temp dir, and strips ``KUBECONFIG`` from
 the environment: an agent's commands can reach only the emulator they were given, and
 concurrent episodes never share discovery caches. No shell is involved.
@@ -14,6 +14,7 @@ bound, ``kubectl patch --patch-file=/dev/zero`` (refused by the allowlist anyway
 
 from __future__ import annotations
 
+import base64
 import os
 import shutil
 import statistics
@@ -30,7 +31,8 @@ import yaml
 
 from netarena.common.errors import EmulatorError
 
-__all__ = ["Kubectl", "KubectlResult", "find_kubectl", "measure_round_trip"]
+__all__ = ["Kubectl", "KubeconfigIdentity", "KubectlResult", "find_kubectl",
+           "measure_round_trip"]
 
 _PASSED_ENV = ("PATH", "LANG", "LC_ALL", "TZ", "TMPDIR", "SYSTEMROOT")
 MEMORY_LIMIT_BYTES = 1 << 30
@@ -62,6 +64,21 @@ class KubectlResult:
         return self.exit_code == 0
 
 
+@dataclass(frozen=True)
+class KubeconfigIdentity:
+    """The names and credentials a kubeconfig holds (kind's naming by default)."""
+
+    cluster: str = "kind-kind"
+    """Cluster and context name."""
+    user: str = "kind-kind"
+    """User name."""
+    token: str | None = None
+    """Bearer token of the user. An HTTPS server needs one: without credentials kubectl
+    prompts for a password on stdin and fails (``error: EOF``)."""
+    ca_pem: bytes | None = None
+    """The cluster CA's certificate, for an HTTPS server."""
+
+
 def find_kubectl() -> str:
     """Locate kubectl: next to the running Python first (the venv's bin), then ``PATH``.
 
@@ -84,13 +101,16 @@ class Kubectl:
     """A kubectl bound to one server URL and default namespace.
 
     Args:
-        server_url: The API server's base URL (``http://127.0.0.1:PORT``).
+        server_url: The API server's base URL (``https://127.0.0.1:PORT``).
         namespace: Namespace commands use when they give none.
         binary: Path to kubectl; found with ``find_kubectl`` when omitted.
+        identity: How the kubeconfig names the cluster and user, the user's bearer token
+            and the cluster's CA certificate (PEM), as ``kubectl config view`` shows them.
     """
 
     def __init__(self, server_url: str, namespace: str = "default",
-                 binary: str | None = None, config: dict[str, Any] | None = None) -> None:
+                 binary: str | None = None, config: dict[str, Any] | None = None,
+                 identity: KubeconfigIdentity | None = None) -> None:
         self.binary = binary or find_kubectl()
         self.server_url = server_url
         self.namespace = namespace
@@ -99,15 +119,22 @@ class Kubectl:
         root = Path(self._dir.name)
         self.kubeconfig = root / "kubeconfig"
         self.cache_dir = root / "cache"
+        who = identity or KubeconfigIdentity()
+        if config is None and server_url.startswith("https://") and not who.token:
+            raise EmulatorError("an HTTPS API server needs a token in the kubeconfig "
+                                "(kubectl would prompt for a password)")
+        cluster: dict[str, str] = {"server": server_url}
+        if who.ca_pem:
+            cluster["certificate-authority-data"] = base64.b64encode(who.ca_pem).decode()
         self.kubeconfig.touch(mode=0o600)
         self.kubeconfig.write_text(yaml.safe_dump(config or {
             "apiVersion": "v1",
             "kind": "Config",
-            "clusters": [{"name": "netarena", "cluster": {"server": server_url}}],
-            "users": [{"name": "netarena", "user": {}}],
-            "contexts": [{"name": "netarena", "context": {
-                "cluster": "netarena", "user": "netarena", "namespace": namespace}}],
-            "current-context": "netarena",
+            "clusters": [{"name": who.cluster, "cluster": cluster}],
+            "users": [{"name": who.user, "user": {"token": who.token} if who.token else {}}],
+            "contexts": [{"name": who.cluster, "context": {
+                "cluster": who.cluster, "user": who.user, "namespace": namespace}}],
+            "current-context": who.cluster,
             "preferences": {},
         }))
         env = {k: os.environ[k] for k in _PASSED_ENV if k in os.environ}

@@ -28,6 +28,8 @@ _DEFAULT_RESOURCES = ("100m", "64Mi", "200m", "128Mi")
 _NO_PROFILER = {"currencyservice", "recommendationservice", "emailservice",
                 "paymentservice", "shippingservice", "productcatalogservice"}
 _ENV_NAMES = {"productcatalogservice": "PRODUCT_CATALOG_SERVICE_ADDR"}
+_CONTAINER_NAMES = {"loadgenerator": "main", "redis-cart": "redis"}
+"""Upstream's container names where they are not ``server``."""
 _FIXED_PORT = {"cartservice"}
 """Servers whose listening port is built in rather than read from ``PORT``."""
 _CONTAINER_SECURITY = {"allowPrivilegeEscalation": False, "capabilities": {"drop": ["ALL"]},
@@ -83,6 +85,8 @@ def pod_details(model: AppModel, spec: ServiceSpec) -> tuple[dict[str, Any], dic
                       "limits": {"cpu": lim_cpu, "memory": lim_mem}},
         "securityContext": dict(_CONTAINER_SECURITY),
     }
+    if spec.name in _CONTAINER_NAMES:
+        container["name"] = _CONTAINER_NAMES[spec.name]
     if env:
         container["env"] = env
     probe = _probe(spec)

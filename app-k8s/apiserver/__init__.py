@@ -3,11 +3,13 @@
 One entry point: build an ``ObjectStore`` (the cluster's objects, with the API server's
 write semantics), fill it (``bootstrap`` a kind-like cluster from a
 ``cluster_profile``, then ``deploy`` an application into it), and serve it with
-``ApiServer`` on loopback. The modules of this
-package are its parts: kinds and errors (``kinds``), the store and its controllers
-(``store``, ``workloads``, ``derived``), request handling (``server``), discovery and
-OpenAPI (``discovery``), server-side printing (``tables``), patching (``patch``),
-defaulting and validation (``defaults``, ``schema``) and selectors (``selectors``).
+``ApiServer`` on loopback. The modules are its parts, by concern: kinds and errors
+(``kinds``); the store and its controllers (``store``, ``workloads``, ``status``,
+``derived``, ``fields``, ``watch``); the cluster's contents (``cluster``, ``events``,
+``rbac``); requests (``server``, ``transport``, ``tls``, ``protobuf``); discovery and
+schemas (``discovery``, ``models``, ``schema``); printing (``tables``); patching
+(``patch``); defaulting and validation (``defaults``); selectors (``selectors``); names
+(``names``); and what runs inside pods (``probes``, ``logs``).
 """
 
 from netarena.k8s.apiserver.cluster import ClusterProfile, bootstrap, cluster_profile, deploy

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from netarena.k8s.apiserver.events import deploy_events
+from netarena.k8s.apiserver.names import rfc3339
 from netarena.k8s.apiserver.rbac import cluster_roles, operator_objects
 from netarena.k8s.dns import DNS_LABELS, DNS_NAMESPACE, DNS_PORT, DNS_SERVICE, DNS_SERVICE_IP
 
@@ -119,7 +120,7 @@ def _node(profile: ClusterProfile, name: str, index: int) -> dict[str, Any]:
     if control:
         spec["taints"] = [{"key": "node-role.kubernetes.io/control-plane",
                            "effect": "NoSchedule"}]
-    created = _stamp(profile.created_at + 20 + 15 * index)
+    created = rfc3339(profile.created_at + 20 + 15 * index)
     conditions = [
         {"type": t, "status": "False", "reason": f"KubeletHas{r}", "message": m,
          "lastHeartbeatTime": created, "lastTransitionTime": created}
@@ -156,12 +157,6 @@ def _node(profile: ClusterProfile, name: str, index: int) -> dict[str, Any]:
 
 def _uuid(hex32: str) -> str:
     return f"{hex32[:8]}-{hex32[8:12]}-{hex32[12:16]}-{hex32[16:20]}-{hex32[20:32]}"
-
-
-def _stamp(ts: float) -> str:
-    from netarena.k8s.apiserver.workloads import rfc3339
-
-    return rfc3339(ts)
 
 
 def _container(name: str, image: str, **extra: Any) -> dict[str, Any]:

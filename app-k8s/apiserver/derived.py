@@ -8,12 +8,14 @@ reads them (a Service's endpoints, a Deployment's new ReplicaSet). Events stay e
 from __future__ import annotations
 
 import hashlib
+import time
 from collections.abc import Mapping
 from typing import Any
 
 from netarena.k8s.apiserver.kinds import KindInfo
+from netarena.k8s.apiserver.names import safe_encode
 
-__all__ = ["derived_objects"]
+__all__ = ["derived_objects", "heartbeat"]
 
 Objects = Mapping[str, Mapping[tuple[str, str], dict[str, Any]]]
 
@@ -27,6 +29,30 @@ def derived_objects(objects: Objects, info: KindInfo) -> list[dict[str, Any]]:
     if info.kind == "ReplicaSet":
         return _replica_sets(objects)
     return []
+
+
+def heartbeat(obj: dict[str, Any], now: float) -> dict[str, Any]:
+    """Stamp what kubelets renew every few seconds: node heartbeats and node leases.
+
+    A stored node would otherwise report its last heartbeat weeks ago; each node here
+    renewed its lease within 10 s and posted its status within 5 minutes of ``now``.
+    """
+    kind = obj.get("kind")
+    if kind not in ("Node", "Lease"):
+        return obj
+    name = obj["metadata"]["name"]
+    phase = int(hashlib.sha256(name.encode()).hexdigest()[:4], 16) % 10_000 / 1_000
+    renewed = now - ((now - phase) % 10)
+    if kind == "Lease":
+        spec = obj.setdefault("spec", {})
+        spec["renewTime"] = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(renewed)) + (
+            f".{int(renewed % 1 * 1e6):06d}Z")
+    else:  # an unchanged status is reported every 5 minutes
+        posted = now - ((now - 30 * phase) % 300)
+        stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(posted))
+        for cond in (obj.get("status") or {}).get("conditions") or []:
+            cond["lastHeartbeatTime"] = stamp
+    return obj
 
 
 def _services(objects: Objects) -> list[dict[str, Any]]:
@@ -132,14 +158,18 @@ def _endpoints(svc: dict[str, Any], objects: Objects) -> dict[str, Any]:
 def _endpoint_slice(svc: dict[str, Any], objects: Objects) -> dict[str, Any]:
     pods = _backends(svc, objects)
     name = svc["metadata"]["name"]
-    suffix = hashlib.sha256(svc["metadata"]["uid"].encode()).hexdigest()[:5]
     labels = dict(svc["metadata"].get("labels") or {})
-    labels.update({"kubernetes.io/service-name": name,
-                   "endpointslice.kubernetes.io/managed-by": "endpointslice-controller.k8s.io"})
+    labels["kubernetes.io/service-name"] = name
+    if _is_apiserver(svc):  # the API server keeps its own slice, named like the Service
+        slice_name = name
+    else:
+        suffix = safe_encode(hashlib.sha256(svc["metadata"]["uid"].encode()).digest(), 5)
+        slice_name = f"{name}-{suffix}"
+        labels["endpointslice.kubernetes.io/managed-by"] = "endpointslice-controller.k8s.io"
     return {
         "apiVersion": "discovery.k8s.io/v1",
         "kind": "EndpointSlice",
-        "metadata": _meta(svc, f"{name}-{suffix}", labels),
+        "metadata": _meta(svc, slice_name, labels),
         "addressType": "IPv4",
         "endpoints": [
             {"addresses": [p["status"]["podIP"]],

@@ -38,7 +38,8 @@ __all__ = [
 ]
 
 SERVER_VERSION = ("1", "37", "v1.37.1")
-"""Major, minor and git version reported by ``/version`` (matches the bundled kubectl)."""
+"""Major, minor and git version reported by ``/version`` (the release of the bundled
+kubectl; its commit, build date and Go version below are that release's)."""
 
 AGGREGATED_CONTENT_TYPE = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList"
 """Content type of an aggregated discovery answer (kubectl checks it before parsing)."""
@@ -53,10 +54,10 @@ def version_info() -> dict[str, Any]:
         "emulationMajor": major,
         "emulationMinor": minor,
         "gitVersion": git,
-        "gitCommit": "netarena-embedded",
+        "gitCommit": "f78e722310e50bcaca9276be22276d9e91d91308",
         "gitTreeState": "clean",
-        "buildDate": "2025-01-01T00:00:00Z",
-        "goVersion": "go1.24.0",
+        "buildDate": "2026-09-23T17:10:04Z",
+        "goVersion": "go1.26.8",
         "compiler": "gc",
         "platform": "linux/amd64",
     }

@@ -12,7 +12,7 @@ import hashlib
 import random
 from typing import TYPE_CHECKING, Any
 
-from netarena.k8s.apiserver.workloads import rfc3339
+from netarena.k8s.apiserver.names import rfc3339
 
 if TYPE_CHECKING:
     from netarena.k8s.apiserver.cluster import ClusterProfile

@@ -26,8 +26,9 @@ _KEYED = {"containers": "name", "initContainers": "name", "ephemeralContainers":
           "volumes": "name", "env": "name", "imagePullSecrets": "name",
           "volumeMounts": "mountPath", "ownerReferences": "uid"}
 _ATOMIC = {"podSelector", "namespaceSelector", "selector", "matchLabels", "matchExpressions",
-           "resources", "ipBlock", "labelSelector"}
-_GRANULAR_MAPS = {"labels", "annotations", "data", "binaryData", "nodeSelector"}
+           "ipBlock", "labelSelector"}
+_GRANULAR_MAPS = {"labels", "annotations", "data", "binaryData", "nodeSelector", "limits",
+                  "requests"}
 _SKIPPED = {"managedFields", "resourceVersion", "uid", "creationTimestamp", "generation",
             "selfLink", "deletionTimestamp", "name", "namespace"}
 _AUTO_FIELDS = {"apiVersion", "kind", "status"}

@@ -23,6 +23,7 @@ __all__ = [
     "Conflict",
     "Invalid",
     "BadRequest",
+    "Forbidden",
 ]
 
 _RW_VERBS = ("create", "delete", "get", "list", "patch", "update", "watch")
@@ -296,6 +297,13 @@ class Invalid(ApiError):
 
     code = 422
     reason = "Invalid"
+
+
+class Forbidden(ApiError):
+    """RBAC does not allow the requester this verb on this resource."""
+
+    code = 403
+    reason = "Forbidden"
 
 
 class BadRequest(ApiError):

@@ -50,6 +50,8 @@ class _Target:
     port: int
     listening: bool
     """Some backend declares the port (else the connection is refused)."""
+    http: bool = False
+    """The port is an HTTP server's (named ``http``), so a request gets a page back."""
 
 
 class _Cluster:
@@ -89,16 +91,24 @@ class _Cluster:
             number = next((n for v in backends for name, n, _ in v.ports if name == target),
                           target if isinstance(target, int) else port)
             return _Target(ip, backends, number, any(
-                n == number for v in backends for _, n, _ in v.ports))
+                n == number for v in backends for _, n, _ in v.ports), _is_http(backends, number))
         pods = tuple(v for v in self.engine.views if ip in v.ips)
         if not pods:
             return None
-        return _Target(ip, pods, port, any(n == port for _, n, _ in pods[0].ports))
+        return _Target(ip, pods, port, any(n == port for _, n, _ in pods[0].ports),
+                       _is_http(pods, port))
+
+
+def _is_http(pods: tuple[PodView, ...], port: int) -> bool:
+    return any(name == "http" and n == port for v in pods[:1] for name, n, _ in v.ports)
 
 
 def _outcome(cluster: _Cluster, src: PodView, host: str, port: int
              ) -> tuple[str, str | None]:
-    """``("dns"|"timeout"|"refused"|"open", ip)`` for a TCP connect from ``src``."""
+    """``("dns"|"timeout"|"refused"|"open"|"http", ip)`` for a TCP connect from ``src``.
+
+    ``http`` is an open connection to an HTTP server (the others close on a request).
+    """
     ip = host if _is_ip(host) else None
     if ip is None:
         svc = cluster.lookup(host, src.namespace)
@@ -114,7 +124,9 @@ def _outcome(cluster: _Cluster, src: PodView, host: str, port: int
         return "refused", ip  # kube-proxy rejects a Service without endpoints
     if not cluster.engine.allowed(src, target.pods[0], target.port, "TCP"):
         return "timeout", ip  # the SYN is dropped
-    return ("open" if target.listening else "refused"), ip
+    if not target.listening:
+        return "refused", ip
+    return ("http" if target.http else "open"), ip
 
 
 def _is_ip(text: str) -> bool:
@@ -167,11 +179,6 @@ def _nc(cluster: _Cluster, src: PodView, argv: list[str]) -> ExecResult:
     return ExecResult("", f"{where} open\n" if verbose else "", 0)
 
 
-def _body(src_host: str, port: int) -> str | None:
-    """An HTTP answer, for the one HTTP server of the application (the frontend)."""
-    return _FRONTEND_PAGE if src_host.startswith("frontend") and port in (80, 8080) else None
-
-
 def _wget(cluster: _Cluster, src: PodView, argv: list[str]) -> ExecResult:
     urls = [a for a in argv[1:] if "://" in a or (not a.startswith("-") and ":" in a)]
     if not urls:
@@ -187,7 +194,7 @@ def _wget(cluster: _Cluster, src: PodView, argv: list[str]) -> ExecResult:
     if state == "refused":
         return ExecResult("", f"wget: can't connect to remote host ({ip}): Connection refused\n",
                           1)
-    body = _body(host, port)
+    body = _FRONTEND_PAGE if state == "http" else None
     head = "" if quiet else f"Connecting to {host}:{port} ({ip}:{port})\n"
     if body is None:
         return ExecResult("", head + "wget: error getting response: Connection reset by peer\n",
@@ -215,10 +222,9 @@ def _curl(cluster: _Cluster, src: PodView, argv: list[str]) -> ExecResult:
     if state == "refused":
         return ExecResult("", f"curl: (7) Failed to connect to {host} port {port} after 0 ms: "
                               "Couldn't connect to server\n", 7)
-    body = _body(host, port)
-    if body is None:
+    if state != "http":
         return ExecResult("", "curl: (56) Recv failure: Connection reset by peer\n", 56)
-    return ExecResult(body, "", 0)
+    return ExecResult(_FRONTEND_PAGE, "", 0)
 
 
 def _nslookup(cluster: _Cluster, src: PodView, argv: list[str]) -> ExecResult:

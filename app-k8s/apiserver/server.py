@@ -13,7 +13,6 @@ import json
 import logging
 import threading
 import time
-from collections.abc import Iterator
 from types import TracebackType
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
@@ -22,12 +21,20 @@ import yaml
 
 from netarena.common.errors import EmulatorError
 from netarena.k8s.apiserver import discovery as disc
-from netarena.k8s.apiserver.kinds import BadRequest, KindInfo, NotFound, resource_info
+from netarena.k8s.apiserver.kinds import (
+    BadRequest,
+    Forbidden,
+    KindInfo,
+    NotFound,
+    kind_info,
+    resource_info,
+)
 from netarena.k8s.apiserver.logs import container_log, follow_log
 from netarena.k8s.apiserver.probes import ExecResult, run_in_pod
-from netarena.k8s.apiserver.rbac import UserInfo, review
+from netarena.k8s.apiserver.rbac import UserInfo, authorize, review
 from netarena.k8s.apiserver.store import FieldValidation, ObjectStore
 from netarena.k8s.apiserver.tables import render_table
+from netarena.k8s.apiserver.tls import server_context
 from netarena.k8s.apiserver.transport import (
     PATCH_TYPES,
     Handler,
@@ -36,10 +43,23 @@ from netarena.k8s.apiserver.transport import (
     Reply,
     UnsupportedMediaType,
 )
+from netarena.k8s.apiserver.watch import watch_reply
 
 __all__ = ["ApiServer"]
 
 logger = logging.getLogger(__name__)
+
+def _verb(method: str, name: str | None, params: dict[str, str]) -> str:
+    """The RBAC verb of a request (``get``, ``list``, ``watch``, ``create``, ...)."""
+    if method == "GET":
+        if params.get("watch") in ("true", "1"):
+            return "watch"
+        return "get" if name else "list"
+    if method == "DELETE" and not name:
+        return "deletecollection"
+    return {"POST": "create", "PUT": "update", "PATCH": "patch", "DELETE": "delete"}.get(
+        method, method.lower())
+
 
 def _query(path: str) -> tuple[list[str], dict[str, str]]:
     parts = urlsplit(path)
@@ -98,13 +118,16 @@ class ApiServer:
         port: 0 picks a free port.
         user: Who every request is answered as (``auth can-i``, ``auth whoami``); by
             default the cluster's admin.
+        tls: Serve HTTPS with the process's cluster certificate (``tls.serving_certificate``
+            holds the CA a kubeconfig needs), as a real API server does.
 
     Use as a context manager, or ``start()`` (returns the URL) and ``stop()``.
     """
 
     def __init__(self, store: ObjectStore, host: str = "127.0.0.1", port: int = 0,
-                 user: UserInfo | None = None) -> None:
+                 user: UserInfo | None = None, tls: bool = False) -> None:
         self.store = store
+        self.tls = tls
         self.user = user or UserInfo("kubernetes-admin", ("kubeadm:cluster-admins",
                                                           "system:masters",
                                                           "system:authenticated"))
@@ -133,13 +156,14 @@ class ApiServer:
             except OSError as exc:
                 raise EmulatorError(f"cannot bind the embedded API server: {exc}") from exc
             server.api = self
+            server.tls = server_context() if self.tls else None
             self._server = server
             self._thread = threading.Thread(target=server.serve_forever,
                                             kwargs={"poll_interval": 0.05},
                                             name="k8s-apiserver", daemon=True)
             self._thread.start()
             host, port = server.server_address[:2]
-            self.url = f"http://{host}:{port}"
+            self.url = f"{'https' if self.tls else 'http'}://{host}:{port}"
             logger.debug("embedded Kubernetes API at %s", self.url)
             return self.url
 
@@ -177,6 +201,7 @@ class ApiServer:
                 or segs[4] != "pods" or segs[6] != "exec":
             raise NotFound("the server could not find the requested resource")
         query = parse_qs(parts.query)
+        self._authorize(kind_info("Pod"), segs[3], segs[5], "exec", "create")
         pod = self.store.get("Pod", segs[3], segs[5])
         names = [c["name"] for c in pod["spec"].get("containers") or []]
         container = (query.get("container") or names[:1])[0]
@@ -262,16 +287,35 @@ class ApiServer:
             raise NotFound("the server could not find the requested resource")
         if info.namespaced and name is not None and namespace is None:
             raise NotFound("the server could not find the requested resource")
+        self._authorize(info, namespace, name, sub, _verb(method, name, params))
         if name is None:
             return self._collection(info, namespace, method, params, headers, raw)
         return self._item(info, namespace, name, sub, method, params, headers, raw)
+
+    def _authorize(self, info: KindInfo, namespace: str | None, name: str | None,
+                   sub: str | None, verb: str) -> None:
+        """Refuse what the requester's roles do not grant, worded as the API server does."""
+        if info.verbs == ("create",):  # access and identity reviews: every user may ask
+            return
+        attrs = {"verb": verb, "group": info.group, "resource": info.plural,
+                 "subresource": sub or "", "namespace": namespace or "", "name": name or ""}
+        allowed, _ = authorize(self.store, self.user, attrs)
+        if allowed:
+            return
+        what = f'{info.resource} "{name}"' if name else info.resource
+        resource = f"{info.plural}/{sub}" if sub else info.plural
+        scope = f'in the namespace "{namespace}"' if namespace else "at the cluster scope"
+        raise Forbidden(f'{what} is forbidden: User "{self.user.username}" cannot {verb} '
+                        f'resource "{resource}" in API group "{info.group}" {scope}',
+                        {"name": name or "", "group": info.group, "kind": info.plural})
 
     # ---------------------------------------------------------------- verbs
     def _collection(self, info: KindInfo, namespace: str | None, method: str,
                     params: dict[str, str], headers: dict[str, str], raw: bytes) -> Reply:
         if method == "GET":
             if params.get("watch") in {"true", "1"}:
-                return self._watch(info, namespace, params, headers)
+                return watch_reply(self.store, info, namespace, params, _wants_table(headers),
+                                   self._stopping)
             items = self.store.list(info.key, namespace, params.get("labelSelector"),
                                     params.get("fieldSelector"))
             rv = str(self.store.revision)
@@ -295,32 +339,6 @@ class ApiServer:
                                         warnings=warnings, manager=_manager(params, headers))
             return Reply(created, 201, headers=_warning_headers(warnings))
         raise MethodNotAllowed(f"method {method} is not supported on {info.plural}")
-
-    def _watch(self, info: KindInfo, namespace: str | None, params: dict[str, str],
-               headers: dict[str, str]) -> Reply:
-        since = params.get("resourceVersion") or ""
-        start = int(since) if since.isdigit() and since != "0" else self.store.revision
-        stop = threading.Event()
-        events = self.store.watch(info.key, namespace, start, stop,
-                                  params.get("labelSelector"), params.get("fieldSelector"))
-        table = _wants_table(headers)
-        include = params.get("includeObject", "Metadata")
-        reply = Reply(None)
-
-        def documents() -> Iterator[dict[str, Any]]:
-            for change, obj in events:
-                body = (render_table(info, [obj], obj["metadata"]["resourceVersion"], include)
-                        if table else obj)
-                yield {"type": change, "object": body}
-
-        def stopper() -> None:  # ends the watch when the server stops or the client leaves
-            while not (self._stopping.wait(0.5) or any(g() for g in reply.client_gone)):
-                pass
-            stop.set()
-
-        threading.Thread(target=stopper, name="k8s-watch", daemon=True).start()
-        reply.stream = documents()
-        return reply
 
     def _item(self, info: KindInfo, namespace: str | None, name: str, sub: str | None,
               method: str, params: dict[str, str], headers: dict[str, str],

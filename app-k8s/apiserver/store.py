@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterator
 from typing import Any, Literal
 
 from netarena.k8s.apiserver.defaults import apply_defaults, validate
-from netarena.k8s.apiserver.derived import derived_objects
+from netarena.k8s.apiserver.derived import derived_objects, heartbeat
 from netarena.k8s.apiserver.fields import record_update, server_side_apply
 from netarena.k8s.apiserver.kinds import (
     AlreadyExists,
@@ -123,7 +123,7 @@ class ObjectStore(WorkloadController):
             else:
                 obj = self._objects.get(kind, {}).get(self._key(info, namespace, name))
                 if obj is not None:
-                    return clone(obj)
+                    return heartbeat(clone(obj), self._clock())
         raise NotFound(f'{info.resource} "{name}" not found',
                        {"name": name, "group": info.group, "kind": info.plural})
 
@@ -162,7 +162,16 @@ class ObjectStore(WorkloadController):
                 and fields_ok(o)
             ]
             out.sort(key=lambda o: (o["metadata"].get("namespace", ""), o["metadata"]["name"]))
-            return [clone(o) for o in out]
+            now = self._clock()
+            return [heartbeat(clone(o), now) for o in out]
+
+    def list_with_revision(
+        self, kind: str, namespace: str | None = None, label_selector: str | None = None,
+        field_selector: str | None = None,
+    ) -> tuple[list[dict[str, Any]], int]:
+        """``list`` and the revision it reflects, read together (a watch's starting point)."""
+        with self._lock:
+            return self.list(kind, namespace, label_selector, field_selector), self._revision
 
     def watch(
         self,

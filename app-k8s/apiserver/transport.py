@@ -13,6 +13,7 @@ import json
 import logging
 import select
 import socket
+import ssl
 from collections.abc import Callable, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import TYPE_CHECKING, Any
@@ -79,11 +80,13 @@ class Handler(BaseHTTPRequestHandler):
     server: HttpServer
 
     def setup(self) -> None:
-        """Turn off Nagle's algorithm on the new connection."""
-        super().setup()
+        """Turn off Nagle's algorithm; with TLS, shake hands (in this connection's thread)."""
         # Headers and body go out in one write, and without Nagle's delay: otherwise
         # the delayed-ACK interplay adds ~40 ms to every small response.
-        self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        self.request.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        if self.server.tls is not None:
+            self.request = self.server.tls.wrap_socket(self.request, server_side=True)
+        super().setup()
 
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
         """Requests go to the debug log, not to stderr."""
@@ -164,9 +167,14 @@ class Handler(BaseHTTPRequestHandler):
         self.close_connection = True
         connection = self.connection
 
-        def gone() -> bool:
+        def gone() -> bool:  # peeks below TLS: only the peer's FIN or reset matters here
             readable, _, _ = select.select([connection], [], [], 0)
-            return bool(readable) and not connection.recv(1, socket.MSG_PEEK)
+            if not readable:
+                return False
+            try:
+                return not socket.socket.recv(connection, 1, socket.MSG_PEEK)
+            except OSError:
+                return True
 
         reply.client_gone.append(gone)
         try:
@@ -235,5 +243,11 @@ class HttpServer(ThreadingHTTPServer):
     daemon_threads = True
     allow_reuse_address = True
     api: ApiServer
+    tls: ssl.SSLContext | None = None
+    """Set for HTTPS: each connection is wrapped in its handler's thread."""
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A client that leaves mid-handshake or mid-stream is routine: log, don't print."""
+        logger.debug("connection from %s ended with an error", client_address, exc_info=True)
 
 

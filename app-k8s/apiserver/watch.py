@@ -9,13 +9,20 @@ with an API server's watch cache.
 from __future__ import annotations
 
 import collections
+import itertools
 import threading
+import time
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from netarena.k8s.apiserver.kinds import clone
+from netarena.k8s.apiserver.kinds import KindInfo, clone
+from netarena.k8s.apiserver.tables import render_table
+from netarena.k8s.apiserver.transport import Reply
 
-__all__ = ["ChangeLog", "Change"]
+if TYPE_CHECKING:
+    from netarena.k8s.apiserver.store import ObjectStore
+
+__all__ = ["ChangeLog", "Change", "watch_reply"]
 
 Change = tuple[int, str, str, dict[str, Any]]
 """``(revision, "ADDED"|"MODIFIED"|"DELETED", kind key, object)``."""
@@ -57,3 +64,55 @@ class ChangeLog:
             for _, change, kind, obj in batch:
                 if wanted(kind, obj):
                     yield change, obj
+
+
+def _bookmark(info: KindInfo, revision: int) -> dict[str, Any]:
+    """The BOOKMARK that ends a watch-list's initial events."""
+    return {"kind": info.kind, "apiVersion": info.api_version, "metadata": {
+        "resourceVersion": str(revision),
+        "annotations": {"k8s.io/initial-events-end": "true"}}}
+
+
+def watch_reply(store: ObjectStore, info: KindInfo, namespace: str | None,
+                params: dict[str, str], table: bool, stopping: threading.Event) -> Reply:
+    """Answer ``?watch=true`` with a stream of events.
+
+    The stream ends at ``timeoutSeconds``, when ``stopping`` is set (server shutdown) or
+    when the client leaves. ``sendInitialEvents=true`` (a watch-list, as informers send)
+    first replays the current objects as ADDED, then a BOOKMARK ending the initial events.
+    """
+    since = params.get("resourceVersion") or ""
+    labels, fields = params.get("labelSelector"), params.get("fieldSelector")
+    initial, start = store.list_with_revision(info.key, namespace, labels, fields)
+    if since.isdigit() and since != "0":
+        start = int(since)
+    if params.get("sendInitialEvents") != "true":  # a watch-list starts with the state
+        initial = []
+    stop = threading.Event()
+    events = store.watch(info.key, namespace, start, stop, labels, fields)
+    include = params.get("includeObject", "Metadata")
+    reply = Reply(None)
+    deadline = time.monotonic() + float(params.get("timeoutSeconds") or 1800)
+
+    def documents() -> Iterator[dict[str, Any]]:
+        changes = [("ADDED", obj) for obj in initial]
+        for change, obj in itertools.chain(changes, [("BOOKMARK", None)], events):
+            if obj is None:
+                if params.get("sendInitialEvents") == "true":
+                    yield {"type": "BOOKMARK", "object": _bookmark(info, start)}
+                continue
+            body = (render_table(info, [obj], obj["metadata"]["resourceVersion"], include)
+                    if table else obj)
+            yield {"type": change, "object": body}
+
+    def stopper() -> None:  # ends the watch at its timeout, at shutdown, or when the
+        # client leaves
+        while not (stopping.wait(0.5) or any(g() for g in reply.client_gone)
+                   or time.monotonic() > deadline):
+            pass
+        stop.set()
+
+    threading.Thread(target=stopper, name="k8s-watch", daemon=True).start()
+    reply.stream = documents()
+    return reply
+

@@ -13,18 +13,24 @@ import hashlib
 import ipaddress
 import json
 import random
-import time
 import uuid
 from collections.abc import Callable
 from typing import Any
 
 from netarena.k8s.apiserver.fields import record_status, record_update
 from netarena.k8s.apiserver.kinds import Invalid, KindInfo, clone, kind_info
+from netarena.k8s.apiserver.names import random_suffix, rfc3339, safe_encode
+from netarena.k8s.apiserver.status import (
+    cluster_ca,
+    deployment_status,
+    internal_ip,
+    running_status,
+    tolerates,
+)
 from netarena.k8s.apiserver.watch import ChangeLog
 
 __all__ = ["WorkloadController"]
 
-_SAFE_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
 _POD_NET = ipaddress.ip_network("10.244.0.0/16")
 _SERVICE_NET = ipaddress.ip_network("10.96.0.0/12")
 RESERVED_SERVICE_IPS = frozenset({"10.96.0.1", "10.96.0.10"})
@@ -88,7 +94,7 @@ class WorkloadController:
 
     def _schedule(self, spec: dict[str, Any]) -> str:
         """The node for a new pod: the least loaded node whose taints it tolerates."""
-        nodes = [n for n in self._nodes() if _tolerates(spec, n)]
+        nodes = [n for n in self._nodes() if tolerates(spec, n)]
         if not nodes:
             return self.node_name
         load = {n["metadata"]["name"]: 0 for n in nodes}
@@ -103,7 +109,7 @@ class WorkloadController:
         served = {p["spec"].get("nodeName") for p in self._owned_pods(ds)}
         for node in self._nodes():
             template = clone(ds["spec"]["template"])
-            if node["metadata"]["name"] not in served and _tolerates(template["spec"], node):
+            if node["metadata"]["name"] not in served and tolerates(template["spec"], node):
                 template["spec"]["nodeName"] = node["metadata"]["name"]
                 self._spawn(ds, h, template, "DaemonSet")
         ready = len(self._owned_pods(ds))
@@ -200,13 +206,13 @@ class WorkloadController:
         spec = pod["spec"]
         node_name = spec.setdefault("nodeName", self._schedule(spec))
         node = self._objects.get("Node", {}).get(("", node_name))
-        host_ip = _internal_ip(node) if node else "172.18.0.2"
+        host_ip = internal_ip(node) if node else "172.18.0.2"
         ip = host_ip if spec.get("hostNetwork") else self._pod_ip(node_name, node)
         spec.setdefault("serviceAccountName", "default")
         spec.setdefault("serviceAccount", spec["serviceAccountName"])
         self._admit_pod_defaults(pod)
         now = pod["metadata"]["creationTimestamp"]
-        pod["status"] = _running_status(spec, ip, host_ip, now)
+        pod["status"] = running_status(spec, ip, host_ip, now)
 
     def _admit_pod_defaults(self, pod: dict[str, Any]) -> None:
         """What admission adds to every pod: the API token volume, tolerations, priority."""
@@ -223,7 +229,7 @@ class WorkloadController:
         if spec.get("automountServiceAccountToken") is False:
             return
         rng = random.Random(pod["metadata"].get("uid"))
-        volume = f"kube-api-access-{''.join(rng.choice(_SAFE_ALPHABET) for _ in range(5))}"
+        volume = f"kube-api-access-{random_suffix(rng)}"
         spec.setdefault("volumes", []).append({"name": volume, "projected": {
             "defaultMode": 420, "sources": [
                 {"serviceAccountToken": {"expirationSeconds": 3607, "path": "token"}},
@@ -294,7 +300,7 @@ class WorkloadController:
             self._remove("Pod", (ns, pod["metadata"]["name"]))
         for _ in range(want - len(pods)):
             self._spawn(deploy, h)
-        deploy["status"] = _deployment_status(deploy, h, want, self._now())
+        deploy["status"] = deployment_status(deploy, h, want, self._now())
 
     def _spawn(self, owner: dict[str, Any], h: str, template: dict[str, Any] | None = None,
                owner_kind: str = "ReplicaSet") -> None:
@@ -305,7 +311,7 @@ class WorkloadController:
         rng = random.Random(f"{self.seed}/{ns}/{meta['name']}/{h}/{index}")
         stem = f"{meta['name']}-{h}" if owner_kind == "ReplicaSet" else meta["name"]
         while True:
-            name = f"{stem}-{''.join(rng.choice(_SAFE_ALPHABET) for _ in range(5))}"
+            name = f"{stem}-{random_suffix(rng)}"
             if (ns, name) not in self._objects.get("Pod", {}):
                 break
         template = template or clone(owner["spec"]["template"])
@@ -339,118 +345,3 @@ class WorkloadController:
             "creationTimestamp"])
         record_status(info, pod, "kubelet", pod["metadata"]["creationTimestamp"])
         self._write(info, (ns, name), pod)
-
-
-
-def safe_encode(digest: bytes, length: int) -> str:
-    """``length`` characters of the API machinery's vowel-free alphabet (as in pod names)."""
-    n = int.from_bytes(digest, "big")
-    out = []
-    for _ in range(length):
-        n, r = divmod(n, len(_SAFE_ALPHABET))
-        out.append(_SAFE_ALPHABET[r])
-    return "".join(out)
-
-
-def cluster_ca(seed: int) -> str:
-    """A PEM certificate block standing for the cluster's CA (stable per seed)."""
-    import base64
-
-    body = base64.b64encode(hashlib.sha512(f"ca/{seed}".encode()).digest() * 12).decode()
-    lines = [body[i:i + 64] for i in range(0, len(body), 64)]
-    return "-----BEGIN CERTIFICATE-----\n" + "\n".join(lines) + "\n-----END CERTIFICATE-----\n"
-
-
-def _internal_ip(node: dict[str, Any]) -> str:
-    for addr in (node.get("status") or {}).get("addresses") or []:
-        if addr.get("type") == "InternalIP":
-            return str(addr["address"])
-    return "172.18.0.2"
-
-
-def _tolerates(spec: dict[str, Any], node: dict[str, Any]) -> bool:
-    """Whether a pod spec tolerates every NoSchedule taint of ``node``."""
-    tolerations = spec.get("tolerations") or []
-    for taint in (node.get("spec") or {}).get("taints") or []:
-        if taint.get("effect") not in ("NoSchedule", "NoExecute"):
-            continue
-        if not any(t.get("operator") == "Exists" and not t.get("key")
-                   or t.get("key") == taint.get("key") for t in tolerations):
-            return False
-    return True
-
-
-def rfc3339(ts: float) -> str:
-    """Format seconds since the epoch as the API's timestamp (``2024-05-01T12:00:00Z``)."""
-    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(ts))
-
-def _running_status(spec: dict[str, Any], ip: str, host_ip: str, now: str) -> dict[str, Any]:
-    conditions = [
-        {"type": t, "status": "True", "lastProbeTime": None, "lastTransitionTime": now}
-        for t in ("PodReadyToStartContainers", "Initialized", "Ready", "ContainersReady",
-                  "PodScheduled")
-    ]
-    return {
-        "phase": "Running",
-        "conditions": conditions,
-        "hostIP": host_ip,
-        "hostIPs": [{"ip": host_ip}],
-        "podIP": ip,
-        "podIPs": [{"ip": ip}],
-        "startTime": now,
-        "qosClass": _qos_class(spec),
-        "containerStatuses": [
-            {
-                "name": c["name"],
-                "image": c.get("image", ""),
-                "imageID": _image_id(c.get("image", "")),
-                "containerID": "containerd://" + hashlib.sha256(
-                    f"{ip}/{c['name']}".encode()).hexdigest(),
-                "ready": True,
-                "started": True,
-                "restartCount": 0,
-                "state": {"running": {"startedAt": now}},
-                "lastState": {},
-            }
-            for c in spec.get("containers") or []
-        ],
-    }
-
-
-def _qos_class(spec: dict[str, Any]) -> str:
-    resources = [c.get("resources") or {} for c in spec.get("containers") or []]
-    if not any(r.get("requests") or r.get("limits") for r in resources):
-        return "BestEffort"
-    guaranteed = all(r.get("limits") and all(
-        (r.get("requests") or r["limits"]).get(k) == v for k, v in r["limits"].items())
-        and set(r["limits"]) >= {"cpu", "memory"} for r in resources)
-    return "Guaranteed" if guaranteed else "Burstable"
-
-
-def _image_id(image: str) -> str:
-    repo = image.rsplit(":", 1)[0] if ":" in image.rsplit("/", 1)[-1] else image
-    if "/" not in repo:
-        repo = f"docker.io/library/{repo}"
-    elif "." not in repo.split("/", 1)[0]:
-        repo = f"docker.io/{repo}"
-    return f"{repo}@sha256:{hashlib.sha256(image.encode()).hexdigest()}"
-
-
-def _deployment_status(deploy: dict[str, Any], h: str, ready: int, now: str) -> dict[str, Any]:
-    meta = deploy["metadata"]
-    rs = f"{meta['name']}-{h}"
-    return {
-        "observedGeneration": meta.get("generation", 1),
-        "replicas": ready,
-        "updatedReplicas": ready,
-        "readyReplicas": ready,
-        "availableReplicas": ready,
-        "conditions": [
-            {"type": "Available", "status": "True", "lastUpdateTime": now,
-             "lastTransitionTime": now, "reason": "MinimumReplicasAvailable",
-             "message": "Deployment has minimum availability."},
-            {"type": "Progressing", "status": "True", "lastUpdateTime": now,
-             "lastTransitionTime": now, "reason": "NewReplicaSetAvailable",
-             "message": f'ReplicaSet "{rs}" has successfully progressed.'},
-        ],
-    }

@@ -216,3 +216,15 @@ def test_start_stop_idempotent() -> None:
 ])
 def test_human_duration(seconds: int, text: str) -> None:
     assert human_duration(seconds) == text
+
+
+def test_watch_list_sends_the_state_then_a_bookmark(client: httpx.Client) -> None:
+    url = "/apis/apps/v1/namespaces/default/deployments"
+    params = {"watch": "true", "sendInitialEvents": "true", "allowWatchBookmarks": "true",
+              "resourceVersionMatch": "NotOlderThan", "timeoutSeconds": "1"}
+    with client.stream("GET", url, params=params) as r:
+        events = [json.loads(line) for line in r.iter_lines()]
+    assert [e["type"] for e in events] == ["ADDED", "BOOKMARK"]
+    assert events[0]["object"]["metadata"]["name"] == "adservice"
+    assert events[1]["object"]["metadata"]["annotations"] == {
+        "k8s.io/initial-events-end": "true"}

@@ -11,6 +11,7 @@ policies better than chance.
 from __future__ import annotations
 
 import json
+import ssl
 import urllib.request
 from collections import Counter
 from collections.abc import Iterator
@@ -20,6 +21,7 @@ import pytest
 
 from netarena.common.runner import QueryPlan, plan_queries
 from netarena.k8s import K8sApp
+from netarena.k8s.apiserver.tls import serving_certificate
 
 pytestmark = pytest.mark.slow
 
@@ -77,6 +79,10 @@ def _predictions(values: list[Any], k: int) -> dict[str, set[int]]:
     return out
 
 
+_CLUSTER_CA = ssl.create_default_context(cadata=serving_certificate().ca_pem.decode())
+"""The embedded API serves HTTPS with the process's cluster CA."""
+
+
 def test_no_metadata_field_or_ordering_names_the_faulted_policies() -> None:
     app = K8sApp()
     queries = plan_queries(app, QueryPlan(num_queries=100, seed=77))
@@ -89,7 +95,7 @@ def test_no_metadata_field_or_ordering_names_the_faulted_policies() -> None:
             assert ep.kubectl is not None
             url = (f"{ep.kubectl.server_url}/apis/networking.k8s.io/v1/namespaces/"
                    f"{ep.model.namespace}/networkpolicies")
-            with urllib.request.urlopen(url, timeout=10) as response:  # noqa: S310 - loopback
+            with urllib.request.urlopen(url, timeout=10, context=_CLUSTER_CA) as response:  # noqa: S310 - loopback
                 items = json.load(response)["items"]
         finally:
             ep.close()

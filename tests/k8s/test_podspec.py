@@ -34,6 +34,7 @@ def test_workloads_match_upstream() -> None:
             "template"]["spec"]
         t_c, o_c = t_pod["containers"][0], o_pod["containers"][0]
         assert o_pod.get("serviceAccountName") == t_pod.get("serviceAccountName"), name
+        assert o_c["name"] == t_c["name"], name
         assert o_pod["securityContext"] == t_pod["securityContext"], name
         assert o_c["resources"] == t_c["resources"], name
         assert o_c["securityContext"] == t_c["securityContext"], name
