@@ -141,6 +141,16 @@ def _flags(token: str) -> str:
     return letters
 
 
+def _number(text: str) -> float | None:
+    """``text`` as ping's strtod reads it (``0x0`` is hexadecimal zero), or ``None``."""
+    for parse in (float, float.fromhex):
+        try:
+            return parse(text)
+        except ValueError:
+            continue
+    return None
+
+
 def _check_ping(args: list[str]) -> None:
     for i, token in enumerate(args):
         flags = _flags(token)
@@ -150,9 +160,8 @@ def _check_ping(args: list[str]) -> None:
             if not flags.endswith(letter):
                 continue
             value = token[1 + len(flags) :] or (args[i + 1] if i + 1 < len(args) else "")
-            try:
-                number = float(value)
-            except ValueError:
+            number = _number(value)
+            if number is None:
                 continue
             if letter == "l" and number >= 1:
                 raise ForbiddenCommand("ping -l (preload) floods the network")

@@ -36,6 +36,7 @@ FLOODS = [
     "ip a; ping -l 65536 h2",
     "ping -i 0 h2",
     "ping -i0.001 h2",
+    "ping -i 0x0 h2",  # strtod reads hexadecimal: this passed the old interval check
     "ping -c 5 -i 0.01 h2 | tail -1",
     "iptables -A OUTPUT -j IDLETIMER --timeout 5 --label x",
     "iptables -A INPUT -j LED --led-trigger-id x",
