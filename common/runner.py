@@ -237,6 +237,12 @@ class Runner:
         self.app = app
         self.agent = agent
         self.config = config or RunConfig()
+        limit = app.max_concurrency
+        if limit is not None and self.config.concurrency > limit:
+            raise ConfigError(
+                f"{app.name} runs at most {limit} episodes at once; "
+                f"concurrency {self.config.concurrency} is too high"
+            )
         self.max_turns = self.config.max_turns or app.default_max_turns
         self.trajectories: dict[str, list[TurnRecord]] | None = None
         """Set to a dict to keep every played query's turns (rollouts); ``None``: keep none."""
