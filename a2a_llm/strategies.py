@@ -23,7 +23,10 @@ Strategy = Literal["zeroshot", "fewshot", "cot", "react"]
 STRATEGIES: tuple[str, ...] = get_args(Strategy)
 
 MAX_CONTEXTS = 1024
-"""ReAct memories kept (least recently used dropped)."""
+"""ReAct memories kept (least recently used dropped)..."""
+MAX_MEMORY_CHARS = 32 * 2**20
+"""...and the characters they hold together (whoever reaches the agent chooses context ids
+and prompt sizes; the current context is kept whatever its size)."""
 
 FEWSHOT = """You operate networks. Answer exactly in the format the task asks for.
 Examples of well-formed answers:
@@ -57,6 +60,10 @@ def _after_marker(text: str, marker: str) -> str:
     return text[found[-1].end():].strip() if found else text
 
 
+def _chars(memory: deque[tuple[str, str]]) -> int:
+    return sum(len(seen) + len(said) for seen, said in memory)
+
+
 class LLMAgent(LiteLLMAgent):
     """A LiteLLM model answering with one of the ``STRATEGIES``.
 
@@ -81,6 +88,7 @@ class LLMAgent(LiteLLMAgent):
         self.name = f"{model}:{strategy}"
         self.memory_turns = memory_turns
         self._memory: OrderedDict[str, deque[tuple[str, str]]] = OrderedDict()
+        self._memory_chars = 0
 
     def messages(self, observation: Observation) -> list[dict[str, str]]:
         """The chat messages sent for this observation (memory included for ReAct)."""
@@ -93,11 +101,15 @@ class LLMAgent(LiteLLMAgent):
         return messages + [{"role": "user", "content": observation.text}]
 
     def _remember(self, context_id: str, seen: str, said: str) -> None:
+        """Keep the exchange; drop the least recently used contexts while over a bound."""
         memory = self._memory.pop(context_id, None) or deque(maxlen=self.memory_turns)
+        self._memory_chars -= _chars(memory)
         memory.append((seen, said))
+        self._memory_chars += _chars(memory)
         self._memory[context_id] = memory
-        while len(self._memory) > MAX_CONTEXTS:
-            self._memory.popitem(last=False)
+        while len(self._memory) > 1 and (len(self._memory) > MAX_CONTEXTS
+                                         or self._memory_chars > MAX_MEMORY_CHARS):
+            self._memory_chars -= _chars(self._memory.popitem(last=False)[1])
 
     def finish(self, reply: str, observation: Observation) -> str:
         """Remember the exchange (ReAct); return the answer part of the reply."""

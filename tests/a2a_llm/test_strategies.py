@@ -77,3 +77,17 @@ def test_from_env(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("MODEL_MAX_TOKENS", "lots")
     with pytest.raises(ConfigError, match="MODEL_MAX_TOKENS"):
         from_env()
+
+
+def test_react_memory_is_bounded_in_characters() -> None:
+    """Anyone who reaches a purple agent chooses its context ids and prompt sizes (up to
+    the 1 MiB body limit): 1,024 contexts x 6 turns of 1 MB prompts would hold 6 GB."""
+    from netarena.a2a_llm import strategies
+
+    agent = LLMAgent("openai/fake", "react")
+    for i in range(40):
+        agent.finish("Action: add 1", obs("p" * 1_000_000, f"ctx{i}"))
+    held = sum(len(seen) + len(said) for memory in agent._memory.values()
+               for seen, said in memory)
+    assert held <= strategies.MAX_MEMORY_CHARS
+    assert "ctx39" in agent._memory and "ctx0" not in agent._memory  # the oldest go first
