@@ -7,9 +7,9 @@ reads ``task.artifacts`` when it sees ``completed``. Records are JSON text parts
 integers stay integers for every client (``netarena.common.a2a``); each carries the
 participant's role and id, the full effective config, the NetArena version and the seed.
 
-A bad request fails its task with the reason and leaves the server up; so does a request
-over the server's limits (``ServerLimits``), a purple URL the outbound policy refuses, or a
-full server. An evaluation whose queries were mostly unscored (the emulator, not the agent,
+A bad request ends its task ``rejected`` with the reason (as AgentBeats' green-agent
+template does) and leaves the server up; so does a request over the server's limits
+(``ServerLimits``), a purple URL the outbound policy refuses, or a full server. An evaluation whose queries were mostly unscored (the emulator, not the agent,
 failed) ends ``failed`` with that reason, so it cannot land on a leaderboard as a score of
 zero. An evaluation stops when its requester disconnects (``canceled``) or the server is
 told to stop (``failed``, resumable: every finished query is already saved). Each request
@@ -278,7 +278,9 @@ class GreenExecutor(AgentExecutor):
             await self._until_gone(evaluation.run(message, requester), requester)
         except ConfigError as exc:
             log.info("rejected request: %s", exc)
-            await updater.failed(updater.new_agent_message([Part(text=f"rejected: {exc}")]))
+            if evaluation.entry is not None:  # refused after it started (planning took too long)
+                self.board.finish(evaluation.entry, "rejected", str(exc))
+            await updater.reject(updater.new_agent_message([Part(text=f"rejected: {exc}")]))
         except asyncio.CancelledError:
             await self._stopped(evaluation, updater, requester)
         except Exception as exc:  # noqa: BLE001 - the server must survive any evaluation crash

@@ -36,7 +36,7 @@ class Entry:
     done: int = 0
     correct: int = 0
     state: str = "working"
-    """``working``, ``completed``, ``failed`` or ``canceled``."""
+    """``working``, ``completed``, ``failed``, ``rejected`` or ``canceled``."""
     reason: str = ""
     started: float = field(default_factory=time.time)
     ended: float | None = None

@@ -22,7 +22,7 @@ table{border-collapse:collapse;min-width:60%}td,th{border-bottom:1px solid #ddd;
 padding:.35em .8em;text-align:left}th{background:#f3f3f3}
 .bar{width:220px;height:14px;background:#eee;border-radius:7px;overflow:hidden;display:inline-block;
 vertical-align:middle}.fill{display:block;height:100%;background:#3a7bd5}
-.completed{color:#1a7f37}.failed,.canceled{color:#b42318}.working{color:#1f4e9c}
+.completed{color:#1a7f37}.failed,.canceled,.rejected{color:#b42318}.working{color:#1f4e9c}
 .muted{color:#777}
 """
 

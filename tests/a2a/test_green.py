@@ -17,7 +17,7 @@ from tests.a2a.servers import gateway_records, serving, stream_03
 from tests.helpers.toy import ToyApp
 
 DONE = TaskState.TASK_STATE_COMPLETED
-FAILED = TaskState.TASK_STATE_FAILED
+REJECTED = TaskState.TASK_STATE_REJECTED
 
 
 async def test_card_lists_1x_and_03_interfaces() -> None:
@@ -151,7 +151,7 @@ async def test_concurrent_requests_are_isolated() -> None:
                              "config": {"num_queries": 3, "seed": 1, "levels": [1]}}),
             evaluate(green, {"participants": {"a": purple}, "config": {"nope": 1}}),
         )
-    assert (big.state, small.state, bad.state) == (DONE, DONE, FAILED)
+    assert (big.state, small.state, bad.state) == (DONE, DONE, REJECTED)
     assert len(big.queries) == 6 and len(small.queries) == 3
     assert {q["level"] for q in small.queries} == {1}
     assert all(q["query_id"].endswith(tuple("0123456789abcdef")) for q in big.queries)

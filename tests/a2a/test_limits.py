@@ -55,7 +55,7 @@ async def test_oversized_topology_is_refused_in_under_a_second() -> None:
             events = await stream_03(green, {"participants": {"a": PURPLE}, "config": config})
             took = time.perf_counter() - started
         state, text = _final(events)
-        assert state == "failed" and took < 1.0, (took, text)
+        assert state == "rejected" and took < 1.0, (took, text)
         assert "over this server's limits" in text
         assert ("superblocks=64 (limit 8)" in text) if app_cls is MaltApp else (
             "num_subnets=12 (limit 8)" in text)
@@ -76,7 +76,7 @@ async def test_work_and_time_are_capped(config: dict, problem: str) -> None:
         started = time.perf_counter()
         events = await stream_03(green, {"participants": {"a": PURPLE}, "config": config})
     state, text = _final(events)
-    assert state == "failed" and problem in text, text
+    assert state == "rejected" and problem in text, text
     assert time.perf_counter() - started < 1.0
 
 
@@ -112,7 +112,7 @@ async def test_link_local_and_metadata_purple_urls_are_refused(url: str) -> None
         events = await stream_03(green, {"participants": {"malt_operator": url},
                                          "config": {"num_queries": 1}})
     state, text = _final(events)
-    assert state == "failed" and "refused" in text and "outbound policy" in text, text
+    assert state == "rejected" and "refused" in text and "outbound policy" in text, text
 
 
 async def test_allowlist_is_enforced_at_connect_time_without_retries() -> None:
@@ -187,7 +187,7 @@ async def test_task_store_stays_bounded_after_1000_junk_requests() -> None:
                 "kind": "message", "role": "user", "messageId": f"m{i}",
                 "parts": [{"kind": "text", "text": "junk " * 50}]}}}
             reply = (await http.post("/", json=body)).json()["result"]
-            assert reply["status"]["state"] == "failed"
+            assert reply["status"]["state"] == "rejected"
             ids.append(reply["id"])
         store = app.state.task_store
         assert len(store) == 64
@@ -319,7 +319,7 @@ class SlowPlanningApp(ToyApp):
 
 
 async def test_planning_work_is_bounded_in_time_and_stops() -> None:
-    options = GreenOptions(limits=ServerLimits(planning_timeout_s=0.5))
+    options = GreenOptions(limits=ServerLimits(planning_timeout_s=0.5, max_running=1))
     async with serving(lambda url: green_app(SlowPlanningApp, url, options)) as green:
         started = time.perf_counter()
         events = await stream_03(green, {"participants": {"a": PURPLE},
@@ -327,8 +327,13 @@ async def test_planning_work_is_bounded_in_time_and_stops() -> None:
         took = time.perf_counter() - started
         generated = SlowPlanningApp.generated
         await asyncio.sleep(0.5)
+        async with httpx.AsyncClient(timeout=5) as http:
+            ready = (await http.get(green + "readyz")).json()
+            (entry,) = (await http.get(green + "evaluations")).json()
     state, text = _final(events)
-    assert state == "failed" and "planning the queries took over 0.5s" in text
+    assert state == "rejected" and "planning the queries took over 0.5s" in text
+    assert ready == {"ready": True, "running": 0}  # the refused evaluation holds no slot
+    assert entry["state"] == "rejected" and "planning" in entry["reason"]
     assert took < 2.0
     assert SlowPlanningApp.generated <= generated + 1  # the planning thread stopped
     assert generated < 900

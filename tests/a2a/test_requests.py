@@ -101,7 +101,7 @@ async def test_malformed_requests_fail_with_the_reason_over_http() -> None:
         for request, problem in MALFORMED:
             events = await stream_03(green, request)
             final = events[-1]
-            assert final["status"]["state"] == "failed", request
+            assert final["status"]["state"] == "rejected", request
             reason = final["status"]["message"]["parts"][0]["text"]
             assert reason.startswith("rejected: ") and problem in reason, (reason, problem)
         # the server is still up and serving good requests afterwards
