@@ -138,6 +138,24 @@ def _participant(participants: dict[str, str]) -> tuple[str, str]:
     return role, url
 
 
+def _check_int64(config: dict[str, Any]) -> None:
+    """Refuse integers that do not fit in 64 bits (anywhere in the config).
+
+    Every result record carries the seed and the effective config, and leaderboard tools
+    (DuckDB, protobuf clients) read integers as 64-bit: one such number would break them.
+    """
+    def walk(key: str, value: Any) -> None:
+        if isinstance(value, int) and not isinstance(value, bool) and not (
+                -(2**63) <= value < 2**63):
+            raise ConfigError(f"invalid config: {key}: {value} does not fit in 64 bits")
+        for inner in value.values() if isinstance(value, dict) else (
+                value if isinstance(value, list) else ()):
+            walk(key, inner)
+
+    for key, value in config.items():
+        walk(key, value)
+
+
 def _level(value: Any) -> int:
     if isinstance(value, float) and value.is_integer():
         value = int(value)
@@ -223,6 +241,7 @@ def parse_request(
     """
     role, url = _participant(request.participants)
     config = dict(request.config)
+    _check_int64(config)
     reference_dialect = bool({"complexity_level", "prompt_type"} & set(config))
     plan_kw, run_kw, app_kw, ignored = _split(app_cls, config)
     local = sorted(set(app_kw) & app_cls.config_model.operator_fields)

@@ -9,11 +9,13 @@ participant's role and id, the full effective config, the NetArena version and t
 
 A bad request ends its task ``rejected`` with the reason (as AgentBeats' green-agent
 template does) and leaves the server up; so does a request over the server's limits
-(``ServerLimits``), a purple URL the outbound policy refuses, or a full server. An evaluation whose queries were mostly unscored (the emulator, not the agent,
-failed) ends ``failed`` with that reason, so it cannot land on a leaderboard as a score of
-zero. An evaluation stops when its requester disconnects (``canceled``) or the server is
-told to stop (``failed``, resumable: every finished query is already saved). Each request
-gets its own app, agent and runner, so concurrent requests never share state.
+(``ServerLimits``), a purple URL the outbound policy refuses, or a full server. An
+evaluation whose queries were mostly unscored (the emulator, not the agent, failed) ends
+``failed`` with that reason, so it cannot land on a leaderboard as a score of zero. An
+evaluation stops when its requester disconnects or sends ``tasks/cancel`` (``canceled``) or
+the server is told to stop (``failed``, resumable in the same context: every finished query
+is already saved). Each request gets its own app, agent and runner, so concurrent requests
+never share state.
 """
 
 from __future__ import annotations

@@ -67,6 +67,9 @@ def test_request_as_data_part() -> None:
     ({"biggest": 3, "max_target": 4}, "biggest conflicts with max_target"),
     ({"prompt_type": "fancy"}, "prompt_style: Input should be"),
     ({"shard_index": 2, "num_shards": 2}, "shard_index must be < num_shards"),
+    # Every record carries the seed and config: leaderboard SQL reads them as BIGINT.
+    ({"seed": 2**80}, "seed: 1208925819614629174706176 does not fit in 64 bits"),
+    ({"max_target": -(2**63) - 1}, "max_target: -9223372036854775809 does not fit in 64 bits"),
 ])
 def test_bad_config_is_rejected_by_name(config: dict, problem: str) -> None:
     with pytest.raises(ConfigError, match=problem.replace("(", r"\(")):
