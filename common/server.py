@@ -152,6 +152,8 @@ class _Evaluation:
             await self.options.policy.check_url(req.url)
         except OutboundRefused as exc:
             raise ConfigError(f"participant {req.role!r} refused: {exc}") from exc
+        if self.board.closing:
+            raise ConfigError("server stopping; retry later")
         if self.board.running_count() >= limits.max_running:
             raise ConfigError(f"server busy: {limits.max_running} evaluations running; "
                               "retry later")
@@ -377,6 +379,6 @@ def green_app(app_cls: type[App], card_url: str, options: GreenOptions | None = 
     api = agent_web_app(
         card_routes, rpc_routes, title=f"NetArena {app_cls.name} green agent",
         options=WebOptions(options.limits, token), board=board,
-        ready=lambda: board.running_count() < options.limits.max_running)
+        ready=lambda: not board.closing and board.running_count() < options.limits.max_running)
     api.state.task_store = store
     return api

@@ -65,6 +65,8 @@ class Board:
     def __init__(self, keep: int = 50) -> None:
         self.keep = keep
         self.entries: OrderedDict[str, Entry] = OrderedDict()
+        self.closing = False
+        """Set when the server is stopping: no new evaluation starts."""
         self.registry = CollectorRegistry()
         self.queries = Counter(
             "netarena_queries", "Queries served, by app and outcome",
@@ -113,7 +115,11 @@ class Board:
             del self.entries[key]
 
     def cancel_all(self) -> int:
-        """Cancel every running evaluation; return how many were cancelled."""
+        """Cancel every running evaluation; return how many were cancelled.
+
+        From then on ``closing`` is set: no new evaluation starts.
+        """
+        self.closing = True
         tasks = [e.task for e in self.entries.values() if e.ended is None and e.task]
         for task in tasks:
             task.cancel()

@@ -20,7 +20,9 @@ import contextlib
 import hmac
 import logging
 import signal
+import socket
 import threading
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from types import FrameType
@@ -68,12 +70,20 @@ async def _respond(send: Send, status: int, text: str) -> None:
     await send({"type": "http.response.body", "body": text.encode()})
 
 
+class _InFlight:
+    """How many HTTP requests are being answered (a stopping server waits for them)."""
+
+    def __init__(self) -> None:
+        self.count = 0
+
+
 class _Guard:
     """Token check, bounded request bodies, and the requester's liveness (see module doc)."""
 
-    def __init__(self, app: ASGIApp, options: WebOptions) -> None:
+    def __init__(self, app: ASGIApp, options: WebOptions, inflight: _InFlight) -> None:
         self.app = app
         self.options = options
+        self.inflight = inflight
 
     def _authenticated(self, scope: Scope) -> bool:
         if self.options.token is None:
@@ -86,6 +96,13 @@ class _Guard:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
+        self.inflight.count += 1
+        try:
+            await self._serve(scope, receive, send)
+        finally:
+            self.inflight.count -= 1
+
+    async def _serve(self, scope: Scope, receive: Receive, send: Send) -> None:
         authenticated = self._authenticated(scope)
         path = scope.get("path", "")
         if self.options.token and not authenticated and not path.startswith(_OPEN_PATHS):
@@ -182,7 +199,8 @@ def agent_web_app(
     board = board or Board()
     api = FastAPI(title=title, docs_url=None, redoc_url=None, openapi_url=None)
     add_a2a_routes_to_fastapi(api, agent_card_routes=card_routes, jsonrpc_routes=rpc_routes)
-    api.add_middleware(_Guard, options=options)
+    api.state.inflight = _InFlight()
+    api.add_middleware(_Guard, options=options, inflight=api.state.inflight)
     api.state.board = board
 
     @api.get("/", response_class=HTMLResponse)
@@ -271,13 +289,26 @@ class _DeadlineProtocol(H11Protocol):
 class _GracefulServer(uvicorn.Server):
     """uvicorn's server, ending running evaluations first on SIGTERM/SIGINT.
 
-    Each finished query is already saved, so the clients get a final state, their
-    connections close, and the server exits.
+    Each finished query is already saved. On the first signal the server refuses new
+    evaluations, cancels the running ones and waits (up to ``drain_s``) until every request
+    in flight has been answered — the cancelled evaluations' final events included — and
+    only then stops as uvicorn does: stopping at once would let the SSE layer cut the
+    streams before those events (an episode may take a while to close). A second signal
+    stops at once.
     """
 
-    def __init__(self, config: uvicorn.Config, board: Board) -> None:
+    drain_s = 8.0
+
+    def __init__(self, config: uvicorn.Config, board: Board, inflight: _InFlight) -> None:
         super().__init__(config)
         self.board = board
+        self.inflight = inflight
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._draining: asyncio.Task[None] | None = None
+
+    async def serve(self, sockets: list[socket.socket] | None = None) -> None:  # noqa: D102
+        self._loop = asyncio.get_running_loop()
+        await super().serve(sockets)
 
     @contextlib.contextmanager
     def capture_signals(self) -> Iterator[None]:
@@ -297,10 +328,26 @@ class _GracefulServer(uvicorn.Server):
                 signal.signal(sig, handler)
 
     def handle_exit(self, sig: int, frame: FrameType | None) -> None:  # noqa: D102
-        if not self.should_exit:
-            cancelled = self.board.cancel_all()
-            log.warning("signal %s: stopping; %d running evaluation(s) cancelled",
-                        signal.Signals(sig).name, cancelled)
+        if self._loop is None or self._draining is not None or self.should_exit:
+            super().handle_exit(sig, frame)
+            return
+        self._loop.call_soon_threadsafe(self._drain_then_exit, sig, frame)
+
+    def _drain_then_exit(self, sig: int, frame: FrameType | None) -> None:
+        if self._draining is not None:
+            return
+        cancelled = self.board.cancel_all()
+        log.warning("signal %s: stopping; %d running evaluation(s) cancelled",
+                    signal.Signals(sig).name, cancelled)
+        self._draining = asyncio.ensure_future(self._drain(sig, frame))
+
+    async def _drain(self, sig: int, frame: FrameType | None) -> None:
+        deadline = time.monotonic() + self.drain_s
+        while self.inflight.count and time.monotonic() < deadline:
+            await asyncio.sleep(0.05)
+        if self.inflight.count:
+            log.warning("%d request(s) still in flight after %gs; stopping anyway",
+                        self.inflight.count, self.drain_s)
         super().handle_exit(sig, frame)
 
 
@@ -313,7 +360,7 @@ def serve(app: FastAPI, host: str, port: int, limits: ServerLimits) -> None:
         timeout_graceful_shutdown=10, limit_concurrency=256,
         h11_max_incomplete_event_size=16 * 1024,
     )
-    server = _GracefulServer(config, app.state.board)
+    server = _GracefulServer(config, app.state.board, app.state.inflight)
     log.info("serving on %s:%d", host, port)
     with contextlib.closing(listen_socket(host, port)) as sock:
         server.run(sockets=[sock])

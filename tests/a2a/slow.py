@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import time
 from typing import Any
 
 from netarena.common.agents import Observation
+from netarena.common.app import Episode
 from netarena.common.limits import ServerLimits
 from netarena.common.server import GreenOptions, green_app
+from netarena.common.types import Query
 from netarena.common.web import serve
-from tests.helpers.toy import ReferenceToyAgent, ToyApp
+from tests.helpers.toy import ReferenceToyAgent, ToyApp, ToyEpisode
 
 
 class SlowToyAgent(ReferenceToyAgent):
@@ -28,17 +31,35 @@ class SlowToyAgent(ReferenceToyAgent):
         return await super().act(observation)
 
 
+class SlowClosingEpisode(ToyEpisode):
+    """Takes a second to close, as an episode tearing down namespaces does."""
+
+    def close(self) -> None:
+        time.sleep(1.0)
+        super().close()
+
+
+class SlowClosingToyApp(ToyApp):
+    name = "toy-slowclose"
+
+    def open(self, query: Query) -> Episode:
+        return SlowClosingEpisode(query, self.config)
+
+
 def main(argv: list[Any] | None = None) -> None:
-    """``python -m tests.a2a.slow --port P``: serve the toy green agent like ``netarena serve``."""
+    """``python -m tests.a2a.slow --port P [--slow-close]``: serve the toy green agent like
+    ``netarena serve``."""
     ap = argparse.ArgumentParser()
     ap.add_argument("--port", type=int, required=True)
+    ap.add_argument("--slow-close", action="store_true")
     args = ap.parse_args(argv)
     import logging
 
     logging.basicConfig(level=logging.INFO)
     limits = ServerLimits.from_env()
     url = f"http://127.0.0.1:{args.port}/"
-    serve(green_app(ToyApp, url, GreenOptions(limits=limits)), "127.0.0.1", args.port, limits)
+    app_cls = SlowClosingToyApp if args.slow_close else ToyApp
+    serve(green_app(app_cls, url, GreenOptions(limits=limits)), "127.0.0.1", args.port, limits)
 
 
 if __name__ == "__main__":

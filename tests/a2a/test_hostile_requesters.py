@@ -136,3 +136,16 @@ async def test_the_task_store_is_bounded_in_bytes_not_only_in_tasks() -> None:
     assert await store.get("done9", context) is not None
     assert await store.get("done0", context) is None
     assert len(store) == 3  # the running task and the two newest finished ones
+
+
+async def test_a_stopping_server_starts_no_new_evaluation() -> None:
+    app = green_app(ToyApp, "http://green/")
+    app.state.board.cancel_all()  # what SIGTERM does first, before draining
+    transport = httpx.ASGITransport(app=app)
+    async with httpx.AsyncClient(transport=transport, base_url="http://green") as http:
+        request = {"participants": {"a": "http://127.0.0.1:9/"}, "config": {"num_queries": 1}}
+        task = (await http.post("/", json=_send(request, blocking=True))).json()["result"]
+        ready = await http.get("/readyz")
+    assert task["status"]["state"] == "rejected"
+    assert "server stopping" in json.dumps(task["status"]["message"])
+    assert ready.status_code == 503

@@ -208,10 +208,11 @@ def _port() -> int:
         return int(s.getsockname()[1])
 
 
-def _start_green(port: int, limits: dict | None = None) -> subprocess.Popen[str]:
+def _start_green(port: int, limits: dict | None = None,
+                 *flags: str) -> subprocess.Popen[str]:
     env = {**os.environ, "NETARENA_LIMITS": json.dumps(limits or {})}
-    return subprocess.Popen([sys.executable, "-m", "tests.a2a.slow", "--port", str(port)],
-                            cwd=ROOT, env=env, stderr=subprocess.PIPE, text=True)
+    return subprocess.Popen([sys.executable, "-m", "tests.a2a.slow", "--port", str(port),
+                             *flags], cwd=ROOT, env=env, stderr=subprocess.PIPE, text=True)
 
 
 async def _wait_up(url: str) -> None:
@@ -225,10 +226,13 @@ async def _wait_up(url: str) -> None:
     pytest.fail("green server did not start")
 
 
-async def test_sigterm_ends_running_evaluations_and_exits_cleanly() -> None:
+@pytest.mark.parametrize("flags", [(), ("--slow-close",)], ids=["toy", "slow-close"])
+async def test_sigterm_ends_running_evaluations_and_exits_cleanly(flags: tuple) -> None:
+    """Clients get their final state even when episodes take a while to close (route's
+    namespaces): the server drains before it stops streaming."""
     port = _port()
     green_url = f"http://127.0.0.1:{port}/"
-    proc = _start_green(port)
+    proc = _start_green(port, None, *flags)
     try:
         await _wait_up(green_url)
         async with serving(lambda url: purple_app(SlowToyAgent(0.2), url)) as purple:
