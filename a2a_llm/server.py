@@ -2,8 +2,9 @@
 
 Each incoming message is one turn: its text becomes an ``Observation`` (with the sender's
 ``context_id`` and a per-context turn counter), the agent's answer goes back as a single
-agent Message. An agent failure is reported as a failed Task carrying the reason, so the
-green side records it instead of waiting.
+agent Message (over ``message/send`` or, as one event, ``message/stream``: the AgentBeats
+gateway and many clients stream). An agent failure is reported as a failed Task carrying
+the reason, so the green side records it instead of waiting.
 """
 
 from __future__ import annotations
@@ -90,7 +91,6 @@ def purple_app(agent: Agent, card_url: str, limits: ServerLimits | None = None) 
         f"NetArena purple agent answering with {agent.name}.",
         card_url,
         "Send the complete task prompt as text; get the next action (code, JSON or command).",
-        streaming=False,
     )
     limits = limits or ServerLimits()
     card_routes, rpc_routes = a2a_routes(PurpleExecutor(agent), card,
