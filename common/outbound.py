@@ -13,6 +13,11 @@ every supported deployment: the AgentBeats gateway hands the green agent partici
 its own loopback proxy (``http://127.0.0.1:8080/<role>``), compose scenarios use private
 container addresses, and local runs and tests use 127.0.0.1. ``allow`` (``--purple-allow``,
 ``NETARENA_PURPLE_ALLOW``) narrows this to a list of networks and host names.
+
+``purple_client`` is the HTTP client on that backend. It also bounds what comes back: a
+reply's body is read up to ``MAX_REPLY_BYTES`` *after* decompression (httpx would inflate a
+gzip body whole: 300 KB of gzip is 300 MB of text), redirects are not followed, and proxy
+settings in the environment are ignored.
 """
 
 from __future__ import annotations
@@ -20,14 +25,17 @@ from __future__ import annotations
 import asyncio
 import ipaddress
 import socket
-from collections.abc import Iterable
+import zlib
+from collections.abc import AsyncIterator, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
 import httpcore
+import httpx
 
-__all__ = ["OutboundPolicy", "OutboundRefused", "GuardedBackend", "same_origin"]
+__all__ = ["OutboundPolicy", "OutboundRefused", "GuardedBackend", "same_origin",
+           "purple_client", "ReplyTooLarge", "BadEncoding", "MAX_REPLY_BYTES"]
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
@@ -197,3 +205,107 @@ class GuardedBackend(httpcore.AsyncNetworkBackend):
     async def sleep(self, seconds: float) -> None:
         """Delegate to anyio."""
         await self._inner.sleep(seconds)
+
+
+MAX_REPLY_BYTES = 16 * 2**20
+"""Largest HTTP body read from a purple agent; more is an error, not an out-of-memory."""
+
+
+_ENCODINGS = ("gzip", "x-gzip", "deflate")
+"""Content encodings decoded (within the cap); others are refused, and not asked for."""
+
+
+class ReplyTooLarge(httpx.ReadError):
+    """The peer sent more than the byte cap."""
+
+
+class BadEncoding(httpx.DecodingError):
+    """The peer compressed its reply in a way this client does not decode."""
+
+
+class _CappedStream(httpx.AsyncByteStream):
+    """The body, decoded here when compressed, cut off after ``limit`` *decoded* bytes.
+
+    httpx would decode a compressed body itself, whole and uncapped: a 100 KB gzip body
+    can inflate to 100 MB, so the decoding happens here instead, ``limit`` bytes at most.
+    """
+
+    def __init__(self, inner: httpx.AsyncByteStream, limit: int, request: httpx.Request,
+                 encoding: str):
+        self._inner, self._limit, self._request = inner, limit, request
+        self._decoder = zlib.decompressobj(wbits=zlib.MAX_WBITS | 32) if encoding else None
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        size = 0
+        async for raw in self._inner:
+            try:
+                chunk = self._decoder.decompress(raw, self._limit - size + 1) if (
+                    self._decoder) else raw
+            except zlib.error as exc:
+                raise BadEncoding(f"undecodable compressed reply: {exc}",
+                                   request=self._request) from exc
+            size += len(chunk)
+            if size > self._limit:
+                raise ReplyTooLarge(f"reply over {self._limit} bytes", request=self._request)
+            yield chunk
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+
+class _GuardedTransport(httpx.AsyncHTTPTransport):
+    """httpx's transport on a ``GuardedBackend`` (outbound policy at connect time)."""
+
+    def __init__(self, policy: OutboundPolicy) -> None:
+        super().__init__()
+        # httpx has no public way to pass httpcore a network backend; the pool it builds
+        # here is the same, plus ours (tests/a2a/test_outbound.py fails if this stops
+        # taking effect).
+        self._pool = httpcore.AsyncConnectionPool(
+            ssl_context=httpx.create_ssl_context(), network_backend=GuardedBackend(policy))
+
+
+class _CappedTransport(httpx.AsyncBaseTransport):
+    """Guarded connections; response bodies decoded here and cut off after ``limit`` bytes."""
+
+    def __init__(self, limit: int, policy: OutboundPolicy | None = None) -> None:
+        self._inner = _GuardedTransport(policy or OutboundPolicy())
+        self._limit = limit
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        request.headers["accept-encoding"] = "gzip, deflate"
+        response = await self._inner.handle_async_request(request)
+        assert isinstance(response.stream, httpx.AsyncByteStream)
+        encoding = response.headers.get("content-encoding", "").strip().lower()
+        if encoding in ("", "identity"):
+            encoding = ""
+        elif encoding not in _ENCODINGS:
+            await response.aclose()
+            raise BadEncoding(f"unsupported content encoding {encoding!r}", request=request)
+        headers = [(k, v) for k, v in response.headers.raw
+                   if not encoding or k.lower() not in (b"content-encoding", b"content-length")]
+        return httpx.Response(
+            status_code=response.status_code, headers=headers,
+            stream=_CappedStream(response.stream, self._limit, request, encoding),
+            extensions=response.extensions,
+        )
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+
+def purple_client(policy: OutboundPolicy, *, timeout: httpx.Timeout,
+                  max_reply_bytes: int = MAX_REPLY_BYTES) -> httpx.AsyncClient:
+    """The HTTP client for purple agents: the policy at connect time, bodies capped.
+
+    It follows no redirect, and ignores proxy settings in the environment (a proxy would
+    carry purple traffic past the policy).
+
+    Args:
+        policy: Which addresses may be contacted.
+        timeout: httpx timeouts.
+        max_reply_bytes: Largest response body read, after decompression.
+    """
+    return httpx.AsyncClient(timeout=timeout, follow_redirects=False, trust_env=False,
+                             transport=_CappedTransport(max_reply_bytes, policy))
+

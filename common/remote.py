@@ -14,10 +14,9 @@ import functools
 import json
 import logging
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
-import httpcore
 import httpx
 from a2a.client import A2ACardResolver, Client, ClientConfig, ClientFactory
 from a2a.types import (
@@ -34,7 +33,15 @@ from a2a.types import (
 from netarena.common.a2a import data_parts, text_of
 from netarena.common.agents import Observation
 from netarena.common.errors import AgentError, AgentTimeout
-from netarena.common.outbound import GuardedBackend, OutboundPolicy, OutboundRefused, same_origin
+from netarena.common.outbound import (
+    MAX_REPLY_BYTES,
+    BadEncoding,
+    OutboundPolicy,
+    OutboundRefused,
+    ReplyTooLarge,
+    purple_client,
+    same_origin,
+)
 from netarena.common.replies import MAX_REPLY_CHARS
 
 __all__ = ["RemoteAgent", "reply_text"]
@@ -55,62 +62,6 @@ POLL_MAX_S = 2.0
 """...up to this. The runner's turn timeout bounds the whole wait."""
 _TEXT_MEDIA = ("text/", "application/json", "application/x-python", "application/x-yaml",
                "application/yaml", "application/xml")
-
-
-MAX_REPLY_BYTES = 16 * 2**20
-"""Largest HTTP body read from a purple agent; more is an error, not an out-of-memory."""
-
-
-class _ReplyTooLarge(httpx.ReadError):
-    """The peer sent more than the byte cap."""
-
-
-class _CappedStream(httpx.AsyncByteStream):
-    def __init__(self, inner: httpx.AsyncByteStream, limit: int, request: httpx.Request):
-        self._inner, self._limit, self._request = inner, limit, request
-
-    async def __aiter__(self) -> AsyncIterator[bytes]:
-        size = 0
-        async for chunk in self._inner:
-            size += len(chunk)
-            if size > self._limit:
-                raise _ReplyTooLarge(f"reply over {self._limit} bytes", request=self._request)
-            yield chunk
-
-    async def aclose(self) -> None:
-        await self._inner.aclose()
-
-
-class _GuardedTransport(httpx.AsyncHTTPTransport):
-    """httpx's transport on a ``GuardedBackend`` (outbound policy at connect time)."""
-
-    def __init__(self, policy: OutboundPolicy) -> None:
-        super().__init__()
-        # httpx has no public way to pass httpcore a network backend; the pool it builds
-        # here is the same, plus ours (tests/a2a/test_outbound.py fails if this stops
-        # taking effect).
-        self._pool = httpcore.AsyncConnectionPool(
-            ssl_context=httpx.create_ssl_context(), network_backend=GuardedBackend(policy))
-
-
-class _CappedTransport(httpx.AsyncBaseTransport):
-    """Stops reading a response body after ``limit`` bytes."""
-
-    def __init__(self, limit: int, policy: OutboundPolicy | None = None) -> None:
-        self._inner = _GuardedTransport(policy or OutboundPolicy())
-        self._limit = limit
-
-    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
-        response = await self._inner.handle_async_request(request)
-        assert isinstance(response.stream, httpx.AsyncByteStream)
-        return httpx.Response(
-            status_code=response.status_code, headers=response.headers,
-            stream=_CappedStream(response.stream, self._limit, request),
-            extensions=response.extensions,
-        )
-
-    async def aclose(self) -> None:
-        await self._inner.aclose()
 
 
 def _chain(exc: BaseException) -> list[BaseException]:
@@ -296,12 +247,8 @@ class RemoteAgent:
         async with self._lock:
             if self._client is None:
                 if self._http is None:
-                    # trust_env=False: an environment proxy would carry purple traffic
-                    # past the outbound policy.
-                    self._http = httpx.AsyncClient(
-                        timeout=self._timeout, follow_redirects=False, trust_env=False,
-                        transport=_CappedTransport(self._max_reply_bytes, self._policy),
-                    )
+                    self._http = purple_client(self._policy, timeout=self._timeout,
+                                               max_reply_bytes=self._max_reply_bytes)
                 factory = ClientFactory(ClientConfig(streaming=False, httpx_client=self._http))
                 resolver = A2ACardResolver(self._http, self.url)
                 card = self._pinned(await self._retrying(resolver.get_agent_card))
@@ -353,8 +300,10 @@ class RemoteAgent:
         for err in chain:
             if isinstance(err, OutboundRefused):
                 return AgentError(str(err))
-            if isinstance(err, _ReplyTooLarge):
+            if isinstance(err, ReplyTooLarge):
                 return AgentError(f"{self.url} sent a reply over {self._max_reply_bytes} bytes")
+            if isinstance(err, BadEncoding):
+                return AgentError(f"{self.url} sent a reply this client cannot read: {err}")
             if isinstance(err, httpx.ConnectError | httpx.ConnectTimeout):
                 return AgentError(f"cannot connect to {self.url} ({err})")
             if isinstance(err, httpx.TimeoutException):

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import gzip
 import json
 import time
 from typing import Any
@@ -141,3 +142,34 @@ async def test_a_redirect_is_refused_with_the_reason() -> None:
                                              r"redirects are not followed"):
             await agent.act(Observation("reach 3", "c", 0))
         await agent.aclose()
+
+
+def _compressed(rpc_id: Any, text: str, encoding: str = "gzip") -> bytes:
+    body = _result(rpc_id, _message(_text(text)))
+    packed = gzip.compress(body, 9) if encoding == "gzip" else body
+    return (f"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+            f"Content-Encoding: {encoding}\r\nContent-Length: {len(packed)}\r\n"
+            f"Connection: close\r\n\r\n").encode() + packed
+
+
+async def test_compressed_replies_are_capped_after_decompression() -> None:
+    """A 100 KB gzip body can inflate to 100 MB: the byte cap applies to what is read."""
+    async def on_post(rpc: dict, writer: asyncio.StreamWriter) -> None:
+        prompt = rpc["params"]["message"]["parts"][0]["text"]
+        if prompt == "bomb":
+            writer.write(_compressed(rpc["id"], "a" * 100_000_000))
+        elif prompt == "brotli":
+            writer.write(_compressed(rpc["id"], "add 3", "br"))
+        else:
+            writer.write(_compressed(rpc["id"], "add 3"))
+
+    async with raw_server(on_post) as url:
+        agent = RemoteAgent(url, timeout_s=30, retries=0, max_reply_bytes=2_000_000)
+        try:
+            assert await agent.act(Observation("small", "c", 0)) == "add 3"
+            with pytest.raises(AgentError, match="sent a reply over 2000000 bytes"):
+                await agent.act(Observation("bomb", "c", 1))
+            with pytest.raises(AgentError, match="unsupported content encoding 'br'"):
+                await agent.act(Observation("brotli", "c", 2))
+        finally:
+            await agent.aclose()
