@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlparse
 
+import httpx
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from netarena.common.app import App
@@ -56,6 +57,9 @@ IGNORED_KEYS = frozenset({
 
 TOOLING_KEYS = frozenset({"num_instances"})
 """Keys AgentBeats' leaderboard workflow patches into every assessment config."""
+
+MAX_URL_CHARS = 2048
+"""Longest participant URL accepted."""
 
 _PLAN_KEYS = ("num_queries", "levels", "labels", "seed", "shard_index", "num_shards")
 _RUN_KEYS = ("concurrency", "max_turns", "turn_timeout_s", "episode_timeout_s")
@@ -132,9 +136,19 @@ def _participant(participants: dict[str, str]) -> tuple[str, str]:
             f"{sorted(participants) or 'none'}"
         )
     role, url = next(iter(participants.items()))
-    parsed = urlparse(url)
-    if parsed.scheme not in ("http", "https") or not parsed.hostname:
-        raise ConfigError(f"participant {role!r} has a bad URL {url!r}: need http(s)://host[:port]")
+    bad = f"participant {role!r} has a bad URL {url[:200]!r}"
+    if len(url) > MAX_URL_CHARS:
+        raise ConfigError(f"{bad}: longer than {MAX_URL_CHARS} characters")
+    try:
+        httpx.URL(url)  # the parser the client will use
+        parsed = urlparse(url)
+        parsed.port  # noqa: B018 - raises on a port out of range
+    except (httpx.InvalidURL, ValueError) as exc:
+        raise ConfigError(f"{bad}: {exc}") from exc
+    host = parsed.hostname or ""
+    if parsed.scheme not in ("http", "https") or not host or not all(
+            c.isalnum() or c in ".-_:[]%" for c in host):
+        raise ConfigError(f"{bad}: need http(s)://host[:port]")
     return role, url
 
 

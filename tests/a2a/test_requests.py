@@ -81,6 +81,11 @@ def test_bad_config_is_rejected_by_name(config: dict, problem: str) -> None:
     ({"a": PURPLE, "b": PURPLE}, "exactly one participant expected, got 2"),
     ({"a": "ftp://x/"}, "participant 'a' has a bad URL 'ftp://x/'"),
     ({"a": "not a url"}, "bad URL 'not a url'"),
+    ({"a": "http://127.0.0.1:99999/"}, "bad URL .*[Pp]ort"),
+    ({"a": "http://127.0.0.1:-1/"}, "bad URL .*[Pp]ort"),
+    ({"a": "http://127.0.0.1:9/\r\nX-Injected: 1"}, "bad URL .*non-printable"),
+    ({"a": "http://exa mple.com/"}, "bad URL"),
+    ({"a": "http://127.0.0.1/" + "x" * 5000}, "bad URL .*longer than 2048"),
 ])
 def test_bad_participants_are_rejected(participants: dict, problem: str) -> None:
     with pytest.raises(ConfigError, match=problem):
