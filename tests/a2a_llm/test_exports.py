@@ -27,7 +27,8 @@ def test_public_names() -> None:
     assert set(web.__all__) == {"WebOptions", "agent_web_app", "serve"}
     assert set(limits.__all__) == {"APP_CAPS", "ServerLimits", "check_app_caps"}
     assert set(outbound.__all__) == {"OutboundPolicy", "OutboundRefused", "GuardedBackend",
-                                     "same_origin"}
+                                     "same_origin", "purple_client", "ReplyTooLarge",
+                                     "BadEncoding", "MAX_REPLY_BYTES"}
     for module in (a2a_llm, a2a, remote, request, server, limits, outbound, requester, status,
                    status_page, web):
         assert all(hasattr(module, name) for name in module.__all__)
