@@ -330,7 +330,7 @@ class Runner:
         if self.trajectories is not None:
             self.trajectories[query.id] = trajectory
         try:
-            episode = await self._call(self.app.open, query)
+            episode = await self._open(query)
             deadline = (
                 started + self.config.episode_timeout_s if self.config.episode_timeout_s else None
             )
@@ -401,6 +401,37 @@ class Runner:
         except Exception:  # noqa: BLE001 - the agent error is the one worth reporting
             log.exception("scoring after an agent error failed")
             return None
+
+    async def _open(self, query: Query) -> Episode:
+        """Open an episode; if cancelled meanwhile, close it once the open finishes.
+
+        The open runs in a thread that cancellation cannot stop; without this, an
+        evaluation cancelled while its emulator was being built (a requester leaving, a
+        SIGTERM) would leak that emulator (for route, up to 73 network namespaces).
+        """
+        loop = asyncio.get_running_loop()
+        opening = loop.run_in_executor(self._executor, self.app.open, query)
+        try:
+            return await asyncio.shield(opening)
+        except asyncio.CancelledError:
+            opening.add_done_callback(self._close_orphan)
+            raise
+
+    def _close_orphan(self, opening: asyncio.Future[Episode]) -> None:
+        if opening.cancelled() or opening.exception() is not None:
+            return
+        episode = opening.result()
+        try:
+            closing = asyncio.get_running_loop().run_in_executor(self._executor, episode.close)
+        except RuntimeError:  # the loop or the executor is shutting down: close here
+            episode.close()
+            return
+        def closed(done: asyncio.Future[None]) -> None:
+            if not done.cancelled() and done.exception() is not None:
+                log.error("closing orphaned episode %s failed: %s", episode.query.id,
+                          done.exception())
+
+        closing.add_done_callback(closed)
 
     async def _close(self, episode: Episode) -> None:
         try:

@@ -149,3 +149,54 @@ async def test_a_stopping_server_starts_no_new_evaluation() -> None:
     assert task["status"]["state"] == "rejected"
     assert "server stopping" in json.dumps(task["status"]["message"])
     assert ready.status_code == 503
+
+
+class SlowOpeningToyApp(ToyApp):
+    """Opens take 0.3 s (route builds namespaces then); counts opens and closes."""
+
+    name = "toy-slowopen"
+    opened = 0
+    closed = 0
+
+    def open(self, query):
+        import time
+
+        from tests.helpers.toy import ToyEpisode
+
+        time.sleep(0.3)
+        type(self).opened += 1
+        app = type(self)
+
+        class Counted(ToyEpisode):
+            def close(self) -> None:
+                app.closed += 1
+                super().close()
+
+        return Counted(query, self.config)
+
+
+async def test_a_requester_leaving_while_episodes_open_leaks_no_episode() -> None:
+    """Every episode opened is closed, even when the evaluation is cancelled while its
+    emulator is being built (a leaked route episode is up to 73 network namespaces)."""
+    async with serving(lambda url: green_app(SlowOpeningToyApp, url)) as green, \
+            serving(lambda url: purple_app(SlowToyAgent(0.0), url)) as purple:
+        request = {"participants": {"a": purple},
+                   "config": {"num_queries": 20, "seed": 4, "concurrency": 4}}
+        for delay in (0.2, 0.45, 0.7):
+            body = {"jsonrpc": "2.0", "id": "x", "method": "message/stream", "params": {
+                "message": {"kind": "message", "role": "user", "messageId": f"m{delay}",
+                            "parts": [{"kind": "text", "text": json.dumps(request)}]}}}
+
+            async def stream(body: dict = body) -> None:
+                async with httpx.AsyncClient(timeout=30) as http, \
+                        http.stream("POST", green, json=body) as reply:
+                    async for _ in reply.aiter_lines():
+                        pass
+
+            try:
+                await asyncio.wait_for(stream(), delay)  # then disconnect
+            except TimeoutError:
+                pass
+        await asyncio.sleep(1.0)  # opens in progress finish
+    assert SlowOpeningToyApp.opened > 0
+    assert SlowOpeningToyApp.closed == SlowOpeningToyApp.opened
