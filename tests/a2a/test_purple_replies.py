@@ -173,3 +173,27 @@ async def test_compressed_replies_are_capped_after_decompression() -> None:
                 await agent.act(Observation("brotli", "c", 2))
         finally:
             await agent.aclose()
+
+
+async def test_an_endless_trickle_costs_only_the_turn_timeout() -> None:
+    """Bytes that keep coming never trip a read timeout; the turn timeout ends the wait and
+    the connection is dropped (the peer sees it close)."""
+    closed = asyncio.Event()
+
+    async def on_post(rpc: dict, writer: asyncio.StreamWriter) -> None:
+        writer.write(b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n"
+                     b"Transfer-Encoding: chunked\r\n\r\n")
+        try:
+            while True:
+                writer.write(b"3\r\n: \n\r\n")
+                await writer.drain()
+                await asyncio.sleep(0.05)
+        except ConnectionError:
+            closed.set()
+
+    async with raw_server(on_post) as url:
+        agent = RemoteAgent(url, timeout_s=0.5, retries=0)  # a read timeout shorter than gaps
+        with pytest.raises(TimeoutError):
+            await asyncio.wait_for(agent.act(Observation("reach 3", "c", 0)), 1.5)
+        await agent.aclose()
+        await asyncio.wait_for(closed.wait(), 5)
