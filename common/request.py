@@ -60,6 +60,10 @@ TOOLING_KEYS = frozenset({"num_instances"})
 
 MAX_URL_CHARS = 2048
 """Longest participant URL accepted."""
+MAX_CONFIG_CHARS = 8192
+"""Largest effective config (as JSON) accepted: every result record carries it, so a
+request's size would otherwise come back once per query (a few hundred characters is
+usual)."""
 
 _PLAN_KEYS = ("num_queries", "levels", "labels", "seed", "shard_index", "num_shards")
 _RUN_KEYS = ("concurrency", "max_turns", "turn_timeout_s", "episode_timeout_s")
@@ -267,10 +271,13 @@ def parse_request(
     notes: list[str] = []
     if ignored:
         notes.append(f"ignored file-path keys: {', '.join(sorted(ignored))}")
-    if "levels" in plan_kw:
-        plan_kw["levels"] = _levels(plan_kw["levels"])
+    if "levels" in plan_kw:  # repeats mean nothing; collapsed, they stay out of every record
+        plan_kw["levels"] = tuple(dict.fromkeys(_levels(plan_kw["levels"])))
     if isinstance(plan_kw.get("labels"), str):
         plan_kw["labels"] = [plan_kw["labels"]]
+    labels = plan_kw.get("labels")
+    if isinstance(labels, list) and all(isinstance(label, str) for label in labels):
+        plan_kw["labels"] = list(dict.fromkeys(labels))
     if plan_kw.get("seed") is None:
         plan_kw["seed"] = fresh_seed() if seed is None else seed
         notes.append(f"seed {plan_kw['seed']} (fresh; pass it to repeat this run)")
@@ -284,6 +291,11 @@ def parse_request(
         app_config = app_cls.config_model(**app_kw)
     except ValidationError as exc:
         raise ConfigError(f"invalid config: {_describe(exc)}") from exc
+    effective = len(json.dumps([plan.model_dump(mode="json"), run.model_dump(mode="json"),
+                                app_config.model_dump(mode="json")]))
+    if effective > MAX_CONFIG_CHARS:
+        raise ConfigError(f"the effective config is {effective} characters; at most "
+                          f"{MAX_CONFIG_CHARS} (every result record carries it)")
     if limits is not None:
         _check_limits(app_cls, plan, run, limits)
         check_app_caps(app_cls.name, app_config, limits)

@@ -284,7 +284,8 @@ class GreenExecutor(AgentExecutor):
             log.info("rejected request: %s", exc)
             if evaluation.entry is not None:  # refused after it started (planning took too long)
                 self.board.finish(evaluation.entry, "rejected", str(exc))
-            await updater.reject(updater.new_agent_message([Part(text=f"rejected: {exc}")]))
+            reason = str(exc) if len(str(exc)) <= 2000 else f"{str(exc)[:2000]}..."
+            await updater.reject(updater.new_agent_message([Part(text=f"rejected: {reason}")]))
         except asyncio.CancelledError:
             await self._stopped(evaluation, updater, requester)
         except Exception as exc:  # noqa: BLE001 - the server must survive any evaluation crash

@@ -200,3 +200,15 @@ async def test_a_requester_leaving_while_episodes_open_leaks_no_episode() -> Non
         await asyncio.sleep(1.0)  # opens in progress finish
     assert SlowOpeningToyApp.opened > 0
     assert SlowOpeningToyApp.closed == SlowOpeningToyApp.opened
+
+
+async def test_a_rejection_does_not_echo_a_huge_request_back() -> None:
+    app = green_app(ToyApp, "http://green/")
+    transport = httpx.ASGITransport(app=app)
+    async with httpx.AsyncClient(transport=transport, base_url="http://green") as http:
+        request = {"participants": {"a": "http://127.0.0.1:9/"},
+                   "config": {"x" * 500_000: 1}}  # an unknown key is named back
+        task = (await http.post("/", json=_send(request, blocking=True))).json()["result"]
+    text = task["status"]["message"]["parts"][0]["text"]
+    assert task["status"]["state"] == "rejected" and text.startswith("rejected: ")
+    assert len(text) <= 2100, len(text)

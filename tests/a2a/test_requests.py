@@ -167,3 +167,22 @@ def test_the_unknown_key_hint_lists_only_what_a_request_may_set() -> None:
     assert "num_queries" in accepted and "num_services" in accepted
     assert not {"kubeconfig", "backend", "context", "probe_image"} & set(
         accepted.rstrip(")").split(", "))
+
+
+def test_repeated_levels_and_labels_collapse() -> None:
+    """Every result record carries the effective config: a 300 KB list of repeats would
+    come back once per query (1,000 queries: 300 MB)."""
+    parsed = parse({"levels": [2] * 100_000 + [1], "labels": ["small"] * 50_000})
+    assert parsed.plan.levels == (2, 1)
+    assert parsed.plan.labels == ("small",)
+
+
+def test_an_oversized_effective_config_is_refused() -> None:
+    from netarena.k8s import K8sApp
+
+    text = json.dumps({"participants": {"k8s_operator": PURPLE},
+                       "config": {"namespace": "x" * 100_000}})
+    too_big = r"effective config is 100\d{3} characters; at most 8192"
+    with pytest.raises(ConfigError, match=too_big) as err:
+        parse_request(load_request(text), K8sApp)
+    assert len(str(err.value)) < 500  # the reason does not echo the request back
