@@ -8,7 +8,8 @@ and clients POST JSON-RPC to the base URL and GET only the card; Amber checks re
 TCP. ``serve`` runs it under uvicorn with header and body deadlines and a graceful SIGTERM.
 
 ``_Guard``, a plain ASGI middleware, does per request what must happen before the SDK sees
-it: the optional bearer token, the body size and time limits, and the ``Requester``
+it: the optional bearer token, a JSON content type on every POST (no cross-site "simple"
+requests), the body size and time limits, and the ``Requester``
 context (``netarena.common.requester``) whose ``gone`` event cancels an evaluation when
 its client disconnects before the answer is complete.
 """
@@ -70,6 +71,19 @@ async def _respond(send: Send, status: int, text: str) -> None:
     await send({"type": "http.response.body", "body": text.encode()})
 
 
+def _json_content(scope: Scope) -> bool:
+    """Whether a request says its body is JSON.
+
+    A web page may POST ``text/plain`` or a form to a server on its visitor's machine with
+    no CORS preflight; a JSON body type needs one, which this server never grants. So a
+    page cannot start evaluations (or send anything) through a visitor's browser.
+    """
+    headers: dict[bytes, bytes] = dict(scope.get("headers") or [])
+    media = headers.get(b"content-type", b"").split(b";", 1)[0].strip().lower()
+    return media == b"application/json" or (media.startswith(b"application/")
+                                             and media.endswith(b"+json"))
+
+
 class _InFlight:
     """How many HTTP requests are being answered (a stopping server waits for them)."""
 
@@ -107,6 +121,9 @@ class _Guard:
         path = scope.get("path", "")
         if self.options.token and not authenticated and not path.startswith(_OPEN_PATHS):
             await _respond(send, 401, "missing or wrong bearer token")
+            return
+        if scope.get("method") == "POST" and not _json_content(scope):
+            await _respond(send, 415, "JSON-RPC requests need Content-Type: application/json")
             return
         body = await self._read_body(scope, receive, send)
         if body is None:

@@ -8,6 +8,7 @@ import re
 from typing import Any
 
 import httpx
+import pytest
 
 from netarena.a2a_llm import purple_app
 from netarena.common.server import green_app
@@ -212,3 +213,23 @@ async def test_a_rejection_does_not_echo_a_huge_request_back() -> None:
     text = task["status"]["message"]["parts"][0]["text"]
     assert task["status"]["state"] == "rejected" and text.startswith("rejected: ")
     assert len(text) <= 2100, len(text)
+
+
+@pytest.mark.parametrize("content_type, status", [
+    ("text/plain", 415), ("application/x-www-form-urlencoded", 415),
+    ("multipart/form-data; boundary=x", 415), (None, 415),
+    ("application/json", 200), ("application/json; charset=utf-8", 200),
+    ("Application/JSON", 200), ("application/a2a+json", 200),
+])
+async def test_json_rpc_needs_a_json_content_type(content_type: str | None, status: int) -> None:
+    """A web page can POST text/plain or a form to a server on the visitor's machine without
+    any CORS preflight; a JSON content type forces one (which this server never grants)."""
+    app = green_app(ToyApp, "http://green/")
+    transport = httpx.ASGITransport(app=app)
+    body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tasks/get", "params": {"id": "x"}})
+    headers = {"content-type": content_type} if content_type else {}
+    async with httpx.AsyncClient(transport=transport, base_url="http://green") as http:
+        reply = await http.post("/", content=body, headers=headers)
+    assert reply.status_code == status, reply.text
+    if status == 415:
+        assert "Content-Type: application/json" in reply.text

@@ -282,7 +282,8 @@ async def test_slow_headers_and_bodies_are_cut_off() -> None:
         assert 0.5 < time.perf_counter() - started < 8  # 1 s deadline; slack for a loaded machine
         writer.close()
         reader, writer = await asyncio.open_connection("127.0.0.1", port)
-        writer.write(b"POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n{\"a\"")
+        writer.write(b"POST / HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                     b"Content-Length: 100\r\n\r\n{\"a\"")
         await writer.drain()
         reply = await asyncio.wait_for(reader.read(), 5)
         assert reply.startswith(b"HTTP/1.1 408") and b"not received within 1s" in reply
