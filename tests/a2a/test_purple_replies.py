@@ -55,6 +55,10 @@ def _file(media_type: str, *, raw: bytes | None = None, uri: str | None = None) 
 
 REPLIES: dict[str, tuple[dict[str, Any], str]] = {
     "input-required": (_task("input-required", _text("add 3")), "add 3"),
+    # An executor that returns without completing its task (the 0.3 SDK then answers a
+    # blocking send with the task as it is): its artifact is the answer; no polling.
+    "working with artifact": (_task("working", _text("Thinking..."), artifact="add 3"),
+                              "add 3"),
     "data only": (_message({"kind": "data", "data": {"machine": "r0", "command": "ip a"}}),
                   '{"machine": "r0", "command": "ip a"}'),
     "text file": (_message(_file("text/x-python", raw=b"def process_graph(g):\n  return 1\n")),
