@@ -259,9 +259,10 @@ class RemoteAgent:
     async def _settled(self, client: Client, reply: StreamResponse) -> StreamResponse:
         """Poll a task still being worked on (and with no artifact yet) until it ends.
 
-        Polls back off from ``POLL_FIRST_S`` to ``POLL_MAX_S``. A working task that already has an artifact is taken as it is: an executor that
-        returns without completing its task gets that reply to a blocking send, for ever.
-        Only the idempotent ``tasks/get`` is retried here: the message was delivered.
+        Polls back off from ``POLL_FIRST_S`` to ``POLL_MAX_S``. A working task that already
+        has an artifact is taken as it is: an executor that returns without completing its
+        task gets that reply to a blocking send, for ever. Only the idempotent ``tasks/get``
+        is retried here: the message was delivered.
         """
         delay = POLL_FIRST_S
         while (reply.HasField("task") and reply.task.status.state in _WAITING
