@@ -281,10 +281,11 @@ class GreenExecutor(AgentExecutor):
                 raise ConfigError("no message in the request")
             await self._until_gone(evaluation.run(message, requester), requester)
         except ConfigError as exc:
-            log.info("rejected request: %s", exc)
-            if evaluation.entry is not None:  # refused after it started (planning took too long)
-                self.board.finish(evaluation.entry, "rejected", str(exc))
+            # Cut: an unknown key's name is the requester's, up to the body limit.
             reason = str(exc) if len(str(exc)) <= 2000 else f"{str(exc)[:2000]}..."
+            log.info("rejected request: %r", reason)
+            if evaluation.entry is not None:  # refused after it started (planning took too long)
+                self.board.finish(evaluation.entry, "rejected", reason)
             await updater.reject(updater.new_agent_message([Part(text=f"rejected: {reason}")]))
         except asyncio.CancelledError:
             await self._stopped(evaluation, updater, requester)

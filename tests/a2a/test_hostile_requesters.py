@@ -233,3 +233,15 @@ async def test_json_rpc_needs_a_json_content_type(content_type: str | None, stat
     assert reply.status_code == status, reply.text
     if status == 415:
         assert "Content-Type: application/json" in reply.text
+
+
+async def test_a_rejection_is_logged_on_one_short_line(caplog: pytest.LogCaptureFixture) -> None:
+    app = green_app(ToyApp, "http://green/")
+    transport = httpx.ASGITransport(app=app)
+    async with httpx.AsyncClient(transport=transport, base_url="http://green") as http:
+        request = {"participants": {"a": "http://127.0.0.1:9/"},
+                   "config": {"x\n" * 200_000 + "FORGED LOG LINE": 1}}
+        with caplog.at_level("INFO", logger="netarena.common.server"):
+            await http.post("/", json=_send(request, blocking=True))
+    (line,) = [r.getMessage() for r in caplog.records if "rejected request" in r.getMessage()]
+    assert len(line) < 2200 and "\n" not in line
