@@ -277,8 +277,8 @@ class RemoteAgent:
         """Keep the conversation on the participant's origin, whatever the card says."""
         for interface in card.supported_interfaces:
             if not same_origin(interface.url, self.url):
-                log.warning("%s: card points to %s; using %s instead",
-                            self.url, interface.url, self.url)
+                log.warning("%s: card points to %r; using %s instead",
+                            self.url, interface.url[:200], self.url)
                 interface.url = self.url
         return card
 
