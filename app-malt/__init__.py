@@ -11,7 +11,7 @@ from __future__ import annotations
 import functools
 import random
 from pathlib import Path
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import networkx as nx
 from pydantic import Field
@@ -22,15 +22,18 @@ from netarena.common.types import Query, query_id
 from netarena.malt import worker
 from netarena.malt.checks import INVARIANTS, answer_mismatch, state_mismatch, violations
 from netarena.malt.episode import MaltEpisode, extract_code
-from netarena.malt.generator import LABELS, TaskSampler, solve
+from netarena.malt.generator import LABEL_SETS, LABELS, TaskSampler, solve
 from netarena.malt.loader import load_textproto, parse_textproto
 from netarena.malt.prompts import render_prompt
+from netarena.malt.sampler import index
 from netarena.malt.solver import MaltReferenceAgent
-from netarena.malt.topology import TopologyParams, build_topology
+from netarena.malt.topology import GOOGLE_EXAMPLE, TopologyParams, build_topology
 
 __all__ = [
+    "GOOGLE_EXAMPLE",
     "INVARIANTS",
     "LABELS",
+    "LABEL_SETS",
     "MaltApp",
     "MaltConfig",
     "MaltEpisode",
@@ -61,7 +64,7 @@ class MaltConfig(AppConfig, TopologyParams):
     sandbox_workers: int = Field(2, ge=1, le=32)
     """Warm sandbox workers (each answer runs in a fresh fork of one)."""
 
-    def topology(self) -> TopologyParams:
+    def topology_params(self) -> TopologyParams:
         """The topology part of the configuration."""
         return TopologyParams(**self.model_dump(include=set(TopologyParams.model_fields)))
 
@@ -73,8 +76,17 @@ def base_topology(params: TopologyParams) -> nx.DiGraph:
 
 
 @functools.lru_cache(maxsize=8)
-def _size(base: nx.DiGraph) -> dict[str, int]:
-    return {"nodes": base.number_of_nodes(), "edges": base.number_of_edges()}
+def _facts(params: TopologyParams) -> dict[str, Any]:
+    """What every prompt on this topology states: its size, kind and two example names."""
+    base = base_topology(params)
+    fabric = index(base)
+    return {
+        "nodes": base.number_of_nodes(),
+        "edges": base.number_of_edges(),
+        "varied": params.topology == "datacenter",
+        "block": fabric.blocks[0],
+        "port": fabric.ports[-1],
+    }
 
 
 @functools.lru_cache(maxsize=8)
@@ -93,6 +105,7 @@ class MaltApp(App):
     name = "malt"
     kind = "constructive"
     labels: ClassVar[dict[int, tuple[str, ...]]] = LABELS
+    label_sets: ClassVar[dict[str, tuple[str, ...]]] = LABEL_SETS
     config_model = MaltConfig
     default_max_turns = 1
     config: MaltConfig
@@ -101,9 +114,10 @@ class MaltApp(App):
         """Generate one query; pure in ``(seed, level, label, config)``."""
         rng = random.Random(seed)
         label = self.pick_label(rng, level, label)
-        base = base_topology(self.config.topology())
+        topology = self.config.topology_params()
+        base = base_topology(topology)
         ops = TaskSampler(base, rng).sample(level, label)
-        stats = {**_size(base), "timeout": self.config.timeout_s}
+        stats = {**_facts(topology), "timeout": self.config.timeout_s}
         params = self.params()
         return Query(
             id=query_id(self.name, seed, level, label, params),
@@ -129,13 +143,13 @@ class MaltApp(App):
             limits = SandboxLimits(
                 wall_s=self.config.timeout_s, cpu_s=max(1, round(self.config.timeout_s))
             )
-            spec = _spec(self.config.topology())
+            spec = _spec(self.config.topology_params())
             self._pool = shared_pool(spec, limits, self.config.sandbox_workers)
         return self._pool
 
     def open(self, query: Query) -> MaltEpisode:
         """Open the episode; its answer runs against this app's topology."""
-        return MaltEpisode(query, base_topology(self.config.topology()), self.sandbox())
+        return MaltEpisode(query, base_topology(self.config.topology_params()), self.sandbox())
 
     def reference_agent(self) -> MaltReferenceAgent:
         """The text-only reference solver."""

@@ -118,6 +118,9 @@ class App(abc.ABC):
     """The app's parameters; request keys are validated against it."""
     default_max_turns: ClassVar[int] = 1
     """Turn budget when the request does not set one."""
+    label_sets: ClassVar[dict[str, tuple[str, ...]]] = {}
+    """Named label subsets a plan may ask for by name (malt's ``original``: the original
+    NetArena's task space), expanded by ``expand_labels``."""
     legacy_keys: ClassVar[dict[str, str]] = {}
     """Reference-NetArena request keys mapped to ``config_model`` fields (``num_switches``
     → ``num_subnets``), so existing leaderboards' requests keep working."""
@@ -155,6 +158,15 @@ class App(abc.ABC):
         return self.config.model_dump(
             exclude_defaults=True, exclude=set(self.config.runtime_fields)
         )
+
+    def expand_labels(self, names: Sequence[str]) -> tuple[str, ...]:
+        """``names`` with every label-set name replaced by its labels (order kept, no repeats)."""
+        out: list[str] = []
+        for name in names:
+            for label in self.label_sets.get(name, (name,)):
+                if label not in out:
+                    out.append(label)
+        return tuple(out)
 
     def pick_label(self, rng: random.Random, level: int, label: str | None) -> str:
         """Validate ``label`` against ``level`` or draw one with ``rng``."""

@@ -23,7 +23,7 @@ from netarena.malt import MaltApp, _spec, base_topology
 from netarena.malt.episode import MaltEpisode, parse_output
 
 APP = MaltApp({"timeout_s": 1.0})
-BASE = base_topology(APP.config.topology())
+BASE = base_topology(APP.config.topology_params())
 PWNED = Path("/tmp/netarena-security-pwned")
 _CTYPES = importlib.util.find_spec("_ctypes").origin  # type: ignore[union-attr]
 
@@ -40,7 +40,8 @@ main = sys.modules["__main__"]
 def pool(request: pytest.FixtureRequest) -> Iterator[SandboxPool]:
     """MALT's real sandbox in both modes."""
     limits = SandboxLimits(wall_s=1.5, cpu_s=1)
-    sandbox = SandboxPool(_spec(APP.config.topology()), limits, workers=1, privileged=request.param)
+    spec = _spec(APP.config.topology_params())
+    sandbox = SandboxPool(spec, limits, workers=1, privileged=request.param)
     yield sandbox
     sandbox.close()
 

@@ -1,0 +1,170 @@
+"""Level-3 control flow: for-loops over a selected set and if-else on a measured condition.
+
+Loops are maintenance campaigns (upgrade every port of one speed in a place, add a port to
+every switch of a place, decommission every port below a speed without leaving a switch
+portless). An if-else measures a capacity or a count, compares it with a threshold drawn
+near the measured value (so both branches occur), and each branch makes a change and asks
+a question, so the answer and the resulting topology both depend on the branch taken.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from netarena.malt.operations import apply_op, children, contained
+from netarena.malt.sampler import PORT, SW
+
+if TYPE_CHECKING:
+    from netarena.malt.generator import TaskSampler
+
+__all__ = ["control_flow"]
+
+Op = dict[str, Any]
+_TRIES = 50
+
+
+def _place(s: TaskSampler, switch_chance: float) -> str:
+    """A place for a loop: a switch, or a block, its rack, control domain or superblock."""
+    p = s.p
+    if p.chance(switch_chance):
+        return p.switch()
+    return str(p.pick(p.around(p.block())))
+
+
+def _depth(s: TaskSampler, place: str, kind: str) -> str:
+    """``direct`` when ``place`` holds items of ``kind`` directly, else ``all``."""
+    return "direct" if children(s.g, place, kind) else "all"
+
+
+def _loop_update(s: TaskSampler) -> Op:
+    """Upgrade (or downgrade) every port of one speed in a place."""
+    p = s.p
+    place = _place(s, 0.4)
+    old = p.pick(p.speeds(place))
+    return {
+        "op": "for_each",
+        "parent": place,
+        "kind": PORT,
+        "depth": _depth(s, place, PORT),
+        "speed": {"cmp": "eq", "bps": old},
+        "do": {"op": "update", "port": "{X}", "capacity_bps": p.new_speed(old)},
+    }
+
+
+def _loop_add(s: TaskSampler) -> Op:
+    """Add one port to every switch (of one stage) of a place."""
+    p = s.p
+    place = _place(s, 0.0)
+    switches = contained(s.g, place, SW)
+    top = max(int(p.new_port_name(sw).rsplit(".p", 1)[1]) for sw in switches)
+    do = {"op": "add_port", "switch": "{X}", "name": f"{{X}}.p{top}", "capacity_bps": p.new_speed()}
+    return {
+        "op": "for_each",
+        "parent": place,
+        "kind": SW,
+        "depth": _depth(s, place, SW),
+        **s.stage(place, 0.5),
+        "do": do,
+    }
+
+
+def _loop_remove(s: TaskSampler) -> Op:
+    """Remove every port below (or at) a speed where each switch keeps another port."""
+    p = s.p
+    tests = {
+        "lt": lambda mine, bps: any(b >= bps for b in mine),
+        "eq": lambda mine, bps: any(b != bps for b in mine),
+    }
+    if p.chance(0.2):
+        return _decommission(s)
+    for _ in range(_TRIES):
+        place = _place(s, 0.4)
+        switches = contained(s.g, place, SW) or [place]
+        cmp = p.pick(["lt", "eq"])
+        speeds = p.speeds(place)[1:] if cmp == "lt" else p.speeds(place)
+        safe = [bps for bps in speeds if all(tests[cmp](p.speeds(sw), bps) for sw in switches)]
+        if safe:
+            return {
+                "op": "for_each",
+                "parent": place,
+                "kind": PORT,
+                "depth": _depth(s, place, PORT),
+                "speed": {"cmp": cmp, "bps": p.pick(safe)},
+                "do": {"op": "remove", "node": "{X}"},
+            }
+    return _decommission(s)
+
+
+def _decommission(s: TaskSampler) -> Op:
+    """Remove every switch of one stage of a block (also where all ports run at one speed)."""
+    block = s.p.block()
+    where = s.stage(block, 1.0) or {"stage": s.p.stage(block)}
+    return {
+        "op": "for_each",
+        "parent": block,
+        "kind": SW,
+        "depth": "direct",
+        **where,
+        "do": {"op": "remove", "node": "{X}"},
+    }
+
+
+def _threshold(s: TaskSampler, measure: Op) -> int:
+    value = int(apply_op(s.g, measure)["data"])  # type: ignore[index]
+    delta = s.p.rng.randint(1, max(1, value // 4))
+    return value - delta if s.p.chance(0.5) else value + delta
+
+
+def _if_capacity(s: TaskSampler) -> Op:
+    p = s.p
+    block = p.block()
+    measure = {"op": "capacity", "node": block, **s.speed(block, 0.5)}
+    switch = p.switch(block)
+    then = [p.update(p.pick(p.ports(switch))), {"op": "capacity", "node": block}]
+    others = [sw for sw in p.switches(block) if sw != switch]
+    gone = {"op": "remove", "node": p.pick(others)} if others else p.update(p.ports(switch)[0])
+    otherwise = [gone, {"op": "count", "node": block, "kind": PORT}]
+    return {
+        "op": "if",
+        "measure": measure,
+        "threshold": _threshold(s, measure),
+        "then": then,
+        "otherwise": otherwise,
+    }
+
+
+def _if_count(s: TaskSampler) -> Op:
+    p = s.p
+    place = p.pick(p.around(p.block()))
+    what = p.pick([SW, PORT])
+    measure: Op = {"op": "count", "node": place, "kind": what}
+    if what == PORT:
+        measure |= s.speed(place, 0.5)
+    switch = p.pick(contained(s.g, place, SW))
+    then = [p.add_port(switch), {"op": "count", "node": place, "kind": PORT}]
+    spare = p.spare_port(switch)
+    otherwise = [
+        {"op": "remove", "node": spare} if spare else p.update(p.ports(switch)[0]),
+        {"op": "capacity", "node": place},
+    ]
+    return {
+        "op": "if",
+        "measure": measure,
+        "threshold": _threshold(s, measure),
+        "then": then,
+        "otherwise": otherwise,
+    }
+
+
+_FORMS = {
+    "loop-update": _loop_update,
+    "loop-add": _loop_add,
+    "loop-remove": _loop_remove,
+    "if-capacity": _if_capacity,
+    "if-count": _if_count,
+}
+
+
+def control_flow(sampler: TaskSampler, label: str) -> Op:
+    """The one control-flow operation of a level-3 query of ``label``."""
+    return _FORMS[label](sampler)
