@@ -16,10 +16,12 @@ from typing import Any, ClassVar
 import networkx as nx
 from pydantic import Field
 
+from netarena.common.agents import Baseline
 from netarena.common.app import App, AppConfig
 from netarena.common.sandbox import SandboxLimits, SandboxPool, SandboxSpec, shared_pool
 from netarena.common.types import Query, query_id
 from netarena.malt import worker
+from netarena.malt.baselines import BASELINES
 from netarena.malt.checks import INVARIANTS, answer_mismatch, state_mismatch, violations
 from netarena.malt.episode import MaltEpisode, extract_code
 from netarena.malt.generator import LABEL_SETS, LABELS, TaskSampler, solve
@@ -150,6 +152,10 @@ class MaltApp(App):
     def open(self, query: Query) -> MaltEpisode:
         """Open the episode; its answer runs against this app's topology."""
         return MaltEpisode(query, base_topology(self.config.topology_params()), self.sandbox())
+
+    def baselines(self) -> tuple[Baseline, ...]:
+        """MALT's calibration ladder (``netarena.malt.baselines``)."""
+        return BASELINES
 
     def reference_agent(self) -> MaltReferenceAgent:
         """The text-only reference solver."""

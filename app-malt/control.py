@@ -135,17 +135,18 @@ def _if_capacity(s: TaskSampler) -> Op:
 
 def _if_count(s: TaskSampler) -> Op:
     p = s.p
-    place = p.pick(p.around(p.block()))
-    what = p.pick([SW, PORT])
+    place = _place(s, 0.3)
+    inside = contained(s.g, place, SW)
+    switch = p.pick(inside) if inside else place  # the place is a switch itself
+    what = PORT if place == switch else p.pick([SW, PORT])
     measure: Op = {"op": "count", "node": place, "kind": what}
-    if what == PORT:
-        measure |= s.speed(place, 0.5)
-    switch = p.pick(contained(s.g, place, SW))
-    then = [p.add_port(switch), {"op": "count", "node": place, "kind": PORT}]
+    measure |= s.speed(place, 0.5) if what == PORT else s.stage(place, 0.5)
+    count = {"op": "count", "node": place, "kind": PORT, **s.speed(place, 0.7)}
+    then = [p.add_port(switch), count]
     spare = p.spare_port(switch)
     otherwise = [
         {"op": "remove", "node": spare} if spare else p.update(p.ports(switch)[0]),
-        {"op": "capacity", "node": place},
+        {"op": "capacity", "node": place, **s.speed(place, 0.5)},
     ]
     return {
         "op": "if",

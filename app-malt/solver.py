@@ -154,7 +154,7 @@ def process_graph(graph_data):
         return sorted(v for v, e in G[node].items() if v != node
                       and e.get("type") == "RK_CONTAINS" and kind in G.nodes[v]["type"])
 
-    def under(node, kind=None):
+    def subtree(node):
         seen, todo = {node}, [node]
         while todo:
             for v, e in G[todo.pop()].items():
@@ -162,7 +162,10 @@ def process_graph(graph_data):
                     seen.add(v)
                     todo.append(v)
         seen.discard(node)
-        return sorted(v for v in seen if kind is None or kind in G.nodes[v]["type"])
+        return sorted(seen)
+
+    def under(node, kind=None):
+        return [v for v in subtree(node) if kind is None or kind in G.nodes[v]["type"]]
 
     def keep(nodes, cmp=None, bps=0, stage=None):
         out = []
@@ -263,7 +266,7 @@ class ProgramWriter:
     def remove(self, op: dict[str, Any]) -> str:
         """A line removing a node and everything it contains."""
         node = _name(op["node"])
-        return f"G.remove_nodes_from([{node}] + under({node}))"
+        return f"G.remove_nodes_from([{node}] + subtree({node}))"
 
     def update(self, op: dict[str, Any]) -> str:
         """A line setting a port's capacity."""
@@ -291,11 +294,14 @@ class ProgramWriter:
             return f"capacity({node}{_filter(op)})"
         return f"len(keep(under({node}, {op['kind']!r}){_filter(op)}))"
 
+    def kids(self, op: dict[str, Any]) -> str:
+        """The expression of the nodes of ``op["kind"]`` directly in ``op["parent"]``."""
+        return f"kids({_name(op['parent'])}, {op['kind']!r})"
+
     def ranked(self, op: dict[str, Any]) -> str:
         """The expression of a ranking by capacity (highest or lowest first), ties by name."""
         sign = "" if op.get("order") == "asc" else "-"
-        kids = f"kids({_name(op['parent'])}, {op['kind']!r})"
-        return f"sorted({kids}, key=lambda k: ({sign}capacity(k), k))"
+        return f"sorted({self.kids(op)}, key=lambda k: ({sign}capacity(k), k))"
 
     def read(self, op: dict[str, Any]) -> str:
         """The expression of a reading operation's answer."""

@@ -19,7 +19,7 @@ from netarena.common.errors import ConfigError, EpisodeClosed
 from netarena.common.types import Kind, Query, Score, StepResult
 
 if TYPE_CHECKING:
-    from netarena.common.agents import Agent
+    from netarena.common.agents import Agent, Baseline
 
 __all__ = ["App", "AppConfig", "Episode", "PromptStyle", "app_names", "load_app"]
 
@@ -152,6 +152,14 @@ class App(abc.ABC):
     @abc.abstractmethod
     def reference_agent(self) -> Agent:
         """The app's reference solver: no LLM, solves every generated query."""
+
+    def baselines(self) -> Sequence[Baseline]:
+        """The app's calibration baselines (``--agent baseline:NAME``); none by default.
+
+        An app adds its own by returning ``netarena.common.agents.Baseline`` records; see
+        that class for the contract every baseline keeps.
+        """
+        return ()
 
     def params(self) -> dict[str, Any]:
         """The app parameters that shape generated queries (part of each query id)."""
