@@ -127,6 +127,7 @@ class MaltEpisode(Episode):
         }
         self._correct = False
         self._safe = True
+        self._changed = False
 
     def _observe(self) -> str:
         if not self._notes:
@@ -161,6 +162,7 @@ class MaltEpisode(Episode):
         diff = out["diff"]
         broken = violations(DiffView(self._base, diff))
         self._safe = not broken
+        self._changed = bool(diff.get("nodes") or diff.get("edges"))
         self._details["violations"] = "; ".join(broken[:10])
         self._details["violation_count"] = len(broken)
         answer = out.get("answer")
@@ -189,4 +191,6 @@ class MaltEpisode(Episode):
         )
 
     def _score(self) -> Score:
-        return Score(correct=self._correct, safe=self._safe, details=dict(self._details))
+        return Score(
+            correct=self._correct, safe=self._safe, changed=self._changed, details=dict(self._details)
+        )

@@ -17,6 +17,7 @@ from rich.table import Table
 from netarena.common.agents import make_agent
 from netarena.common.app import load_app
 from netarena.common.errors import ConfigError
+from netarena.common.report import SCORECARD_COLUMNS, scorecard_cells
 from netarena.common.runner import QueryPlan, RunConfig, Runner, fresh_seed, plan_queries
 from netarena.common.stats import summarize
 
@@ -57,36 +58,19 @@ def _parse_params(pairs: list[str]) -> dict[str, Any]:
 
 
 def render_summary(summary: dict[str, Any]) -> Table:
-    """A rich table of a run summary: overall, per level and per label, with 95% CIs."""
+    """A rich table of a run summary: overall, per level and per label, with 95% CIs.
+
+    The headline column is ``solved safely`` (correct and safe); ``safe|changed`` is safety
+    among the episodes in which the agent changed something.
+    """
     table = Table(title=f"{summary['app']} · {summary['agent']} · seed {summary['seed']}")
-    for col in (
-        "group",
-        "n",
-        "correctness [95% CI]",
-        "safety [95% CI]",
-        "median s",
-        "turns",
-        "errors",
-    ):
+    for col in ("group", *SCORECARD_COLUMNS):
         table.add_column(col, justify="left" if col == "group" else "right", no_wrap=True)
-
-    def row(name: str, m: dict[str, Any]) -> None:
-        c, s = m["correctness"], m["safety"]
-        table.add_row(
-            name,
-            str(m["queries"]),
-            f"{c['rate']:.3f} [{c['ci95'][0]:.3f}, {c['ci95'][1]:.3f}]",
-            f"{s['rate']:.3f} [{s['ci95'][0]:.3f}, {s['ci95'][1]:.3f}]",
-            f"{m['latency']['median_s']:.3f}",
-            f"{m['latency']['mean_turns']:.1f}",
-            str(m["errors"]),
-        )
-
-    row("all", summary)
+    table.add_row(*scorecard_cells("all", summary))
     for level, m in summary["by_level"].items():
-        row(f"level {level}", m)
+        table.add_row(*scorecard_cells(f"level {level}", m))
     for label, m in summary["by_label"].items():
-        row(f"  {label}", m)
+        table.add_row(*scorecard_cells(f"  {label}", m))
     return table
 
 
@@ -170,7 +154,7 @@ def run(
         typer.echo(json.dumps(summary, indent=2))
     else:
         wide = Console()
-        wide.width = max(wide.width, 112)  # keep each interval on one line in logs and pipes
+        wide.width = max(wide.width, 180)  # keep each interval on one line in logs and pipes
         wide.print(render_summary(summary))
 
 

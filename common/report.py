@@ -23,6 +23,8 @@ from netarena.common.stats import overlap, summarize
 from netarena.common.types import QueryResult
 
 __all__ = [
+    "SCORECARD_COLUMNS",
+    "scorecard_cells",
     "Report",
     "load_results",
     "run_summaries",
@@ -35,6 +37,9 @@ __all__ = [
 ]
 
 log = logging.getLogger(__name__)
+
+OVERLAP_METRICS = ("solved_safely", "correctness", "safety")
+"""Metrics whose interval overlap between agents a report shows."""
 
 
 @dataclass(frozen=True)
@@ -131,13 +136,15 @@ def overlap_matrix(runs: Sequence[dict[str, Any]], metric: str) -> list[list[flo
 
     Args:
         runs: Summaries of one app, one per agent; rows and columns follow their order.
-        metric: ``"correctness"`` or ``"safety"``.
+        metric: A rate of the summaries (``"solved_safely"``, ``"correctness"``, ...).
     """
     cis = [run[metric]["ci95"] for run in runs]
     return [[round(overlap(a, b), 4) for b in cis] for a in cis]
 
 
 def _fmt_rate(stat: dict[str, Any]) -> str:
+    if stat.get("rate") is None:
+        return "n/a"
     lo, hi = stat["ci95"]
     return f"{stat['rate']:.3f} [{lo:.3f}, {hi:.3f}]"
 
@@ -150,13 +157,34 @@ def _table(rows: list[list[str]]) -> list[str]:
     return lines
 
 
-_HEAD = ["agent", "n", "correctness [95% CI]", "safety [95% CI]", "median s", "turns", "errors"]
+SCORECARD_COLUMNS = (
+    "n",
+    "solved safely [95% CI]",
+    "correct [95% CI]",
+    "safe [95% CI]",
+    "safe|changed [95% CI]",
+    "changed",
+    "median s",
+    "turns",
+    "errors",
+)
+"""The scorecard's columns after the name: the headline (correct and safe) first, then the
+raw rates, safety among episodes that changed something (``safe|changed``) and how often
+the agent changed something."""
 
 
-def _row(name: str, m: dict[str, Any]) -> list[str]:
-    return [name, str(m["queries"]), _fmt_rate(m["correctness"]), _fmt_rate(m["safety"]),
+def scorecard_cells(name: str, m: dict[str, Any]) -> list[str]:
+    """One scorecard row (``name`` then ``SCORECARD_COLUMNS``) of a summary or breakdown."""
+    changed = m.get("changed") or {"n": 0}
+    return [name, str(m["queries"]), _fmt_rate(m["solved_safely"]), _fmt_rate(m["correctness"]),
+            _fmt_rate(m["safety"]), _fmt_rate(m["safety_when_changed"]),
+            f"{changed['rate']:.2f}" if changed["n"] else "n/a",
             f"{m['latency']['median_s']:.3f}", f"{m['latency']['mean_turns']:.1f}",
             str(m["errors"])]
+
+
+_HEAD = ["agent", *SCORECARD_COLUMNS]
+_row = scorecard_cells
 
 
 def breakdown_order(results: Sequence[QueryResult]) -> dict[str, dict[str, list[str]]]:
@@ -186,7 +214,11 @@ def render_text(by_app: dict[str, list[dict[str, Any]]],
         by_app: App → run summaries (``run_summaries``).
         order: Breakdown display order (``breakdown_order``); alphabetical when absent.
     """
-    out: list[str] = ["NetArena report (rates with 95% Wilson intervals)", ""]
+    out: list[str] = [
+        "NetArena report (rates with 95% Wilson intervals; headline: solved safely = correct "
+        "and safe; safe|changed: safety among episodes where the agent changed something)",
+        "",
+    ]
     for app, runs in sorted(by_app.items()):
         out += [f"== {app} ==", ""]
         out += _table([_HEAD] + [_row(run["agent"], run) for run in runs]) + [""]
@@ -199,7 +231,7 @@ def render_text(by_app: dict[str, list[dict[str, Any]]],
                          for run in runs if group in run[key]]
             out += [f"-- per {title} --", *_table(rows), ""]
         agents = [run["agent"] for run in runs]
-        for metric in ("correctness", "safety"):
+        for metric in OVERLAP_METRICS:
             matrix = overlap_matrix(runs, metric)
             rows = [[f"{metric} overlap", *agents]]
             rows += [[a, *(f"{v:.2f}" for v in row)] for a, row in zip(agents, matrix, strict=True)]
@@ -239,7 +271,7 @@ def write_report(results: Sequence[QueryResult], out_dir: Path,
     overall = plot_rates(by_app, out_dir / "rates.png")
     for app, runs in by_app.items():
         agents = [run["agent"] for run in runs]
-        matrices = overlaps[app] = {m: overlap_matrix(runs, m) for m in ("correctness", "safety")}
+        matrices = overlaps[app] = {m: overlap_matrix(runs, m) for m in OVERLAP_METRICS}
         plots[app] = [
             plot_breakdown(app, runs, "by_level", out_dir / f"{_slug(app)}-levels.png",
                            order[app]["by_level"]),

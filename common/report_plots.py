@@ -22,14 +22,27 @@ from matplotlib.axes import Axes  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 from matplotlib.typing import ColorType  # noqa: E402
 
-__all__ = ["METRICS", "plot_rates", "plot_breakdown", "plot_overlap"]
+__all__ = ["METRICS", "BREAKDOWN_METRICS", "plot_rates", "plot_breakdown", "plot_overlap"]
 
 log = logging.getLogger(__name__)
 
-#: The rate metrics a report plots, in display order.
-METRICS: tuple[str, ...] = ("correctness", "safety")
+#: The rate metrics a report plots per agent, headline first.
+METRICS: tuple[str, ...] = ("solved_safely", "correctness", "safety", "safety_when_changed")
+#: The rate metrics of the per-level and per-label panels.
+BREAKDOWN_METRICS: tuple[str, ...] = ("solved_safely", "correctness", "safety")
 
-_METRIC_STYLE = {"correctness": ("o", "#1f77b4"), "safety": ("s", "#d62728")}
+_METRIC_STYLE = {
+    "solved_safely": ("D", "#2ca02c"),
+    "correctness": ("o", "#1f77b4"),
+    "safety": ("s", "#d62728"),
+    "safety_when_changed": ("^", "#9467bd"),
+}
+_METRIC_TITLE = {
+    "solved_safely": "solved safely (correct and safe)",
+    "correctness": "correct",
+    "safety": "safe",
+    "safety_when_changed": "safe when it changed something",
+}
 _AGENT_COLOURS: list[ColorType] = matplotlib.color_sequences["tab10"]  # the tab10 colormap's
 _DPI = 110
 
@@ -40,7 +53,9 @@ def _agent_colour(index: int) -> ColorType:
 
 def _whisker(ax: Axes, y: float, stat: dict[str, Any], *, marker: str, colour: ColorType,
              label: str | None = None, annotate: bool = True) -> None:
-    """One horizontal dot-and-whisker: the rate and its Wilson 95% interval."""
+    """One horizontal dot-and-whisker: the rate and its Wilson 95% interval (none if n/a)."""
+    if stat.get("rate") is None:
+        return
     rate, (lo, hi) = stat["rate"], stat["ci95"]
     ax.errorbar(rate, y, xerr=[[max(0.0, rate - lo)], [max(0.0, hi - rate)]], fmt=marker,
                 color=colour, ecolor=colour, elinewidth=2, capsize=4, markersize=7, label=label)
@@ -74,21 +89,26 @@ def plot_rates(by_app: dict[str, list[dict[str, Any]]], path: Path) -> Path:
         ``path``.
     """
     apps = sorted(by_app)
-    height = max(2.2, 0.9 + 0.75 * max(len(by_app[a]) for a in apps))
+    height = max(2.6, 1.1 + 1.0 * max(len(by_app[a]) for a in apps))
     fig, axes = plt.subplots(len(apps), 1, figsize=(9, height * len(apps)), squeeze=False)
     for ax, app in zip(axes[:, 0], apps, strict=True):
         runs = by_app[app]
+        step = 0.72 / len(METRICS)
+        labelled: set[str] = set()
         for i, summary in enumerate(runs):
             for j, metric in enumerate(METRICS):
                 marker, colour = _METRIC_STYLE[metric]
-                _whisker(ax, i - 0.18 + 0.36 * j, summary[metric], marker=marker, colour=colour,
-                         label=metric if i == 0 else None)
+                first = metric not in labelled and summary[metric].get("rate") is not None
+                _whisker(ax, i - 0.36 + step * (j + 0.5), summary[metric], marker=marker,
+                         colour=colour, label=_METRIC_TITLE[metric] if first else None)
+                labelled |= {metric} if first else set()
         ax.set_yticks(range(len(runs)))
         ax.set_yticklabels([f"{s['agent']}\n(n={s['queries']})" for s in runs], fontsize=9)
         ax.set_ylim(len(runs) - 0.5, -0.5)
         _rate_axis(ax)
         ax.set_title(f"{app}: rate with 95% Wilson interval", fontsize=11, loc="left")
-        ax.legend(loc="lower right", bbox_to_anchor=(1.0, 1.0), ncol=2, fontsize=8, frameon=False)
+        ax.legend(loc="lower right", bbox_to_anchor=(1.0, 1.0), ncol=2, fontsize=8,
+                  frameon=False)
     axes[-1, 0].set_xlabel("rate")
     fig.tight_layout()
     return _save(fig, path)
@@ -111,10 +131,10 @@ def plot_breakdown(app: str, runs: Sequence[dict[str, Any]], key: str, path: Pat
     groups = list(groups or sorted({g for s in runs for g in s[key]}))
     n_agents = max(1, len(runs))
     row_h = 0.32 * n_agents + 0.25
-    fig, axes = plt.subplots(1, len(METRICS), figsize=(13, 1.6 + row_h * len(groups)),
-                             sharey=True, squeeze=False)
+    fig, axes = plt.subplots(1, len(BREAKDOWN_METRICS),
+                             figsize=(17, 1.6 + row_h * len(groups)), sharey=True, squeeze=False)
     step = 0.7 / n_agents
-    for ax, metric in zip(axes[0], METRICS, strict=True):
+    for ax, metric in zip(axes[0], BREAKDOWN_METRICS, strict=True):
         for i, summary in enumerate(runs):
             for gi, group in enumerate(groups):
                 if group not in summary[key]:
@@ -124,7 +144,7 @@ def plot_breakdown(app: str, runs: Sequence[dict[str, Any]], key: str, path: Pat
                          colour=_agent_colour(i), label=summary["agent"] if gi == 0 else None,
                          annotate=n_agents <= 3)
         _rate_axis(ax)
-        ax.set_title(metric, fontsize=11)
+        ax.set_title(_METRIC_TITLE[metric], fontsize=11)
         ax.set_xlabel("rate with 95% Wilson interval")
         for gi in range(1, len(groups)):
             ax.axhline(gi - 0.5, color="#dddddd", linewidth=0.8)

@@ -294,6 +294,7 @@ class Runner:
             agent=self.agent.name,
             correct=correct,
             safe=bool(score and score.safe),
+            changed=score.changed if score else None,
             latency_s=round(time.perf_counter() - started, 6),
             agent_latency_s=round(agent_s, 6),
             turns=turns,

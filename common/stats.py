@@ -2,6 +2,12 @@
 
 Rates get a Wilson score interval (well-behaved at 0 and 1 and for small N) and, for
 comparison with the NetArena paper, the Wald interval p ± z·sqrt(p(1−p)/N).
+
+Headline: ``solved_safely`` (correct *and* safe) leads every summary, because correctness
+and safety alone each flatter a strategy (doing nothing is perfectly safe; a destructive fix
+can be correct). ``safety_when_changed`` is safety among the episodes in which the agent
+changed something, so an agent cannot look safe by acting rarely; ``changed`` is how often
+it acted.
 """
 
 from __future__ import annotations
@@ -14,9 +20,18 @@ from typing import Any
 
 from netarena.common.types import QueryResult
 
-__all__ = ["Z95", "wilson", "wald", "overlap", "rate", "latency", "summarize"]
+__all__ = ["Z95", "RATES", "wilson", "wald", "overlap", "rate", "latency", "summarize"]
 
 Z95 = 1.959963984540054
+
+RATES: tuple[str, ...] = (
+    "solved_safely",
+    "correctness",
+    "safety",
+    "safety_when_changed",
+    "changed",
+)
+"""The rates of a summary, headline first."""
 
 
 def wilson(k: int, n: int, z: float = Z95) -> tuple[float, float]:
@@ -101,13 +116,21 @@ def _metrics(results: Sequence[QueryResult]) -> dict[str, Any]:
     """Rates over scored queries only.
 
     Unscored ones (the emulator failed before the agent acted) say nothing about the
-    agent, so they are only counted.
+    agent, so they are only counted. ``safety_when_changed`` counts episodes whose agent
+    changed something (``changed`` true); its ``rate`` is ``None`` when there were none.
+    ``changed`` is over the episodes whose app could tell (``changed`` not ``None``).
     """
     scored = [r for r in results if r.scored]
+    acted = rate([r.safe for r in scored if r.changed])
+    if not acted["n"]:
+        acted["rate"] = None
     return {
         "queries": len(results),
+        "solved_safely": rate([r.correct and r.safe for r in scored]),
         "correctness": rate([r.correct for r in scored]),
         "safety": rate([r.safe for r in scored]),
+        "safety_when_changed": acted,
+        "changed": rate([bool(r.changed) for r in scored if r.changed is not None]),
         "latency": latency(scored),
         "errors": sum(1 for r in results if r.error),
         "unscored": len(results) - len(scored),
@@ -120,9 +143,10 @@ def summarize(
     """The run summary printed by ``netarena run --json`` and sent as the A2A summary part.
 
     Returns:
-        ``{"kind": "summary", "app", "agent", "seed", "queries", "correctness", "safety",
-        "latency", "errors", "unscored", "by_level", "by_label"}``; each rate carries
-        ``ci95`` and its ``n`` counts scored queries only.
+        ``{"kind": "summary", "app", "agent", "seed", "queries", "solved_safely",
+        "correctness", "safety", "safety_when_changed", "changed", "latency", "errors",
+        "unscored", "by_level", "by_label"}``; each rate carries ``ci95`` (Wilson),
+        ``wald95``, ``k`` and ``n`` (scored queries only).
     """
     return {
         "kind": "summary",

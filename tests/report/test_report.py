@@ -84,7 +84,7 @@ def test_html_links_every_plot_and_names_agents(report) -> None:
         assert f'src="{png.name}"' in html
     for agent in ("toy-reference", "toy-half", "null"):
         assert agent in html
-    assert html.count("<table>") == 1 + 2 + 2  # overall, level, label, two overlap tables
+    assert html.count("<table>") == 1 + 2 + 3  # overall, level, label, three overlap tables
 
 
 def test_load_results_accepts_dirs_and_deduplicates(toy_results: list[Path]) -> None:
