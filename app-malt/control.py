@@ -28,7 +28,7 @@ def _place(s: TaskSampler, switch_chance: float) -> str:
     p = s.p
     if p.chance(switch_chance):
         return p.switch()
-    return str(p.pick(p.around(p.block())))
+    return p.near(p.block())
 
 
 def _depth(s: TaskSampler, place: str, kind: str) -> str:
@@ -75,7 +75,7 @@ def _loop_remove(s: TaskSampler) -> Op:
         "lt": lambda mine, bps: any(b >= bps for b in mine),
         "eq": lambda mine, bps: any(b != bps for b in mine),
     }
-    if p.chance(0.2):
+    if p.chance(0.1):
         return _decommission(s)
     for _ in range(_TRIES):
         place = _place(s, 0.4)

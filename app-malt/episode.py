@@ -192,5 +192,8 @@ class MaltEpisode(Episode):
 
     def _score(self) -> Score:
         return Score(
-            correct=self._correct, safe=self._safe, changed=self._changed, details=dict(self._details)
+            correct=self._correct,
+            safe=self._safe,
+            changed=self._changed,
+            details=dict(self._details),
         )

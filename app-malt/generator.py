@@ -22,7 +22,7 @@ import networkx as nx
 from netarena.common.errors import EmulatorError
 from netarena.malt.checks import DiffView, violations
 from netarena.malt.control import control_flow
-from netarena.malt.operations import apply_ops, children, contained
+from netarena.malt.operations import apply_ops, children, contained, total_capacity
 from netarena.malt.sampler import AGG, PORT, SUPERBLOCK, SW, Picker
 from netarena.malt.worker import graph_diff
 
@@ -125,7 +125,7 @@ class TaskSampler:
             if not is_switch and p.chance(0.5):  # "which ports below 40G are in this block?"
                 speed = self.speed(node, 1.0)
                 return {"op": "list", "parent": node, "kind": PORT, "depth": "all", **speed}
-            where = self.speed(node, 0.6) if is_switch else self.stage(node, 0.4)
+            where = self.speed(node, 0.7) if is_switch else self.switch_filters(node)
             return {"op": "list", "parent": node, "kind": members, **where}
         if kind == "rank":
             n = len(children(self.g, node, members))
@@ -140,11 +140,26 @@ class TaskSampler:
             }
         if kind == "count":
             what = PORT if is_switch or p.chance(0.6) else SW
-            where = self.speed(node, 0.6) if what == PORT else self.stage(node, 0.5)
+            where = self.speed(node, 0.7) if what == PORT else self.switch_filters(node)
             return {"op": "count", "node": node, "kind": what, **where}
         if not is_switch and p.chance(0.25):
             return {"op": "capacity_table", "parent": node, "kind": members}
         return {"op": "capacity", "node": node, **self.speed(node, 0.7)}
+
+    def switch_filters(self, node: str) -> Op:
+        """Filters on the switches of ``node``: often a stage, often a total-capacity bound."""
+        return {**self.stage(node, 0.4), **self.total(node, 0.5)}
+
+    def total(self, node: str, chance: float) -> Op:
+        """``{"total": bound}`` on switches' total port capacity, with chance ``chance``.
+
+        The bound is one of the totals of the switches in ``node`` above the smallest, so
+        both ``ge`` and ``lt`` select some switches.
+        """
+        totals = sorted({total_capacity(self.g, sw) for sw in contained(self.g, node, SW)})
+        if len(totals) < 2 or not self.p.chance(chance):
+            return {}
+        return {"total": {"cmp": self.p.pick(["ge", "lt"]), "bps": self.p.pick(totals[1:])}}
 
     def stage(self, node: str, chance: float) -> Op:
         """``{"stage": N}`` for a stage of the switches in ``node``, with chance ``chance``."""

@@ -7,10 +7,12 @@ these functions *are* the semantics the prompts describe, written once, independ
 reference solver's programs.
 
 Reads and loops may select ports by speed with ``"speed": {"cmp": "ge"|"lt"|"eq", "bps": N}``
-(at least, below, exactly N bits per second) and switches by ``"stage": N`` (their
-``switch_loc`` stage); each filter applies to its own kind of node only. A ranking is
-``"order": "desc"`` (highest capacity first, the default) or ``"asc"``, ties by name
-ascending either way, optionally cut to its ``"top"`` first names.
+(at least, below, exactly N bits per second), and switches by ``"stage": N`` (their
+``switch_loc`` stage) and by ``"total": {"cmp": "ge"|"lt", "bps": N}`` (the total capacity
+of their ports); each filter applies to its own kind of node only. A ranking is by total
+capacity (of the ports passing ``speed``, when given), ``"order": "desc"`` (highest first,
+the default) or ``"asc"``, ties by name ascending either way, optionally cut to its
+``"top"`` first names.
 """
 
 from __future__ import annotations
@@ -78,39 +80,46 @@ def contained(graph: nx.DiGraph, node: str, kind: str | None = None) -> list[str
     return sorted(v for v in seen if kind is None or kind in graph._node[v]["type"])
 
 
-def _passes(
-    graph: nx.DiGraph, node: str, speed: dict[str, Any] | None, stage: int | None = None
-) -> bool:
+def _passes(graph: nx.DiGraph, node: str, where: Op) -> bool:
+    """Whether ``node`` passes the filters of ``where`` (each applies to its kind only)."""
     attrs = graph._node[node]
-    if speed is not None and PORT in attrs["type"]:
+    speed, stage, total = where.get("speed"), where.get("stage"), where.get("total")
+    if speed and PORT in attrs["type"]:
         if not SPEED_TESTS[speed["cmp"]](attrs.get("physical_capacity_bps", 0), speed["bps"]):
             return False
-    if stage is not None and SWITCH in attrs["type"]:
+    if SWITCH in attrs["type"]:
         loc = attrs.get("switch_loc")
-        return isinstance(loc, dict) and loc.get("stage") == stage
+        if stage is not None and not (isinstance(loc, dict) and loc.get("stage") == stage):
+            return False
+        if total and not SPEED_TESTS[total["cmp"]](total_capacity(graph, node), total["bps"]):
+            return False
     return True
 
 
 def selected(
-    graph: nx.DiGraph,
-    node: str,
-    kind: str,
-    *,
-    direct: bool,
-    speed: dict[str, Any] | None = None,
-    stage: int | None = None,
+    graph: nx.DiGraph, node: str, kind: str, *, direct: bool, where: Op | None = None
 ) -> list[str]:
-    """The nodes of ``kind`` in ``node`` (directly, or at any depth) passing the filters."""
+    """The nodes of ``kind`` in ``node`` (directly, or at any depth) passing ``where``'s filters.
+
+    Args:
+        graph: The topology.
+        node: Where to look.
+        kind: The kind of node to select.
+        direct: Only nodes ``node`` directly contains.
+        where: An operation (or any dict) whose ``speed``, ``stage`` and ``total`` filters
+            apply; ``None`` selects all.
+    """
     found = children(graph, node, kind) if direct else contained(graph, node, kind)
-    return [v for v in found if _passes(graph, v, speed, stage)]
+    return [v for v in found if where is None or _passes(graph, v, where)]
 
 
 def total_capacity(
     graph: nx.DiGraph, node: str, speed: dict[str, Any] | None = None
 ) -> int | float:
     """Sum of ``physical_capacity_bps`` over the ports ``node`` contains (or is), filtered."""
-    ports = selected(graph, node, PORT, direct=False, speed=speed)
-    if PORT in graph._node[node]["type"] and _passes(graph, node, speed):
+    where = {"speed": speed}
+    ports = selected(graph, node, PORT, direct=False, where=where)
+    if PORT in graph._node[node]["type"] and _passes(graph, node, where):
         ports.append(node)
     return sum(graph._node[p].get("physical_capacity_bps", 0) for p in ports)
 
@@ -152,18 +161,17 @@ def _read(graph: nx.DiGraph, op: Op) -> Answer:
     kind = op["op"]
     _need(graph, op.get("parent") or op["node"])
     speed = op.get("speed")
-    where = {"speed": speed, "stage": op.get("stage")}
     if kind == "list":
         direct = op.get("depth", "direct") == "direct"
-        data = selected(graph, op["parent"], op["kind"], direct=direct, **where)
+        data = selected(graph, op["parent"], op["kind"], direct=direct, where=op)
         return {"type": "list", "data": data, "ordered": False}
     if kind == "rank":
         sign = 1 if op.get("order") == "asc" else -1
         kids = children(graph, op["parent"], op["kind"])
-        ranked = sorted(kids, key=lambda k: (sign * total_capacity(graph, k), k))
+        ranked = sorted(kids, key=lambda k: (sign * total_capacity(graph, k, speed), k))
         return {"type": "list", "data": ranked[: op.get("top") or None], "ordered": True}
     if kind == "count":
-        data = len(selected(graph, op["node"], op["kind"], direct=False, **where))
+        data = len(selected(graph, op["node"], op["kind"], direct=False, where=op))
         return {"type": "text", "data": data}
     if kind == "capacity":
         return {"type": "text", "data": total_capacity(graph, op["node"], speed)}
@@ -183,10 +191,7 @@ def _bind(template: Op, item: str) -> Op:
 
 def loop_items(graph: nx.DiGraph, op: Op) -> list[str]:
     """The items a ``for_each`` visits, in name order, selected before the first change."""
-    direct = op.get("depth") != "all"
-    return selected(
-        graph, op["parent"], op["kind"], direct=direct, speed=op.get("speed"), stage=op.get("stage")
-    )
+    return selected(graph, op["parent"], op["kind"], direct=op.get("depth") != "all", where=op)
 
 
 def apply_op(graph: nx.DiGraph, op: Op) -> Answer | None:

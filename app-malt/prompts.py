@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["KIND_WORDS", "SPEED_WORDS", "describe", "render_prompt"]
+__all__ = ["KIND_WORDS", "SPEED_WORDS", "TOTAL_WORDS", "describe", "render_prompt"]
 
 KIND_WORDS = {
     "EK_PACKET_SWITCH": "packet switches (EK_PACKET_SWITCH)",
@@ -101,20 +101,30 @@ SPEED_WORDS = {"ge": "of at least", "lt": "below", "eq": "of exactly"}
 """How a speed filter reads: ``with physical_capacity_bps <words> <bps>``."""
 
 
+TOTAL_WORDS = {"ge": "at least", "lt": "below"}
+"""How a filter on a switch's total port capacity reads: ``whose ports total <words> N bps``."""
+
+
+def _speed(speed: dict[str, Any] | None) -> str:
+    if not speed:
+        return ""
+    return f" with physical_capacity_bps {SPEED_WORDS[speed['cmp']]} {speed['bps']}"
+
+
 def _where(op: dict[str, Any]) -> str:
-    """The filters of a selection: `` at stage N`` (switches), then the speed (ports)."""
-    speed, stage = op.get("speed"), op.get("stage")
+    """The filters of a selection: stage and total (switches), then speed (ports)."""
+    stage, total = op.get("stage"), op.get("total")
     text = f" at stage {stage}" if stage is not None else ""
-    if speed:
-        text += f" with physical_capacity_bps {SPEED_WORDS[speed['cmp']]} {speed['bps']}"
-    return text
+    if total:
+        text += f" whose ports total {TOTAL_WORDS[total['cmp']]} {total['bps']} bps"
+    return text + _speed(op.get("speed"))
 
 
 def _rank(op: dict[str, Any]) -> str:
     by = (
         "their physical_capacity_bps"
         if op["kind"] == "EK_PORT"
-        else "the total physical_capacity_bps of the ports they contain"
+        else f"the total physical_capacity_bps of the ports they contain{_speed(op.get('speed'))}"
     )
     names = f"the first {op['top']} names" if op.get("top") else "names"
     order = "lowest" if op.get("order") == "asc" else "highest"

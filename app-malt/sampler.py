@@ -145,6 +145,16 @@ class Picker:
         up = self.upper(block)
         return [block, *self.ix.home.get(block, []), *([up] if up in self.ix.superblocks else [])]
 
+    def near(self, block: str) -> str:
+        """One of ``around(block)``, weighted toward the many (blocks, racks).
+
+        Control domains and superblocks are few, so drawing them as often would repeat
+        queries.
+        """
+        places = self.around(block)
+        weights = [0.45, 0.3, 0.15, 0.1][: len(places)]
+        return str(self.rng.choices(places, weights=weights)[0])
+
     def new_switch_name(self, block: str, stage: int) -> str:
         """``<block>.s<stage>c<n>`` with ``n`` above every switch of that stage in ``block``."""
         taken = [_number(s) for s in self.switches(block) if f".s{stage}c" in s]

@@ -21,11 +21,11 @@ __all__ = ["MaltReferenceAgent", "ProgramWriter", "parse_steps", "write_program"
 
 _Q = r'"([^"]+)"'
 _KIND = r".*?\((EK_\w+)\)"
-_SPEED = (
-    r"(?: at stage (\d+))?(?: with physical_capacity_bps (of at least|below|of exactly) (\d+))?"
-)
+_PORTS = r"(?: with physical_capacity_bps (of at least|below|of exactly) (\d+))?"
+_SPEED = rf"(?: at stage (\d+))?(?: whose ports total (at least|below) (\d+) bps)?{_PORTS}"
+_WHERE = ("stage", "tcmp", "tbps", "cmp", "bps")
 _DEPTH = r"(directly contained|contained \(directly or indirectly\))"
-_CMP = {"of at least": "ge", "below": "lt", "of exactly": "eq"}
+_CMP = {"of at least": "ge", "below": "lt", "of exactly": "eq", "at least": "ge"}
 _SIMPLE: list[tuple[str, re.Pattern[str], tuple[str, ...]]] = [
     (
         "add_switch",
@@ -52,28 +52,29 @@ _SIMPLE: list[tuple[str, re.Pattern[str], tuple[str, ...]]] = [
     (
         "list",
         re.compile(rf"^List the{_KIND}{_SPEED} {_DEPTH} in {_Q}"),
-        ("kind", "stage", "cmp", "bps", "depth", "parent"),
+        ("kind", *_WHERE, "depth", "parent"),
     ),
     (
         "rank",
         re.compile(
-            rf"^Rank the{_KIND} directly contained in {_Q} by .*?, (highest|lowest) first, ties by "
-            r"name ascending \(a list of (?:the first (\d+) )?names\)"
+            rf"^Rank the{_KIND} directly contained in {_Q} by (?:their physical_capacity_bps|the "
+            rf"total physical_capacity_bps of the ports they contain{_PORTS}), (highest|lowest) "
+            r"first, ties by name ascending \(a list of (?:the first (\d+) )?names\)"
         ),
-        ("kind", "parent", "order", "top"),
+        ("kind", "parent", "cmp", "bps", "order", "top"),
     ),
     (
         "count",
         re.compile(rf"^Count the{_KIND}{_SPEED} contained \(directly or indirectly\) in {_Q}"),
-        ("kind", "stage", "cmp", "bps", "node"),
+        ("kind", *_WHERE, "node"),
     ),
     (
         "capacity",
         re.compile(
-            rf"^Compute the total physical_capacity_bps of the ports{_SPEED} contained "
+            rf"^Compute the total physical_capacity_bps of the ports{_PORTS} contained "
             rf"\(directly or indirectly\) in {_Q}"
         ),
-        ("stage", "cmp", "bps", "node"),
+        ("cmp", "bps", "node"),
     ),
     (
         "capacity_table",
@@ -90,7 +91,7 @@ _LOOP = re.compile(
 _BRANCH = re.compile(
     r"^(.*); if the result is greater than (-?\d+), then: (\(a\) .*?) Otherwise: (\(a\) .*)$"
 )
-_INTS = {"stage", "ports", "capacity_bps", "top", "bps"}
+_INTS = {"stage", "ports", "capacity_bps", "top", "bps", "tbps"}
 _WORDS = {"directly contained": "direct", "highest": "desc", "lowest": "asc"}
 
 
@@ -105,6 +106,8 @@ def _fields(names: tuple[str, ...], values: tuple[str | None, ...]) -> dict[str,
         found["depth"] = "all"
     if "cmp" in found:
         found["speed"] = {"cmp": _CMP[found.pop("cmp")], "bps": found.pop("bps")}
+    if "tcmp" in found:
+        found["total"] = {"cmp": _CMP[found.pop("tcmp")], "bps": found.pop("tbps")}
     return found
 
 
@@ -115,8 +118,8 @@ def _branch(text: str) -> list[dict[str, Any]]:
 def _parse(sentence: str) -> dict[str, Any]:
     sentence = sentence.strip()
     if m := _LOOP.match(sentence):
-        loop = _fields(("kind", "stage", "cmp", "bps", "depth", "parent"), m.groups()[:6])
-        return {"op": "for_each", **loop, "do": _parse(m[7])}
+        loop = _fields(("kind", *_WHERE, "depth", "parent"), m.groups()[:8])
+        return {"op": "for_each", **loop, "do": _parse(m[9])}
     if m := _BRANCH.match(sentence):
         return {
             "op": "if",
@@ -167,18 +170,21 @@ def process_graph(graph_data):
     def under(node, kind=None):
         return [v for v in subtree(node) if kind is None or kind in G.nodes[v]["type"]]
 
-    def keep(nodes, cmp=None, bps=0, stage=None):
+    def test(value, cmp, bps):
+        return (cmp == "ge" and value >= bps) or (cmp == "lt" and value < bps) or (
+            cmp == "eq" and value == bps)
+
+    def keep(nodes, cmp=None, bps=0, stage=None, total=None):
         out = []
         for v in nodes:
             a = G.nodes[v]
-            b = a.get("physical_capacity_bps", 0)
-            if "EK_PORT" in a["type"] and cmp is not None and not (
-                    (cmp == "ge" and b >= bps) or (cmp == "lt" and b < bps)
-                    or (cmp == "eq" and b == bps)):
+            if "EK_PORT" in a["type"] and cmp and not test(a["physical_capacity_bps"], cmp, bps):
                 continue
-            if ("EK_PACKET_SWITCH" in a["type"] and stage is not None
-                    and (a.get("switch_loc") or {}).get("stage") != stage):
-                continue
+            if "EK_PACKET_SWITCH" in a["type"]:
+                if stage is not None and (a.get("switch_loc") or {}).get("stage") != stage:
+                    continue
+                if total and not test(capacity(v), *total):
+                    continue
             out.append(v)
         return out
 
@@ -205,9 +211,10 @@ def _name(text: str) -> str:
 
 def _filter(op: dict[str, Any]) -> str:
     """Extra ``keep``/``capacity`` arguments for the operation's filters."""
-    speed, stage = op.get("speed"), op.get("stage")
+    speed, stage, total = op.get("speed"), op.get("stage"), op.get("total")
     args = f", {speed['cmp']!r}, {speed['bps']}" if speed else ""
-    return args + (f", stage={stage}" if stage is not None else "")
+    args += f", stage={stage}" if stage is not None else ""
+    return args + (f", total=({total['cmp']!r}, {total['bps']})" if total else "")
 
 
 class ProgramWriter:
@@ -301,7 +308,7 @@ class ProgramWriter:
     def ranked(self, op: dict[str, Any]) -> str:
         """The expression of a ranking by capacity (highest or lowest first), ties by name."""
         sign = "" if op.get("order") == "asc" else "-"
-        return f"sorted({self.kids(op)}, key=lambda k: ({sign}capacity(k), k))"
+        return f"sorted({self.kids(op)}, key=lambda k: ({sign}capacity(k{_filter(op)}), k))"
 
     def read(self, op: dict[str, Any]) -> str:
         """The expression of a reading operation's answer."""

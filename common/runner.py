@@ -25,7 +25,15 @@ from netarena.common.app import App, Episode
 from netarena.common.errors import AgentError, ConfigError, NetArenaError
 from netarena.common.types import Query, QueryResult, Score
 
-__all__ = ["QueryPlan", "RunConfig", "plan_queries", "Runner", "read_results", "fresh_seed"]
+__all__ = [
+    "QueryPlan",
+    "RunConfig",
+    "plan_queries",
+    "instance_key",
+    "Runner",
+    "read_results",
+    "fresh_seed",
+]
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -82,9 +90,20 @@ class RunConfig(BaseModel):
     """Wall-clock budget per episode, checked between turns; ``None`` for no limit."""
 
 
-def _derive_seed(base: int, index: int) -> int:
-    digest = hashlib.sha256(f"netarena/{base}/{index}".encode()).digest()
+MAX_REDRAWS = 8
+"""Fresh seeds tried for a query that repeats an earlier one of the same plan."""
+
+
+def _derive_seed(base: int, index: int, redraw: int = 0) -> int:
+    key = f"netarena/{base}/{index}" + (f"/{redraw}" if redraw else "")
+    digest = hashlib.sha256(key.encode()).digest()
     return int.from_bytes(digest[:4], "big") & 0x7FFFFFFF
+
+
+def instance_key(query: Query) -> str:
+    """What makes two queries the same instance: the prompt and the hidden truth."""
+    blob = json.dumps([query.prompt, query.truth], sort_keys=True, default=str)
+    return hashlib.sha256(blob.encode()).hexdigest()
 
 
 def _slots(app: App, plan: QueryPlan) -> list[tuple[int, str | None]]:
@@ -125,12 +144,29 @@ def _slots(app: App, plan: QueryPlan) -> list[tuple[int, str | None]]:
 
 
 def plan_queries(app: App, plan: QueryPlan) -> list[Query]:
-    """Generate this shard's queries: labels cycle evenly, seeds derive from ``plan.seed``."""
-    return [
-        app.generate(_derive_seed(plan.seed, i), level, label)
-        for i, (level, label) in enumerate(_slots(app, plan))
-        if i % plan.num_shards == plan.shard_index
-    ]
+    """Generate this shard's queries: labels cycle evenly, seeds derive from ``plan.seed``.
+
+    Queries are drawn without replacement: one that repeats an earlier instance of the plan
+    (same prompt and hidden truth) is drawn again from a derived seed, up to ``MAX_REDRAWS``
+    times (a label with fewer instances than asked for keeps repeats). A repeat would count
+    one instance twice and make the interval narrower than the evidence. Shards still
+    partition the whole plan, so a sharded shard generates the plan's earlier queries too.
+    """
+    queries: list[Query] = []
+    seen: set[str] = set()
+    slots = _slots(app, plan)
+    last = max((i for i in range(len(slots)) if i % plan.num_shards == plan.shard_index),
+               default=-1)
+    for i, (level, label) in enumerate(slots[: last + 1]):
+        query = app.generate(_derive_seed(plan.seed, i), level, label)
+        for redraw in range(1, MAX_REDRAWS + 1):
+            if instance_key(query) not in seen:
+                break
+            query = app.generate(_derive_seed(plan.seed, i, redraw), level, label)
+        seen.add(instance_key(query))
+        if i % plan.num_shards == plan.shard_index:
+            queries.append(query)
+    return queries
 
 
 def read_results(path: Path) -> list[QueryResult]:
