@@ -82,7 +82,10 @@ def run(
     ] = "reference",
     queries: Annotated[int, typer.Option("--queries", "-n", min=1)] = 10,
     levels: Annotated[str, typer.Option(help="comma-separated levels")] = "1,2,3",
-    labels: Annotated[str | None, typer.Option(help="comma-separated labels")] = None,
+    labels: Annotated[
+        str | None,
+        typer.Option(help="comma-separated labels or label sets (malt: original)"),
+    ] = None,
     seed: Annotated[int | None, typer.Option(help="base seed (random when absent)")] = None,
     concurrency: Annotated[int, typer.Option(min=1)] = 4,
     max_turns: Annotated[int | None, typer.Option(min=1)] = None,

@@ -107,8 +107,12 @@ def instance_key(query: Query) -> str:
 
 
 def _slots(app: App, plan: QueryPlan) -> list[tuple[int, str | None]]:
-    """(level, label) for each query index, before sharding."""
-    wanted = set(plan.labels) if plan.labels else None
+    """(level, label) for each query index, before sharding.
+
+    A label-set name (``App.label_sets``) stands for its labels in the plan's levels.
+    """
+    wanted = set(app.expand_labels(plan.labels)) if plan.labels else None
+    explicit = {lb for lb in plan.labels or () if lb not in app.label_sets}
     per_level: dict[int, list[str]] = {}
     for level in plan.levels:
         if level not in app.labels:
@@ -117,7 +121,7 @@ def _slots(app: App, plan: QueryPlan) -> list[tuple[int, str | None]]:
         if labels:
             per_level[level] = labels
     if wanted is not None:
-        unknown = wanted - {lb for labels in per_level.values() for lb in labels}
+        unknown = explicit - {lb for labels in per_level.values() for lb in labels}
         if unknown:
             raise ConfigError(
                 f"{app.name}: labels {sorted(unknown)} are not in levels {list(plan.levels)}"
