@@ -16,6 +16,7 @@ from rich.table import Table
 
 from netarena.common.agents import make_agent
 from netarena.common.app import load_app
+from netarena.common.cli_validity import register as register_validity_commands
 from netarena.common.errors import ConfigError
 from netarena.common.report import SCORECARD_COLUMNS, scorecard_cells
 from netarena.common.runner import QueryPlan, RunConfig, Runner, fresh_seed, plan_queries
@@ -78,7 +79,7 @@ def render_summary(summary: dict[str, Any]) -> Table:
 def run(
     app_name: Annotated[str, typer.Argument(metavar="APP", help="malt, route or k8s")],
     agent: Annotated[
-        str, typer.Option(help="reference, null, litellm:MODEL or an A2A URL")
+        str, typer.Option(help="reference, null, baseline:NAME, litellm:MODEL or an A2A URL")
     ] = "reference",
     queries: Annotated[int, typer.Option("--queries", "-n", min=1)] = 10,
     levels: Annotated[str, typer.Option(help="comma-separated levels")] = "1,2,3",
@@ -216,7 +217,9 @@ def serve(
 
 @cli.command()
 def purple(
-    solver: Annotated[str, typer.Option(help="reference, litellm or null")] = "litellm",
+    solver: Annotated[
+        str, typer.Option(help="reference, litellm, null or baseline:NAME (with --app)")
+    ] = "litellm",
     app_name: Annotated[
         str | None, typer.Option("--app", help="app whose reference solver to serve")
     ] = None,
@@ -226,7 +229,7 @@ def purple(
     port: Annotated[int, typer.Option(help="port")] = 9019,
     card_url: Annotated[str | None, typer.Option(help="URL advertised in the agent card")] = None,
 ) -> None:
-    """Serve a purple agent over A2A: a LiteLLM model, an app's reference solver, or null."""
+    """Serve a purple agent over A2A: a LiteLLM model, an app's reference or baseline, or null."""
     from netarena.a2a_llm import from_env, purple_app
     from netarena.common.a2a import default_card_url
     from netarena.common.a2a import serve as serve_a2a
@@ -235,22 +238,27 @@ def purple(
     logging.basicConfig(level=logging.INFO)
     try:
         agent: Agent
-        if solver == "reference":
+        if solver == "reference" or solver.startswith("baseline:"):
             if not app_name:
-                raise ConfigError("--solver reference needs --app (one server per app)")
-            agent = load_app(app_name).reference_agent()
+                raise ConfigError(f"--solver {solver} needs --app (one server per app)")
+            agent = make_agent(solver, load_app(app_name))
         elif solver == "litellm":
             agent = from_env(strategy, model)
         elif solver == "null":
             agent = NullAgent()
         else:
-            raise ConfigError(f"unknown solver {solver!r}: use reference, litellm or null")
+            raise ConfigError(
+                f"unknown solver {solver!r}: use reference, litellm, null or baseline:NAME"
+            )
     except ConfigError as exc:
         err.print(f"[red]error:[/red] {exc}")
         raise typer.Exit(2) from exc
     url = card_url or default_card_url(host, port)
     err.print(f"netarena purple agent ({agent.name}) at {url}")
     serve_a2a(purple_app(agent, url), host, port)
+
+
+register_validity_commands(cli)
 
 
 def _add_app_commands() -> None:

@@ -243,6 +243,18 @@ def _slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]+", "_", text).strip("_") or "agent"
 
 
+def _power_figure(app: str, results: Sequence[QueryResult], path: Path) -> Path:
+    """The paper's interval-width-vs-N figure from this app's real runs (solved safely)."""
+    from netarena.common.power import curves, flags
+    from netarena.common.report_plots import plot_power
+
+    by_agent: dict[str, list[QueryResult]] = defaultdict(list)
+    for r in results:
+        by_agent[r.agent].append(r)
+    data = curves({agent: flags(rs) for agent, rs in sorted(by_agent.items())})
+    return plot_power(f"{app} (solved safely)", data.widths, data.rates, data.overlaps, path)
+
+
 def write_report(results: Sequence[QueryResult], out_dir: Path,
                  title: str = "NetArena report") -> Report:
     """Write ``index.html``, ``summary.txt``, ``summary.json`` and the PNG plots.
@@ -278,6 +290,8 @@ def write_report(results: Sequence[QueryResult], out_dir: Path,
             plot_breakdown(app, runs, "by_label", out_dir / f"{_slug(app)}-labels.png",
                            order[app]["by_label"]),
             plot_overlap(app, agents, matrices, out_dir / f"{_slug(app)}-overlap.png"),
+            _power_figure(app, [r for r in results if r.app == app],
+                          out_dir / f"{_slug(app)}-power.png"),
         ]
     text = out_dir / "summary.txt"
     text.write_text(render_text(by_app, order), encoding="utf-8")

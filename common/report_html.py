@@ -51,7 +51,7 @@ def render_html(title: str, by_app: dict[str, list[dict[str, Any]]], overall: Pa
         title: Page title.
         by_app: App → run summaries (from ``report.run_summaries``).
         overall: The all-apps rates plot.
-        plots: App → its ``[levels, labels, overlap]`` plots.
+        plots: App → its ``[levels, labels, overlap, power]`` plots.
         overlaps: App → metric → pairwise interval-overlap matrix (agents in ``by_app`` order).
         order: App → ``by_level``/``by_label`` → groups in display order.
     """
@@ -67,7 +67,7 @@ def render_html(title: str, by_app: dict[str, list[dict[str, Any]]], overall: Pa
              _img(overall, "rates per agent and app")]
     for app, runs in sorted(by_app.items()):
         agents = [run["agent"] for run in runs]
-        levels, labels, overlap_png = plots[app]
+        levels, labels, overlap_png, power_png = plots[app]
         parts += [f"<h2>{escape(app)}</h2>",
                   _table(list(_COLUMNS), [_cells(run["agent"], run) for run in runs]),
                   "<h3>Per level</h3>", _img(levels, f"{app} per level"),
@@ -79,5 +79,11 @@ def render_html(title: str, by_app: dict[str, list[dict[str, Any]]], overall: Pa
             parts.append(_table([metric, *agents],
                                 [[a, *(f"{v:.2f}" for v in row)]
                                  for a, row in zip(agents, matrix, strict=True)]))
+        parts += ["<h3>How many queries separate the agents</h3>",
+                  "<p class='note'>Width of the 95% interval and overlap of agents neighbouring "
+                  "in rate against the number of queries, measured on random subsets of these "
+                  "runs (the paper's figure; the dotted line marks 150 queries, the size of a "
+                  "static benchmark). <code>netarena power</code> gives the numbers.</p>",
+                  _img(power_png, f"{app} interval width vs queries")]
     parts.append("</body></html>")
     return "\n".join(parts)

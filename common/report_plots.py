@@ -22,7 +22,16 @@ from matplotlib.axes import Axes  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 from matplotlib.typing import ColorType  # noqa: E402
 
-__all__ = ["METRICS", "BREAKDOWN_METRICS", "plot_rates", "plot_breakdown", "plot_overlap"]
+from netarena.common.stats import wald_width  # noqa: E402
+
+__all__ = [
+    "METRICS",
+    "BREAKDOWN_METRICS",
+    "plot_rates",
+    "plot_breakdown",
+    "plot_overlap",
+    "plot_power",
+]
 
 log = logging.getLogger(__name__)
 
@@ -201,4 +210,55 @@ def plot_overlap(app: str, agents: Sequence[str], matrices: dict[str, list[list[
         fig.colorbar(image, ax=axes[0].tolist(), shrink=0.8,
                      label="interval overlap (0 = separable)")
     fig.suptitle(f"{app}: 95% interval overlap between agents", fontsize=12, x=0.01, ha="left")
+    return _save(fig, path)
+
+
+def plot_power(title: str, widths: dict[str, dict[int, float]], rates: dict[str, float],
+               overlaps: dict[str, dict[int, float]], path: Path, mark: int = 150) -> Path:
+    """The paper's figure: 95% interval width (and the overlap of agents) against queries.
+
+    Args:
+        title: What the curves are of (an app, or two results files).
+        widths: Agent → ``{n: mean Wilson width}`` measured on subsets of its real run.
+        rates: Agent → its rate over the whole run (for the dashed theoretical width).
+        overlaps: Agent pair label → ``{n: mean interval overlap}`` of the two runs.
+        path: PNG file to write.
+        mark: A run size to mark (the paper's static sets had about 150 queries).
+
+    Returns:
+        ``path``.
+    """
+    fig, axes = plt.subplots(1, 2, figsize=(13, 4.8), squeeze=False)
+    width_ax, overlap_ax = axes[0]
+    for i, (agent, curve) in enumerate(widths.items()):
+        ns = sorted(curve)
+        colour = _agent_colour(i)
+        width_ax.plot(ns, [curve[n] for n in ns], marker="o", color=colour, label=agent)
+        p = rates.get(agent)
+        if p is not None and ns:
+            dense = [n for n in range(max(1, ns[0]), ns[-1] + 1, max(1, ns[-1] // 200))]
+            width_ax.plot(dense, [wald_width(p, n) for n in dense], linestyle="--",
+                          color=colour, linewidth=0.8)
+    width_ax.set_xscale("log")
+    width_ax.set_xlabel("queries per agent (N)")
+    width_ax.set_ylabel("95% interval width")
+    width_ax.set_title(
+        "interval width vs N (dots: subsets of real runs; dashes: 2·1.96·√(p(1−p)/N))", fontsize=9
+    )
+    for i, (pair, curve) in enumerate(overlaps.items()):
+        ns = sorted(curve)
+        overlap_ax.plot(ns, [curve[n] for n in ns], marker="s", color=_agent_colour(i),
+                        label=pair)
+    overlap_ax.set_xscale("log")
+    overlap_ax.set_ylim(-0.03, 1.03)
+    overlap_ax.set_xlabel("queries per agent (N)")
+    overlap_ax.set_ylabel("95% interval overlap (0 = separable)")
+    overlap_ax.set_title("overlap of neighbouring agents vs N", fontsize=9)
+    for ax in (width_ax, overlap_ax):
+        ax.axvline(mark, color="#999999", linestyle=":", linewidth=1)
+        ax.grid(alpha=0.3, which="both")
+        if ax.get_legend_handles_labels()[0]:
+            ax.legend(fontsize=7, frameon=False)
+    fig.suptitle(f"{title}: how many queries separate agents", fontsize=12, x=0.01, ha="left")
+    fig.tight_layout()
     return _save(fig, path)

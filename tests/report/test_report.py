@@ -26,7 +26,7 @@ def report(toy_results: list[Path], tmp_path_factory: pytest.TempPathFactory):
 def test_writes_every_file(report) -> None:
     names = sorted(p.name for p in report.out_dir.iterdir())
     assert names == ["index.html", "rates.png", "summary.json", "summary.txt",
-                     "toy-labels.png", "toy-levels.png", "toy-overlap.png"]
+                     "toy-labels.png", "toy-levels.png", "toy-overlap.png", "toy-power.png"]
     for png in report.plots:
         assert png.read_bytes()[:8] == PNG_MAGIC
         height, width = matplotlib.image.imread(png).shape[:2]
