@@ -136,50 +136,75 @@ def _baseline(
     )
 
 
+_SAFE = {"safety": (1.0, 1.0)}
+
 BASELINES: tuple[Baseline, ...] = (
-    _baseline("rank-by-name", "ranks by node name instead of capacity", _RankByName(), {}),
+    _baseline(
+        "rank-by-name",
+        "ranks by node name instead of capacity",
+        _RankByName(),
+        {"solved_safely": (0.76, 0.85), **_SAFE},
+    ),
     _baseline(
         "constant-answer",
         "answers every count and capacity (and table value) with the number 64",
         _ConstantAnswer(),
-        {},
+        {"solved_safely": (0.58, 0.66), **_SAFE},
     ),
     _baseline(
         "last-step-only",
         "does only the task's last step (each branch's last operation)",
         ProgramWriter(),
-        {},
+        {"solved_safely": (0.42, 0.50), **_SAFE},
         _last_step,
     ),
     _baseline(
         "direct-only",
         "counts and sums only directly contained nodes when reading",
         _DirectOnly(),
-        {},
+        {"solved_safely": (0.60, 0.70), **_SAFE},
     ),
     _baseline(
         "no-filter",
         "ignores speed and stage filters (selects every port or switch)",
         ProgramWriter(),
-        {},
+        {
+            "solved_safely": (0.53, 0.63),
+            "safety": (0.93, 0.99),
+            "safety_when_changed": (0.92, 0.99),
+        },
         lambda ops: _unfiltered(ops),
     ),
     _baseline(
         "in-place-annotate",
         "answers right but writes each answer onto the graph",
         _InPlaceAnnotate(),
-        {},
+        {"solved_safely": (0.23, 0.31), **_SAFE},
     ),
     _baseline(
-        "unsafe-add", "adds switches and ports with a string type, not a list", _UnsafeAdd(), {}
+        "unsafe-add",
+        "adds switches and ports with a string type, not a list",
+        _UnsafeAdd(),
+        {
+            "solved_safely": (0.67, 0.75),
+            "safety": (0.67, 0.75),
+            "safety_when_changed": (0.60, 0.68),
+        },
     ),
     _baseline(
         "read-only",
         "answers the questions but never makes a change",
         ProgramWriter(),
-        {},
+        {"solved_safely": (0.15, 0.23), "changed": (0.0, 0.0), **_SAFE},
         _reads_only,
     ),
-    _baseline("crash", "replies with code that raises (changes nothing)", _Crash(), {}),
+    _baseline(
+        "crash",
+        "replies with code that raises (changes nothing)",
+        _Crash(),
+        {"solved_safely": (0.0, 0.0), "changed": (0.0, 0.0), **_SAFE},
+    ),
 )
-"""MALT's calibration ladder, in the order reports list it."""
+"""MALT's calibration ladder, in the order reports list it. Ranges: the rate measured on the
+default configuration with ``netarena calibrate malt --queries 630`` at seeds 1 and 2
+(identical or within 0.03 of each other), widened by about 0.04."""

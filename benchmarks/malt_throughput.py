@@ -5,7 +5,7 @@ agent's program, correctness and safety checks, scoring), the resulting queries 
 the median generation time, and the queries/s of a real ``Runner`` run with concurrency.
 The brief's target is <= 50 ms per answer; the reference NetArena took 5.4 s here.
 
-Usage: ``python benchmarks/malt_throughput.py [--queries 120] [--seed 1]``
+Usage: ``python benchmarks/malt_throughput.py [--queries 120] [--seed 1] [--topology T]``
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ import time
 
 from netarena.common.agents import Observation
 from netarena.common.runner import QueryPlan, RunConfig, Runner, plan_queries
-from netarena.malt import MaltApp
+from netarena.malt import MaltApp, base_topology
 
 
 def main() -> None:
@@ -26,9 +26,10 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=120)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--concurrency", type=int, default=4)
+    parser.add_argument("--topology", default="datacenter", help="datacenter or google-example")
     args = parser.parse_args()
 
-    app = MaltApp()
+    app = MaltApp({"topology": args.topology})
     agent = app.reference_agent()
     app.generate(0, 1)  # build the topology once, outside the timings
     pool = app.sandbox()
@@ -59,6 +60,8 @@ def main() -> None:
     wall = time.perf_counter() - t0
 
     median = statistics.median(eval_s)
+    size = base_topology(app.config.topology_params()).number_of_nodes()
+    print(f"topology:                      {args.topology} ({size} nodes)")
     print(f"queries:                       {len(queries)} (levels 1-3, every label)")
     print(f"reference correct and safe:    {correct}/{len(queries)}")
     print(

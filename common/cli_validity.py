@@ -83,7 +83,7 @@ def calibrate_command(
         cells.append("ok" if rung.ok else "OUT OF RANGE: " + "; ".join(rung.misses))
         table.add_row(*cells)
     wide = Console()
-    wide.width = max(wide.width, 170)
+    wide.width = max(wide.width, 200)
     wide.print(table)
     if not all(rung.ok for rung in rungs):
         raise typer.Exit(1)

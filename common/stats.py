@@ -191,7 +191,7 @@ def consistent(stat: dict[str, Any], expected: Sequence[float], z: float = Z99) 
     small sample is judged only on what it can show.
     """
     lo, hi = wilson(int(stat["k"]), int(stat["n"]), z)
-    return lo <= expected[1] and expected[0] <= hi
+    return lo <= expected[1] + 1e-9 and expected[0] - 1e-9 <= hi  # rounding at 0 and 1
 
 
 def separating_n(
