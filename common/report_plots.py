@@ -52,7 +52,10 @@ _METRIC_TITLE = {
     "safety": "safe",
     "safety_when_changed": "safe when it changed something",
 }
-_AGENT_COLOURS: list[ColorType] = matplotlib.color_sequences["tab10"]  # the tab10 colormap's
+_AGENT_COLOURS: list[ColorType] = [  # tab10, then tab20's lighter shades for agents 11-20
+    *matplotlib.color_sequences["tab10"],
+    *matplotlib.color_sequences["tab20"][1::2],
+]
 _DPI = 110
 
 
