@@ -125,7 +125,8 @@ class TaskSampler:
             if not is_switch and p.chance(0.5):  # "which ports below 40G are in this block?"
                 speed = self.speed(node, 1.0)
                 return {"op": "list", "parent": node, "kind": PORT, "depth": "all", **speed}
-            where = self.speed(node, 0.7) if is_switch else self.switch_filters(node)
+            where = self.speed(node, 0.7) if is_switch else {}
+            where = self.switch_filters(node) if members == SW else where
             return {"op": "list", "parent": node, "kind": members, **where}
         if kind == "rank":
             n = len(children(self.g, node, members))

@@ -95,15 +95,22 @@ _INTS = {"stage", "ports", "capacity_bps", "top", "bps", "tbps"}
 _WORDS = {"directly contained": "direct", "highest": "desc", "lowest": "asc"}
 
 
+def _loop_item(text: str) -> str:
+    """``X`` and ``X.<suffix>`` (the loop item in a loop body) as ``{X}`` placeholders."""
+    return "{X}" + text[1:] if text == "X" or text.startswith("X.") else text
+
+
 def _fields(names: tuple[str, ...], values: tuple[str | None, ...]) -> dict[str, Any]:
     """Named regex groups as operation fields; ``cmp``/``bps`` become a ``speed`` filter."""
     found = {
-        f: int(v) if f in _INTS else _WORDS.get(v, v)
+        f: int(v) if f in _INTS else _loop_item(_WORDS.get(v, v))
         for f, v in zip(names, values, strict=True)
         if v is not None
     }
     if "depth" in found and found["depth"] != "direct":
         found["depth"] = "all"
+    if found.get("order") == "desc":  # the default: highest first
+        del found["order"]
     if "cmp" in found:
         found["speed"] = {"cmp": _CMP[found.pop("cmp")], "bps": found.pop("bps")}
     if "tcmp" in found:
@@ -130,7 +137,10 @@ def _parse(sentence: str) -> dict[str, Any]:
         }
     for op, pattern, names in _SIMPLE:
         if m := pattern.match(sentence):
-            return {"op": op, **_fields(names, m.groups())}
+            found = _fields(names, m.groups())
+            if op == "list" and found.get("depth") == "direct":  # the default
+                del found["depth"]
+            return {"op": op, **found}
     raise AgentError(f"malt reference: cannot read the task step {sentence[:120]!r}")
 
 
@@ -201,11 +211,11 @@ def process_graph(graph_data):
 
 
 def _name(text: str) -> str:
-    """Source for a node name; inside loops ``X`` and ``X.<suffix>`` refer to the loop item."""
-    if text == "X":
+    """Source for a node name; inside loops ``{X}`` and ``{X}.<suffix>`` are the loop item."""
+    if text == "{X}":
         return "X"
-    if text.startswith("X."):
-        return f"X + {text[1:]!r}"
+    if text.startswith("{X}."):
+        return f"X + {text[3:]!r}"
     return repr(text)
 
 

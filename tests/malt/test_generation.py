@@ -143,3 +143,15 @@ def test_scaled_topology_queries_carry_their_params() -> None:
         other.params == {"topology_seed": 1}
         and other.prompt != MaltApp().generate(5, 2, "update-rank").prompt
     )
+
+
+@pytest.mark.parametrize(("level", "label"), ALL)
+def test_the_prompt_states_exactly_the_operations_of_the_truth(level: int, label: str) -> None:
+    """Reading the task back from the text gives the ground truth's operations, so the
+    prompt is unambiguous and complete (and the reference solver needs nothing else)."""
+    from netarena.malt.solver import parse_steps
+
+    app = MaltApp()
+    for seed in range(6):
+        q = app.generate(1000 + seed, level, label)
+        assert parse_steps(q.prompt) == q.truth["ops"]
