@@ -71,8 +71,8 @@ LABEL_SETS: dict[str, tuple[str, ...]] = {
 Op = dict[str, Any]
 
 _L1_PLACES = {
-    "count": {"switch": 5, "block": 2, "superblock": 1, "group": 2},
-    "capacity": {"switch": 5, "block": 2, "superblock": 1, "group": 2},
+    "count": {"switch": 2, "block": 3, "superblock": 1, "group": 3},
+    "capacity": {"switch": 4, "block": 3, "superblock": 1, "group": 3},
     "list": {"switch": 4, "block": 2, "superblock": 1, "group": 3},
     "rank": {"switch": 5, "block": 3, "superblock": 1, "group": 1},
 }
@@ -140,12 +140,14 @@ class TaskSampler:
                 **({"top": top} if top else {}),
             }
         if kind == "count":
-            what = PORT if is_switch or p.chance(0.6) else SW
-            where = self.speed(node, 0.7) if what == PORT else self.switch_filters(node)
+            # small counts (a switch's ports, a block's switches) repeat: keep them rarer
+            what = PORT if is_switch or p.chance(0.75) else SW
+            chance = 0.3 if is_switch else 0.6
+            where = self.speed(node, chance) if what == PORT else self.switch_filters(node)
             return {"op": "count", "node": node, "kind": what, **where}
         if not is_switch and p.chance(0.25):
             return {"op": "capacity_table", "parent": node, "kind": members}
-        return {"op": "capacity", "node": node, **self.speed(node, 0.7)}
+        return {"op": "capacity", "node": node, **self.speed(node, 0.4 if is_switch else 0.7)}
 
     def switch_filters(self, node: str) -> Op:
         """Filters on the switches of ``node``: often a stage, often a total-capacity bound."""
@@ -231,9 +233,11 @@ class TaskSampler:
         """The original's add-then-read pairs, a for-loop, or an if-else."""
         first, _, second = label.partition("-")
         if first == "add":
-            op, switch = self.change("add", self.p.block())
-            parent = switch or op["parent"]
-            return [op, self.read(second, parent)]
+            block = self.p.block()
+            op, switch = self.change("add", block)
+            # read where the node was added; a count there is small, so often the block
+            small = switch is not None and second == "count" and self.p.chance(0.6)
+            return [op, self.read(second, block if small else switch or block)]
         return [control_flow(self, label)]
 
     def sample(self, level: int, label: str) -> list[Op]:

@@ -236,9 +236,9 @@ _REFRESH, _DRAINED, _UNPOPULATED, _DOWNRATED = 0.3, 0.1, 0.06, 0.1
 drained (absent); a port slot is unpopulated (absent); a port runs one tier slower."""
 
 
-def _choices(most: int, least: int) -> list[int]:
-    """Sizes a block draws from: about half, three quarters and all of ``most``."""
-    return sorted({max(least, most // 2), max(least, (3 * most) // 4), most})
+def _size(rng: random.Random, most: int, least: int = 2) -> int:
+    """A size between about half of ``most`` and ``most`` (at least ``least``), uniformly."""
+    return rng.randint(min(most, max(least, most // 2)), most)
 
 
 def _present(rng: random.Random, count: int, absent: float, keep: int) -> list[int]:
@@ -267,13 +267,18 @@ def _datacenter_block(
     generation: int,
     sizes: tuple[int, int],
 ) -> list[str]:
-    """Add one block of a ``datacenter`` fabric: its own size, switches and port speeds."""
+    """Add one block of a ``datacenter`` fabric: its own size, switches and port speeds.
+
+    The block's switch model fixes the switches per stage and the ports of each stage's
+    switches; drained slots and unpopulated ports then vary switch by switch.
+    """
     per_stage, ports = sizes
-    count = rng.choice(_choices(per_stage, 2))
+    count = _size(rng, per_stage)
+    models = {stage: _size(rng, ports) for stage in stages}
     members = _switches(g, block, {stage: _present(rng, count, _DRAINED, 2) for stage in stages})
-    block_ports = rng.choice(_choices(ports, 2))
     for name in members:
-        _ports(g, name, _port_speeds(rng, block_ports, generation))
+        stage = g.nodes[name]["switch_loc"]["stage"]
+        _ports(g, name, _port_speeds(rng, models[stage], generation))
     return members
 
 

@@ -74,9 +74,9 @@ def test_a_constant_answer_fails_on_every_count_and_capacity_label(label: str) -
 def test_no_constant_is_right_more_than_a_tenth_of_the_time(label: str) -> None:
     """The best constant in hindsight (the commonest true answer) is right <= 10% of the time."""
     answers = Counter(
-        repr(q.truth["answer"]["data"]) for q in _queries(APP, _level(label), label, 60, seed=5)
+        repr(q.truth["answer"]["data"]) for q in _queries(APP, _level(label), label, 100, seed=5)
     )
-    assert answers.most_common(1)[0][1] <= 6, answers.most_common(3)
+    assert answers.most_common(1)[0][1] <= 10, answers.most_common(3)
 
 
 def test_on_googles_example_name_order_and_constants_do_win() -> None:
