@@ -39,7 +39,7 @@ def _depth(s: TaskSampler, place: str, kind: str) -> str:
 def _loop_update(s: TaskSampler) -> Op:
     """Upgrade (or downgrade) every port of one speed in a place."""
     p = s.p
-    place = _place(s, 0.4)
+    place = _place(s, 0.5)
     old = p.pick(p.speeds(place))
     return {
         "op": "for_each",
@@ -52,7 +52,7 @@ def _loop_update(s: TaskSampler) -> Op:
 
 
 def _loop_add(s: TaskSampler) -> Op:
-    """Add one port to every switch (of one stage) of a place."""
+    """Add one port to every switch of a place (of one stage, above or below a capacity)."""
     p = s.p
     place = _place(s, 0.0)
     switches = contained(s.g, place, SW)
@@ -64,6 +64,7 @@ def _loop_add(s: TaskSampler) -> Op:
         "kind": SW,
         "depth": _depth(s, place, SW),
         **s.stage(place, 0.5),
+        **s.total(place, 0.8),  # "every switch whose ports total below T": a fill-up campaign
         "do": do,
     }
 
@@ -78,7 +79,7 @@ def _loop_remove(s: TaskSampler) -> Op:
     if p.chance(0.1):
         return _decommission(s)
     for _ in range(_TRIES):
-        place = _place(s, 0.4)
+        place = _place(s, 0.7)
         switches = contained(s.g, place, SW) or [place]
         cmp = p.pick(["lt", "eq"])
         speeds = p.speeds(place)[1:] if cmp == "lt" else p.speeds(place)
@@ -96,9 +97,12 @@ def _loop_remove(s: TaskSampler) -> Op:
 
 
 def _decommission(s: TaskSampler) -> Op:
-    """Remove every switch of one stage of a block (also where all ports run at one speed)."""
+    """Remove every switch of one stage of a block, often only those below or above a capacity.
+
+    Possible also where every port runs at one speed (Google's example).
+    """
     block = s.p.block()
-    where = s.stage(block, 1.0) or {"stage": s.p.stage(block)}
+    where = (s.stage(block, 1.0) or {"stage": s.p.stage(block)}) | s.total(block, 0.7)
     return {
         "op": "for_each",
         "parent": block,

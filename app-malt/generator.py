@@ -73,7 +73,7 @@ Op = dict[str, Any]
 _L1_PLACES = {
     "count": {"switch": 2, "block": 3, "superblock": 1, "group": 3},
     "capacity": {"switch": 4, "block": 3, "superblock": 1, "group": 3},
-    "list": {"switch": 4, "block": 2, "superblock": 1, "group": 3},
+    "list": {"switch": 4, "block": 2.5, "superblock": 0.5, "group": 3},
     "rank": {"switch": 5, "block": 3, "superblock": 1, "group": 1},
 }
 """L1 reads: relative chances of each kind of place (group: a rack or a control domain)."""
@@ -130,24 +130,26 @@ class TaskSampler:
             return {"op": "list", "parent": node, "kind": members, **where}
         if kind == "rank":
             n = len(children(self.g, node, members))
-            top = p.rng.randint(1, min(5, n - 1)) if n > 2 and p.chance(0.5) else None
+            top = p.rng.randint(1, min(8, n - 1)) if n > 2 and p.chance(0.5) else None
             order = {"order": "asc"} if p.chance(0.3) else {}
+            speed = self.speed(node, 0.5) if members != PORT else {}  # usable fast capacity
             return {
                 "op": "rank",
                 "parent": node,
                 "kind": members,
                 **order,
+                **speed,
                 **({"top": top} if top else {}),
             }
         if kind == "count":
             # small counts (a switch's ports, a block's switches) repeat: keep them rarer
             what = PORT if is_switch or p.chance(0.75) else SW
-            chance = 0.3 if is_switch else 0.6
+            chance = 0.3 if is_switch else 0.8
             where = self.speed(node, chance) if what == PORT else self.switch_filters(node)
             return {"op": "count", "node": node, "kind": what, **where}
         if not is_switch and p.chance(0.25):
             return {"op": "capacity_table", "parent": node, "kind": members}
-        return {"op": "capacity", "node": node, **self.speed(node, 0.4 if is_switch else 0.7)}
+        return {"op": "capacity", "node": node, **self.speed(node, 0.4 if is_switch else 0.85)}
 
     def switch_filters(self, node: str) -> Op:
         """Filters on the switches of ``node``: often a stage, often a total-capacity bound."""
@@ -198,12 +200,12 @@ class TaskSampler:
         """Remove a port (of a switch that keeps others), a switch or an agg block."""
         p = self.p
         roll = p.rng.random()
-        if roll < 0.65:
+        if roll < 0.8:
             switch = p.pick([s for s in p.ix.switches if p.spare_port(s)] or p.ix.switches)
             spare = p.spare_port(switch)
             if spare:
                 return {"op": "remove", "node": spare}
-        if roll < 0.97 or not any(AGG in self.g.nodes[b]["type"] for b in p.ix.blocks):
+        if roll < 0.98 or not any(AGG in self.g.nodes[b]["type"] for b in p.ix.blocks):
             return {"op": "remove", "node": p.switch()}
         return {"op": "remove", "node": p.block(agg_only=True)}
 

@@ -61,7 +61,7 @@ class TopologyParams(BaseModel):
     topology_seed: int = 0
     """Seed of the ``datacenter`` fabric (and of the example's ``mixed`` capacity profile)."""
     superblocks: int | None = Field(None, ge=1, le=64)
-    """Superblocks ``ju1.a1..aN`` (default 4 in the example, 10 in a datacenter)."""
+    """Superblocks ``ju1.a1..aN`` (default 4 in the example, 12 in a datacenter)."""
     aggs_per_superblock: int | None = Field(None, ge=1, le=64)
     """Agg blocks per superblock ``ju1.aX.m1..mN`` (datacenter: the most, drawn from 2..N;
     default 4 in the example, 6 in a datacenter)."""
@@ -118,7 +118,7 @@ class TopologyParams(BaseModel):
 
 
 _EXAMPLE_SIZES = (4, 4, 4, 8, 16)
-_DATACENTER_SIZES = (10, 6, 4, 8, 16)
+_DATACENTER_SIZES = (12, 6, 4, 8, 16)
 _EXAMPLE_BPS = 1_000_000_000
 
 GOOGLE_EXAMPLE = TopologyParams(topology="google-example")
