@@ -77,11 +77,11 @@ class Baseline:
       the observation text alone (never the hidden ``Query.truth``), so it can also be served
       as a purple agent;
     - it is deterministic: the same observation gets the same answer;
-    - ``expected`` maps rate names of a run summary (``correctness``, ``safety``,
-      ``solved_safely``) to the ``(low, high)`` range measured on the app's default
-      configuration and the default plan (every level and label, 600+ queries). A benchmark
-      build whose baseline falls outside a range (beyond sampling error) is not the
-      benchmark those figures describe.
+    - ``expected`` maps rate names of a run summary (``solved_safely``, ``correctness``,
+      ``safety``, ``safety_when_changed``, ``changed``) to the ``(low, high)`` range measured
+      with ``netarena calibrate APP --queries 630`` on the app's default configuration (every
+      level and label). A benchmark build whose baseline falls outside a range (beyond
+      sampling error) is not the benchmark those figures describe.
     """
 
     name: str
