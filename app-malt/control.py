@@ -58,7 +58,7 @@ def _loop_add(s: TaskSampler) -> Op:
     switches = contained(s.g, place, SW)
     top = max(int(p.new_port_name(sw).rsplit(".p", 1)[1]) for sw in switches)
     do = {"op": "add_port", "switch": "{X}", "name": f"{{X}}.p{top}", "capacity_bps": p.new_speed()}
-    return {
+    loop = {
         "op": "for_each",
         "parent": place,
         "kind": SW,
@@ -67,6 +67,7 @@ def _loop_add(s: TaskSampler) -> Op:
         **s.total(place, 0.8),  # "every switch whose ports total below T": a fill-up campaign
         "do": do,
     }
+    return s.nonempty(loop)
 
 
 def _loop_remove(s: TaskSampler) -> Op:
@@ -103,7 +104,7 @@ def _decommission(s: TaskSampler) -> Op:
     """
     block = s.p.block()
     where = (s.stage(block, 1.0) or {"stage": s.p.stage(block)}) | s.total(block, 0.7)
-    return {
+    loop = {
         "op": "for_each",
         "parent": block,
         "kind": SW,
@@ -111,6 +112,7 @@ def _decommission(s: TaskSampler) -> Op:
         **where,
         "do": {"op": "remove", "node": "{X}"},
     }
+    return s.nonempty(loop)
 
 
 def _threshold(s: TaskSampler, measure: Op) -> int:

@@ -22,7 +22,7 @@ import networkx as nx
 from netarena.common.errors import EmulatorError
 from netarena.malt.checks import DiffView, violations
 from netarena.malt.control import control_flow
-from netarena.malt.operations import apply_ops, children, contained, total_capacity
+from netarena.malt.operations import apply_ops, children, contained, selection, total_capacity
 from netarena.malt.sampler import AGG, PORT, SUPERBLOCK, SW, Picker
 from netarena.malt.worker import graph_diff
 
@@ -127,7 +127,7 @@ class TaskSampler:
                 return {"op": "list", "parent": node, "kind": PORT, "depth": "all", **speed}
             where = self.speed(node, 0.7) if is_switch else {}
             where = self.switch_filters(node) if members == SW else where
-            return {"op": "list", "parent": node, "kind": members, **where}
+            return self.nonempty({"op": "list", "parent": node, "kind": members, **where})
         if kind == "rank":
             n = len(children(self.g, node, members))
             top = p.rng.randint(1, min(8, n - 1)) if n > 2 and p.chance(0.5) else None
@@ -146,10 +146,22 @@ class TaskSampler:
             what = PORT if is_switch or p.chance(0.75) else SW
             chance = 0.3 if is_switch else 0.8
             where = self.speed(node, chance) if what == PORT else self.switch_filters(node)
-            return {"op": "count", "node": node, "kind": what, **where}
+            return self.nonempty({"op": "count", "node": node, "kind": what, **where})
         if not is_switch and p.chance(0.25):
             return {"op": "capacity_table", "parent": node, "kind": members}
         return {"op": "capacity", "node": node, **self.speed(node, 0.4 if is_switch else 0.85)}
+
+    def nonempty(self, op: Op) -> Op:
+        """``op`` with its switch filters dropped (total, then stage) while it selects nothing.
+
+        Two filters together can select no switch; an empty selection would make "do
+        nothing" or "answer 0" the right answer.
+        """
+        for key in ("total", "stage"):
+            if selection(self.g, op) or key not in op:
+                continue
+            op = {k: v for k, v in op.items() if k != key}
+        return op
 
     def switch_filters(self, node: str) -> Op:
         """Filters on the switches of ``node``: often a stage, often a total-capacity bound."""

@@ -33,6 +33,7 @@ __all__ = [
     "contained",
     "loop_items",
     "selected",
+    "selection",
     "total_capacity",
     "apply_op",
     "apply_ops",
@@ -192,6 +193,15 @@ def _bind(template: Op, item: str) -> Op:
 def loop_items(graph: nx.DiGraph, op: Op) -> list[str]:
     """The items a ``for_each`` visits, in name order, selected before the first change."""
     return selected(graph, op["parent"], op["kind"], direct=op.get("depth") != "all", where=op)
+
+
+def selection(graph: nx.DiGraph, op: Op) -> list[str]:
+    """The nodes a ``list``, ``count`` or ``for_each`` selects on ``graph`` (with its filters)."""
+    if op["op"] == "count":
+        return selected(graph, op["node"], op["kind"], direct=False, where=op)
+    return selected(
+        graph, op["parent"], op["kind"], direct=op.get("depth", "direct") == "direct", where=op
+    )
 
 
 def apply_op(graph: nx.DiGraph, op: Op) -> Answer | None:

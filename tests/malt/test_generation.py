@@ -155,3 +155,16 @@ def test_the_prompt_states_exactly_the_operations_of_the_truth(level: int, label
     for seed in range(6):
         q = app.generate(1000 + seed, level, label)
         assert parse_steps(q.prompt) == q.truth["ops"]
+
+
+@pytest.mark.parametrize("label", ["loop-update", "loop-add", "loop-remove", "list", "count"])
+def test_selections_are_never_empty(label: str) -> None:
+    """Two filters can select nothing; then "do nothing" or "answer 0" would be right."""
+    from netarena.malt.operations import selection
+
+    app, base = MaltApp(), base_topology(TopologyParams())
+    level = 3 if label.startswith("loop") else 1
+    for seed in range(60):
+        op = app.generate(2000 + seed, level, label).truth["ops"][0]
+        if op["op"] in ("list", "count", "for_each"):
+            assert selection(base, op), op
