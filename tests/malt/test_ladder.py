@@ -21,7 +21,7 @@ def _run(*args: str) -> dict:
 
 def test_every_malt_baseline_runs_from_the_cli() -> None:
     for baseline in MaltApp().baselines():
-        summary = _run("--agent", f"baseline:{baseline.name}", "-n", "7", "--levels", "1")
+        summary = _run("--agent", f"baseline:{baseline.name}", "-n", "3", "--levels", "1")
         assert summary["agent"] == f"baseline:{baseline.name}" and summary["errors"] == 0
 
 

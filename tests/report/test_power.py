@@ -34,7 +34,7 @@ def test_power_rejects_what_it_cannot_compare() -> None:
 @pytest.mark.slow
 def test_power_from_real_runs(tmp_path: Path) -> None:
     app = load_app("malt")
-    queries = plan_queries(app, QueryPlan(num_queries=42, seed=8))
+    queries = plan_queries(app, QueryPlan(num_queries=21, seed=8))
     dirs = []
     for agent in (app.reference_agent(), find_baseline(app, "rank-by-name").make(), NullAgent()):
         out = tmp_path / agent.name.replace(":", "_") / "results.jsonl"
@@ -44,7 +44,7 @@ def test_power_from_real_runs(tmp_path: Path) -> None:
     result = CliRunner().invoke(cli, ["power", *dirs, "--plot", str(png)])
     assert result.exit_code == 0, result.output
     assert "null vs baseline:rank-by-name" in result.stdout.replace("\n", " ").replace("│", " ")
-    assert "42 / 42" in result.stdout and png.exists()
+    assert "21 / 21" in result.stdout and png.exists()
 
 
 def test_curves_from_real_outcomes_shrink_and_separate() -> None:
