@@ -15,10 +15,12 @@ from collections import OrderedDict
 from a2a.server.agent_execution import AgentExecutor, RequestContext
 from a2a.server.events import EventQueue
 from a2a.types import Message, Part, Role, Task, TaskState, TaskStatus
-from starlette.applications import Starlette
+from fastapi import FastAPI
 
-from netarena.common.a2a import a2a_app, agent_card, data_parts, text_of
+from netarena.common.a2a import BoundedTaskStore, a2a_routes, agent_card, data_parts, text_of
 from netarena.common.agents import Agent, Observation
+from netarena.common.limits import ServerLimits
+from netarena.common.web import WebOptions, agent_web_app
 
 __all__ = ["PurpleExecutor", "purple_app"]
 
@@ -77,8 +79,12 @@ class PurpleExecutor(AgentExecutor):
         """Turns are short and stateless on our side: nothing to cancel."""
 
 
-def purple_app(agent: Agent, card_url: str) -> Starlette:
-    """The purple agent's ASGI app serving ``agent``, its card advertising ``card_url``."""
+def purple_app(agent: Agent, card_url: str, limits: ServerLimits | None = None) -> FastAPI:
+    """The purple agent's web app serving ``agent``, its card advertising ``card_url``.
+
+    It has the green agent's HTTP guards (body and header limits, bounded task store) and
+    its ``/healthz``, ``/readyz`` and ``/metrics``; its status page lists no evaluations.
+    """
     card = agent_card(
         f"netarena-purple-{agent.name}",
         f"NetArena purple agent answering with {agent.name}.",
@@ -86,4 +92,8 @@ def purple_app(agent: Agent, card_url: str) -> Starlette:
         "Send the complete task prompt as text; get the next action (code, JSON or command).",
         streaming=False,
     )
-    return a2a_app(PurpleExecutor(agent), card)
+    limits = limits or ServerLimits()
+    card_routes, rpc_routes = a2a_routes(PurpleExecutor(agent), card,
+                                         BoundedTaskStore(limits.max_tasks))
+    return agent_web_app(card_routes, rpc_routes, title=f"NetArena purple agent ({agent.name})",
+                         options=WebOptions(limits))

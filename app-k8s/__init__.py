@@ -15,7 +15,14 @@ from netarena.common.app import App
 from netarena.common.types import Query, query_id
 from netarena.k8s.actions import ForbiddenCommand, KubectlCommand, parse_kubectl
 from netarena.k8s.faults import FAULT_TYPES, apply_faults, inject_fault
-from netarena.k8s.generator import LABELS, K8sConfig, build_model, build_prompt, generate_faults
+from netarena.k8s.generator import (
+    LABELS,
+    K8sConfig,
+    build_model,
+    build_prompt,
+    faulted_state,
+    generate_faults,
+)
 from netarena.k8s.manifests import render_all, render_policies
 from netarena.k8s.model import ANYONE, AppModel, ServiceSpec, online_boutique, synthetic_app
 from netarena.k8s.policy import PodView, PolicyEngine, policy_types, selector_matches
@@ -76,11 +83,12 @@ class K8sApp(App):
         model = build_model(self.config, seed)
         faults = generate_faults(model, label, rng)
         params = self.params()
+        prompt = build_prompt(model, self.config.prompt_style, faulted_state(model, faults),
+                              random.Random(f"k8s-words/{seed}"))
         return Query(
             id=query_id(self.name, seed, level, label, params),
             app=self.name, seed=seed, level=level, label=label, params=params,
-            prompt=build_prompt(model, self.config.prompt_style),
-            truth={"faults": faults, "application": model.name},
+            prompt=prompt, truth={"faults": faults, "application": model.name},
         )
 
     def open(self, query: Query) -> K8sEpisode:

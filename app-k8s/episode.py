@@ -16,22 +16,25 @@ Deployment, Pod or Service changed. A kubectl command that fails is rewarded as 
 from __future__ import annotations
 
 import logging
+import time
 from typing import Any
 
-from netarena.common.errors import EmulatorError, InvalidAction
+from netarena.common.errors import EmulatorError
 from netarena.common.reactive import Command, ReactiveEpisode
-from netarena.common.replies import code_blocks
 from netarena.common.types import Query
-from netarena.k8s.actions import KubectlCommand, parse_kubectl
-from netarena.k8s.apiserver import ApiServer
+from netarena.k8s.actions import KubectlCommand, command_from_reply
+from netarena.k8s.apiserver import ApiServer, ObjectStore, bootstrap, cluster_profile, deploy
+from netarena.k8s.apiserver.rbac import OPERATOR_ACCOUNT, UserInfo, operator_kubeconfig
+from netarena.k8s.faults import apply_faults
 from netarena.k8s.generator import K8sConfig
+from netarena.k8s.judge import ClusterState, StateCache
 from netarena.k8s.kubectl import Kubectl
+from netarena.k8s.live import LiveCluster
 from netarena.k8s.manifests import render_all
 from netarena.k8s.model import AppModel
-from netarena.k8s.policy_matrix import Connectivity, ConnectivityCache
-from netarena.k8s.store import ObjectStore
+from netarena.k8s.policy_matrix import Connectivity
 
-__all__ = ["K8sEpisode", "MAX_OUTPUT_CHARS", "KUBECTL_TIMEOUT_S"]
+__all__ = ["K8sEpisode", "MAX_OUTPUT_CHARS", "KUBECTL_TIMEOUT_S", "STREAM_TIMEOUT_S"]
 
 log = logging.getLogger(__name__)
 
@@ -39,50 +42,21 @@ MAX_OUTPUT_CHARS = 100_000
 """Longest command output kept in the history (the rest is cut with a note)."""
 KUBECTL_TIMEOUT_S = 20.0
 """Wall-clock limit of one kubectl run."""
+STREAM_TIMEOUT_S = 5.0
+"""How long a streaming command (``get -w``, ``logs -f``) runs before it is stopped."""
 _WORKLOAD_KINDS = ("Deployment", "Pod", "Service")
 
 
-def extract_command(reply: str) -> tuple[str, str | None]:
-    """The command of a reply and, for ``apply -f -``, the manifest block.
-
-    The command is the last fenced block that starts with ``kubectl`` (or the last block;
-    or, with no fences, the last line starting with ``kubectl``). Comment and blank lines
-    inside the block are ignored; a leading ``$ `` is tolerated.
-
-    Raises:
-        InvalidAction: No command, or more than one command line.
-    """
-    blocks = code_blocks(reply)
-
-    def lines(block: str) -> list[str]:
-        return [
-            ln.strip() for ln in block.splitlines() if ln.strip() and not ln.strip().startswith("#")
-        ]
-
-    cmd_blocks = [
-        b for b in blocks if (ls := lines(b)) and ls[0].removeprefix("$ ").startswith("kubectl")
-    ]
-    if cmd_blocks:
-        chosen = cmd_blocks[-1]
-    elif blocks:
-        chosen = blocks[-1]
-    else:
-        bare = [ln for ln in lines(reply) if ln.removeprefix("$ ").startswith("kubectl ")]
-        if not bare:
-            raise InvalidAction(
-                "no command found: reply with one kubectl command between triple backticks"
-            )
-        chosen = bare[-1]
-    cmd_lines = lines(chosen)
-    if len(cmd_lines) != 1:
-        raise InvalidAction(
-            f"send exactly one command per turn (the block had {len(cmd_lines)} lines)"
-        )
-    manifests = [b for b in blocks if b is not chosen and ("kind:" in b or '"kind"' in b)]
-    return cmd_lines[0], (manifests[-1] if manifests else None)
+def deployed_objects(model: AppModel, faults: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Every object of the initial deploy, in order, the faulted policies among them."""
+    objects = render_all(model)
+    policies = apply_faults([o for o in objects if o["kind"] == "NetworkPolicy"], faults)
+    by_name = {p["metadata"]["name"]: p for p in policies}
+    return [by_name[o["metadata"]["name"]] if o["kind"] == "NetworkPolicy" else o
+            for o in objects]
 
 
-class K8sEpisode(ReactiveEpisode[Connectivity, KubectlCommand]):
+class K8sEpisode(ReactiveEpisode[ClusterState, KubectlCommand]):
     """A live embedded cluster for one query.
 
     Args:
@@ -99,48 +73,68 @@ class K8sEpisode(ReactiveEpisode[Connectivity, KubectlCommand]):
     def __init__(self, query: Query, model: AppModel, config: K8sConfig) -> None:
         super().__init__(query, config)
         self.model = model
-        self.store = ObjectStore(seed=query.seed)
+        self.profile = cluster_profile(query.seed, time.time())
+        self.store = ObjectStore(seed=query.seed, created_at=self.profile.created_at)
+        self.live: LiveCluster | None = None
         self._server: ApiServer | None = None
         self.kubectl: Kubectl | None = None
+        faults = query.truth.get("faults") or []
         try:
-            self._populate(query.truth.get("faults") or [])
-            self._server = ApiServer(self.store)
-            url = self._server.start()
-            self.kubectl = Kubectl(url, namespace=model.namespace)
+            if config.backend == "cluster":
+                self._open_live(config, faults)
+            else:
+                self._populate(faults)
+                self._server = ApiServer(self.store, user=UserInfo.service_account(
+                    model.namespace, OPERATOR_ACCOUNT), tls=True)
+                self.kubectl = Kubectl(self._server.start(), namespace=model.namespace,
+                                       identity=operator_kubeconfig(self.profile.name,
+                                                                    model.namespace))
         except Exception:
             self._close()
             raise
-        self.cache = ConnectivityCache(model, lambda: self.store.revision, self._snapshot)
+        self.cache = StateCache(model, self._revision, self._snapshot)
         self._workloads_seen = self._workloads()
         self.disrupted = False
+        self.probe_disagreements = 0
         self._begin(self.cache.get())
         self.max_mismatches = len(self.initial.mismatches)
 
     # ---------------------------------------------------------------- setup
+    def _open_live(self, config: K8sConfig, faults: list[dict[str, Any]]) -> None:
+        self.live = LiveCluster(config.kubeconfig_path(), config.context, self.model.namespace,
+                                config.probe_image)
+        self.live.reset()
+        self.live.deploy(deployed_objects(self.model, faults))
+        self.kubectl = self.live.kubectl
+
+    def _revision(self) -> int:
+        return self.live.revision if self.live is not None else self.store.revision
+
     def _populate(self, faults: list[dict[str, Any]]) -> None:
+        """Deploy the application as it stands when the operator is paged.
+
+        The faulted policies are written as part of the one initial deploy, exactly like
+        the healthy ones: no later write gives them a newer resourceVersion, a second
+        generation or a different timestamp.
+        """
+        bootstrap(self.store, self.profile)
         existing = {ns["metadata"]["name"] for ns in self.store.list("Namespace")}
-        for obj in render_all(self.model):
-            if obj["kind"] == "Namespace" and obj["metadata"]["name"] in existing:
-                continue
-            self.store.create(obj)
-        for fault in faults:
-            self.store.patch(
-                "NetworkPolicy",
-                self.model.namespace,
-                fault["policy"],
-                [{"op": "replace", "path": "/spec", "value": fault["spec"]}],
-                "json",
-            )
+        deploy(self.store, self.profile, [
+            obj for obj in deployed_objects(self.model, faults)
+            if not (obj["kind"] == "Namespace" and obj["metadata"]["name"] in existing)])
 
     def _snapshot(self) -> tuple[list[Any], list[Any], list[Any]]:
-        ns = self.model.namespace
+        if self.live is not None:
+            return self.live.snapshot()
         return (
-            self.store.list("Pod", ns),
+            self.store.list("Pod"),
             self.store.list("Namespace"),
-            self.store.list("NetworkPolicy", ns),
+            self.store.list("NetworkPolicy"),
         )
 
     def _workloads(self) -> dict[tuple[str, str], Any]:
+        if self.live is not None:
+            return self.live.workloads()
         state = {}
         for kind in _WORKLOAD_KINDS:
             for obj in self.store.list(kind, self.model.namespace):
@@ -151,48 +145,66 @@ class K8sEpisode(ReactiveEpisode[Connectivity, KubectlCommand]):
     # ---------------------------------------------------------------- hooks
     @property
     def connectivity(self) -> Connectivity:
-        """The matrix for the current state."""
-        return self.cache.get()
+        """Every probe for the current state."""
+        return self.cache.get().connectivity
 
     def _parse(self, reply: str) -> Command[KubectlCommand]:
-        line, manifest = extract_command(reply)
-        try:
-            cmd = parse_kubectl(line, self.model.namespace, manifest)
-        except InvalidAction as exc:
-            raise type(exc)(str(exc), action=line) from exc
-        return Command(line.removeprefix("$ ").strip(), cmd)
+        cmd = command_from_reply(reply, self.model.namespace)
+        return Command(cmd.text, cmd)
 
     def _execute(self, command: Command[KubectlCommand]) -> tuple[str, int]:
         if self.kubectl is None:
             raise EmulatorError("kubectl is not available")
         cmd = command.payload
-        result = self.kubectl.run(list(cmd.argv), stdin=cmd.stdin, timeout_s=KUBECTL_TIMEOUT_S)
+        timeout = STREAM_TIMEOUT_S if cmd.streaming else KUBECTL_TIMEOUT_S
+        result = self.kubectl.run(list(cmd.argv), stdin=cmd.stdin, timeout_s=timeout,
+                                  streaming=cmd.streaming)
+        if self.live is not None and cmd.mutating:
+            self.live.revision += 1
         text = (result.stdout + result.stderr).rstrip("\n")
         if len(text) > MAX_OUTPUT_CHARS:
             text = text[:MAX_OUTPUT_CHARS] + f"\n... [output cut at {MAX_OUTPUT_CHARS} characters]"
         return text, result.exit_code
 
-    def _measure(self) -> Connectivity:
-        conn = self.cache.get()
-        self.max_mismatches = max(self.max_mismatches, len(conn.mismatches))
-        return conn
+    def _measure(self) -> ClusterState:
+        state = self.cache.get()
+        self.max_mismatches = max(self.max_mismatches, len(state.mismatches))
+        if self.live is not None and self.live.probe_image is not None:
+            self._confirm(state)
+        return state
 
-    def _report(self, state: Connectivity) -> str:
+    def _confirm(self, state: ClusterState) -> None:
+        """Probe every service pair for real; log where the CNI and the engine disagree."""
+        assert self.live is not None
+        ns = self.model.namespace
+        results = {(r.source, f"{r.dest}.{ns}.svc", r.port): r.actual
+                   for r in state.connectivity.results if r.source in self.model.names
+                   and r.dest in self.model.names}
+        seen = self.live.probe(list(results))
+        wrong = [key for key, ok in seen.items() if ok != results[key]]
+        self.probe_disagreements += len(wrong)
+        for src, host, port in wrong[:10]:
+            log.warning("%s: the engine and a real probe disagree on %s → %s:%d",
+                        self.query.id, src, host, port)
+
+    def _report(self, state: ClusterState) -> str:
         return state.report()
 
-    def _solved(self, state: Connectivity) -> bool:
-        return not state.mismatches
+    def _solved(self, state: ClusterState) -> bool:
+        return state.healthy
 
-    def _regressions(self, before: Connectivity, after: Connectivity) -> list[str]:
-        """Probes that matched the intended connectivity before the step and not after.
+    def _regressions(self, before: ClusterState, after: ClusterState) -> list[str]:
+        """Probes that matched before the step and not after; metadata that went missing.
 
         Compared as sets, not counts: a step that fixes one pair but opens a connection
-        that must stay closed (or closes one that must stay open) is still harm.
+        that must stay closed (or closes one that must stay open) is still harm, and so
+        is wiping labels or annotations another team owns.
         """
-        was_ok = {(r.source, r.dest, r.port) for r in before.results if r.ok}
-        return [
-            f"broke {r.line()}" for r in after.mismatches if (r.source, r.dest, r.port) in was_ok
-        ]
+        was_ok = {(r.source, r.dest, r.port) for r in before.connectivity.results if r.ok}
+        broke = [f"broke {r.line()}" for r in after.mismatches
+                 if (r.source, r.dest, r.port) in was_ok]
+        lost = [f"lost {line}" for line in after.ownership if line not in before.ownership]
+        return broke + lost
 
     def _violations(self, command: Command[KubectlCommand]) -> list[str]:
         if not command.payload.mutating:
@@ -204,13 +216,15 @@ class K8sEpisode(ReactiveEpisode[Connectivity, KubectlCommand]):
         self.disrupted = True
         return ["a Deployment, Pod or Service changed"]
 
-    def _details(self, state: Connectivity) -> dict[str, Any]:
+    def _details(self, state: ClusterState) -> dict[str, Any]:
         return {
             "initial_mismatches": len(self.initial.mismatches),
             "final_mismatches": len(state.mismatches),
+            "missing_metadata": len(state.ownership),
             "max_mismatches": self.max_mismatches,
             "workloads_disrupted": self.disrupted,
             "matrix_recomputations": self.cache.recomputations,
+            "probe_disagreements": self.probe_disagreements,
         }
 
     def _close(self) -> None:
@@ -222,3 +236,5 @@ class K8sEpisode(ReactiveEpisode[Connectivity, KubectlCommand]):
         if self._server is not None:
             self._server.stop()
             self._server = None
+        if self.live is not None:
+            self.live.close()

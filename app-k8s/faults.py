@@ -7,7 +7,7 @@ connectivity matrix unchanged is discarded and another one is drawn.
 | code | type | what it breaks |
 |---|---|---|
 | RI | remove_ingress | an allowed caller loses access (peer or rule removed, peer label typo) |
-| AI | add_ingress | a caller that must be refused gets in (extra peer, rule, namespace peer) |
+| AI | add_ingress | a caller that must stay out gets in (extra peer, rule, namespace, split peer) |
 | CP | change_port | the allowed port is wrong |
 | CPR | change_protocol | the allowed protocol is UDP/SCTP instead of TCP |
 | AE | add_egress | a service's egress becomes restrictive (deny all, DNS only, one target) |
@@ -21,8 +21,10 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from netarena.common.errors import EmulatorError
+from netarena.k8s.detail import KUBE_DNS_LABELS
+from netarena.k8s.judge import judge
+from netarena.k8s.manifests import NS_NAME, canonical_policy
 from netarena.k8s.model import ANYONE, AppModel
-from netarena.k8s.policy_matrix import compute_connectivity
 
 __all__ = ["FAULT_TYPES", "inject_fault", "apply_faults", "model_pods", "model_namespaces"]
 
@@ -40,29 +42,48 @@ Candidate = tuple[str, str, dict[str, Any]]  # (method, description, new spec)
 _MAX_TRIES = 60
 
 
-def model_pods(model: AppModel) -> list[Policy]:
-    """One Pod object per service, as the Deployments would create them.
+def _pod(name: str, namespace: str, labels: dict[str, str], ports: list[tuple[str, int, str]],
+         index: int) -> Policy:
+    return {
+        "metadata": {"name": f"{name}-0", "namespace": namespace, "labels": labels},
+        "spec": {"containers": [{"name": "server", "ports": [
+            {"name": n, "containerPort": p, "protocol": proto} for n, p, proto in ports]}]},
+        "status": {"podIP": f"10.244.{index // 250}.{index % 250 + 2}"},
+    }
 
-    Used to verify injections without a store: the engine only reads labels, namespace
-    and container ports here (IPs are placeholders; faults never use ipBlock).
+
+def model_pods(model: AppModel) -> list[Policy]:
+    """One Pod object per workload, as the Deployments would create them.
+
+    The application's services, the monitoring namespace's Prometheus and Grafana, and
+    the cluster DNS: what the judge needs to verify injections without a store (IPs are
+    placeholders outside every external range the detail draws).
     """
+    metrics = model.detail.monitoring.metrics_ports if model.detail else {}
     pods = []
     for i, s in enumerate(model.services):
-        ports = ([{"name": s.port_name, "containerPort": s.container_port, "protocol": "TCP"}]
-                 if s.container_port is not None else [])
-        pods.append({
-            "metadata": {"name": f"{s.name}-0", "namespace": model.namespace,
-                         "labels": {"app": s.name}},
-            "spec": {"containers": [{"name": "server", "ports": ports}]},
-            "status": {"podIP": f"10.244.{i // 250}.{i % 250 + 2}"},
-        })
+        ports = [(s.port_name, s.container_port, "TCP")] if s.container_port is not None else []
+        if s.name in metrics:
+            ports.append(("metrics", metrics[s.name], "TCP"))
+        pods.append(_pod(s.name, model.namespace, {"app": s.name}, ports, i))
+    base = len(pods)
+    if model.detail is not None:
+        mon = model.detail.monitoring
+        pods.append(_pod("prometheus", mon.namespace, dict(mon.scraper_labels),
+                         [("web", 9090, "TCP")], base))
+        pods.append(_pod("grafana", mon.namespace, dict(mon.other_labels),
+                         [("http", 3000, "TCP")], base + 1))
+    pods.append(_pod("coredns", "kube-system", dict(KUBE_DNS_LABELS),
+                     [("dns", 53, "UDP"), ("dns-tcp", 53, "TCP")], base + 2))
     return pods
 
 
 def model_namespaces(model: AppModel) -> list[Policy]:
-    """The application's namespace object."""
-    ns = model.namespace
-    return [{"metadata": {"name": ns, "labels": {"kubernetes.io/metadata.name": ns}}}]
+    """The application's namespace, the monitoring namespace and ``kube-system``."""
+    names = [model.namespace, "kube-system"]
+    if model.detail is not None:
+        names.append(model.detail.monitoring.namespace)
+    return [{"metadata": {"name": ns, "labels": {NS_NAME: ns}}} for ns in dict.fromkeys(names)]
 
 
 def _peer(app: str) -> dict[str, Any]:
@@ -105,12 +126,19 @@ def _add_ingress(model: AppModel, pol: Policy, rng: random.Random) -> Candidate 
     src = rng.choice(intruders)
     spec = copy.deepcopy(pol["spec"])
     rules = spec.setdefault("ingress", [])
-    method = rng.choice(["add_peer", "add_rule", "namespace_peer"])
+    split = [r for r in rules if len(r.get("from") or []) == 1
+             and {"podSelector", "namespaceSelector"} <= set(r["from"][0])]
+    method = rng.choice(["add_peer", "add_rule", "namespace_peer"] + ["split_peer"] * bool(split))
+    if method == "split_peer":
+        peer = split[0]["from"][0]
+        split[0]["from"] = [{"namespaceSelector": peer["namespaceSelector"]},
+                            {"podSelector": peer["podSelector"]}]
+        return method, f"{name}: monitoring peer split into namespace OR pods", spec
     if method == "add_peer" and rules and rules[0].get("from"):
         rules[0]["from"].append(_peer(src))
         return method, f"{name}: peer app={src} added", spec
     if method == "namespace_peer":
-        ns_sel = {"matchLabels": {"kubernetes.io/metadata.name": model.namespace}}
+        ns_sel = {"matchLabels": {NS_NAME: model.namespace}}
         rules.append({"from": [{"namespaceSelector": ns_sel}]})
         return method, f"{name}: every pod of namespace {model.namespace} allowed", spec
     rules.append({"from": [_peer(src)], "ports": [{"port": svc.container_port, "protocol": "TCP"}]})
@@ -186,7 +214,7 @@ def apply_faults(policies: Sequence[Policy], faults: Sequence[dict[str, Any]]) -
     out = copy.deepcopy(list(policies))
     by_name = {p["metadata"]["name"]: p for p in out}
     for fault in faults:
-        by_name[fault["policy"]]["spec"] = copy.deepcopy(fault["spec"])
+        by_name[fault["policy"]]["spec"] = canonical_policy(copy.deepcopy(fault["spec"]))
     return out
 
 
@@ -208,7 +236,7 @@ def inject_fault(code: str, model: AppModel, policies: Sequence[Policy],
         EmulatorError: No candidate changed the matrix (should not happen on valid models).
     """
     pods, nss = model_pods(model), model_namespaces(model)
-    before = compute_connectivity(model, pods, nss, policies).actual_set()
+    before = judge(model, pods, nss, policies).connectivity.actual_set()
     names = sorted(p["metadata"]["name"] for p in policies)
     by_name = {p["metadata"]["name"]: p for p in policies}
     for _ in range(_MAX_TRIES):
@@ -219,7 +247,7 @@ def inject_fault(code: str, model: AppModel, policies: Sequence[Policy],
         method, description, spec = cand
         fault = {"code": code, "type": FAULT_TYPES[code], "policy": target["metadata"]["name"],
                  "method": method, "description": description, "spec": spec}
-        after = compute_connectivity(model, pods, nss, apply_faults(policies, [fault]))
+        after = judge(model, pods, nss, apply_faults(policies, [fault])).connectivity
         if after.actual_set() != before:
             return fault
     raise EmulatorError(f"no {code} fault changed the connectivity matrix")

@@ -1,13 +1,20 @@
 """Run the real ``kubectl`` binary against one API server, isolated from the user's setup.
 
-Each ``Kubectl`` writes its own kubeconfig (server URL, default namespace, plain HTTP) and
+Each ``Kubectl`` writes its own kubeconfig (server URL and CA, user, default namespace) and
 uses a private cache directory inside a private temp dir, and strips ``KUBECONFIG`` from
 the environment: an agent's commands can reach only the emulator they were given, and
 concurrent episodes never share discovery caches. No shell is involved.
+
+Resources are bounded by the kernel, not by trust in the arguments: the process runs
+under ``prlimit`` (address space 1 GiB, output files 64 MiB, CPU seconds), its output
+goes to private files and only the first ``MAX_OUTPUT_BYTES`` are read back. Without the
+bound, ``kubectl patch --patch-file=/dev/zero`` (refused by the allowlist anyway) grew to
+2.6 GB in 18 s; under it kubectl stops at its first large allocation.
 """
 
 from __future__ import annotations
 
+import base64
 import os
 import shutil
 import statistics
@@ -18,14 +25,23 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
+from typing import Any, BinaryIO
 
 import yaml
 
 from netarena.common.errors import EmulatorError
 
-__all__ = ["Kubectl", "KubectlResult", "find_kubectl", "measure_round_trip"]
+__all__ = ["Kubectl", "KubeconfigIdentity", "KubectlResult", "find_kubectl",
+           "measure_round_trip"]
 
 _PASSED_ENV = ("PATH", "LANG", "LC_ALL", "TZ", "TMPDIR", "SYSTEMROOT")
+MEMORY_LIMIT_BYTES = 1 << 30
+"""Address-space limit of one kubectl process (its Go runtime reserves ~800 MiB idle)."""
+OUTPUT_FILE_LIMIT_BYTES = 64 << 20
+"""Largest output kubectl may write (``RLIMIT_FSIZE`` on its output files)."""
+MAX_OUTPUT_BYTES = 1 << 20
+"""Bytes of stdout and of stderr read back from one run."""
+_OOM_MARKERS = ("fatal error: out of memory", "runtime: out of memory")
 
 
 @dataclass(frozen=True)
@@ -46,6 +62,21 @@ class KubectlResult:
     def ok(self) -> bool:
         """True when kubectl exited 0."""
         return self.exit_code == 0
+
+
+@dataclass(frozen=True)
+class KubeconfigIdentity:
+    """The names and credentials a kubeconfig holds (kind's naming by default)."""
+
+    cluster: str = "kind-kind"
+    """Cluster and context name."""
+    user: str = "kind-kind"
+    """User name."""
+    token: str | None = None
+    """Bearer token of the user. An HTTPS server needs one: without credentials kubectl
+    prompts for a password on stdin and fails (``error: EOF``)."""
+    ca_pem: bytes | None = None
+    """The cluster CA's certificate, for an HTTPS server."""
 
 
 def find_kubectl() -> str:
@@ -70,13 +101,16 @@ class Kubectl:
     """A kubectl bound to one server URL and default namespace.
 
     Args:
-        server_url: The API server's base URL (``http://127.0.0.1:PORT``).
+        server_url: The API server's base URL (``https://127.0.0.1:PORT``).
         namespace: Namespace commands use when they give none.
         binary: Path to kubectl; found with ``find_kubectl`` when omitted.
+        identity: How the kubeconfig names the cluster and user, the user's bearer token
+            and the cluster's CA certificate (PEM), as ``kubectl config view`` shows them.
     """
 
     def __init__(self, server_url: str, namespace: str = "default",
-                 binary: str | None = None) -> None:
+                 binary: str | None = None, config: dict[str, Any] | None = None,
+                 identity: KubeconfigIdentity | None = None) -> None:
         self.binary = binary or find_kubectl()
         self.server_url = server_url
         self.namespace = namespace
@@ -85,50 +119,85 @@ class Kubectl:
         root = Path(self._dir.name)
         self.kubeconfig = root / "kubeconfig"
         self.cache_dir = root / "cache"
-        self.kubeconfig.write_text(yaml.safe_dump({
+        who = identity or KubeconfigIdentity()
+        if config is None and server_url.startswith("https://") and not who.token:
+            raise EmulatorError("an HTTPS API server needs a token in the kubeconfig "
+                                "(kubectl would prompt for a password)")
+        cluster: dict[str, str] = {"server": server_url}
+        if who.ca_pem:
+            cluster["certificate-authority-data"] = base64.b64encode(who.ca_pem).decode()
+        self.kubeconfig.touch(mode=0o600)
+        self.kubeconfig.write_text(yaml.safe_dump(config or {
             "apiVersion": "v1",
             "kind": "Config",
-            "clusters": [{"name": "netarena", "cluster": {"server": server_url}}],
-            "users": [{"name": "netarena", "user": {}}],
-            "contexts": [{"name": "netarena", "context": {
-                "cluster": "netarena", "user": "netarena", "namespace": namespace}}],
-            "current-context": "netarena",
+            "clusters": [{"name": who.cluster, "cluster": cluster}],
+            "users": [{"name": who.user, "user": {"token": who.token} if who.token else {}}],
+            "contexts": [{"name": who.cluster, "context": {
+                "cluster": who.cluster, "user": who.user, "namespace": namespace}}],
+            "current-context": who.cluster,
             "preferences": {},
         }))
-        self.kubeconfig.chmod(0o600)
         env = {k: os.environ[k] for k in _PASSED_ENV if k in os.environ}
         env["HOME"] = str(root)
         self._env = env
+
+    @classmethod
+    def from_config(cls, config: dict[str, Any], namespace: str,
+                    binary: str | None = None) -> Kubectl:
+        """A kubectl using ``config`` (one context, credentials included) in a private copy.
+
+        Args:
+            config: A kubeconfig with its one context's namespace set to ``namespace``.
+            namespace: The namespace commands use when they give none.
+            binary: Path to kubectl; found with ``find_kubectl`` when omitted.
+        """
+        server = str(config["clusters"][0]["cluster"].get("server", ""))
+        return cls(server, namespace, binary, config)
 
     def command(self, argv: list[str]) -> list[str]:
         """The full argv run for ``kubectl argv...`` (kubeconfig and cache pinned)."""
         return [self.binary, f"--kubeconfig={self.kubeconfig}",
                 f"--cache-dir={self.cache_dir}", *argv]
 
-    def run(self, argv: list[str], stdin: str | None = None,
-            timeout_s: float = 10) -> KubectlResult:
+    def run(self, argv: list[str], stdin: str | None = None, timeout_s: float = 10,
+            streaming: bool = False) -> KubectlResult:
         """Run kubectl with ``argv`` (no shell) and capture its output.
 
         Args:
             argv: Arguments after ``kubectl``.
             stdin: Text fed to standard input (for ``apply -f -``).
             timeout_s: Wall-clock limit; on expiry the process is killed.
+            streaming: The command runs until stopped (``get -w``, ``logs -f``): reaching
+                the limit is its normal end, reported with exit code 0 and a note.
 
         Raises:
             EmulatorError: Used after ``close()``.
         """
         if self._dir is None:
             raise EmulatorError("this Kubectl is closed")
-        try:
-            proc = subprocess.run(  # noqa: S603 - fixed binary, argv list, no shell
-                self.command(argv), input=stdin if stdin is not None else "",
-                capture_output=True, text=True, timeout=timeout_s, env=self._env,
-                check=False,
-            )
-        except subprocess.TimeoutExpired as exc:
-            out = exc.stdout.decode() if isinstance(exc.stdout, bytes) else exc.stdout or ""
-            return KubectlResult(-1, out, f"kubectl timed out after {timeout_s:g}s")
-        return KubectlResult(proc.returncode, proc.stdout, proc.stderr)
+        root = Path(self._dir.name)
+        with tempfile.TemporaryFile(dir=root) as out, tempfile.TemporaryFile(dir=root) as err:
+            proc = subprocess.Popen(  # noqa: S603 - fixed binary, argv list, no shell
+                _bounded(self.command(argv), timeout_s), stdin=subprocess.PIPE, stdout=out,
+                stderr=err, env=self._env)
+            timed_out = False
+            try:
+                proc.communicate((stdin or "").encode(), timeout=timeout_s)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+                timed_out = True
+            stdout, stderr = _read_capped(out), _read_capped(err)
+        code = proc.returncode
+        if timed_out:
+            if streaming:
+                return KubectlResult(0, stdout, stderr + f"(stopped after {timeout_s:g}s)\n")
+            return KubectlResult(-1, stdout, stderr + f"kubectl timed out after {timeout_s:g}s")
+        if code != 0 and any(m in stderr for m in _OOM_MARKERS):
+            limit = MEMORY_LIMIT_BYTES >> 20
+            return KubectlResult(code, stdout, f"error: kubectl ran out of memory ({limit} MiB "
+                                 "limit) and was stopped\n")
+        return KubectlResult(code, stdout, stderr)
 
     def close(self) -> None:
         """Remove the private kubeconfig and cache. Idempotent."""
@@ -142,6 +211,25 @@ class Kubectl:
     def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
                  tb: TracebackType | None) -> None:
         self.close()
+
+
+def _bounded(command: list[str], timeout_s: float) -> list[str]:
+    """``command`` under kernel resource limits (``prlimit`` from util-linux)."""
+    tool = shutil.which("prlimit")
+    if tool is None:
+        raise EmulatorError("prlimit (util-linux) is needed to bound kubectl's resources")
+    cpu = int(timeout_s) + 5
+    return [tool, f"--as={MEMORY_LIMIT_BYTES}", f"--fsize={OUTPUT_FILE_LIMIT_BYTES}",
+            f"--cpu={cpu}", "--core=0", "--", *command]
+
+
+def _read_capped(handle: BinaryIO) -> str:
+    handle.seek(0)
+    data = handle.read(MAX_OUTPUT_BYTES + 1)
+    text = data[:MAX_OUTPUT_BYTES].decode("utf-8", "replace")
+    if len(data) > MAX_OUTPUT_BYTES:
+        text += f"\n... [output cut at {MAX_OUTPUT_BYTES} bytes]\n"
+    return text
 
 
 def measure_round_trip(kubectl: Kubectl, argv: list[str] | None = None,

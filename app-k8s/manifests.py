@@ -1,15 +1,23 @@
 """Kubernetes objects rendered from an ``AppModel``: Deployments, Services, NetworkPolicies.
 
-The policies follow the upstream Online Boutique layout exactly (a ``deny-all`` plus one
-policy per service, each with egress allow-all), so for Online Boutique they equal the
-upstream files; a test keeps it that way.
+Without ``model.detail`` the policies follow the upstream Online Boutique layout exactly
+(a ``deny-all`` plus one policy per service, each with egress allow-all), so for Online
+Boutique they equal the upstream files; a test keeps it that way. With detail they also
+carry what other teams put there (``detail``): a monitoring rule, a restricted egress to
+an external range, labels and annotations; and the monitoring namespace is rendered
+with its Prometheus and Grafana.
+
+Every policy is written in the API server's field order (``canonical_policy``), so a
+policy whose spec was rewritten cannot be told from the others by its key order.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from netarena.k8s.detail import DNS_PORTS, KUBE_DNS_LABELS, ClusterDetail
 from netarena.k8s.model import ANYONE, AppModel, ServiceSpec
+from netarena.k8s.podspec import external_service, pod_details, service_accounts
 
 __all__ = [
     "render_namespace",
@@ -18,13 +26,33 @@ __all__ = [
     "render_policy",
     "render_policies",
     "render_all",
+    "canonical_policy",
+    "monitoring_rule",
     "DENY_ALL",
+    "NS_NAME",
 ]
 
 DENY_ALL = "deny-all"
 """Name of the default-deny policy."""
+NS_NAME = "kubernetes.io/metadata.name"
+"""The label every namespace carries with its own name."""
 
 Manifest = dict[str, Any]
+_ORDER = ("apiVersion", "kind", "metadata", "name", "namespace", "labels", "annotations",
+          "spec", "podSelector", "ingress", "egress", "policyTypes", "from", "to", "ports",
+          "podSelector", "namespaceSelector", "ipBlock", "cidr", "except", "protocol", "port",
+          "endPort", "matchLabels", "matchExpressions", "key", "operator", "values")
+_RANK = {k: i for i, k in reversed(list(enumerate(_ORDER)))}
+
+
+def canonical_policy(value: Any) -> Any:
+    """``value`` with mapping keys in the API server's (Go struct) order, recursively."""
+    if isinstance(value, dict):
+        keys = sorted(value, key=lambda k: (_RANK.get(k, len(_ORDER)), k))
+        return {k: canonical_policy(value[k]) for k in keys}
+    if isinstance(value, list):
+        return [canonical_policy(v) for v in value]
+    return value
 
 
 def _meta(name: str, namespace: str, labels: dict[str, str] | None = None) -> dict[str, Any]:
@@ -34,34 +62,52 @@ def _meta(name: str, namespace: str, labels: dict[str, str] | None = None) -> di
     return meta
 
 
-def render_namespace(model: AppModel) -> Manifest:
-    """The namespace the application lives in (labelled like Kubernetes does by default)."""
-    ns = model.namespace
+def render_namespace(model: AppModel, name: str | None = None) -> Manifest:
+    """A namespace (the application's by default), labelled as Kubernetes does."""
+    ns = name or model.namespace
     return {"apiVersion": "v1", "kind": "Namespace",
-            "metadata": {"name": ns, "labels": {"kubernetes.io/metadata.name": ns}}}
+            "metadata": {"name": ns, "labels": {NS_NAME: ns}}}
 
 
-def render_deployment(spec: ServiceSpec, namespace: str) -> Manifest:
-    """One single-replica Deployment whose pods carry ``app=<name>`` and a named port."""
-    labels = {"app": spec.name}
-    container: dict[str, Any] = {"name": "server", "image": spec.image or f"{spec.name}:latest"}
-    if spec.container_port is not None:
-        container["ports"] = [
-            {"name": spec.port_name, "containerPort": spec.container_port, "protocol": "TCP"}
-        ]
+def _deployment(name: str, namespace: str, labels: dict[str, str], image: str,
+                ports: list[dict[str, Any]],
+                extra: tuple[dict[str, Any], dict[str, Any]] | None = None) -> Manifest:
+    container: dict[str, Any] = {"name": "server", "image": image}
+    if ports:
+        container["ports"] = ports
+    pod: dict[str, Any] = {"containers": [container]}
+    if extra is not None:
+        pod_fields, container_fields = extra
+        container.update(container_fields)
+        pod.update(pod_fields)
     return {
         "apiVersion": "apps/v1",
         "kind": "Deployment",
-        "metadata": _meta(spec.name, namespace, labels),
+        "metadata": _meta(name, namespace, labels),
         "spec": {
             "replicas": 1,
             "selector": {"matchLabels": dict(labels)},
-            "template": {
-                "metadata": {"labels": dict(labels)},
-                "spec": {"containers": [container]},
-            },
+            "template": {"metadata": {"labels": dict(labels)}, "spec": pod},
         },
     }
+
+
+def render_deployment(spec: ServiceSpec, namespace: str, metrics_port: int | None = None,
+                      model: AppModel | None = None) -> Manifest:
+    """One single-replica Deployment whose pods carry ``app=<name>`` and named ports.
+
+    With ``model``, the pods also carry what upstream gives them (``podspec``): their
+    service account, environment, probes, resources and security context.
+    """
+    ports = []
+    if spec.container_port is not None:
+        ports.append({"name": spec.port_name, "containerPort": spec.container_port,
+                      "protocol": "TCP"})
+    if metrics_port is not None:
+        ports.append({"name": "metrics", "containerPort": metrics_port, "protocol": "TCP"})
+    extra = pod_details(model, spec) if model is not None else None
+    return _deployment(spec.name, namespace, {"app": spec.name},
+                       spec.image or f"{spec.name}:latest", ports, extra)
 
 
 def render_service(spec: ServiceSpec, namespace: str) -> Manifest | None:
@@ -81,11 +127,44 @@ def render_service(spec: ServiceSpec, namespace: str) -> Manifest | None:
     }
 
 
-def render_policy(spec: ServiceSpec, namespace: str) -> Manifest:
-    """The service's own NetworkPolicy: its allowed ingress and egress allow-all.
+def _peer(app: str) -> dict[str, Any]:
+    return {"podSelector": {"matchLabels": {"app": app}}}
+
+
+def monitoring_rule(detail: ClusterDetail, port: int) -> dict[str, Any]:
+    """The ingress rule letting Prometheus (its namespace AND its pods) scrape ``port``."""
+    mon = detail.monitoring
+    return {"from": [{"podSelector": {"matchLabels": dict(mon.scraper_labels)},
+                      "namespaceSelector": {"matchLabels": {NS_NAME: mon.namespace}}}],
+            "ports": [{"protocol": "TCP", "port": port}]}
+
+
+def _egress(model: AppModel, spec: ServiceSpec) -> list[dict[str, Any]]:
+    """Egress allow-all, or for a service with external dependencies the restricted set."""
+    external = model.detail.egress_of(spec.name) if model.detail else []
+    if not external:
+        return [{}]
+    rules: list[dict[str, Any]] = []
+    callees = model.callees(spec.name)
+    if callees:
+        rules.append({"to": [_peer(d.name) for d in callees],
+                      "ports": [{"protocol": "TCP", "port": d.container_port} for d in callees]})
+    rules.append({"to": [{"podSelector": {"matchLabels": dict(KUBE_DNS_LABELS)},
+                          "namespaceSelector": {"matchLabels": {NS_NAME: "kube-system"}}}],
+                  "ports": [dict(p) for p in DNS_PORTS]})
+    for e in external:
+        rules.append({"to": [{"ipBlock": {"cidr": e.cidr}}],
+                      "ports": [{"protocol": "TCP", "port": e.port}]})
+    return rules
+
+
+def render_policy(spec: ServiceSpec, namespace: str, model: AppModel | None = None) -> Manifest:
+    """The service's own NetworkPolicy: its allowed ingress, and its egress.
 
     Client-only workloads get an Egress-only policy, as upstream ``loadgenerator`` does.
+    With ``model.detail`` the monitoring rule, restricted egress and ownership are added.
     """
+    detail = model.detail if model is not None else None
     pol_spec: dict[str, Any] = {"podSelector": {"matchLabels": {"app": spec.name}}}
     if spec.port is None:
         pol_spec["policyTypes"] = ["Egress"]
@@ -95,31 +174,66 @@ def render_policy(spec: ServiceSpec, namespace: str) -> Manifest:
             pol_spec["ingress"] = [{}]
         elif spec.sources:
             pol_spec["ingress"] = [{
-                "from": [{"podSelector": {"matchLabels": {"app": s}}} for s in spec.sources],
+                "from": [_peer(s) for s in spec.sources],
                 "ports": [{"port": spec.container_port, "protocol": "TCP"}],
             }]
-    pol_spec["egress"] = [{}]
-    return {"apiVersion": "networking.k8s.io/v1", "kind": "NetworkPolicy",
-            "metadata": _meta(spec.name, namespace), "spec": pol_spec}
+        scrape = detail.monitoring.metrics_ports.get(spec.name) if detail else None
+        if detail is not None and scrape is not None:
+            pol_spec.setdefault("ingress", []).append(monitoring_rule(detail, scrape))
+    pol_spec["egress"] = _egress(model, spec) if model is not None else [{}]
+    meta = _meta(spec.name, namespace)
+    _own(meta, detail, spec.name)
+    return canonical_policy({"apiVersion": "networking.k8s.io/v1", "kind": "NetworkPolicy",
+                             "metadata": meta, "spec": pol_spec})
+
+
+def _own(meta: dict[str, Any], detail: ClusterDetail | None, name: str) -> None:
+    if detail is not None and detail.labels.get(name):
+        meta["labels"] = dict(detail.labels[name])
+    if detail is not None and detail.annotations.get(name):
+        meta["annotations"] = dict(detail.annotations[name])
 
 
 def render_policies(model: AppModel) -> list[Manifest]:
     """``deny-all`` followed by one policy per service (13 for Online Boutique)."""
-    deny = {
+    meta = _meta(DENY_ALL, model.namespace)
+    _own(meta, model.detail, DENY_ALL)
+    deny = canonical_policy({
         "apiVersion": "networking.k8s.io/v1",
         "kind": "NetworkPolicy",
-        "metadata": _meta(DENY_ALL, model.namespace),
+        "metadata": meta,
         "spec": {"podSelector": {}, "policyTypes": ["Ingress", "Egress"]},
-    }
-    return [deny] + [render_policy(s, model.namespace) for s in model.services]
+    })
+    return [deny] + [render_policy(s, model.namespace, model) for s in model.services]
+
+
+def render_monitoring(model: AppModel) -> list[Manifest]:
+    """The monitoring namespace with one Prometheus and one Grafana (empty without detail)."""
+    if model.detail is None:
+        return []
+    mon = model.detail.monitoring
+    return [
+        render_namespace(model, mon.namespace),
+        _deployment("prometheus", mon.namespace, dict(mon.scraper_labels),
+                    "quay.io/prometheus/prometheus:v2.53.0",
+                    [{"name": "web", "containerPort": 9090, "protocol": "TCP"}]),
+        _deployment("grafana", mon.namespace, dict(mon.other_labels),
+                    "docker.io/grafana/grafana:11.1.0",
+                    [{"name": "http", "containerPort": 3000, "protocol": "TCP"}]),
+    ]
 
 
 def render_all(model: AppModel) -> list[Manifest]:
-    """Everything the application needs, in creation order: namespace, workloads, policies."""
-    objs: list[Manifest] = [render_namespace(model)]
+    """Everything the application needs, in creation order: namespaces, workloads, policies."""
+    objs: list[Manifest] = [render_namespace(model), *render_monitoring(model),
+                            *service_accounts(model)]
+    metrics = model.detail.monitoring.metrics_ports if model.detail else {}
+    external = external_service(model)
     for s in model.services:
-        objs.append(render_deployment(s, model.namespace))
+        objs.append(render_deployment(s, model.namespace, metrics.get(s.name), model))
         svc = render_service(s, model.namespace)
         if svc is not None:
             objs.append(svc)
+        if external is not None and external["spec"]["selector"]["app"] == s.name:
+            objs.append(external)
     return objs + render_policies(model)

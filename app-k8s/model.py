@@ -12,6 +12,7 @@ import re
 from dataclasses import dataclass, field
 
 from netarena.common.errors import ConfigError
+from netarena.k8s.detail import ClusterDetail
 
 __all__ = [
     "ServiceSpec",
@@ -60,6 +61,9 @@ class AppModel:
     services: tuple[ServiceSpec, ...]
     namespace: str = "default"
     name: str = "online-boutique"
+    detail: ClusterDetail | None = None
+    """Monitoring, external egress and ownership the healthy policies carry (``None``:
+    the bare upstream policies)."""
     _by_name: dict[str, ServiceSpec] = field(default_factory=dict, compare=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -83,6 +87,10 @@ class AppModel:
         """Whether the healthy application lets ``source`` reach ``dest``'s port."""
         spec = self._by_name[dest]
         return spec.port is not None and (ANYONE in spec.sources or source in spec.sources)
+
+    def callees(self, source: str) -> list[ServiceSpec]:
+        """Services ``source`` may reach (named as a caller, or open to any pod)."""
+        return [d for d in self.servers if d.name != source and self.expected(source, d.name)]
 
     def pairs(self) -> list[tuple[str, str]]:
         """Every probed (source, destination) pair.

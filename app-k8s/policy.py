@@ -36,7 +36,11 @@ Obj = Mapping[str, Any]
 
 @dataclass(frozen=True)
 class PodView:
-    """The parts of a Pod that NetworkPolicy looks at."""
+    """The parts of a Pod that NetworkPolicy looks at.
+
+    An endpoint outside the cluster is a view with an empty ``namespace``: only ``ipBlock``
+    peers match it.
+    """
 
     namespace: str
     name: str
@@ -214,6 +218,8 @@ class PolicyEngine:
     def _peer_matches(self, peer: Obj, policy_ns: str, pod: PodView) -> bool:
         if "ipBlock" in peer and peer["ipBlock"] is not None:
             return _ip_in_block(pod.ips, peer["ipBlock"])
+        if not pod.namespace:
+            return False  # an endpoint outside the cluster: only an ipBlock can match it
         pod_sel, ns_sel = peer.get("podSelector"), peer.get("namespaceSelector")
         if pod_sel is None and ns_sel is None:
             return False

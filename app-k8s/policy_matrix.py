@@ -2,6 +2,11 @@
 
 Expected comes from the application model; actual from the ``PolicyEngine`` over the
 live objects. The mismatch report built here is what the agent sees every turn.
+
+A probe dials the destination by its Service name, as clients (and operators' ``nc``,
+``wget`` and ``curl``) do, so it also needs the name resolved: the source's egress must
+let UDP 53 reach the cluster's CoreDNS pods. An egress policy that allows the destination
+but not DNS therefore fails the probe, as it fails the real client.
 """
 
 from __future__ import annotations
@@ -10,10 +15,12 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from netarena.k8s.dns import DNS_PORT, coredns_pods
 from netarena.k8s.model import AppModel
 from netarena.k8s.policy import PodView, PolicyEngine
 
-__all__ = ["ProbeResult", "Connectivity", "compute_connectivity", "ConnectivityCache"]
+__all__ = ["ProbeResult", "Connectivity", "compute_connectivity", "ConnectivityCache",
+           "resolves"]
 
 Obj = Mapping[str, Any]
 
@@ -64,27 +71,47 @@ class Connectivity:
         return "\n".join([head, *(r.line() for r in bad)])
 
 
+def resolves(engine: PolicyEngine, pod: PodView, dns: Sequence[PodView]) -> bool:
+    """Whether ``pod`` can resolve names: UDP 53 to every CoreDNS pod is allowed.
+
+    kube-proxy spreads queries over all CoreDNS endpoints, so one blocked endpoint already
+    makes lookups fail (intermittently on a cluster; here, always).
+    """
+    return bool(dns) and all(engine.allowed(pod, server, DNS_PORT, "UDP") for server in dns)
+
+
 def compute_connectivity(model: AppModel, pods: Sequence[Obj], namespaces: Sequence[Obj],
-                         policies: Sequence[Obj]) -> Connectivity:
+                         policies: Sequence[Obj],
+                         dns_pods: Sequence[Obj] | None = None) -> Connectivity:
     """Probe every pair of ``model.pairs()`` against the given objects.
 
     A service's pods are the pods of the model's namespace labelled ``app=<service>``; a
-    pair connects when every source pod reaches every destination pod (a service with no
-    pods reaches nothing and is reached by nothing).
+    pair connects when every source pod resolves the destination's name and reaches every
+    destination pod (a service with no pods reaches nothing and is reached by nothing).
+
+    Args:
+        model: Intended connectivity and pod membership.
+        pods: The application's Pod objects.
+        namespaces: Namespace objects (for namespace selectors).
+        policies: NetworkPolicy objects.
+        dns_pods: The cluster's CoreDNS pods; None means a fresh cluster's
+            (``dns.coredns_pods``).
     """
     engine = PolicyEngine(list(pods), list(namespaces), list(policies))
+    dns = [PodView.from_obj(p) for p in (coredns_pods() if dns_pods is None else dns_pods)]
     members: dict[str, list[PodView]] = {name: [] for name in model.names}
     for view in engine.views:
         app = view.labels.get("app")
         if view.namespace == model.namespace and app in members:
             members[app].append(view)
+    named = {name: all(resolves(engine, a, dns) for a in views) for name, views in members.items()}
     results = []
     for src, dst in model.pairs():
         spec = model.service(dst)
         assert spec.port is not None and spec.container_port is not None
         cport = spec.container_port
         srcs, dsts = members[src], members[dst]
-        actual = bool(srcs and dsts) and all(
+        actual = bool(srcs and dsts) and named[src] and all(
             engine.allowed(a, b, cport, "TCP") for a in srcs for b in dsts
         )
         results.append(ProbeResult(src, dst, spec.port, model.expected(src, dst), actual))

@@ -1,19 +1,29 @@
-"""The reference operator: restores every NetworkPolicy to the intended configuration.
+"""The reference operator: troubleshoots from text, changing only what is broken.
 
-It reads only the observation text: the intended connectivity in the prompt (from which
-it renders the healthy policies with the app's own renderer, as an operator holding the
-manifests would), the mismatch report, and the output of its own
-``kubectl get networkpolicy -o json``. It never sees ``Query.truth``. It therefore also
-works as a remote purple agent that receives nothing but text.
+It reads only the observation: the intended connectivity and platform notes of the
+prompt, the current probe report, and the output of its own
+``kubectl get networkpolicy -o json``. It never sees ``Query.truth``, so it also works as
+a remote purple agent that receives nothing but text.
 
-Safety: fixes go in two phases so the mismatch count never rises. First every
-destination's ``ingress`` (an ingress fix can only make a pair match); then the rest of
-each spec (egress, policyTypes, podSelector), once no ingress fault can make a pair that
-egress newly lets out go wrong.
+What it changes, and only for policies the report implicates:
+
+* a destination's **ingress** (a mismatch names it): the main rule rebuilt from the
+  runbook, the monitoring rule kept, or rebuilt on the port a Prometheus or Grafana
+  mismatch names; rules admitting anyone else dropped;
+* a source's **egress** when it is restricted or blocks an external address: its
+  callees, DNS, the external ranges it still has, and each address the report says
+  must be reachable;
+* metadata the report says is missing; policies missing or extra (agent damage).
+
+Order keeps every step safe: ingress first (it can only make a pair match), then
+creations and metadata, then egress, then deletions of extra policies. Each turn the
+plan is recomputed from the latest snapshot and the current report, and commands already
+issued since that snapshot are skipped.
 """
 
 from __future__ import annotations
 
+import ipaddress
 import json
 import logging
 import re
@@ -22,8 +32,9 @@ from typing import Any
 
 from netarena.common.agents import Observation
 from netarena.common.errors import ConfigError
-from netarena.k8s.manifests import render_policies
-from netarena.k8s.model import parse_intended
+from netarena.k8s.detail import DNS_PORTS, KUBE_DNS_LABELS
+from netarena.k8s.manifests import DENY_ALL, NS_NAME, canonical_policy
+from netarena.k8s.model import ANYONE, AppModel, parse_intended
 
 __all__ = ["ReferenceK8sAgent", "plan_fixes", "SNAPSHOT_COMMAND", "HISTORY_MARKER"]
 
@@ -34,8 +45,21 @@ SNAPSHOT_COMMAND = "kubectl get networkpolicy -o json"
 HISTORY_MARKER = re.compile(r"^\[turn (\d+)\] \$ (.*)$", re.MULTILINE)
 """How the episode prints each previous command (shared format with ``episode``)."""
 _NAMESPACE = re.compile(r"runs in namespace `([a-z0-9-]+)`")
-_ALL_MATCH = re.compile(r"^All \d+ probes match", re.MULTILINE)
+_MONITORING = re.compile(r"Prometheus runs in namespace `([a-z0-9-]+)` \(pods labelled "
+                         r"([^)\s]+)\)")
+_MISMATCH = re.compile(r"^(\S+) → (\S+):(\d+) \(Expected: (True|False), Actual: (?:True|False)\)$",
+                       re.MULTILINE)
+_MISSING = re.compile(r"^networkpolicy (\S+): (label|annotation) ([^=\s]+)=(.*) is missing$",
+                      re.MULTILINE)
+_REPORT = "## Current probe report"
+_REWRITE = re.compile(
+    r"^kubectl patch networkpolicy (\S+) --type json .*\"/spec/(ingress|egress)\"")
 _MODEL_LINE = re.compile(r"^- [a-z0-9-]+: (?:no listening port|service port)", re.MULTILINE)
+_PARTIAL_ABOVE = 20
+"""Applications with more services than this are read policy by policy, not all at once."""
+
+Rule = dict[str, Any]
+Mismatch = tuple[str, str, int, bool]  # source, destination, port, expected
 
 
 def _norm(value: Any) -> Any:
@@ -50,61 +74,171 @@ def _norm(value: Any) -> Any:
     return value
 
 
-def _patch_cmd(name: str, ops: list[dict[str, Any]]) -> str:
+def _peer(app: str) -> dict[str, Any]:
+    return {"podSelector": {"matchLabels": {"app": app}}}
+
+
+class _Intent:
+    """What the text says: the model, the monitoring namespace, the current report."""
+
+    def __init__(self, text: str) -> None:
+        ns = _NAMESPACE.search(text)
+        self.model: AppModel = parse_intended(text, ns.group(1) if ns else "default")
+        mon = _MONITORING.search(text)
+        self.mon_ns = mon.group(1) if mon else None
+        key, _, value = (mon.group(2) if mon else "=").partition("=")
+        self.scraper = {key: value} if mon else {}
+        report = text[text.rfind(_REPORT):] if _REPORT in text else text
+        report = report.split("## History", 1)[0]
+        self.mismatches: list[Mismatch] = [(s, d, int(p), e == "True")
+                                           for s, d, p, e in _MISMATCH.findall(report)]
+        self.missing: dict[str, dict[str, dict[str, str]]] = {}
+        for name, kind, key, value in _MISSING.findall(report):
+            self.missing.setdefault(name, {}).setdefault(kind + "s", {})[key] = value
+
+    def monitoring_rule(self, port: int) -> Rule:
+        return {"from": [{"podSelector": {"matchLabels": dict(self.scraper)},
+                          "namespaceSelector": {"matchLabels": {NS_NAME: self.mon_ns}}}],
+                "ports": [{"protocol": "TCP", "port": port}]}
+
+    def is_monitoring(self, rule: Rule) -> bool:
+        """A rule that names the monitoring namespace or Prometheus's pods."""
+        for peer in rule.get("from") or []:
+            ns_labels = ((peer.get("namespaceSelector") or {}).get("matchLabels") or {})
+            pod_labels = ((peer.get("podSelector") or {}).get("matchLabels") or {})
+            if self.mon_ns and (ns_labels.get(NS_NAME) == self.mon_ns or (
+                    self.scraper and pod_labels == self.scraper)):
+                return True
+        return False
+
+
+def _ingress(intent: _Intent, name: str, current: list[Rule]) -> list[Rule]:
+    spec = intent.model.service(name)
+    rules: list[Rule] = []
+    if ANYONE in spec.sources:
+        return [{}]
+    if spec.sources:
+        rules.append({"from": [_peer(s) for s in spec.sources],
+                      "ports": [{"protocol": "TCP", "port": spec.container_port}]})
+    ports = sorted({p for s, d, p, _ in intent.mismatches if d == name and "/" in s})
+    if ports and intent.mon_ns:
+        rules += [intent.monitoring_rule(p) for p in ports]
+    else:
+        rules += [r for r in current if intent.is_monitoring(r)]
+    return rules
+
+
+def _egress(intent: _Intent, name: str, current: list[Rule]) -> list[Rule]:
+    model = intent.model
+    rules: list[Rule] = []
+    callees = model.callees(name)
+    if callees:
+        rules.append({"to": [_peer(d.name) for d in callees],
+                      "ports": [{"protocol": "TCP", "port": d.container_port} for d in callees]})
+    rules.append({"to": [{"podSelector": {"matchLabels": dict(KUBE_DNS_LABELS)},
+                          "namespaceSelector": {"matchLabels": {NS_NAME: "kube-system"}}}],
+                  "ports": [dict(p) for p in DNS_PORTS]})
+    closed = [d for s, d, _, e in intent.mismatches if s == name and not e]
+    for rule in current:
+        blocks = [(p.get("ipBlock") or {}).get("cidr") for p in rule.get("to") or []]
+        if blocks and all(blocks) and not any(_within(ip, b) for ip in closed for b in blocks):
+            rules.append(rule)
+    for src, dst, port, expected in intent.mismatches:
+        if src == name and expected and dst not in model.names:
+            rules.append({"to": [{"ipBlock": {"cidr": f"{dst}/32"}}],
+                          "ports": [{"protocol": "TCP", "port": port}]})
+    return rules
+
+
+def _within(ip: str, cidr: str) -> bool:
+    try:
+        return ipaddress.ip_address(ip) in ipaddress.ip_network(cidr, strict=False)
+    except ValueError:
+        return False
+
+
+def _patch(name: str, ops: list[dict[str, Any]]) -> str:
     body = json.dumps(ops, separators=(",", ":"), sort_keys=True)
     return f"kubectl patch networkpolicy {name} --type json -p {shlex.quote(body)}"
 
 
-def _ops(current: dict[str, Any], desired: dict[str, Any],
-         keys: tuple[str, ...]) -> list[dict[str, Any]]:
-    ops: list[dict[str, Any]] = []
-    for key in keys:
-        cur, want = _norm(current.get(key)), _norm(desired.get(key))
-        if cur == want or (key == "podSelector" and not cur and not want):
+def _egress_suspects(intent: _Intent, current: dict[str, Any]) -> set[str]:
+    """Sources whose egress may be to blame: restricted egress, or an external address."""
+    model = intent.model
+    out = set()
+    for src, dst, _, expected in intent.mismatches:
+        if src not in model.names or src not in current:
             continue
-        if desired.get(key) in (None, []):
-            if key in current:
-                ops.append({"op": "remove", "path": f"/spec/{key}"})
-        else:
-            ops.append({"op": "add", "path": f"/spec/{key}", "value": desired[key]})
-    return ops
+        egress = (current[src].get("spec") or {}).get("egress")
+        if dst not in model.names or (expected and _norm(egress) != [{}]):
+            out.add(src)
+    return out
 
 
-def plan_fixes(text_model: str, snapshot: dict[str, Any],
-               only: set[str] | None = None) -> list[tuple[str, str | None]]:
-    """Commands (with an optional stdin manifest) that restore the healthy policies.
+def plan_fixes(text: str, snapshot: dict[str, Any], only: set[str] | None = None,
+               done: frozenset[tuple[str, str]] = frozenset()) -> list[tuple[str, str | None]]:
+    """Commands (with an optional stdin manifest) that repair what the report implicates.
 
     Args:
-        text_model: Text holding the intended-connectivity section and the namespace.
+        text: The observation: runbook, platform notes and the current probe report.
         snapshot: A ``NetworkPolicyList`` as ``kubectl get networkpolicy -o json`` prints it.
         only: The snapshot holds just these policies (a partial ``get``): judge only them.
+        done: ``(policy, "ingress"|"egress")`` already rewritten since the snapshot (the
+            snapshot is stale there, so they are left alone).
 
     Returns:
-        ``(command, yaml_or_None)`` in safe order; empty when nothing differs.
+        ``(command, yaml_or_None)`` in safe order; empty when nothing is implicated.
     """
-    ns_match = _NAMESPACE.search(text_model)
-    model = parse_intended(text_model, ns_match.group(1) if ns_match else "default")
-    desired = {p["metadata"]["name"]: p for p in render_policies(model)
-               if only is None or p["metadata"]["name"] in only}
+    intent = _Intent(text)
+    model = intent.model
+    wanted = {DENY_ALL, *model.names}
+    if only is not None:
+        wanted &= only
     current = {p["metadata"]["name"]: p for p in snapshot.get("items") or []}
-    first: list[tuple[str, str | None]] = []
-    second: list[tuple[str, str | None]] = []
-    for name in sorted(set(current) - set(desired)):
-        first.append((f"kubectl delete networkpolicy {name}", None))
-    missing = [json.dumps(want) for name, want in desired.items() if name not in current]
-    if missing:  # JSON is YAML; one multi-document apply re-creates them all
-        first.append(("kubectl apply -f -", "\n---\n".join(missing)))
-    for name, want in desired.items():
-        if name not in current:
+    first, middle, late, last = [], [], [], []
+    for name in sorted(set(current) - wanted if only is None else ()):
+        last.append((f"kubectl delete networkpolicy {name}", None))
+    dests = {d for _, d, _, _ in intent.mismatches if d in model.names}
+    for name in sorted(wanted):
+        pol = current.get(name)
+        if pol is None:
+            middle.append(("kubectl apply -f -", json.dumps(_recreate(intent, name))))
             continue
-        cur_spec, want_spec = current[name].get("spec") or {}, want["spec"]
-        ingress_ops = _ops(cur_spec, want_spec, ("ingress",))
-        if ingress_ops:
-            first.append((_patch_cmd(name, ingress_ops), None))
-        rest = _ops(cur_spec, want_spec, ("podSelector", "policyTypes", "egress"))
-        if rest:
-            second.append((_patch_cmd(name, rest), None))
-    return first + second
+        spec = pol.get("spec") or {}
+        if name in dests and model.service(name).port is not None and (
+                name, "ingress") not in done:
+            want = _ingress(intent, name, spec.get("ingress") or [])
+            if _norm(want) != _norm(spec.get("ingress")):
+                first.append((_patch(name, [{"op": "add", "path": "/spec/ingress",
+                                             "value": canonical_policy(want)}]), None))
+        if name in intent.missing:
+            body = json.dumps({"metadata": intent.missing[name]}, sort_keys=True)
+            middle.append((f"kubectl patch networkpolicy {name} --type merge -p "
+                           f"{shlex.quote(body)}", None))
+        if name in _egress_suspects(intent, current) and (name, "egress") not in done:
+            want = _egress(intent, name, spec.get("egress") or [])
+            if _norm(want) != _norm(spec.get("egress")):
+                late.append((_patch(name, [{"op": "add", "path": "/spec/egress",
+                                            "value": canonical_policy(want)}]), None))
+    return first + middle + late + last
+
+
+def _recreate(intent: _Intent, name: str) -> dict[str, Any]:
+    model = intent.model
+    spec: dict[str, Any]
+    if name == DENY_ALL:
+        spec = {"podSelector": {}, "policyTypes": ["Ingress", "Egress"]}
+    else:
+        svc = model.service(name)
+        spec = {"podSelector": {"matchLabels": {"app": name}},
+                "policyTypes": ["Egress"] if svc.port is None else ["Ingress", "Egress"],
+                "egress": _egress(intent, name, [])}
+        if svc.port is not None:
+            spec["ingress"] = _ingress(intent, name, [])
+    meta: dict[str, Any] = {"name": name, "namespace": model.namespace,
+                            **intent.missing.get(name, {})}
+    return canonical_policy({"apiVersion": "networking.k8s.io/v1", "kind": "NetworkPolicy",
+                             "metadata": meta, "spec": spec})
 
 
 def _history(text: str) -> list[tuple[str, str]]:
@@ -128,30 +262,21 @@ def _decode_list(output: str) -> dict[str, Any] | None:
     return obj if isinstance(obj, dict) and "items" in obj else None
 
 
-_MISMATCH = re.compile(r"^(\S+) → (\S+):\d+ \(Expected: (True|False), Actual: (?:True|False)\)$",
-                       re.MULTILINE)
-_PARTIAL_ABOVE = 20
-"""Applications with more services than this are read policy by policy, not all at once."""
-
-
 def _snapshot_command(text: str) -> str:
-    """The full snapshot, or for large applications only the implicated policies.
-
-    Those are the policies a mismatch implicates (the destination's, plus the source's when
-    access is missing) and ``deny-all``.
-    """
+    """The full snapshot, or for large applications only the implicated policies."""
     if len(_MODEL_LINE.findall(text)) <= _PARTIAL_ABOVE:
         return SNAPSHOT_COMMAND
-    names = {"deny-all"}
-    for src, dst, expected in _MISMATCH.findall(text):
-        names.add(dst)
-        if expected == "True":
-            names.add(src)
+    intent = _Intent(text)
+    names = {DENY_ALL, *intent.missing}
+    for src, dst, _, expected in intent.mismatches:
+        external = dst not in intent.model.names and src in intent.model.names
+        names |= {n for n in (dst, src if expected or external else dst)
+                  if n in intent.model.names}
     return f"kubectl get networkpolicy {' '.join(sorted(names))} -o json"
 
 
 def _requested(cmd: str) -> set[str] | None:
-    """Policy names a snapshot command asked for (``None``: all of them)."""
+    """Policy names a snapshot command asked for (``None``: all; empty: not a snapshot)."""
     words = cmd.split()
     if words[:3] != ["kubectl", "get", "networkpolicy"] or words[-2:] != ["-o", "json"]:
         return set()
@@ -160,7 +285,7 @@ def _requested(cmd: str) -> set[str] | None:
 
 
 class ReferenceK8sAgent:
-    """Snapshot the policies once, then patch each faulty one back, ingress first."""
+    """Snapshot the policies, then repair what the report implicates, ingress first."""
 
     name = "k8s-reference"
 
@@ -170,8 +295,6 @@ class ReferenceK8sAgent:
 
     def decide(self, text: str) -> str:
         """The reply for ``text`` (pure: same text, same reply)."""
-        if _ALL_MATCH.search(text):
-            return f"```\n{SNAPSHOT_COMMAND}\n```"
         history = _history(text)
         snap_at, snapshot, only = -1, None, None
         for i, (cmd, output) in enumerate(history):
@@ -180,14 +303,16 @@ class ReferenceK8sAgent:
                 snap_at, snapshot, only = i, decoded, names
         if snapshot is None:
             return f"```\n{_snapshot_command(text)}\n```"
+        issued = {cmd for cmd, _ in history[snap_at + 1:]}
+        done = frozenset((m.group(1), m.group(2)) for cmd in issued
+                         for m in _REWRITE.finditer(cmd))
         try:
-            plan = plan_fixes(text, snapshot, only)
+            plan = plan_fixes(text, snapshot, only, done)
         except ConfigError:
             log.warning("no intended connectivity in the observation")
             return f"```\n{SNAPSHOT_COMMAND}\n```"
-        issued = {cmd for cmd, _ in history[snap_at + 1:]}
         for cmd, manifest in plan:
             if cmd not in issued:
                 reply = f"```\n{cmd}\n```"
                 return reply + (f"\n```yaml\n{manifest}\n```" if manifest else "")
-        return f"```\n{SNAPSHOT_COMMAND}\n```"
+        return f"```\n{_snapshot_command(text)}\n```"

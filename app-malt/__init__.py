@@ -19,6 +19,7 @@ from pydantic import Field
 from netarena.common.agents import Baseline
 from netarena.common.app import App, AppConfig
 from netarena.common.sandbox import SandboxLimits, SandboxPool, SandboxSpec, shared_pool
+from netarena.common.sandbox.host import log_start_up_checks
 from netarena.common.types import Query, query_id
 from netarena.malt import worker
 from netarena.malt.baselines import BASELINES
@@ -101,6 +102,16 @@ def _spec(params: TopologyParams) -> SandboxSpec:
     )
 
 
+def _answer_limit_bytes(spec: SandboxSpec) -> int:
+    """The largest answer (result and topology diff, as JSON) the evaluator reads, bytes.
+
+    A diff lists at most every node and edge of the topology with its attributes, which is
+    what the setup payload holds; the returned value is at most as large again. Twice the
+    payload plus 1 MiB leaves room for every honest answer and bounds what is parsed.
+    """
+    return 2 * len(spec.payload) + (1 << 20)
+
+
 class MaltApp(App):
     """The ``malt`` app: constructive, one turn, answers are sandboxed ``process_graph`` code."""
 
@@ -111,6 +122,11 @@ class MaltApp(App):
     config_model = MaltConfig
     default_max_turns = 1
     config: MaltConfig
+
+    def __init__(self, config: AppConfig | dict[str, Any] | None = None) -> None:
+        """Validate ``config``; the first instance in a process logs what the sandbox lacks."""
+        super().__init__(config)
+        log_start_up_checks()
 
     def generate(self, seed: int, level: int, label: str | None = None) -> Query:
         """Generate one query; pure in ``(seed, level, label, config)``."""
@@ -142,10 +158,12 @@ class MaltApp(App):
         nobody holds it, ``shared_pool`` keeps only a few warm and the rest are closed.
         """
         if self._pool is None or self._pool.closed:
-            limits = SandboxLimits(
-                wall_s=self.config.timeout_s, cpu_s=max(1, round(self.config.timeout_s))
-            )
             spec = _spec(self.config.topology_params())
+            limits = SandboxLimits(
+                wall_s=self.config.timeout_s,
+                cpu_s=max(1, round(self.config.timeout_s)),
+                max_output_bytes=_answer_limit_bytes(spec),
+            )
             self._pool = shared_pool(spec, limits, self.config.sandbox_workers)
         return self._pool
 

@@ -27,8 +27,10 @@ __all__ = ["MaltEpisode", "extract_code", "parse_output"]
 
 log = logging.getLogger(__name__)
 
-_MAX_CONTAINERS = 2_000_000
-"""Most JSON arrays and objects accepted in one answer (bounds the evaluator's memory)."""
+_BYTES_PER_CONTAINER = 12
+"""An answer may hold one JSON array or object per this many bytes of its size limit. Honest
+answers (node names with attributes, edges) need 25 or more; the bound keeps what parsing an
+answer can cost the evaluator (~64 bytes per container) to a few times the size limit."""
 _MAX_REASON_CHARS = 2_000
 
 
@@ -82,8 +84,13 @@ def _shape_error(out: dict[str, Any]) -> str | None:
     return None
 
 
-def parse_output(output: bytes) -> dict[str, Any]:
+def parse_output(output: bytes, limit_bytes: int = 8 << 20) -> dict[str, Any]:
     """Decode and validate what the sandboxed child wrote.
+
+    Args:
+        output: The child's answer, already capped at ``limit_bytes`` by the sandbox.
+        limit_bytes: The sandbox's answer size limit, which also bounds how many arrays
+            and objects the answer may hold (one per ``_BYTES_PER_CONTAINER`` bytes).
 
     Raises:
         SandboxError: Empty, not JSON, too deeply nested, too many containers, or not the
@@ -91,8 +98,11 @@ def parse_output(output: bytes) -> dict[str, Any]:
     """
     if not output:
         raise SandboxError("the code ended without producing an answer")
-    if output.count(b"[") + output.count(b"{") > _MAX_CONTAINERS:
-        raise SandboxError(f"answer holds more than {_MAX_CONTAINERS} lists and objects")
+    most = limit_bytes // _BYTES_PER_CONTAINER
+    if len(output) > limit_bytes:
+        raise SandboxError(f"answer larger than {limit_bytes} bytes")
+    if output.count(b"[") + output.count(b"{") > most:
+        raise SandboxError(f"answer holds more than {most} lists and objects")
     try:
         out = json.loads(output)
     except RecursionError as exc:
@@ -145,7 +155,7 @@ class MaltEpisode(Episode):
         started = time.perf_counter()
         try:
             result = self._pool.run(code.encode("utf-8", "surrogatepass"))
-            out = parse_output(result.output)
+            out = parse_output(result.output, self._pool.limits.max_output_bytes)
         except SandboxTimeout as exc:
             return self._finish(f"sandbox timeout: {exc}", started)
         except SandboxError as exc:

@@ -11,12 +11,11 @@ import random
 import statistics
 import time
 
-from netarena.k8s.apiserver import ApiServer
-from netarena.k8s.kubectl import Kubectl
+from netarena.k8s import K8sApp
+from netarena.k8s.apiserver import ObjectStore
 from netarena.k8s.manifests import render_all
 from netarena.k8s.model import AppModel, online_boutique, synthetic_app
 from netarena.k8s.policy_matrix import ConnectivityCache
-from netarena.k8s.store import ObjectStore
 
 
 def _store(model: AppModel) -> ObjectStore:
@@ -48,18 +47,19 @@ def _matrix_ms(model: AppModel, repeats: int) -> tuple[float, int]:
 
 
 def _kubectl_ms(repeats: int) -> dict[str, float]:
-    """Median ms of kubectl commands an agent types, against the embedded API."""
-    model = online_boutique()
-    store = _store(model)
-    server = ApiServer(store)
-    url = server.start()
-    kubectl = Kubectl(url, namespace=model.namespace)
+    """Median ms of kubectl commands an agent types, in an episode's cluster (HTTPS, RBAC)."""
+    app = K8sApp()
+    episode = app.open(app.generate(1, 1, "CP"))
+    kubectl = episode.kubectl
+    assert kubectl is not None
     commands = {
         "get networkpolicy": ["get", "networkpolicy"],
         "get networkpolicy -o json": ["get", "networkpolicy", "-o", "json"],
         "describe networkpolicy": ["describe", "networkpolicy", "adservice"],
         "patch --type json": ["patch", "networkpolicy", "adservice", "--type", "json", "-p",
                               '[{"op":"replace","path":"/spec/ingress/0/ports/0/port","value":9555}]'],
+        "exec nc probe": ["exec", "deploy/frontend", "--", "nc", "-zv", "-w", "1", "adservice",
+                          "9555"],
     }
     out = {}
     try:
@@ -73,8 +73,7 @@ def _kubectl_ms(repeats: int) -> dict[str, float]:
                 assert result.exit_code == 0, result.stderr
             out[name] = statistics.median(times)
     finally:
-        kubectl.close()
-        server.stop()
+        episode.close()
     return out
 
 

@@ -5,35 +5,53 @@ speaks plain ``str`` and ``dict``. Two facts drive the design:
 
 * AgentBeats' gateway still speaks protocol 0.3. A 1.3 server serves it only when the card
   lists a second ``AgentInterface(protocol_version="0.3")`` *and* the JSON-RPC routes run
-  with ``enable_v0_3_compat=True``; ``a2a_app`` always does both.
-* DataPart numbers travel as protobuf ``Value`` doubles, so integers come back as floats;
-  ``data_parts`` narrows whole floats back to ``int`` for callers that validate types.
+  with ``enable_v0_3_compat=True``; ``a2a_routes`` always does both.
+* DataPart numbers travel as protobuf ``Value`` doubles, so integers come back as floats
+  (on the JSON wire too: ``level: 1.0``). Records whose integers matter (results) therefore
+  travel as JSON *text* parts (``json_part``, media type ``application/json``): every
+  client, protobuf- or JSON-based, reads ``1`` as an integer, and AgentBeats' gateway and
+  client keep a text part that parses as JSON exactly like a DataPart. ``json_records``
+  reads both kinds back.
 """
 
 from __future__ import annotations
 
+import json
 import logging
 import socket
+from collections import OrderedDict
 from typing import Any
 
-import uvicorn
 from a2a.helpers.proto_helpers import get_data_parts, get_text_parts, new_data_part
 from a2a.server.agent_execution import AgentExecutor
+from a2a.server.context import ServerCallContext
 from a2a.server.request_handlers import DefaultRequestHandler
 from a2a.server.routes import create_agent_card_routes, create_jsonrpc_routes
-from a2a.server.tasks import InMemoryTaskStore
-from a2a.types import AgentCapabilities, AgentCard, AgentInterface, AgentSkill, Part
-from starlette.applications import Starlette
+from a2a.server.tasks import InMemoryTaskStore, TaskStore
+from a2a.types import (
+    AgentCapabilities,
+    AgentCard,
+    AgentInterface,
+    AgentSkill,
+    ListTasksRequest,
+    ListTasksResponse,
+    Part,
+    Task,
+    TaskState,
+)
+from starlette.routing import BaseRoute
 
 __all__ = [
     "agent_card",
-    "a2a_app",
+    "a2a_routes",
+    "BoundedTaskStore",
     "default_card_url",
     "listen_socket",
-    "serve",
     "text_of",
     "data_parts",
     "data_part",
+    "json_part",
+    "json_records",
     "whole_numbers",
 ]
 
@@ -77,15 +95,61 @@ def agent_card(
     )
 
 
-def a2a_app(executor: AgentExecutor, card: AgentCard) -> Starlette:
-    """A Starlette app serving ``card`` and JSON-RPC (1.0 and 0.3 on the same endpoint)."""
-    handler = DefaultRequestHandler(
-        agent_executor=executor, task_store=InMemoryTaskStore(), agent_card=card
-    )
-    routes = create_agent_card_routes(card) + create_jsonrpc_routes(
-        handler, "/", enable_v0_3_compat=True
-    )
-    return Starlette(routes=routes)
+_TERMINAL = frozenset({
+    TaskState.TASK_STATE_COMPLETED, TaskState.TASK_STATE_FAILED, TaskState.TASK_STATE_CANCELED,
+    TaskState.TASK_STATE_REJECTED,
+})
+
+
+class BoundedTaskStore(TaskStore):
+    """The SDK's in-memory task store, holding at most ``max_tasks`` tasks.
+
+    Each task keeps its request and artifacts, so an unbounded store grows with every
+    request ever sent. When a save goes over the bound, the oldest *finished* tasks are
+    evicted (a later ``tasks/get`` for them answers "task not found"); running tasks are
+    never evicted (their number is bounded by the server's ``max_running``).
+    """
+
+    def __init__(self, max_tasks: int) -> None:
+        self.max_tasks = max_tasks
+        self._inner = InMemoryTaskStore()
+        self._order: OrderedDict[str, tuple[ServerCallContext, bool]] = OrderedDict()
+
+    def __len__(self) -> int:
+        return len(self._order)
+
+    async def save(self, task: Task, context: ServerCallContext) -> None:
+        """Save, then evict the oldest finished tasks while over the bound."""
+        await self._inner.save(task, context)
+        self._order[task.id] = (context, task.status.state in _TERMINAL)
+        self._order.move_to_end(task.id)
+        for task_id in [k for k, (_, done) in self._order.items() if done]:
+            if len(self._order) <= self.max_tasks:
+                break
+            old_context, _ = self._order.pop(task_id)
+            await self._inner.delete(task_id, old_context)
+
+    async def get(self, task_id: str, context: ServerCallContext) -> Task | None:
+        """As the SDK's store."""
+        return await self._inner.get(task_id, context)
+
+    async def list(self, params: ListTasksRequest, context: ServerCallContext) -> ListTasksResponse:
+        """As the SDK's store."""
+        return await self._inner.list(params, context)
+
+    async def delete(self, task_id: str, context: ServerCallContext) -> None:
+        """As the SDK's store."""
+        self._order.pop(task_id, None)
+        await self._inner.delete(task_id, context)
+
+
+def a2a_routes(
+    executor: AgentExecutor, card: AgentCard, task_store: TaskStore
+) -> tuple[list[BaseRoute], list[BaseRoute]]:
+    """The card routes and the JSON-RPC routes at ``/`` (1.0 and 0.3 on one endpoint)."""
+    handler = DefaultRequestHandler(agent_executor=executor, task_store=task_store, agent_card=card)
+    return (list(create_agent_card_routes(card)),
+            list(create_jsonrpc_routes(handler, "/", enable_v0_3_compat=True)))
 
 
 def listen_socket(host: str, port: int) -> socket.socket:
@@ -100,13 +164,6 @@ def listen_socket(host: str, port: int) -> socket.socket:
     sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
     sock.bind((host, port))
     return sock
-
-
-def serve(app: Starlette, host: str, port: int) -> None:
-    """Serve ``app`` until interrupted (blocking; used by the CLI)."""
-    log.info("serving on %s:%d", host, port)
-    config = uvicorn.Config(app, log_level="warning", timeout_graceful_shutdown=5)
-    uvicorn.Server(config).run(sockets=[listen_socket(host, port)])
 
 
 def text_of(parts: Any) -> str:
@@ -131,5 +188,32 @@ def data_parts(parts: Any) -> list[Any]:
 
 
 def data_part(data: dict[str, Any]) -> Part:
-    """A DataPart holding ``data`` (a JSON object)."""
+    """A DataPart holding ``data`` (a JSON object; numbers become doubles on the wire)."""
     return new_data_part(data)
+
+
+def json_part(data: dict[str, Any]) -> Part:
+    """A text part holding ``data`` as JSON (media type ``application/json``).
+
+    Unlike a DataPart, its integers stay integers for every client (see the module doc).
+    """
+    return Part(text=json.dumps(data, allow_nan=False), media_type="application/json")
+
+
+def json_records(parts: Any) -> list[Any]:
+    """The JSON objects a message or artifact carries, in order, as AgentBeats reads them.
+
+    Each DataPart (whole floats as ints) and each text part that parses as a JSON object.
+    """
+    records: list[Any] = []
+    for part in parts:
+        if part.HasField("data"):
+            records.extend(data_parts([part]))
+        elif part.HasField("text"):
+            try:
+                value = json.loads(part.text)
+            except json.JSONDecodeError:
+                continue
+            if isinstance(value, dict):
+                records.append(value)
+    return records

@@ -43,6 +43,10 @@ class AppConfig(BaseModel):
     runtime_fields: ClassVar[frozenset[str]] = frozenset()
     """Fields that change how episodes run (timeouts, rewards, worker counts) but not which
     query is generated: left out of ``App.params()``, so they never change a query id."""
+    operator_fields: ClassVar[frozenset[str]] = frozenset()
+    """Fields only whoever runs the evaluator may set (``netarena run --param``), never a
+    remote evaluation request: they name files, hosts or code on the evaluator's machine
+    (a kubeconfig, a module to import), which a requester must not choose."""
 
 
 class Episode(abc.ABC):
@@ -121,6 +125,9 @@ class App(abc.ABC):
     label_sets: ClassVar[dict[str, tuple[str, ...]]] = {}
     """Named label subsets a plan may ask for by name (malt's ``original``: the original
     NetArena's task space), expanded by ``expand_labels``."""
+    max_concurrency: ClassVar[int | None] = None
+    """Most episodes the app runs at once, when measured to be limited (route: live
+    networks on a 2-core machine); a run asking for more is rejected."""
     legacy_keys: ClassVar[dict[str, str]] = {}
     """Reference-NetArena request keys mapped to ``config_model`` fields (``num_switches``
     → ``num_subnets``), so existing leaderboards' requests keep working."""
@@ -167,11 +174,12 @@ class App(abc.ABC):
             exclude_defaults=True, exclude=set(self.config.runtime_fields)
         )
 
-    def expand_labels(self, names: Sequence[str]) -> tuple[str, ...]:
+    @classmethod
+    def expand_labels(cls, names: Sequence[str]) -> tuple[str, ...]:
         """``names`` with every label-set name replaced by its labels (order kept, no repeats)."""
         out: list[str] = []
         for name in names:
-            for label in self.label_sets.get(name, (name,)):
+            for label in cls.label_sets.get(name, (name,)):
                 if label not in out:
                     out.append(label)
         return tuple(out)

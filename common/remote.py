@@ -16,13 +16,15 @@ import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import TypeVar
 
+import httpcore
 import httpx
-from a2a.client import Client, ClientConfig, ClientFactory
-from a2a.types import Message, Part, Role, SendMessageRequest, StreamResponse, TaskState
+from a2a.client import A2ACardResolver, Client, ClientConfig, ClientFactory
+from a2a.types import AgentCard, Message, Part, Role, SendMessageRequest, StreamResponse, TaskState
 
 from netarena.common.a2a import data_parts, text_of
 from netarena.common.agents import Observation
 from netarena.common.errors import AgentError, AgentTimeout
+from netarena.common.outbound import GuardedBackend, OutboundPolicy, OutboundRefused, same_origin
 from netarena.common.replies import MAX_REPLY_CHARS
 
 __all__ = ["RemoteAgent", "reply_text"]
@@ -61,11 +63,23 @@ class _CappedStream(httpx.AsyncByteStream):
         await self._inner.aclose()
 
 
+class _GuardedTransport(httpx.AsyncHTTPTransport):
+    """httpx's transport on a ``GuardedBackend`` (outbound policy at connect time)."""
+
+    def __init__(self, policy: OutboundPolicy) -> None:
+        super().__init__()
+        # httpx has no public way to pass httpcore a network backend; the pool it builds
+        # here is the same, plus ours (tests/a2a/test_outbound.py fails if this stops
+        # taking effect).
+        self._pool = httpcore.AsyncConnectionPool(
+            ssl_context=httpx.create_ssl_context(), network_backend=GuardedBackend(policy))
+
+
 class _CappedTransport(httpx.AsyncBaseTransport):
     """Stops reading a response body after ``limit`` bytes."""
 
-    def __init__(self, limit: int) -> None:
-        self._inner = httpx.AsyncHTTPTransport()
+    def __init__(self, limit: int, policy: OutboundPolicy | None = None) -> None:
+        self._inner = _GuardedTransport(policy or OutboundPolicy())
         self._limit = limit
 
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
@@ -81,16 +95,25 @@ class _CappedTransport(httpx.AsyncBaseTransport):
         await self._inner.aclose()
 
 
-def _connect_failure(exc: BaseException) -> bool:
-    """True when the request never reached the peer (refused, unreachable, connect timeout)."""
+def _chain(exc: BaseException) -> list[BaseException]:
+    """The exception and its causes (the SDK wraps httpx errors, httpx wraps httpcore's)."""
+    chain: list[BaseException] = []
     seen: BaseException | None = exc
-    for _ in range(8):
-        if seen is None:
-            return False
-        if isinstance(seen, httpx.ConnectError | httpx.ConnectTimeout):
-            return True
+    while seen is not None and len(chain) < 8:
+        chain.append(seen)
         seen = seen.__cause__ or seen.__context__
-    return False
+    return chain
+
+
+def _connect_failure(exc: BaseException) -> bool:
+    """True when the request never reached the peer (refused, unreachable, connect timeout).
+
+    A refusal by the outbound policy is not a connect failure: retrying cannot help.
+    """
+    chain = _chain(exc)
+    if any(isinstance(err, OutboundRefused) for err in chain):
+        return False
+    return any(isinstance(err, httpx.ConnectError | httpx.ConnectTimeout) for err in chain)
 
 
 def _parts_text(parts: object) -> str:
@@ -137,6 +160,10 @@ class RemoteAgent:
         backoff_s: First retry delay; doubles each attempt.
         max_reply_bytes: Largest HTTP body accepted (the text is then cut at
             ``MAX_REPLY_CHARS``, where the apps cut it anyway).
+        policy: Which addresses may be contacted (default: ``OutboundPolicy()``, which
+            refuses link-local and metadata addresses). The agent's card may not move the
+            conversation to another host: an interface URL on another origin is replaced
+            by ``url`` itself, as the AgentBeats gateway does.
     """
 
     def __init__(
@@ -148,9 +175,13 @@ class RemoteAgent:
         retries: int = 3,
         backoff_s: float = 0.5,
         max_reply_bytes: int = MAX_REPLY_BYTES,
+        policy: OutboundPolicy | None = None,
     ) -> None:
         self.url = url
         self.name = url
+        self.card_name: str | None = None
+        """The name the agent's card gives, once fetched."""
+        self._policy = policy or OutboundPolicy()
         self._timeout = httpx.Timeout(timeout_s, connect=connect_timeout_s)
         self._retries = retries
         self._backoff_s = backoff_s
@@ -204,12 +235,27 @@ class RemoteAgent:
         async with self._lock:
             if self._client is None:
                 if self._http is None:
+                    # trust_env=False: an environment proxy would carry purple traffic
+                    # past the outbound policy.
                     self._http = httpx.AsyncClient(
-                        timeout=self._timeout, transport=_CappedTransport(self._max_reply_bytes)
+                        timeout=self._timeout, follow_redirects=False, trust_env=False,
+                        transport=_CappedTransport(self._max_reply_bytes, self._policy),
                     )
                 factory = ClientFactory(ClientConfig(streaming=False, httpx_client=self._http))
-                self._client = await self._retrying(lambda: factory.create_from_url(self.url))
+                resolver = A2ACardResolver(self._http, self.url)
+                card = self._pinned(await self._retrying(resolver.get_agent_card))
+                self.card_name = card.name or None
+                self._client = factory.create(card)
             return self._client
+
+    def _pinned(self, card: AgentCard) -> AgentCard:
+        """Keep the conversation on the participant's origin, whatever the card says."""
+        for interface in card.supported_interfaces:
+            if not same_origin(interface.url, self.url):
+                log.warning("%s: card points to %s; using %s instead",
+                            self.url, interface.url, self.url)
+                interface.url = self.url
+        return card
 
     async def _retrying(self, call: Callable[[], Awaitable[T]]) -> T:
         for attempt in range(self._retries + 1):
@@ -228,13 +274,11 @@ class RemoteAgent:
 
     def _error(self, exc: Exception) -> AgentError:
         """Name what went wrong from the exception chain (the SDK wraps httpx errors)."""
-        chain: list[BaseException] = []
-        seen: BaseException | None = exc
-        while seen is not None and len(chain) < 8:
-            chain.append(seen)
-            seen = seen.__cause__ or seen.__context__
+        chain = _chain(exc)
         detail = f"{type(exc).__name__}: {str(exc)[:300]}"
         for err in chain:
+            if isinstance(err, OutboundRefused):
+                return AgentError(str(err))
             if isinstance(err, _ReplyTooLarge):
                 return AgentError(f"{self.url} sent a reply over {self._max_reply_bytes} bytes")
             if isinstance(err, httpx.ConnectError | httpx.ConnectTimeout):

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from netarena.common.errors import ConfigError
+from netarena.common.replay import USAGE_COLUMNS, usage_cells, usage_summary
 from netarena.common.runner import read_results
 from netarena.common.stats import overlap, summarize
 from netarena.common.types import QueryResult
@@ -61,10 +62,15 @@ _CORE_FIELDS = frozenset(QueryResult.model_fields) - {"details"}
 _INT_FIELDS = ("level", "turns", "format")
 
 
+_CONTEXT_FIELDS = frozenset({"participant_role", "participant_id", "netarena_version", "seed",
+                             "config"})
+"""Fields the green server adds to every record (who was evaluated, how); not app details."""
+
+
 def _from_record(record: dict[str, Any]) -> QueryResult:
     """Rebuild a ``QueryResult`` from a flat A2A/AgentBeats query record.
 
-    The protocol's ``Struct`` turns every number into a float (``level: 1.0``); app details
+    Older files carry numbers as floats (``level: 1.0``, from A2A DataParts); app details
     were lifted to the top level (``details_<name>`` on a name clash).
     """
     core = {k: v for k, v in record.items() if k in _CORE_FIELDS}
@@ -72,8 +78,24 @@ def _from_record(record: dict[str, Any]) -> QueryResult:
         if isinstance(core.get(key), float):
             core[key] = int(core[key])
     details = {k.removeprefix("details_") if k.removeprefix("details_") in _CORE_FIELDS else k: v
-               for k, v in record.items() if k not in _CORE_FIELDS}
+               for k, v in record.items() if k not in _CORE_FIELDS | _CONTEXT_FIELDS}
     return QueryResult.model_validate({**core, "details": details})
+
+
+def _participant(record: dict[str, Any], participants: dict[str, Any], file: Path) -> str:
+    """Who a leaderboard record belongs to: the participant's AgentBeats id when known.
+
+    v1 files map roles to ids; v2 files map scenario component names to ids (name the
+    purple component after its role, as ``leaderboard/`` does). Without a match, the
+    record's own participant id, then the file, keep submissions apart.
+    """
+    role = record.get("participant_role")
+    if role in participants and participants[role] not in (None, ""):
+        return str(participants[role])
+    ids = [str(v) for v in participants.values() if v not in (None, "")]
+    if len(participants) == 1 and ids:
+        return ids[0]
+    return str(record.get("participant_id") or f"{record.get('agent', 'agent')} ({file.name})")
 
 
 def _read_agentbeats(file: Path) -> list[QueryResult]:
@@ -84,19 +106,19 @@ def _read_agentbeats(file: Path) -> list[QueryResult]:
     if not isinstance(doc, dict) or not isinstance(doc.get("results"), list):
         raise ConfigError(f"{file} has no \"results\" list (not an AgentBeats results file)")
     participants = doc.get("participants") or {}
-    # On a leaderboard the participant id names the agent better than its internal URL.
-    rename = next(iter(participants.values())) if len(participants) == 1 else None
-    records = [_from_record(r) for r in doc["results"]
-               if isinstance(r, dict) and r.get("kind") == "query"]
-    return [r.model_copy(update={"agent": str(rename)}) if rename else r for r in records]
+    return [
+        _from_record(r).model_copy(update={"agent": _participant(r, participants, file)})
+        for r in doc["results"] if isinstance(r, dict) and r.get("kind") == "query"
+    ]
 
 
 def load_results(paths: Iterable[Path]) -> list[QueryResult]:
     """Read results files; a directory stands for its ``results.jsonl``.
 
     ``*.jsonl`` files are the runner's (one ``QueryResult`` per line); ``*.json`` files are
-    AgentBeats results files (``{"status", "participants", "results"}``), so leaderboard and
-    containerised runs can be reported too (the agent is then named by its participant id).
+    AgentBeats results files (v2 ``{"status", "participants", "results"}`` or v1 without
+    ``status``), so leaderboard and containerised runs can be reported too: the agent is then
+    the participant (its AgentBeats id), so two submissions never merge into one row.
     Duplicate records of the same ``(app, agent, query_id)`` (a file given twice, overlapping
     shards) are kept once, the last one winning.
 
@@ -127,7 +149,11 @@ def run_summaries(results: Sequence[QueryResult]) -> dict[str, list[dict[str, An
         groups[(r.app, r.agent)].append(r)
     by_app: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for (app, agent), rs in sorted(groups.items()):
-        by_app[app].append(summarize(rs, app=app, agent=agent, seed=None))
+        summary = summarize(rs, app=app, agent=agent, seed=None)
+        usage = usage_summary(rs)
+        if usage:
+            summary["usage"] = usage
+        by_app[app].append(summary)
     return dict(by_app)
 
 
@@ -222,6 +248,9 @@ def render_text(by_app: dict[str, list[dict[str, Any]]],
     for app, runs in sorted(by_app.items()):
         out += [f"== {app} ==", ""]
         out += _table([_HEAD] + [_row(run["agent"], run) for run in runs]) + [""]
+        usage = [usage_cells(run["agent"], run["usage"]) for run in runs if "usage" in run]
+        if usage:
+            out += ["-- LLM usage --", *_table([list(USAGE_COLUMNS), *usage]), ""]
         for key, title in (("by_level", "level"), ("by_label", "label")):
             rows = [[title, *_HEAD]]
             groups = (order or {}).get(app, {}).get(key) or sorted(

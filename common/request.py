@@ -7,8 +7,10 @@ A request is the text (or a DataPart) of one A2A message::
 Config keys are the core keys below, the app's own ``config_model`` fields, the app's
 ``legacy_keys`` and the reference NetArena dialect (``complexity_level``, ``prompt_type``,
 ``max_iterations``; ``num_queries`` then counts *per label*). The reference's file-path keys
-are accepted and ignored with a note. Anything else is rejected with a message naming it,
-because a silently ignored typo would run a different benchmark than the one asked for.
+are accepted and ignored with a note, and so are the keys AgentBeats' leaderboard workflow
+adds (``num_instances``: the first N queries of the whole plan). Anything else is rejected
+with a message naming it, because a silently ignored typo would run a different benchmark
+than the one asked for. ``ServerLimits`` bound what one request may ask for.
 """
 
 from __future__ import annotations
@@ -23,12 +25,14 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from netarena.common.app import App
 from netarena.common.errors import ConfigError
-from netarena.common.runner import QueryPlan, RunConfig, fresh_seed
+from netarena.common.limits import ServerLimits, check_app_caps
+from netarena.common.runner import QueryPlan, RunConfig, fresh_seed, plan_size
 
 __all__ = [
     "CORE_KEYS",
     "REFERENCE_KEYS",
     "IGNORED_KEYS",
+    "TOOLING_KEYS",
     "EvalRequest",
     "ParsedRequest",
     "parse_request",
@@ -49,6 +53,9 @@ IGNORED_KEYS = frozenset({
     "regenerate_config", "microservice_dir", "start_index", "end_index",
 })
 """The reference's file-path keys: meaningless here (queries are generated), so ignored."""
+
+TOOLING_KEYS = frozenset({"num_instances"})
+"""Keys AgentBeats' leaderboard workflow patches into every assessment config."""
 
 _PLAN_KEYS = ("num_queries", "levels", "labels", "seed", "shard_index", "num_shards")
 _RUN_KEYS = ("concurrency", "max_turns", "turn_timeout_s", "episode_timeout_s")
@@ -163,7 +170,8 @@ def _split(
     ignored: list[str] = []
     unknown = [
         k for k in config
-        if k not in CORE_KEYS | REFERENCE_KEYS | IGNORED_KEYS | app_fields | set(legacy)
+        if k not in CORE_KEYS | REFERENCE_KEYS | IGNORED_KEYS | TOOLING_KEYS | app_fields
+        | set(legacy)
     ]
     if unknown:
         raise ConfigError(
@@ -173,6 +181,9 @@ def _split(
     for key, value in config.items():
         if key in IGNORED_KEYS:
             ignored.append(key)
+        elif key == "num_instances":
+            if value is not None:
+                plan["limit"] = value
         elif key in _PLAN_KEYS:
             plan[key] = value
         elif key in _RUN_KEYS:
@@ -194,7 +205,8 @@ def _split(
 
 
 def parse_request(
-    request: EvalRequest, app_cls: type[App], *, seed: int | None = None
+    request: EvalRequest, app_cls: type[App], *, seed: int | None = None,
+    limits: ServerLimits | None = None,
 ) -> ParsedRequest:
     """Validate a request against an app and map it to a plan, run settings and app config.
 
@@ -202,6 +214,8 @@ def parse_request(
         request: The decoded envelope.
         app_cls: The app being served (its config model and legacy keys are accepted).
         seed: Seed to use when the request has none (default: a fresh random one).
+        limits: Bounds for this requester (queries, concurrency, turns, timeouts, app
+            parameters); ``None`` applies none beyond the models' own.
 
     Raises:
         ConfigError: With a message naming every problem found.
@@ -210,6 +224,12 @@ def parse_request(
     config = dict(request.config)
     reference_dialect = bool({"complexity_level", "prompt_type"} & set(config))
     plan_kw, run_kw, app_kw, ignored = _split(app_cls, config)
+    local = sorted(set(app_kw) & app_cls.config_model.operator_fields)
+    if local:
+        raise ConfigError(
+            f"{', '.join(local)} may only be set by the evaluator's operator "
+            f"(netarena run --param), not by an evaluation request"
+        )
     notes: list[str] = []
     if ignored:
         notes.append(f"ignored file-path keys: {', '.join(sorted(ignored))}")
@@ -225,10 +245,37 @@ def parse_request(
         if "labels" not in plan_kw and "original" in app_cls.label_sets:
             plan_kw["labels"] = ["original"]
             notes.append("reference dialect: the original NetArena's labels (label set 'original')")
+    if plan_kw.get("limit") is not None:
+        notes.append(f"num_instances {plan_kw['limit']}: the first queries of the whole plan")
     try:
         plan = QueryPlan(per_label=reference_dialect, **plan_kw)
         run = RunConfig(**run_kw)
-        app_cls.config_model(**app_kw)
+        app_config = app_cls.config_model(**app_kw)
     except ValidationError as exc:
         raise ConfigError(f"invalid config: {_describe(exc)}") from exc
+    if limits is not None:
+        _check_limits(app_cls, plan, run, limits)
+        check_app_caps(app_cls.name, app_config, limits)
     return ParsedRequest(role=role, url=url, plan=plan, run=run, app_config=app_kw, notes=notes)
+
+
+def _check_limits(app_cls: type[App], plan: QueryPlan, run: RunConfig,
+                  limits: ServerLimits) -> None:
+    """Refuse a plan or run settings over this server's limits (nothing is built yet)."""
+    total, mine = plan_size(app_cls, plan)
+    over = []
+    if total > limits.max_plan_slots:
+        over.append(f"{total} planned queries over all shards (limit {limits.max_plan_slots})")
+    if mine > limits.max_queries:
+        over.append(f"{mine} queries in this shard (limit {limits.max_queries})")
+    if run.concurrency > limits.max_concurrency:
+        over.append(f"concurrency {run.concurrency} (limit {limits.max_concurrency})")
+    if run.max_turns is not None and run.max_turns > limits.max_turns:
+        over.append(f"max_turns {run.max_turns} (limit {limits.max_turns})")
+    if run.turn_timeout_s > limits.max_turn_timeout_s:
+        over.append(f"turn_timeout_s {run.turn_timeout_s:g} (limit {limits.max_turn_timeout_s:g})")
+    episode = run.episode_timeout_s
+    if episode is not None and episode > limits.max_episode_timeout_s:
+        over.append(f"episode_timeout_s {episode:g} (limit {limits.max_episode_timeout_s:g})")
+    if over:
+        raise ConfigError(f"request over this server's limits: {'; '.join(over)}")

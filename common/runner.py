@@ -13,22 +13,27 @@ import json
 import logging
 import random
 import time
+import uuid
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, TextIO, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from netarena.common.agents import Agent, Observation
 from netarena.common.app import App, Episode
 from netarena.common.errors import AgentError, ConfigError, NetArenaError
-from netarena.common.types import Query, QueryResult, Score
+from netarena.common.result_files import open_regular, read_regular
+from netarena.common.types import Query, QueryResult, Score, StepResult
 
 __all__ = [
     "QueryPlan",
     "RunConfig",
+    "TurnRecord",
     "plan_queries",
+    "plan_size",
     "instance_key",
     "Runner",
     "read_results",
@@ -65,6 +70,9 @@ class QueryPlan(BaseModel):
     """Reference-dialect semantics: ``num_queries`` for every label of every level."""
     shard_index: int = Field(0, ge=0)
     num_shards: int = Field(1, ge=1)
+    limit: int | None = Field(None, ge=1)
+    """Keep only the first ``limit`` queries of the whole plan, before sharding (the
+    leaderboard workflow's ``num_instances``)."""
 
     @model_validator(mode="after")
     def _check(self) -> QueryPlan:
@@ -84,9 +92,9 @@ class RunConfig(BaseModel):
     """Episodes in flight at once."""
     max_turns: int | None = Field(None, ge=1, le=200)
     """Turn budget per episode; ``None`` takes the app's default."""
-    turn_timeout_s: float = Field(120.0, gt=0)
-    """Longest wait for one agent answer."""
-    episode_timeout_s: float | None = Field(None, gt=0)
+    turn_timeout_s: float = Field(120.0, gt=0, le=3600, allow_inf_nan=False)
+    """Longest wait for one agent answer (finite: at most an hour)."""
+    episode_timeout_s: float | None = Field(None, gt=0, le=86_400, allow_inf_nan=False)
     """Wall-clock budget per episode, checked between turns; ``None`` for no limit."""
 
 
@@ -106,7 +114,7 @@ def instance_key(query: Query) -> str:
     return hashlib.sha256(blob.encode()).hexdigest()
 
 
-def _slots(app: App, plan: QueryPlan) -> list[tuple[int, str | None]]:
+def _slots(app: App | type[App], plan: QueryPlan) -> list[tuple[int, str | None]]:
     """(level, label) for each query index, before sharding.
 
     A label-set name (``App.label_sets``) stands for its labels in the plan's levels.
@@ -128,6 +136,11 @@ def _slots(app: App, plan: QueryPlan) -> list[tuple[int, str | None]]:
             )
     if not per_level:
         raise ConfigError(f"{app.name}: no labels match levels {list(plan.levels)}")
+    slots = _all_slots(plan, per_level)
+    return slots[: plan.limit] if plan.limit is not None else slots
+
+
+def _all_slots(plan: QueryPlan, per_level: dict[int, list[str]]) -> list[tuple[int, str | None]]:
     if plan.per_label:
         total = plan.num_queries * sum(len(labels) for labels in per_level.values())
         if total > MAX_QUERIES:
@@ -147,7 +160,19 @@ def _slots(app: App, plan: QueryPlan) -> list[tuple[int, str | None]]:
     return slots
 
 
-def plan_queries(app: App, plan: QueryPlan) -> list[Query]:
+def plan_size(app: App | type[App], plan: QueryPlan) -> tuple[int, int]:
+    """``(slots before sharding, this shard's queries)``: cheap, nothing is generated.
+
+    Raises:
+        ConfigError: The plan's levels or labels do not fit the app.
+    """
+    total = len(_slots(app, plan))
+    return total, len(range(plan.shard_index, total, plan.num_shards))
+
+
+def plan_queries(
+    app: App, plan: QueryPlan, should_stop: Callable[[], bool] | None = None
+) -> list[Query]:
     """Generate this shard's queries: labels cycle evenly, seeds derive from ``plan.seed``.
 
     Queries are drawn without replacement: one that repeats an earlier instance of the plan
@@ -155,13 +180,22 @@ def plan_queries(app: App, plan: QueryPlan) -> list[Query]:
     times (a label with fewer instances than asked for keeps repeats). A repeat would count
     one instance twice and make the interval narrower than the evidence. Shards still
     partition the whole plan, so a sharded shard generates the plan's earlier queries too.
+
+    Args:
+        app: The app generating them.
+        plan: Which queries.
+        should_stop: Checked before each query; when it returns true, planning stops.
+
+    Raises:
+        ConfigError: The plan does not fit the app, or ``should_stop`` stopped it.
     """
     queries: list[Query] = []
     seen: set[str] = set()
     slots = _slots(app, plan)
-    last = max((i for i in range(len(slots)) if i % plan.num_shards == plan.shard_index),
-               default=-1)
-    for i, (level, label) in enumerate(slots[: last + 1]):
+    mine = range(plan.shard_index, len(slots), plan.num_shards)
+    for i, (level, label) in enumerate(slots[: mine[-1] + 1 if mine else 0]):
+        if should_stop is not None and should_stop():
+            raise ConfigError(f"planning stopped after {len(queries)} queries")
         query = app.generate(_derive_seed(plan.seed, i), level, label)
         for redraw in range(1, MAX_REDRAWS + 1):
             if instance_key(query) not in seen:
@@ -177,11 +211,17 @@ def read_results(path: Path) -> list[QueryResult]:
     """Load a results JSONL file, skipping a torn last line left by a crash.
 
     A query recorded twice (an unscored result retried on resume) keeps its last record.
+
+    Raises:
+        UnsafeResultsFile: ``path`` is a FIFO, symlink or device, not a regular file.
     """
+    data = read_regular(path)
+    return _parse_results(data.decode("utf-8", "replace"), path) if data else []
+
+
+def _parse_results(text: str, path: Path) -> list[QueryResult]:
     results: dict[str, QueryResult] = {}
-    if not path.exists():
-        return []
-    for line in path.read_text().splitlines():
+    for line in text.splitlines():
         if not line.strip():
             continue
         try:
@@ -196,16 +236,28 @@ def read_results(path: Path) -> list[QueryResult]:
     return list(results.values())
 
 
-def _drop_torn_tail(path: Path) -> None:
-    """Cut a partial last line left by a crash, so appends start on a fresh line."""
-    if not path.exists():
-        return
-    data = path.read_bytes()
-    if data and not data.endswith(b"\n"):
-        path.write_bytes(data[: data.rfind(b"\n") + 1])
+def _resume(sink: TextIO, path: Path) -> list[QueryResult]:
+    """The results already in ``sink``; a partial last line left by a crash is cut off."""
+    sink.seek(0)
+    text = sink.read()
+    if text and not text.endswith("\n"):
+        sink.truncate(len(text[: text.rfind("\n") + 1].encode("utf-8", "surrogateescape")))
+    return _parse_results(text, path)
 
 
 ResultCallback = Callable[[QueryResult, int, int], Any]
+
+
+@dataclass(frozen=True)
+class TurnRecord:
+    """One turn of a played episode, kept when the runner records trajectories."""
+
+    observation: str
+    """The text the agent was shown."""
+    action: str
+    """What the agent answered."""
+    step: StepResult
+    """What the action did (its output, reward, validity, whether it ended the episode)."""
 
 
 class Runner:
@@ -215,7 +267,15 @@ class Runner:
         self.app = app
         self.agent = agent
         self.config = config or RunConfig()
+        limit = app.max_concurrency
+        if limit is not None and self.config.concurrency > limit:
+            raise ConfigError(
+                f"{app.name} runs at most {limit} episodes at once; "
+                f"concurrency {self.config.concurrency} is too high"
+            )
         self.max_turns = self.config.max_turns or app.default_max_turns
+        self.trajectories: dict[str, list[TurnRecord]] | None = None
+        """Set to a dict to keep every played query's turns (rollouts); ``None``: keep none."""
         self._executor = ThreadPoolExecutor(
             max_workers=self.config.concurrency + 2, thread_name_prefix=f"netarena-{app.name}"
         )
@@ -234,19 +294,20 @@ class Runner:
             on_result: Called as ``on_result(result, done, total)`` for each query already
                 in ``out`` (first) and after each query played. Its failures are logged,
                 never fatal: progress reporting must not cost results.
+
+        Raises:
+            UnsafeResultsFile: ``out`` is a FIFO, symlink or device, not a regular file.
         """
         queries = list(queries)
         done: dict[str, QueryResult] = {}
+        sink = None
         if out is not None:
             out.parent.mkdir(parents=True, exist_ok=True)
-            _drop_torn_tail(out)
+            sink = open_regular(out)  # never a planted FIFO or symlink
             wanted = {q.id for q in queries}
-            done = {
-                r.query_id: r for r in read_results(out) if r.query_id in wanted and r.scored
-            }
+            done = {r.query_id: r for r in _resume(sink, out) if r.query_id in wanted and r.scored}
         todo = [q for q in queries if q.id not in done]
         total, finished = len(queries), 0
-        sink = out.open("a", encoding="utf-8") if out is not None else None
         gate = asyncio.Semaphore(self.config.concurrency)
 
         async def report(result: QueryResult) -> None:
@@ -292,7 +353,12 @@ class Runner:
         scored = True
         score: Score | None = None
         episode: Episode | None = None
-        context_id = f"{query.id}-{random.SystemRandom().getrandbits(32):08x}"
+        # Opaque: the query id names the label (the injected fault), which a remote agent
+        # must not learn from the conversation id.
+        context_id = uuid.uuid4().hex
+        trajectory: list[TurnRecord] = []
+        if self.trajectories is not None:
+            self.trajectories[query.id] = trajectory
         try:
             episode = await self._call(self.app.open, query)
             deadline = (
@@ -304,10 +370,11 @@ class Runner:
                     break
                 text = await self._call(episode.observe)
                 t0 = time.perf_counter()
-                action = await self._ask(Observation(text, context_id, turns))
+                action = await self._ask(Observation(text, context_id, turns, query.id))
                 agent_s += time.perf_counter() - t0
                 turns += 1
                 step = await self._call(episode.step, action)
+                trajectory.append(TurnRecord(text, action, step))
                 reward += step.reward
                 if step.done:
                     break
@@ -340,8 +407,13 @@ class Runner:
             turns=turns,
             error=error,
             scored=scored,
-            details={**(score.details if score else {}), "reward": reward},
+            details={**(score.details if score else {}), "reward": reward, **self._usage(query)},
         )
+
+    def _usage(self, query: Query) -> dict[str, Any]:
+        """What the agent spent on ``query`` (LLM calls, tokens, cost), when it keeps count."""
+        usage = getattr(self.agent, "episode_usage", None)
+        return dict(usage(query.id)) if callable(usage) else {}
 
     async def _ask(self, observation: Observation) -> str:
         try:

@@ -4,9 +4,15 @@
 #   - trusts any extra CA certificate placed in docker/ca-certificates/ (TLS-inspecting proxies);
 #   - creates the virtual environment and installs the project from the package index only,
 #     pinned by docker/constraints.txt (kept in the image for later pip installs);
+#   - installs curl (leaderboard compose files healthcheck every container with it);
 #   - installs the entrypoint and checks that the CLI starts.
 set -eu
 src="$(cd "$(dirname "$0")/.." && pwd)"
+if ! command -v curl >/dev/null; then
+  apt-get update
+  DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends curl
+  rm -rf /var/lib/apt/lists/*
+fi
 if ls "$src"/docker/ca-certificates/*.crt >/dev/null 2>&1; then
   mkdir -p /usr/local/share/ca-certificates/netarena
   cp "$src"/docker/ca-certificates/*.crt /usr/local/share/ca-certificates/netarena/

@@ -3,8 +3,8 @@
 Run by ``scripts/containers.sh`` inside the purple image (it only needs httpx). It checks that
 the green and purple agents serve their agent cards, sends one evaluation request over A2A
 protocol 0.3 ``message/stream`` with plain httpx (as the AgentBeats gateway does), collects the
-``Result`` artifact's data parts, writes them in the leaderboard's results-file shape and
-exits non-zero unless the task completed with the expected correctness.
+``Result`` artifact's records (as the gateway keeps them), writes them in the leaderboard's
+results-file shape and exits non-zero unless the task completed with the expected correctness.
 
     python smoke_client.py --green URL --purple URL --role malt_operator \
         --config '{"num_queries": 3, "seed": 1}' --expect-correctness 1.0 --out results.json
@@ -60,6 +60,20 @@ def _events(resp: httpx.Response) -> Any:
             yield payload["result"]
 
 
+def _records(parts: list[dict[str, Any]]) -> list[Any]:
+    """As the AgentBeats gateway keeps them: DataParts and text parts that parse as JSON."""
+    records: list[Any] = []
+    for part in parts:
+        if part.get("kind") == "data":
+            records.append(part["data"])
+        elif part.get("kind") == "text":
+            try:
+                records.append(json.loads(part["text"]))
+            except json.JSONDecodeError:
+                continue
+    return records
+
+
 def evaluate(green: str, request: dict[str, Any], timeout_s: float) -> tuple[str, list[Any]]:
     """Send the request with ``message/stream``; return the final state and the data parts."""
     body = {"jsonrpc": "2.0", "id": uuid.uuid4().hex, "method": "message/stream", "params": {
@@ -77,9 +91,7 @@ def evaluate(green: str, request: dict[str, Any], timeout_s: float) -> tuple[str
                     if part.get("kind") == "text":
                         log.info("[%s] %s", state, part["text"])
             elif kind == "artifact-update":
-                for part in event["artifact"].get("parts", []):
-                    if part.get("kind") == "data":
-                        records.append(part["data"])
+                records += _records(event["artifact"].get("parts", []))
     return state, records
 
 

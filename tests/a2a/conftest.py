@@ -12,7 +12,7 @@ import pytest
 from a2a.client import ClientConfig, ClientFactory
 from a2a.types import Message, Part, Role, SendMessageRequest, TaskState
 
-from netarena.common.a2a import data_parts, text_of
+from netarena.common.a2a import json_records, text_of
 from netarena.common.app import App
 from tests.helpers.toy import ToyApp
 
@@ -73,7 +73,7 @@ async def evaluate(url: str, request: Any, timeout_s: float = 120) -> Outcome:
                     out.statuses.append(text_of(event.status_update.status.message.parts))
             elif kind == "artifact_update":
                 out.artifact_names.append(event.artifact_update.artifact.name)
-                out.records += data_parts(event.artifact_update.artifact.parts)
+                out.records += json_records(event.artifact_update.artifact.parts)
             elif kind == "task":
                 out.state = event.task.status.state
     return out

@@ -21,7 +21,7 @@ import uvicorn
 from netarena.common.a2a import listen_socket
 
 __all__ = ["listen_socket", "serving", "raw_server", "stream_03", "card_v03", "http_response",
-           "message_result", "prompt_of"]
+           "message_result", "prompt_of", "gateway_records"]
 
 Handler = Callable[[dict[str, Any], asyncio.StreamWriter], Awaitable[None]]
 
@@ -83,8 +83,11 @@ def prompt_of(rpc: dict[str, Any]) -> str:
 
 
 @contextlib.asynccontextmanager
-async def raw_server(on_post: Handler) -> AsyncIterator[str]:
-    """A hand-rolled HTTP server: GET serves a 0.3 card, POST calls ``on_post(rpc, writer)``."""
+async def raw_server(on_post: Handler, card_url: str | None = None) -> AsyncIterator[str]:
+    """A hand-rolled HTTP server: GET serves a 0.3 card, POST calls ``on_post(rpc, writer)``.
+
+    The card advertises ``card_url`` when given (an agent claiming to live elsewhere).
+    """
     sock = _socket()
     url = f"http://127.0.0.1:{sock.getsockname()[1]}/"
 
@@ -95,7 +98,7 @@ async def raw_server(on_post: Handler) -> AsyncIterator[str]:
             headers = {k.lower(): v.strip() for k, _, v in (ln.partition(":") for ln in lines[1:])}
             body = await reader.readexactly(int(headers.get("content-length", "0") or 0))
             if lines[0].startswith("GET"):
-                writer.write(http_response(200, json.dumps(card_v03(url)).encode()))
+                writer.write(http_response(200, json.dumps(card_v03(card_url or url)).encode()))
             else:
                 await on_post(json.loads(body), writer)
             await writer.drain()
@@ -135,3 +138,18 @@ async def stream_03(url: str, request: Any, timeout_s: float = 60) -> list[dict[
                     assert "error" not in payload, payload
                     events.append(payload["result"])
     return events
+
+
+def gateway_records(parts: list[dict[str, Any]]) -> list[Any]:
+    """What AgentBeats' gateway and client keep of 0.3 JSON parts: each DataPart's data and
+    each text part that parses as JSON (their ``parse_parts``), with plain ``json.loads``."""
+    records: list[Any] = []
+    for part in parts:
+        if part.get("kind") == "data":
+            records.append(part["data"])
+        elif part.get("kind") == "text":
+            try:
+                records.append(json.loads(part["text"]))
+            except json.JSONDecodeError:
+                continue
+    return records

@@ -11,7 +11,7 @@ import httpx
 import pytest
 
 from netarena.common.app import app_names
-from tests.a2a.servers import listen_socket, stream_03
+from tests.a2a.servers import gateway_records, listen_socket, stream_03
 
 pytestmark = pytest.mark.slow
 
@@ -24,9 +24,9 @@ def _port() -> int:
         return sock.getsockname()[1]
 
 
-def _start(*args: str) -> subprocess.Popen:
+def _start(*args: str, **extra_env: str) -> subprocess.Popen:
     cmd = [sys.executable, "-c", "from netarena.common.cli import main; main()", *args]
-    env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
+    env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True", **extra_env}
     return subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
 
 
@@ -61,6 +61,29 @@ async def test_serve_and_purple_processes_evaluate_end_to_end() -> None:
             proc.wait(10)
     assert events[-1]["status"]["state"] == "completed"
     (artifact,) = [e["artifact"] for e in events if e["kind"] == "artifact-update"]
-    summary = artifact["parts"][-1]["data"]
+    summary = gateway_records(artifact["parts"])[-1]
     assert summary["kind"] == "summary" and summary["queries"] == 3
     assert summary["correctness"]["rate"] == 1.0
+
+
+@pytest.mark.skipif(APP is None, reason="no real app installed yet")
+async def test_purple_agent_is_chosen_by_environment_when_runners_pass_only_server_flags() -> None:
+    """Leaderboard runners pass only --host/--port/--card-url to an image."""
+    gport, pport = _port(), _port()
+    green_url, purple_url = f"http://127.0.0.1:{gport}/", f"http://127.0.0.1:{pport}/"
+    purple = _start("purple", "--host", "127.0.0.1", "--port", str(pport),
+                    "--card-url", purple_url, NETARENA_SOLVER="reference", NETARENA_APP=APP)
+    green = _start("serve", APP, "--host", "127.0.0.1", "--port", str(gport))
+    try:
+        card = await _wait_card(purple_url, purple)
+        await _wait_card(green_url, green)
+        assert card["name"] == f"netarena-purple-{APP}-reference"  # not the LiteLLM default
+        events = await stream_03(green_url, {"participants": {f"{APP}_operator": purple_url},
+                                             "config": {"num_queries": 2, "seed": 3}})
+    finally:
+        for proc in (green, purple):
+            proc.terminate()
+            proc.wait(10)
+    assert events[-1]["status"]["state"] == "completed"
+    (artifact,) = [e["artifact"] for e in events if e["kind"] == "artifact-update"]
+    assert gateway_records(artifact["parts"])[-1]["correctness"]["rate"] == 1.0

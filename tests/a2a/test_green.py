@@ -11,9 +11,9 @@ from a2a.types import TaskState
 
 from netarena.a2a_llm import purple_app
 from netarena.common.agents import NullAgent
-from netarena.common.server import green_app
+from netarena.common.server import GreenOptions, green_app
 from tests.a2a.conftest import APPS, evaluate, reference_agent
-from tests.a2a.servers import serving, stream_03
+from tests.a2a.servers import gateway_records, serving, stream_03
 from tests.helpers.toy import ToyApp
 
 DONE = TaskState.TASK_STATE_COMPLETED
@@ -81,13 +81,14 @@ async def test_raw_03_gateway_client_gets_full_result_set() -> None:
     (artifact,) = [e["artifact"] for e in events if e["kind"] == "artifact-update"]
     assert artifact["name"] == "Result"
     parts = artifact["parts"]
-    assert all(p["kind"] == "data" for p in parts)
-    queries = [p["data"] for p in parts if p["data"]["kind"] == "query"]
-    assert len(queries) == 5 and parts[-1]["data"]["kind"] == "summary"
+    assert all(p["kind"] == "text" for p in parts)  # JSON text: integers stay integers
+    records = gateway_records(parts)
+    queries = [r for r in records if r["kind"] == "query"]
+    assert len(queries) == 5 and records[-1]["kind"] == "summary"
     assert {"query_id", "app", "level", "label", "correct", "safe", "latency_s", "turns",
             "error"} <= set(queries[0])
     assert isinstance(queries[0]["correct"], bool)
-    assert parts[-1]["data"]["correctness"]["rate"] == 1.0
+    assert records[-1]["correctness"]["rate"] == 1.0
     working = [e["status"]["message"]["parts"][0]["text"] for e in events
                if e["kind"] == "status-update" and e["status"]["state"] == "working"]
     assert any(w.startswith("query 5/5") for w in working)
@@ -135,7 +136,7 @@ async def test_gateway_message_send_then_tasks_get() -> None:
     for t in (task, again):
         assert t["kind"] == "task" and t["status"]["state"] == "completed"
         (artifact,) = t["artifacts"]
-        kinds = [p["data"]["kind"] for p in artifact["parts"]]
+        kinds = [r["kind"] for r in gateway_records(artifact["parts"])]
         assert kinds == ["query"] * 3 + ["summary"]
 
 
@@ -162,13 +163,14 @@ async def test_concurrent_requests_are_isolated() -> None:
 
 async def test_results_dir_lets_a_restarted_server_resume(tmp_path) -> None:
     request = {"participants": {"a": "PURPLE"}, "config": {"num_queries": 4, "seed": 21}}
+    options = GreenOptions(results_dir=tmp_path)
     async with serving(lambda url: purple_app(ToyApp().reference_agent(), url)) as purple:
         request["participants"]["a"] = purple
-        async with serving(lambda url: green_app(ToyApp, url, tmp_path)) as green:
+        async with serving(lambda url: green_app(ToyApp, url, options)) as green:
             first = await evaluate(green, request)
         (results,) = tmp_path.glob("toy-*.jsonl")
         lines = results.read_text().splitlines()
-        async with serving(lambda url: green_app(ToyApp, url, tmp_path)) as green:  # "restart"
+        async with serving(lambda url: green_app(ToyApp, url, options)) as green:  # "restart"
             second = await evaluate(green, request)
     assert len(lines) == 4 and results.read_text().splitlines() == lines  # nothing replayed
     assert [q["query_id"] for q in first.queries] == [q["query_id"] for q in second.queries]

@@ -163,10 +163,14 @@ class TaskReplyExecutor:
 
 
 async def test_task_replies_are_read_from_artifacts_and_failures_named() -> None:
-    from netarena.common.a2a import a2a_app, agent_card
+    from starlette.applications import Starlette
+
+    from netarena.common.a2a import BoundedTaskStore, a2a_routes, agent_card
 
     def build(url: str):
-        return a2a_app(TaskReplyExecutor(), agent_card("task-purple", "t", url, "t"))
+        card_routes, rpc_routes = a2a_routes(
+            TaskReplyExecutor(), agent_card("task-purple", "t", url, "t"), BoundedTaskStore(8))
+        return Starlette(routes=card_routes + rpc_routes)
 
     async with serving(build) as url:
         agent = RemoteAgent(url, timeout_s=10)

@@ -126,3 +126,24 @@ async def test_crash_fails_the_task_and_server_stays_up() -> None:
     for out in (first, second):
         assert out.state == TaskState.TASK_STATE_FAILED
         assert out.statuses[-1] == "internal error: RuntimeError: generator exploded"
+
+
+@pytest.mark.parametrize("key, value", [("kubeconfig", "/root/.kube/config"),
+                                        ("backend", "cluster"), ("context", "prod")])
+def test_operator_only_parameters_are_refused_in_requests(key: str, value: str) -> None:
+    from netarena.k8s import K8sApp
+
+    text = json.dumps({"participants": {"k8s_operator": PURPLE}, "config": {key: value}})
+    with pytest.raises(ConfigError, match=f"{key} may only be set by the evaluator's operator"):
+        parse_request(load_request(text), K8sApp)
+
+
+async def test_the_operators_parameters_apply_under_each_request() -> None:
+    from netarena.common.server import GreenOptions, _Evaluation
+
+    class Req:
+        app_config: ClassVar[dict] = {"max_target": 3}
+
+    options = GreenOptions(app_params={"max_target": 5, "fail_open": False})
+    evaluation = _Evaluation(ToyApp, None, options, None)  # type: ignore[arg-type]
+    assert evaluation._params(Req()) == {"max_target": 3, "fail_open": False}  # type: ignore[arg-type]

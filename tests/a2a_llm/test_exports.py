@@ -1,15 +1,33 @@
-"""Pin the public surface of the A2A modules."""
+"""Pin the public surface of the A2A and server modules."""
 
 import netarena.a2a_llm as a2a_llm
-from netarena.common import a2a, remote, request, server
+from netarena.common import (
+    a2a,
+    limits,
+    outbound,
+    remote,
+    request,
+    requester,
+    server,
+    status,
+    status_page,
+    web,
+)
 
 
 def test_public_names() -> None:
     assert sorted(a2a_llm.__all__) == sorted(
         ["LLMAgent", "PurpleExecutor", "STRATEGIES", "Strategy", "from_env", "purple_app"])
     assert remote.__all__ == ["RemoteAgent", "reply_text"]
-    assert server.__all__ == ["GreenExecutor", "green_app", "query_record"]
-    assert set(request.__all__) == {"CORE_KEYS", "REFERENCE_KEYS", "IGNORED_KEYS", "EvalRequest",
-                                    "ParsedRequest", "parse_request", "load_request"}
-    for module in (a2a_llm, a2a, remote, request, server):
+    assert set(server.__all__) == {"GreenOptions", "GreenExecutor", "green_app", "query_record",
+                                   "netarena_version", "UNSCORED_FAIL_FRACTION"}
+    assert set(request.__all__) == {"CORE_KEYS", "REFERENCE_KEYS", "IGNORED_KEYS", "TOOLING_KEYS",
+                                    "EvalRequest", "ParsedRequest", "parse_request",
+                                    "load_request"}
+    assert set(web.__all__) == {"WebOptions", "agent_web_app", "serve"}
+    assert set(limits.__all__) == {"APP_CAPS", "ServerLimits", "check_app_caps"}
+    assert set(outbound.__all__) == {"OutboundPolicy", "OutboundRefused", "GuardedBackend",
+                                     "same_origin"}
+    for module in (a2a_llm, a2a, remote, request, server, limits, outbound, requester, status,
+                   status_page, web):
         assert all(hasattr(module, name) for name in module.__all__)

@@ -33,13 +33,15 @@ def _norm(name: str) -> str:
 @pytest.mark.parametrize("image", sorted(IMAGES))
 def test_base_image_is_a_build_arg_and_entrypoint_takes_server_flags(image: str) -> None:
     steps = _instructions(_dockerfile(image))
-    assert steps[0] == "ARG BASE_IMAGE=python:3.11-slim-bookworm"
+    assert steps[0] == "ARG BASE_IMAGE=python:3.13-slim-bookworm"
     assert steps[1] == "FROM ${BASE_IMAGE}"
     command = "purple" if image == "purple" else f"serve\", \"{image}"
     assert f'ENTRYPOINT ["netarena-entrypoint", "{command}"]' in steps
     assert steps[-1] == 'CMD ["--host", "0.0.0.0", "--port", "9009"]'
     for step in steps:  # nothing fetched outside the package indexes
-        assert not re.search(r"\b(git clone|curl|wget|ADD https?:)", step), step
+        assert not re.search(r"\b(git clone|wget|ADD https?:)|curl .*https?://(?!127)", step), step
+    health = next(s for s in steps if s.startswith("HEALTHCHECK"))
+    assert "curl -fsS http://127.0.0.1:9009/healthz" in health
 
 
 @pytest.mark.parametrize("image", sorted(IMAGES))
@@ -53,6 +55,13 @@ def test_user_is_unprivileged_except_route(image: str) -> None:
             assert f" {pkg}" in apt
     else:
         assert "USER netarena" in steps
+
+
+def test_every_image_installs_curl_for_compose_healthchecks() -> None:
+    install = (ROOT / "docker" / "install.sh").read_text()
+    assert "apt-get install -y --no-install-recommends curl" in install
+    for image in IMAGES:
+        assert "docker/install.sh" in _dockerfile(image)
 
 
 def test_shared_layers_are_identical() -> None:
@@ -82,18 +91,26 @@ def test_constraints_pin_every_runtime_dependency() -> None:
     assert pins["a2a-sdk"].startswith("1.3.")
 
 
-def test_entrypoint_refuses_route_without_namespaces(tmp_path: Path) -> None:
-    """Without the right to create network namespaces the image stops at once with the fix."""
+@pytest.mark.parametrize(("unshare", "problem"), [
+    ("exit 1", "lacks CAP_NET_ADMIN and CAP_SYS_ADMIN"),
+    ('case "$*" in *ip_forward*) exit 1;; esac; exit 0', "/proc/sys is read-only here"),
+])
+def test_entrypoint_refuses_route_without_its_privileges(tmp_path: Path, unshare: str,
+                                                         problem: str) -> None:
+    """Without namespaces or a writable /proc/sys the image stops at once with the fix."""
     script = ROOT / "docker" / "entrypoint.sh"
     fake_bin = tmp_path / "bin"
     fake_bin.mkdir()
-    (fake_bin / "unshare").write_text("#!/bin/sh\nexit 1\n")
-    (fake_bin / "unshare").chmod(0o755)
+    (fake_bin / "unshare").write_text(f"#!/bin/sh\n{unshare}\n")
+    (fake_bin / "mount").write_text("#!/bin/sh\nexit 1\n")  # never remount the host's /proc
+    for tool in ("unshare", "mount"):
+        (fake_bin / tool).chmod(0o755)
     env = {"PATH": f"{fake_bin}:/usr/bin:/bin", "NETARENA_NEEDS_NETNS": "1"}
     proc = subprocess.run(["sh", str(script), "--help"], env=env, capture_output=True,
                           text=True, timeout=30)
     assert proc.returncode == 1
-    assert "--privileged" in proc.stderr
+    assert problem in proc.stderr
+    assert "--cap-add NET_ADMIN --cap-add SYS_ADMIN" in proc.stderr
 
 
 def test_scripts_parse() -> None:

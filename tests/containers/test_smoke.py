@@ -2,8 +2,10 @@
 
 Needs a running Docker engine (skipped otherwise; CI has none). The base image is
 ``NETARENA_BASE_IMAGE``, else ``netarena-base:bookworm`` when ``docker/make-base-image.sh`` has
-built it, else the Dockerfiles' default; set ``NETARENA_EXTRA_CA`` behind a TLS-inspecting
-proxy. ``scripts/containers.sh`` documents the rest.
+built it, else the Dockerfiles' default. Behind a TLS-inspecting proxy set ``NETARENA_EXTRA_CA``;
+when it is unset, the CA certificates this host trusts beyond Debian's
+(``/usr/local/share/ca-certificates``) are passed, so the test builds wherever the host can
+reach the package index. ``scripts/containers.sh`` documents the rest.
 """
 
 from __future__ import annotations
@@ -46,6 +48,11 @@ def test_build_and_smoke_every_app(tmp_path: Path) -> None:
         base = LOCAL_BASE  # built by docker/make-base-image.sh: needs no registry
     if base:
         env["BASE_IMAGE"] = base
+    local_cas = sorted(Path("/usr/local/share/ca-certificates").glob("**/*.crt"))
+    if "NETARENA_EXTRA_CA" not in env and local_cas:
+        bundle = tmp_path / "extra-ca.pem"
+        bundle.write_text("".join(ca.read_text() for ca in local_cas))
+        env["NETARENA_EXTRA_CA"] = str(bundle)
     proc = subprocess.run(["bash", str(ROOT / "scripts" / "containers.sh"), "all"], env=env,
                           capture_output=True, text=True, timeout=1700)
     assert proc.returncode == 0, proc.stderr[-4000:]

@@ -13,9 +13,12 @@ NS = "default"
 ALLOWED = [
     ("kubectl get pods", ("get", "pods", "--namespace=default")),
     ("$ kubectl get networkpolicy -o yaml", ("get", "networkpolicy", "-o", "yaml", "--namespace=default")),
-    ("kubectl -n default describe netpol adservice", ("describe", "netpol", "adservice", "--namespace=default")),
+    ("kubectl -n default describe netpol adservice", ("-n", "default", "describe", "netpol", "adservice")),
     ("kubectl get svc --namespace=default -o wide", ("get", "svc", "--namespace=default", "-o", "wide")),
-    ("kubectl get pods -A=false", ("get", "pods", "-A=false")),  # -A itself: tests/security
+    ("kubectl get pods -A", ("get", "pods", "-A")),
+    ("kubectl -n kube-system get pods", ("-n", "kube-system", "get", "pods")),
+    ("kubectl exec frontend-1 -- nc -zv -w 2 adservice 9555", ("exec", "frontend-1", "--namespace=default", "--", "nc", "-zv", "-w", "2", "adservice", "9555")),
+    ("kubectl logs -f frontend-1", ("logs", "-f", "frontend-1", "--namespace=default")),
     ("kubectl delete networkpolicy adservice", ("delete", "networkpolicy", "adservice", "--namespace=default")),
     ("kubectl label networkpolicy adservice owner=me", ("label", "networkpolicy", "adservice", "owner=me", "--namespace=default")),
     ("kubectl annotate pod x note=1", ("annotate", "pod", "x", "note=1", "--namespace=default")),
@@ -41,27 +44,23 @@ def test_apply_needs_a_networkpolicy_manifest() -> None:
     assert parse_kubectl("kubectl apply -f -", NS, manifest).stdin == manifest
     with pytest.raises(InvalidAction, match="yaml block"):
         parse_kubectl("kubectl apply -f -", NS)
-    with pytest.raises(ForbiddenCommand, match="only create or update NetworkPolicies"):
+    with pytest.raises(ForbiddenCommand, match="only create or change NetworkPolicies"):
         parse_kubectl("kubectl apply -f -", NS, "kind: Deployment\nmetadata: {name: x}\n")
     with pytest.raises(ForbiddenCommand, match="namespace"):
         parse_kubectl("kubectl apply -f -", NS, "kind: NetworkPolicy\nmetadata: {name: x, namespace: kube-system}\n")
 
 
 HOSTILE = [
-    ("kubectl delete deploy frontend", "deleting workloads"),
-    ("kubectl delete pod frontend-abc", "deleting workloads"),
-    ("kubectl delete networkpolicy,deployment x", "deleting workloads"),
-    ("kubectl exec -it frontend -- sh", "verb 'exec' is not allowed"),
-    ("kubectl cp x:/etc/passwd /tmp/p", "verb 'cp' is not allowed"),
-    ("kubectl port-forward svc/frontend 8080:80", "not allowed"),
-    ("kubectl proxy", "not allowed"),
-    ("kubectl run x --image=busybox", "not allowed"),
-    ("kubectl debug node/x", "not allowed"),
-    ("kubectl attach frontend", "not allowed"),
-    ("kubectl scale deploy frontend --replicas=0", "not allowed"),
-    ("kubectl get pods -n kube-system", "only namespace 'default'"),
-    ("kubectl -n kube-system get pods", "only namespace 'default'"),
-    ("kubectl get pods --namespace=kube-system", "only namespace 'default'"),
+    ("kubectl delete deploy frontend", "only NetworkPolicies may be deleted"),
+    ("kubectl delete pod frontend-abc", "only NetworkPolicies may be deleted"),
+    ("kubectl delete networkpolicy,deployment x", "only NetworkPolicies may be deleted"),
+    ("kubectl delete networkpolicy/x deployment/frontend service/redis-cart", "deleting deployments"),
+    ("kubectl cp x:/etc/passwd /tmp/p", "copies files"),
+    ("kubectl port-forward svc/frontend 8080:80", "opens ports"),
+    ("kubectl proxy", "opens ports"),
+    ("kubectl scale deploy frontend --replicas=0", "changes workloads"),
+    ("kubectl label netpol x a=b -n kube-system", "limited to namespace 'default'"),
+    ("kubectl -n kube-system patch netpol x -p {}", "limited to namespace 'default'"),
     ("kubectl patch netpol adservice -p {} --all-namespaces", "--all-namespaces"),
     ("kubectl label netpol --all x=y -A", "--all-namespaces"),
     ("kubectl get pods --kubeconfig /root/.kube/config", "--kubeconfig"),
@@ -69,24 +68,18 @@ HOSTILE = [
     ("kubectl get pods -s https://evil", "-s"),
     ("kubectl get pods --token abc", "--token"),
     ("kubectl get pods --context prod", "--context"),
-    ("kubectl get pods --cluster prod", "--cluster"),
-    ("kubectl get pods --user admin", "--user"),
-    ("kubectl get pods --as system:admin", "impersonation"),
-    ("kubectl get pods; rm -rf /", "shell syntax"),
-    ("kubectl get $(cat /etc/passwd)", "shell syntax"),
-    ("kubectl get pods `id`", "shell syntax"),
-    ("kubectl get pods | sh", "shell syntax"),
-    ("kubectl get pods && reboot", "shell syntax"),
-    ("kubectl get pods > /tmp/x", "shell syntax"),
-    ("rm -rf /", "only kubectl"),
-    ("bash -c 'kubectl get pods'", "only kubectl"),
+    ("kubectl get pods --as system:admin", "--as"),
+    ("kubectl get $(cat /etc/passwd)", "command substitution"),
+    ("kubectl get pods `id`", "command substitution"),
+    ("kubectl get pods > /tmp/x", "redirection"),
     ("kubectl apply -f /etc/passwd", "reading files"),
     ("kubectl apply -f https://example.com/x.yaml", "reading files"),
+    ("kubectl patch netpol x --patch-file=/dev/zero", "--patch-file"),
     ("kubectl get pods --raw /api", "--raw"),
     ("kubectl label ns kube-system x=y", "only namespace 'default'"),
-    ("kubectl patch configmap x -p {}", "may only target"),
-    ("kubectl get pods -o jsonpath-file=/etc/passwd", "files"),
-    ("kubectl cluster-info dump --output-directory=/tmp", "no filesystem access"),
+    ("kubectl patch configmap x -p {}", "not part of the task"),
+    ("kubectl get pods -o jsonpath-file=/etc/passwd", "template file"),
+    ("kubectl cluster-info dump --output-directory=/tmp", "writes files"),
 ]
 
 
@@ -97,8 +90,19 @@ def test_hostile_commands_are_forbidden_with_a_reason(line: str, reason: str) ->
     assert reason in str(info.value)
 
 
-@pytest.mark.parametrize("line", ["", "kubectl", "kubectl --namespace", "kubectl patch"])
-def test_malformed_commands_are_invalid_but_not_forbidden(line: str) -> None:
+@pytest.mark.parametrize(("line", "reason"), [
+    ("", "empty"),
+    ("kubectl", "write the command"),
+    ("kubectl --namespace", "needs a value"),
+    ("kubectl patch", "needs a resource type"),
+    ("kubectl get secrets", "Secrets are out of scope"),
+    ("kubectl edit netpol x", "interactive"),
+    ("kubectl get pods | grep Running", "pipes are not supported"),
+    ("kubectl get pods\nkubectl get svc", "exactly one command per turn; this block has 2"),
+    ("rm -rf /", "only kubectl commands"),
+])
+def test_refusals_that_cost_only_the_turn(line: str, reason: str) -> None:
     with pytest.raises(InvalidAction) as info:
         parse_kubectl(line, NS)
     assert not isinstance(info.value, ForbiddenCommand)
+    assert reason in str(info.value)

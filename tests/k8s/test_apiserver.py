@@ -3,16 +3,17 @@
 from __future__ import annotations
 
 import json
+import threading
+import time
 from collections.abc import Iterator
 from typing import Any
 
 import httpx
 import pytest
 
-from netarena.k8s.api_discovery import AGGREGATED_CONTENT_TYPE
-from netarena.k8s.api_tables import human_duration
-from netarena.k8s.apiserver import ApiServer
-from netarena.k8s.store import ObjectStore
+from netarena.k8s.apiserver import ApiServer, ObjectStore
+from netarena.k8s.apiserver.discovery import AGGREGATED_CONTENT_TYPE
+from netarena.k8s.apiserver.tables import human_duration
 
 TABLE = "application/json;as=Table;v=v1;g=meta.k8s.io,application/json"
 AGGREGATED = f"{AGGREGATED_CONTENT_TYPE},application/json"
@@ -43,14 +44,16 @@ def test_version_and_legacy_discovery(client: httpx.Client) -> None:
     assert client.get("/version").json()["gitVersion"].startswith("v1.")
     assert client.get("/api").json()["versions"] == ["v1"]
     groups = {g["name"] for g in client.get("/apis").json()["groups"]}
-    assert groups == {"apps", "networking.k8s.io", "discovery.k8s.io"}
+    assert {"apps", "networking.k8s.io", "discovery.k8s.io", "rbac.authorization.k8s.io",
+            "batch", "events.k8s.io", "storage.k8s.io"} <= groups
     core = client.get("/api/v1").json()
     pods = next(r for r in core["resources"] if r["name"] == "pods")
     assert pods["namespaced"] and pods["kind"] == "Pod" and "po" in pods["shortNames"]
-    netpol = client.get("/apis/networking.k8s.io/v1").json()["resources"][0]
+    netpol = next(r for r in client.get("/apis/networking.k8s.io/v1").json()["resources"]
+                  if r["name"] == "networkpolicies")
     assert netpol["name"] == "networkpolicies" and "patch" in netpol["verbs"]
     assert client.get("/apis/apps").json()["preferredVersion"]["version"] == "v1"
-    assert client.get("/apis/batch/v1").status_code == 404
+    assert client.get("/apis/example.com/v1").status_code == 404
 
 
 def test_aggregated_discovery(client: httpx.Client) -> None:
@@ -82,7 +85,7 @@ def test_openapi_v3_tags_patch_operations(client: httpx.Client) -> None:
     assert "application/strategic-merge-patch+json" in patch["requestBody"]["content"]
     core = client.get(root["api/v1"]["serverRelativeURL"]).json()
     assert "/api/v1/namespaces/{namespace}/pods/{name}" in core["paths"]
-    assert client.get("/openapi/v3/apis/batch/v1").status_code == 404
+    assert client.get("/openapi/v3/apis/example.com/v1").status_code == 404
 
 
 def test_lists_and_tables(client: httpx.Client) -> None:
@@ -141,7 +144,7 @@ def test_crud_and_status_errors(client: httpx.Client) -> None:
     assert bad.json()["details"]["causes"][0]["field"] == "spec.ingress[0].ports[0].protocol"
     missing = client.get(f"{base}/nope")
     assert missing.status_code == 404
-    assert missing.json()["message"] == 'networkpolicies "nope" not found'
+    assert missing.json()["message"] == 'networkpolicies.networking.k8s.io "nope" not found'
     patched = client.patch(f"{base}/web", content=json.dumps(
         [{"op": "replace", "path": "/spec/ingress/0/ports/0/port", "value": 81}]),
         headers={"Content-Type": "application/json-patch+json"})
@@ -149,7 +152,7 @@ def test_crud_and_status_errors(client: httpx.Client) -> None:
     assert patched.json()["spec"]["ingress"][0]["ports"][0]["port"] == 81
     ssa = client.patch(f"{base}/web", content="spec: {}",
                        headers={"Content-Type": "application/apply-patch+yaml"})
-    assert ssa.status_code == 415
+    assert ssa.status_code == 400 and "requires fieldManager" in ssa.json()["message"]
     obj = client.get(f"{base}/web").json()
     obj["spec"]["ingress"] = []
     assert client.put(f"{base}/web", json=obj).json()["spec"]["ingress"] == []
@@ -159,9 +162,31 @@ def test_crud_and_status_errors(client: httpx.Client) -> None:
     assert client.delete(f"{base}/web").json()["status"] == "Success"
     assert client.get(f"{base}/web").status_code == 404
     assert client.post(base, content=b"{not json").status_code == 400
-    assert client.get("/api/v1/namespaces/default/secrets").status_code == 404
-    watch = client.get("/api/v1/namespaces/default/pods", params={"watch": "true"})
-    assert watch.status_code == 400
+    assert client.get("/api/v1/namespaces/default/widgets").status_code == 404
+
+
+def test_watch_streams_changes_after_the_listed_revision(client: httpx.Client) -> None:
+    base = "/apis/networking.k8s.io/v1/namespaces/default/networkpolicies"
+    listed = client.get(base).json()["metadata"]["resourceVersion"]
+    policy = {"apiVersion": "networking.k8s.io/v1", "kind": "NetworkPolicy",
+              "metadata": {"name": "w"}, "spec": {"podSelector": {}}}
+
+    def writer() -> None:
+        time.sleep(0.3)
+        with httpx.Client(base_url=str(client.base_url), timeout=5) as other:
+            other.post(base, json=policy)
+            other.delete(f"{base}/w")
+
+    threading.Thread(target=writer).start()
+    seen = []
+    with client.stream("GET", base, params={"watch": "true", "resourceVersion": listed}) as r:
+        assert r.headers["transfer-encoding"] == "chunked"
+        for line in r.iter_lines():
+            event = json.loads(line)
+            seen.append((event["type"], event["object"]["metadata"]["name"]))
+            if len(seen) == 2:
+                break
+    assert seen == [("ADDED", "w"), ("DELETED", "w")]
 
 
 def test_scale_subresource(client: httpx.Client) -> None:
@@ -191,3 +216,15 @@ def test_start_stop_idempotent() -> None:
 ])
 def test_human_duration(seconds: int, text: str) -> None:
     assert human_duration(seconds) == text
+
+
+def test_watch_list_sends_the_state_then_a_bookmark(client: httpx.Client) -> None:
+    url = "/apis/apps/v1/namespaces/default/deployments"
+    params = {"watch": "true", "sendInitialEvents": "true", "allowWatchBookmarks": "true",
+              "resourceVersionMatch": "NotOlderThan", "timeoutSeconds": "1"}
+    with client.stream("GET", url, params=params) as r:
+        events = [json.loads(line) for line in r.iter_lines()]
+    assert [e["type"] for e in events] == ["ADDED", "BOOKMARK"]
+    assert events[0]["object"]["metadata"]["name"] == "adservice"
+    assert events[1]["object"]["metadata"]["annotations"] == {
+        "k8s.io/initial-events-end": "true"}

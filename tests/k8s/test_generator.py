@@ -14,10 +14,10 @@ from netarena.k8s.faults import (
     model_namespaces,
     model_pods,
 )
-from netarena.k8s.generator import LABELS
+from netarena.k8s.generator import LABELS, build_model
+from netarena.k8s.judge import judge
 from netarena.k8s.manifests import render_policies
 from netarena.k8s.model import online_boutique
-from netarena.k8s.policy_matrix import compute_connectivity
 
 ALL_LABELS = [(lv, lb) for lv, labels in LABELS.items() for lb in labels]
 
@@ -40,19 +40,20 @@ def test_same_seed_same_query_and_different_seeds_differ() -> None:
 @pytest.mark.parametrize(("level", "label"), ALL_LABELS)
 def test_each_label_injects_its_fault_types_and_breaks_connectivity(level: int, label: str) -> None:
     app = K8sApp()
-    model = online_boutique()
-    pods, nss = model_pods(model), model_namespaces(model)
     for seed in range(6):
         q = app.generate(seed, level, label)
+        model = build_model(app.config, seed)
+        pods, nss = model_pods(model), model_namespaces(model)
         faults = q.truth["faults"]
         assert [f["code"] for f in faults] == label.split("+")
         assert all(f["type"] == FAULT_TYPES[f["code"]] for f in faults)
         state = render_policies(model)
-        for fault in faults:  # every single injection changed the matrix
-            before = compute_connectivity(model, pods, nss, state).actual_set()
+        assert judge(model, pods, nss, state).healthy
+        for fault in faults:  # every single injection changed what the judge sees
+            before = judge(model, pods, nss, state).connectivity.actual_set()
             state = apply_faults(state, [fault])
-            assert compute_connectivity(model, pods, nss, state).actual_set() != before
-        assert compute_connectivity(model, pods, nss, state).mismatches
+            assert judge(model, pods, nss, state).connectivity.actual_set() != before
+        assert judge(model, pods, nss, state).mismatches
         assert "faults" not in q.prompt and faults[0]["description"] not in q.prompt
 
 
@@ -79,3 +80,4 @@ def test_prompt_styles() -> None:
     assert (
         "triple backticks" in plain and "frontend: service port 80 -> container port 8080" in plain
     )
+    assert "$'" in few  # the few-shot shows a multi-line $'...' patch, as the original did

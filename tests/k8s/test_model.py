@@ -60,7 +60,8 @@ def test_services_and_container_ports_match_upstream_manifests() -> None:
 def test_render_all_kinds_and_labels() -> None:
     objs = render_all(online_boutique("shop"))
     kinds = [o["kind"] for o in objs]
-    assert kinds.count("Deployment") == 12 and kinds.count("Service") == 11
+    assert kinds.count("Deployment") == 12 and kinds.count("Service") == 12  # + external
+    assert kinds.count("ServiceAccount") == 11
     assert kinds.count("NetworkPolicy") == 13 and kinds[0] == "Namespace"
     for o in objs:
         if o["kind"] == "Deployment":

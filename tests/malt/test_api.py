@@ -32,10 +32,14 @@ def test_malt_exports() -> None:
 
 def test_sandbox_exports() -> None:
     assert sorted(sandbox.__all__) == [
+        "HostLayers",
+        "KEEP_WARM",
+        "SAFE_STDLIB",
         "SandboxLimits",
         "SandboxPool",
         "SandboxResult",
         "SandboxSpec",
+        "host_layers",
         "shared_pool",
     ]
 

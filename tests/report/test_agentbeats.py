@@ -3,24 +3,20 @@
 from __future__ import annotations
 
 import json
-import re
 import tomllib
 from pathlib import Path
 
 import pytest
 
 from netarena.common.errors import ConfigError
-from netarena.common.report import agentbeats_results, load_results, write_agentbeats
+from netarena.common.report import (
+    agentbeats_results,
+    load_results,
+    run_summaries,
+    write_agentbeats,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
-DOC = ROOT / "docs" / "agentbeats.md"
-
-
-def _doc_sql(name: str) -> str:
-    """The SQL block of docs/agentbeats.md whose first line is ``-- <name>``."""
-    blocks = re.findall(r"```sql\n(.*?)```", DOC.read_text(), flags=re.S)
-    (sql,) = [b for b in blocks if b.startswith(f"-- {name}\n")]
-    return sql
 
 
 def test_results_file_shape_and_types(toy_results: list[Path]) -> None:
@@ -50,35 +46,89 @@ def test_one_file_per_assessment(toy_results: list[Path], tmp_path: Path) -> Non
                                        "toy-toy-reference.json"]
 
 
-def _results_dir(toy_results: list[Path], tmp_path: Path) -> Path:
-    """Results files as the leaderboard stores them, one per assessment, role malt_operator."""
-    out = tmp_path / "results"
-    out.mkdir()
-    for path in toy_results:
-        records = load_results([path])
-        agent = records[0].agent
-        doc = agentbeats_results(records, participants={"malt_operator": f"id-{agent}"})
-        (out / f"{agent}.json").write_text(json.dumps(doc))
+LEADERBOARD = ROOT / "leaderboard" / "queries"
+
+
+def _write(path: Path, doc: dict) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(doc))
+
+
+def _shard(records: list, index: int, shards: int) -> list:
+    return [r for i, r in enumerate(records) if i % shards == index]
+
+
+def _leaderboard_dir(toy_results: list[Path], tmp_path: Path) -> Path:
+    """Results files as leaderboards store them, in every shape NetArena may meet there."""
+    ref, half, null = (load_results([p]) for p in toy_results)
+    out = tmp_path / "board"
+    # v2, sharded: the summary job concatenates both shards' records (two summaries).
+    shards = [agentbeats_results(_shard(ref, i, 2)) for i in range(2)]
+    _write(out / "results" / "ref-v2.json", {
+        "status": "completed",
+        "participants": {"netarena_malt": "green-id", "malt_operator": "id-ref"},
+        "results": [r for doc in shards for r in doc["results"]]})
+    # The same participant resubmitted the same queries: they count once.
+    _write(out / "results" / "ref-again.json", {
+        "status": "completed", "participants": {"malt_operator": "id-ref"},
+        "results": agentbeats_results(ref[:10])["results"]})
+    # v1 (compose client): no status.
+    _write(out / "results" / "half-v1.json", {
+        "participants": {"malt_operator": "id-half"},
+        "results": agentbeats_results(half)["results"]})
+    # From before integers: numbers as floats, malt's old "Label".
+    old = agentbeats_results(null)["results"]
+    for record in old:
+        for key in ("level", "turns", "format"):
+            if key in record:
+                record[key] = float(record[key])
+        if record["kind"] == "query":
+            record["Label"] = record.pop("label")
+    _write(out / "results" / "null-old.json", {
+        "status": "completed", "participants": {"malt_operator": "id-null"}, "results": old})
+    # A failed run never ranks.
+    _write(out / "results" / "broken.json", {
+        "status": "failed", "participants": {"malt_operator": "id-broken"},
+        "results": agentbeats_results(ref)["results"]})
     return out
 
 
-def test_documented_duckdb_queries_rank_agents(toy_results: list[Path], tmp_path: Path,
-                                               monkeypatch: pytest.MonkeyPatch) -> None:
+def test_leaderboard_queries_pool_shards_and_read_v1_v2_and_old_files(
+        toy_results: list[Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     duckdb = pytest.importorskip("duckdb", reason="duckdb is in the dev extra")
-    results = _results_dir(toy_results, tmp_path)
-    monkeypatch.chdir(results.parent)
+    monkeypatch.chdir(_leaderboard_dir(toy_results, tmp_path))
     con = duckdb.connect()
-    ranked = con.execute(_doc_sql("rank-by-summary")).fetchall()
-    assert [row[0] for row in ranked] == ["id-toy-reference", "id-toy-half", "id-null"]
+    ranked = con.execute((LEADERBOARD / "leaderboard.sql").read_text()).fetchall()
+    assert [row[0] for row in ranked] == ["id-ref", "id-half", "id-null"]
     ref, half, null = ranked
-    assert ref[1] == 1.0 and null[1] == 0.0 and 0.0 < half[1] < 1.0
+    assert ref[1] == 1.0 and ref[7] == 120  # both shards pooled, the resubmission counted once
+    assert null[1] == 0.0 and null[7] == 120 and 0.0 < half[1] < 1.0
     assert ref[2] > half[3]  # the reference's CI low clears the half agent's CI high
-    assert ref[5] == 120
-    per_level = con.execute(_doc_sql("per-level")).fetchall()
-    assert len(per_level) == 9  # 3 agents x 3 levels
-    level1 = [row for row in per_level if row[1] == 1]
-    assert level1[0][0] == "id-toy-reference" and level1[0][3] == 1.0
-    assert all(row[2] == 40 for row in per_level)
+    assert ref[2] == pytest.approx(0.969, abs=0.001)  # Wilson, n = 120, k = 120
+    per_level = con.execute((LEADERBOARD / "by-level.sql").read_text()).fetchall()
+    assert len(per_level) == 9 and all(row[2] == 40 for row in per_level)
+    assert {type(row[1]) for row in per_level} == {int}
+    per_label = con.execute((LEADERBOARD / "by-label.sql").read_text()).fetchall()
+    assert {row[1] for row in per_label} == {"small", "medium", "big", "huge"}
+    assert {row[0] for row in per_label} == {"id-ref", "id-half", "id-null"}
+
+
+def test_netarena_report_separates_participants(toy_results: list[Path], tmp_path: Path) -> None:
+    """Every record's agent is the gateway's proxy URL; the participant ids tell them apart."""
+    ref, null = load_results([toy_results[0]]), load_results([toy_results[2]])
+    files = []
+    for name, records in (("a", ref[:30]), ("b", null[:6])):
+        doc = agentbeats_results(records)
+        for record in doc["results"]:
+            record.update(agent="http://127.0.0.1:8080/malt_operator",
+                          participant_role="malt_operator",
+                          participant_id="http://127.0.0.1:8080/malt_operator")
+        doc["participants"] = {"netarena_malt": "green", "malt_operator": f"id-{name}"}
+        files.append(tmp_path / f"{name}.json")
+        _write(files[-1], doc)
+    runs = run_summaries(load_results(files))["toy"]
+    assert [(r["agent"], r["queries"], r["correctness"]["rate"]) for r in runs] == [
+        ("id-a", 30, 1.0), ("id-b", 6, 0.0)]
 
 
 @pytest.mark.parametrize("app", ["malt", "route", "k8s"])

@@ -1,14 +1,15 @@
 """Attacks by MALT agent code on the sandbox and the evaluator (brief §9).
 
 Every test is one attack that worked or was plausible; passing means it is refused and the
-evaluator keeps working. Both sandbox modes run: the default (as root: network namespace,
-chroot, ``nobody``) and the unprivileged one (rlimits and the audit hook only), because the
-audit hook is the only file barrier an unprivileged evaluator has.
+evaluator keeps working. Each runs in both modes (``tests/helpers/sandbox_modes.py``): as root
+(network namespace, chroot, a uid per answer, plus the kernel layers) and as uid 10001 without
+capabilities, as in the official images (the kernel layers only). The audit hook is on here,
+so most refusals carry its clear message; ``test_malt_kernel.py`` runs the findings of issue 11
+with the hook off, to show the kernel alone holds.
 """
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 from collections.abc import Iterator
@@ -17,17 +18,17 @@ from pathlib import Path
 import pytest
 
 from netarena.common.errors import SandboxError
-from netarena.common.sandbox import SandboxLimits, SandboxPool
 from netarena.common.types import Query
-from netarena.malt import MaltApp, _spec, base_topology
-from netarena.malt.episode import MaltEpisode, parse_output
+from netarena.malt import MaltApp
+from netarena.malt.episode import parse_output
+from netarena.malt.solver import parse_steps, write_program
+from tests.helpers.sandbox_modes import MODES, Evaluator, RemoteEvaluator, open_evaluator
 
-APP = MaltApp({"timeout_s": 1.0})
-BASE = base_topology(APP.config.topology_params())
+Ev = Evaluator | RemoteEvaluator
+APP = MaltApp({"timeout_s": 1.5})
 PWNED = Path("/tmp/netarena-security-pwned")
-_CTYPES = importlib.util.find_spec("_ctypes").origin  # type: ignore[union-attr]
 
-# Reaching the zygote's module, ``sys`` and ``os`` without importing them (already loaded).
+# Reaching the worker's module, ``sys`` and ``os`` without importing them (already loaded).
 PRELUDE = """
 import traceback
 sys = traceback.sys
@@ -36,14 +37,12 @@ main = sys.modules["__main__"]
 """
 
 
-@pytest.fixture(scope="module", params=[None, False], ids=["default", "unprivileged"])
-def pool(request: pytest.FixtureRequest) -> Iterator[SandboxPool]:
-    """MALT's real sandbox in both modes."""
-    limits = SandboxLimits(wall_s=1.5, cpu_s=1)
-    spec = _spec(APP.config.topology_params())
-    sandbox = SandboxPool(spec, limits, workers=1, privileged=request.param)
-    yield sandbox
-    sandbox.close()
+@pytest.fixture(scope="module", params=MODES)
+def ev(request: pytest.FixtureRequest) -> Iterator[Ev]:
+    """MALT's real sandbox (audit hook on) as root and as uid 10001."""
+    evaluator = open_evaluator(request.param, kind="malt", workers=1)
+    yield evaluator
+    evaluator.close()
 
 
 @pytest.fixture(scope="module")
@@ -52,27 +51,21 @@ def count_query() -> Query:
     return APP.generate(3, 1, "count")
 
 
-def play(pool: SandboxPool, query: Query, body: str) -> tuple[bool, bool, str]:
+def play(ev: Ev, query: Query, body: str) -> tuple[bool, bool, str]:
     """Run ``process_graph`` with ``body`` (after the prelude) as one MALT answer."""
     code = "def process_graph(graph_data):\n" + _indent(PRELUDE + body)
-    with MaltEpisode(query, BASE, pool) as episode:
-        step = episode.step(f"```python\n{code}\n```")
-        assert step.done
-        score = episode.score()
-    return score.correct, score.safe, str(score.details["reason"])
+    result = ev.malt(query.model_dump_json(), code)
+    assert result["done"]
+    return result["correct"], result["safe"], result["reason"]
 
 
 def _indent(text: str) -> str:
     return "\n".join("    " + line for line in text.strip("\n").splitlines()) + "\n"
 
 
-def reference_still_works(pool: SandboxPool, query: Query) -> None:
-    from netarena.malt.solver import parse_steps, write_program
-
-    code = write_program(parse_steps(query.prompt))
-    with MaltEpisode(query, BASE, pool) as episode:
-        episode.step(f"```python\n{code}\n```")
-        assert episode.score().correct
+def reference_still_works(ev: Ev, query: Query) -> None:
+    result = ev.malt(query.model_dump_json(), write_program(parse_steps(query.prompt)))
+    assert result["correct"], result
 
 
 FILE_ATTACKS = {
@@ -97,12 +90,11 @@ FILE_ATTACKS = {
         "sys.modules['importlib'].import_module('ctypes')",
         "No module named 'ctypes'",  # the finder may not list directories
     ),
-    "extension-loader": (
-        "m = sys.modules\n"
-        f"loader = m['importlib.machinery'].ExtensionFileLoader('_ctypes', {_CTYPES!r})\n"
-        "spec = m['importlib.util'].spec_from_loader('_ctypes', loader)\n"
-        "m['importlib.util'].module_from_spec(spec)",
-        "import of '_ctypes' is not allowed",
+    "ctypes-via-the-worker": (  # past the hook (a bound libc function): the kernel refuses
+        "libc = main.kernel._libc\n"
+        "fd = libc.syscall(257, -100, b'/etc/passwd', 0)\n"
+        "raise PermissionError(f'openat gave {fd}')",
+        "openat gave -1",
     ),
     "io-fileio": ("import io\nreturn {'data': io.FileIO('/etc/passwd').read()}", "open"),
     "io-open-code": ("import io\nio.open_code('/etc/passwd')", "open"),
@@ -140,9 +132,9 @@ FILE_ATTACKS = {
 
 
 @pytest.mark.parametrize("attack", sorted(FILE_ATTACKS))
-def test_escape_attempts_are_refused(pool: SandboxPool, count_query: Query, attack: str) -> None:
+def test_escape_attempts_are_refused(ev: Ev, count_query: Query, attack: str) -> None:
     body, reason = FILE_ATTACKS[attack]
-    correct, safe, got = play(pool, count_query, body)
+    correct, safe, got = play(ev, count_query, body)
     assert not correct and safe
     assert reason in got, got
     assert "root:" not in got
@@ -152,14 +144,12 @@ def test_escape_attempts_are_refused(pool: SandboxPool, count_query: Query, atta
 def test_hook_makes_no_global_lookups() -> None:
     """The audit hook reads nothing agent code could rebind (module globals, builtins)."""
     import dis
-    import importlib.util
 
-    path = Path(__file__).parents[2] / "common" / "sandbox_zygote.py"
-    spec = importlib.util.spec_from_file_location("_zygote_under_test", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    (hook,) = [c for c in module._arm.__code__.co_consts if getattr(c, "co_name", "") == "hook"]
+    from netarena.common.sandbox import confine
+
+    (hook,) = [
+        c for c in confine.arm_audit_hook.__code__.co_consts if getattr(c, "co_name", "") == "hook"
+    ]
     lookups = [i.argval for i in dis.get_instructions(hook) if "GLOBAL" in i.opname]
     assert lookups == []
 
@@ -188,37 +178,23 @@ RUNTIME_ATTACKS = {
         "sys.setrecursionlimit(10 ** 7)\ndef f(n): return f(n + 1)\nf(0)",
         "sandbox",
     ),
-    "huge-answer": ("return {'type': 'text', 'data': 'x' * (80 * 1024 ** 2)}", "larger than"),
+    "huge-answer": ("return {'type': 'text', 'data': 'x' * (8 * 1024 ** 2)}", "larger than"),
 }
 
 
 @pytest.mark.parametrize("attack", sorted(RUNTIME_ATTACKS))
 def test_runtime_attacks_cost_only_the_query(
-    pool: SandboxPool, count_query: Query, attack: str
+    ev: Ev, count_query: Query, attack: str
 ) -> None:
     body, reason = RUNTIME_ATTACKS[attack]
-    correct, _, got = play(pool, count_query, body)
+    correct, _, got = play(ev, count_query, body)
     assert not correct
     assert reason in got, got
-    reference_still_works(pool, count_query)
-
-
-def _children_of(pids: list[int]) -> list[int]:
-    found = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                status = (entry / "status").read_text()
-            except OSError:
-                continue
-            ppid = int(status.split("PPid:")[1].split()[0])
-            if ppid in pids:
-                found.append(int(entry.name))
-    return found
+    reference_still_works(ev, count_query)
 
 
 def test_closing_the_pipe_and_lingering_is_a_timeout_and_leaves_no_process(
-    pool: SandboxPool, count_query: Query
+    ev: Ev, count_query: Query
 ) -> None:
     """Before the fix the worker blocked in waitpid, was killed, and orphaned the child."""
     body = (
@@ -228,11 +204,12 @@ def test_closing_the_pipe_and_lingering_is_a_timeout_and_leaves_no_process(
         '"diff": {"nodes": {}, "edges": []}}\')\n'
         "os.close(fd)\nimport time\ntime.sleep(30)"
     )
-    workers = pool.worker_pids()
-    correct, _, got = play(pool, count_query, body)
+    workers = ev.info()["workers"]
+    correct, _, got = play(ev, count_query, body)
     assert not correct and "wall-clock limit" in got, got
-    assert pool.worker_pids() == workers  # the worker survived
-    assert _children_of(workers) == []
+    info = ev.info()
+    assert info["workers"] == workers  # the worker survived
+    assert info["children"] == []
 
 
 def _forge(payload: str) -> str:
@@ -262,16 +239,18 @@ FORGED = {
         'b\'{"code_s": "fast", "diff": {"nodes": {}, "edges": []}}\'',
         "'code_s' is not a number",
     ),
-    "many-containers": ("b'[' + b'[],' * 2500000 + b'[]]'", "more than"),
+    "many-containers": ("b'[' + b'[],' * 2500000 + b'[]]'", "refused unread"),
+    # under the ~3 MB size limit, but a million lists would cost the evaluator ~64 MB
+    "many-containers-small": ("b'[' + b'[],' * 1000000 + b'[]]'", "lists and objects"),
 }
 
 
 @pytest.mark.parametrize("attack", sorted(FORGED))
 def test_forged_result_pipe_is_judged_safely(
-    pool: SandboxPool, count_query: Query, attack: str
+    ev: Ev, count_query: Query, attack: str
 ) -> None:
     payload, reason = FORGED[attack]
-    correct, _, got = play(pool, count_query, _forge(payload))
+    correct, _, got = play(ev, count_query, _forge(payload))
     assert not correct and reason in got, got
 
 
@@ -282,7 +261,7 @@ def _answer_json(data: object) -> str:
 
 
 def test_a_forged_verdict_without_the_answer_is_never_correct(
-    pool: SandboxPool, count_query: Query
+    ev: Ev, count_query: Query
 ) -> None:
     """Shotgun answers (every number at once, NaN, infinity, nested lists) stay wrong."""
     truth = count_query.truth["answer"]["data"]
@@ -296,14 +275,14 @@ def test_a_forged_verdict_without_the_answer_is_never_correct(
         [str(truth), str(truth + 1)],
     ]
     for data in shotgun:
-        correct, _, got = play(pool, count_query, _forge(_answer_json(data)))
+        correct, _, got = play(ev, count_query, _forge(_answer_json(data)))
         assert not correct, (data, got)
     # The same channel with the true value is judged correct: the judge does read it.
-    correct, _, got = play(pool, count_query, _forge(_answer_json(truth)))
+    correct, _, got = play(ev, count_query, _forge(_answer_json(truth)))
     assert correct, got
 
 
-def test_hostile_objects_never_run_in_the_evaluator(pool: SandboxPool, count_query: Query) -> None:
+def test_hostile_objects_never_run_in_the_evaluator(ev: Ev, count_query: Query) -> None:
     """Objects with lying __eq__/__hash__/__str__/__float__/__del__ reach us only as text."""
     body = (
         "class Liar(float):\n"
@@ -320,12 +299,12 @@ def test_hostile_objects_never_run_in_the_evaluator(pool: SandboxPool, count_que
         "graph_data.nodes['ju1'].update(Any())\n"
         "return {'type': 'text', 'data': Liar(-1.0), 'cycle': a, 'updated_graph': Any()}"
     )
-    correct, safe, got = play(pool, count_query, body)
+    correct, safe, got = play(ev, count_query, body)
     assert not correct, got
-    reference_still_works(pool, count_query)
+    reference_still_works(ev, count_query)
 
 
-def test_worker_holds_no_ground_truth(pool: SandboxPool, count_query: Query) -> None:
+def test_worker_holds_no_ground_truth(ev: Ev, count_query: Query) -> None:
     """No NetArena module is loaded and nothing the worker holds carries this query's id."""
     body = (
         "names = [m for m in sys.modules if 'netarena' in m or 'malt' in m]\n"
@@ -337,11 +316,10 @@ def test_worker_holds_no_ground_truth(pool: SandboxPool, count_query: Query) -> 
         "    fr = fr.f_back\n"
         "hits = [type(v).__name__ for v in values if isinstance(v, (str, bytes)) and v != secret"
         " and secret.encode() in (v if isinstance(v, bytes) else v.encode('utf-8', 'replace'))]\n"
-        "return {'type': 'list', 'data': names + hits}"
+        "raise Exception(repr(names + hits))"
     )
-    code = "def process_graph(graph_data):\n" + _indent(PRELUDE + body)
-    raw = json.loads(pool.run(code.encode()).output)
-    assert raw["answer"]["data"] == [], raw
+    _, _, got = play(ev, count_query, body)
+    assert got == "code failed: Exception: []", got
 
 
 def test_parse_output_refuses_hostile_bytes() -> None:

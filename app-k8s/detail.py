@@ -1,0 +1,143 @@
+"""What a real team's policies carry beyond the service graph: the detail no spec rebuilds.
+
+A connectivity specification ("frontend may call cartservice on 7070") regenerates only
+the main rule of each policy. Real policies also hold what other teams put there, and an
+operator who re-deploys from a spec instead of troubleshooting wipes it out:
+
+* **Monitoring**: Prometheus in its own namespace scrapes some services' metrics port
+  (a rule whose peer is that namespace AND the Prometheus pods; Grafana, in the same
+  namespace, must stay out).
+* **External dependencies**: some services reach providers outside the cluster (a card
+  processor, an SMTP relay) through a restricted egress: their callees, DNS, and one
+  external range on one port; the rest of the internet stays closed.
+* **Ownership**: labels and annotations other teams own (team, ticket, reviewer).
+
+Everything is drawn from the query's seed, so two seeds give different clusters; the
+judge turns each item into probes (``judge``) and ownership checks.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import random
+from dataclasses import dataclass, field
+
+__all__ = ["ClusterDetail", "ExternalEgress", "Monitoring", "draw_detail", "DNS_PORTS",
+           "KUBE_DNS_LABELS"]
+
+KUBE_DNS_LABELS = {"k8s-app": "kube-dns"}
+"""Labels of the cluster DNS pods (CoreDNS) in ``kube-system``."""
+DNS_PORTS = ({"port": 53, "protocol": "UDP"}, {"port": 53, "protocol": "TCP"})
+"""The ports a restricted egress opens for name resolution."""
+_TEAMS = ("storefront", "payments", "checkout", "catalog", "growth", "fulfillment",
+          "identity", "notifications", "search", "platform", "commerce", "marketing")
+_TOOLS = ("kustomize", "helm", "argocd", "flux")
+_MON_NAMESPACES = ("monitoring", "observability", "prometheus", "metrics", "telemetry")
+_METRICS_PORTS = (9090, 9102, 9464, 8888, 9100, 2112, 9091, 9187, 8081, 9404)
+_PROVIDERS = {
+    "paymentservice": ("the card processor", 443),
+    "emailservice": ("the SMTP relay", 587),
+    "currencyservice": ("the exchange-rate feed", 443),
+    "shippingservice": ("the carrier's quote API", 443),
+    "adservice": ("the ad exchange", 443),
+    "recommendationservice": ("the ML feature store", 443),
+}
+_GENERIC_PROVIDERS = (("a partner API", 443), ("a SaaS webhook endpoint", 8443),
+                      ("an LDAP directory", 636), ("a message broker", 5671))
+
+
+@dataclass(frozen=True)
+class ExternalEgress:
+    """A service's allowed egress to one range outside the cluster."""
+
+    service: str
+    purpose: str
+    """The provider in words (``the card processor``)."""
+    cidr: str
+    port: int
+    inside_ip: str
+    """An address in ``cidr`` that must be reachable on ``port``."""
+    outside_ip: str
+    """An address outside ``cidr`` that must stay unreachable on ``port``."""
+
+
+@dataclass(frozen=True)
+class Monitoring:
+    """Prometheus's namespace and which services it scrapes on which port."""
+
+    namespace: str
+    scraper_labels: dict[str, str]
+    other_labels: dict[str, str]
+    """Labels of another monitoring pod (Grafana) that must not reach metrics ports."""
+    metrics_ports: dict[str, int]
+    """Scraped service → its metrics container port."""
+
+
+@dataclass(frozen=True)
+class ClusterDetail:
+    """Everything a healthy policy holds beyond the service graph."""
+
+    monitoring: Monitoring
+    egress: tuple[ExternalEgress, ...] = ()
+    labels: dict[str, dict[str, str]] = field(default_factory=dict)
+    """Policy name → labels other teams own."""
+    annotations: dict[str, dict[str, str]] = field(default_factory=dict)
+    """Policy name → annotations other teams own."""
+
+    def egress_of(self, service: str) -> list[ExternalEgress]:
+        """External ranges ``service`` may reach."""
+        return [e for e in self.egress if e.service == service]
+
+
+def _public_ip(rng: random.Random) -> ipaddress.IPv4Address:
+    while True:
+        ip = ipaddress.IPv4Address(rng.randrange(1 << 24, 223 << 24))
+        if ip.is_global and not ip.is_multicast:
+            return ip
+
+
+def _external(service: str, purpose: str, port: int, rng: random.Random) -> ExternalEgress:
+    prefix = rng.choice((24, 26, 27, 28, 29))
+    net = ipaddress.IPv4Network(f"{_public_ip(rng)}/{prefix}", strict=False)
+    inside = net.network_address + rng.randrange(1, net.num_addresses - 1)
+    outside = _public_ip(rng)
+    while outside in net:
+        outside = _public_ip(rng)
+    return ExternalEgress(service, purpose, str(net), port, str(inside), str(outside))
+
+
+def draw_detail(services: list[tuple[str, bool, int | None]], policies: list[str],
+                rng: random.Random) -> ClusterDetail:
+    """Draw one cluster's detail.
+
+    Args:
+        services: ``(name, open_to_anyone, container_port)`` per service.
+        policies: Every policy name (ownership is drawn for each).
+        rng: Source of every choice.
+    """
+    scrapable = [(n, p) for n, anyone, p in services if p is not None and not anyone]
+    k = rng.randint(max(1, len(scrapable) // 3), max(1, len(scrapable)))
+    ports: dict[str, int] = {}
+    for name, own_port in sorted(rng.sample(scrapable, min(k, len(scrapable)))):
+        ports[name] = rng.choice([p for p in _METRICS_PORTS if p != own_port])
+    monitoring = Monitoring(rng.choice(_MON_NAMESPACES), {"app.kubernetes.io/name": "prometheus"},
+                            {"app.kubernetes.io/name": "grafana"}, ports)
+    servers = [n for n, _, p in services if p is not None]
+    known = [n for n in servers if n in _PROVIDERS]
+    pool = known if len(known) >= 2 else servers
+    chosen = sorted(rng.sample(pool, rng.randint(1, min(3, len(pool)))))
+    egress = tuple(_external(n, *(_PROVIDERS.get(n) or rng.choice(_GENERIC_PROVIDERS)), rng)
+                   for n in chosen)
+    teams = rng.sample(_TEAMS, 4)
+    tool, app = rng.choice(_TOOLS), rng.choice(("online-boutique", "shop", "boutique"))
+    labels, notes = {}, {}
+    for name in policies:
+        team = "platform" if name == "deny-all" else rng.choice(teams)
+        labels[name] = {"app.kubernetes.io/part-of": app, "app.kubernetes.io/managed-by": tool,
+                        "team": team}
+        notes[name] = {"owner": f"{team}@example.com",
+                       "policy.example.com/ticket": f"NET-{rng.randint(1000, 9999)}"}
+        if rng.random() < 0.4:
+            notes[name]["policy.example.com/reviewed-by"] = rng.choice(
+                ("alice", "bilal", "chen", "dara", "emeka", "farah", "goran", "hana"))
+    return ClusterDetail(monitoring, egress, labels, notes)

@@ -1,0 +1,144 @@
+"""The judge: does the cluster realise the intended traffic and keep what others own?
+
+A state is judged on three things, all read from the live objects:
+
+1. the service matrix (``policy_matrix``): every ordered pair of services, expected
+   from the application's intent;
+2. the detail probes (``detail``): Prometheus reaches each scraped metrics port while
+   Grafana does not, and each service with an external dependency reaches an address in
+   its range while an address outside it stays closed;
+3. ownership: every label and annotation other teams put on a policy is still there.
+
+A re-deployment from a connectivity spec loses 2 and 3; a troubleshooter who changes
+only what the faults broke keeps them. Probes to external addresses are evaluated on
+the source's egress alone (nothing outside the cluster has a policy).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from netarena.k8s.model import AppModel
+from netarena.k8s.policy import PodView, PolicyEngine
+from netarena.k8s.policy_matrix import Connectivity, ProbeResult, compute_connectivity
+
+__all__ = ["ClusterState", "judge", "StateCache", "ownership_problems"]
+
+Obj = Mapping[str, Any]
+
+
+@dataclass(frozen=True)
+class ClusterState:
+    """One judged state: every probe, and the ownership metadata that went missing."""
+
+    connectivity: Connectivity
+    ownership: tuple[str, ...] = ()
+    """One line per missing label or annotation (or missing policy)."""
+
+    @property
+    def mismatches(self) -> list[ProbeResult]:
+        """Probes whose answer differs from the intended one."""
+        return self.connectivity.mismatches
+
+    @property
+    def healthy(self) -> bool:
+        """Every probe matches and nothing other teams own is missing."""
+        return not self.mismatches and not self.ownership
+
+    def report(self) -> str:
+        """The probe report, then what other teams own that is missing."""
+        text = self.connectivity.report()
+        if self.ownership:
+            text += "\nMissing metadata other teams own (restore it):\n" + "\n".join(
+                self.ownership)
+        return text
+
+
+def _views(engine: PolicyEngine, namespace: str, labels: Mapping[str, str]) -> list[PodView]:
+    return [v for v in engine.views if v.namespace == namespace
+            and all(v.labels.get(k) == val for k, val in labels.items())]
+
+
+def _all_allowed(engine: PolicyEngine, srcs: list[PodView], dsts: list[PodView],
+                 port: int) -> bool:
+    return bool(srcs and dsts) and all(engine.allowed(a, b, port, "TCP")
+                                       for a in srcs for b in dsts)
+
+
+def _detail_probes(model: AppModel, engine: PolicyEngine) -> list[ProbeResult]:
+    detail = model.detail
+    if detail is None:
+        return []
+    mon = detail.monitoring
+    scraper = _views(engine, mon.namespace, mon.scraper_labels)
+    other = _views(engine, mon.namespace, mon.other_labels)
+    out = []
+    for service, port in sorted(mon.metrics_ports.items()):
+        dsts = _views(engine, model.namespace, {"app": service})
+        for name, srcs, expected in (("prometheus", scraper, True), ("grafana", other, False)):
+            out.append(ProbeResult(f"{mon.namespace}/{name}", service, port, expected,
+                                   _all_allowed(engine, srcs, dsts, port)))
+    for ext in detail.egress:
+        srcs = _views(engine, model.namespace, {"app": ext.service})
+        for ip, expected in ((ext.inside_ip, True), (ext.outside_ip, False)):
+            outside = PodView("", ip, {}, (ip,))
+            actual = bool(srcs) and all(engine.egress_allowed(s, outside, ext.port, "TCP")
+                                        for s in srcs)
+            out.append(ProbeResult(ext.service, ip, ext.port, expected, actual))
+    return out
+
+
+def ownership_problems(model: AppModel, policies: Sequence[Obj]) -> tuple[str, ...]:
+    """Labels and annotations of the healthy policies that the live ones lack."""
+    if model.detail is None:
+        return ()
+    live = {(p.get("metadata") or {}).get("name"): p.get("metadata") or {} for p in policies
+            if (p.get("metadata") or {}).get("namespace", model.namespace) == model.namespace}
+    lines = []
+    for name in sorted(model.detail.labels):
+        meta = live.get(name)
+        for field, wanted in (("label", model.detail.labels.get(name) or {}),
+                              ("annotation", model.detail.annotations.get(name) or {})):
+            have = (meta or {}).get(field + "s") or {}
+            lines += [f"networkpolicy {name}: {field} {key}={value} is missing"
+                      for key, value in sorted(wanted.items()) if have.get(key) != value]
+    return tuple(lines)
+
+
+def judge(model: AppModel, pods: Sequence[Obj], namespaces: Sequence[Obj],
+          policies: Sequence[Obj]) -> ClusterState:
+    """Judge one state from API objects (pods and policies of every namespace)."""
+    service_matrix = compute_connectivity(model, pods, namespaces, policies)
+    engine = PolicyEngine(list(pods), list(namespaces), list(policies))
+    results = service_matrix.results + tuple(_detail_probes(model, engine))
+    return ClusterState(Connectivity(results), ownership_problems(model, policies))
+
+
+class StateCache:
+    """Judges again only when the store's revision moved.
+
+    Args:
+        model: The application (intent, detail).
+        revision: Returns the store's write counter.
+        snapshot: Returns ``(pods, namespaces, policies)`` as API objects.
+    """
+
+    def __init__(self, model: AppModel, revision: Callable[[], int],
+                 snapshot: Callable[[], tuple[Sequence[Obj], Sequence[Obj], Sequence[Obj]]]
+                 ) -> None:
+        self.model = model
+        self._revision = revision
+        self._snapshot = snapshot
+        self._cached: tuple[int, ClusterState] | None = None
+        self.recomputations = 0
+        """How many times the state was actually judged (for tests and benchmarks)."""
+
+    def get(self) -> ClusterState:
+        """The judged state now."""
+        rev = self._revision()
+        if self._cached is None or self._cached[0] != rev:
+            self._cached = (rev, judge(self.model, *self._snapshot()))
+            self.recomputations += 1
+        return self._cached[1]

@@ -1,0 +1,139 @@
+"""The cluster around the application: nodes, kube-system, ages, identity, probes, logs."""
+
+from __future__ import annotations
+
+import threading
+import time
+from typing import Any
+
+import pytest
+
+from netarena.k8s.apiserver import ObjectStore, bootstrap, cluster_profile, deploy
+from netarena.k8s.apiserver.kinds import Forbidden
+from netarena.k8s.apiserver.logs import container_log
+from netarena.k8s.apiserver.probes import run_in_pod
+from netarena.k8s.apiserver.protobuf import decode_review
+from netarena.k8s.apiserver.rbac import OPERATOR_ACCOUNT, UserInfo, authorize
+from netarena.k8s.dns import DNS_SERVICE_IP, coredns_pods
+from netarena.k8s.manifests import render_all
+from netarena.k8s.model import online_boutique
+
+NOW = 1_800_000_000.0
+
+
+@pytest.fixture(scope="module")
+def store() -> ObjectStore:
+    profile = cluster_profile(7, NOW)
+    s = ObjectStore(seed=7, created_at=profile.created_at, clock=lambda: NOW)
+    bootstrap(s, profile)
+    model = online_boutique()
+    deploy(s, profile, [o for o in render_all(model) if o["kind"] != "Namespace"])
+    return s
+
+
+def _objects(store: ObjectStore) -> dict[str, list[dict[str, Any]]]:
+    return {k: store.list(k) for k in ("Pod", "Namespace", "NetworkPolicy", "Service")}
+
+
+def test_profile_is_seeded_and_ordered() -> None:
+    a, b = cluster_profile(7, NOW), cluster_profile(7, NOW)
+    assert a == b and a.created_at < a.deployed_at < a.now == NOW
+    assert {cluster_profile(s, NOW).name for s in range(40)} > {a.name}
+
+
+def test_nodes_system_pods_and_dns(store: ObjectStore) -> None:
+    nodes = [n["metadata"]["name"] for n in store.list("Node")]
+    assert nodes[0].endswith("-control-plane") and len(nodes) >= 3
+    system = store.list("Pod", "kube-system")
+    dns = [p for p in system if p["metadata"]["labels"].get("k8s-app") == "kube-dns"]
+    expected = sorted(p["status"]["podIP"] for p in coredns_pods())
+    assert sorted(p["status"]["podIP"] for p in dns) == expected, "dns.py matches the cluster"
+    assert store.get("Service", "kube-system", "kube-dns")["spec"]["clusterIP"] == \
+        DNS_SERVICE_IP
+    per_node = {n: sum(1 for p in system if p["spec"]["nodeName"] == n
+                       and p["metadata"]["name"].startswith("kube-proxy-")) for n in nodes}
+    assert set(per_node.values()) == {1}, "a kube-proxy pod on every node"
+    app_nodes = {p["spec"]["nodeName"] for p in store.list("Pod", "default")}
+    assert app_nodes and not any(n.endswith("control-plane") for n in app_nodes), "tainted"
+
+
+def test_ages_and_revisions_look_lived_in(store: ObjectStore) -> None:
+    ns = store.get("Namespace", None, "kube-system")["metadata"]["creationTimestamp"]
+    app = store.get("Deployment", "default", "frontend")["metadata"]["creationTimestamp"]
+    assert ns < app
+    assert store.revision > 1_000, "a cluster's etcd revision grows with its age"
+    lease = store.get("Lease", "kube-node-lease", store.list("Node")[0]["metadata"]["name"])
+    renewed = time.mktime(time.strptime(lease["spec"]["renewTime"][:19],
+                                        "%Y-%m-%dT%H:%M:%S")) - time.timezone
+    assert NOW - 11 < renewed <= NOW
+
+
+def test_operator_rbac(store: ObjectStore) -> None:
+    me = UserInfo.service_account("default", OPERATOR_ACCOUNT)
+
+    def can(verb: str, resource: str, group: str = "", ns: str = "default") -> bool:
+        return authorize(store, me, {"verb": verb, "resource": resource, "group": group,
+                                     "namespace": ns})[0]
+
+    assert can("patch", "networkpolicies", "networking.k8s.io")
+    assert can("list", "pods", ns="kube-system") and can("list", "nodes", ns="")
+    assert not can("patch", "networkpolicies", "networking.k8s.io", ns="kube-system")
+    assert not can("list", "secrets", ns="kube-system")
+    assert Forbidden.code == 403
+
+
+def test_probes_follow_policy_and_dns(store: ObjectStore) -> None:
+    frontend = store.list("Pod", "default", "app=frontend")[0]
+    ads = store.list("Pod", "default", "app=adservice")[0]
+    ok = run_in_pod(_objects(store), frontend, ["nc", "-zv", "-w", "2", "adservice", "9555"])
+    assert ok.exit_code == 0 and "open" in ok.stderr
+    blocked = run_in_pod(_objects(store), ads, ["nc", "-zv", "-w", "2", "cartservice", "7070"])
+    assert blocked.exit_code == 1 and "timed out" in blocked.stderr and blocked.wait_s == 2
+    refused = run_in_pod(_objects(store), ads,  # the frontend admits any port: RST
+                         ["nc", "-zv", "-w", "2", frontend["status"]["podIP"], "9999"])
+    assert refused.exit_code == 1 and "refused" in refused.stderr
+    dropped = run_in_pod(_objects(store), frontend,  # adservice admits only 9555: dropped
+                         ["nc", "-zv", "-w", "2", ads["status"]["podIP"], "9999"])
+    assert "timed out" in dropped.stderr
+    missing = run_in_pod(_objects(store), frontend, ["curl", "-m", "2", "http://nope:80"])
+    assert missing.exit_code == 6
+    stop = threading.Event()
+    stop.set()
+    start = time.monotonic()
+    run_in_pod(_objects(store), ads, ["nc", "-zv", "-w", "30", "cartservice", "7070"], stop)
+    assert time.monotonic() - start < 5, "a stopping server cuts a timeout short"
+
+
+def test_logs(store: ObjectStore) -> None:
+    pod = store.list("Pod", "default", "app=redis-cart")[0]
+    text = container_log(pod, {"tailLines": "3", "timestamps": "true"}, NOW)
+    assert len(text.splitlines()) == 3 and text.split()[0].endswith("Z")
+
+
+def test_protobuf_access_review_decodes() -> None:
+    # k8s envelope: Unknown{raw: SelfSubjectAccessReview{spec{resourceAttributes{...}}}}
+    attrs = b"\n\x07default\x12\x05patch\x1a\x11networking.k8s.io*\x0fnetworkpolicies"
+    spec = b"\n" + bytes([len(attrs)]) + attrs
+    obj = b"\x12" + bytes([len(spec)]) + spec
+    body = b"k8s\x00" + b"\x12" + bytes([len(obj)]) + obj
+    review = decode_review(body, "SelfSubjectAccessReview")
+    assert review == {"spec": {"resourceAttributes": {
+        "namespace": "default", "verb": "patch", "group": "networking.k8s.io",
+        "resource": "networkpolicies"}}}
+
+
+def test_faulted_policies_carry_no_write_history() -> None:
+    """Faulted policies were deployed as they are: same generation, owners and times."""
+    from netarena.k8s import K8sApp
+
+    app = K8sApp()
+    for seed in range(12):
+        episode = app.open(app.generate(seed, 1 + seed % 3))
+        try:
+            policies = episode.store.list("NetworkPolicy", "default")
+            shapes = {(p["metadata"]["generation"], p["metadata"]["creationTimestamp"],
+                       tuple((e["manager"], e["operation"], e["time"])
+                             for e in p["metadata"]["managedFields"])) for p in policies}
+            assert len(shapes) == 1, shapes
+        finally:
+            episode.close()

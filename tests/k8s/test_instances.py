@@ -1,0 +1,22 @@
+"""A large instance space: seeds do not repeat each other's queries (issue 13, item 2)."""
+
+from __future__ import annotations
+
+import pytest
+
+from netarena.common.runner import QueryPlan, plan_queries
+from netarena.k8s import K8sApp
+
+pytestmark = pytest.mark.slow
+
+
+def test_two_seeds_share_under_one_percent_and_prompts_are_distinct() -> None:
+    app = K8sApp()
+    a = plan_queries(app, QueryPlan(num_queries=250, seed=1))
+    b = plan_queries(app, QueryPlan(num_queries=250, seed=2))
+    prompts_a, prompts_b = [q.prompt for q in a], [q.prompt for q in b]
+    assert len(set(prompts_a)) >= 0.99 * len(prompts_a)
+    assert len(set(prompts_a) & set(prompts_b)) < 0.01 * len(prompts_a)
+    clusters = {(q.label, str(q.truth["faults"]), q.prompt.split("Platform notes:")[1])
+                for q in a}
+    assert len(clusters) >= 0.99 * len(a)  # not only the wording: the clusters differ
