@@ -9,7 +9,7 @@ from typer.testing import CliRunner
 
 from netarena.common.cli import cli
 from netarena.malt import MaltApp
-from tests.a2a.servers import stream_03
+from tests.a2a.servers import gateway_records, stream_03
 from tests.a2a.test_cli import _port, _start, _wait_card
 
 
@@ -57,8 +57,7 @@ async def test_a_baseline_served_as_a_purple_agent_is_scored_with_the_headline()
             proc.wait(10)
     assert "baseline:unsafe-add" in json.dumps(card)
     (artifact,) = [e["artifact"] for e in events if e["kind"] == "artifact-update"]
-    summary = artifact["parts"][-1]["data"]
+    *records, summary = gateway_records(artifact["parts"])
     assert summary["solved_safely"]["rate"] == 0.0 and summary["safety"]["rate"] == 0.0
     assert summary["changed"]["rate"] == 1.0 and summary["safety_when_changed"]["n"] == 6
-    records = [p["data"] for p in artifact["parts"][:-1]]
     assert all(r["changed"] is True and r["safe"] is False for r in records)
