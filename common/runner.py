@@ -193,13 +193,17 @@ def plan_queries(
     seen: set[str] = set()
     slots = _slots(app, plan)
     mine = range(plan.shard_index, len(slots), plan.num_shards)
-    for i, (level, label) in enumerate(slots[: mine[-1] + 1 if mine else 0]):
+    def check() -> None:
         if should_stop is not None and should_stop():
             raise ConfigError(f"planning stopped after {len(queries)} queries")
+
+    for i, (level, label) in enumerate(slots[: mine[-1] + 1 if mine else 0]):
+        check()
         query = app.generate(_derive_seed(plan.seed, i), level, label)
         for redraw in range(1, MAX_REDRAWS + 1):
             if instance_key(query) not in seen:
                 break
+            check()
             query = app.generate(_derive_seed(plan.seed, i, redraw), level, label)
         seen.add(instance_key(query))
         if i % plan.num_shards == plan.shard_index:
