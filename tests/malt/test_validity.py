@@ -88,3 +88,14 @@ def test_on_googles_example_name_order_and_constants_do_win() -> None:
         repr(q.truth["answer"]["data"]) for q in _queries(example, 1, "count", 40, seed=5)
     )
     assert counts.most_common(1)[0][1] >= 8
+
+
+def test_each_strategy_fails_exactly_where_its_mistake_matters() -> None:
+    """Over every label: name order loses only on rankings, a constant only on numbers."""
+    rank_by_name = find_baseline(APP, "rank-by-name").make()
+    constant = find_baseline(APP, "constant-answer").make()
+    for level, label in ALL:
+        queries = _queries(APP, level, label, 4, seed=21)
+        names, numbers = _rate(APP, rank_by_name, queries), _rate(APP, constant, queries)
+        assert names <= 0.6 if label.endswith("rank") else names == 1.0, (label, names)
+        assert numbers <= 0.1 if label in NUMBERS else numbers == 1.0, (label, numbers)
