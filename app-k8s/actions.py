@@ -13,11 +13,16 @@ with kubectl's own flag grammar (``kubectl_args``), and then:
   leaves). Anything else is an attempted forbidden change: ``ForbiddenCommand``.
 * **kubectl stays pointed at the emulator**: flags that read a file or URL on the
   evaluator (``--patch-file``, ``-f PATH``, ``-k``, template files, ``--kubeconfig``),
-  that change cluster, identity or TLS, or that write host files are forbidden.
+  that change cluster, identity, proxy or TLS, or that write host files are forbidden.
+* **kubectl runs what was checked**: a manifest for ``-f -`` is read here (anchors and
+  aliases refused) and handed to kubectl as the JSON this module judged, so a YAML
+  construct two parsers read differently (a ``<<`` merge key after ``kind``) cannot turn
+  a NetworkPolicy into a ConfigMap on the way.
 """
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 
 import yaml
@@ -67,10 +72,10 @@ _FLAG_RULES = {
         "--kubeconfig", "--patch-file", "-k", "--kustomize", "--from-file", "--from-env-file",
         "--env-file", "--certificate-authority", "--client-certificate", "--client-key",
         "--kuberc"),
-    "points kubectl at another cluster, identity or API path": (
+    "points kubectl at another cluster, proxy, identity or API path": (
         "-s", "--server", "--token", "--context", "--cluster", "--user", "--username",
-        "--password", "--as", "--as-group", "--as-uid", "--insecure-skip-tls-verify",
-        "--tls-server-name", "--raw"),
+        "--password", "--as", "--as-group", "--as-uid", "--as-user-extra",
+        "--insecure-skip-tls-verify", "--tls-server-name", "--proxy-url", "--raw"),
     "writes files on the evaluator": (
         "--cache-dir", "--log-file", "--log-dir", "--log-file-max-size", "--profile",
         "--profile-output", "--output-directory"),
@@ -101,8 +106,8 @@ class KubectlCommand:
 
 def _refuse_flags(p: ParsedArgs, verb: str) -> None:
     for name, value in p.flags:
-        if name == "--raw" and verb == "config":
-            raise InvalidAction("`config view --raw` is not available: it would print "
+        if name in ("--raw", "--flatten") and verb == "config":
+            raise InvalidAction(f"`config view {name}` is not available: it would print "
                                 "credentials (plain `kubectl config view` redacts them)")
         if name.startswith("--log") or name in _FORBIDDEN_FLAGS:
             why = _FORBIDDEN_FLAGS.get(name, "writes files on the evaluator")
@@ -179,14 +184,39 @@ def _kinds_named(words: list[str]) -> set[str | None]:
     return {resource_kind(k) for k in typed + listed}
 
 
-def _manifest_docs(stdin: str | None) -> list[dict[str, object]]:
+class _ManifestLoader(yaml.SafeLoader):
+    """YAML as kubectl reads it into JSON: timestamps stay strings."""
+
+
+_ManifestLoader.yaml_implicit_resolvers = {
+    first: [(tag, regexp) for tag, regexp in resolvers if tag != "tag:yaml.org,2002:timestamp"]
+    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()}
+
+
+def _load_manifest(stdin: str | None) -> list[object]:
+    """The documents of a ``-f -`` manifest (anchors and aliases refused)."""
     if stdin is None:
         raise InvalidAction("`-f -` needs the manifest: a here-document (<<EOF) or a ```yaml "
                             "block in the same reply")
     try:
-        docs = [d for d in yaml.safe_load_all(stdin) if d is not None]
+        if any(isinstance(e, yaml.AliasEvent) for e in yaml.parse(stdin, _ManifestLoader)):
+            raise InvalidAction("YAML anchors and aliases are not supported in manifests here; "
+                                "write each value out")
+        return [d for d in yaml.load_all(stdin, _ManifestLoader) if d is not None]  # noqa: S506 - a SafeLoader
     except yaml.YAMLError as exc:
         raise InvalidAction(f"the manifest does not parse as YAML: {exc}") from exc
+
+
+def canonical_manifest(stdin: str) -> str:
+    """The manifest as the JSON documents this module checked, one per line."""
+    try:
+        return "".join(json.dumps(d, allow_nan=False) + "\n" for d in _load_manifest(stdin))
+    except (TypeError, ValueError) as exc:
+        raise InvalidAction(f"the manifest holds a value JSON cannot carry: {exc}") from exc
+
+
+def _manifest_docs(stdin: str | None) -> list[dict[str, object]]:
+    docs = _load_manifest(stdin)
     flat: list[dict[str, object]] = []
     for doc in docs:
         if not isinstance(doc, dict):
@@ -285,8 +315,9 @@ def check_kubectl(argv: list[str], namespace: str, stdin: str | None = None) -> 
         args.insert(end, f"--namespace={namespace}")
     streaming = p.has(*_STREAMING) or (verb == "logs" and p.has("-f", "--follow")) or (
         verb in ("wait", "rollout"))
-    uses_stdin = mutating or verb == "diff"
-    return KubectlCommand(tuple(args), verb, mutating, stdin if uses_stdin else None,
+    reads_stdin = (mutating or verb == "diff") and "-" in p.values("-f", "--filename")
+    return KubectlCommand(tuple(args), verb, mutating,
+                          canonical_manifest(stdin) if reads_stdin and stdin else None,
                           streaming, display(argv))
 
 

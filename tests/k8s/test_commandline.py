@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+import yaml
 
 from netarena.common.errors import ForbiddenCommand, InvalidAction
 from netarena.k8s.actions import command_from_reply, parse_kubectl
@@ -52,7 +53,9 @@ def test_one_line_ansi_c_escapes() -> None:
 def test_heredoc_apply_feeds_the_manifest(text: str) -> None:
     cmd = parse_kubectl(text, NS)
     assert cmd.verb == "apply" and cmd.stdin is not None
-    assert "kind: NetworkPolicy" in cmd.stdin and "name: x" in cmd.stdin and "EOF" not in cmd.stdin
+    docs = list(yaml.safe_load_all(cmd.stdin))  # kubectl gets the checked manifest as JSON
+    assert [(d["kind"], d["metadata"]["name"]) for d in docs] == [("NetworkPolicy", "x")]
+    assert "EOF" not in cmd.stdin
 
 
 def test_backslash_continuations_and_comments() -> None:
