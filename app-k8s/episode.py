@@ -84,11 +84,11 @@ class K8sEpisode(ReactiveEpisode[ClusterState, KubectlCommand]):
                 self._open_live(config, faults)
             else:
                 self._populate(faults)
+                identity = operator_kubeconfig(self.profile.name, model.namespace)
                 self._server = ApiServer(self.store, user=UserInfo.service_account(
-                    model.namespace, OPERATOR_ACCOUNT), tls=True)
+                    model.namespace, OPERATOR_ACCOUNT), tls=True, token=identity.token)
                 self.kubectl = Kubectl(self._server.start(), namespace=model.namespace,
-                                       identity=operator_kubeconfig(self.profile.name,
-                                                                    model.namespace))
+                                       identity=identity)
         except Exception:
             self._close()
             raise

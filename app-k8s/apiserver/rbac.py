@@ -12,6 +12,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
+import os
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -146,17 +147,19 @@ def review(store: ObjectStore, user: UserInfo, info: KindInfo, namespace: str | 
 def operator_kubeconfig(cluster_name: str, namespace: str) -> KubeconfigIdentity:
     """The kubeconfig entries of the on-call account: kind's cluster name, its token, the CA.
 
-    The token is shaped like a service-account token (a signed JWT); ``kubectl config view``
-    shows it as ``REDACTED`` and the server answers every request as ``UserInfo`` anyway.
+    The token is shaped like a service-account token (a signed JWT) whose signature is
+    random: each episode's server accepts only its own (``ApiServer(token=...)``), so a
+    kubectl pointed at another episode's port is ``Unauthorized``. ``kubectl config view``
+    shows it as ``REDACTED``.
     """
     def part(data: dict[str, Any]) -> str:
         raw = json.dumps(data, separators=(",", ":")).encode()
         return base64.urlsafe_b64encode(raw).decode().rstrip("=")
 
     subject = f"system:serviceaccount:{namespace}:{OPERATOR_ACCOUNT}"
-    signature = base64.urlsafe_b64encode(hashlib.sha512(
-        f"{cluster_name}/{subject}".encode()).digest() * 4).decode().rstrip("=")
-    token = ".".join([part({"alg": "RS256", "kid": signature[:43]}),
+    kid = base64.urlsafe_b64encode(hashlib.sha256(cluster_name.encode()).digest()).decode()
+    signature = base64.urlsafe_b64encode(os.urandom(256)).decode().rstrip("=")
+    token = ".".join([part({"alg": "RS256", "kid": kid.rstrip("=")}),
                       part({"aud": ["https://kubernetes.default.svc.cluster.local"],
                             "iss": "https://kubernetes.default.svc.cluster.local",
                             "sub": subject}), signature])
