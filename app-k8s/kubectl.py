@@ -3,7 +3,9 @@
 Each ``Kubectl`` writes its own kubeconfig (server URL and CA, user, default namespace) and
 uses a private cache directory inside a private temp dir, and strips ``KUBECONFIG`` from
 the environment: an agent's commands can reach only the emulator they were given, and
-concurrent episodes never share discovery caches. No shell is involved.
+concurrent episodes never share discovery caches. No shell is involved. Against the
+embedded API server, kubectl also runs in a Landlock domain (``jail``): it can read and
+write nothing of the host's but its private directory, and connect only to its server.
 
 Resources are bounded by the kernel, not by trust in the arguments: the process runs
 under ``prlimit`` (address space 1 GiB, output files 64 MiB, CPU seconds), its output
@@ -26,10 +28,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
 from typing import Any, BinaryIO
+from urllib.parse import urlsplit
 
 import yaml
 
 from netarena.common.errors import EmulatorError
+from netarena.k8s.jail import KubectlJail, landlock_available
 
 __all__ = ["Kubectl", "KubeconfigIdentity", "KubectlResult", "find_kubectl",
            "measure_round_trip"]
@@ -106,11 +110,14 @@ class Kubectl:
         binary: Path to kubectl; found with ``find_kubectl`` when omitted.
         identity: How the kubeconfig names the cluster and user, the user's bearer token
             and the cluster's CA certificate (PEM), as ``kubectl config view`` shows them.
+        confine: Run kubectl in a Landlock domain (its private directory, the server's
+            port) when the kernel has Landlock; a user's own kubeconfig (``from_config``)
+            may need its files and credential plugins, so it runs unconfined.
     """
 
     def __init__(self, server_url: str, namespace: str = "default",
                  binary: str | None = None, config: dict[str, Any] | None = None,
-                 identity: KubeconfigIdentity | None = None) -> None:
+                 identity: KubeconfigIdentity | None = None, confine: bool = True) -> None:
         self.binary = binary or find_kubectl()
         self.server_url = server_url
         self.namespace = namespace
@@ -139,7 +146,12 @@ class Kubectl:
         }))
         env = {k: os.environ[k] for k in _PASSED_ENV if k in os.environ}
         env["HOME"] = str(root)
+        env["TMPDIR"] = str(root / "tmp")
+        (root / "tmp").mkdir(mode=0o700)
         self._env = env
+        port = urlsplit(server_url).port
+        self._jail = KubectlJail(self.binary, str(root), port) if (
+            confine and port is not None and landlock_available()) else None
 
     @classmethod
     def from_config(cls, config: dict[str, Any], namespace: str,
@@ -152,7 +164,7 @@ class Kubectl:
             binary: Path to kubectl; found with ``find_kubectl`` when omitted.
         """
         server = str(config["clusters"][0]["cluster"].get("server", ""))
-        return cls(server, namespace, binary, config)
+        return cls(server, namespace, binary, config, confine=False)
 
     def command(self, argv: list[str]) -> list[str]:
         """The full argv run for ``kubectl argv...`` (kubeconfig and cache pinned)."""
@@ -177,7 +189,8 @@ class Kubectl:
             raise EmulatorError("this Kubectl is closed")
         root = Path(self._dir.name)
         with tempfile.TemporaryFile(dir=root) as out, tempfile.TemporaryFile(dir=root) as err:
-            proc = subprocess.Popen(  # noqa: S603 - fixed binary, argv list, no shell
+            start = self._jail.popen if self._jail is not None else subprocess.Popen
+            proc = start(  # fixed binary, argv list, no shell
                 _bounded(self.command(argv), timeout_s), stdin=subprocess.PIPE, stdout=out,
                 stderr=err, env=self._env)
             timed_out = False
@@ -200,7 +213,10 @@ class Kubectl:
         return KubectlResult(code, stdout, stderr)
 
     def close(self) -> None:
-        """Remove the private kubeconfig and cache. Idempotent."""
+        """Stop the confined thread; remove the private kubeconfig and cache. Idempotent."""
+        if self._jail is not None:
+            self._jail.close()
+            self._jail = None
         if self._dir is not None:
             self._dir.cleanup()
             self._dir = None

@@ -198,10 +198,9 @@ spec:
 """
 
 
-def test_apply_create_update_from_file_and_stdin(env: tuple[ObjectStore, Kubectl],
-                                                  tmp_path: Path) -> None:
+def test_apply_create_update_from_file_and_stdin(env: tuple[ObjectStore, Kubectl]) -> None:
     store, k = env
-    path = tmp_path / "policy.yaml"
+    path = k.kubeconfig.parent / "policy.yaml"  # kubectl reads only its private directory
     path.write_text(POLICY)
     out = ok(k, "apply", "-f", str(path))
     assert out.strip() == "networkpolicy.networking.k8s.io/redis-cart created"
