@@ -83,6 +83,9 @@ class ClusterDetail:
     """Policy name → labels other teams own."""
     annotations: dict[str, dict[str, str]] = field(default_factory=dict)
     """Policy name → annotations other teams own."""
+    stranger_ip: str = "198.51.100.23"
+    """An address on the internet outside every external range: it must reach no service
+    that is not open to anyone, and no locked-down service may reach it on any port."""
 
     def egress_of(self, service: str) -> list[ExternalEgress]:
         """External ranges ``service`` may reach."""
@@ -140,4 +143,7 @@ def draw_detail(services: list[tuple[str, bool, int | None]], policies: list[str
         if rng.random() < 0.4:
             notes[name]["policy.example.com/reviewed-by"] = rng.choice(
                 ("alice", "bilal", "chen", "dara", "emeka", "farah", "goran", "hana"))
-    return ClusterDetail(monitoring, egress, labels, notes)
+    stranger = _public_ip(rng)
+    while any(stranger in ipaddress.IPv4Network(e.cidr) for e in egress):
+        stranger = _public_ip(rng)
+    return ClusterDetail(monitoring, egress, labels, notes, str(stranger))

@@ -27,7 +27,7 @@ from netarena.k8s.apiserver import ApiServer, ObjectStore, bootstrap, cluster_pr
 from netarena.k8s.apiserver.rbac import OPERATOR_ACCOUNT, UserInfo, operator_kubeconfig
 from netarena.k8s.faults import apply_faults
 from netarena.k8s.generator import K8sConfig
-from netarena.k8s.judge import ClusterState, StateCache
+from netarena.k8s.judge import ClusterState, StateCache, workload_state
 from netarena.k8s.kubectl import Kubectl
 from netarena.k8s.live import LiveCluster
 from netarena.k8s.manifests import render_all
@@ -135,12 +135,8 @@ class K8sEpisode(ReactiveEpisode[ClusterState, KubectlCommand]):
     def _workloads(self) -> dict[tuple[str, str], Any]:
         if self.live is not None:
             return self.live.workloads()
-        state = {}
-        for kind in _WORKLOAD_KINDS:
-            for obj in self.store.list(kind, self.model.namespace):
-                meta = obj["metadata"]
-                state[(kind, meta["name"])] = (meta.get("labels"), obj.get("spec"))
-        return state
+        return {(kind, obj["metadata"]["name"]): workload_state(obj) for kind in _WORKLOAD_KINDS
+                for obj in self.store.list(kind, self.model.namespace)}
 
     # ---------------------------------------------------------------- hooks
     @property

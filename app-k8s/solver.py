@@ -120,7 +120,8 @@ def _ingress(intent: _Intent, name: str, current: list[Rule]) -> list[Rule]:
     if spec.sources:
         rules.append({"from": [_peer(s) for s in spec.sources],
                       "ports": [{"protocol": "TCP", "port": spec.container_port}]})
-    ports = sorted({p for s, d, p, _ in intent.mismatches if d == name and "/" in s})
+    ports = sorted({p for s, d, p, _ in intent.mismatches  # the monitoring namespace's probes
+                    if d == name and "/" in s and p != spec.port})
     if ports and intent.mon_ns:
         rules += [intent.monitoring_rule(p) for p in ports]
     else:
