@@ -133,8 +133,11 @@ def ownership_problems(model: AppModel, policies: Sequence[Obj]) -> tuple[str, .
 
 
 def workload_state(obj: Obj, ignored_labels: tuple[str, ...] = ()) -> tuple[Any, ...]:
-    """What an agent must leave alone on a Deployment, Pod or Service: labels, annotations
-    (a Service's may configure its load balancer), finalizers, owners and the spec."""
+    """What an agent must leave alone on a Deployment, Pod or Service.
+
+    Labels, annotations (a Service's may configure its load balancer), finalizers, owners
+    and the spec.
+    """
     meta = obj.get("metadata") or {}
     labels = {k: v for k, v in (meta.get("labels") or {}).items() if k not in ignored_labels}
     return (labels or None, meta.get("annotations") or None, meta.get("finalizers") or None,
