@@ -104,6 +104,14 @@ def test_probes_follow_policy_and_dns(store: ObjectStore) -> None:
     assert time.monotonic() - start < 5, "a stopping server cuts a timeout short"
 
 
+@pytest.mark.parametrize("script", ["nc 'adservice 9555", 'wget -qO- "http://frontend'])
+def test_an_unterminated_quote_is_the_shells_error(store: ObjectStore, script: str) -> None:
+    """It raised in the API server and closed kubectl's exec stream abnormally."""
+    frontend = store.list("Pod", "default", "app=frontend")[0]
+    result = run_in_pod(_objects(store), frontend, ["sh", "-c", script])
+    assert result.exit_code == 2 and "unterminated quoted string" in result.stderr
+
+
 def test_logs(store: ObjectStore) -> None:
     pod = store.list("Pod", "default", "app=redis-cart")[0]
     text = container_log(pod, {"tailLines": "3", "timestamps": "true"}, NOW)
