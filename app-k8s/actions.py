@@ -85,6 +85,9 @@ _QUIET_FLAGS = ("-v", "--v", "--vmodule")
 _STREAMING = ("-w", "--watch", "--watch-only")
 _LABEL_VERBS = ("label", "annotate")
 _WORKLOAD_EDITABLE = frozenset({"pods", "deployments", "services", "replicasets"})
+_OWN_NAMESPACE = frozenset({"cluster-info"})
+"""Reads whose default namespace is not the context's (``cluster-info`` looks in kube-system
+unless ``--namespace`` is given), so none is added to them."""
 
 
 @dataclass(frozen=True)
@@ -310,7 +313,8 @@ def check_kubectl(argv: list[str], namespace: str, stdin: str | None = None) -> 
     if verb == "diff":
         _manifest_docs(stdin)
     args = list(argv[1:])
-    if not p.values("-n", "--namespace") and not p.has("-A", "--all-namespaces"):
+    if not p.values("-n", "--namespace") and not p.has("-A", "--all-namespaces") and (
+            verb not in _OWN_NAMESPACE):  # the kubeconfig's context names it for these
         end = args.index("--") if "--" in args else len(args)
         args.insert(end, f"--namespace={namespace}")
     streaming = p.has(*_STREAMING) or (verb == "logs" and p.has("-f", "--follow")) or (

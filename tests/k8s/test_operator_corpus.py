@@ -170,6 +170,18 @@ def test_operator_command(episode: K8sEpisode, command: str, status: int,
     assert not any(tell in out.lower() for tell in TELLS), out
 
 
+@pytest.mark.parametrize(("command", "status", "expected"), CORPUS,
+                         ids=[c for c, _, _ in CORPUS])
+def test_operator_command_as_an_agent_sends_it(episode: K8sEpisode, command: str, status: int,
+                                               expected: str) -> None:
+    """The same answers through the allowlist: what it adds to a command (the namespace)
+    must not change what kubectl prints (``cluster-info`` lost its CoreDNS line)."""
+    step = episode.step(f"```\nkubectl {command}\n```")
+    assert step.valid and step.info["exit_code"] == status, step.observation
+    assert expected in step.observation, step.observation
+    assert not any(tell in step.observation.lower() for tell in TELLS), step.observation
+
+
 def test_apply_heredoc_and_server_side(episode: K8sEpisode) -> None:
     code, out = run(episode, "apply -f -", stdin=POLICY)
     assert code == 0 and "networkpolicy.networking.k8s.io/allow-probe created" in out, out
