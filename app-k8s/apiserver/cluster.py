@@ -18,7 +18,8 @@ from typing import TYPE_CHECKING, Any
 
 from netarena.k8s.apiserver.events import deploy_events
 from netarena.k8s.apiserver.names import rfc3339
-from netarena.k8s.apiserver.rbac import cluster_roles, operator_objects
+from netarena.k8s.apiserver.rbac import operator_objects
+from netarena.k8s.apiserver.roles import cluster_roles
 from netarena.k8s.dns import DNS_LABELS, DNS_NAMESPACE, DNS_PORT, DNS_SERVICE, DNS_SERVICE_IP
 
 if TYPE_CHECKING:

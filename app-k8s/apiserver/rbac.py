@@ -29,7 +29,6 @@ __all__ = ["UserInfo", "authorize", "rules_for", "review", "operator_kubeconfig"
 OPERATOR_ACCOUNT = "oncall"
 """The service account the agent's kubeconfig authenticates as, in the app's namespace."""
 
-_READ = ["get", "list", "watch"]
 
 
 @dataclass(frozen=True)
@@ -190,53 +189,4 @@ def operator_objects(namespace: str) -> list[dict[str, Any]]:
          "metadata": {"name": f"{OPERATOR_ACCOUNT}-cluster-reader"},
          "roleRef": {**ref, "kind": "ClusterRole", "name": "cluster-reader"},
          "subjects": subject},
-    ]
-
-
-def cluster_roles() -> list[dict[str, Any]]:
-    """The default user-facing ClusterRoles and the admin binding a cluster starts with."""
-    def role(name: str, rules: list[dict[str, Any]]) -> dict[str, Any]:
-        return {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
-                "metadata": {"name": name, "labels": {
-                    "kubernetes.io/bootstrapping": "rbac-defaults"}}, "rules": rules}
-
-    workloads = {"apiGroups": ["", "apps", "batch", "autoscaling", "policy",
-                               "networking.k8s.io", "discovery.k8s.io"],
-                 "resources": ["pods", "services", "endpoints", "configmaps", "events",
-                               "serviceaccounts", "persistentvolumeclaims",
-                               "replicationcontrollers",
-                               "deployments", "replicasets", "statefulsets", "daemonsets",
-                               "jobs", "cronjobs", "horizontalpodautoscalers",
-                               "poddisruptionbudgets", "ingresses", "networkpolicies",
-                               "endpointslices", "pods/log", "pods/status",
-                               "deployments/scale", "limitranges", "resourcequotas",
-                               "namespaces/status", "namespaces"]}
-    interactive = {"apiGroups": [""], "resources": ["pods/exec", "pods/attach",
-                                                    "pods/portforward", "pods/proxy"],
-                   "verbs": ["create", "delete", "deletecollection", "get", "list", "patch",
-                             "update", "watch"]}
-    secrets = {"apiGroups": [""], "resources": ["secrets"],
-               "verbs": ["create", "delete", "deletecollection", "get", "list", "patch",
-                         "update", "watch"]}
-    return [
-        role("cluster-admin", [{"apiGroups": ["*"], "resources": ["*"], "verbs": ["*"]},
-                               {"nonResourceURLs": ["*"], "verbs": ["*"]}]),
-        role("admin", [{**workloads, "verbs": ["*"]}, interactive, secrets]),
-        role("edit", [{**workloads, "verbs": ["create", "delete", "deletecollection", "get",
-                                              "list", "patch", "update", "watch"]},
-                      interactive, secrets]),
-        role("view", [{**workloads, "verbs": _READ}]),
-        role("cluster-reader", [{"apiGroups": [""], "resources": ["nodes", "namespaces"],
-                                 "verbs": _READ},
-                                {"apiGroups": ["storage.k8s.io", "scheduling.k8s.io",
-                                               "rbac.authorization.k8s.io",
-                                               "coordination.k8s.io"],
-                                 "resources": ["*"], "verbs": _READ}]),
-        {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
-         "metadata": {"name": "cluster-admin", "labels": {
-             "kubernetes.io/bootstrapping": "rbac-defaults"}},
-         "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole",
-                     "name": "cluster-admin"},
-         "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "Group",
-                       "name": "system:masters"}]},
     ]
