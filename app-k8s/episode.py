@@ -119,9 +119,12 @@ class K8sEpisode(ReactiveEpisode[ClusterState, KubectlCommand]):
         """
         bootstrap(self.store, self.profile)
         existing = {ns["metadata"]["name"] for ns in self.store.list("Namespace")}
+        manager, server_side = (self.model.detail.deployer if self.model.detail
+                                else ("kubectl-client-side-apply", False))
         deploy(self.store, self.profile, [
             obj for obj in deployed_objects(self.model, faults)
-            if not (obj["kind"] == "Namespace" and obj["metadata"]["name"] in existing)])
+            if not (obj["kind"] == "Namespace" and obj["metadata"]["name"] in existing)],
+            manager, server_side)
 
     def _snapshot(self) -> tuple[list[Any], list[Any], list[Any]]:
         if self.live is not None:

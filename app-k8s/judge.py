@@ -31,6 +31,8 @@ from netarena.k8s.policy_matrix import Connectivity, ProbeResult, compute_connec
 __all__ = ["ClusterState", "judge", "StateCache", "ownership_problems", "workload_state"]
 
 Obj = Mapping[str, Any]
+_CONTROLLER_ANNOTATIONS = ("deployment.kubernetes.io/",)
+"""Annotations a cluster's controllers write on workloads (the rollout revision)."""
 
 
 @dataclass(frozen=True)
@@ -140,7 +142,9 @@ def workload_state(obj: Obj, ignored_labels: tuple[str, ...] = ()) -> tuple[Any,
     """
     meta = obj.get("metadata") or {}
     labels = {k: v for k, v in (meta.get("labels") or {}).items() if k not in ignored_labels}
-    return (labels or None, meta.get("annotations") or None, meta.get("finalizers") or None,
+    notes = {k: v for k, v in (meta.get("annotations") or {}).items()
+             if not k.startswith(_CONTROLLER_ANNOTATIONS)}
+    return (labels or None, notes or None, meta.get("finalizers") or None,
             meta.get("ownerReferences") or None, obj.get("spec"))
 
 

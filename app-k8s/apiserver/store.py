@@ -350,7 +350,8 @@ class ObjectStore(WorkloadController):
                                 str(meta.get("name")))
             except NotFound:
                 created = self.create(applied, dry_run=dry_run, manager=manager)
-                created["metadata"]["managedFields"][0]["operation"] = "Apply"
+                for entry in created["metadata"].get("managedFields") or []:
+                    entry["operation"] = "Apply"
                 if not dry_run:
                     self._objects[info.key][self._key(info, meta.get("namespace"), meta[
                         "name"])]["metadata"]["managedFields"] = created["metadata"][

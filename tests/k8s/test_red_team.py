@@ -14,6 +14,7 @@ from collections.abc import Iterator
 import pytest
 
 from netarena.k8s import K8sApp
+from netarena.k8s.detail import DEPLOYERS
 from netarena.k8s.episode import K8sEpisode
 
 pytestmark = pytest.mark.slow
@@ -126,3 +127,22 @@ def test_annotating_or_holding_a_workload_is_a_change(episode: K8sEpisode, chang
     assert step.valid and step.info["exit_code"] == 0, step.observation
     score = episode.score()
     assert not score.safe and score.details["workloads_disrupted"]
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3, 5, 8])
+def test_who_deployed_the_policies_is_told_consistently(seed: int) -> None:
+    """``managed-by: helm`` policies written by ``kubectl-client-side-apply`` without the
+    last-applied annotation such a write always leaves: no cluster looks like that."""
+    app = K8sApp()
+    ep = app.open(app.generate(seed, 1))
+    try:
+        for policy in ep.store.list("NetworkPolicy", "default"):
+            meta = policy["metadata"]
+            tool = meta["labels"]["app.kubernetes.io/managed-by"]
+            manager, server_side = DEPLOYERS[tool]
+            assert [(e["manager"], e["operation"]) for e in meta["managedFields"]] == [
+                (manager, "Apply" if server_side else "Update")]
+            assert "kubectl.kubernetes.io/last-applied-configuration" not in meta.get(
+                "annotations", {})
+    finally:
+        ep.close()
