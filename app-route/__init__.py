@@ -1,34 +1,43 @@
-"""app-route: diagnose and repair routing faults injected into an emulated network.
+"""app-route: diagnose and repair routing faults injected into a Mininet network.
 
-Hosts and a router are network namespaces on Linux bridges, each episode inside its own
-private namespace; the agent runs one allowlisted network command per turn.
+Each episode builds its network with Mininet (a Linux router, Linux-bridge switches and
+hosts) inside a private network namespace; the agent runs one shell command per turn on
+one machine, inside a sandbox; a pingmesh that cannot be faked judges the result.
 """
 
 from netarena.route.actions import Action, ForbiddenCommand, parse_reply
 from netarena.route.episode import RouteEpisode
 from netarena.route.faults import FAULT_TYPES, LEVEL_LABELS, METHODS, sample_fault
 from netarena.route.generator import RouteApp, RouteConfig
+from netarena.route.intent import Intent, intended_pairs
 from netarena.route.namespaces import cleanup
+from netarena.route.network import Network
+from netarena.route.plan import NetworkPlan, draw_plan
 from netarena.route.probe import PingMatrix, parse_pingall, pingmesh
 from netarena.route.solver import ReferenceRouteAgent
-from netarena.route.topology import Network, TopologySpec
+from netarena.route.topology import RouterTopo, plan_of
 
 __all__ = [
     "Action",
     "FAULT_TYPES",
     "ForbiddenCommand",
+    "Intent",
     "LEVEL_LABELS",
     "METHODS",
     "Network",
+    "NetworkPlan",
     "PingMatrix",
     "ReferenceRouteAgent",
     "RouteApp",
     "RouteConfig",
     "RouteEpisode",
-    "TopologySpec",
+    "RouterTopo",
     "cleanup",
+    "draw_plan",
+    "intended_pairs",
     "parse_pingall",
     "parse_reply",
     "pingmesh",
+    "plan_of",
     "sample_fault",
 ]

@@ -1,8 +1,9 @@
-"""``netarena route ...``: maintenance commands of the route app."""
+"""``netarena route ...``: maintenance and exploration commands of the route app."""
 
 from __future__ import annotations
 
-from typing import Annotated
+import json
+from typing import Annotated, Any
 
 import typer
 
@@ -10,7 +11,7 @@ from netarena.route.namespaces import cleanup as _cleanup
 
 __all__ = ["app"]
 
-app = typer.Typer(add_completion=False, no_args_is_help=True, help="Route app maintenance.")
+app = typer.Typer(add_completion=False, no_args_is_help=True, help="Route app tools.")
 
 
 @app.command()
@@ -28,3 +29,55 @@ def cleanup(
     for name in removed:
         print(f"removed {name}")
     print(f"{len(removed)} namespaces removed")
+
+
+def _params(pairs: list[str]) -> dict[str, Any]:
+    params: dict[str, Any] = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep:
+            raise typer.BadParameter(f"--param expects KEY=VALUE, got {pair!r}")
+        try:
+            params[key] = json.loads(value)
+        except json.JSONDecodeError:
+            params[key] = value
+    return params
+
+
+@app.command()
+def shell(
+    seed: Annotated[int, typer.Option(help="query seed")],
+    level: Annotated[int, typer.Option(help="level 1-3")] = 1,
+    label: Annotated[str | None, typer.Option(help="fault label, e.g. DR+WR")] = None,
+    param: Annotated[
+        list[str], typer.Option("--param", "-p", help="app parameter KEY=VALUE")
+    ] = [],  # noqa: B006
+) -> None:
+    """Open Mininet's CLI on that query's faulted network (as root), for a person to explore.
+
+    The same seed, level, label and parameters give the same network and faults as in an
+    evaluation. Commands typed here run in Mininet's own node shells, not in the agents'
+    sandbox. The network is removed when the CLI exits.
+    """
+    from mininet.cli import CLI
+    from mininet.log import setLogLevel
+
+    from netarena.route.faults import FAULT_TYPES
+    from netarena.route.generator import RouteApp
+    from netarena.route.namespaces import enter
+
+    route = RouteApp(_params(param))
+    query = route.generate(seed, level, label)
+    episode = route.open(query)
+    try:
+        print(query.prompt)
+        print(f"\n## Current connectivity\n{episode.matrix.text()}\n")
+        setLogLevel("output")
+        with enter(episode.net.netns("net")):  # `sh ...` sees the switches
+            CLI(episode.net.mininet)
+        faults = "; ".join(
+            f"{FAULT_TYPES[f['type']]} ({f['method']}) on {f['node']}" for f in episode.faults
+        )
+        print(f"The injected faults were: {faults}")
+    finally:
+        episode.close()

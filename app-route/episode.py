@@ -1,24 +1,28 @@
-"""One route query played out: a faulted live network, one command per turn.
+"""One route query played out: a faulted Mininet network, one shell command per turn.
 
 The loop (history, rejections, rewards, safety ledger, observation layout) is
 ``netarena.common.reactive.ReactiveEpisode``; this module says only what is route's: a
-reply is ``{"machine", "command"}`` run inside that node's namespace, the state is the
-pingmesh, solved means nothing is dropped, and a step is worse when it loses a pair that
-answered before it.
+reply is ``{"machine", "command"}`` run as ``bash -c`` in that machine's sandbox, the state
+is the steady-state pingmesh, solved means it equals the intended matrix, and a step is
+worse when a pair that answered stops answering (confirmed by patient re-probes) or a pair
+that must stay blocked starts answering.
 """
 
 from __future__ import annotations
 
 import logging
+import re
 from typing import TYPE_CHECKING, Any
 
 from netarena.common.reactive import Command, ReactiveEpisode
-from netarena.common.types import Query
+from netarena.common.types import Query, Score
 from netarena.route.actions import Action, parse_reply
-from netarena.route.checks import is_correct, lost_pairs
-from netarena.route.injection import build_faulted
-from netarena.route.probe import PingMatrix, pingmesh
-from netarena.route.topology import Network, TopologySpec
+from netarena.route.checks import is_correct, regressions
+from netarena.route.injection import ProbeTiming, build_faulted, measure
+from netarena.route.intent import intended_pairs
+from netarena.route.limits import LiveNetworks
+from netarena.route.network import Network
+from netarena.route.probe import PingMatrix
 
 if TYPE_CHECKING:
     from netarena.route.generator import RouteConfig
@@ -27,12 +31,16 @@ __all__ = ["RouteEpisode"]
 
 log = logging.getLogger(__name__)
 
+_HOST_WRITING_RULE = re.compile(r"-j (IDLETIMER|LED)\b")
+_LIVE = LiveNetworks()
+"""Live route networks in this process (more wait for room, see ``limits.py``)."""
+
 
 class RouteEpisode(ReactiveEpisode[PingMatrix, Action]):
-    """A reactive troubleshooting episode over a live namespace network.
+    """A reactive troubleshooting episode over a live Mininet network.
 
     Building it builds the network and injects verified faults; ``close()`` removes
-    every namespace of the episode.
+    every namespace and file of the episode.
     """
 
     state_title = "Current connectivity"
@@ -40,18 +48,29 @@ class RouteEpisode(ReactiveEpisode[PingMatrix, Action]):
     config: RouteConfig
 
     def __init__(self, query: Query, config: RouteConfig) -> None:
+        from netarena.route.generator import topology_of
+
         super().__init__(query, config)
-        topo = query.truth["topology"]
-        self.spec = TopologySpec(topo["num_subnets"], topo["hosts_per_subnet"])
-        injected = build_faulted(
-            self.spec,
-            [slot["candidates"] for slot in query.truth["faults"]],
-            probe_timeout_s=config.probe_timeout_s,
-            probe_retry_timeout_s=config.probe_retry_timeout_s,
-        )
+        self.plan, self.intent, topo = topology_of(query)
+        self.want = intended_pairs(self.plan, self.intent)
+        self.timing = ProbeTiming(timeout_s=config.probe_timeout_s)
+        self._pairs = len(self.plan.nodes) * (len(self.plan.nodes) - 1)
+        _LIVE.acquire(self._pairs)  # every run of this process shares the measured budget
+        try:
+            injected = build_faulted(
+                self.plan,
+                self.intent,
+                topo,
+                [slot["candidates"] for slot in query.truth["faults"]],
+                self.timing,
+            )
+        except BaseException:
+            _LIVE.release(self._pairs)
+            raise
         self.net: Network = injected.net
         self.faults = injected.faults
         self.attempts = injected.attempts
+        self._final = False
         assert injected.matrix is not None
         self._begin(injected.matrix)
 
@@ -66,41 +85,64 @@ class RouteEpisode(ReactiveEpisode[PingMatrix, Action]):
         return self.state
 
     def _parse(self, reply: str) -> Command[Action]:
-        act = parse_reply(reply, self.spec.nodes, self.prefix)
-        return Command(act.command, act, act.machine)
+        act = parse_reply(reply, self.plan.nodes)
+        return Command(act.command.replace("\n", " ; "), act, act.machine)
 
     def _execute(self, command: Command[Action]) -> tuple[str, int]:
         act = command.payload
-        result = self.net.exec(act.machine, list(act.argv), self.config.command_timeout_s)
+        result = self.net.shell(act.machine, act.command, self.config.command_timeout_s)
         return result.output, result.returncode
 
     def _measure(self) -> PingMatrix:
-        previous = getattr(self, "state", None)
-        return pingmesh(
-            self.net,
-            self.config.probe_timeout_s,
-            self.config.probe_retry_timeout_s,
-            expect=previous.ok if previous is not None else frozenset(),
-        )
+        """The steady-state pingmesh.
+
+        Pairs that answered before (and, for the final score, every intended pair) are
+        confirmed before being reported lost.
+        """
+        expect = self.state.ok | (self.want if self._final else frozenset())
+        return measure(self.net, self.timing, expect)
 
     def _report(self, state: PingMatrix) -> str:
         return state.text()
 
     def _solved(self, state: PingMatrix) -> bool:
-        return is_correct(state)
+        return is_correct(state, self.want)
 
     def _regressions(self, before: PingMatrix, after: PingMatrix) -> list[str]:
-        return [f"lost {s}->{d}" for s, d in lost_pairs(before, after)]
+        return regressions(before, after, self.want)
+
+    def _violations(self, command: Command[Action]) -> list[str]:
+        """Rules with targets that write host files (IDLETIMER, LED): removed, and unsafe.
+
+        A disguised command can slip past the deny list, not past this check of the state.
+        """
+        node = command.payload.machine
+        rules = self.net.exec(node, ["iptables-save"]).output
+        kept = [line for line in rules.splitlines() if not _HOST_WRITING_RULE.search(line)]
+        if len(kept) == len(rules.splitlines()):
+            return []
+        self.net.exec(node, ["iptables-restore"], stdin="\n".join(kept) + "\n")
+        return [f"{node}: an iptables rule with a target that writes host files (removed)"]
+
+    def _score(self) -> Score:
+        self._final = True
+        return super()._score()
 
     def _details(self, state: PingMatrix) -> dict[str, Any]:
+        total = len(state.pairs)
         return {
             "loss_pct": round(state.loss_pct, 2),
             "initial_loss_pct": round(self.initial.loss_pct, 2),
-            "num_subnets": self.spec.num_subnets,
-            "hosts_per_subnet": self.spec.hosts_per_subnet,
+            "intended_loss_pct": round(100.0 * (total - len(self.want)) / total, 2),
+            "wrong_pairs": len(state.ok ^ self.want),
+            "num_subnets": len(self.plan.subnets),
+            "num_hosts": len(self.plan.hosts),
             "faults": ",".join(f"{f['type']}:{f['method']}@{f['node']}" for f in self.faults),
             "injection_attempts": ",".join(str(a) for a in self.attempts),
         }
 
     def _close(self) -> None:
-        self.net.close()
+        try:
+            self.net.close()
+        finally:
+            _LIVE.release(self._pairs)

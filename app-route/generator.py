@@ -3,16 +3,22 @@
 from __future__ import annotations
 
 import random
+from functools import partial
 from typing import Any, ClassVar
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from netarena.common.app import App
+from netarena.common.errors import ConfigError
 from netarena.common.reactive import RewardConfig
 from netarena.common.types import Query, query_id
 from netarena.route.faults import FAULT_TYPES, LEVEL_LABELS, fault_candidates
+from netarena.route.intent import Intent, draw_intent, intended_pairs
+from netarena.route.limits import MAX_CONCURRENT_EPISODES, MAX_MACHINES
+from netarena.route.plan import NetworkPlan, draw_plan
+from netarena.route.probe import PingMatrix
 from netarena.route.prompts import task_prompt
-from netarena.route.topology import TopologySpec
+from netarena.route.topology import RouterTopo, Topo, load_topo_class, plan_of
 
 __all__ = ["RouteConfig", "RouteApp"]
 
@@ -20,60 +26,94 @@ __all__ = ["RouteConfig", "RouteApp"]
 class RouteConfig(RewardConfig):
     """Parameters of the route app (all optional in an evaluation request).
 
-    Step rewards (``reward_invalid``, ``reward_valid``, ``reward_fix``, ``reward_unsafe``:
-    a command that breaks a previously working pair) come from ``RewardConfig``.
+    Step rewards (``reward_invalid``, ``reward_valid``, ``reward_fix``, ``reward_unsafe``,
+    ``reward_forbidden``) come from ``RewardConfig``.
     """
 
     runtime_fields: ClassVar[frozenset[str]] = RewardConfig.runtime_fields | {
         "command_timeout_s",
         "probe_timeout_s",
-        "probe_retry_timeout_s",
     }
+    operator_fields: ClassVar[frozenset[str]] = frozenset({"topo"})
+    """``topo`` imports code on the evaluator's machine: only its operator may set it
+    (``netarena run/serve route --param topo=...``), never a remote request."""
 
-    num_subnets: int | None = Field(None, ge=2, le=50)
+    num_subnets: int | None = Field(None, ge=2, le=64)
     """Switches/subnets behind the router; ``None`` lets each query's seed draw 2-4."""
-    hosts_per_subnet: int | None = Field(None, ge=1, le=50)
-    """Hosts per subnet; ``None`` lets each query's seed draw 2-4."""
+    hosts_per_subnet: int | None = Field(None, ge=1, le=64)
+    """Hosts per subnet; ``None`` lets each query's seed draw 2-4 per subnet."""
+    topo: str | None = None
+    """A Mininet ``Topo`` to use instead of generated ones: ``module:Class`` or
+    ``path/to/file.py:Class`` (a router ``r0`` linked to one switch per subnet)."""
     command_timeout_s: float = Field(5.0, gt=0, le=60)
-    """Longest run of one agent command, seconds."""
+    """Longest run of one agent command, seconds (it then gets SIGINT, then SIGKILL)."""
     probe_timeout_s: float = Field(0.1, gt=0, le=5)
-    """Pingmesh: wait for the first round of replies, seconds."""
-    probe_retry_timeout_s: float = Field(0.2, gt=0, le=5)
-    """Pingmesh: wait for the retry of pairs that failed the first round, seconds."""
+    """Pingmesh: longest first round, seconds (lost pairs are confirmed after it)."""
+
+    @model_validator(mode="after")
+    def _within_measured_limits(self) -> RouteConfig:
+        if self.topo is not None and (self.num_subnets or self.hosts_per_subnet):
+            raise ValueError("topo fixes the network: drop num_subnets and hosts_per_subnet")
+        subnets = self.num_subnets or 4
+        machines = subnets * (self.hosts_per_subnet or 4) + 1
+        if machines > MAX_MACHINES:
+            raise ValueError(
+                f"{subnets} subnets x {self.hosts_per_subnet or 4} hosts is {machines} "
+                f"machines; at most {MAX_MACHINES} are supported (the limit measured for a "
+                "pingmesh without false results on a 2-core machine)"
+            )
+        return self
 
 
 class RouteApp(App):
-    """Routing misconfiguration troubleshooting in an emulated network."""
+    """Routing misconfiguration troubleshooting on a Mininet network."""
 
     name = "route"
     kind = "reactive"
     labels: ClassVar[dict[int, tuple[str, ...]]] = LEVEL_LABELS
     config_model = RouteConfig
     default_max_turns = 30
+    max_concurrency = MAX_CONCURRENT_EPISODES
     legacy_keys: ClassVar[dict[str, str]] = {
         "num_switches": "num_subnets",
         "num_hosts_per_subnet": "hosts_per_subnet",
     }
     config: RouteConfig
 
+    def _topology(self, rng: random.Random) -> tuple[NetworkPlan, str | None]:
+        if self.config.topo is not None:
+            try:
+                topo = load_topo_class(self.config.topo)()
+            except TypeError as exc:
+                raise ConfigError(
+                    f"{self.config.topo} must build with no arguments: {exc}"
+                ) from exc
+            plan = plan_of(topo)
+            if len(plan.nodes) > MAX_MACHINES:
+                raise ConfigError(f"{self.config.topo} has more than {MAX_MACHINES} machines")
+            return plan, self.config.topo
+        n = self.config.num_subnets or rng.randint(2, 4)
+        counts = [self.config.hosts_per_subnet or rng.randint(2, 4) for _ in range(n)]
+        return draw_plan(rng, counts), None
+
     def generate(self, seed: int, level: int, label: str | None = None) -> Query:
-        """Draw the topology size and the fault plan (with re-sampling candidates).
+        """Draw the network, its intent and the fault plan (with re-sampling candidates).
 
         Pure: nothing touches the emulator; ``open()`` verifies the candidates.
         """
         rng = random.Random(seed)
         label = self.pick_label(rng, level, label)
-        n = self.config.num_subnets or rng.randint(2, 4)
-        m = self.config.hosts_per_subnet or rng.randint(2, 4)
-        spec = TopologySpec(n, m)
+        plan, topo = self._topology(rng)
+        intent = draw_intent(rng, plan)
         faults: list[dict[str, Any]] = [
             {
                 "type": code,
                 "name": FAULT_TYPES[code],
-                "candidates": fault_candidates(seed, slot, spec, code),
+                "candidates": fault_candidates(seed, slot, plan, intent, code),
             }
             for slot, code in enumerate(label.split("+"))
         ]
+        expected = PingMatrix(plan.nodes, intended_pairs(plan, intent))
         params = self.params()
         return Query(
             id=query_id(self.name, seed, level, label, params),
@@ -81,9 +121,16 @@ class RouteApp(App):
             seed=seed,
             level=level,
             label=label,
-            prompt=task_prompt(spec, self.config.prompt_style),
+            prompt=task_prompt(
+                plan, intent, expected, self.config.prompt_style, self.config.command_timeout_s
+            ),
             params=params,
-            truth={"topology": {"num_subnets": n, "hosts_per_subnet": m}, "faults": faults},
+            truth={
+                "plan": plan.to_dict(),
+                "intent": intent.to_dict(),
+                "topo": topo,
+                "faults": faults,
+            },
         )
 
     def open(self, query: Query) -> Any:
@@ -97,3 +144,20 @@ class RouteApp(App):
         from netarena.route.solver import ReferenceRouteAgent
 
         return ReferenceRouteAgent()
+
+
+def topology_of(query: Query) -> tuple[NetworkPlan, Intent, partial[Topo]]:
+    """The plan, intent and a topology factory of a generated query.
+
+    Raises:
+        ConfigError: A user topology no longer matches the plan it was generated with.
+    """
+    plan = NetworkPlan.from_dict(query.truth["plan"])
+    intent = Intent.from_dict(query.truth["intent"])
+    spec = query.truth.get("topo")
+    if spec is None:
+        return plan, intent, partial(RouterTopo, plan)
+    cls = load_topo_class(spec)
+    if plan_of(cls()) != plan:
+        raise ConfigError(f"topology {spec} changed since the query was generated")
+    return plan, intent, partial(cls)

@@ -18,6 +18,7 @@ import logging
 import os
 import random
 import re
+import shutil
 import signal
 import subprocess
 from collections.abc import Iterator
@@ -30,6 +31,7 @@ __all__ = [
     "OWNER_DIR",
     "PREFIX_RE",
     "new_prefix",
+    "fs_root",
     "enter",
     "ip_batch",
     "write_sysctl",
@@ -61,6 +63,11 @@ def new_prefix(rng: random.Random | None = None) -> str:
             return prefix
 
 
+def fs_root(prefix: str) -> Path:
+    """Where episode ``prefix`` mounts its agents' writable filesystem."""
+    return OWNER_DIR / f"{prefix}.fs"
+
+
 def _setns(fd: int) -> None:
     if _libc.setns(fd, _CLONE_NEWNET) != 0:
         err = ctypes.get_errno()
@@ -88,6 +95,14 @@ def enter(netns: str) -> Iterator[None]:
     finally:
         os.close(target)
         os.close(home)
+
+
+def _remove_filesystem(prefix: str) -> None:
+    root = fs_root(prefix)
+    if root.exists():
+        subprocess.run(["umount", "-l", str(root)], capture_output=True)
+        with contextlib.suppress(OSError):
+            shutil.rmtree(root)
 
 
 def ip_batch(lines: list[str], netns: str | None = None, check: bool = True) -> str:
@@ -173,6 +188,7 @@ def remove_prefix(prefix: str) -> list[str]:
             removed.append(name)
         else:
             log.warning("could not delete namespace %s: %s", name, proc.stderr.strip())
+    _remove_filesystem(prefix)
     with contextlib.suppress(FileNotFoundError):
         (OWNER_DIR / f"{prefix}.pid").unlink()
     return removed
@@ -211,6 +227,7 @@ def cleanup(include_live: bool = False) -> list[str]:
         for owner in OWNER_DIR.glob("nr*.pid"):
             prefix = owner.stem
             if prefix not in list_prefixes() and (include_live or not _owner_alive(prefix)):
+                _remove_filesystem(prefix)
                 with contextlib.suppress(FileNotFoundError):
                     owner.unlink()
     return removed

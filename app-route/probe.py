@@ -1,16 +1,30 @@
-"""Parallel pingmesh over every ordered pair of machines, in Mininet's pingall format.
+"""The pingmesh: every ordered pair of machines, probed in parallel, judged unfakeably.
 
-One process per pair (``ping -c1``) costs ~0.5 s for a 4x4 network and reports false
-failures while ARP caches are cold. Instead this opens one raw ICMP socket inside each
-source namespace (``setns`` on the calling thread), sends every echo request at once and
-collects replies with ``select`` until all arrived or the deadline passed. Pairs that failed
-are retried once after ARP has had the first round to resolve, so a healthy network is
-never reported broken.
+One raw ICMP socket per machine, opened inside its namespace. For each pair ``src -> dst``
+the source sends an echo request to ``dst``'s address carrying a fresh secret token. A
+pair counts as reachable only when all three happen:
+
+1. the request arrives **in dst's namespace** (dst's socket sees that token);
+2. the kernel's echo reply comes back to **src's namespace** (src's socket sees it);
+3. a *proof* comes back to src: on seeing the request, dst's socket answers with a second
+   echo reply carrying a new secret that exists nowhere but in dst's namespace, sent
+   from the address the request was sent to, so it is the same flow for firewalls,
+   conntrack and NAT.
+
+No agent process runs while probing, and configuration alone (NAT to a local address,
+addresses copied to another machine, policy routing to a local table, neighbour tricks,
+duplicated packets) cannot make a secret born in dst's namespace appear in src's: a broken
+path cannot look repaired.
+
+Timing: requests go out at once; the first round ends when every pair answered or answers
+stop coming. Pairs expected to answer that did not get patient confirmation rounds (from
+empty neighbour caches) whose length adapts to the replies' latency, so a loaded machine
+does not turn a slow reply into a lost pair.
 """
 
 from __future__ import annotations
 
-import random
+import os
 import select
 import socket
 import struct
@@ -18,11 +32,18 @@ import time
 from dataclasses import dataclass
 
 from netarena.route.namespaces import enter
-from netarena.route.topology import Network
+from netarena.route.network import Network
 
-__all__ = ["PingMatrix", "pingmesh", "parse_pingall"]
+__all__ = ["PingMatrix", "pingmesh", "parse_pingall", "Pair"]
+
+Pair = tuple[str, str]
 
 _ECHO_REQUEST, _ECHO_REPLY = 8, 0
+_REQUEST_TAG, _PROOF_TAG = b"NAq1", b"NAp1"
+_PAYLOAD_BYTES = 56  # a standard 84-byte ping
+_RCVBUF_BYTES = 4 << 20
+_SO_RCVBUFFORCE = 33  # Linux values the socket module does not export
+_IP_PKTINFO = 8
 
 
 @dataclass(frozen=True)
@@ -30,30 +51,25 @@ class PingMatrix:
     """Which ordered pairs of ``nodes`` can ping each other."""
 
     nodes: tuple[str, ...]
-    """Machines in display order (hosts, then ``r0``)."""
-    ok: frozenset[tuple[str, str]]
-    """Ordered ``(src, dst)`` pairs that got a reply."""
+    """Machines in display order (Mininet's: hosts, then ``r0``)."""
+    ok: frozenset[Pair]
+    """Ordered ``(src, dst)`` pairs that answered."""
 
     @property
-    def pairs(self) -> list[tuple[str, str]]:
+    def pairs(self) -> list[Pair]:
         """Every ordered pair of distinct nodes."""
         return [(s, d) for s in self.nodes for d in self.nodes if s != d]
 
     @property
     def received(self) -> int:
-        """Pairs that got a reply."""
+        """Pairs that answered."""
         return len(self.ok)
 
     @property
     def loss_pct(self) -> float:
-        """Percent of pairs without a reply (0.0 on a healthy network)."""
+        """Percent of pairs without an answer."""
         total = len(self.pairs)
         return 100.0 * (total - self.received) / total if total else 0.0
-
-    @property
-    def healthy(self) -> bool:
-        """Every pair answered."""
-        return self.received == len(self.pairs)
 
     def text(self) -> str:
         """Mininet's ``pingall`` output: ``h1 -> h2 X r0`` lines and the results line."""
@@ -94,140 +110,176 @@ def _checksum(data: bytes) -> int:
     return ~total & 0xFFFF
 
 
-def _echo(ident: int, seq: int) -> bytes:
-    payload = b"netarena-route-probe".ljust(56, b".")  # standard 84-byte ping
-    header = struct.pack("!BBHHH", _ECHO_REQUEST, 0, 0, ident, seq)
-    csum = _checksum(header + payload)
-    return struct.pack("!BBHHH", _ECHO_REQUEST, 0, csum, ident, seq) + payload
+def _icmp(kind: int, ident: int, seq: int, tag: bytes, token: bytes) -> bytes:
+    payload = (tag + token).ljust(_PAYLOAD_BYTES, b".")
+    header = struct.pack("!BBHHH", kind, 0, 0, ident, seq)
+    return struct.pack("!BBHHH", kind, 0, _checksum(header + payload), ident, seq) + payload
 
 
-class _Prober:
-    """One raw ICMP socket per source node; replies matched by (source, address, ident)."""
+class _Mesh:
+    """The sockets of one pingmesh and what each pair has shown so far."""
 
-    def __init__(self, sockets: dict[str, socket.socket], rng: random.Random) -> None:
-        self.sockets = sockets
-        self.idents = {src: rng.randrange(1, 0xFFFF) for src in sockets}
-        self.by_fd = {s.fileno(): src for src, s in sockets.items()}
-        self.waiting: dict[tuple[str, str], tuple[str, str]] = {}
-        self.answered: set[tuple[str, str]] = set()
+    def __init__(self, net: Network) -> None:
+        self.net = net
+        self.sockets: dict[str, socket.socket] = {}
+        self.idents: dict[str, int] = {}
+        self.by_fd: dict[int, str] = {}
+        self.poller = select.poll()  # select() fails past fd 1024 (many live networks)
+        self.requests: dict[bytes, Pair] = {}
+        self.proofs: dict[bytes, Pair] = {}
+        self.sent_at: dict[Pair, float] = {}
+        self.rtts: list[float] = []
+        self.echoed: set[Pair] = set()
+        self.proven: set[Pair] = set()
+        self.answered: set[Pair] = set()
+        for node in net.plan.nodes:
+            with enter(net.netns(node)):
+                sock = socket.socket(socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_ICMP)
+            sock.setblocking(False)
+            sock.setsockopt(socket.SOL_SOCKET, _SO_RCVBUFFORCE, _RCVBUF_BYTES)
+            self.sockets[node] = sock
+            self.idents[node] = int.from_bytes(os.urandom(2), "big") or 1
+            self.by_fd[sock.fileno()] = node
+            self.poller.register(sock.fileno(), select.POLLIN)
 
-    def send(self, targets: dict[tuple[str, str], str], seq: int) -> None:
-        for (src, dst), ip in targets.items():
-            self.waiting[(src, ip)] = (src, dst)
+    def close(self) -> None:
+        for sock in self.sockets.values():
+            sock.close()
+
+    def send(self, pairs: list[Pair], seq: int) -> None:
+        now = time.monotonic()
+        for src, dst in pairs:
+            token = os.urandom(16)
+            self.requests[token] = (src, dst)
+            self.sent_at[(src, dst)] = now
+            packet = _icmp(_ECHO_REQUEST, self.idents[src], seq, _REQUEST_TAG, token)
             try:
-                self.sockets[src].sendto(_echo(self.idents[src], seq), (ip, 0))
+                self.sockets[src].sendto(packet, (self.net.plan.address(dst), 0))
             except OSError:  # no route, unreachable: a definite failure this round
                 continue
 
-    def _drain(self, src: str) -> None:
-        sock = self.sockets[src]
+    def _prove(self, node: str, data: bytes, ihl: int, pair: Pair) -> None:
+        """Answer a request that reached ``node`` with a fresh secret, as the same flow."""
+        proof = os.urandom(16)
+        self.proofs[proof] = pair
+        ident, seq = struct.unpack("!HH", data[ihl + 4 : ihl + 8])
+        packet = _icmp(_ECHO_REPLY, ident, seq, _PROOF_TAG, proof)
+        source, dest = data[16:20], socket.inet_ntoa(data[12:16])
+        info = struct.pack("@i4s4s", 0, source, b"\0\0\0\0")
+        try:
+            self.sockets[node].sendmsg(
+                [packet], [(socket.IPPROTO_IP, _IP_PKTINFO, info)], 0, (dest, 0)
+            )
+        except OSError:
+            return
+
+    def _handle(self, node: str, data: bytes) -> None:
+        ihl = (data[0] & 0x0F) * 4
+        if len(data) < ihl + 8 + 20:
+            return
+        kind = data[ihl]
+        tag, token = data[ihl + 8 : ihl + 12], data[ihl + 12 : ihl + 28]
+        if kind == _ECHO_REQUEST and tag == _REQUEST_TAG:
+            pair = self.requests.get(token)
+            if pair is not None and pair[1] == node:
+                self._prove(node, data, ihl, pair)
+        elif kind == _ECHO_REPLY and tag == _REQUEST_TAG:
+            pair = self.requests.get(token)
+            if pair is not None and pair[0] == node:
+                self.echoed.add(pair)
+                self._settle(pair)
+        elif kind == _ECHO_REPLY and tag == _PROOF_TAG:
+            pair = self.proofs.get(token)
+            if pair is not None and pair[0] == node:
+                self.proven.add(pair)
+                self._settle(pair)
+
+    def _settle(self, pair: Pair) -> None:
+        if pair in self.echoed and pair in self.proven and pair not in self.answered:
+            self.answered.add(pair)
+            self.rtts.append(time.monotonic() - self.sent_at[pair])
+
+    def _drain(self, node: str) -> None:
+        sock = self.sockets[node]
         while True:
             try:
-                data, (addr, _) = sock.recvfrom(2048)
+                data = sock.recv(2048)
             except BlockingIOError:
                 return
-            ihl = (data[0] & 0x0F) * 4
-            if len(data) < ihl + 8:
-                continue
-            kind, _, _, ident, _ = struct.unpack("!BBHHH", data[ihl : ihl + 8])
-            if kind != _ECHO_REPLY or ident != self.idents[src]:
-                continue
-            if pair := self.waiting.pop((src, addr), None):
-                self.answered.add(pair)
+            self._handle(node, data)
 
-    def wait(self, timeout_s: float) -> None:
-        """Collect replies until all came or ``timeout_s`` passed, then drain once more.
+    def wait(self, pending: set[Pair], deadline: float, quiet_s: float | None = None) -> None:
+        """Collect answers until all ``pending`` pairs answered, or ``deadline``.
 
-        The extra drain is there because a descheduled prober must not miss replies already
-        queued.
+        With ``quiet_s``, also stop once answers came and then none for ``quiet_s`` (or
+        three times the slowest answer, if longer): the rest are unlikely to come and
+        the caller confirms the ones that matter.
         """
-        deadline = time.monotonic() + timeout_s
-        while self.waiting and (left := deadline - time.monotonic()) > 0:
-            ready, _, _ = select.select(list(self.by_fd), [], [], left)
-            for fd in ready:
+        last: float | None = None
+        while pending - self.answered:
+            now = time.monotonic()
+            quiet = None if quiet_s is None or last is None else last + self._quiet(quiet_s)
+            if now >= deadline or (quiet is not None and now >= quiet):
+                break
+            limit = deadline if quiet is None else min(deadline, quiet)
+            ready = self.poller.poll(max(0.0, limit - now) * 1000)
+            before = len(self.answered)
+            for fd, _ in ready:
                 self._drain(self.by_fd[fd])
-        for src in self.sockets:
-            self._drain(src)
+            if len(self.answered) > before:
+                last = time.monotonic()
+        for node in self.sockets:  # a descheduled prober must not miss queued replies
+            self._drain(node)
 
+    def _quiet(self, floor_s: float) -> float:
+        return max(floor_s, 3 * max(self.rtts[-64:], default=0.0))
 
-def _drop_self_answers(
-    net: Network, answered: set[tuple[str, str]], targets: dict[tuple[str, str], str]
-) -> set[tuple[str, str]]:
-    """Remove pairs whose target address is (also) assigned to the source itself.
-
-    A node holding a duplicate of another machine's address answers its own ping over
-    loopback; that is not reaching the other machine. An address is local exactly when a
-    socket in the source's namespace can bind to it.
-    """
-    kept = set(answered)
-    for src in {s for s, _ in answered}:
-        with enter(net.netns(src)):
-            probes = [
-                (pair, socket.socket(socket.AF_INET, socket.SOCK_DGRAM))
-                for pair in answered
-                if pair[0] == src
-            ]
-        for pair, sock in probes:
-            with sock:
-                try:
-                    sock.bind((targets[pair], 0))
-                except OSError:
-                    continue
-                kept.discard(pair)
-    return kept
+    def patience_s(self, floor_s: float, ceiling_s: float) -> float:
+        """A confirmation window: 20 times the slowest recent answer, within bounds."""
+        slowest = max(self.rtts[-64:], default=0.0)
+        return min(ceiling_s, max(floor_s, 20 * slowest))
 
 
 def pingmesh(
     net: Network,
     timeout_s: float = 0.1,
-    retry_timeout_s: float = 0.2,
-    seed: int | None = None,
-    expect: frozenset[tuple[str, str]] = frozenset(),
-    confirm_timeout_s: float = 2.0,
+    expect: frozenset[Pair] | None = None,
+    confirm_rounds: int = 1,
+    confirm_floor_s: float = 0.25,
+    confirm_ceiling_s: float = 2.0,
 ) -> PingMatrix:
-    """Ping every ordered pair of machines of ``net`` in parallel.
+    """Probe every ordered pair of machines of ``net`` in parallel.
 
     Args:
         net: The live network.
-        timeout_s: Wait for replies of the first round, seconds (ends early when all came).
-        retry_timeout_s: Wait for the retry of pairs that failed the first round.
-        seed: Seeds the ICMP identifiers (tests); random otherwise.
-        expect: Pairs that answered last time. One that fails both rounds gets two more
-            echoes, half of ``confirm_timeout_s`` apart, before it is reported lost: a late
-            reply on a loaded machine, or a neighbour entry still resolving after an
-            address change, must not turn a harmless step into an unsafe one.
-        confirm_timeout_s: Total wait of those confirmation echoes, seconds.
+        timeout_s: Longest first round, seconds. It ends early once answers stop coming
+            (20 ms of quiet, or three times the slowest answer).
+        expect: Pairs believed reachable (the last measurement). ``None`` expects all.
+        confirm_rounds: Extra rounds for expected pairs that did not answer; each starts
+            from empty neighbour caches (a lost ARP request is otherwise retried only a
+            second later) and waits 20 times the slowest answer seen, between
+            ``confirm_floor_s`` and ``confirm_ceiling_s``. A pair is reported lost only if
+            it failed them all.
+        confirm_floor_s: Shortest confirmation window, seconds.
+        confirm_ceiling_s: Longest confirmation window, seconds.
 
     Returns:
-        The reachability matrix. A pair counts as reachable if either round got a reply.
+        The reachability matrix.
     """
-    rng = random.Random(seed)
-    nodes = net.spec.nodes
-    targets = {(s, d): net.spec.target_ip(s, d) for s in nodes for d in nodes if s != d}
-    sockets: dict[str, socket.socket] = {}
+    pairs = [(s, d) for s in net.plan.nodes for d in net.plan.nodes if s != d]
+    must = set(pairs) if expect is None else set(expect)
+    mesh = _Mesh(net)
     try:
-        for node in nodes:
-            with enter(net.netns(node)):
-                sock = socket.socket(socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_ICMP)
-            sock.setblocking(False)
-            sockets[node] = sock
-        prober = _Prober(sockets, rng)
-        prober.send(targets, 1)
-        prober.wait(timeout_s)
-        missing = {p: ip for p, ip in targets.items() if p not in prober.answered}
-        if missing:
-            prober.send(missing, 2)
-            prober.wait(retry_timeout_s)
-        for seq in (3, 4):  # two patient echoes: a neighbour entry may still be resolving
-            doubtful = {
-                p: ip for p, ip in targets.items() if p in expect and p not in prober.answered
-            }
+        mesh.send(pairs, 1)
+        mesh.wait(set(pairs), time.monotonic() + timeout_s, quiet_s=0.02)
+        for seq in range(2, 2 + confirm_rounds):
+            doubtful = sorted(must - mesh.answered)
             if not doubtful:
                 break
-            prober.send(doubtful, seq)
-            prober.wait(confirm_timeout_s / 2)
-        ok = _drop_self_answers(net, prober.answered, targets)
+            window = mesh.patience_s(confirm_floor_s, confirm_ceiling_s)
+            net.flush_neighbours()  # a lost ARP request would hold the pair for a second
+            mesh.send(doubtful, seq)
+            mesh.wait(set(doubtful), time.monotonic() + window)
     finally:
-        for sock in sockets.values():
-            sock.close()
-    return PingMatrix(tuple(nodes), frozenset(ok))
+        mesh.close()
+    return PingMatrix(net.plan.nodes, frozenset(mesh.answered))

@@ -1,15 +1,16 @@
 """The reference solver: repairs any generated fault from the observation text alone.
 
-It never sees ``Query.truth``; it reads the intended configuration from the prompt, the
-ping matrix, and the outputs of its own earlier diagnostic commands from the history, so
-it is stateless and works the same when served as a remote A2A agent.
+It never sees ``Query.truth``; it reads the inventory, the intent and the expected matrix
+from the prompt, the current matrix, and the outputs of its own earlier diagnostic
+commands from the history, so it is stateless and works the same served as a remote A2A
+agent.
 
-Plan: inspect ``r0`` (addresses, routes, rules, filters, forwarding, queues), then every
-host that still drops pings, most broken first. For each diagnostic it computes the fixes
-that turn what it saw into the intended state, issues those not yet issued, and re-runs a
-diagnostic only when a fix of another kind may have changed what it shows (a link brought
-up restores routes). Fixes only ever add what is missing before removing what is wrong,
-so no step loses a working pair.
+Plan: look at the router with one diagnostic command (links, addresses, routes, rules,
+filters, forwarding, queues), then at every host involved in a pair that differs from the
+expected matrix, most involved first. After each diagnostic it sends all the fixes that
+turn what it saw into the inventory and intent (``repairs.py``) as one command, and looks
+at a machine again only when a fix was made there and pairs are still wrong. That fits in
+the original dialect's ten turns for every generated combination of two faults.
 """
 
 from __future__ import annotations
@@ -20,28 +21,22 @@ from dataclasses import dataclass
 
 from netarena.common.agents import Observation
 from netarena.route.probe import PingMatrix, parse_pingall
-
-__all__ = ["ReferenceRouteAgent", "plan_next", "ROUTER_DIAGNOSTICS", "HOST_DIAGNOSTICS"]
-
-ROUTER_DIAGNOSTICS = (
-    "ip addr",
-    "ip route",
-    "ip rule",
-    "iptables-save",
-    "sysctl net.ipv4.ip_forward",
-    "tc qdisc show",
+from netarena.route.repairs import (
+    HOST_DIAGNOSTIC,
+    ROUTER_DIAGNOSTIC,
+    Inventory,
+    host_fixes,
+    router_fixes,
 )
-HOST_DIAGNOSTICS = ("ip addr", "ip route")
-# Which diagnostics a fix of each kind can make stale.
-_STALES = {"link": {"ip route"}, "addr": {"ip route"}}
+
+__all__ = ["ReferenceRouteAgent", "plan_next", "read_inventory"]
 
 _ENTRY = re.compile(r"^\[turn (\d+)\] (\S+) \$ (.*)$")
 _EXIT = re.compile(r"^\[exit (-?\d+)\]$")
-_IFACE = re.compile(r"^\d+: ([^:@\s]+)(?:@\S+)?: <([^>]*)> mtu (\d+)")
-_INTENT_R0 = re.compile(r"^\s+(r0-eth\d+) (\d+\.\d+\.\d+\.\d+)/24")
-_INTENT_HOST = re.compile(
-    r"^(h\d+): (h\d+-eth0) (\d+\.\d+\.\d+\.\d+)/24 on s\d+, default via (\S+)"
-)
+_SUBNET = re.compile(r"^- (\S+): (\S+), gateway (\S+) on (\S+); hosts (.*)$")
+_HOST = re.compile(r"(\S+) (\d+\.\d+\.\d+\.\d+) \((\S+)\)")
+_ROUTER_IP = re.compile(r"pings r0 at (\S+) ")
+_RESTRICTED = re.compile(r"^- (\S+) \(\S+\) is the .*?, routed only to (.*?): its hosts")
 
 
 @dataclass(frozen=True)
@@ -52,25 +47,28 @@ class _Entry:
     output: str
 
 
-@dataclass(frozen=True)
-class _Intent:
-    router: dict[str, str]
-    """r0 interface → address."""
-    hosts: dict[str, tuple[str, str, str]]
-    """host → (interface, address, gateway)."""
-
-
-def _parse_intent(text: str) -> _Intent:
-    router, hosts = {}, {}
+def read_inventory(text: str) -> Inventory:
+    """The network and intent as the prompt states them."""
+    subnets, hosts, restricted = {}, {}, {}
+    router_ip = ""
     for line in text.splitlines():
-        if m := _INTENT_R0.match(line):
-            router[m.group(1)] = m.group(2)
-        elif m := _INTENT_HOST.match(line):
-            hosts[m.group(1)] = (m.group(2), m.group(3), m.group(4))
-    return _Intent(router, hosts)
+        if m := _SUBNET.match(line):
+            switch = m.group(1)
+            subnets[switch] = (m.group(2), m.group(3), m.group(4))
+            for name, ip, intf in _HOST.findall(m.group(5)):
+                hosts[name] = (intf, ip, switch)
+        elif m := _RESTRICTED.match(line):
+            restricted[m.group(1)] = re.findall(r"\((\d+\.\d+\.\d+\.\d+/\d+)\)", m.group(2))
+        elif m := _ROUTER_IP.search(line):
+            router_ip = m.group(1)
+    return Inventory(subnets, hosts, restricted, router_ip)
 
 
-def _parse_history(text: str) -> list[_Entry]:
+def _section(text: str, start: str, end: str) -> str:
+    return text.split(start, 1)[-1].split(end, 1)[0]
+
+
+def _history(text: str) -> list[_Entry]:
     section = text.split("## History of your commands", 1)[-1]
     entries: list[_Entry] = []
     current: tuple[str, str] | None = None
@@ -86,153 +84,50 @@ def _parse_history(text: str) -> list[_Entry]:
     return entries
 
 
-def _kind(command: str) -> str:
-    if command.startswith(("ip link", "ifconfig")):
-        return "link"
-    if command.startswith("ip addr"):
-        return "addr"
-    return command.split()[0]
+def _suspects(current: PingMatrix, expected: PingMatrix, hosts: list[str]) -> list[str]:
+    """Hosts in pairs that differ from the expected matrix, most involved first."""
+    count = dict.fromkeys(hosts, 0)
+    for pair in current.ok ^ expected.ok:
+        for node in pair:
+            if node in count:
+                count[node] += 1
+    order = {h: i for i, h in enumerate(hosts)}
+    return sorted((h for h in hosts if count[h]), key=lambda h: (-count[h], order[h]))
 
 
-def _addr_fixes(output: str, wanted: dict[str, str]) -> list[str]:
-    """Fixes for ``ip addr`` output: bring links up, restore MTU, add/remove addresses."""
-    blocks: dict[str, tuple[str, int, list[str]]] = {}
-    name = None
-    for line in output.splitlines():
-        if m := _IFACE.match(line):
-            name = m.group(1)
-            blocks[name] = (m.group(2), int(m.group(3)), [])
-        elif name and (m := re.match(r"^\s+inet (\S+)", line)):
-            blocks[name][2].append(m.group(1))
-    fixes: list[str] = []
-    for intf, ip in wanted.items():
-        if intf not in blocks:
-            continue
-        flags, mtu, inets = blocks[intf]
-        if "UP" not in flags.split(","):
-            fixes.append(f"ip link set {intf} up")
-        if mtu != 1500:
-            fixes.append(f"ip link set {intf} mtu 1500")
-        if f"{ip}/24" not in inets:
-            fixes.append(f"ip addr add {ip}/24 dev {intf}")
-        fixes += [f"ip addr del {a} dev {intf}" for a in inets if a != f"{ip}/24"]
-    return fixes
+def _diagnostic(machine: str) -> str:
+    return ROUTER_DIAGNOSTIC if machine == "r0" else HOST_DIAGNOSTIC
 
 
-def _route_ok(line: str, dev: str) -> bool:
-    tokens = line.split()
-    metric = tokens[tokens.index("metric") + 1] if "metric" in tokens else "0"
-    return "via" not in tokens and f"dev {dev}" in line and metric == "0"
-
-
-def _router_route_fixes(output: str, wanted: dict[str, str]) -> list[str]:
-    lines = output.splitlines()
-    fixes = []
-    for intf, ip in wanted.items():
-        net = ip.rsplit(".", 1)[0] + ".0/24"
-        if not any(ln.split()[:1] == [net] and _route_ok(ln, intf) for ln in lines):
-            fixes.append(f"ip route replace {net} dev {intf}")
-    return fixes
-
-
-def _host_route_fixes(output: str, intf: str, ip: str, gateway: str) -> list[str]:
-    lines = output.splitlines()
-    fixes = []
-    net = ip.rsplit(".", 1)[0] + ".0/24"
-    if not any(ln.split()[:1] == [net] and _route_ok(ln, intf) for ln in lines):
-        fixes.append(f"ip route replace {net} dev {intf}")
-    if not any(ln.startswith(f"default via {gateway} ") for ln in lines):
-        fixes.append(f"ip route replace default via {gateway} dev {intf}")
-    return fixes
-
-
-def _rule_fixes(output: str) -> list[str]:
-    prefs = [m.group(1) for ln in output.splitlines() if (m := re.match(r"^(\d+):", ln))]
-    return [f"ip rule del pref {p}" for p in prefs if p not in ("0", "32766", "32767")]
-
-
-def _iptables_fixes(output: str) -> list[str]:
-    fixes, rules = [], []
-    for line in output.splitlines():
-        if m := re.match(r"^:(INPUT|FORWARD|OUTPUT) (DROP|REJECT)", line):
-            fixes.append(f"iptables -P {m.group(1)} ACCEPT")
-        elif m := re.match(r"^-A (\S+) (.*-j (?:DROP|REJECT).*)$", line):
-            rules.append(f"iptables -D {m.group(1)} {m.group(2)}")
-    return fixes + rules
-
-
-def _fixes(machine: str, diag: str, output: str, intent: _Intent) -> list[str]:
+def _fixes(machine: str, output: str, inv: Inventory, expected: PingMatrix) -> list[str]:
     if machine == "r0":
-        if diag == "ip addr":
-            return _addr_fixes(output, intent.router)
-        if diag == "ip route":
-            return _router_route_fixes(output, intent.router)
-        if diag == "ip rule":
-            return _rule_fixes(output)
-        if diag == "iptables-save":
-            return _iptables_fixes(output)
-        if diag.startswith("sysctl"):
-            return ["sysctl -w net.ipv4.ip_forward=1"] if re.search(r"=\s*0", output) else []
-        if diag.startswith("tc"):
-            devs = re.findall(r"^qdisc (?!noqueue)\S+ \S+ dev (\S+) root", output, re.M)
-            return [f"tc qdisc del dev {d} root" for d in devs]
-        return []
-    intf, ip, gateway = intent.hosts[machine]
-    if diag == "ip addr":
-        return _addr_fixes(output, {intf: ip})
-    return _host_route_fixes(output, intf, ip, gateway)
-
-
-def _suspects(matrix: PingMatrix, hosts: list[str]) -> list[str]:
-    """Hosts involved in dropped pairs, most involved first."""
-    count = {h: 0 for h in hosts}
-    for s, d in matrix.pairs:
-        if (s, d) not in matrix.ok:
-            for node in (s, d):
-                if node in count:
-                    count[node] += 1
-    return sorted((h for h in hosts if count[h]), key=lambda h: (-count[h], int(h[1:])))
-
-
-def _node_step(
-    machine: str, diags: tuple[str, ...], history: list[_Entry], intent: _Intent
-) -> str | None:
-    """The next command for ``machine``, or ``None`` when it needs nothing more."""
-    mine = [e for e in history if e.machine == machine]
-    for diag in diags:
-        runs = [e for e in mine if e.command == diag]
-        if not runs:
-            return diag
-        last = runs[-1]
-        later = [e.command for e in mine if e.index > last.index and e.command not in diags]
-        if any(diag in _STALES.get(_kind(c), ()) for c in later):
-            return diag
-        pending = [f for f in _fixes(machine, diag, last.output, intent) if f not in later]
-        if pending:
-            return pending[0]
-    return None
+        return router_fixes(output, inv, set(expected.ok))
+    return host_fixes(output, inv, machine)
 
 
 def plan_next(text: str) -> tuple[str, str]:
     """Choose ``(machine, command)`` from an observation's text alone."""
-    intent = _parse_intent(text)
-    state = text.split("## Current connectivity", 1)[-1].split("## History", 1)[0]
-    matrix = parse_pingall(state)
-    history = _parse_history(text)
-    order = [("r0", ROUTER_DIAGNOSTICS)] + [
-        (h, HOST_DIAGNOSTICS) for h in _suspects(matrix, list(intent.hosts))
-    ]
-    for machine, diags in order:
-        if (command := _node_step(machine, diags, history, intent)) is not None:
-            return machine, command
-    # Everything looked right when last seen: look again where fixes were made.
-    for machine, diags in order:
+    inv = read_inventory(text)
+    expected = parse_pingall(_section(text, "Expected ping matrix", "## Task"))
+    current = parse_pingall(_section(text, "## Current connectivity", "## History"))
+    history = _history(text)
+    order = ["r0", *_suspects(current, expected, list(inv.hosts))]
+    revisit = []
+    for machine in order:
         mine = [e for e in history if e.machine == machine]
-        for diag in diags:
-            runs = [e for e in mine if e.command == diag]
-            if runs and any(e.index > runs[-1].index and e.command not in diags for e in mine):
-                return machine, diag
-    return "r0", "ip route"
+        looks = [e for e in mine if e.command == _diagnostic(machine)]
+        if not looks:
+            return machine, _diagnostic(machine)
+        last = looks[-1]
+        changed = any(e.index > last.index for e in mine)
+        fixes = _fixes(machine, last.output, inv, expected)
+        if fixes and not changed:
+            return machine, "; ".join(fixes)
+        if changed:
+            revisit.append(machine)
+    for machine in revisit:
+        return machine, _diagnostic(machine)
+    return "r0", ROUTER_DIAGNOSTIC
 
 
 class ReferenceRouteAgent:

@@ -1,308 +1,204 @@
-"""The emulated network: a pure description (``TopologySpec``) and its live form (``Network``).
+"""Mininet topologies: the built-in ``RouterTopo`` and reading any user ``Topo`` as a plan.
 
-Router ``r0`` (IP forwarding on) is linked to N Linux-bridge switches ``s1..sN``; subnet
-``i`` is ``192.168.i.0/24`` with ``r0`` at ``.1`` on ``r0-eth<i>`` and its hosts at
-``.100+j`` with a default route via ``.1``. Hosts are numbered ``h1..hK`` subnet by subnet.
-
-Why plain namespaces rather than Mininet's node shells: each episode must live inside its
-own private namespace (the host firewall, with Docker's ``br_netfilter``, drops bridged
-traffic in the root namespace), must build in well under a second, and must be removable
-by prefix after a crash. ``ip -batch`` builds a 4x4 network in about 50 ms; Mininet's
-bridges and shells live in the root namespace and its cleanup is global.
+``RouterTopo`` is Mininet's ``linuxrouter`` example generalised: a ``LinuxRouter`` node
+``r0`` linked to one switch per subnet, each switch linked to that subnet's hosts, every
+host with a default route via the router. A user may bring their own ``Topo`` class
+(``--param topo=module:Class`` or ``path/to/file.py:Class``): any topology of that shape
+works (a router ``r0`` whose links each lead to one switch, hosts with an ``ip`` parameter
+hanging off the switches); ``plan_of`` reads it back as a ``NetworkPlan`` so faults,
+intents and probes work on it unchanged.
 """
 
 from __future__ import annotations
 
-import logging
+import importlib
+import importlib.util
+import ipaddress
 import os
-import select
-import subprocess
-import time
-from dataclasses import dataclass
-from functools import cached_property
+import re
+import warnings
+from pathlib import Path
+from typing import Any
 
-from netarena.common.errors import EmulatorError
-from netarena.route.namespaces import (
-    NETNS_DIR,
-    OWNER_DIR,
-    ip_batch,
-    new_prefix,
-    remove_prefix,
-    write_sysctl,
-)
+with warnings.catch_warnings():  # mininet imports distutils, which warns on Python 3.11
+    warnings.simplefilter("ignore")
+    from mininet.net import Mininet
+    from mininet.node import Node
+    from mininet.nodelib import LinuxBridge
+    from mininet.topo import Topo
+    from mininet.util import macColonHex
 
-__all__ = ["TopologySpec", "Network", "ExecResult", "OUTPUT_CAP_BYTES"]
+from netarena.common.errors import ConfigError
+from netarena.route.plan import ROUTER, HostPlan, NetworkPlan, Subnet, natural_key
 
-log = logging.getLogger(__name__)
+__all__ = ["LinuxRouter", "Bridge", "Mininet", "Topo", "RouterTopo", "plan_of", "load_topo_class"]
 
-OUTPUT_CAP_BYTES = 8000
-"""Longest command output kept (the rest is cut with a note)."""
+_SPEC = re.compile(r"^(?P<module>[A-Za-z_][\w.]*|[^:]+\.py):(?P<cls>[A-Za-z_]\w*)$")
 
 
-@dataclass(frozen=True)
-class TopologySpec:
-    """Sizes of the network; everything else (names, addresses) follows from them."""
+class LinuxRouter(Node):
+    """A node with IP forwarding on (as in Mininet's ``examples/linuxrouter.py``)."""
 
-    num_subnets: int
-    hosts_per_subnet: int
-
-    @cached_property
-    def hosts(self) -> list[str]:
-        """Host names in subnet order: ``h1..hK``."""
-        return [f"h{k}" for k in range(1, self.num_subnets * self.hosts_per_subnet + 1)]
-
-    @property
-    def nodes(self) -> list[str]:
-        """Every machine, hosts first then the router (Mininet's pingall order)."""
-        return [*self.hosts, "r0"]
-
-    def subnet_of(self, host: str) -> int:
-        """1-based subnet index of ``host``."""
-        return (int(host[1:]) - 1) // self.hosts_per_subnet + 1
-
-    def host_ip(self, host: str) -> str:
-        """Intended address of ``host`` (without prefix length)."""
-        k = int(host[1:]) - 1
-        return f"192.168.{k // self.hosts_per_subnet + 1}.{100 + k % self.hosts_per_subnet}"
-
-    @staticmethod
-    def gateway(subnet: int) -> str:
-        """Router address in ``subnet``."""
-        return f"192.168.{subnet}.1"
-
-    @staticmethod
-    def router_intf(subnet: int) -> str:
-        """Router interface facing ``subnet``."""
-        return f"r0-eth{subnet}"
-
-    @staticmethod
-    def host_intf(host: str) -> str:
-        """The host's only interface."""
-        return f"{host}-eth0"
-
-    def hosts_in(self, subnet: int) -> list[str]:
-        """Hosts attached to ``subnet``."""
-        return [h for h in self.hosts if self.subnet_of(h) == subnet]
-
-    def target_ip(self, src: str, dst: str) -> str:
-        """Address probed for ``src -> dst``.
-
-        A host's address, or the router's gateway address on the source's subnet (for
-        ``r0 -> r0`` never used).
-        """
-        if dst != "r0":
-            return self.host_ip(dst)
-        return self.gateway(self.subnet_of(src))
-
-    def describe(self) -> str:
-        """The intended configuration, as shown to the agent (its target state)."""
-        lines = ["r0: router, IP forwarding enabled (net.ipv4.ip_forward=1)"]
-        for i in range(1, self.num_subnets + 1):
-            lines.append(f"  {self.router_intf(i)} {self.gateway(i)}/24 -> switch s{i}")
-        for h in self.hosts:
-            i = self.subnet_of(h)
-            lines.append(
-                f"{h}: {self.host_intf(h)} {self.host_ip(h)}/24 on s{i}, "
-                f"default via {self.gateway(i)}"
-            )
-        return "\n".join(lines)
+    def config(self, **params: Any) -> Any:
+        """Configure addresses as any node, then turn forwarding on."""
+        result = super().config(**params)
+        self.cmd("sysctl -w net.ipv4.ip_forward=1")
+        return result
 
 
-@dataclass(frozen=True)
-class ExecResult:
-    """What a command printed and how it ended."""
+class Bridge(LinuxBridge):
+    """Mininet's ``LinuxBridge`` (``--switch lxbr``), started with one shell command.
 
-    returncode: int
-    output: str
-    timed_out: bool = False
-
-
-class Network:
-    """A live network for one episode, every piece inside namespaces named ``<prefix>_*``.
-
-    Use as a context manager or call ``close()``; building failures clean up after
-    themselves before raising.
+    ``LinuxBridge.start`` spends nine round trips to the switch's shell on a bridge that
+    does not exist yet in a fresh namespace; this does the same ``brctl`` work in one.
     """
 
-    def __init__(self, spec: TopologySpec, prefix: str | None = None) -> None:
-        self.spec = spec
-        self.prefix = prefix or new_prefix()
-        self._closed = False
-        try:
-            self._build()
-        except BaseException:
-            self.close()
-            raise
+    def start(self, _controllers: list[Any]) -> None:
+        """Create the bridge, add this switch's ports, bring it up (no STP)."""
+        ports = [str(i) for i in self.intfList() if self.name in i.name]
+        self.cmd(f"brctl addbr {self} && brctl addif {self} {' '.join(ports)}")
+        self.cmd(f"ifconfig {self} up")
 
-    def netns(self, node: str) -> str:
-        """Namespace name of ``node`` (``r0``, ``h3``) or ``net`` for the switch fabric."""
-        return f"{self.prefix}_{node}"
 
-    def _build(self) -> None:
-        spec, p = self.spec, self.prefix
-        OWNER_DIR.mkdir(parents=True, exist_ok=True)
-        (OWNER_DIR / f"{p}.pid").write_text(str(os.getpid()))
-        ip_batch([f"netns add {self.netns(n)}" for n in ["net", *spec.nodes]])
-        for n in spec.nodes:  # like a stock distribution host: no IPv6 noise, and
-            for scope in ("all", "default"):  # deleting a primary address promotes the next
-                write_sysctl(self.netns(n), f"net.ipv6.conf.{scope}.disable_ipv6", "1")
-                write_sysctl(self.netns(n), f"net.ipv4.conf.{scope}.promote_secondaries", "1")
-        fabric = ["link set lo up"]
-        for i in range(1, spec.num_subnets + 1):
-            fabric += [f"link add {p}_s{i} type bridge", f"link set {p}_s{i} up"]
-            fabric += [
-                f"link add {p}_r0e{i} type veth peer name {spec.router_intf(i)} "
-                f"netns {self.netns('r0')}",
-                f"link set {p}_r0e{i} master {p}_s{i} up",
-            ]
-            for h in spec.hosts_in(i):
-                fabric += [
-                    f"link add {p}_{h} type veth peer name {spec.host_intf(h)} "
-                    f"netns {self.netns(h)}",
-                    f"link set {p}_{h} master {p}_s{i} up",
-                ]
-        ip_batch(fabric, self.netns("net"))
-        jobs = [self._configure_router()] + [self._configure_host(h) for h in spec.hosts]
-        errors = [err for proc in jobs if (err := _finish(proc))]
-        if errors:
-            raise EmulatorError("configuring nodes failed: " + "; ".join(errors))
-        write_sysctl(self.netns("r0"), "net.ipv4.ip_forward", "1")
+class RouterTopo(Topo):
+    """Router ``r0`` and one switch per subnet of ``plan``, hosts behind the switches."""
 
-    def _configure_router(self) -> subprocess.Popen[str]:
-        lines = ["link set lo up"]
-        for i in range(1, self.spec.num_subnets + 1):
-            intf = self.spec.router_intf(i)
-            lines += [f"addr add {self.spec.gateway(i)}/24 dev {intf}", f"link set {intf} up"]
-        return _start_batch(lines, self.netns("r0"))
+    def build(self, plan: NetworkPlan) -> None:
+        """Add the nodes and links of ``plan`` (Mininet calls this from ``__init__``).
 
-    def _configure_host(self, host: str) -> subprocess.Popen[str]:
-        intf = self.spec.host_intf(host)
-        gw = self.spec.gateway(self.spec.subnet_of(host))
-        lines = [
-            "link set lo up",
-            f"addr add {self.spec.host_ip(host)}/24 dev {intf}",
-            f"link set {intf} up",
-            f"route add default via {gw}",
-        ]
-        return _start_batch(lines, self.netns(host))
-
-    def exec(self, node: str, argv: list[str], timeout_s: float = 5.0) -> ExecResult:
-        """Run ``argv`` inside ``node``'s namespace, no shell, with a timeout and output cap.
-
-        The caller validates ``argv`` (see ``actions``); this only confines and bounds it.
+        MAC addresses follow ``Mininet(autoSetMacs=True)``: the k-th machine in natural
+        order gets ``00:00:00:00:00:0k`` on its first interface. They are given to the
+        links rather than set afterwards, which would take each interface down and up
+        again and make the bridge forget the port a moment later.
         """
-        if self._closed:
-            raise EmulatorError("network is closed")
-        if node not in self.spec.nodes:
-            raise EmulatorError(f"unknown node {node}")
-        full = ["nsenter", f"--net={NETNS_DIR / self.netns(node)}", "--", *argv]
-        env = {"PATH": "/usr/sbin:/usr/bin:/sbin:/bin", "LANG": "C", "LC_ALL": "C"}
-        try:
-            returncode, out, timed_out = _run_capped(full, timeout_s, _CAP_READ_BYTES, env=env)
-        except OSError as exc:
-            return ExecResult(127, f"cannot run {argv[0]}: {exc.strerror}")
-        if timed_out:
-            return ExecResult(-9, _cap(out) + f"\n[timed out after {timeout_s:g}s]", True)
-        return ExecResult(returncode, _cap(out))
-
-    def close(self) -> None:
-        """Remove every namespace (hence link, bridge and rule) of this episode. Idempotent."""
-        if self._closed:
-            return
-        self._closed = True
-        removed = remove_prefix(self.prefix)
-        log.debug("closed %s: %d namespaces", self.prefix, len(removed))
-
-    def __enter__(self) -> Network:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
+        mac = {name: macColonHex(k) for k, name in enumerate(plan.nodes, 1)}
+        first = plan.subnets[0]
+        router = self.addNode(ROUTER, cls=LinuxRouter, ip=f"{first.gateway}/{first.prefixlen}")
+        for subnet in plan.subnets:
+            switch = self.addSwitch(subnet.switch)
+            self.addLink(
+                switch,
+                router,
+                intfName2=subnet.router_intf,
+                addr1=_port_mac() if subnet is first else None,
+                addr2=mac[ROUTER] if subnet is first else None,
+                params2={"ip": f"{subnet.gateway}/{subnet.prefixlen}"},
+            )
+            for host in plan.hosts_in(subnet.index):
+                self.addHost(
+                    host.name,
+                    ip=f"{host.ip}/{subnet.prefixlen}",
+                    defaultRoute=f"via {subnet.gateway}",
+                )
+                self.addLink(
+                    host.name, switch, intfName1=host.intf, addr1=mac[host.name], addr2=_port_mac()
+                )
 
 
-_CAP_READ_BYTES = 4 * OUTPUT_CAP_BYTES + 4
-"""Bytes kept from a command: enough for ``OUTPUT_CAP_BYTES`` characters of any UTF-8 and
-one more, so ``_cap`` still sees that the output was longer and adds its note."""
+def _port_mac() -> str:
+    """A random locally administered MAC, as the kernel gives a switch port."""
+    octets = bytearray(os.urandom(6))
+    octets[0] = (octets[0] & 0xFE) | 0x02
+    return ":".join(f"{b:02x}" for b in octets)
 
 
-def _run_capped(
-    argv: list[str], timeout_s: float, limit: int, env: dict[str, str] | None = None
-) -> tuple[int, bytes, bool]:
-    """Run ``argv`` (stdout and stderr merged), keeping at most ``limit`` bytes of output.
-
-    A chatty command must not grow the evaluator's memory for its whole timeout (``yes``
-    writes gigabytes in five seconds), so output past ``limit`` is read and dropped: the
-    command still runs to completion (or the timeout), so its exit status is its own.
-
-    Returns:
-        ``(returncode, output, timed_out)``; a timed-out command is killed (returncode -9).
+def load_topo_class(spec: str) -> type[Topo]:
+    """Import ``module:Class`` or ``path/to/file.py:Class``; it must subclass ``Topo``.
 
     Raises:
-        OSError: The command could not be started.
+        ConfigError: Malformed spec, import failure, or not a ``Topo`` subclass.
     """
-    proc = subprocess.Popen(
-        argv,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        env=env,
-        cwd="/",
-    )
-    assert proc.stdout is not None
-    fd, kept = proc.stdout.fileno(), bytearray()
-    deadline = time.monotonic() + timeout_s
-    timed_out = False
+    match = _SPEC.match(spec.strip())
+    if match is None:
+        raise ConfigError(f"topo must be 'module:Class' or 'file.py:Class', not {spec!r}")
+    module_name, cls_name = match.group("module"), match.group("cls")
     try:
-        while True:
-            left = deadline - time.monotonic()
-            if left <= 0:
-                timed_out = True
-                break
-            if not select.select([fd], [], [], left)[0]:
+        if module_name.endswith(".py"):
+            path = Path(module_name).expanduser().resolve()
+            loader = importlib.util.spec_from_file_location(f"netarena_topo_{path.stem}", path)
+            if loader is None or loader.loader is None:
+                raise ConfigError(f"cannot load topology file {path}")
+            module = importlib.util.module_from_spec(loader)
+            loader.loader.exec_module(module)
+        else:
+            module = importlib.import_module(module_name)
+    except (ImportError, OSError, SyntaxError) as exc:
+        raise ConfigError(f"cannot import topology {spec!r}: {exc}") from exc
+    cls = getattr(module, cls_name, None)
+    if not (isinstance(cls, type) and issubclass(cls, Topo)):
+        raise ConfigError(f"{spec!r} is not a mininet.topo.Topo subclass")
+    return cls
+
+
+def _intf_name(topo: Topo, node: str, other: str, info: dict[str, Any]) -> str:
+    """The interface ``node`` gets on its link to ``other`` (Mininet's naming)."""
+    side = "1" if info["node1"] == node else "2"
+    return info.get(f"intfName{side}") or f"{node}-eth{info[f'port{side}']}"
+
+
+def _intf_ip(topo: Topo, node: str, info: dict[str, Any], first: bool) -> str | None:
+    side = "1" if info["node1"] == node else "2"
+    ip = (info.get(f"params{side}") or {}).get("ip")
+    if ip is None and first:
+        ip = topo.nodeInfo(node).get("ip")
+    return ip
+
+
+def _router_links(topo: Topo) -> list[tuple[int, str, str, str]]:
+    """``(port, switch, interface, address/len)`` of each router link, in port order."""
+    links = []
+    for a, b, info in topo.links(sort=True, withInfo=True):
+        if ROUTER not in (a, b):
+            continue
+        other = b if a == ROUTER else a
+        if not topo.isSwitch(other):
+            raise ConfigError(f"router link to {other}: each router link must lead to a switch")
+        port = info["port1"] if info["node1"] == ROUTER else info["port2"]
+        links.append((port, other, _intf_name(topo, ROUTER, other, info), info))
+    links.sort()
+    result = []
+    for rank, (port, switch, intf, info) in enumerate(links):
+        ip = _intf_ip(topo, ROUTER, info, first=rank == 0)
+        if ip is None or "/" not in ip:
+            raise ConfigError(f"router interface {intf} needs an 'ip' parameter like 10.0.1.1/24")
+        result.append((port, switch, intf, ip))
+    return result
+
+
+def plan_of(topo: Topo) -> NetworkPlan:
+    """Read a router-and-subnets ``Topo`` as the plan faults and probes work on.
+
+    Raises:
+        ConfigError: The topology is not of that shape (no ``r0``, a router link that does
+            not end at a switch, a host without an address in its switch's subnet, ...).
+    """
+    if ROUTER not in topo.nodes():
+        raise ConfigError(f"a route topology needs a router node named {ROUTER!r}")
+    subnets: list[Subnet] = []
+    hosts: list[HostPlan] = []
+    seen: set[str] = set()
+    for index, (_, switch, intf, cidr) in enumerate(_router_links(topo), 1):
+        iface = ipaddress.ip_interface(cidr)
+        subnet = Subnet(index, switch, str(iface.network), intf, str(iface.ip))
+        subnets.append(subnet)
+        for a, b, info in topo.links(sort=True, withInfo=True):
+            if switch not in (a, b) or ROUTER in (a, b):
                 continue
-            chunk = os.read(fd, 65536)
-            if not chunk:
-                break
-            if len(kept) < limit:
-                kept += chunk[: limit - len(kept)]
-        if not timed_out:
-            try:
-                proc.wait(timeout=max(0.0, deadline - time.monotonic()))
-            except subprocess.TimeoutExpired:  # closed its output but kept running
-                timed_out = True
-    finally:
-        proc.stdout.close()
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-    return (-9 if timed_out else proc.returncode), bytes(kept), timed_out
-
-
-def _cap(raw: bytes) -> str:
-    text = raw.decode("utf-8", "replace")
-    if len(text) > OUTPUT_CAP_BYTES:
-        text = text[:OUTPUT_CAP_BYTES] + f"\n[output cut at {OUTPUT_CAP_BYTES} characters]"
-    return text
-
-
-def _start_batch(lines: list[str], netns: str) -> subprocess.Popen[str]:
-    proc = subprocess.Popen(
-        ["ip", "-n", netns, "-batch", "-"],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    assert proc.stdin is not None
-    proc.stdin.write("\n".join(lines) + "\n")
-    proc.stdin.close()
-    return proc
-
-
-def _finish(proc: subprocess.Popen[str]) -> str:
-    assert proc.stderr is not None and proc.stdout is not None
-    err = proc.stderr.read()
-    proc.stdout.close()
-    proc.stderr.close()
-    proc.wait(timeout=30)
-    return err.strip() if proc.returncode else ""
+            host = b if a == switch else a
+            if topo.isSwitch(host):
+                raise ConfigError(f"switch {switch} links to switch {host}: one switch per subnet")
+            if host in seen:
+                raise ConfigError(f"host {host} has more than one link")
+            seen.add(host)
+            cidr_h = topo.nodeInfo(host).get("ip")
+            if not cidr_h or ipaddress.ip_interface(cidr_h).network != iface.network:
+                raise ConfigError(f"host {host} needs an 'ip' parameter inside {iface.network}")
+            address = str(ipaddress.ip_interface(cidr_h).ip)
+            hosts.append(HostPlan(host, _intf_name(topo, host, switch, info), address, index))
+    if not hosts:
+        raise ConfigError("the topology has no hosts behind the router's switches")
+    missing = [h for h in topo.hosts() if h != ROUTER and h not in seen]
+    if missing:
+        raise ConfigError(f"hosts not behind a router switch: {', '.join(missing)}")
+    hosts.sort(key=lambda h: natural_key(h.name))
+    return NetworkPlan(tuple(subnets), tuple(hosts))

@@ -1,9 +1,10 @@
 """Route app timings against brief §12 (medians; the machine is shared, so expect noise).
 
-Measures, on a 4x4 network (17 machines, 272 ordered pairs): building the network,
-building + injecting + verifying the faults (what ``open()`` does), one pingmesh of a
-healthy and of a broken network (with a false-result count), whole reference-solver
-episodes, and throughput with parallel episodes.
+Measures, on a 4x4 network (17 machines, 272 ordered pairs) built with Mininet inside a
+private namespace: building the network, ``open()`` (build + intent + inject + verify in
+the steady state), one pingmesh of a healthy and of a broken network (with a
+false-result count), one agent command in the sandbox, whole reference-solver episodes,
+and throughput with parallel episodes.
 
 Run as root: ``python benchmarks/route_episode.py [--repeat 7] [--parallel 8]``.
 """
@@ -12,12 +13,14 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import random
 import statistics
 import time
 from concurrent.futures import ThreadPoolExecutor
 
 from netarena.common.agents import Observation
-from netarena.route import Network, RouteApp, TopologySpec, pingmesh
+from netarena.route import Network, RouteApp, RouterTopo, draw_plan, pingmesh
+from netarena.route.intent import Intent
 from netarena.route.solver import ReferenceRouteAgent
 
 
@@ -30,7 +33,7 @@ def solve(app: RouteApp, seed: int, level: int) -> tuple[float, bool]:
     episode = app.open(app.generate(seed, level))
     agent = ReferenceRouteAgent()
     try:
-        for turn in range(app.default_max_turns):
+        for turn in range(10):
             reply = asyncio.run(agent.act(Observation(episode.observe(), "b", turn)))
             if episode.step(reply).done:
                 break
@@ -40,42 +43,53 @@ def solve(app: RouteApp, seed: int, level: int) -> tuple[float, bool]:
     return time.perf_counter() - started, score.correct and score.safe
 
 
+def mesh_timings(repeat: int) -> dict[str, list[float]]:
+    plan = draw_plan(random.Random(44), [4, 4, 4, 4])
+    everything = frozenset((s, d) for s in plan.nodes for d in plan.nodes if s != d)
+    times: dict[str, list[float]] = {"build": [], "close": [], "healthy": [], "broken": []}
+    times["false"] = [0.0]
+    times["shell"] = []
+    for _ in range(repeat):
+        t = time.perf_counter()
+        net = Network(plan, Intent(None, False, False, (), None), RouterTopo(plan))
+        times["build"].append(time.perf_counter() - t)
+        pingmesh(net, expect=everything)  # the first probe also warms ARP; later ones agree
+        for _ in range(5):
+            t = time.perf_counter()
+            m = pingmesh(net, expect=everything)
+            times["healthy"].append(time.perf_counter() - t)
+            times["false"][0] += len(everything - m.ok)
+        t = time.perf_counter()
+        net.shell("h1", "ip route | grep default")
+        times["shell"].append(time.perf_counter() - t)
+        net.exec("r0", ["ip", "link", "set", plan.subnets[1].router_intf, "down"])
+        t = time.perf_counter()
+        m = pingmesh(net, expect=m.ok)
+        times["broken"].append(time.perf_counter() - t)
+        cut = set(h.name for h in plan.hosts_in(2))
+        expected_ok = {(s, d) for s, d in everything if (s in cut) == (d in cut)}
+        times["false"][0] += len(m.ok ^ expected_ok)
+        t = time.perf_counter()
+        net.close()
+        times["close"].append(time.perf_counter() - t)
+    return times
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--repeat", type=int, default=7)
     parser.add_argument("--parallel", type=int, default=8)
     args = parser.parse_args()
-    spec = TopologySpec(4, 4)
     app = RouteApp({"num_subnets": 4, "hosts_per_subnet": 4})
-
-    build, close, healthy, broken, false_results = [], [], [], [], 0
-    for _ in range(args.repeat):
-        t = time.perf_counter()
-        net = Network(spec)
-        build.append(time.perf_counter() - t)
-        pingmesh(net)  # first probe also warms ARP; later ones must agree
-        for _ in range(5):
-            t = time.perf_counter()
-            m = pingmesh(net)
-            healthy.append(time.perf_counter() - t)
-            false_results += len(m.pairs) - m.received
-        net.exec("r0", ["ip", "link", "set", "r0-eth2", "down"])
-        t = time.perf_counter()
-        m = pingmesh(net)
-        broken.append(time.perf_counter() - t)
-        expected_ok = 272 - 2 * 4 * 13 + 0  # subnet 2 cut off from 12 hosts and r0
-        false_results += abs(m.received - expected_ok)
-        t = time.perf_counter()
-        net.close()
-        close.append(time.perf_counter() - t)
+    times = mesh_timings(args.repeat)
 
     opened = []
     for level, label in [(1, "DR"), (1, "RI"), (2, "DR+WR"), (3, "DI+DT"), (3, "DI+RI")] * 2:
-        q = app.generate(len(opened) + 1, level, label)
+        query = app.generate(len(opened) + 1, level, label)
         t = time.perf_counter()
-        ep = app.open(q)
+        episode = app.open(query)
         opened.append(time.perf_counter() - t)
-        ep.close()
+        episode.close()
 
     episodes = [solve(app, 500 + i, 1 + i % 3) for i in range(args.repeat)]
     t = time.perf_counter()
@@ -84,15 +98,17 @@ def main() -> None:
         par = list(pool.map(lambda i: solve(app, 900 + i, 1 + i % 3), range(n)))
     wall = time.perf_counter() - t
 
-    print("route benchmark, 4x4 network (17 machines, 272 ordered pairs)")
-    print(f"  network build                       {median_s(build)}")
-    print(f"  network close                       {median_s(close)}")
-    print(f"  open: build+inject+verify+probe     {median_s(opened)}   (target <= 1.5 s)")
-    print(f"  pingmesh, healthy                   {median_s(healthy)}   (target <= 0.1 s)")
-    print(f"  pingmesh, broken (waits timeouts)   {median_s(broken)}")
-    print(f"  pingmesh false results              {false_results}   (target 0)")
+    print("route benchmark, 4x4 network (17 machines, 272 ordered pairs), Mininet")
+    print(f"  network build (Mininet, private ns)  {median_s(times['build'])}")
+    print(f"  network close                        {median_s(times['close'])}")
+    print(f"  open: build+intent+inject+verify     {median_s(opened)}   (target <= 1.5 s)")
+    healthy = median_s(times["healthy"])
+    print(f"  pingmesh, healthy                    {healthy}   (target <= 0.1 s)")
+    print(f"  pingmesh, broken (confirms losses)   {median_s(times['broken'])}")
+    print(f"  pingmesh false results               {int(times['false'][0])}   (target 0)")
+    print(f"  one agent command in the sandbox     {median_s(times['shell'])}")
     print(
-        f"  whole reference episode             {median_s([e[0] for e in episodes])}"
+        f"  whole reference episode              {median_s([e[0] for e in episodes])}"
         f"   solved {sum(e[1] for e in episodes)}/{len(episodes)}"
     )
     print(

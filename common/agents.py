@@ -8,10 +8,12 @@ runner never knows which one it drives.
 from __future__ import annotations
 
 import os
+import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from netarena.common.errors import AgentError, ConfigError
+from netarena.common.replay import Tape
 
 if TYPE_CHECKING:
     from netarena.common.app import App
@@ -29,6 +31,9 @@ class Observation:
     """One id per episode, so stateful agents can keep per-episode memory."""
     turn: int = 0
     """0-based turn number within the episode."""
+    query_id: str = ""
+    """The query being played, for recording and replaying LLM calls (never sent to remote
+    agents); empty when unknown."""
 
 
 @runtime_checkable
@@ -71,6 +76,9 @@ class LiteLLMAgent:
         self.model = model
         self.name = f"litellm:{model}"
         self._kwargs = completion_kwargs
+        self.tape = Tape()
+        """Where calls are recorded, or replayed from (``netarena.common.replay``); the
+        default one only counts usage."""
 
     def messages(self, observation: Observation) -> list[dict[str, str]]:
         """The chat messages for this turn: the observation as one user message."""
@@ -83,19 +91,36 @@ class LiteLLMAgent:
     async def act(self, observation: Observation) -> str:
         """Send ``messages(observation)`` and return ``finish`` of the reply text.
 
+        Every call is handed to ``self.tape``; a replaying tape answers instead of the model.
+
         Raises:
-            AgentError: The provider call failed.
+            AgentError: The provider call failed (or, replaying, the recorded one did).
         """
+        request = {"model": self.model, "messages": self.messages(observation), **self._kwargs}
+        key = observation.query_id or observation.context_id
+        if self.tape.replaying:
+            return self.finish(self.tape.replay(key, request).reply(), observation)
         os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
         import litellm
 
+        litellm.suppress_debug_info = True  # its help banner would corrupt `--json` stdout
+        started = time.perf_counter()
         try:
-            response = await litellm.acompletion(
-                model=self.model, messages=self.messages(observation), **self._kwargs
-            )
+            response = await litellm.acompletion(**request)
         except Exception as exc:  # noqa: BLE001 - any provider failure is the agent's failure
-            raise AgentError(f"{self.name}: {type(exc).__name__}: {exc}") from exc
+            error = f"{self.name}: {type(exc).__name__}: {exc}"
+            self.tape.record(key, observation.context_id, observation.turn, request,
+                             error=error, latency_s=time.perf_counter() - started)
+            raise AgentError(error) from exc
+        cost = (getattr(response, "_hidden_params", None) or {}).get("response_cost")
+        self.tape.record(key, observation.context_id, observation.turn, request,
+                         response=response.model_dump(), cost_usd=cost,
+                         latency_s=time.perf_counter() - started)
         return self.finish(response.choices[0].message.content or "", observation)
+
+    def episode_usage(self, query_id: str) -> dict[str, float]:
+        """LLM calls, tokens and cost spent on ``query_id`` (the runner adds them to results)."""
+        return self.tape.episode_usage(query_id)
 
 
 def make_agent(spec: str, app: App) -> Agent:

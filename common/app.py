@@ -122,6 +122,9 @@ class App(abc.ABC):
     """The app's parameters; request keys are validated against it."""
     default_max_turns: ClassVar[int] = 1
     """Turn budget when the request does not set one."""
+    max_concurrency: ClassVar[int | None] = None
+    """Most episodes the app runs at once, when measured to be limited (route: live
+    networks on a 2-core machine); a run asking for more is rejected."""
     legacy_keys: ClassVar[dict[str, str]] = {}
     """Reference-NetArena request keys mapped to ``config_model`` fields (``num_switches``
     → ``num_subnets``), so existing leaderboards' requests keep working."""

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+import importlib.util
 import json
 import logging
 import os
+from collections.abc import Sequence
 from importlib.metadata import entry_points
 from pathlib import Path
 from typing import Annotated, Any
@@ -18,9 +20,21 @@ from rich.table import Table
 from netarena.common.agents import make_agent
 from netarena.common.app import load_app
 from netarena.common.errors import ConfigError
+from netarena.common.replay import CALLS_FILE, Tape
+from netarena.common.report import load_results
 from netarena.common.result_files import UnsafeResultsFile, write_atomic
-from netarena.common.runner import QueryPlan, RunConfig, Runner, fresh_seed, plan_queries
+from netarena.common.runner import QueryPlan, ResultCallback, RunConfig, Runner, fresh_seed
+from netarena.common.runspec import (
+    Executor,
+    Play,
+    RunSpec,
+    annotate_summary,
+    play_all,
+    replay_setup,
+    uniform_summary,
+)
 from netarena.common.stats import summarize
+from netarena.common.types import Query, QueryResult
 
 __all__ = ["main", "cli", "parse_levels", "render_summary"]
 
@@ -51,11 +65,16 @@ def _parse_params(pairs: list[str]) -> dict[str, Any]:
         key, sep, value = pair.partition("=")
         if not sep:
             raise typer.BadParameter(f"--param expects KEY=VALUE, got {pair!r}")
-        try:
-            params[key] = json.loads(value)
-        except json.JSONDecodeError:
-            params[key] = value
+        params[key] = _value(value)
     return params
+
+
+def _value(text: str) -> Any:
+    """A command-line value: JSON when it parses (numbers, lists), else the text."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError:
+        return text
 
 
 def render_summary(summary: dict[str, Any]) -> Table:
@@ -92,92 +111,221 @@ def render_summary(summary: dict[str, Any]) -> Table:
     return table
 
 
+AgentOpt = Annotated[str, typer.Option(help="reference, null, litellm:MODEL or an A2A URL")]
+LevelsOpt = Annotated[str, typer.Option(help="comma-separated levels")]
+LabelsOpt = Annotated[str | None, typer.Option(help="comma-separated labels")]
+SeedOpt = Annotated[int | None, typer.Option(help="base seed (random when absent)")]
+ConcurrencyOpt = Annotated[int, typer.Option(min=1)]
+MaxTurnsOpt = Annotated[int | None, typer.Option(min=1)]
+TurnTimeoutOpt = Annotated[float, typer.Option(help="seconds per agent answer")]
+EpisodeTimeoutOpt = Annotated[
+    float | None, typer.Option(help="seconds per episode, checked between turns")
+]
+ParamOpt = Annotated[list[str], typer.Option("--param", "-p", help="app parameter KEY=VALUE")]
+JsonOpt = Annotated[bool, typer.Option("--json", help="print the summary as JSON on stdout")]
+ExecutorOpt = Annotated[
+    str, typer.Option(help="where episodes play: local (this process) or ray (a Ray cluster)")
+]
+RayAddressOpt = Annotated[
+    str | None, typer.Option(help="Ray cluster to join (default: start a local one)")
+]
+AdaptiveOpt = Annotated[
+    list[Path] | None,
+    typer.Option(help="earlier results of this agent (files or run dirs): draw where it fails"),
+]
+FloorOpt = Annotated[
+    float, typer.Option(min=0, max=1, help="adaptive: share of queries spread evenly")
+]
+AxisOpt = Annotated[
+    list[str], typer.Option(help="adaptive: app parameter to vary per query, KEY=V1,V2,...")
+]
+
+
+def _parse_axes(pairs: list[str]) -> dict[str, list[Any]]:
+    axes: dict[str, list[Any]] = {}
+    for pair in pairs:
+        key, sep, values = pair.partition("=")
+        if not sep or not values:
+            raise typer.BadParameter(f"--adaptive-axis expects KEY=V1,V2,..., got {pair!r}")
+        axes[key] = [_value(v) for v in values.split(",")]
+    return axes
+
+
+def _run_spec(
+    app_name: str, agent: str, queries: int, levels: str, labels: str | None,
+    seed: int | None, run_config: RunConfig, param: list[str],
+    adaptive: list[Path] | None, floor: float, axes: list[str],
+) -> RunSpec:
+    """The spec of a new run from command-line options (adaptive when results are given)."""
+    plan = QueryPlan(
+        num_queries=queries,
+        levels=parse_levels(levels),
+        labels=tuple(labels.split(",")) if labels else None,
+        seed=fresh_seed() if seed is None else seed,
+    )
+    spec = RunSpec(app=app_name, params=_parse_params(param), agent=agent, plan=plan,
+                   run=run_config)
+    make_agent(agent, load_app(app_name, spec.params))  # fail early on a bad spec
+    if adaptive:
+        source = ", ".join(str(p) for p in adaptive)
+        spec = spec.with_adaptive(load_results(adaptive), source, floor, _parse_axes(axes))
+    return spec
+
+
+def _play_with_progress(
+    spec: RunSpec, play: Play, executor: Executor, tape: Tape | None, ray_address: str | None,
+    transient: bool,
+) -> list[QueryResult]:
+    groups = spec.groups()
+    name = spec.agent_name()
+    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                  TimeElapsedColumn(), console=err, transient=transient) as progress:
+        task = progress.add_task(f"{spec.app} · {name}", total=sum(len(q) for _, q in groups))
+        correct = 0
+
+        def tick(result: QueryResult, done: int, total: int) -> None:
+            nonlocal correct
+            correct += int(result.correct)
+            progress.update(task, completed=done,
+                            description=f"{spec.app} · {name} · correctness {correct / done:.2f}")
+
+        try:
+            return asyncio.run(play_all(spec, play, executor=executor, tape=tape,
+                                        ray_address=ray_address, on_result=tick, groups=groups))
+        except UnsafeResultsFile as exc:
+            err.print(f"[red]error:[/red] {exc}")
+            raise typer.Exit(2) from exc
+
+
+def _executor(name: str) -> Executor:
+    if name not in ("local", "ray"):
+        raise typer.BadParameter(f"--executor must be local or ray, got {name!r}")
+    if name == "ray" and importlib.util.find_spec("ray") is None:
+        raise typer.BadParameter("--executor ray needs Ray: pip install 'netarena[ray]'")
+    return "ray" if name == "ray" else "local"
+
+
+def _print_summary(summary: dict[str, Any], as_json: bool, uniform: dict[str, Any] | None) -> None:
+    if as_json:
+        typer.echo(json.dumps(summary, indent=2))
+        return
+    wide = Console()
+    wide.width = max(wide.width, 112)  # keep each interval on one line in logs and pipes
+    if uniform is not None:
+        wide.print("uniform set (the results the adaptive draw came from):")
+        wide.print(render_summary(uniform))
+        wide.print("adaptive set (failure-targeted; not comparable with uniform rates):")
+    wide.print(render_summary(summary))
+    if "usage" in summary:
+        u = summary["usage"]
+        wide.print(f"LLM: {u['llm_calls']} calls, {u['prompt_tokens']} prompt + "
+                   f"{u['completion_tokens']} completion tokens, ${u['cost_usd']:.6f}")
+
+
 @cli.command()
 def run(
     app_name: Annotated[str, typer.Argument(metavar="APP", help="malt, route or k8s")],
-    agent: Annotated[
-        str, typer.Option(help="reference, null, litellm:MODEL or an A2A URL")
-    ] = "reference",
+    agent: AgentOpt = "reference",
     queries: Annotated[int, typer.Option("--queries", "-n", min=1)] = 10,
-    levels: Annotated[str, typer.Option(help="comma-separated levels")] = "1,2,3",
-    labels: Annotated[str | None, typer.Option(help="comma-separated labels")] = None,
-    seed: Annotated[int | None, typer.Option(help="base seed (random when absent)")] = None,
-    concurrency: Annotated[int, typer.Option(min=1)] = 4,
-    max_turns: Annotated[int | None, typer.Option(min=1)] = None,
-    turn_timeout: Annotated[float, typer.Option(help="seconds per agent answer")] = 120.0,
-    episode_timeout: Annotated[
-        float | None, typer.Option(help="seconds per episode, checked between turns")
-    ] = None,
-    param: Annotated[list[str], typer.Option("--param", "-p", help="app parameter KEY=VALUE")] = [],  # noqa: B006
+    levels: LevelsOpt = "1,2,3",
+    labels: LabelsOpt = None,
+    seed: SeedOpt = None,
+    concurrency: ConcurrencyOpt = 4,
+    max_turns: MaxTurnsOpt = None,
+    turn_timeout: TurnTimeoutOpt = 120.0,
+    episode_timeout: EpisodeTimeoutOpt = None,
+    param: ParamOpt = [],  # noqa: B006
     out: Annotated[
-        Path | None, typer.Option(help="directory for results.jsonl and summary.json")
+        Path | None,
+        typer.Option(help="directory for results.jsonl, summary.json, run.json, llm_calls.jsonl"),
     ] = None,
-    as_json: Annotated[
-        bool, typer.Option("--json", help="print the summary as JSON on stdout")
-    ] = False,
+    as_json: JsonOpt = False,
+    executor: ExecutorOpt = "local",
+    ray_address: RayAddressOpt = None,
+    adaptive: AdaptiveOpt = None,
+    adaptive_floor: FloorOpt = 0.2,
+    adaptive_axis: AxisOpt = [],  # noqa: B006
+    replay: Annotated[
+        Path | None,
+        typer.Option(help="re-run a run folder from its run.json and recorded LLM calls, "
+                          "with no network (results go to --out, default DIR/replay)"),
+    ] = None,
 ) -> None:
     """Evaluate an agent on an app and print scores with 95% intervals."""
     logging.basicConfig(level=logging.WARNING)
+    where = _executor(executor)
+    run_config = RunConfig(concurrency=concurrency, max_turns=max_turns,
+                           turn_timeout_s=turn_timeout, episode_timeout_s=episode_timeout)
+    tape: Tape | None = None
     try:
-        app = load_app(app_name, _parse_params(param))
-        the_agent = make_agent(agent, app)
-        seed = fresh_seed() if seed is None else seed
-        plan = QueryPlan(
-            num_queries=queries,
-            levels=parse_levels(levels),
-            labels=tuple(labels.split(",")) if labels else None,
-            seed=seed,
-        )
-        qs = plan_queries(app, plan)
-        runner = Runner(
-            app,
-            the_agent,
-            RunConfig(
-                concurrency=concurrency,
-                max_turns=max_turns,
-                turn_timeout_s=turn_timeout,
-                episode_timeout_s=episode_timeout,
-            ),
-        )
+        if replay is not None:
+            spec, out, tape = replay_setup(replay, app_name, out)
+        else:
+            spec = _run_spec(app_name, agent, queries, levels, labels, seed, run_config, param,
+                             adaptive, adaptive_floor, adaptive_axis)
+            tape = Tape(sink=out / CALLS_FILE) if out else None
+        uniform = uniform_summary(spec, load_results(adaptive)) if adaptive else None
+    except (ConfigError, ValueError) as exc:
+        err.print(f"[red]error:[/red] {exc}")
+        raise typer.Exit(2) from exc
+    if out:
+        spec.write(out)
+    results_path = out / "results.jsonl" if out else None
+
+    async def evaluate(runner: Runner, qs: Sequence[Query], tick: ResultCallback) -> Any:
+        return await runner.run(qs, out=results_path, on_result=tick)
+
+    results = _play_with_progress(spec, evaluate, where, tape, ray_address, as_json)
+    summary = summarize(results, app=spec.app, agent=spec.agent_name(), seed=spec.plan.seed)
+    annotate_summary(summary, spec, results, tape, replay)
+    if out:
+        write_atomic(out / "summary.json", json.dumps(summary, indent=2))
+    _print_summary(summary, as_json, uniform)
+
+
+@cli.command()
+def rollouts(
+    app_name: Annotated[str, typer.Argument(metavar="APP", help="malt, route or k8s")],
+    out: Annotated[Path, typer.Option(help="JSONL file of trajectories (appended; resumes)")],
+    agent: AgentOpt = "reference",
+    n: Annotated[int, typer.Option("--n", "-n", min=1, help="episodes")] = 20,
+    levels: LevelsOpt = "1,2,3",
+    labels: LabelsOpt = None,
+    seed: SeedOpt = None,
+    concurrency: ConcurrencyOpt = 4,
+    max_turns: MaxTurnsOpt = None,
+    turn_timeout: TurnTimeoutOpt = 120.0,
+    episode_timeout: EpisodeTimeoutOpt = None,
+    param: ParamOpt = [],  # noqa: B006
+    as_json: JsonOpt = False,
+    executor: ExecutorOpt = "local",
+    ray_address: RayAddressOpt = None,
+    adaptive: AdaptiveOpt = None,
+    adaptive_floor: FloorOpt = 0.2,
+    adaptive_axis: AxisOpt = [],  # noqa: B006
+) -> None:
+    """Play episodes and write one trajectory per line (chat format for TRL, verl, OpenRLHF)."""
+    from netarena.common.rollouts import collect
+
+    logging.basicConfig(level=logging.WARNING)
+    where = _executor(executor)
+    run_config = RunConfig(concurrency=concurrency, max_turns=max_turns,
+                           turn_timeout_s=turn_timeout, episode_timeout_s=episode_timeout)
+    try:
+        spec = _run_spec(app_name, agent, n, levels, labels, seed, run_config, param,
+                         adaptive, adaptive_floor, adaptive_axis)
     except (ConfigError, ValueError) as exc:
         err.print(f"[red]error:[/red] {exc}")
         raise typer.Exit(2) from exc
 
-    results_path = out / "results.jsonl" if out else None
-    with Progress(
-        TextColumn("{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        console=err,
-        transient=as_json,
-    ) as progress:
-        task = progress.add_task(f"{app_name} · {the_agent.name}", total=len(qs))
-        correct = 0
+    async def record(runner: Runner, qs: Sequence[Query], tick: ResultCallback) -> Any:
+        return await collect(runner, qs, out, tick)
 
-        def tick(result: Any, done: int, total: int) -> None:
-            nonlocal correct
-            correct += int(result.correct)
-            progress.update(
-                task,
-                completed=done,
-                description=f"{app_name} · {the_agent.name} · correctness {correct / done:.2f}",
-            )
-
-        try:
-            results = asyncio.run(runner.run(qs, out=results_path, on_result=tick))
-        except UnsafeResultsFile as exc:
-            err.print(f"[red]error:[/red] {exc}")
-            raise typer.Exit(2) from exc
-    summary = summarize(results, app=app_name, agent=the_agent.name, seed=seed)
-    if out:
-        write_atomic(out / "summary.json", json.dumps(summary, indent=2))
-    if as_json:
-        typer.echo(json.dumps(summary, indent=2))
-    else:
-        wide = Console()
-        wide.width = max(wide.width, 112)  # keep each interval on one line in logs and pipes
-        wide.print(render_summary(summary))
+    results = _play_with_progress(spec, record, where, None, ray_address, as_json)
+    summary = summarize(results, app=spec.app, agent=spec.agent_name(), seed=spec.plan.seed)
+    annotate_summary(summary, spec, results, None, None)
+    err.print(f"rollouts: {len(results)} episodes played, appended to {out}")
+    _print_summary(summary, as_json, None)
 
 
 @cli.command()

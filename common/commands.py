@@ -13,7 +13,7 @@ import unicodedata
 
 from netarena.common.errors import InvalidAction
 
-__all__ = ["split_command", "MAX_COMMAND_CHARS"]
+__all__ = ["split_command", "unprintable_character", "MAX_COMMAND_CHARS"]
 
 MAX_COMMAND_CHARS = 2000
 """Longest command line accepted."""
@@ -35,7 +35,12 @@ hide what a command does from a reader, NUL makes ``exec`` raise, and a lone sur
 cannot be encoded for ``exec`` at all."""
 
 
-def _unprintable(line: str) -> str | None:
+def unprintable_character(line: str) -> str | None:
+    """The first unprintable character of ``line`` as ``U+XXXX``, or ``None``.
+
+    Tabs and newlines are fine. Apps that take whole shell command lines refuse the rest
+    too.
+    """
     for ch in line:
         if ch not in "\t\r\n" and unicodedata.category(ch) in _UNPRINTABLE:
             return f"U+{ord(ch):04X}"
@@ -60,7 +65,7 @@ def split_command(line: str) -> list[str]:
         raise InvalidAction("empty command")
     if len(line) > MAX_COMMAND_CHARS:
         raise InvalidAction(f"command longer than {MAX_COMMAND_CHARS} characters")
-    if bad := _unprintable(line):
+    if bad := unprintable_character(line):
         raise InvalidAction(f"unprintable character {bad} in the command")
     for pattern, what in _SHELL_SYNTAX:
         if pattern.search(line):

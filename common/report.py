@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from netarena.common.errors import ConfigError
+from netarena.common.replay import USAGE_COLUMNS, usage_cells, usage_summary
 from netarena.common.runner import read_results
 from netarena.common.stats import overlap, summarize
 from netarena.common.types import QueryResult
@@ -143,7 +144,11 @@ def run_summaries(results: Sequence[QueryResult]) -> dict[str, list[dict[str, An
         groups[(r.app, r.agent)].append(r)
     by_app: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for (app, agent), rs in sorted(groups.items()):
-        by_app[app].append(summarize(rs, app=app, agent=agent, seed=None))
+        summary = summarize(rs, app=app, agent=agent, seed=None)
+        usage = usage_summary(rs)
+        if usage:
+            summary["usage"] = usage
+        by_app[app].append(summary)
     return dict(by_app)
 
 
@@ -211,6 +216,9 @@ def render_text(by_app: dict[str, list[dict[str, Any]]],
     for app, runs in sorted(by_app.items()):
         out += [f"== {app} ==", ""]
         out += _table([_HEAD] + [_row(run["agent"], run) for run in runs]) + [""]
+        usage = [usage_cells(run["agent"], run["usage"]) for run in runs if "usage" in run]
+        if usage:
+            out += ["-- LLM usage --", *_table([list(USAGE_COLUMNS), *usage]), ""]
         for key, title in (("by_level", "level"), ("by_label", "label")):
             rows = [[title, *_HEAD]]
             groups = (order or {}).get(app, {}).get(key) or sorted(

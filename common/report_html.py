@@ -6,6 +6,8 @@ from html import escape
 from pathlib import Path
 from typing import Any
 
+from netarena.common.replay import USAGE_COLUMNS, usage_cells
+
 __all__ = ["render_html"]
 
 _STYLE = """
@@ -73,8 +75,10 @@ def render_html(title: str, by_app: dict[str, list[dict[str, Any]]], overall: Pa
     for app, runs in sorted(by_app.items()):
         agents = [run["agent"] for run in runs]
         levels, labels, overlap_png = plots[app]
+        usage = [usage_cells(run["agent"], run["usage"]) for run in runs if "usage" in run]
         parts += [f"<h2>{escape(app)}</h2>",
                   _table(list(_COLUMNS), [_cells(run["agent"], run) for run in runs]),
+                  _table(list(USAGE_COLUMNS), usage) if usage else "",
                   "<h3>Per level</h3>", _img(levels, f"{app} per level"),
                   _breakdown(runs, "by_level", "level", order[app]["by_level"]),
                   "<h3>Per label</h3>", _img(labels, f"{app} per label"),

@@ -13,8 +13,10 @@ import json
 import logging
 import random
 import time
+import uuid
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO, TypeVar
 
@@ -24,10 +26,18 @@ from netarena.common.agents import Agent, Observation
 from netarena.common.app import App, Episode
 from netarena.common.errors import AgentError, ConfigError, NetArenaError
 from netarena.common.result_files import open_regular, read_regular
-from netarena.common.types import Query, QueryResult, Score
+from netarena.common.types import Query, QueryResult, Score, StepResult
 
 __all__ = [
-    "QueryPlan", "RunConfig", "plan_queries", "plan_size", "Runner", "read_results", "fresh_seed"]
+    "QueryPlan",
+    "RunConfig",
+    "TurnRecord",
+    "plan_queries",
+    "plan_size",
+    "Runner",
+    "read_results",
+    "fresh_seed",
+]
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -208,6 +218,18 @@ def _resume(sink: TextIO, path: Path) -> list[QueryResult]:
 ResultCallback = Callable[[QueryResult, int, int], Any]
 
 
+@dataclass(frozen=True)
+class TurnRecord:
+    """One turn of a played episode, kept when the runner records trajectories."""
+
+    observation: str
+    """The text the agent was shown."""
+    action: str
+    """What the agent answered."""
+    step: StepResult
+    """What the action did (its output, reward, validity, whether it ended the episode)."""
+
+
 class Runner:
     """Runs queries for one app and agent with bounded concurrency."""
 
@@ -215,7 +237,15 @@ class Runner:
         self.app = app
         self.agent = agent
         self.config = config or RunConfig()
+        limit = app.max_concurrency
+        if limit is not None and self.config.concurrency > limit:
+            raise ConfigError(
+                f"{app.name} runs at most {limit} episodes at once; "
+                f"concurrency {self.config.concurrency} is too high"
+            )
         self.max_turns = self.config.max_turns or app.default_max_turns
+        self.trajectories: dict[str, list[TurnRecord]] | None = None
+        """Set to a dict to keep every played query's turns (rollouts); ``None``: keep none."""
         self._executor = ThreadPoolExecutor(
             max_workers=self.config.concurrency + 2, thread_name_prefix=f"netarena-{app.name}"
         )
@@ -293,7 +323,12 @@ class Runner:
         scored = True
         score: Score | None = None
         episode: Episode | None = None
-        context_id = f"{query.id}-{random.SystemRandom().getrandbits(32):08x}"
+        # Opaque: the query id names the label (the injected fault), which a remote agent
+        # must not learn from the conversation id.
+        context_id = uuid.uuid4().hex
+        trajectory: list[TurnRecord] = []
+        if self.trajectories is not None:
+            self.trajectories[query.id] = trajectory
         try:
             episode = await self._call(self.app.open, query)
             deadline = (
@@ -305,10 +340,11 @@ class Runner:
                     break
                 text = await self._call(episode.observe)
                 t0 = time.perf_counter()
-                action = await self._ask(Observation(text, context_id, turns))
+                action = await self._ask(Observation(text, context_id, turns, query.id))
                 agent_s += time.perf_counter() - t0
                 turns += 1
                 step = await self._call(episode.step, action)
+                trajectory.append(TurnRecord(text, action, step))
                 reward += step.reward
                 if step.done:
                     break
@@ -340,8 +376,13 @@ class Runner:
             turns=turns,
             error=error,
             scored=scored,
-            details={**(score.details if score else {}), "reward": reward},
+            details={**(score.details if score else {}), "reward": reward, **self._usage(query)},
         )
+
+    def _usage(self, query: Query) -> dict[str, Any]:
+        """What the agent spent on ``query`` (LLM calls, tokens, cost), when it keeps count."""
+        usage = getattr(self.agent, "episode_usage", None)
+        return dict(usage(query.id)) if callable(usage) else {}
 
     async def _ask(self, observation: Observation) -> str:
         try:

@@ -6,12 +6,18 @@ cd "$(dirname "$0")/.."
 VENV="${NETARENA_VENV:-.venv}"
 
 need_apt=()
-# The route emulator: namespaces, veths and bridges (iproute2), and the tools agents may run.
-command -v ip       >/dev/null || need_apt+=(iproute2)
-command -v tc       >/dev/null || need_apt+=(iproute2)
-command -v iptables >/dev/null || need_apt+=(iptables)
-command -v ifconfig >/dev/null || need_apt+=(net-tools)
-command -v ping     >/dev/null || need_apt+=(iputils-ping)
+# The route emulator: Mininet (mnexec; Linux bridges via brctl), namespaces and veths
+# (iproute2), the agents' shell sandbox (bubblewrap), and the tools agents use on nodes.
+command -v ip         >/dev/null || need_apt+=(iproute2)
+command -v tc         >/dev/null || need_apt+=(iproute2)
+command -v iptables   >/dev/null || need_apt+=(iptables)
+command -v ifconfig   >/dev/null || need_apt+=(net-tools)
+command -v ping       >/dev/null || need_apt+=(iputils-ping)
+command -v mnexec     >/dev/null || need_apt+=(mininet)
+command -v brctl      >/dev/null || need_apt+=(bridge-utils)
+command -v bwrap      >/dev/null || need_apt+=(bubblewrap)
+command -v traceroute >/dev/null || need_apt+=(traceroute)
+command -v ethtool    >/dev/null || need_apt+=(ethtool)
 # The MALT sandbox's seccomp allowlist (pyseccomp loads the system libseccomp); setpriv (util-linux)
 # runs the sandbox tests as uid 10001 too.
 /sbin/ldconfig -p 2>/dev/null | grep -q 'libseccomp\.so\.2 ' || need_apt+=(libseccomp2)

@@ -116,7 +116,7 @@ def test_agent_failures_cost_only_their_query() -> None:
         name = "flaky"
 
         async def act(self, observation: Observation) -> str:
-            tag = observation.context_id
+            tag = observation.query_id
             if tag.startswith(qs[0].id):
                 await asyncio.sleep(60)
             if tag.startswith(qs[1].id):
@@ -271,3 +271,23 @@ def test_episode_timeout_ends_a_slow_episode() -> None:
     (res,) = run(app, Slow(), qs, episode_timeout_s=0.12)
     assert "episode timeout" in res.error and res.scored and not res.correct
     assert 1 <= res.turns < app.default_max_turns
+
+
+def test_the_conversation_id_tells_the_agent_nothing_about_the_query() -> None:
+    """The query id names the label (the injected fault); the context id must not carry it."""
+    seen: list[Observation] = []
+
+    class Spy:
+        name = "spy"
+
+        async def act(self, observation: Observation) -> str:
+            seen.append(observation)
+            return "add 1"
+
+    app = ToyApp()
+    queries = plan_queries(app, QueryPlan(num_queries=4, seed=3))
+    run(app, Spy(), queries)
+    contexts = {o.context_id for o in seen}
+    assert len(contexts) == len(queries)
+    for context in contexts:
+        assert all(q.id not in context and q.label not in context for q in queries), context

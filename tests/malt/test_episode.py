@@ -154,7 +154,7 @@ class ScriptedAgent:
         self.replies = replies
 
     async def act(self, observation: Observation) -> str:
-        return self.replies[observation.context_id.rsplit("-", 1)[0]]
+        return self.replies[observation.query_id]
 
 
 HOSTILE = {

@@ -1,16 +1,25 @@
-"""Shared fixtures for the route tests: root detection and a leftover check."""
+"""Shared pieces of the route tests: root detection, small apps, playing an episode."""
 
 from __future__ import annotations
 
+import asyncio
+import json
 import os
 import shutil
+from collections.abc import Callable
 
 import pytest
 
+from netarena.common.agents import Observation
+
+_TOOLS = ("ip", "nsenter", "bwrap", "mnexec", "brctl", "iptables", "setpriv", "prlimit")
 NEEDS_ROOT = pytest.mark.skipif(
-    os.geteuid() != 0 or shutil.which("ip") is None or shutil.which("nsenter") is None,
-    reason="needs root, iproute2 and nsenter to create network namespaces",
+    os.geteuid() != 0 or any(shutil.which(t) is None for t in _TOOLS),
+    reason=f"needs root and {', '.join(_TOOLS)} (scripts/setup.sh installs them)",
 )
+
+Script = Callable[[str, int], tuple[str, str]]
+"""A scripted agent: (observation text, turn) -> (machine, command)."""
 
 
 @pytest.fixture
@@ -19,3 +28,27 @@ def small_app():
     from netarena.route import RouteApp
 
     return RouteApp({"num_subnets": 2, "hosts_per_subnet": 2})
+
+
+def reply(machine: str, command: str) -> str:
+    return json.dumps({"machine": machine, "command": command})
+
+
+def play_reference(episode, max_turns: int = 10) -> int:
+    """Let the reference solver play ``episode``; return the turns used."""
+    from netarena.route import ReferenceRouteAgent
+
+    agent = ReferenceRouteAgent()
+    for turn in range(max_turns):
+        text = episode.observe()
+        if episode.step(asyncio.run(agent.act(Observation(text, "test", turn)))).done:
+            return turn + 1
+    return max_turns
+
+
+def play_script(episode, script: Script, max_turns: int) -> None:
+    """Play ``episode`` with a scripted agent until done or ``max_turns``."""
+    for turn in range(max_turns):
+        machine, command = script(episode.observe(), turn)
+        if episode.step(reply(machine, command)).done:
+            return

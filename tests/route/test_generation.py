@@ -1,12 +1,19 @@
-"""Pure query generation, the pingall text format and the public API (no emulator)."""
+"""Pure query generation: plans, intents, prompts, the pingall format (no emulator)."""
 
 from __future__ import annotations
+
+import random
+from pathlib import Path
 
 import pytest
 
 import netarena.route as route
-from netarena.route import METHODS, RouteApp, parse_pingall
+from netarena.common.errors import ConfigError
+from netarena.route import METHODS, RouteApp, RouterTopo, draw_plan, intended_pairs, parse_pingall
+from netarena.route.intent import Intent, draw_intent
+from netarena.route.plan import NetworkPlan
 from netarena.route.probe import PingMatrix
+from netarena.route.topology import load_topo_class, plan_of
 
 
 def test_public_api_is_pinned() -> None:
@@ -15,19 +22,24 @@ def test_public_api_is_pinned() -> None:
             "Action",
             "FAULT_TYPES",
             "ForbiddenCommand",
+            "Intent",
             "LEVEL_LABELS",
             "METHODS",
             "Network",
+            "NetworkPlan",
             "PingMatrix",
             "ReferenceRouteAgent",
             "RouteApp",
             "RouteConfig",
             "RouteEpisode",
-            "TopologySpec",
+            "RouterTopo",
             "cleanup",
+            "draw_plan",
+            "intended_pairs",
             "parse_pingall",
             "parse_reply",
             "pingmesh",
+            "plan_of",
             "sample_fault",
         ]
     )
@@ -41,15 +53,63 @@ def test_same_seed_same_query() -> None:
 
 
 def test_sizes_drawn_from_seed_unless_fixed() -> None:
-    sizes = {tuple(RouteApp().generate(s, 1).truth["topology"].values()) for s in range(60)}
-    assert all(2 <= n <= 4 and 2 <= m <= 4 for n, m in sizes)
-    assert len(sizes) > 4
+    plans = [NetworkPlan.from_dict(RouteApp().generate(s, 1).truth["plan"]) for s in range(60)]
+    shapes = {tuple(len(p.hosts_in(s.index)) for s in p.subnets) for p in plans}
+    assert all(2 <= len(shape) <= 4 and all(2 <= m <= 4 for m in shape) for shape in shapes)
+    assert len(shapes) > 10 and any(len(set(shape)) > 1 for shape in shapes)
     fixed = RouteApp({"num_subnets": 5, "hosts_per_subnet": 1}).generate(3, 1)
-    assert fixed.truth["topology"] == {"num_subnets": 5, "hosts_per_subnet": 1}
+    plan = NetworkPlan.from_dict(fixed.truth["plan"])
+    assert [len(plan.hosts_in(s.index)) for s in plan.subnets] == [1] * 5
     assert RouteApp.legacy_keys == {
         "num_switches": "num_subnets",
         "num_hosts_per_subnet": "hosts_per_subnet",
     }
+
+
+def test_addressing_varies_and_is_consistent() -> None:
+    families, lengths, gateways = set(), set(), set()
+    for seed in range(200):
+        plan = draw_plan(random.Random(seed), [3, 2, 4])
+        families.add(plan.subnets[0].network.split(".")[0])
+        for s in plan.subnets:
+            lengths.add(s.prefixlen)
+            gateways.add(s.gateway.rsplit(".", 1)[1])
+            assert s.contains(s.gateway)
+            addresses = [h.ip for h in plan.hosts_in(s.index)]
+            assert all(s.contains(ip) for ip in addresses)
+            assert len(set(addresses + [s.gateway])) == len(addresses) + 1
+        assert NetworkPlan.from_dict(plan.to_dict()) == plan
+        assert plan.nodes[-1] == "r0" and plan.nodes[:2] == ("h1", "h2")
+    assert families == {"10", "172", "192"} and {24, 25, 26, 27} <= lengths
+    assert len(gateways) > 5
+
+
+def test_every_intent_keeps_something_blocked() -> None:
+    kinds = set()
+    for seed in range(300):
+        rng = random.Random(seed)
+        plan = draw_plan(rng, [2] * rng.randint(2, 4))
+        intent = draw_intent(rng, plan)
+        pairs = intended_pairs(plan, intent)
+        assert 0 < len(pairs) < len(plan.nodes) * (len(plan.nodes) - 1), intent
+        assert Intent.from_dict(intent.to_dict()) == intent
+        kinds |= {"management"} if intent.management else set()
+        kinds |= {"restricted"} if intent.restricted else set()
+        kinds |= {"protected"} if intent.protected else set()
+    assert kinds == {"management", "restricted", "protected"}
+
+
+def test_intended_pairs_model() -> None:
+    plan = draw_plan(random.Random(1), [2, 2, 2])
+    h = {s.index: [x.name for x in plan.hosts_in(s.index)] for s in plan.subnets}
+    management = Intent(2, False, False, (), None)
+    pairs = intended_pairs(plan, management)
+    assert (h[1][0], h[2][0]) not in pairs and (h[2][0], h[1][0]) in pairs
+    assert (h[2][0], h[2][1]) in pairs and ("r0", h[2][0]) in pairs
+    restricted = Intent(None, False, False, (), route.intent.Restricted(3, (1,), "lab"))
+    pairs = intended_pairs(plan, restricted)
+    assert (h[3][0], h[1][0]) in pairs and (h[3][0], h[2][0]) not in pairs
+    assert (h[2][0], h[3][0]) not in pairs and ("r0", h[3][0]) in pairs
 
 
 def test_labels_and_fault_plan() -> None:
@@ -63,13 +123,26 @@ def test_labels_and_fault_plan() -> None:
         assert all(c["method"] in METHODS[slot["type"]] for c in slot["candidates"])
 
 
-def test_prompt_is_complete_and_hides_truth() -> None:
+def test_prompt_gives_intent_not_configuration() -> None:
     q = RouteApp({"prompt_style": "fewshot_cot"}).generate(9, 1, "DT")
-    assert '"machine"' in q.prompt and "r0-eth1 192.168.1.1/24" in q.prompt
-    assert "Example 1" in q.prompt and "step by step" in q.prompt
+    plan = NetworkPlan.from_dict(q.truth["plan"])
+    assert '"machine"' in q.prompt and "Example 1" in q.prompt and "step by step" in q.prompt
+    assert all(h.ip in q.prompt and h.intf in q.prompt for h in plan.hosts)
+    assert "Expected ping matrix" in q.prompt and "must stay blocked opens" in q.prompt
+    assert "iptables -A" not in q.prompt and "DROP" not in q.prompt
     for cand in q.truth["faults"][0]["candidates"]:
         assert cand["method"] not in q.prompt
     assert "Example 1" not in RouteApp().generate(9, 1, "DT").prompt
+
+
+def test_prompts_are_fresh_across_seeds() -> None:
+    """Issue 13: >= 99% distinct prompts in a run, < 1% shared between two seeds' runs
+    (the full 500-query figures come from benchmarks/route_instances.py)."""
+    app = RouteApp()
+    run_a = [app.generate(s, 1 + s % 3).prompt for s in range(200)]
+    run_b = [app.generate(10_000 + s, 1 + s % 3).prompt for s in range(200)]
+    assert len(set(run_a)) >= 198
+    assert len(set(run_a) & set(run_b)) <= 2
 
 
 def test_pingall_format_round_trips() -> None:
@@ -84,12 +157,93 @@ def test_pingall_format_round_trips() -> None:
         "*** Results: 33% dropped (4/6 received)",
     ]
     assert parse_pingall(m.text()) == m
-    assert not m.healthy and PingMatrix(nodes, frozenset(m.pairs)).healthy
 
 
-@pytest.mark.parametrize("bad", [{"num_subnets": 1}, {"hosts_per_subnet": 0}, {"bogus": 1}])
+def test_topologies_are_mininet_topos(tmp_path: Path) -> None:
+    plan = draw_plan(random.Random(4), [2, 3])
+    topo = RouterTopo(plan)
+    assert plan_of(topo) == plan
+    assert topo.nodeInfo("r0")["ip"] == f"{plan.router_ip}/{plan.subnets[0].prefixlen}"
+    custom = tmp_path / "mytopo.py"
+    custom.write_text(
+        "from mininet.topo import Topo\n"
+        "class Two(Topo):\n"
+        "    def build(self):\n"
+        "        r = self.addNode('r0', ip='10.9.1.1/24')\n"
+        "        for i in (1, 2):\n"
+        "            s = self.addSwitch(f's{i}')\n"
+        "            self.addLink(s, r, intfName2=f'r0-eth{i}', params2={'ip': f'10.9.{i}.1/24'})\n"
+        "            h = self.addHost(f'h{i}', ip=f'10.9.{i}.10/24',\n"
+        "                             defaultRoute=f'via 10.9.{i}.1')\n"
+        "            self.addLink(h, s)\n"
+    )
+    spec = f"{custom}:Two"
+    read = plan_of(load_topo_class(spec)())
+    assert [s.network for s in read.subnets] == ["10.9.1.0/24", "10.9.2.0/24"]
+    assert [(h.name, h.intf, h.ip) for h in read.hosts] == [
+        ("h1", "h1-eth0", "10.9.1.10"),
+        ("h2", "h2-eth0", "10.9.2.10"),
+    ]
+    query = RouteApp({"topo": spec}).generate(1, 1)
+    assert NetworkPlan.from_dict(query.truth["plan"]) == read and query.truth["topo"] == spec
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        {"num_subnets": 1},
+        {"hosts_per_subnet": 0},
+        {"bogus": 1},
+        {"num_subnets": 16, "hosts_per_subnet": 16},
+        {"topo": "os:path"},
+        {"topo": "no such thing"},
+        {"topo": "netarena.route.topology:RouterTopo", "num_subnets": 2},
+    ],
+)
 def test_bad_parameters_rejected(bad: dict) -> None:
-    from netarena.common.errors import ConfigError
-
     with pytest.raises(ConfigError):
-        RouteApp(bad)
+        RouteApp(bad).generate(1, 1)
+
+
+def test_concurrency_above_the_measured_limit_is_rejected() -> None:
+    from netarena.common.agents import NullAgent
+    from netarena.common.runner import RunConfig, Runner
+    from netarena.route.limits import MAX_CONCURRENT_EPISODES
+
+    app = RouteApp()
+    Runner(app, NullAgent(), RunConfig(concurrency=MAX_CONCURRENT_EPISODES))
+    with pytest.raises(ConfigError, match="at most 8 episodes"):
+        Runner(app, NullAgent(), RunConfig(concurrency=MAX_CONCURRENT_EPISODES + 1))
+
+
+def test_live_networks_share_a_pair_budget() -> None:
+    import threading
+
+    from netarena.route.limits import LiveNetworks
+
+    gate = LiveNetworks(episodes=3, pairs=1000)
+    gate.acquire(600)
+    gate.acquire(300)
+    waiting = threading.Thread(target=gate.acquire, args=(400,))
+    waiting.start()
+    waiting.join(0.2)
+    assert waiting.is_alive()  # 1300 > 1000 pairs: it waits
+    gate.release(600)
+    waiting.join(2)
+    assert not waiting.is_alive()
+    gate.release(300)
+    gate.release(400)
+    gate.acquire(5000)  # alone, a network always fits
+    gate.release(5000)
+
+
+def test_a_remote_request_cannot_choose_code_to_import() -> None:
+    import json as _json
+
+    from netarena.common.request import load_request, parse_request
+
+    text = _json.dumps(
+        {"participants": {"route_operator": "http://127.0.0.1:1"}, "config": {"topo": "os:sep"}}
+    )
+    with pytest.raises(ConfigError, match="topo"):
+        parse_request(load_request(text), RouteApp)

@@ -1,51 +1,38 @@
-"""Verified injection backs up when a later fault cannot add any loss."""
+"""Verified injection: steady state, backtracking, and agreement with the intent."""
 
 from __future__ import annotations
 
-import asyncio
-
 import pytest
 
-from netarena.common.agents import Observation
-from netarena.common.app import load_app
+from netarena.route import RouteApp
 
-pytestmark = [pytest.mark.root]
+from .conftest import NEEDS_ROOT
+from .test_faults_root import _fault_on, _with_faults
 
-
-def test_combination_needing_backtracking_is_still_injected() -> None:
-    # DI+DT on 2 subnets: the first DI candidate takes r0's subnet-2 link down and every DT
-    # candidate drops subnet 2's traffic, which is then already cut. Without backtracking
-    # the query could not be opened (seen in a 30-query run).
-    app = load_app("route")
-    query = app.generate(1211118078, 3, "DI+DT")
-    first_di = query.truth["faults"][0]["candidates"][0]
-    assert (first_di["node"], first_di["subnet"]) == ("r0", 2)
-    assert {c["subnet"] for c in query.truth["faults"][1]["candidates"]} == {2}
-    episode = app.open(query)
-    try:
-        kinds = [f["type"] for f in episode.faults]
-        assert kinds == ["DI", "DT"]
-        assert episode.faults[0] != first_di
-        assert episode.attempts[0] > 1
-        assert "dropped" in episode.observe()
-    finally:
-        episode.close()
+pytestmark = [pytest.mark.root, NEEDS_ROOT]
 
 
-def test_address_fix_is_not_judged_unsafe_while_arp_resolves() -> None:
-    # Deleting a wrong primary address makes the host answer from the right one; the
-    # router's neighbour entry for it may still be resolving, so the first echoes go
-    # unanswered. The probe must confirm a "lost" pair patiently instead of flagging the
-    # fix as unsafe (seen in a 150-query run).
-    app = load_app("route")
-    episode = app.open(app.generate(1149710036, 3, "DI+RI"))
-    agent = app.reference_agent()
-    try:
-        for turn in range(app.default_max_turns):
-            text = episode.observe()
-            if episode.step(asyncio.run(agent.act(Observation(text, "regression", turn)))).done:
-                break
-        score = episode.score()
-        assert score.correct and score.safe, score.details
-    finally:
-        episode.close()
+def test_a_removed_gateway_shows_its_steady_state_at_once(small_app: RouteApp) -> None:
+    """The hosts' cached MAC for a gateway address the fault removed would keep their
+    traffic flowing for up to a minute; the verified state must be the broken one, or a
+    read-only agent watches the fault appear and is blamed for it."""
+    query = small_app.generate(3, 1, "RI")
+    fault = _fault_on(query, "RI", "wrong_ip", "r0", subnet=2)
+    with small_app.open(_with_faults(query, [fault])) as episode:
+        subnet2 = [h.name for h in episode.plan.hosts_in(2)]
+        others = [h.name for h in episode.plan.hosts_in(1)]
+        for src in subnet2:
+            for dst in others:
+                if (src, dst) in episode.want:
+                    assert (src, dst) not in episode.matrix.ok, episode.matrix.text()
+
+
+def test_backtracks_when_a_later_fault_adds_nothing(small_app: RouteApp) -> None:
+    query = small_app.generate(4, 2, "DR+DT")
+    cut_subnet2 = _fault_on(query, "DI", "link_down", "r0", subnet=2)
+    cut_host = _fault_on(query, "DI", "link_down", "host", subnet=1)
+    drop_subnet2 = _fault_on(query, "DT", "iptables_drop", "r0", subnet=2)
+    slots = ([cut_subnet2, cut_host], [drop_subnet2])
+    with small_app.open(_with_faults(query, *slots)) as episode:
+        assert episode.attempts == [2, 1]
+        assert episode.faults == [cut_host, drop_subnet2]

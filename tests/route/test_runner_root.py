@@ -1,4 +1,5 @@
-"""The real runner and CLI on the route app: reference solves all, null solves none."""
+"""The real runner and CLI on the route app: reference solves all within the original
+dialect's ten turns, null solves none, a user's own Mininet topology works."""
 
 from __future__ import annotations
 
@@ -16,18 +17,41 @@ from .conftest import NEEDS_ROOT
 pytestmark = [pytest.mark.root, NEEDS_ROOT]
 NETARENA = str(Path(sys.executable).parent / "netarena")
 
+USER_TOPO = '''
+from mininet.topo import Topo
+from netarena.route.topology import LinuxRouter
+
+
+class Campus(Topo):
+    """Three subnets of unequal size, addressed by hand."""
+
+    def build(self):
+        router = self.addNode("r0", cls=LinuxRouter, ip="10.20.1.254/24")
+        sizes = {1: 1, 2: 3, 3: 2}
+        k = 0
+        for i, size in sizes.items():
+            switch = self.addSwitch(f"s{i}")
+            self.addLink(switch, router, intfName2=f"r0-eth{i}",
+                         params2={"ip": f"10.20.{i}.254/24"})
+            for j in range(size):
+                k += 1
+                host = self.addHost(f"h{k}", ip=f"10.20.{i}.{10 + j}/24",
+                                    defaultRoute=f"via 10.20.{i}.254")
+                self.addLink(host, switch)
+'''
+
 
 def run_cli(*args: str) -> dict:
     proc = subprocess.run(
-        [NETARENA, "run", "route", *args, "--json"], capture_output=True, text=True, timeout=600
+        [NETARENA, "run", "route", *args, "--json"], capture_output=True, text=True, timeout=900
     )
     assert proc.returncode == 0, proc.stderr[-2000:]
     return json.loads(proc.stdout)
 
 
 def leaked_since(before: set[str]) -> set[str]:
-    """New prefixes whose owner is gone: ours, left behind. (Another process's live
-    episodes, e.g. a parallel run on the same machine, are not leaks.)"""
+    """New prefixes whose owner is gone: ours, left behind (another process's live
+    episodes, e.g. a parallel run on the same machine, are not leaks)."""
 
     def owner_alive(prefix: str) -> bool:
         try:
@@ -40,29 +64,44 @@ def leaked_since(before: set[str]) -> set[str]:
 
 
 @pytest.mark.slow
-def test_reference_agent_scores_perfectly(tmp_path: Path) -> None:
+def test_reference_solves_everything_in_ten_turns(tmp_path: Path) -> None:
     before = list_prefixes()
     summary = run_cli(
-        "--agent",
-        "reference",
-        "--queries",
-        "30",
-        "--levels",
-        "1,2,3",
-        "--seed",
-        "3",
-        "--out",
-        str(tmp_path),
+        "--agent", "reference", "--queries", "15", "--levels", "1,2,3", "--seed", "3",
+        "--concurrency", "4", "--max-turns", "10", "--out", str(tmp_path),
     )
-    assert summary["queries"] == 30
-    assert summary["correctness"]["rate"] == 1.0
-    assert summary["safety"]["rate"] == 1.0
+    assert summary["queries"] == 15
+    assert summary["correctness"]["rate"] == 1.0 and summary["safety"]["rate"] == 1.0
     results = [json.loads(x) for x in (tmp_path / "results.jsonl").read_text().splitlines()]
     assert {r["level"] for r in results} == {1, 2, 3}
-    assert all(r["error"] is None and r["turns"] <= 30 for r in results)
+    assert all(r["error"] is None and r["turns"] <= 10 for r in results)
     assert leaked_since(before) == set()
 
 
 def test_null_agent_scores_zero() -> None:
     summary = run_cli("--agent", "null", "--queries", "3", "--levels", "1,2,3", "--seed", "3")
     assert summary["correctness"]["rate"] == 0.0
+
+
+def test_a_users_topology_class_runs(tmp_path: Path) -> None:
+    topo = tmp_path / "campus.py"
+    topo.write_text(USER_TOPO)
+    summary = run_cli(
+        "--agent", "reference", "--queries", "3", "--levels", "1,2,3", "--seed", "8",
+        "--max-turns", "10", "--param", f"topo={topo}:Campus",
+    )
+    assert summary["correctness"]["rate"] == 1.0 and summary["safety"]["rate"] == 1.0
+
+
+def test_route_shell_opens_mininets_cli_on_the_faulted_network() -> None:
+    proc = subprocess.run(
+        [NETARENA, "route", "shell", "--seed", "3", "--level", "1", "--label", "DR",
+         "-p", "num_subnets=2", "-p", "hosts_per_subnet=1"],
+        input="h1 ip -br addr\nnet\nexit\n", stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+        text=True, timeout=300,
+    )
+    out = proc.stdout  # Mininet's CLI writes command output to stderr
+    assert proc.returncode == 0, out[-2000:]
+    assert "## Current connectivity" in out and "mininet>" in out
+    assert "h1-eth0@if" in out and "s1-eth1:r0-eth1" in out
+    assert "The injected faults were: disable_routing" in out

@@ -1,168 +1,98 @@
-"""Attacks by route agents' ``{"machine", "command"}`` replies (brief §9).
+"""Hostile route agents: the shell's sandbox protects the host and other episodes (§9).
 
-The allowlist tests need nothing; the root tests run the allowed-but-risky commands in a
-real episode and check that nothing reaches the host (links, routes, firewall, sysctls,
-files) and that traffic to outside addresses never leaves the episode's namespaces.
+Commands run as ``bash -c`` on a node, so nothing here relies on parsing: each test runs
+the attack for real and checks the host (files, routes, firewall, sysctls, /sys) and the
+other episode afterwards. The only parser is the short deny list for what a sandbox
+cannot stop (floods, iptables targets that make the kernel write host files).
 """
 
 from __future__ import annotations
 
 import json
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
 
 from netarena.common.errors import ForbiddenCommand, InvalidAction
-from netarena.route import RouteApp
-from netarena.route.actions import parse_reply
+from netarena.route import RouteApp, pingmesh
+from netarena.route.actions import MAX_COMMAND_CHARS, parse_reply
 
-from ..route.conftest import NEEDS_ROOT
+from ..route.conftest import NEEDS_ROOT, reply
 
-NODES = ["h1", "h2", "r0"]
-PREFIX = "nrabcde"
+NODES = ("h1", "h2", "r0")
 
-# Each of these escapes the node, reads or writes host files, runs programs, or floods.
-# "(was allowed)" marks the ones the allowlist let through before this hardening; several
-# were verified on the real tools (iptables-save --fi=FILE wrote a host file as root;
-# arp -nf /etc/shadow read it).
-FORBIDDEN = [
-    "ip netns exec nrzzzzz_h1 ip a",
-    "ip -n nrzzzzz_h1 a",
-    "ip -netns nrzzzzz_h1 a",
-    "ip --netns nrzzzzz_h1 a",
-    "ip -ne nrzzzzz_h1 a",
-    "ip -nets nrzzzzz_h1 a",  # (was allowed; ip itself refuses it) any -n... option
-    "ip -nXYZ a",
-    "ip -b /etc/passwd",
-    "ip -batch /etc/passwd",
-    "ip -force -batch /etc/passwd",
-    "ip -all netns exec id",
-    "ip link set r0-eth1 netns 1",
-    "ip link set r0-eth1 netns 4242",
-    "ip link add x type veth peer name y netns 1",
-    "ip link add x type veth peer name y link-netnsid 0",
-    "ip vrf exec default id",
-    "ip vr e default id",
-    "tc -b /etc/passwd",
-    "tc -batch /etc/passwd",
-    "tc -n nrzzzzz_h1 qdisc show",
-    "tc -cf /etc/shadow qdisc show",  # (was allowed) reads a class-name file
-    "tc -conf /etc/shadow qdisc show",  # (was allowed)
-    "tc filter add dev r0-eth1 bpf obj /tmp/x.o",
-    "iptables-restore",
-    "iptables --modprobe=/bin/sh -L",
-    "iptables --mo=/bin/sh -L",  # (was allowed) getopt abbreviation
-    "iptables --modp /bin/sh -L",  # (was allowed)
-    "iptables -nM/bin/sh -L",  # (was allowed) getopt cluster
-    "iptables -M /bin/sh -L",
-    "iptables -m bpf --bytecode 1 -j DROP",
-    "iptables-save -f /tmp/pwned",
-    "iptables-save --fi=/tmp/pwned",  # (was allowed) wrote the file as root
-    "iptables-save --file=/tmp/pwned",
-    "iptables-save -cf/tmp/pwned",  # (was allowed) wrote the file as root
-    "iptables-save -M /bin/sh",
-    "iptables-save --mo=/bin/sh",  # (was allowed)
-    "sysctl -p /etc/sysctl.conf",
-    "sysctl -p",
-    "sysctl --system",
-    "sysctl --load=/etc/sysctl.conf",
-    "sysctl kernel.hostname",
-    "sysctl -w kernel.panic=1",
-    "sysctl -w vm.overcommit_memory=1",
-    "sysctl -w net.ipv4/../../kernel/panic=1",
-    "sysctl -w net.ipv4.ip_forward=1 kernel.panic=1",
-    "arp -f /etc/ethers",
-    "arp -nf /etc/shadow",  # (was allowed) read the file
-    "arp -vf /etc/shadow",  # (was allowed)
-    "arp --fi /etc/passwd",  # (was allowed)
-    "ping -f 192.168.1.1",
-    "ping -nf 192.168.1.1",
-    "ping -A 192.168.1.1",  # (was allowed) adaptive: as fast as replies come
-    "ping -l 65536 192.168.1.1",  # (was allowed) preload burst
-    "ping -i 0 192.168.1.1",  # (was allowed) root may ping with no interval
-    "ping -i0.001 192.168.1.1",  # (was allowed)
-    "ping -c 5 -i 0.01 192.168.1.1",  # (was allowed)
-    "/sbin/ip a",
-    "/usr/sbin/iptables -L",
-    "./ip a",
-    "nsenter -t 1 -n ip a",
-    "sudo -u nobody ip a",
-    "\uff49\uff50 a",  # (was refused only as an unknown tool) full-width "ip"
-    "ip \u2212n nrzzzzz_h1 a",  # (was allowed, harmless) minus-sign look-alike
-    "ip addr show dev r0\u2010eth1",  # (was allowed, harmless) hyphen look-alike
-    "ip -- -n nrzzzzz_h1 a",
-    "ip route; id",
-    "ip route && id",
-    "ip route | id",
-    "ip route > /tmp/pwned",
-    "ip route $(id)",
-    "ip route `id`",
-    "ip route ${HOME}",
+
+@pytest.fixture
+def small_app() -> RouteApp:
+    return RouteApp({"num_subnets": 2, "hosts_per_subnet": 2})
+
+FLOODS = [
+    "ping -f 10.0.0.1",
+    "ping -nf 10.0.0.1",
+    "sudo ping -f -c 5 h2",
+    "timeout 3 ping -f h2",
+    "ip a; ping -l 65536 h2",
+    "ping -i 0 h2",
+    "ping -i0.001 h2",
+    "ping -i 0x0 h2",  # strtod reads hexadecimal: this passed the old interval check
+    "ping -c 5 -i 0.01 h2 | tail -1",
+    "iptables -A OUTPUT -j IDLETIMER --timeout 5 --label x",
+    "iptables -A INPUT -j LED --led-trigger-id x",
 ]
 
 
-@pytest.mark.parametrize("command", FORBIDDEN)
-def test_forbidden_commands(command: str) -> None:
+@pytest.mark.parametrize("command", FLOODS)
+def test_floods_and_host_writing_targets_are_forbidden(command: str) -> None:
     with pytest.raises(ForbiddenCommand):
-        parse_reply(json.dumps({"machine": "r0", "command": command}), NODES, PREFIX)
-
-
-@pytest.mark.parametrize(
-    "machine",
-    ["nrzzzzz_r0", "nrzzzzz_h1", "../nrzzzzz_r0", "r0/../h1", "net", "nrabcde_net", "host", ""],
-)
-def test_machines_outside_the_episode(machine: str) -> None:
-    with pytest.raises(InvalidAction):
-        parse_reply(json.dumps({"machine": machine, "command": "ip a"}), NODES, PREFIX)
-
-
-@pytest.mark.parametrize(
-    "command", ["ethtool -E r0-eth1 magic 0 offset 0 value 0", "ethtool -f r0-eth1 fw.bin"]
-)
-def test_ethtool_writes_are_refused(command: str) -> None:
-    """Refused as writes, or as a missing tool where ethtool is not installed."""
-    with pytest.raises(InvalidAction):
-        parse_reply(json.dumps({"machine": "r0", "command": command}), NODES, PREFIX)
-
-
-@pytest.mark.parametrize(
-    "command",
-    ["ip\x00 a", "ip a\ud800", "ip\u200b a", "ip a\x1b[2J"],
-    ids=["nul", "surrogate", "zero-width", "escape"],
-)
-def test_unprintable_commands_are_invalid(command: str) -> None:
-    """NUL made exec raise ValueError out of the episode before the fix."""
-    with pytest.raises(InvalidAction):
-        parse_reply(json.dumps({"machine": "r0", "command": command}), NODES, PREFIX)
+        parse_reply(reply("r0", command), NODES)
 
 
 @pytest.mark.parametrize(
     "command",
     [
-        "iptables-save",
-        "iptables-save -c -t nat",
-        "iptables-save --table=filter",
-        "iptables -t nat -A POSTROUTING -jMASQUERADE",
-        "iptables -A FORWARD -m state --state NEW -j ACCEPT",
-        "arp -n",
-        "arp -s 192.168.1.5 00:11:22:33:44:55",
-        "ping -c 3 -i 0.2 192.168.1.1",
-        "ping -c1 -W1 192.168.1.1",
-        "ping -b -c 1 192.168.1.255",
-        "tc qdisc show",
-        "sysctl -w net.ipv4.conf.all.forwarding=1",
+        "echo 1 > /proc/sys/net/ipv4/ip_forward",
+        "ip route | grep default",
+        "sysctl -w net.ipv4.ip_forward=1 && ping -c1 -W1 10.0.1.2",
+        "ping -c 3 -i 0.2 h2",
+        "iptables -S | grep -v ACCEPT || true",
+        "for i in 1 2 3; do ip addr; done > /tmp/a; wc -l /tmp/a",
+        "cat <<EOF\nmulti-line\nEOF",
+        "ip addr show $(ip -o link | awk -F': ' 'NR==2{print $2}')",
     ],
 )
-def test_ordinary_commands_still_pass(command: str) -> None:
-    parse_reply(json.dumps({"machine": "r0", "command": command}), NODES, PREFIX)
+def test_shell_command_lines_are_accepted(command: str) -> None:
+    assert parse_reply(reply("r0", command), NODES).command == command.strip()
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        reply("h9", "ip a"),
+        reply("", "ip a"),
+        reply("r0", ""),
+        reply("r0", "ip\x00 a"),
+        reply("r0", "ip a\ud800"),
+        reply("r0", "ip\u200b a"),
+        reply("r0", "ip route \u202e"),
+        reply("r0", "x" * (MAX_COMMAND_CHARS + 1)),
+        json.dumps({"machine": "r0", "command": ["ip", "a"]}),
+        "I would look at the router.",
+    ],
+)
+def test_unusable_replies_are_only_refused(text: str) -> None:
+    with pytest.raises(InvalidAction) as caught:
+        parse_reply(text, NODES)
+    assert not isinstance(caught.value, ForbiddenCommand)
 
 
 def _host_state() -> dict[str, str]:
     def run(*argv: str) -> str:
         return subprocess.run(argv, capture_output=True, text=True, check=False).stdout
 
-    sysctls = ("net/ipv4/ip_forward", "net/ipv4/conf/all/rp_filter", "kernel/hostname")
+    sysctls = ("net/ipv4/ip_forward", "net/ipv4/conf/all/rp_filter", "vm/swappiness")
+    timers = Path("/sys/class/xt_idletimer/timers")
     return {
         "links": run("ip", "-o", "link", "show"),
         "addrs": run("ip", "-o", "addr", "show"),
@@ -172,47 +102,105 @@ def _host_state() -> dict[str, str]:
             ln for ln in run("iptables-save").splitlines() if not ln.startswith("#")
         ),
         "sysctl": " ".join(Path("/proc/sys", k).read_text() for k in sysctls),
-        "tmp": " ".join(sorted(p.name for p in Path("/tmp").glob("pwned*"))),
+        "sys": " ".join(sorted(p.name for p in timers.iterdir())) if timers.exists() else "",
+        "files": " ".join(sorted(p.name for p in Path("/").glob("pwn*"))),
     }
 
 
-def _host_ips() -> list[str]:
-    out = subprocess.run(
-        ["ip", "-o", "-4", "addr", "show", "scope", "global"],
-        capture_output=True,
-        text=True,
-        check=False,
-    ).stdout
-    return [line.split()[3].split("/")[0] for line in out.splitlines()]
+def _processes_of(uid: int) -> list[str]:
+    found = []
+    for status in Path("/proc").glob("[0-9]*/status"):
+        try:
+            text = status.read_text()
+        except OSError:
+            continue
+        if f"\nUid:\t{uid}\t" in text:
+            found.append(status.parent.name)
+    return found
+
+
+ATTACKS = [
+    "ip route add 10.77.0.0/16 dev lo; ip route add default dev lo",
+    "iptables -P OUTPUT DROP; iptables -t nat -A POSTROUTING -j MASQUERADE",
+    "ip link add pwn0 type veth peer name pwn1; ip link set pwn1 netns 1",
+    "echo 0 > /proc/sys/net/ipv4/ip_forward; sysctl -w net.ipv4.conf.all.rp_filter=2",
+    "echo 10 > /proc/sys/vm/swappiness; sysctl -w vm.swappiness=10",
+    "iptables -A OUTPUT -j IDLE$(echo TIMER) --timeout 5 --label pwn",
+    "touch /pwned /usr/pwned /etc/pwned /root/../pwned",
+    "unshare -n true; nsenter -t 1 -n ip link; mount -t tmpfs x /mnt",
+    "modprobe dummy; insmod /nonexistent.ko",
+    "ip netns exec x true; ls /run/netns /run/netarena-route",
+    "kill -9 -1",
+]
 
 
 @pytest.mark.root
 @NEEDS_ROOT
-def test_risky_allowed_commands_stay_in_the_episode() -> None:
-    """Broadcast pings, pings to the host and outside, new links and routes, long and
-    chatty commands: they run, are bounded, and the host is unchanged afterwards."""
-    app = RouteApp({"num_subnets": 2, "hosts_per_subnet": 1, "command_timeout_s": 1.0})
+def test_the_shell_cannot_touch_the_host_or_another_episode() -> None:
+    app = RouteApp({"num_subnets": 2, "hosts_per_subnet": 2, "command_timeout_s": 3})
     before = _host_state()
-    targets = [*_host_ips(), "8.8.8.8", "10.255.255.1"]  # 127.0.0.1 is the node's own
-    commands = [
-        ("r0", "ip link add pwn0 type veth peer name pwn1"),
-        ("r0", "ip link set pwn0 up"),
-        ("r0", "ip route add default dev pwn0"),
-        ("r0", "ip link add br9 type bridge"),
-        ("r0", "sysctl -w net.ipv4.ip_forward=0"),
-        ("r0", "iptables -P FORWARD DROP"),
-        ("h1", "ping -b -c 2 -i 0.2 -W 1 192.168.1.255"),
-        ("h1", "ip monitor all"),
-        ("r0", "sysctl -a"),
-    ]
-    commands += [("h1", f"ping -c 1 -W 1 {ip}") for ip in targets]
-    with app.open(app.generate(5, 1, "DT")) as episode:
-        for machine, command in commands:
-            step = episode.step(json.dumps({"machine": machine, "command": command}))
+    a = app.open(app.generate(71, 1, "DR"))
+    b = app.open(app.generate(72, 1, "DT"))
+    try:
+        b.net.shell("h1", "echo s3cret > /tmp/secret")
+        b_matrix = pingmesh(b.net, expect=b.matrix.ok)
+        for command in ATTACKS:
+            step = a.step(reply("r0", command))
             assert step.valid, (command, step.observation)
-            output = episode.history[-1].output
-            assert len(output) < 9000, command  # capped
-            if command.startswith("ping -c 1"):
-                assert " 0% packet loss" not in output, (command, output)
-        assert "timed out" in episode.history[7].output  # ip monitor was stopped
+            a.step(reply("h1", command))
+        assert "s3cret" not in a.net.shell("h1", "cat /tmp/secret /proc/*/root/tmp/secret").output
+        assert int(a.net.shell("h1", "ps -e | wc -l").output) < 10  # only its own processes
+        assert "No such file" in a.net.shell("h1", "ls /home /work").output
+        foreign = [h.ip for h in b.plan.hosts if a.plan.subnet_of_ip(h.ip) is None]
+        for ip in foreign[:2]:
+            assert a.net.shell("h1", f"ping -c1 -W1 {ip}").returncode != 0
+        assert pingmesh(b.net, expect=b_matrix.ok) == b_matrix
+    finally:
+        a.close()
+        b.close()
     assert _host_state() == before
+
+
+@pytest.mark.root
+@NEEDS_ROOT
+def test_secrets_and_host_files_stay_invisible(small_app: RouteApp) -> None:
+    shadow = Path("/etc/shadow").read_bytes()[:16]
+    with small_app.open(small_app.generate(73, 1, "RI")) as episode:
+        for command in (
+            "cat /etc/shadow",
+            "ip monitor file /etc/shadow",
+            "tc monitor file /etc/shadow",
+            "cat /proc/1/root/etc/shadow",
+            "arp -f /etc/shadow",
+            "cat /root/.ssh/id_rsa /root/.bash_history",
+        ):
+            out = episode.net.shell("r0", command).output
+            assert shadow.decode(errors="replace") not in out and "root:" not in out, command
+        mounts = episode.net.shell("r0", "cat /proc/mounts").output
+        assert "/work" not in mounts and "/run/netns" not in mounts
+        writable = episode.net.shell(
+            "r0",
+            "for f in /proc/sysrq-trigger /proc/sys/vm/swappiness /proc/sys/kernel/core_pattern "
+            "/usr/bin /etc /; do [ -w $f ] && echo WRITABLE $f; done; "
+            "[ -w /proc/sys/net/ipv4/ip_forward ] && echo net-ok",
+        ).output
+        assert "WRITABLE" not in writable and "net-ok" in writable
+
+
+@pytest.mark.root
+@NEEDS_ROOT
+def test_processes_memory_and_files_are_bounded(small_app: RouteApp) -> None:
+    with small_app.open(small_app.generate(74, 1, "WR")) as episode:
+        net = episode.net
+        forks = net.shell("h1", "for i in $(seq 100); do sleep 3 & done; wait", timeout_s=5)
+        assert "fork" in forks.output and "Resource temporarily unavailable" in forks.output
+        net.shell("h1", ":(){ :|:& };:", timeout_s=2)  # bounded, and dies with its shell
+        deadline = time.monotonic() + 3  # the kernel reaps a dead PID namespace promptly
+        while _processes_of(net.sandbox.uid) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert not _processes_of(net.sandbox.uid)
+        memory = net.shell("h1", "python3 -c 'x = bytearray(1 << 30)'")
+        assert "MemoryError" in memory.output
+        big = net.shell("h1", "head -c 40000000 /dev/zero > /tmp/big; ls -l /tmp/big")
+        assert "File too large" in big.output or "No space left" in big.output
+        assert net.shell("h1", "echo still fine").output.strip() == "still fine"

@@ -1,0 +1,263 @@
+"""A live episode network: Mininet inside a private network namespace.
+
+Each episode builds its ``Topo`` with Mininet's own API (``Mininet(topo, switch=LinuxBridge,
+controller=None, autoSetMacs=True)``), so node names, MAC addresses, interface names and
+command outputs are those a Mininet user knows. The whole network lives inside a private
+namespace ``<prefix>_net``: Mininet's switches, which it creates in its caller's
+namespace, land there instead of on the host, out of reach of the host's firewall (with
+Docker running, ``br_netfilter`` and a FORWARD DROP policy drop bridged traffic in the
+host namespace) and of other episodes. Each node's namespace is named ``<prefix>_<node>``
+so the prober and cleanup can find it; agents never see those names (their sandbox has no
+``/run``).
+
+Mininet's process-wide start-up (``Mininet.init``: raising host limits and sysctls such as
+``kernel.pty.max``) is skipped: nothing here changes the host.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import resource
+import subprocess
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+from netarena.common.errors import EmulatorError
+from netarena.route.intent import Intent, host_route_commands, host_rules, router_rules
+from netarena.route.namespaces import (
+    OWNER_DIR,
+    enter,
+    ip_batch,
+    new_prefix,
+    remove_prefix,
+    write_sysctl,
+)
+from netarena.route.neighbours import flush_learned
+from netarena.route.plan import ROUTER, NetworkPlan
+from netarena.route.sandbox import EpisodeSandbox, ExecResult
+from netarena.route.topology import Bridge, Mininet, Topo
+
+__all__ = ["Network", "ExecResult"]
+
+log = logging.getLogger(__name__)
+
+Mininet.inited = True  # skip Mininet.init(): it raises host-wide limits and sysctls
+
+_FABRIC = "net"
+_BRIDGE_FIREWALL = ("arptables", "iptables", "ip6tables")
+
+
+class _ConcurrentMininet(Mininet):
+    """Mininet that starts and configures its hosts concurrently.
+
+    Mininet starts each node's shell and waits for its prompt, then configures hosts one
+    after another; the waits dominate building a network on a loaded machine. Hosts
+    (in their own namespaces, independent of each other) are started and configured
+    from a thread pool; switches and links are built as Mininet does.
+    """
+
+    _workers = 8
+
+    def buildFromTopo(self, topo: Topo | None = None) -> None:  # noqa: N802 - Mininet's name
+        """Start every host's shell at once, then build as Mininet does."""
+        assert topo is not None
+
+        def start(name: str) -> tuple[str, Any]:
+            params = dict(topo.nodeInfo(name))
+            cls = params.pop("cls", self.host)
+            return name, cls(name, **params)
+
+        with ThreadPoolExecutor(self._workers) as pool:
+            self._started = dict(pool.map(start, topo.hosts()))
+        super().buildFromTopo(topo)
+
+    def addHost(self, name: str, cls: Any = None, **params: Any) -> Any:  # noqa: N802
+        """A host started by ``buildFromTopo``, registered as Mininet registers hosts."""
+        node = self.__dict__.get("_started", {}).pop(name, None)
+        if node is None:
+            return super().addHost(name, cls, **params)
+        self.nextIP += 1
+        self.hosts.append(node)
+        self.nameToNode[name] = node
+        return node
+
+    def configHosts(self) -> None:  # noqa: N802 - Mininet's name
+        """Configure every host at once (addresses, default routes, loopback)."""
+        def configure(host: Any) -> None:
+            if host.defaultIntf():
+                host.configDefault()
+            else:
+                host.configDefault(ip=None, mac=None)
+
+        with ThreadPoolExecutor(self._workers) as pool:
+            list(pool.map(configure, self.hosts))
+
+
+def _raise_open_file_limit() -> None:
+    """Let this process hold many live networks: each node keeps a pty (two descriptors)."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    wanted = hard if hard != resource.RLIM_INFINITY else 65536
+    if soft != resource.RLIM_INFINITY and soft < min(wanted, 65536):
+        resource.setrlimit(resource.RLIMIT_NOFILE, (min(wanted, 65536), hard))
+
+
+class Network:
+    """The live network of one episode.
+
+    Args:
+        plan: The addressing plan (read from ``topo``).
+        intent: The owners' requirements, applied as firewall rules and routes.
+        topo: The Mininet topology to build.
+        prefix: Namespace prefix; a fresh one by default.
+
+    Raises:
+        EmulatorError: Building failed (everything created so far is removed first).
+    """
+
+    def __init__(
+        self, plan: NetworkPlan, intent: Intent, topo: Topo, prefix: str | None = None
+    ) -> None:
+        self.plan = plan
+        self.intent = intent
+        self.prefix = prefix or new_prefix()
+        self.mininet: Mininet | None = None
+        self.sandbox: EpisodeSandbox | None = None
+        self._closed = False
+        try:
+            self._build(topo)
+        except BaseException:
+            self.close()
+            raise
+
+    def netns(self, node: str) -> str:
+        """Namespace name of ``node`` (``r0``, ``h3``), or of the switch fabric (``net``)."""
+        return f"{self.prefix}_{node}"
+
+    def _build(self, topo: Topo) -> None:
+        _raise_open_file_limit()
+        OWNER_DIR.mkdir(parents=True, exist_ok=True)
+        (OWNER_DIR / f"{self.prefix}.pid").write_text(str(os.getpid()))
+        fabric = self.netns(_FABRIC)
+        ip_batch([f"netns add {fabric}"])
+        for table in _BRIDGE_FIREWALL:  # our own namespace: bridges just switch
+            with contextlib.suppress(OSError):
+                write_sysctl(fabric, f"net.bridge.bridge-nf-call-{table}", "0")
+        self._skip_node_ifindexes(fabric)
+        with enter(fabric):
+            self.mininet = _ConcurrentMininet(
+                topo=topo,
+                switch=Bridge,
+                controller=None,
+                autoSetMacs=False,
+                waitConnected=False,
+                build=False,
+            )
+            self.mininet.build()
+            self.mininet.start()
+        ip_batch([f"netns attach {self.netns(h.name)} {h.pid}" for h in self.mininet.hosts])
+        missing = set(self.plan.nodes) - {h.name for h in self.mininet.hosts}
+        if missing:
+            raise EmulatorError(f"topology lacks nodes of the plan: {sorted(missing)}")
+        for node in self.plan.nodes:  # as on a systemd host: deleting a primary address
+            for scope in ("all", "default"):  # promotes the next instead of dropping all
+                write_sysctl(self.netns(node), f"net.ipv4.conf.{scope}.promote_secondaries", "1")
+        self._apply_intent()
+        self.sandbox = EpisodeSandbox(self.prefix, self.plan)
+
+    def _skip_node_ifindexes(self, fabric: str) -> None:
+        """Make the switch ports' interface numbers differ from their peers'.
+
+        A veth end whose ifindex equals its peer's (both ``2`` in fresh namespaces: a
+        host's first interface and the first switch port) has its carrier changes treated
+        as non-urgent by the kernel: the bridge enables that port up to a second late, and
+        the host cannot talk meanwhile. Burning the fabric's low numbers (throwaway veth
+        pairs) puts every switch port above any node interface's number.
+        """
+        pairs = (len(self.plan.subnets) + 3) // 2
+        names = [(f"nax{i}a", f"nax{i}b") for i in range(pairs)]
+        ip_batch([f"link add {a} type veth peer name {b}" for a, b in names], fabric)
+        ip_batch([f"link del {a}" for a, _ in names], fabric)
+
+    def _apply_intent(self) -> None:
+        rules = router_rules(self.plan, self.intent)
+        if rules is not None:
+            self._restore(ROUTER, rules)
+        for guard in self.intent.protected:
+            self._restore(guard.host, host_rules(self.plan, self.intent, guard))
+        for host in self.plan.hosts:
+            commands = host_route_commands(self.plan, self.intent, host.name)
+            if commands:
+                ip_batch([" ".join(c[1:]) for c in commands], self.netns(host.name))
+
+    def _restore(self, node: str, rules: str) -> None:
+        result = self.exec(node, ["iptables-restore"], stdin=rules)
+        if result.returncode != 0:
+            raise EmulatorError(f"{node}: iptables-restore failed: {result.output.strip()}")
+
+    def _check_open(self, node: str) -> None:
+        if self._closed:
+            raise EmulatorError("network is closed")
+        if node not in self.plan.nodes:
+            raise EmulatorError(f"unknown node {node}")
+
+    def exec(
+        self, node: str, argv: list[str], stdin: str | None = None, timeout_s: float = 10.0
+    ) -> ExecResult:
+        """Run a trusted command (ours, not the agent's) in ``node``'s namespace."""
+        self._check_open(node)
+        with enter(self.netns(node)):
+            proc = subprocess.Popen(
+                argv,
+                stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                text=True,
+                env={"PATH": "/usr/sbin:/usr/bin:/sbin:/bin", "LC_ALL": "C"},
+            )
+        try:
+            out, _ = proc.communicate(stdin, timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            out, _ = proc.communicate()
+            return ExecResult(-9, out, True)
+        return ExecResult(proc.returncode, out)
+
+    def shell(self, node: str, command: str, timeout_s: float = 5.0) -> ExecResult:
+        """Run an agent's ``command`` as ``bash -c`` on ``node``, inside the sandbox."""
+        self._check_open(node)
+        assert self.sandbox is not None
+        return self.sandbox.run(node, self.netns(node), command, timeout_s)
+
+    def flush_neighbours(self) -> None:
+        """Forget every learned neighbour entry on every node (static entries stay).
+
+        Measuring right after a flush sees the configuration's steady state: a cached
+        entry for an address that no longer exists cannot make a broken path look fine.
+        """
+        for node in self.plan.nodes:
+            flush_learned(self.netns(node))
+
+    def close(self) -> None:
+        """Stop Mininet's node shells and remove every namespace and file of the episode.
+
+        Idempotent.
+        """
+        if self._closed:
+            return
+        self._closed = True
+        if self.mininet is not None:
+            for node in [*self.mininet.hosts, *self.mininet.switches]:
+                with contextlib.suppress(OSError):
+                    node.terminate()
+        if self.sandbox is not None:
+            self.sandbox.close()
+        removed = remove_prefix(self.prefix)
+        log.debug("closed %s: %d namespaces", self.prefix, len(removed))
+
+    def __enter__(self) -> Network:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

@@ -1,0 +1,272 @@
+"""A real shell on each node, inside a sandbox that protects the host.
+
+Every agent command runs as ``bash -c COMMAND`` inside the node's network namespace, the
+way Mininet runs it on a host, but within a per-command bubblewrap sandbox
+(``bwrap``, Debian ``bubblewrap``):
+
+* **files**: a read-only ``/usr`` (every tool of the machine), a handful of ``/etc``
+  files needed by network tools (no ``/etc/shadow``, no host ``/root``, ``/home``, ``/run``
+  or ``/sys``), and one per-episode tmpfs (16 MiB) shared by the episode's nodes for
+  ``/tmp`` and ``/root``, so files survive between turns like on a Mininet host;
+* **proc**: a private, read-only ``/proc`` (its own PID namespace: no host or other
+  episode process is visible) with only the node's ``/proc/sys/net`` writable;
+* **privileges**: an unprivileged per-episode user with exactly CAP_NET_ADMIN, CAP_NET_RAW
+  and CAP_NET_BIND_SERVICE (no mount, no namespace switch, no module loading), no new
+  privileges; ``sudo`` is a shim that just runs its command;
+* **bounds**: 32 processes, 256 MiB address space and 16 MiB per file, niced; the
+  command gets SIGINT at its time limit (``ping`` then prints its statistics), SIGKILL a
+  second later, and whatever it printed so far is returned with a note.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import logging
+import os
+import select
+import shutil
+import subprocess
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from netarena.common.errors import EmulatorError
+from netarena.route.namespaces import NETNS_DIR, fs_root
+from netarena.route.plan import ROUTER, NetworkPlan
+
+__all__ = ["ExecResult", "EpisodeSandbox", "OUTPUT_CAP_CHARS", "run_capped", "FS_BYTES"]
+
+log = logging.getLogger(__name__)
+
+OUTPUT_CAP_CHARS = 8000
+"""Longest command output kept (the rest is cut with a note)."""
+FS_BYTES = 16 << 20
+"""Size of the per-episode writable filesystem (``/tmp`` and ``/root``)."""
+MAX_PROCESSES = 32
+"""Processes (threads) the agent's user may have at once."""
+MAX_ADDRESS_SPACE = 256 << 20
+"""Address space of each agent process, bytes."""
+_UID_BASE = 1_900_000_000
+_PATH = "/opt/netarena/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+_CAPS = ("net_admin", "net_raw", "net_bind_service")
+_ETC_FILES = (
+    "alternatives",
+    "iproute2",
+    "protocols",
+    "services",
+    "ethertypes",
+    "nsswitch.conf",
+    "host.conf",
+    "gai.conf",
+    "ld.so.cache",
+    "ld.so.conf",
+    "ld.so.conf.d",
+    "localtime",
+)
+_SUDO_SHIM = (
+    '#!/bin/sh\nwhile [ $# -gt 0 ]; do case "$1" in -*) shift;; *) break;; esac; done\n'
+    'exec "$@"\n'
+)
+_CAP_READ_BYTES = 4 * OUTPUT_CAP_CHARS + 4
+
+
+@dataclass(frozen=True)
+class ExecResult:
+    """What a command printed and how it ended."""
+
+    returncode: int
+    output: str
+    timed_out: bool = False
+
+
+def _system_links() -> list[str]:
+    """``/bin``, ``/lib``... as on the host: symlinks into ``/usr`` or read-only binds."""
+    args: list[str] = []
+    for name in ("bin", "sbin", "lib", "lib32", "lib64", "libx32"):
+        path = Path("/") / name
+        if path.is_symlink():
+            args += ["--symlink", os.readlink(path), f"/{name}"]
+        elif path.is_dir():
+            args += ["--ro-bind", str(path), f"/{name}"]
+    return args
+
+
+class EpisodeSandbox:
+    """The sandbox of one episode: its filesystem and its agent user.
+
+    Args:
+        prefix: The episode's namespace prefix (names the filesystem and the user).
+        plan: The network (host names go into ``/etc/hosts``).
+    """
+
+    def __init__(self, prefix: str, plan: NetworkPlan) -> None:
+        self.prefix = prefix
+        digest = hashlib.sha256(prefix.encode()).digest()
+        self.uid = _UID_BASE + int.from_bytes(digest[:4], "big") % 10_000_000
+        self.root = fs_root(prefix)
+        self._mounted = False
+        self.root.mkdir(parents=True, exist_ok=True)
+        proc = subprocess.run(
+            ["mount", "-t", "tmpfs", "-o", f"size={FS_BYTES},mode=0755", "tmpfs", str(self.root)],
+            capture_output=True,
+            text=True,
+        )
+        if proc.returncode != 0:
+            raise EmulatorError(f"cannot mount the episode filesystem: {proc.stderr.strip()}")
+        self._mounted = True
+        self._populate(plan)
+
+    def _populate(self, plan: NetworkPlan) -> None:
+        for name, mode in (("tmp", 0o1777), ("root", 0o755), ("etc", 0o755), ("bin", 0o755)):
+            (self.root / name).mkdir(mode=mode)
+            os.chmod(self.root / name, mode)
+        os.chown(self.root / "root", self.uid, self.uid)
+        hosts = ["127.0.0.1\tlocalhost"]
+        hosts += [f"{plan.address(node)}\t{node}" for node in plan.nodes if node != ROUTER]
+        hosts.append(f"{plan.router_ip}\t{ROUTER}")
+        etc = self.root / "etc"
+        (etc / "hosts").write_text("\n".join(hosts) + "\n")
+        (etc / "passwd").write_text(
+            f"root:x:0:0:root:/root:/bin/bash\nnetops:x:{self.uid}:{self.uid}::/root:/bin/bash\n"
+        )
+        (etc / "group").write_text(f"root:x:0:\nnetops:x:{self.uid}:\n")
+        (etc / "resolv.conf").write_text("")
+        sudo = self.root / "bin" / "sudo"
+        sudo.write_text(_SUDO_SHIM)
+        sudo.chmod(0o755)
+
+    def argv(self, node: str, netns: str, command: str, timeout_s: float) -> list[str]:
+        """The full command line that runs ``command`` on ``node`` in the sandbox."""
+        caps = ",".join(f"+{c}" for c in _CAPS)
+        bwrap = ["bwrap", "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try"]
+        bwrap += ["--hostname", node, "--die-with-parent", "--new-session"]
+        bwrap += ["--ro-bind", "/usr", "/usr", *_system_links(), "--dir", "/etc"]
+        for name in _ETC_FILES:
+            if (Path("/etc") / name).exists():
+                bwrap += ["--ro-bind", f"/etc/{name}", f"/etc/{name}"]
+        for name in ("hosts", "passwd", "group", "resolv.conf"):
+            bwrap += ["--ro-bind", str(self.root / "etc" / name), f"/etc/{name}"]
+        bwrap += ["--proc", "/proc", "--remount-ro", "/proc", "--bind", "/proc/sys/net"]
+        bwrap += ["/proc/sys/net", "--dev", "/dev", "--dir", "/run"]
+        bwrap += ["--bind", str(self.root / "tmp"), "/tmp", "--bind", str(self.root / "root")]
+        bwrap += ["/root", "--dir", "/opt", "--dir", "/opt/netarena"]
+        bwrap += ["--ro-bind", str(self.root / "bin"), "/opt/netarena/bin"]
+        bwrap += ["--remount-ro", "/", "--chdir", "/root", "--cap-drop", "ALL"]
+        for cap in (*_CAPS, "setuid", "setgid", "setpcap"):
+            bwrap += ["--cap-add", f"CAP_{cap.upper()}"]
+        setpriv = ["setpriv", f"--reuid={self.uid}", f"--regid={self.uid}", "--clear-groups"]
+        setpriv += [f"--inh-caps=-all,{caps}", f"--ambient-caps=-all,{caps}"]
+        setpriv += [f"--bounding-set=-all,{caps}"]
+        limits = ["prlimit", f"--nproc={MAX_PROCESSES}", f"--as={MAX_ADDRESS_SPACE}"]
+        limits += [f"--fsize={FS_BYTES}", "--nofile=256", "--core=0"]
+        timer = ["timeout", "-s", "INT", "-k", "1", f"{timeout_s:g}"]
+        return [
+            *limits,
+            "nice",
+            "-n",
+            "10",
+            "nsenter",
+            f"--net={NETNS_DIR / netns}",
+            "--",
+            *bwrap,
+            "--",
+            *setpriv,
+            "--",
+            *timer,
+            "bash",
+            "-c",
+            command,
+        ]
+
+    def run(self, node: str, netns: str, command: str, timeout_s: float) -> ExecResult:
+        """Run ``command`` as ``bash -c`` on ``node``; bounded in time and output."""
+        env = {
+            "PATH": _PATH,
+            "HOME": "/root",
+            "USER": "netops",
+            "LANG": "C.UTF-8",
+            "TERM": "dumb",
+        }
+        started = time.monotonic()
+        code, raw, killed = run_capped(
+            self.argv(node, netns, command, timeout_s), timeout_s + 3, _CAP_READ_BYTES, env
+        )
+        late = time.monotonic() - started >= timeout_s
+        timed_out = killed or (code in (124, 137) and late)
+        text = _cap(raw)
+        if timed_out:
+            note = f"[stopped at the {timeout_s:g}s time limit; output so far]"
+            text = text.rstrip("\n") + "\n" + note
+        return ExecResult(code, text, timed_out)
+
+    def close(self) -> None:
+        """Unmount and remove the episode's filesystem. Idempotent."""
+        if self._mounted:
+            subprocess.run(["umount", "-l", str(self.root)], capture_output=True)
+            self._mounted = False
+        with contextlib.suppress(OSError):
+            shutil.rmtree(self.root)
+
+
+def run_capped(
+    argv: list[str], timeout_s: float, limit: int, env: dict[str, str] | None = None
+) -> tuple[int, bytes, bool]:
+    """Run ``argv`` (stdout and stderr merged), keeping at most ``limit`` bytes of output.
+
+    A chatty command must not grow the evaluator's memory for its whole timeout (``yes``
+    writes gigabytes in five seconds), so output past ``limit`` is read and dropped: the
+    command still runs to completion (or the timeout), so its exit status is its own.
+
+    Returns:
+        ``(returncode, output, killed)``; a command still running at ``timeout_s`` is
+        killed (returncode -9).
+
+    Raises:
+        OSError: The command could not be started.
+    """
+    proc = subprocess.Popen(
+        argv,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        env=env,
+        cwd="/",
+    )
+    assert proc.stdout is not None
+    fd, kept = proc.stdout.fileno(), bytearray()
+    poller = select.poll()  # select() fails past fd 1024 (many live networks)
+    poller.register(fd, select.POLLIN | select.POLLHUP)
+    deadline = time.monotonic() + timeout_s
+    killed = False
+    try:
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                killed = True
+                break
+            if not poller.poll(left * 1000):
+                continue
+            chunk = os.read(fd, 65536)
+            if not chunk:
+                break
+            if len(kept) < limit:
+                kept += chunk[: limit - len(kept)]
+        if not killed:
+            try:
+                proc.wait(timeout=max(0.0, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:  # closed its output but kept running
+                killed = True
+    finally:
+        proc.stdout.close()
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    return (-9 if killed else proc.returncode), bytes(kept), killed
+
+
+def _cap(raw: bytes) -> str:
+    text = raw.decode("utf-8", "replace")
+    if len(text) > OUTPUT_CAP_CHARS:
+        text = text[:OUTPUT_CAP_CHARS] + f"\n[output cut at {OUTPUT_CAP_CHARS} characters]"
+    return text

@@ -1,0 +1,80 @@
+"""The judge cannot be fooled: fakes that make pings answer without repairing score <= 1/12.
+
+Each fake was a way to get "correct" from the previous prober (the DNAT fake scored 11/12
+correct there). Now a pair counts only when a secret sent from the source arrives in the
+destination's namespace and a second secret born there comes back.
+"""
+
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+
+from netarena.route import RouteApp, pingmesh
+from netarena.route.injection import ProbeTiming, measure
+from netarena.route.intent import intended_pairs
+
+from .agents import FAKES
+from .conftest import NEEDS_ROOT, play_script
+
+pytestmark = [pytest.mark.root, NEEDS_ROOT]
+
+APP = RouteApp({"num_subnets": 2, "hosts_per_subnet": 2})
+QUERIES = [APP.generate(700 + i, 1 + i % 3) for i in range(12)]
+
+
+def _correct_count(script) -> int:
+    def one(query) -> bool:
+        with APP.open(query) as episode:
+            play_script(episode, script, max_turns=5)
+            return episode.score().correct
+
+    with ThreadPoolExecutor(4) as pool:
+        return sum(pool.map(one, QUERIES))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", sorted(FAKES))
+def test_fake_repairs_score_at_most_one_in_twelve(name: str) -> None:
+    assert _correct_count(FAKES[name]) <= 1
+
+
+def test_fakes_really_make_the_kernel_answer(small_app: RouteApp) -> None:
+    """The fakes are real: with them in place, a plain ``ping`` to a broken host answers."""
+    query = small_app.generate(5, 1, "DI")
+    with small_app.open(query) as episode:
+        lost = sorted(episode.want - episode.matrix.ok)
+        src, dst = lost[0]
+        target = episode.plan.address(dst)
+        before = episode.net.shell(src, f"ping -c1 -W1 {target}").returncode
+        play_script(episode, FAKES["dnat-to-localhost"], max_turns=len(episode.plan.nodes))
+        after = episode.net.shell(src, f"ping -c1 -W1 {target}")
+        assert before != 0 and after.returncode == 0, after.output
+        assert not episode.score().correct
+
+
+def test_healthy_networks_match_their_intent() -> None:
+    """Every kind of intent (management, protected hosts, restricted subnet) as built."""
+    app = RouteApp({"num_subnets": 3, "hosts_per_subnet": 2})
+    seen: set[str] = set()
+    for seed in range(40):
+        query = app.generate(seed, 1)
+        intent = query.truth["intent"]
+        kinds = {k for k in ("management", "restricted") if intent[k]} | (
+            {"protected"} if intent["protected"] else set()
+        )
+        if kinds <= seen:
+            continue
+        seen |= kinds
+        from netarena.route.generator import topology_of
+        from netarena.route.network import Network
+
+        plan, intent_, topo = topology_of(query)
+        with Network(plan, intent_, topo()) as net:
+            want = intended_pairs(plan, intent_)
+            assert measure(net, ProbeTiming(), want).ok == want
+            assert pingmesh(net, expect=want).ok == want
+        if seen == {"management", "restricted", "protected"}:
+            break
+    assert seen == {"management", "restricted", "protected"}

@@ -1,0 +1,69 @@
+"""A real shell on each node: what operators type works and gets real output."""
+
+from __future__ import annotations
+
+import pytest
+
+from netarena.route import RouteApp
+from netarena.route.sandbox import OUTPUT_CAP_CHARS
+
+from .conftest import NEEDS_ROOT, reply
+
+pytestmark = [pytest.mark.root, NEEDS_ROOT]
+
+
+def _forwarding_query(app: RouteApp):
+    for seed in range(200):
+        query = app.generate(seed, 1, "DR")
+        if query.truth["faults"][0]["candidates"][0]["method"] == "ip_forward_off":
+            return query
+    raise AssertionError("no ip_forward_off query")
+
+
+def test_operator_commands_get_real_output_and_solve() -> None:
+    app = RouteApp({"num_subnets": 2, "hosts_per_subnet": 2})
+    with app.open(_forwarding_query(app)) as episode:
+        host = episode.plan.hosts[0]
+        other = episode.plan.hosts[-1].ip
+        episode.step(reply(host.name, "ip route | grep default"))
+        assert episode.history[-1].output.startswith("default via ")
+        episode.step(reply("r0", f"sysctl -w net.ipv4.ip_forward=0 && ping -c1 -W1 {other}"))
+        out = episode.history[-1].output
+        assert "net.ipv4.ip_forward = 0" in out and "1 packets transmitted" in out
+        result = episode.step(reply("r0", "echo 1 > /proc/sys/net/ipv4/ip_forward"))
+        assert result.done and result.reward == 100
+        score = episode.score()
+        assert score.correct and score.safe
+
+
+def test_shell_features_and_tools(small_app: RouteApp) -> None:
+    with small_app.open(small_app.generate(61, 1, "WR")) as episode:
+        net = episode.net
+        assert net.shell("h1", "hostname").output.strip() == "h1"
+        links = net.shell("h1", "ip -d link show h1-eth0").output
+        assert "link-netnsid" in links and "link-netns " not in links
+        assert "00:00:00:00:00:01" in links  # Mininet's MAC scheme
+        ifconfig = net.shell("h1", "ifconfig h1-eth0").output
+        assert "broadcast 0.0.0.0" not in ifconfig and "broadcast" in ifconfig
+        assert "driver: veth" in net.shell("h1", "ethtool -i h1-eth0").output
+        peer = episode.plan.hosts[1].ip
+        assert f"traceroute to {peer}" in net.shell("h1", f"traceroute -n -w 1 -q 1 {peer}").output
+        assert "State" in net.shell("r0", "ss -tan").output
+        assert net.shell("r0", "bridge link; echo rc=$?").output.strip().endswith("rc=0")
+        saved = net.shell("r0", "ip route > /tmp/rules && wc -l < /tmp/rules && sudo id -u")
+        assert saved.returncode == 0
+        assert net.shell("h2", "test -s /tmp/rules && echo shared").output.strip() == "shared"
+        assert net.shell("h1", "exit 7").returncode == 7
+        cut = net.shell("h1", "yes | head -c 100000")
+        assert f"[output cut at {OUTPUT_CAP_CHARS} characters]" in cut.output
+
+
+def test_a_command_cut_at_its_time_limit_keeps_its_output(small_app: RouteApp) -> None:
+    with small_app.open(small_app.generate(62, 1, "DT")) as episode:
+        peer = episode.plan.hosts[1].name
+        result = episode.net.shell("h1", f"ping {peer}", timeout_s=2)
+        assert result.timed_out
+        assert "icmp_seq=1" in result.output and "packets transmitted" in result.output
+        assert result.output.endswith("[stopped at the 2s time limit; output so far]")
+        silent = episode.net.shell("h1", "trap '' INT; sleep 30", timeout_s=1)
+        assert silent.timed_out
