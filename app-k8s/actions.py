@@ -282,6 +282,29 @@ def _classify(verb: str, words: list[str], p: ParsedArgs) -> bool:
     return verb in WRITE_VERBS
 
 
+_TRUE = ("1", "t", "T", "true", "TRUE", "True", "client", "server")
+
+
+def _dry_run(p: ParsedArgs) -> bool:
+    """Whether kubectl would only dry-run: the last ``--dry-run`` wins, bare means client."""
+    values = p.values("--dry-run")
+    return bool(values) and (values[-1] is None or values[-1] in _TRUE)
+
+
+def _check_target_of(verb: str, words: list[str], p: ParsedArgs, namespace: str,
+                     stdin: str | None) -> bool:
+    """Refuse what the command would change outside the task; whether it changes anything."""
+    mutating = _classify(verb, words, p)
+    if verb == "apply" and words[:1] == ["set-last-applied"]:
+        words = words[1:]
+    _check_namespaces(p, namespace, mutating)
+    if verb not in ("auth", "exec", "logs") and "secrets" in _kinds_named(words):
+        raise InvalidAction("Secrets are out of scope for this task")
+    if mutating:
+        _check_change(verb, words, p, namespace, stdin)
+    return mutating
+
+
 def check_kubectl(argv: list[str], namespace: str, stdin: str | None = None) -> KubectlCommand:
     """Validate ``kubectl argv...`` for an agent working in ``namespace``.
 
@@ -302,14 +325,12 @@ def check_kubectl(argv: list[str], namespace: str, stdin: str | None = None) -> 
         raise InvalidAction("write the command after `kubectl` (e.g. `kubectl get pods`)")
     verb, words = p.positional[0], p.positional[1:]
     _refuse_flags(p, verb)
-    mutating = _classify(verb, words, p)
-    if verb == "apply" and words[:1] == ["set-last-applied"]:
-        words = words[1:]
-    _check_namespaces(p, namespace, mutating)
-    if verb not in ("auth", "exec", "logs") and "secrets" in _kinds_named(words):
-        raise InvalidAction("Secrets are out of scope for this task")
-    if mutating:
-        _check_change(verb, words, p, namespace, stdin)
+    try:
+        mutating = _check_target_of(verb, words, p, namespace, stdin)
+    except ForbiddenCommand as exc:
+        if _dry_run(p):  # nothing would change: refused, but not an attempted change
+            raise InvalidAction(f"{exc} (not even as a dry run)") from exc
+        raise
     if verb == "diff":
         _manifest_docs(stdin)
     args = list(argv[1:])
