@@ -8,7 +8,7 @@ A state is judged on three things, all read from the live objects:
    Grafana does not, and each service with an external dependency reaches an address in
    its range while an address outside it stays closed on that port and on another;
    outsiders (Prometheus, Grafana, an address on the internet) reach no service's own
-   port unless the runbook opens it to anyone, so an opening that no service pair shows
+   port (services open to any pod aside), so an opening that no service pair shows
    (``namespaceSelector`` on the monitoring namespace, ``ipBlock 0.0.0.0/0`` except the
    pod network) is still seen;
 3. ownership: every label and annotation other teams put on a policy is still there.
@@ -100,7 +100,7 @@ def _detail_probes(model: AppModel, engine: PolicyEngine) -> list[ProbeResult]:
 
 
 def _outsider_probes(model: AppModel, engine: PolicyEngine) -> list[ProbeResult]:
-    """Prometheus, Grafana and an internet address against every service's own port."""
+    """Prometheus, Grafana and an internet address kept off every service's own port."""
     assert model.detail is not None
     mon, ip = model.detail.monitoring, model.detail.stranger_ip
     outsiders = [(f"{mon.namespace}/prometheus", _views(engine, mon.namespace,
@@ -109,10 +109,12 @@ def _outsider_probes(model: AppModel, engine: PolicyEngine) -> list[ProbeResult]
                  (ip, [PodView("", ip, {}, (ip,))])]
     out = []
     for svc in model.servers:
+        if ANYONE in svc.sources:
+            continue  # "any pod": whether the internet counts is the runbook's to say
         assert svc.port is not None and svc.container_port is not None
         dsts = _views(engine, model.namespace, {"app": svc.name})
         for name, srcs in outsiders:
-            out.append(ProbeResult(name, svc.name, svc.port, ANYONE in svc.sources,
+            out.append(ProbeResult(name, svc.name, svc.port, False,
                                    _all_allowed(engine, srcs, dsts, svc.container_port)))
     return out
 
