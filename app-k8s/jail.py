@@ -6,9 +6,10 @@ when the allowlist misreads one (as it once read ``--patch_file`` and
 thread that has entered a Landlock domain (the kernel applies it to that thread and to
 every process it starts, nothing else in the evaluator), in which:
 
-* only the system's programs and libraries (``/usr``, ``/lib*``), the kubectl binary, and
-  ``/etc/ld.so.cache`` and ``/etc/localtime`` can be read; ``prlimit``, ``kubectl`` and
-  ``diff`` (for ``kubectl diff``), and the dynamic loader they need, can be run;
+* only the system's programs and libraries (``/usr``, ``/lib*``), the kubectl binary,
+  what a TLS client needs (``/etc/hosts``, ``/etc/resolv.conf``, the CA bundle) and the
+  files a user's kubeconfig names can be read; ``prlimit``, ``kubectl`` and ``diff`` (for
+  ``kubectl diff``), and the dynamic loader they need, can be run;
 * only the episode's private directory (kubeconfig, discovery cache, temporary files)
   and ``/dev/null`` can be written;
 * TCP connects go only to the episode's API server port, binds nowhere (Landlock ABI 4);
@@ -17,7 +18,8 @@ every process it starts, nothing else in the evaluator), in which:
 So ``--patch-file=/etc/shadow`` reads nothing, ``--cache-dir=/etc`` writes nothing and
 ``--server=https://127.0.0.1:OTHER`` or a proxy outside never connects, whatever the
 parser let through. Without Landlock (an old kernel) kubectl runs unconfined and a
-warning says so once.
+warning says so once; so does a user's kubeconfig that runs a credential plugin (which
+may need any file and any host).
 """
 
 from __future__ import annotations
@@ -38,7 +40,11 @@ __all__ = ["KubectlJail", "landlock_available"]
 
 log = logging.getLogger(__name__)
 
-_SYSTEM_READABLE = ("/usr", "/lib", "/lib64", "/lib32", "/etc/ld.so.cache", "/etc/localtime")
+_SYSTEM_READABLE = ("/usr", "/lib", "/lib64", "/lib32", "/etc/ld.so.cache", "/etc/localtime",
+                    "/etc/hosts", "/etc/resolv.conf", "/etc/nsswitch.conf", "/etc/ssl",
+                    "/etc/pki", "/etc/ca-certificates")
+"""The system's programs and libraries, and what a TLS client needs to reach a named server
+(name resolution, the public CA bundle)."""
 _HELPERS = ("prlimit", "diff")
 _LOADERS = ("/lib*/ld-linux*.so*", "/lib/*/ld-linux*.so*", "/lib/ld-musl-*.so*")
 """The dynamic loader: running a dynamically linked helper also executes it."""
@@ -64,16 +70,18 @@ class KubectlJail:
         binary: The kubectl binary.
         private_dir: The episode's directory (kubeconfig, cache, temporary files).
         server_port: The API server's TCP port, the only one kubectl may connect to.
+        readable: Files the kubeconfig names (a user's certificates and keys).
 
     Raises:
         EmulatorError: Landlock is there but the domain could not be entered.
     """
 
-    def __init__(self, binary: str, private_dir: str, server_port: int) -> None:
+    def __init__(self, binary: str, private_dir: str, server_port: int,
+                 readable: tuple[str, ...] = ()) -> None:
         helpers = [found for name in _HELPERS if (found := shutil.which(name))]
         helpers += [path for pattern in _LOADERS for path in glob.glob(pattern)]
         self._ruleset = kernel.landlock_ruleset(
-            _SYSTEM_READABLE,
+            (*_SYSTEM_READABLE, *(os.path.realpath(path) for path in readable)),
             executable=[os.path.realpath(p) for p in (binary, *helpers)],
             writable=(os.path.realpath(private_dir), os.devnull),
             connect_ports=(server_port,))

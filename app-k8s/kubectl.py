@@ -3,9 +3,11 @@
 Each ``Kubectl`` writes its own kubeconfig (server URL and CA, user, default namespace) and
 uses a private cache directory inside a private temp dir, and strips ``KUBECONFIG`` from
 the environment: an agent's commands can reach only the emulator they were given, and
-concurrent episodes never share discovery caches. No shell is involved. Against the
-embedded API server, kubectl also runs in a Landlock domain (``jail``): it can read and
-write nothing of the host's but its private directory, and connect only to its server.
+concurrent episodes never share discovery caches. No shell is involved. Where the kernel
+has Landlock, kubectl also runs in a Landlock domain (``jail``): it can read and write
+nothing of the host's but its private directory (and the files a user's kubeconfig
+names), and connect only to its server's port; a kubeconfig that runs a credential
+plugin runs unconfined.
 
 Resources are bounded by the kernel, not by trust in the arguments: the process runs
 under ``prlimit`` (address space 1 GiB, output files 64 MiB, CPU seconds), its output
@@ -17,6 +19,7 @@ bound, ``kubectl patch --patch-file=/dev/zero`` (refused by the allowlist anyway
 from __future__ import annotations
 
 import base64
+import logging
 import os
 import shutil
 import statistics
@@ -37,6 +40,8 @@ from netarena.k8s.jail import KubectlJail, landlock_available
 
 __all__ = ["Kubectl", "KubeconfigIdentity", "KubectlResult", "find_kubectl",
            "measure_round_trip"]
+
+log = logging.getLogger(__name__)
 
 _PASSED_ENV = ("PATH", "LANG", "LC_ALL", "TZ", "TMPDIR", "SYSTEMROOT")
 MEMORY_LIMIT_BYTES = 1 << 30
@@ -110,9 +115,8 @@ class Kubectl:
         binary: Path to kubectl; found with ``find_kubectl`` when omitted.
         identity: How the kubeconfig names the cluster and user, the user's bearer token
             and the cluster's CA certificate (PEM), as ``kubectl config view`` shows them.
-        confine: Run kubectl in a Landlock domain (its private directory, the server's
-            port) when the kernel has Landlock; a user's own kubeconfig (``from_config``)
-            may need its files and credential plugins, so it runs unconfined.
+        confine: Run kubectl in a Landlock domain (its private directory, the files the
+            kubeconfig names, the server's port) when the kernel has Landlock.
     """
 
     def __init__(self, server_url: str, namespace: str = "default",
@@ -149,8 +153,9 @@ class Kubectl:
         env["TMPDIR"] = str(root / "tmp")
         (root / "tmp").mkdir(mode=0o700)
         self._env = env
-        port = urlsplit(server_url).port
-        self._jail = KubectlJail(self.binary, str(root), port) if (
+        url = urlsplit(server_url)
+        port = url.port or (443 if url.scheme == "https" else None)
+        self._jail = KubectlJail(self.binary, str(root), port, _named_files(config)) if (
             confine and port is not None and landlock_available()) else None
 
     @classmethod
@@ -164,7 +169,12 @@ class Kubectl:
             binary: Path to kubectl; found with ``find_kubectl`` when omitted.
         """
         server = str(config["clusters"][0]["cluster"].get("server", ""))
-        return cls(server, namespace, binary, config, confine=False)
+        plugins = [u["name"] for u in config.get("users") or []
+                   if {"exec", "auth-provider"} & set(u.get("user") or {})]
+        if plugins:
+            log.warning("kubeconfig user %s runs a credential plugin: kubectl runs "
+                        "unconfined (the allowlist is the only barrier)", plugins[0])
+        return cls(server, namespace, binary, config, confine=not plugins)
 
     def command(self, argv: list[str]) -> list[str]:
         """The full argv run for ``kubectl argv...`` (kubeconfig and cache pinned)."""
@@ -227,6 +237,16 @@ class Kubectl:
     def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
                  tb: TracebackType | None) -> None:
         self.close()
+
+
+def _named_files(config: dict[str, Any] | None) -> tuple[str, ...]:
+    """Files a kubeconfig's clusters and users name (CA, client certificate, key, token)."""
+    if config is None:
+        return ()
+    entries = [c.get("cluster") or {} for c in config.get("clusters") or []]
+    entries += [u.get("user") or {} for u in config.get("users") or []]
+    keys = ("certificate-authority", "client-certificate", "client-key", "tokenFile")
+    return tuple(str(e[k]) for e in entries for k in keys if isinstance(e.get(k), str))
 
 
 def _bounded(command: list[str], timeout_s: float) -> list[str]:
