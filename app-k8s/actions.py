@@ -275,8 +275,9 @@ def _classify(verb: str, words: list[str], p: ParsedArgs) -> bool:
         raise InvalidAction(f"`kubectl {verb}` is not available here: {_UNSUPPORTED_VERBS[verb]}")
     if verb == "apply" and sub in ("view-last-applied",):
         return False
-    if verb == "apply" and sub == "edit-last-applied":
-        raise InvalidAction("`kubectl apply edit-last-applied` is interactive")
+    if (verb == "apply" and sub == "edit-last-applied") or p.has("--edit"):
+        raise InvalidAction(f"`kubectl {verb} {'--edit' if sub != 'edit-last-applied' else sub}`"
+                            " is interactive; send the manifest with `-f -`")
     if verb not in READ_VERBS | WRITE_VERBS:
         raise InvalidAction(f"unknown or unsupported command `kubectl {verb}`")
     return verb in WRITE_VERBS
@@ -403,6 +404,11 @@ def parse_kubectl(text: str, namespace: str, stdin: str | None = None) -> Kubect
     return _command_of(parse_script(text), namespace, stdin)
 
 
+def _holds_a_command(block: str) -> bool:
+    """Whether a block has a line that is not blank or a comment (notes are skipped)."""
+    return any(ln.strip() and not ln.lstrip().startswith("#") for ln in block.splitlines())
+
+
 def _is_manifest(block: str) -> bool:
     first = next((ln.strip() for ln in block.splitlines()
                   if ln.strip() and not ln.lstrip().startswith("#")), "")
@@ -428,7 +434,7 @@ def command_from_reply(reply: str, namespace: str) -> KubectlCommand:
     """
     blocks = code_blocks(reply)
     manifests = [b for b in blocks if _is_manifest(b)]
-    commands = [b for b in blocks if not _is_manifest(b)]
+    commands = [b for b in blocks if not _is_manifest(b) and _holds_a_command(b)]
     if commands:
         block = commands[0]
     else:

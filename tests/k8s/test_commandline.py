@@ -105,6 +105,21 @@ def test_the_first_command_block_runs() -> None:
     assert command_from_reply(reply, NS).verb == "get"
 
 
+def test_a_block_of_notes_holds_no_command() -> None:
+    """Only comments: the next block's command runs (it was refused as "empty command")."""
+    reply = ("```\n# plan: read the policy, then fix the port\n```\n"
+             "```\nkubectl get netpol adservice -o yaml\n```")
+    assert command_from_reply(reply, NS).verb == "get"
+
+
+@pytest.mark.parametrize("line", ["kubectl create --edit -f -", "kubectl apply edit-last-applied "
+                                  "netpol x"])
+def test_editors_are_refused_as_interactive(line: str) -> None:
+    with pytest.raises(InvalidAction, match="interactive") as info:
+        command_from_reply(f"```\n{line}\n```\n```yaml\n{POLICY}\n```", NS)
+    assert not isinstance(info.value, ForbiddenCommand)
+
+
 def test_a_yaml_block_followed_by_apply() -> None:
     reply = f"Here is the fix:\n```yaml\n{POLICY}spec:\n  podSelector: {{}}\n```\n" \
             "```bash\nkubectl apply -f -\n```"
