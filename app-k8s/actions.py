@@ -196,11 +196,40 @@ _ManifestLoader.yaml_implicit_resolvers = {
     for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()}
 
 
+MAX_FLOW_DEPTH = 64
+"""Deepest ``[``/``{`` nesting a manifest may have: PyYAML reads flow nesting in time
+quadratic in its depth (20,000 levels took 40 s of the evaluator's CPU per turn)."""
+
+
+def _flow_depth(text: str) -> int:
+    """How deep ``[`` and ``{`` nest in ``text``, quoted scalars aside."""
+    depth = deepest = 0
+    quote = ""
+    escaped = False
+    for ch in text:
+        if escaped:
+            escaped = False
+        elif quote:
+            escaped = ch == "\\" and quote == '"'
+            if ch == quote:
+                quote = ""
+        elif ch in "'\"":
+            quote = ch
+        elif ch in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif ch in "]}":
+            depth = max(0, depth - 1)
+    return deepest
+
+
 def _load_manifest(stdin: str | None) -> list[object]:
-    """The documents of a ``-f -`` manifest (anchors and aliases refused)."""
+    """The documents of a ``-f -`` manifest (anchors, aliases, deep nesting refused)."""
     if stdin is None:
         raise InvalidAction("`-f -` needs the manifest: a here-document (<<EOF) or a ```yaml "
                             "block in the same reply")
+    if _flow_depth(stdin) > MAX_FLOW_DEPTH:
+        raise InvalidAction(f"the manifest nests more than {MAX_FLOW_DEPTH} levels deep")
     try:
         if any(isinstance(e, yaml.AliasEvent) for e in yaml.parse(stdin, _ManifestLoader)):
             raise InvalidAction("YAML anchors and aliases are not supported in manifests here; "
@@ -414,6 +443,8 @@ def _is_manifest(block: str) -> bool:
                   if ln.strip() and not ln.lstrip().startswith("#")), "")
     if first.startswith(("apiVersion:", "kind:", "---", "{", "metadata:", "spec:")):
         return True
+    if _flow_depth(block) > MAX_FLOW_DEPTH:
+        return False
     try:
         doc = next(iter(yaml.safe_load_all(block)), None)
     except yaml.YAMLError:
@@ -422,6 +453,21 @@ def _is_manifest(block: str) -> bool:
 
 
 def command_from_reply(reply: str, namespace: str) -> KubectlCommand:
+    """The command a reply asks to run (see ``_command_from_reply``).
+
+    Raises:
+        ForbiddenCommand: The command attempts a forbidden change.
+        InvalidAction: No command, or a refused one (a manifest nested so deep that the
+            YAML reader's recursion gives up is refused too, not an episode crash).
+    """
+    try:
+        return _command_from_reply(reply, namespace)
+    except RecursionError:
+        raise InvalidAction("the reply nests too deeply to read (a manifest thousands of "
+                            "levels deep)", action=" ".join(reply.split())[:200]) from None
+
+
+def _command_from_reply(reply: str, namespace: str) -> KubectlCommand:
     """The command a reply asks to run: its FIRST code block holding a command.
 
     Blocks that are manifests are skipped (the first of them is the stdin of ``-f -``

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 import pytest
 import yaml
 
@@ -138,3 +140,20 @@ def test_refusals_carry_the_command_for_the_history() -> None:
     with pytest.raises(ForbiddenCommand) as info:
         command_from_reply("```\nkubectl delete deploy frontend\n```", NS)
     assert info.value.action == "kubectl delete deploy frontend"
+
+
+_DEEP = "kind: NetworkPolicy\nmetadata: {name: x}\nspec: " + "[" * 20000 + "]" * 20000 + "\n"
+
+
+@pytest.mark.parametrize("reply", [
+    f"```\nkubectl apply -f - <<'EOF'\n{_DEEP}EOF\n```",
+    f"```yaml\n{_DEEP}```\n```\nkubectl apply -f -\n```",
+], ids=["heredoc", "yaml-block"])
+def test_a_manifest_nested_too_deep_is_refused_not_a_crash(reply: str) -> None:
+    """PyYAML spent ~40 s of the evaluator's CPU (quadratic in the depth), then gave up
+    with RecursionError: the query crashed, unscored. Now a quick, plain refusal."""
+    start = time.monotonic()
+    with pytest.raises(InvalidAction, match="nests") as info:
+        command_from_reply(reply, NS)
+    assert not isinstance(info.value, ForbiddenCommand)
+    assert time.monotonic() - start < 5
