@@ -159,8 +159,9 @@ class Handler(BaseHTTPRequestHandler):
         except ApiError as exc:
             reply = Reply(exc.status(), exc.code)
         except Exception as exc:  # noqa: BLE001 - a server bug must answer 500, not hang kubectl
-            logger.exception("embedded API failed on %s %s", method, self.path)
-            reply = Reply(ApiError(f"internal error: {exc}").status(), 500)
+            logger.exception("embedded API failed on %s %s: %s", method, self.path, exc)
+            reply = Reply(ApiError("Internal error occurred: the server could not complete "
+                                   "the request").status(), 500)
         self._send(reply)
 
     def _send(self, reply: Reply) -> None:

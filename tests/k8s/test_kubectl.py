@@ -304,3 +304,23 @@ def test_round_trip_measurement(env: tuple[ObjectStore, Kubectl]) -> None:
     _, k = env
     figures = measure_round_trip(k, repeats=3)
     assert 0 < figures["min_s"] <= figures["median_s"] <= figures["max_s"]
+
+
+@pytest.mark.parametrize(("patch", "field", "go_type"), [
+    ('{"spec":{"egress":true}}', "NetworkPolicySpec.spec.egress",
+     "[]v1.NetworkPolicyEgressRule"),
+    ('{"spec":{"ingress":[{"ports":[{"endPort":"9000"}]}]}}',
+     "NetworkPolicyPort.spec.ingress.ports.endPort", "int32"),
+    ('{"metadata":{"labels":{"team":true}}}', "ObjectMeta.metadata.labels", "string"),
+])
+def test_a_value_of_the_wrong_type_is_the_decoders_bad_request(
+        env: tuple[ObjectStore, Kubectl], patch: str, field: str, go_type: str) -> None:
+    """It reached the store's code and came back as a Python exception in a 500."""
+    store, k = env
+    before = store.get("NetworkPolicy", "default", "cartservice")
+    result = k.run(["patch", "networkpolicy", "cartservice", "--type", "merge", "-p", patch])
+    assert result.exit_code == 1
+    assert "Error from server (BadRequest)" in result.stderr, result.stderr
+    assert ("json: cannot unmarshal" in result.stderr and f"Go struct field {field} of type "
+            f"{go_type}" in result.stderr), result.stderr
+    assert store.get("NetworkPolicy", "default", "cartservice") == before
