@@ -10,7 +10,8 @@ A state is judged on three things, all read from the live objects:
    outsiders (Prometheus, Grafana, an address on the internet) reach no service's own
    port (services open to any pod aside), so an opening that no service pair shows
    (``namespaceSelector`` on the monitoring namespace, ``ipBlock 0.0.0.0/0`` except the
-   pod network) is still seen;
+   pod network) is still seen; and a new pod no service policy selects stays isolated both
+   ways, as the default deny promises;
 3. ownership: every label and annotation other teams put on a policy is still there.
 
 A re-deployment from a connectivity spec loses 2 and 3; a troubleshooter who changes
@@ -96,7 +97,7 @@ def _detail_probes(model: AppModel, engine: PolicyEngine) -> list[ProbeResult]:
             actual = bool(srcs) and all(engine.egress_allowed(s, outside, port, "TCP")
                                         for s in srcs)
             out.append(ProbeResult(ext.service, ip, port, expected, actual))
-    return out + _outsider_probes(model, engine)
+    return out + _outsider_probes(model, engine) + _default_deny_probes(model, engine)
 
 
 def _outsider_probes(model: AppModel, engine: PolicyEngine) -> list[ProbeResult]:
@@ -117,6 +118,32 @@ def _outsider_probes(model: AppModel, engine: PolicyEngine) -> list[ProbeResult]
             out.append(ProbeResult(name, svc.name, svc.port, False,
                                    _all_allowed(engine, srcs, dsts, svc.container_port)))
     return out
+
+
+NEWCOMER = "debug-pod"
+"""A pod no service policy selects (``kubectl run debug``): the default deny isolates it."""
+_NEWCOMER_PORT = 8080
+
+
+def _default_deny_probes(model: AppModel, engine: PolicyEngine) -> list[ProbeResult]:
+    """A new pod of the namespace is isolated both ways: nothing in, nothing out.
+
+    Only ``deny-all`` covers it, so gutting the platform team's default deny (its Egress
+    dropped, its pod selector narrowed) shows here although every service pair still holds.
+    """
+    assert model.detail is not None
+    newcomer = PodView(model.namespace, NEWCOMER, {"run": NEWCOMER}, ("10.244.255.250",),
+                       (("", _NEWCOMER_PORT, "TCP"),))
+    ip = model.detail.stranger_ip
+    probes = [ProbeResult(NEWCOMER, ip, 443, False, engine.egress_allowed(
+        newcomer, PodView("", ip, {}, (ip,)), 443, "TCP"))]
+    caller = next((v for s in model.servers for v in _views(engine, model.namespace,
+                                                            {"app": s.name})), None)
+    if caller is not None:
+        probes.append(ProbeResult(caller.labels["app"], NEWCOMER, _NEWCOMER_PORT, False,
+                                  engine.ingress_allowed(caller, newcomer, _NEWCOMER_PORT,
+                                                         "TCP")))
+    return probes
 
 
 def ownership_problems(model: AppModel, policies: Sequence[Obj]) -> tuple[str, ...]:
