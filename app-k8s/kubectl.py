@@ -202,7 +202,7 @@ class Kubectl:
             start = self._jail.popen if self._jail is not None else subprocess.Popen
             proc = start(  # fixed binary, argv list, no shell
                 _bounded(self.command(argv), timeout_s), stdin=subprocess.PIPE, stdout=out,
-                stderr=err, env=self._env)
+                stderr=err, env=self._env, cwd=root)  # relative paths land in its own dir
             timed_out = False
             try:
                 proc.communicate((stdin or "").encode(), timeout=timeout_s)

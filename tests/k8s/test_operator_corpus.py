@@ -117,6 +117,7 @@ CORPUS: list[tuple[str, int, str]] = [
     ("auth can-i delete deployments", 0, "yes"),
     ("auth can-i delete nodes", 1, "no"),
     ("get pv", 1, 'User "system:serviceaccount:default:oncall" cannot list resource'),
+    ("get cs", 1, 'cannot list resource "componentstatuses"'),  # was: no such resource type
     ("auth can-i get nodes", 0, "yes"),
     ("auth whoami", 0, "system:serviceaccount:"),
     ("auth can-i --list", 0, "networkpolicies.networking.k8s.io"),
