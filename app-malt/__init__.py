@@ -16,22 +16,27 @@ from typing import Any, ClassVar
 import networkx as nx
 from pydantic import Field
 
+from netarena.common.agents import Baseline
 from netarena.common.app import App, AppConfig
 from netarena.common.sandbox import SandboxLimits, SandboxPool, SandboxSpec, shared_pool
 from netarena.common.sandbox.host import log_start_up_checks
 from netarena.common.types import Query, query_id
 from netarena.malt import worker
+from netarena.malt.baselines import BASELINES
 from netarena.malt.checks import INVARIANTS, answer_mismatch, state_mismatch, violations
 from netarena.malt.episode import MaltEpisode, extract_code
-from netarena.malt.generator import LABELS, TaskSampler, solve
+from netarena.malt.generator import LABEL_SETS, LABELS, TaskSampler, solve
 from netarena.malt.loader import load_textproto, parse_textproto
 from netarena.malt.prompts import render_prompt
+from netarena.malt.sampler import index
 from netarena.malt.solver import MaltReferenceAgent
-from netarena.malt.topology import TopologyParams, build_topology
+from netarena.malt.topology import GOOGLE_EXAMPLE, TopologyParams, build_topology
 
 __all__ = [
+    "GOOGLE_EXAMPLE",
     "INVARIANTS",
     "LABELS",
+    "LABEL_SETS",
     "MaltApp",
     "MaltConfig",
     "MaltEpisode",
@@ -62,7 +67,7 @@ class MaltConfig(AppConfig, TopologyParams):
     sandbox_workers: int = Field(2, ge=1, le=32)
     """Warm sandbox workers (each answer runs in a fresh fork of one)."""
 
-    def topology(self) -> TopologyParams:
+    def topology_params(self) -> TopologyParams:
         """The topology part of the configuration."""
         return TopologyParams(**self.model_dump(include=set(TopologyParams.model_fields)))
 
@@ -74,8 +79,17 @@ def base_topology(params: TopologyParams) -> nx.DiGraph:
 
 
 @functools.lru_cache(maxsize=8)
-def _size(base: nx.DiGraph) -> dict[str, int]:
-    return {"nodes": base.number_of_nodes(), "edges": base.number_of_edges()}
+def _facts(params: TopologyParams) -> dict[str, Any]:
+    """What every prompt on this topology states: its size, kind and two example names."""
+    base = base_topology(params)
+    fabric = index(base)
+    return {
+        "nodes": base.number_of_nodes(),
+        "edges": base.number_of_edges(),
+        "varied": params.topology == "datacenter",
+        "block": fabric.blocks[0],
+        "port": fabric.ports[-1],
+    }
 
 
 @functools.lru_cache(maxsize=8)
@@ -104,6 +118,7 @@ class MaltApp(App):
     name = "malt"
     kind = "constructive"
     labels: ClassVar[dict[int, tuple[str, ...]]] = LABELS
+    label_sets: ClassVar[dict[str, tuple[str, ...]]] = LABEL_SETS
     config_model = MaltConfig
     default_max_turns = 1
     config: MaltConfig
@@ -117,9 +132,10 @@ class MaltApp(App):
         """Generate one query; pure in ``(seed, level, label, config)``."""
         rng = random.Random(seed)
         label = self.pick_label(rng, level, label)
-        base = base_topology(self.config.topology())
+        topology = self.config.topology_params()
+        base = base_topology(topology)
         ops = TaskSampler(base, rng).sample(level, label)
-        stats = {**_size(base), "timeout": self.config.timeout_s}
+        stats = {**_facts(topology), "timeout": self.config.timeout_s}
         params = self.params()
         return Query(
             id=query_id(self.name, seed, level, label, params),
@@ -142,7 +158,7 @@ class MaltApp(App):
         nobody holds it, ``shared_pool`` keeps only a few warm and the rest are closed.
         """
         if self._pool is None or self._pool.closed:
-            spec = _spec(self.config.topology())
+            spec = _spec(self.config.topology_params())
             limits = SandboxLimits(
                 wall_s=self.config.timeout_s,
                 cpu_s=max(1, round(self.config.timeout_s)),
@@ -153,7 +169,11 @@ class MaltApp(App):
 
     def open(self, query: Query) -> MaltEpisode:
         """Open the episode; its answer runs against this app's topology."""
-        return MaltEpisode(query, base_topology(self.config.topology()), self.sandbox())
+        return MaltEpisode(query, base_topology(self.config.topology_params()), self.sandbox())
+
+    def baselines(self) -> tuple[Baseline, ...]:
+        """MALT's calibration ladder (``netarena.malt.baselines``)."""
+        return BASELINES
 
     def reference_agent(self) -> MaltReferenceAgent:
         """The text-only reference solver."""

@@ -137,6 +137,7 @@ class MaltEpisode(Episode):
         }
         self._correct = False
         self._safe = True
+        self._changed = False
 
     def _observe(self) -> str:
         if not self._notes:
@@ -171,6 +172,7 @@ class MaltEpisode(Episode):
         diff = out["diff"]
         broken = violations(DiffView(self._base, diff))
         self._safe = not broken
+        self._changed = bool(diff.get("nodes") or diff.get("edges"))
         self._details["violations"] = "; ".join(broken[:10])
         self._details["violation_count"] = len(broken)
         answer = out.get("answer")
@@ -199,4 +201,9 @@ class MaltEpisode(Episode):
         )
 
     def _score(self) -> Score:
-        return Score(correct=self._correct, safe=self._safe, details=dict(self._details))
+        return Score(
+            correct=self._correct,
+            safe=self._safe,
+            changed=self._changed,
+            details=dict(self._details),
+        )

@@ -1,15 +1,18 @@
 """Seeded MALT query generation: operations sampled from the topology, truth by state transition.
 
 A query is a short program of operations (``operations.py``): L1 one operation, L2 two in
-sequence (the second sees the first's change), L3 control flow (a for-loop over a selected set,
-an if-else on a measured condition, with the threshold drawn so both branches occur). Truth is
-computed by applying the operations to a copy of the topology and storing the answer and the
-resulting diff; the ground truth is itself checked against the safety invariants.
+sequence (the second reads near the first's change), L3 the original NetArena's level-3
+pairs (add, then read the parent that grew) and control flow (a for-loop over a selected
+set, an if-else on a measured condition whose threshold is drawn so both branches occur,
+each branch a change and a question). Reads are about a switch, a block, a superblock, a
+rack or a control domain, optionally only ports of some speeds, so every count, capacity
+and ranking depends on the fabric, not on names. Truth is computed by applying the
+operations to a copy of the topology; the ground truth is itself checked against the
+safety invariants.
 """
 
 from __future__ import annotations
 
-import functools
 import random
 from collections.abc import Callable
 from typing import Any
@@ -18,16 +21,16 @@ import networkx as nx
 
 from netarena.common.errors import EmulatorError
 from netarena.malt.checks import DiffView, violations
-from netarena.malt.operations import apply_op, apply_ops, children
-from netarena.malt.topology import PORT_SPEEDS_BPS
+from netarena.malt.control import control_flow
+from netarena.malt.operations import apply_ops, children, contained, selection, total_capacity
+from netarena.malt.sampler import AGG, PORT, SUPERBLOCK, SW, Picker
 from netarena.malt.worker import graph_diff
 
-__all__ = ["LABELS", "TaskSampler", "solve"]
+__all__ = ["LABELS", "LABEL_SETS", "TaskSampler", "solve"]
 
 LABELS: dict[int, tuple[str, ...]] = {
     1: ("add", "remove", "list", "rank", "count", "update", "capacity"),
     2: (
-        "add-count",
         "add-capacity",
         "remove-list",
         "remove-count",
@@ -35,249 +38,221 @@ LABELS: dict[int, tuple[str, ...]] = {
         "update-rank",
         "update-capacity",
     ),
-    3: ("loop-update", "loop-add", "loop-remove", "if-capacity", "if-count"),
+    3: (
+        "add-list",
+        "add-rank",
+        "add-count",
+        "loop-update",
+        "loop-add",
+        "loop-remove",
+        "if-capacity",
+        "if-count",
+    ),
 }
-"""Labels per level: an operation, two in sequence, or a control-flow form."""
+"""Labels per level: an operation, two in sequence, or a level-3 form."""
+
+LABEL_SETS: dict[str, tuple[str, ...]] = {
+    "original": (
+        "add",
+        "rank",
+        "remove",
+        "list",
+        "remove-list",
+        "remove-rank",
+        "remove-count",
+        "add-list",
+        "add-rank",
+        "add-count",
+    ),
+}
+"""Named label subsets. ``original``: the task space of the original NetArena's benchmark
+(its level-1, level-2 and level-3 labels), so results compare with its tables."""
 
 Op = dict[str, Any]
-SW, PORT, AGG = "EK_PACKET_SWITCH", "EK_PORT", "EK_AGG_BLOCK"
 
-
-@functools.lru_cache(maxsize=8)
-def _index(base: nx.DiGraph) -> tuple[dict[str, list[str]], list[str]]:
-    """Node names by kind, and the blocks holding switches, of a (read-only) base topology."""
-    by_kind: dict[str, list[str]] = {}
-    for name, attrs in base.nodes(data=True):
-        for kind in attrs["type"]:
-            by_kind.setdefault(kind, []).append(name)
-    kinds = {k: sorted(v) for k, v in by_kind.items()}
-    blocks = [
-        b for b in kinds.get(AGG, []) + kinds.get("EK_SPINEBLOCK", []) if children(base, b, SW)
-    ]
-    return kinds, blocks
+_L1_PLACES = {
+    "count": {"switch": 2, "block": 3, "superblock": 1, "group": 3},
+    "capacity": {"switch": 4, "block": 3, "superblock": 1, "group": 3},
+    "list": {"switch": 4, "block": 2.5, "superblock": 0.5, "group": 3},
+    "rank": {"switch": 5, "block": 3, "superblock": 1, "group": 1},
+}
+"""L1 reads: relative chances of each kind of place (group: a rack or a control domain)."""
 
 
 def _copy(graph: nx.DiGraph) -> nx.DiGraph:
-    """A copy with fresh attribute dicts, several times faster than ``DiGraph.copy``."""
-    succ = {u: {v: dict(e) for v, e in nbrs.items()} for u, nbrs in graph._succ.items()}
-    pred: dict[str, dict[str, Any]] = {n: {} for n in succ}
-    for u, nbrs in succ.items():
-        for v, e in nbrs.items():
-            pred[v][u] = e
+    """A copy for ``apply_ops``: fresh adjacency dicts, attribute dicts shared.
+
+    ``operations`` never changes an attribute dict in place (an update replaces the port's
+    dict), so sharing them with the read-only base is safe and several times faster.
+    """
     copy = nx.DiGraph()
-    copy._node = {
-        n: {k: dict(v) if isinstance(v, dict) else v for k, v in d.items()}
-        for n, d in graph._node.items()
-    }
-    copy._adj = copy._succ = succ
-    copy._pred = pred
+    copy._node = dict(graph._node)
+    copy._adj = copy._succ = {u: dict(nbrs) for u, nbrs in graph._succ.items()}
+    copy._pred = {v: dict(nbrs) for v, nbrs in graph._pred.items()}
     return copy
 
 
 class TaskSampler:
-    """Draws operations for one query from a fixed base topology with one ``random.Random``."""
+    """Draws the operations of one query from a fixed base topology with one ``Random``."""
 
     def __init__(self, base: nx.DiGraph, rng: random.Random) -> None:
         """Sample from ``base`` (read-only) with ``rng``."""
         self.g = base
-        self.rng = rng
-        self.kind, self.blocks = _index(base)
-        if not self.blocks:
-            raise EmulatorError("malt: the topology has no block with switches")
+        self.p = Picker(base, rng)
 
-    def _pick(self, items: list[str]) -> str:
-        return self.rng.choice(items)
+    # -- reads ---------------------------------------------------------------------------
+    def _l1_place(self, kind: str) -> str:
+        weights = _L1_PLACES[kind]
+        role = self.p.rng.choices(list(weights), weights=list(weights.values()))[0]
+        ix = self.p.ix
+        if role == "switch":
+            pool = ix.switches
+            if kind == "rank":  # ports of one speed rank by name: keep mixed-speed switches
+                pool = [s for s in ix.switches if len(self.p.speeds(s)) > 1] or pool
+            return str(self.p.pick(pool))
+        if role == "superblock" and ix.superblocks:
+            return str(self.p.pick(ix.superblocks))
+        if role == "group" and ix.groups:
+            return str(self.p.pick(ix.groups))
+        return self.p.block()
 
-    def block(self) -> str:
-        """A random block (agg or spine) that holds switches."""
-        return self._pick(self.blocks)
+    def read(self, kind: str, node: str) -> Op:
+        """A reading operation of ``kind`` about ``node``."""
+        p, kinds = self.p, self.g.nodes[node]["type"]
+        is_switch = SW in kinds
+        members = PORT if is_switch else AGG if SUPERBLOCK in kinds else SW
+        if kind == "list":
+            if not is_switch and p.chance(0.5):  # "which ports below 40G are in this block?"
+                speed = self.speed(node, 1.0)
+                return {"op": "list", "parent": node, "kind": PORT, "depth": "all", **speed}
+            where = self.speed(node, 0.7) if is_switch else {}
+            where = self.switch_filters(node) if members == SW else where
+            return self.nonempty({"op": "list", "parent": node, "kind": members, **where})
+        if kind == "rank":
+            n = len(children(self.g, node, members))
+            top = p.rng.randint(1, min(8, n - 1)) if n > 2 and p.chance(0.5) else None
+            order = {"order": "asc"} if p.chance(0.3) else {}
+            speed = self.speed(node, 0.5) if members != PORT else {}  # usable fast capacity
+            return {
+                "op": "rank",
+                "parent": node,
+                "kind": members,
+                **order,
+                **speed,
+                **({"top": top} if top else {}),
+            }
+        if kind == "count":
+            # small counts (a switch's ports, a block's switches) repeat: keep them rarer
+            what = PORT if is_switch or p.chance(0.75) else SW
+            chance = 0.3 if is_switch else 0.8
+            where = self.speed(node, chance) if what == PORT else self.switch_filters(node)
+            return self.nonempty({"op": "count", "node": node, "kind": what, **where})
+        if not is_switch and p.chance(0.25):
+            return {"op": "capacity_table", "parent": node, "kind": members}
+        return {"op": "capacity", "node": node, **self.speed(node, 0.4 if is_switch else 0.85)}
 
-    def switch(self, block: str | None = None) -> str:
-        """A random switch of ``block`` (or of a random block)."""
-        return self._pick(children(self.g, block or self.block(), SW))
+    def nonempty(self, op: Op) -> Op:
+        """``op`` with its switch filters dropped (total, then stage) while it selects nothing.
 
-    def speed(self, not_equal: Any = None) -> int:
-        """A port speed from ``PORT_SPEEDS_BPS`` other than ``not_equal``."""
-        return self._pick([s for s in PORT_SPEEDS_BPS if s != not_equal])
+        Two filters together can select no switch; an empty selection would make "do
+        nothing" or "answer 0" the right answer.
+        """
+        for key in ("total", "stage"):
+            if selection(self.g, op) or key not in op:
+                continue
+            op = {k: v for k, v in op.items() if k != key}
+        return op
 
-    def superblock_of(self, block: str) -> str:
-        """The node that directly contains ``block``."""
-        return next(iter(self.g.predecessors(block)))
+    def switch_filters(self, node: str) -> Op:
+        """Filters on the switches of ``node``: often a stage, often a total-capacity bound."""
+        return {**self.stage(node, 0.4), **self.total(node, 0.5)}
 
-    # -- single operations -------------------------------------------------------------
-    def add_switch(self, block: str | None = None) -> Op:
-        """Add a new switch with a few ports to an agg block (or ``block``)."""
-        block = block or self._pick(self.kind.get(AGG) or self.blocks)
-        stage = self._pick([2, 3]) if AGG in self.g.nodes[block]["type"] else self._pick([1, 2])
-        n = (
-            sum(
-                1
-                for s in children(self.g, block, SW)
-                if s.rsplit(".", 1)[1].startswith(f"s{stage}c")
-            )
-            + 1
+    def total(self, node: str, chance: float) -> Op:
+        """``{"total": bound}`` on switches' total port capacity, with chance ``chance``.
+
+        The bound is one of the totals of the switches in ``node`` above the smallest, so
+        both ``ge`` and ``lt`` select some switches.
+        """
+        totals = sorted({total_capacity(self.g, sw) for sw in contained(self.g, node, SW)})
+        if len(totals) < 2 or not self.p.chance(chance):
+            return {}
+        return {"total": {"cmp": self.p.pick(["ge", "lt"]), "bps": self.p.pick(totals[1:])}}
+
+    def stage(self, node: str, chance: float) -> Op:
+        """``{"stage": N}`` for a stage of the switches in ``node``, with chance ``chance``."""
+        stages = sorted(
+            {self.g.nodes[sw]["switch_loc"]["stage"] for sw in contained(self.g, node, SW)}
         )
-        while f"{block}.s{stage}c{n}" in self.g:
-            n += 1
-        return {
-            "op": "add_switch",
-            "parent": block,
-            "name": f"{block}.s{stage}c{n}",
-            "stage": stage,
-            "ports": self.rng.randint(1, 4),
-            "capacity_bps": self.speed(),
-        }
+        return {"stage": self.p.pick(stages)} if len(stages) > 1 and self.p.chance(chance) else {}
 
-    def add_port(self, switch: str | None = None) -> Op:
-        """Add a new port to ``switch`` (or a random one)."""
-        switch = switch or self.switch()
-        return {
-            "op": "add_port",
-            "switch": switch,
-            "name": self._new_port(switch),
-            "capacity_bps": self.speed(),
-        }
+    def speed(self, node: str, chance: float) -> Op:
+        """``{"speed": filter}`` with chance ``chance`` (``Picker.speed_filter``), else ``{}``."""
+        speed = self.p.speed_filter(node, chance)
+        return {"speed": speed} if speed else {}
 
-    def _new_port(self, switch: str) -> str:
-        n = len(children(self.g, switch, PORT)) + 1
-        while f"{switch}.p{n}" in self.g:
-            n += 1
-        return f"{switch}.p{n}"
+    # -- changes -------------------------------------------------------------------------
+    def change(self, kind: str, block: str) -> tuple[Op, str | None]:
+        """A change of ``kind`` inside ``block``, and the switch whose ports it touched.
 
-    def update(self, switch: str | None = None) -> Op:
-        """Change one port's capacity to a different speed."""
-        port = self._pick(children(self.g, switch or self.switch(), PORT))
-        return {
-            "op": "update",
-            "port": port,
-            "capacity_bps": self.speed(self.g.nodes[port]["physical_capacity_bps"]),
-        }
+        The switch (when not ``None``) still exists after the change, so a later step may
+        read it.
+        """
+        p = self.p
+        switch = p.switch(block)
+        if kind == "add":
+            return (p.add_switch(block), None) if p.chance(0.5) else (p.add_port(switch), switch)
+        if kind == "update":
+            return p.update(p.pick(p.ports(switch))), switch
+        spare = p.spare_port(switch)
+        if spare and (p.chance(0.5) or len(p.switches(block)) < 2):
+            return {"op": "remove", "node": spare}, switch
+        return {"op": "remove", "node": switch}, None
 
     def remove(self) -> Op:
         """Remove a port (of a switch that keeps others), a switch or an agg block."""
-        roll = self.rng.random()
-        if roll < 0.4:
-            multi = [
-                s for s in children(self.g, self.block(), SW) if len(children(self.g, s, PORT)) > 1
-            ]
-            if multi:
-                return {
-                    "op": "remove",
-                    "node": self._pick(children(self.g, self._pick(multi), PORT)),
-                }
-        if roll < 0.8 or not self.kind.get(AGG):
-            return {"op": "remove", "node": self.switch()}
-        return {"op": "remove", "node": self._pick(self.kind[AGG])}
+        p = self.p
+        roll = p.rng.random()
+        if roll < 0.8:
+            switch = p.pick([s for s in p.ix.switches if p.spare_port(s)] or p.ix.switches)
+            spare = p.spare_port(switch)
+            if spare:
+                return {"op": "remove", "node": spare}
+        if roll < 0.98 or not any(AGG in self.g.nodes[b]["type"] for b in p.ix.blocks):
+            return {"op": "remove", "node": p.switch()}
+        return {"op": "remove", "node": p.block(agg_only=True)}
 
-    def read(self, kind: str, near: str | None = None) -> Op:
-        """A reading operation of ``kind`` about ``near`` (a block) or a random place.
-
-        With ``near`` it names only the block and its superblock, which an earlier step of
-        the same query (removing a switch or port inside the block) cannot have removed.
-        """
-        block = near or self.block()
-        upper = self.superblock_of(block)
-        if kind == "list":
-            choices = (
-                [(block, SW)]
-                if near
-                else [(block, SW), (self.switch(block), PORT)]
-                + ([(upper, AGG)] if children(self.g, upper, AGG) else [])
-            )
-            parent, what = self._pick(choices)
-            return {"op": "list", "parent": parent, "kind": what}
-        if kind == "rank":
-            parent, what = (
-                (block, SW)
-                if near or self.rng.random() < 0.6 or not children(self.g, upper, AGG)
-                else (upper, AGG)
-            )
-            return {"op": "rank", "parent": parent, "kind": what}
-        if kind == "count":
-            return {
-                "op": "count",
-                "node": self._pick([block, upper]),
-                "kind": self._pick([SW, PORT]),
-            }
-        if kind == "capacity" and self.rng.random() < 0.5:
-            return {"op": "capacity_table", "parent": block, "kind": SW}
-        places = [block, upper] if near else [block, upper, self.switch(block)]
-        return {"op": "capacity", "node": self._pick(places)}
-
-    # -- queries -----------------------------------------------------------------------
+    # -- queries -------------------------------------------------------------------------
     def level1(self, label: str) -> list[Op]:
         """One operation of kind ``label``."""
+        p = self.p
         if label == "add":
-            return [self.add_switch() if self.rng.random() < 0.5 else self.add_port()]
+            return [p.add_switch(p.block()) if p.chance(0.4) else p.add_port(p.switch())]
         if label == "remove":
             return [self.remove()]
         if label == "update":
-            return [self.update()]
-        return [self.read(label)]
+            return [p.update(p.pick(p.ix.ports))]
+        return [self.read(label, self._l1_place(label))]
 
     def level2(self, label: str) -> list[Op]:
-        """Two operations: a change inside one block, then a question about it."""
+        """A change inside one block, then a question about a place that holds it."""
         first, second = label.split("-")
-        block = self._pick(self.kind.get(AGG) or self.blocks)
-        switch = self.switch(block)
-        if first == "add":
-            op = self.add_switch(block) if second == "count" else self.add_port(switch)
-        elif first == "update":
-            op = self.update(switch)
-        else:
-            multi = [s for s in children(self.g, block, SW) if len(children(self.g, s, PORT)) > 1]
-            if second == "rank" and multi:
-                op = {"op": "remove", "node": self._pick(children(self.g, self._pick(multi), PORT))}
-            else:
-                op = {"op": "remove", "node": switch}
-        return [op, self.read(second, near=block)]
+        block = self.p.block()
+        op, switch = self.change(first, block)
+        places = self.p.around(block) + ([switch] if switch else [])
+        if second == "rank" and switch and self.p.chance(0.5):
+            places = [switch]
+        return [op, self.read(second, self.p.pick(places))]
 
     def level3(self, label: str) -> list[Op]:
-        """A for-loop over a block's switches, or an if-else on a measured value."""
-        block = self._pick(self.kind.get(AGG) or self.blocks)
-        kids = children(self.g, block, SW)
-        if label == "loop-update":
-            first = self.g.nodes.get(f"{kids[0]}.p1", {}).get("physical_capacity_bps")
-            do = {"op": "update", "port": "{X}.p1", "capacity_bps": self.speed(first)}
-        elif label == "loop-add":
-            top = max(len(children(self.g, s, PORT)) for s in kids) + 1
-            do = {
-                "op": "add_port",
-                "switch": "{X}",
-                "name": f"{{X}}.p{top}",
-                "capacity_bps": self.speed(),
-            }
-        elif label == "loop-remove":
-            fewest = min(len(children(self.g, s, PORT)) for s in kids)
-            do = {"op": "remove", "node": "{X}.p1" if fewest > 1 else "{X}"}
-        else:
-            return [self._branch(label, block)]
-        return [{"op": "for_each", "parent": block, "kind": SW, "do": do}]
-
-    def _branch(self, label: str, block: str) -> Op:
-        if label == "if-capacity":
-            measure: Op = {"op": "capacity", "node": block}
-            then, otherwise = (
-                self.update(self.switch(block)),
-                {"op": "remove", "node": self.switch(block)},
-            )
-        else:
-            upper = self.superblock_of(block)
-            measure = {"op": "count", "node": upper, "kind": SW}
-            then, otherwise = (
-                {"op": "capacity", "node": upper},
-                {"op": "count", "node": upper, "kind": PORT},
-            )
-        value = apply_op(self.g, measure)["data"]  # type: ignore[index]
-        step = self._pick([1, max(1, int(value) // 4)])
-        threshold = int(value) - step if self.rng.random() < 0.5 else int(value) + step
-        return {
-            "op": "if",
-            "measure": measure,
-            "threshold": threshold,
-            "then": then,
-            "otherwise": otherwise,
-        }
+        """The original's add-then-read pairs, a for-loop, or an if-else."""
+        first, _, second = label.partition("-")
+        if first == "add":
+            block = self.p.block()
+            op, switch = self.change("add", block)
+            # read where the node was added; a count there is small, so often the block
+            small = switch is not None and second == "count" and self.p.chance(0.6)
+            return [op, self.read(second, block if small else switch or block)]
+        return [control_flow(self, label)]
 
     def sample(self, level: int, label: str) -> list[Op]:
         """The operations of one query."""

@@ -5,11 +5,21 @@ An operation is a plain dict (``{"op": "remove", "node": ...}``) so queries stay
 operation (or a ``graph`` answer when every step modifies). Nothing here executes code strings:
 these functions *are* the semantics the prompts describe, written once, independently of the
 reference solver's programs.
+
+Reads and loops may select ports by speed with ``"speed": {"cmp": "ge"|"lt"|"eq", "bps": N}``
+(at least, below, exactly N bits per second), and switches by ``"stage": N`` (their
+``switch_loc`` stage) and by ``"total": {"cmp": "ge"|"lt", "bps": N}`` (the total capacity
+of their ports); each filter applies to its own kind of node only. A ranking is by total
+capacity (of the ports passing ``speed``, when given), ``"order": "desc"`` (highest first,
+the default) or ``"asc"``, ties by name ascending either way, optionally cut to its
+``"top"`` first names.
 """
 
 from __future__ import annotations
 
+import operator
 from collections import deque
+from collections.abc import Callable
 from typing import Any
 
 import networkx as nx
@@ -18,8 +28,12 @@ from netarena.common.errors import ConfigError
 
 __all__ = [
     "CONTAINS",
+    "SPEED_TESTS",
     "children",
     "contained",
+    "loop_items",
+    "selected",
+    "selection",
     "total_capacity",
     "apply_op",
     "apply_ops",
@@ -30,9 +44,16 @@ __all__ = [
 CONTAINS = "RK_CONTAINS"
 READ_OPS = frozenset({"list", "rank", "count", "capacity", "capacity_table"})
 WRITE_OPS = frozenset({"add_switch", "add_port", "remove", "update"})
+SPEED_TESTS: dict[str, Callable[[Any, Any], bool]] = {
+    "ge": operator.ge,
+    "lt": operator.lt,
+    "eq": operator.eq,
+}
+"""Speed filters: ``physical_capacity_bps`` at least, below or exactly the given value."""
 
 Op = dict[str, Any]
 Answer = dict[str, Any]
+PORT, SWITCH = "EK_PORT", "EK_PACKET_SWITCH"
 
 
 def children(graph: nx.DiGraph, node: str, kind: str | None = None) -> list[str]:
@@ -60,11 +81,48 @@ def contained(graph: nx.DiGraph, node: str, kind: str | None = None) -> list[str
     return sorted(v for v in seen if kind is None or kind in graph._node[v]["type"])
 
 
-def total_capacity(graph: nx.DiGraph, node: str) -> int | float:
-    """Sum of ``physical_capacity_bps`` over the ports ``node`` contains."""
-    return sum(
-        graph._node[p].get("physical_capacity_bps", 0) for p in contained(graph, node, "EK_PORT")
-    )
+def _passes(graph: nx.DiGraph, node: str, where: Op) -> bool:
+    """Whether ``node`` passes the filters of ``where`` (each applies to its kind only)."""
+    attrs = graph._node[node]
+    speed, stage, total = where.get("speed"), where.get("stage"), where.get("total")
+    if speed and PORT in attrs["type"]:
+        if not SPEED_TESTS[speed["cmp"]](attrs.get("physical_capacity_bps", 0), speed["bps"]):
+            return False
+    if SWITCH in attrs["type"]:
+        loc = attrs.get("switch_loc")
+        if stage is not None and not (isinstance(loc, dict) and loc.get("stage") == stage):
+            return False
+        if total and not SPEED_TESTS[total["cmp"]](total_capacity(graph, node), total["bps"]):
+            return False
+    return True
+
+
+def selected(
+    graph: nx.DiGraph, node: str, kind: str, *, direct: bool, where: Op | None = None
+) -> list[str]:
+    """The nodes of ``kind`` in ``node`` (directly, or at any depth) passing ``where``'s filters.
+
+    Args:
+        graph: The topology.
+        node: Where to look.
+        kind: The kind of node to select.
+        direct: Only nodes ``node`` directly contains.
+        where: An operation (or any dict) whose ``speed``, ``stage`` and ``total`` filters
+            apply; ``None`` selects all.
+    """
+    found = children(graph, node, kind) if direct else contained(graph, node, kind)
+    return [v for v in found if where is None or _passes(graph, v, where)]
+
+
+def total_capacity(
+    graph: nx.DiGraph, node: str, speed: dict[str, Any] | None = None
+) -> int | float:
+    """Sum of ``physical_capacity_bps`` over the ports ``node`` contains (or is), filtered."""
+    where = {"speed": speed}
+    ports = selected(graph, node, PORT, direct=False, where=where)
+    if PORT in graph._node[node]["type"] and _passes(graph, node, where):
+        ports.append(node)
+    return sum(graph._node[p].get("physical_capacity_bps", 0) for p in ports)
 
 
 def _need(graph: nx.DiGraph, name: str) -> None:
@@ -73,7 +131,7 @@ def _need(graph: nx.DiGraph, name: str) -> None:
 
 
 def _add_port(graph: nx.DiGraph, switch: str, name: str, capacity: int) -> None:
-    graph.add_node(name, name=name, type=["EK_PORT"], physical_capacity_bps=capacity)
+    graph.add_node(name, name=name, type=[PORT], physical_capacity_bps=capacity)
     graph.add_edge(switch, name, type=CONTAINS)
 
 
@@ -95,23 +153,29 @@ def _write(graph: nx.DiGraph, op: Op) -> None:
         _need(graph, op["node"])
         graph.remove_nodes_from([op["node"], *contained(graph, op["node"])])
     elif kind == "update":
-        _need(graph, op["port"])
-        graph._node[op["port"]]["physical_capacity_bps"] = op["capacity_bps"]
+        _need(graph, op["port"])  # a new dict: attribute dicts may be shared with a base graph
+        port = op["port"]
+        graph._node[port] = {**graph._node[port], "physical_capacity_bps": op["capacity_bps"]}
 
 
 def _read(graph: nx.DiGraph, op: Op) -> Answer:
     kind = op["op"]
     _need(graph, op.get("parent") or op["node"])
+    speed = op.get("speed")
     if kind == "list":
-        return {"type": "list", "data": children(graph, op["parent"], op["kind"]), "ordered": False}
+        direct = op.get("depth", "direct") == "direct"
+        data = selected(graph, op["parent"], op["kind"], direct=direct, where=op)
+        return {"type": "list", "data": data, "ordered": False}
     if kind == "rank":
+        sign = 1 if op.get("order") == "asc" else -1
         kids = children(graph, op["parent"], op["kind"])
-        ranked = sorted(kids, key=lambda k: (-total_capacity(graph, k), k))
-        return {"type": "list", "data": ranked, "ordered": True}
+        ranked = sorted(kids, key=lambda k: (sign * total_capacity(graph, k, speed), k))
+        return {"type": "list", "data": ranked[: op.get("top") or None], "ordered": True}
     if kind == "count":
-        return {"type": "text", "data": len(contained(graph, op["node"], op["kind"]))}
+        data = len(selected(graph, op["node"], op["kind"], direct=False, where=op))
+        return {"type": "text", "data": data}
     if kind == "capacity":
-        return {"type": "text", "data": total_capacity(graph, op["node"])}
+        return {"type": "text", "data": total_capacity(graph, op["node"], speed)}
     rows = [[k, total_capacity(graph, k)] for k in children(graph, op["parent"], op["kind"])]
     return {"type": "table", "data": rows}
 
@@ -126,12 +190,26 @@ def _bind(template: Op, item: str) -> Op:
     return {k: v.replace("{X}", item) if isinstance(v, str) else v for k, v in template.items()}
 
 
+def loop_items(graph: nx.DiGraph, op: Op) -> list[str]:
+    """The items a ``for_each`` visits, in name order, selected before the first change."""
+    return selected(graph, op["parent"], op["kind"], direct=op.get("depth") != "all", where=op)
+
+
+def selection(graph: nx.DiGraph, op: Op) -> list[str]:
+    """The nodes a ``list``, ``count`` or ``for_each`` selects on ``graph`` (with its filters)."""
+    if op["op"] == "count":
+        return selected(graph, op["node"], op["kind"], direct=False, where=op)
+    return selected(
+        graph, op["parent"], op["kind"], direct=op.get("depth", "direct") == "direct", where=op
+    )
+
+
 def apply_op(graph: nx.DiGraph, op: Op) -> Answer | None:
     """Apply one operation in place; return its answer if it reads, else ``None``.
 
-    Control flow: ``for_each`` applies ``do`` (with ``{X}`` bound to each child of ``kind``
-    under ``parent``, in name order); ``if`` measures ``measure`` and applies ``then`` when it
-    is greater than ``threshold``, else ``otherwise``.
+    Control flow: ``for_each`` applies ``do`` with ``{X}`` bound to each item of
+    ``loop_items``; ``if`` measures ``measure`` and applies the operations of ``then`` when
+    it is greater than ``threshold``, else those of ``otherwise``.
     """
     kind = op["op"]
     if kind in WRITE_OPS:
@@ -140,19 +218,24 @@ def apply_op(graph: nx.DiGraph, op: Op) -> Answer | None:
     if kind in READ_OPS:
         return _read(graph, op)
     if kind == "for_each":
+        _need(graph, op["parent"])
         answer = None
-        for item in children(graph, op["parent"], op["kind"]):
-            answer = apply_op(graph, _bind(op["do"], item))
+        for item in loop_items(graph, op):
+            answer = apply_op(graph, _bind(op["do"], item)) or answer
         return answer
     if kind == "if":
         branch = op["then"] if _measure(graph, op["measure"]) > op["threshold"] else op["otherwise"]
-        return apply_op(graph, branch)
+        return _sequence(graph, branch)
     raise ConfigError(f"malt: unknown operation {kind!r}")
+
+
+def _sequence(graph: nx.DiGraph, ops: list[Op]) -> Answer | None:
+    answer: Answer | None = None
+    for op in ops:
+        answer = apply_op(graph, op) or answer
+    return answer
 
 
 def apply_ops(graph: nx.DiGraph, ops: list[Op]) -> Answer:
     """Apply operations in order, in place; the answer of the last one that reads, or ``graph``."""
-    answer: Answer | None = None
-    for op in ops:
-        answer = apply_op(graph, op) or answer
-    return answer if answer is not None else {"type": "graph", "data": None}
+    return _sequence(graph, ops) or {"type": "graph", "data": None}

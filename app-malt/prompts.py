@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["KIND_WORDS", "describe", "render_prompt"]
+__all__ = ["KIND_WORDS", "SPEED_WORDS", "TOTAL_WORDS", "describe", "render_prompt"]
 
 KIND_WORDS = {
     "EK_PACKET_SWITCH": "packet switches (EK_PACKET_SWITCH)",
@@ -37,6 +37,12 @@ The topology is a networkx DiGraph keyed by node name (it has {nodes} nodes and 
 - "X contains Y" means Y is reachable from X along RK_CONTAINS edges (self-loops excluded);
   "directly contains" means one RK_CONTAINS edge."""
 
+_VARIED = """\
+- the fabric grew over years: blocks differ in size and hardware generation, port speeds
+  differ (1 Gb/s to 400 Gb/s; uplinks are faster, some ports run down-rated), and switch
+  and port numbers have gaps (drained switches, unpopulated ports). Read every value from
+  the graph; assume nothing from names."""
+
 _CONTRACT = """\
 Answer with Python source code in one ```python block defining
 
@@ -58,12 +64,12 @@ pure modules (math, collections, itertools, re, json, ...) can be imported; it h
 _EXAMPLES = """\
 Worked examples (different tasks on the same topology):
 
-Task: 1. Count the ports (EK_PORT) contained (directly or indirectly) in "ju1.a2.m1".
+Task: 1. Count the ports (EK_PORT) contained (directly or indirectly) in "{block}".
 ```python
 def process_graph(graph_data):
     def kids(node):
         return [v for v, e in graph_data[node].items() if v != node and e["type"] == "RK_CONTAINS"]
-    seen, todo = set(), ["ju1.a2.m1"]
+    seen, todo = set(), ["{block}"]
     while todo:
         for v in kids(todo.pop()):
             if v not in seen:
@@ -73,10 +79,10 @@ def process_graph(graph_data):
     return {"type": "text", "data": count, "updated_graph": graph_data}
 ```
 
-Task: 1. Set the physical_capacity_bps of port "ju1.s2.s1c3.p4" to 40000000000.
+Task: 1. Set the physical_capacity_bps of port "{port}" to 40000000000.
 ```python
 def process_graph(graph_data):
-    graph_data.nodes["ju1.s2.s1c3.p4"]["physical_capacity_bps"] = 40000000000
+    graph_data.nodes["{port}"]["physical_capacity_bps"] = 40000000000
     return {"type": "graph", "data": None, "updated_graph": graph_data}
 ```
 """
@@ -89,6 +95,46 @@ _COT = (
 
 def _kind(kind: str) -> str:
     return KIND_WORDS.get(kind, kind)
+
+
+SPEED_WORDS = {"ge": "of at least", "lt": "below", "eq": "of exactly"}
+"""How a speed filter reads: ``with physical_capacity_bps <words> <bps>``."""
+
+
+TOTAL_WORDS = {"ge": "at least", "lt": "below"}
+"""How a filter on a switch's total port capacity reads: ``whose ports total <words> N bps``."""
+
+
+def _speed(speed: dict[str, Any] | None) -> str:
+    if not speed:
+        return ""
+    return f" with physical_capacity_bps {SPEED_WORDS[speed['cmp']]} {speed['bps']}"
+
+
+def _where(op: dict[str, Any]) -> str:
+    """The filters of a selection: stage and total (switches), then speed (ports)."""
+    stage, total = op.get("stage"), op.get("total")
+    text = f" at stage {stage}" if stage is not None else ""
+    if total:
+        text += f" whose ports total {TOTAL_WORDS[total['cmp']]} {total['bps']} bps"
+    return text + _speed(op.get("speed"))
+
+
+def _rank(op: dict[str, Any]) -> str:
+    by = (
+        "their physical_capacity_bps"
+        if op["kind"] == "EK_PORT"
+        else f"the total physical_capacity_bps of the ports they contain{_speed(op.get('speed'))}"
+    )
+    names = f"the first {op['top']} names" if op.get("top") else "names"
+    order = "lowest" if op.get("order") == "asc" else "highest"
+    return (
+        f'Rank the {_kind(op["kind"])} directly contained in "{op["parent"]}" by {by}, {order} '
+        f"first, ties by name ascending (a list of {names})."
+    )
+
+
+_DEPTH = {"direct": "directly contained", "all": "contained (directly or indirectly)"}
 
 
 def describe(op: dict[str, Any]) -> str:
@@ -112,19 +158,17 @@ def describe(op: dict[str, Any]) -> str:
             f'Set the physical_capacity_bps of port "{op["port"]}" to {op["capacity_bps"]}.'
         ),
         "list": lambda: (
-            f'List the {_kind(op["kind"])} directly contained in "{op["parent"]}" (any order).'
+            f"List the {_kind(op['kind'])}{_where(op)} {_DEPTH[op.get('depth', 'direct')]} in "
+            f'"{op["parent"]}" (any order).'
         ),
-        "rank": lambda: (
-            f'Rank the {_kind(op["kind"])} directly contained in "{op["parent"]}" by the total '
-            "physical_capacity_bps of the ports they contain, highest first, ties by name "
-            "ascending (a list of names)."
-        ),
+        "rank": lambda: _rank(op),
         "count": lambda: (
-            f'Count the {_kind(op["kind"])} contained (directly or indirectly) in "{op["node"]}".'
+            f"Count the {_kind(op['kind'])}{_where(op)} contained (directly or indirectly) "
+            f'in "{op["node"]}".'
         ),
         "capacity": lambda: (
-            "Compute the total physical_capacity_bps of the ports contained (directly or "
-            f'indirectly) in "{op["node"]}".'
+            f"Compute the total physical_capacity_bps of the ports{_where(op)} contained "
+            f'(directly or indirectly) in "{op["node"]}".'
         ),
         "capacity_table": lambda: (
             f"Make a table with one row [name, total physical_capacity_bps of the ports it "
@@ -135,14 +179,17 @@ def describe(op: dict[str, Any]) -> str:
         return text[kind]().replace("{X}", "X")
     if kind == "for_each":
         return (
-            f'For each of the {_kind(op["kind"])} directly contained in "{op["parent"]}", in name '
-            f"order, call it X and do: {describe(op['do'])}"
+            f"For each of the {_kind(op['kind'])}{_where(op)} {_DEPTH[op.get('depth', 'direct')]} "
+            f'in "{op["parent"]}" (selected before any change), in name order, call it X and '
+            f"do: {describe(op['do'])}"
         )
     if kind == "if":
         measure = describe(op["measure"]).rstrip(".")
+        then = " ".join(f"({chr(97 + i)}) {describe(o)}" for i, o in enumerate(op["then"]))
+        other = " ".join(f"({chr(97 + i)}) {describe(o)}" for i, o in enumerate(op["otherwise"]))
         return (
-            f"{measure}; if the result is greater than {op['threshold']}, then: "
-            f"{describe(op['then'])} Otherwise: {describe(op['otherwise'])}"
+            f"{measure}; if the result is greater than {op['threshold']}, then: {then} "
+            f"Otherwise: {other}"
         )
     raise ValueError(f"no phrasing for operation {kind!r}")
 
@@ -153,12 +200,14 @@ def render_prompt(ops: list[dict[str, Any]], style: str, stats: dict[str, Any]) 
     Args:
         ops: The task's operations, in order.
         style: ``zeroshot_base``, ``fewshot_base``, ``zeroshot_cot`` or ``fewshot_cot``.
-        stats: ``nodes``, ``edges`` and ``timeout`` shown in the prompt.
+        stats: ``nodes``, ``edges`` and ``timeout`` shown in the prompt, ``varied`` (the
+            fabric is heterogeneous), and the ``block`` and ``port`` the examples use.
     """
     steps = "\n".join(f"{i}. {describe(op)}" for i, op in enumerate(ops, 1))
-    parts = [_ROLE, _SHAPE.format(**stats), "Task:\n" + steps, _CONTRACT.format(**stats)]
+    shape = _SHAPE.format(**stats) + ("\n" + _VARIED if stats.get("varied") else "")
+    parts = [_ROLE, shape, "Task:\n" + steps, _CONTRACT.format(**stats)]
     if style.startswith("fewshot"):
-        parts.append(_EXAMPLES)
+        parts.append(_EXAMPLES.replace("{block}", stats["block"]).replace("{port}", stats["port"]))
     if style.endswith("cot"):
         parts.append(_COT)
     else:

@@ -4,7 +4,9 @@ It never sees ``Query.truth`` (it is also served as a remote purple agent that r
 text). It parses each task step back into an operation with the phrasings of ``prompts.py``
 and emits a self-contained ``process_graph`` that performs it with networkx; that program runs
 through the same sandbox as any agent's code, so solving every query proves every query is
-solvable under the real contract.
+solvable under the real contract. ``ProgramWriter`` emits one operation at a time through
+small methods, so the calibration baselines (``baselines.py``) are the same writer with one
+deliberate mistake each.
 """
 
 from __future__ import annotations
@@ -15,10 +17,15 @@ from typing import Any
 from netarena.common.agents import Observation
 from netarena.common.errors import AgentError
 
-__all__ = ["MaltReferenceAgent", "parse_steps", "write_program"]
+__all__ = ["MaltReferenceAgent", "ProgramWriter", "parse_steps", "write_program"]
 
 _Q = r'"([^"]+)"'
 _KIND = r".*?\((EK_\w+)\)"
+_PORTS = r"(?: with physical_capacity_bps (of at least|below|of exactly) (\d+))?"
+_SPEED = rf"(?: at stage (\d+))?(?: whose ports total (at least|below) (\d+) bps)?{_PORTS}"
+_WHERE = ("stage", "tcmp", "tbps", "cmp", "bps")
+_DEPTH = r"(directly contained|contained \(directly or indirectly\))"
+_CMP = {"of at least": "ge", "below": "lt", "of exactly": "eq", "at least": "ge"}
 _SIMPLE: list[tuple[str, re.Pattern[str], tuple[str, ...]]] = [
     (
         "add_switch",
@@ -42,20 +49,32 @@ _SIMPLE: list[tuple[str, re.Pattern[str], tuple[str, ...]]] = [
         re.compile(rf"^Set the physical_capacity_bps of port {_Q} to (\d+)"),
         ("port", "capacity_bps"),
     ),
-    ("list", re.compile(rf"^List the{_KIND} directly contained in {_Q}"), ("kind", "parent")),
-    ("rank", re.compile(rf"^Rank the{_KIND} directly contained in {_Q}"), ("kind", "parent")),
+    (
+        "list",
+        re.compile(rf"^List the{_KIND}{_SPEED} {_DEPTH} in {_Q}"),
+        ("kind", *_WHERE, "depth", "parent"),
+    ),
+    (
+        "rank",
+        re.compile(
+            rf"^Rank the{_KIND} directly contained in {_Q} by (?:their physical_capacity_bps|the "
+            rf"total physical_capacity_bps of the ports they contain{_PORTS}), (highest|lowest) "
+            r"first, ties by name ascending \(a list of (?:the first (\d+) )?names\)"
+        ),
+        ("kind", "parent", "cmp", "bps", "order", "top"),
+    ),
     (
         "count",
-        re.compile(rf"^Count the{_KIND} contained \(directly or indirectly\) in {_Q}"),
-        ("kind", "node"),
+        re.compile(rf"^Count the{_KIND}{_SPEED} contained \(directly or indirectly\) in {_Q}"),
+        ("kind", *_WHERE, "node"),
     ),
     (
         "capacity",
         re.compile(
-            r"^Compute the total physical_capacity_bps of the ports contained "
+            rf"^Compute the total physical_capacity_bps of the ports{_PORTS} contained "
             rf"\(directly or indirectly\) in {_Q}"
         ),
-        ("node",),
+        ("cmp", "bps", "node"),
     ),
     (
         "capacity_table",
@@ -66,30 +85,62 @@ _SIMPLE: list[tuple[str, re.Pattern[str], tuple[str, ...]]] = [
     ),
 ]
 _LOOP = re.compile(
-    rf"^For each of the{_KIND} directly contained in {_Q}, in name order, call it X and do: (.*)$"
+    rf"^For each of the{_KIND}{_SPEED} {_DEPTH} in {_Q} \(selected before any change\), in "
+    r"name order, call it X and do: (.*)$"
 )
-_BRANCH = re.compile(r"^(.*); if the result is greater than (-?\d+), then: (.*?) Otherwise: (.*)$")
-_INTS = {"stage", "ports", "capacity_bps"}
+_BRANCH = re.compile(
+    r"^(.*); if the result is greater than (-?\d+), then: (\(a\) .*?) Otherwise: (\(a\) .*)$"
+)
+_INTS = {"stage", "ports", "capacity_bps", "top", "bps", "tbps"}
+_WORDS = {"directly contained": "direct", "highest": "desc", "lowest": "asc"}
+
+
+def _loop_item(text: str) -> str:
+    """``X`` and ``X.<suffix>`` (the loop item in a loop body) as ``{X}`` placeholders."""
+    return "{X}" + text[1:] if text == "X" or text.startswith("X.") else text
+
+
+def _fields(names: tuple[str, ...], values: tuple[str | None, ...]) -> dict[str, Any]:
+    """Named regex groups as operation fields; ``cmp``/``bps`` become a ``speed`` filter."""
+    found = {
+        f: int(v) if f in _INTS else _loop_item(_WORDS.get(v, v))
+        for f, v in zip(names, values, strict=True)
+        if v is not None
+    }
+    if "depth" in found and found["depth"] != "direct":
+        found["depth"] = "all"
+    if found.get("order") == "desc":  # the default: highest first
+        del found["order"]
+    if "cmp" in found:
+        found["speed"] = {"cmp": _CMP[found.pop("cmp")], "bps": found.pop("bps")}
+    if "tcmp" in found:
+        found["total"] = {"cmp": _CMP[found.pop("tcmp")], "bps": found.pop("tbps")}
+    return found
+
+
+def _branch(text: str) -> list[dict[str, Any]]:
+    return [_parse(part) for part in re.split(r"\([a-z]\) ", text) if part.strip()]
 
 
 def _parse(sentence: str) -> dict[str, Any]:
     sentence = sentence.strip()
     if m := _LOOP.match(sentence):
-        return {"op": "for_each", "kind": m[1], "parent": m[2], "do": _parse(m[3])}
+        loop = _fields(("kind", *_WHERE, "depth", "parent"), m.groups()[:8])
+        return {"op": "for_each", **loop, "do": _parse(m[9])}
     if m := _BRANCH.match(sentence):
         return {
             "op": "if",
             "measure": _parse(m[1]),
             "threshold": int(m[2]),
-            "then": _parse(m[3]),
-            "otherwise": _parse(m[4]),
+            "then": _branch(m[3]),
+            "otherwise": _branch(m[4]),
         }
-    for op, pattern, fields in _SIMPLE:
+    for op, pattern, names in _SIMPLE:
         if m := pattern.match(sentence):
-            return {
-                "op": op,
-                **{f: int(v) if f in _INTS else v for f, v in zip(fields, m.groups(), strict=True)},
-            }
+            found = _fields(names, m.groups())
+            if op == "list" and found.get("depth") == "direct":  # the default
+                del found["depth"]
+            return {"op": op, **found}
     raise AgentError(f"malt reference: cannot read the task step {sentence[:120]!r}")
 
 
@@ -116,7 +167,7 @@ def process_graph(graph_data):
         return sorted(v for v, e in G[node].items() if v != node
                       and e.get("type") == "RK_CONTAINS" and kind in G.nodes[v]["type"])
 
-    def under(node, kind=None):
+    def subtree(node):
         seen, todo = {node}, [node]
         while todo:
             for v, e in G[todo.pop()].items():
@@ -124,10 +175,32 @@ def process_graph(graph_data):
                     seen.add(v)
                     todo.append(v)
         seen.discard(node)
-        return sorted(v for v in seen if kind is None or kind in G.nodes[v]["type"])
+        return sorted(seen)
 
-    def capacity(node):
-        return sum(G.nodes[p].get("physical_capacity_bps", 0) for p in under(node, "EK_PORT"))
+    def under(node, kind=None):
+        return [v for v in subtree(node) if kind is None or kind in G.nodes[v]["type"]]
+
+    def test(value, cmp, bps):
+        return (cmp == "ge" and value >= bps) or (cmp == "lt" and value < bps) or (
+            cmp == "eq" and value == bps)
+
+    def keep(nodes, cmp=None, bps=0, stage=None, total=None):
+        out = []
+        for v in nodes:
+            a = G.nodes[v]
+            if "EK_PORT" in a["type"] and cmp and not test(a["physical_capacity_bps"], cmp, bps):
+                continue
+            if "EK_PACKET_SWITCH" in a["type"]:
+                if stage is not None and (a.get("switch_loc") or {}).get("stage") != stage:
+                    continue
+                if total and not test(capacity(v), *total):
+                    continue
+            out.append(v)
+        return out
+
+    def capacity(node, cmp=None, bps=0):
+        ports = under(node, "EK_PORT") + ([node] if "EK_PORT" in G.nodes[node]["type"] else [])
+        return sum(G.nodes[p].get("physical_capacity_bps", 0) for p in keep(ports, cmp, bps))
 
     def add_port(switch, port, bps):
         G.add_node(port, name=port, type=["EK_PORT"], physical_capacity_bps=bps)
@@ -138,71 +211,135 @@ def process_graph(graph_data):
 
 
 def _name(text: str) -> str:
-    """Source for a node name; inside loops ``X`` and ``X.<suffix>`` refer to the loop item."""
-    if text == "X":
+    """Source for a node name; inside loops ``{X}`` and ``{X}.<suffix>`` are the loop item."""
+    if text == "{X}":
         return "X"
-    if text.startswith("X."):
-        return f"X + {text[1:]!r}"
+    if text.startswith("{X}."):
+        return f"X + {text[3:]!r}"
     return repr(text)
 
 
-def _measure(op: dict[str, Any]) -> str:
-    if op["op"] == "capacity":
-        return f"capacity({_name(op['node'])})"
-    return f"len(under({_name(op['node'])}, {op['kind']!r}))"
+def _filter(op: dict[str, Any]) -> str:
+    """Extra ``keep``/``capacity`` arguments for the operation's filters."""
+    speed, stage, total = op.get("speed"), op.get("stage"), op.get("total")
+    args = f", {speed['cmp']!r}, {speed['bps']}" if speed else ""
+    args += f", stage={stage}" if stage is not None else ""
+    return args + (f", total=({total['cmp']!r}, {total['bps']})" if total else "")
 
 
-def _emit(op: dict[str, Any], pad: str) -> list[str]:
-    kind = op["op"]
-    n = _name
-    if kind == "add_switch":
+class ProgramWriter:
+    """Writes the ``process_graph`` program for parsed operations, one method per kind.
+
+    The reference writer is exact; calibration baselines override one method to make one
+    characteristic mistake (rank by name, count only direct children, ...).
+    """
+
+    prelude = _PRELUDE
+
+    def program(self, ops: list[dict[str, Any]]) -> str:
+        """A self-contained ``process_graph`` program performing ``ops`` in order."""
+        body = [line for op in ops for line in self.emit(op, "    ")]
+        return self.prelude + "\n".join(body) + self.epilogue()
+
+    def epilogue(self) -> str:
+        """The program's last lines: return the result with the graph."""
+        return '\n    result["updated_graph"] = G\n    return result\n'
+
+    def emit(self, op: dict[str, Any], pad: str) -> list[str]:
+        """The lines performing ``op``, indented by ``pad``."""
+        kind = op["op"]
+        if kind == "for_each":
+            items = self.items(op)
+            return [f"{pad}for X in {items}:", *self.emit(op["do"], pad + "    ")]
+        if kind == "if":
+            return [
+                f"{pad}if {self.measure(op['measure'])} > {op['threshold']}:",
+                *[line for o in op["then"] for line in self.emit(o, pad + "    ")],
+                f"{pad}else:",
+                *[line for o in op["otherwise"] for line in self.emit(o, pad + "    ")],
+            ]
+        if kind == "add_switch":
+            return [pad + line for line in self.add_switch(op)]
+        if kind in ("add_port", "remove", "update"):
+            return [pad + getattr(self, kind)(op)]
+        return [pad + f"result = {{'type': {self.answer_type(op)!r}, 'data': {self.read(op)}}}"]
+
+    # -- changes -------------------------------------------------------------------------
+    def add_switch(self, op: dict[str, Any]) -> list[str]:
+        """Lines adding a switch and its ports."""
         return [
-            f"{pad}sw = {n(op['name'])}",
-            f"{pad}G.add_node(sw, name=sw, type=['EK_PACKET_SWITCH'], "
+            f"sw = {_name(op['name'])}",
+            f"G.add_node(sw, name=sw, type=['EK_PACKET_SWITCH'], "
             f"switch_loc={{'stage': {op['stage']}}})",
-            f"{pad}G.add_edge({n(op['parent'])}, sw, type='RK_CONTAINS')",
-            f"{pad}for i in range(1, {op['ports']} + 1):",
-            f"{pad}    add_port(sw, sw + '.p' + str(i), {op['capacity_bps']})",
+            f"G.add_edge({_name(op['parent'])}, sw, type='RK_CONTAINS')",
+            f"for i in range(1, {op['ports']} + 1):",
+            f"    add_port(sw, sw + '.p' + str(i), {op['capacity_bps']})",
         ]
-    simple = {
-        "add_port": lambda: f"add_port({n(op['switch'])}, {n(op['name'])}, {op['capacity_bps']})",
-        "remove": lambda: f"G.remove_nodes_from([{n(op['node'])}] + under({n(op['node'])}))",
-        "update": lambda: (
-            f"G.nodes[{n(op['port'])}]['physical_capacity_bps'] = {op['capacity_bps']}"
-        ),
-        "list": lambda: (
-            f"result = {{'type': 'list', 'data': kids({n(op['parent'])}, {op['kind']!r})}}"
-        ),
-        "rank": lambda: (
-            f"result = {{'type': 'list', 'data': sorted(kids({n(op['parent'])}, {op['kind']!r}), "
-            "key=lambda k: (-capacity(k), k))}"
-        ),
-        "count": lambda: f"result = {{'type': 'text', 'data': {_measure(op)}}}",
-        "capacity": lambda: f"result = {{'type': 'text', 'data': {_measure(op)}}}",
-        "capacity_table": lambda: (
-            f"result = {{'type': 'table', 'data': [[k, capacity(k)] for k in "
-            f"kids({n(op['parent'])}, {op['kind']!r})]}}"
-        ),
-    }
-    if kind in simple:
-        return [pad + simple[kind]()]
-    if kind == "for_each":
-        return [
-            f"{pad}for X in kids({n(op['parent'])}, {op['kind']!r}):",
-            *_emit(op["do"], pad + "    "),
-        ]
-    return [
-        f"{pad}if {_measure(op['measure'])} > {op['threshold']}:",
-        *_emit(op["then"], pad + "    "),
-        f"{pad}else:",
-        *_emit(op["otherwise"], pad + "    "),
-    ]
+
+    def add_port(self, op: dict[str, Any]) -> str:
+        """A line adding a port."""
+        return f"add_port({_name(op['switch'])}, {_name(op['name'])}, {op['capacity_bps']})"
+
+    def remove(self, op: dict[str, Any]) -> str:
+        """A line removing a node and everything it contains."""
+        node = _name(op["node"])
+        return f"G.remove_nodes_from([{node}] + subtree({node}))"
+
+    def update(self, op: dict[str, Any]) -> str:
+        """A line setting a port's capacity."""
+        return f"G.nodes[{_name(op['port'])}]['physical_capacity_bps'] = {op['capacity_bps']}"
+
+    # -- reads ---------------------------------------------------------------------------
+    def items(self, loop: dict[str, Any]) -> str:
+        """The expression of the nodes a ``for_each`` visits (selected once, up front)."""
+        parent, kind = _name(loop["parent"]), loop["kind"]
+        found = (
+            f"kids({parent}, {kind!r})"
+            if loop["depth"] == "direct"
+            else (f"under({parent}, {kind!r})")
+        )
+        return f"keep({found}{_filter(loop)})"
+
+    def answer_type(self, op: dict[str, Any]) -> str:
+        """The ``type`` a reading operation's answer has."""
+        return {"list": "list", "rank": "list", "capacity_table": "table"}.get(op["op"], "text")
+
+    def measure(self, op: dict[str, Any]) -> str:
+        """The expression of a count or a capacity."""
+        node = _name(op["node"])
+        if op["op"] == "capacity":
+            return f"capacity({node}{_filter(op)})"
+        return f"len(keep(under({node}, {op['kind']!r}){_filter(op)}))"
+
+    def kids(self, op: dict[str, Any]) -> str:
+        """The expression of the nodes of ``op["kind"]`` directly in ``op["parent"]``."""
+        return f"kids({_name(op['parent'])}, {op['kind']!r})"
+
+    def ranked(self, op: dict[str, Any]) -> str:
+        """The expression of a ranking by capacity (highest or lowest first), ties by name."""
+        sign = "" if op.get("order") == "asc" else "-"
+        return f"sorted({self.kids(op)}, key=lambda k: ({sign}capacity(k{_filter(op)}), k))"
+
+    def read(self, op: dict[str, Any]) -> str:
+        """The expression of a reading operation's answer."""
+        kind, parent = op["op"], _name(op.get("parent") or op.get("node") or "")
+        if kind == "list":
+            found = "kids" if op.get("depth", "direct") == "direct" else "under"
+            return f"keep({found}({parent}, {op['kind']!r}){_filter(op)})"
+        if kind == "rank":
+            top = op.get("top")
+            return self.ranked(op) + (f"[:{top}]" if top else "")
+        if kind == "capacity_table":
+            return f"[[k, capacity(k)] for k in kids({parent}, {op['kind']!r})]"
+        return self.measure(op)
+
+
+REFERENCE_WRITER = ProgramWriter()
 
 
 def write_program(ops: list[dict[str, Any]]) -> str:
-    """A self-contained ``process_graph`` program performing ``ops`` in order."""
-    body = [line for op in ops for line in _emit(op, "    ")]
-    return _PRELUDE + "\n".join(body) + '\n    result["updated_graph"] = G\n    return result\n'
+    """The reference program performing ``ops`` in order."""
+    return REFERENCE_WRITER.program(ops)
 
 
 class MaltReferenceAgent:

@@ -6,9 +6,10 @@ the median generation time, and the queries/s of a real ``Runner`` run with conc
 with the sandbox layers every answer ran under. The target is <= 25 ms per answer in both
 modes; the reference NetArena took 5.4 s here.
 
-Usage: ``python benchmarks/malt_throughput.py [--queries 120] [--seed 1] [--uid 10001]``
-(``--uid``, as root: run the same benchmark as that uid, like the official images, through
-``setpriv``; without it the benchmark runs as the current user).
+Usage: ``python benchmarks/malt_throughput.py [--queries 120] [--seed 1] [--uid 10001]
+[--topology google-example]`` (``--uid``, as root: run the same benchmark as that uid, like the
+official images, through ``setpriv``; without it the benchmark runs as the current user;
+``--topology``: the default ``datacenter`` fabric or Google's example).
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ import time
 
 from netarena.common.agents import Observation
 from netarena.common.runner import QueryPlan, RunConfig, Runner, plan_queries
-from netarena.malt import MaltApp
+from netarena.malt import MaltApp, base_topology
 
 
 def main() -> None:
@@ -33,13 +34,14 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--concurrency", type=int, default=4)
     parser.add_argument("--uid", type=int, help="as root: rerun as this uid (and gid)")
+    parser.add_argument("--topology", default="datacenter", help="datacenter or google-example")
     args = parser.parse_args()
     if args.uid is not None and os.geteuid() != args.uid:
         rest = [a for a in sys.argv[1:] if a != "--uid" and a != str(args.uid)]
         who = [f"--reuid={args.uid}", f"--regid={args.uid}", "--clear-groups"]
         raise SystemExit(subprocess.call(["setpriv", *who, sys.executable, __file__, *rest]))
 
-    app = MaltApp()
+    app = MaltApp({"topology": args.topology})
     agent = app.reference_agent()
     app.generate(0, 1)  # build the topology once, outside the timings
     pool = app.sandbox()
@@ -70,6 +72,8 @@ def main() -> None:
     wall = time.perf_counter() - t0
 
     median = statistics.median(eval_s)
+    size = base_topology(app.config.topology_params()).number_of_nodes()
+    print(f"topology:                      {args.topology} ({size} nodes)")
     print(f"user:                          uid {os.geteuid()}, Python {sys.version.split()[0]}")
     print(f"sandbox layers:                {', '.join(pool.layers)}")
     print(f"queries:                       {len(queries)} (levels 1-3, every label)")

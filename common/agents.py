@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import os
 import time
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from netarena.common.errors import AgentError, ConfigError
@@ -18,7 +19,15 @@ from netarena.common.replay import Tape
 if TYPE_CHECKING:
     from netarena.common.app import App
 
-__all__ = ["Observation", "Agent", "NullAgent", "LiteLLMAgent", "make_agent"]
+__all__ = [
+    "Observation",
+    "Agent",
+    "Baseline",
+    "NullAgent",
+    "LiteLLMAgent",
+    "find_baseline",
+    "make_agent",
+]
 
 
 @dataclass(frozen=True)
@@ -60,6 +69,47 @@ class NullAgent:
     async def act(self, observation: Observation) -> str:
         """Return the empty action."""
         return ""
+
+
+@dataclass(frozen=True)
+class Baseline:
+    """A calibration baseline: a scripted, deliberately imperfect agent and its expected rates.
+
+    Contract (every app's baselines, checked by ``tests/test_baselines.py`` and by
+    ``netarena calibrate``):
+
+    - ``make()`` returns an ``Agent`` that needs no network, model or key and answers from
+      the observation text alone (never the hidden ``Query.truth``), so it can also be served
+      as a purple agent;
+    - it is deterministic: the same observation gets the same answer;
+    - ``expected`` maps rate names of a run summary (``solved_safely``, ``correctness``,
+      ``safety``, ``safety_when_changed``, ``changed``) to the ``(low, high)`` range measured
+      with ``netarena calibrate APP --queries 630`` on the app's default configuration (every
+      level and label). A benchmark build whose baseline falls outside a range (beyond
+      sampling error) is not the benchmark those figures describe.
+    """
+
+    name: str
+    """Registry name, used as ``--agent baseline:NAME``."""
+    description: str
+    """The one mistake (or strategy) this baseline makes, in a sentence."""
+    make: Callable[[], Agent]
+    """Builds a fresh agent."""
+    expected: Mapping[str, tuple[float, float]] = field(default_factory=dict)
+    """Rate name → measured ``(low, high)`` range on the default configuration and plan."""
+
+
+def find_baseline(app: App, name: str) -> Baseline:
+    """The baseline ``name`` of ``app``.
+
+    Raises:
+        ConfigError: The app has no baseline of that name (the message lists them).
+    """
+    found = {b.name: b for b in app.baselines()}
+    if name not in found:
+        names = ", ".join(sorted(found)) or "none"
+        raise ConfigError(f"{app.name} has no baseline {name!r}; its baselines: {names}")
+    return found[name]
 
 
 class LiteLLMAgent:
@@ -127,8 +177,9 @@ def make_agent(spec: str, app: App) -> Agent:
     """Build an agent from a CLI/API spec.
 
     Args:
-        spec: ``reference``, ``null``, ``litellm:MODEL`` or an ``http(s)://`` A2A URL.
-        app: The app being evaluated (for its reference solver).
+        spec: ``reference``, ``null``, ``baseline:NAME`` (one of ``app.baselines()``),
+            ``litellm:MODEL`` or an ``http(s)://`` A2A URL.
+        app: The app being evaluated (for its reference solver and baselines).
 
     Raises:
         ConfigError: The spec names no known agent.
@@ -137,6 +188,8 @@ def make_agent(spec: str, app: App) -> Agent:
         return app.reference_agent()
     if spec == "null":
         return NullAgent()
+    if spec.startswith("baseline:"):
+        return find_baseline(app, spec.removeprefix("baseline:")).make()
     if spec.startswith("litellm:"):
         return LiteLLMAgent(spec.removeprefix("litellm:"))
     if spec.startswith(("http://", "https://")):
@@ -144,5 +197,6 @@ def make_agent(spec: str, app: App) -> Agent:
 
         return RemoteAgent(spec)
     raise ConfigError(
-        f"unknown agent {spec!r}: use reference, null, litellm:MODEL or an http(s):// A2A URL"
+        f"unknown agent {spec!r}: use reference, null, baseline:NAME, litellm:MODEL or an "
+        "http(s):// A2A URL"
     )

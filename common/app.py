@@ -19,7 +19,7 @@ from netarena.common.errors import ConfigError, EpisodeClosed
 from netarena.common.types import Kind, Query, Score, StepResult
 
 if TYPE_CHECKING:
-    from netarena.common.agents import Agent
+    from netarena.common.agents import Agent, Baseline
 
 __all__ = ["App", "AppConfig", "Episode", "PromptStyle", "app_names", "load_app"]
 
@@ -122,6 +122,9 @@ class App(abc.ABC):
     """The app's parameters; request keys are validated against it."""
     default_max_turns: ClassVar[int] = 1
     """Turn budget when the request does not set one."""
+    label_sets: ClassVar[dict[str, tuple[str, ...]]] = {}
+    """Named label subsets a plan may ask for by name (malt's ``original``: the original
+    NetArena's task space), expanded by ``expand_labels``."""
     max_concurrency: ClassVar[int | None] = None
     """Most episodes the app runs at once, when measured to be limited (route: live
     networks on a 2-core machine); a run asking for more is rejected."""
@@ -157,11 +160,29 @@ class App(abc.ABC):
     def reference_agent(self) -> Agent:
         """The app's reference solver: no LLM, solves every generated query."""
 
+    def baselines(self) -> Sequence[Baseline]:
+        """The app's calibration baselines (``--agent baseline:NAME``); none by default.
+
+        An app adds its own by returning ``netarena.common.agents.Baseline`` records; see
+        that class for the contract every baseline keeps.
+        """
+        return ()
+
     def params(self) -> dict[str, Any]:
         """The app parameters that shape generated queries (part of each query id)."""
         return self.config.model_dump(
             exclude_defaults=True, exclude=set(self.config.runtime_fields)
         )
+
+    @classmethod
+    def expand_labels(cls, names: Sequence[str]) -> tuple[str, ...]:
+        """``names`` with every label-set name replaced by its labels (order kept, no repeats)."""
+        out: list[str] = []
+        for name in names:
+            for label in cls.label_sets.get(name, (name,)):
+                if label not in out:
+                    out.append(label)
+        return tuple(out)
 
     def pick_label(self, rng: random.Random, level: int, label: str | None) -> str:
         """Validate ``label`` against ``level`` or draw one with ``rng``."""

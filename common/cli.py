@@ -19,9 +19,10 @@ from rich.table import Table
 
 from netarena.common.agents import make_agent
 from netarena.common.app import load_app
+from netarena.common.cli_validity import register as register_validity_commands
 from netarena.common.errors import ConfigError
 from netarena.common.replay import CALLS_FILE, Tape
-from netarena.common.report import load_results
+from netarena.common.report import SCORECARD_COLUMNS, load_results, scorecard_cells
 from netarena.common.result_files import UnsafeResultsFile, write_atomic
 from netarena.common.runner import QueryPlan, ResultCallback, RunConfig, Runner, fresh_seed
 from netarena.common.runspec import (
@@ -78,42 +79,29 @@ def _value(text: str) -> Any:
 
 
 def render_summary(summary: dict[str, Any]) -> Table:
-    """A rich table of a run summary: overall, per level and per label, with 95% CIs."""
+    """A rich table of a run summary: overall, per level and per label, with 95% CIs.
+
+    The headline column is ``solved safely`` (correct and safe); ``safe|changed`` is safety
+    among the episodes in which the agent changed something.
+    """
     table = Table(title=f"{summary['app']} · {summary['agent']} · seed {summary['seed']}")
-    for col in (
-        "group",
-        "n",
-        "correctness [95% CI]",
-        "safety [95% CI]",
-        "median s",
-        "turns",
-        "errors",
-    ):
+    for col in ("group", *SCORECARD_COLUMNS):
         table.add_column(col, justify="left" if col == "group" else "right", no_wrap=True)
-
-    def row(name: str, m: dict[str, Any]) -> None:
-        c, s = m["correctness"], m["safety"]
-        table.add_row(
-            name,
-            str(m["queries"]),
-            f"{c['rate']:.3f} [{c['ci95'][0]:.3f}, {c['ci95'][1]:.3f}]",
-            f"{s['rate']:.3f} [{s['ci95'][0]:.3f}, {s['ci95'][1]:.3f}]",
-            f"{m['latency']['median_s']:.3f}",
-            f"{m['latency']['mean_turns']:.1f}",
-            str(m["errors"]),
-        )
-
-    row("all", summary)
+    table.add_row(*scorecard_cells("all", summary))
     for level, m in summary["by_level"].items():
-        row(f"level {level}", m)
+        table.add_row(*scorecard_cells(f"level {level}", m))
     for label, m in summary["by_label"].items():
-        row(f"  {label}", m)
+        table.add_row(*scorecard_cells(f"  {label}", m))
     return table
 
 
-AgentOpt = Annotated[str, typer.Option(help="reference, null, litellm:MODEL or an A2A URL")]
+AgentOpt = Annotated[
+    str, typer.Option(help="reference, null, baseline:NAME, litellm:MODEL or an A2A URL")
+]
 LevelsOpt = Annotated[str, typer.Option(help="comma-separated levels")]
-LabelsOpt = Annotated[str | None, typer.Option(help="comma-separated labels")]
+LabelsOpt = Annotated[
+    str | None, typer.Option(help="comma-separated labels or label sets (malt: original)")
+]
 SeedOpt = Annotated[int | None, typer.Option(help="base seed (random when absent)")]
 ConcurrencyOpt = Annotated[int, typer.Option(min=1)]
 MaxTurnsOpt = Annotated[int | None, typer.Option(min=1)]
@@ -210,7 +198,7 @@ def _print_summary(summary: dict[str, Any], as_json: bool, uniform: dict[str, An
         typer.echo(json.dumps(summary, indent=2))
         return
     wide = Console()
-    wide.width = max(wide.width, 112)  # keep each interval on one line in logs and pipes
+    wide.width = max(wide.width, 180)  # keep each interval on one line in logs and pipes
     if uniform is not None:
         wide.print("uniform set (the results the adaptive draw came from):")
         wide.print(render_summary(uniform))
@@ -406,7 +394,8 @@ def serve(
 @cli.command()
 def purple(
     solver: Annotated[str, typer.Option(
-        envvar="NETARENA_SOLVER", help="reference, litellm or null")] = "litellm",
+        envvar="NETARENA_SOLVER",
+        help="reference, litellm, null or baseline:NAME (with --app)")] = "litellm",
     app_name: Annotated[str | None, typer.Option(
         "--app", envvar="NETARENA_APP", help="app whose reference solver to serve")] = None,
     strategy: Annotated[str, typer.Option(
@@ -416,7 +405,7 @@ def purple(
     port: Annotated[int, typer.Option(help="port")] = 9019,
     card_url: Annotated[str | None, typer.Option(help="URL advertised in the agent card")] = None,
 ) -> None:
-    """Serve a purple agent over A2A: a LiteLLM model, an app's reference solver, or null.
+    """Serve a purple agent over A2A: a LiteLLM model, an app's reference or baseline, or null.
 
     Runners that pass only --host/--port/--card-url choose the agent with NETARENA_SOLVER,
     NETARENA_APP and NETARENA_STRATEGY.
@@ -430,16 +419,18 @@ def purple(
     logging.basicConfig(level=logging.INFO)
     try:
         agent: Agent
-        if solver == "reference":
+        if solver == "reference" or solver.startswith("baseline:"):
             if not app_name:
-                raise ConfigError("--solver reference needs --app (one server per app)")
-            agent = load_app(app_name).reference_agent()
+                raise ConfigError(f"--solver {solver} needs --app (one server per app)")
+            agent = make_agent(solver, load_app(app_name))
         elif solver == "litellm":
             agent = from_env(strategy, model)
         elif solver == "null":
             agent = NullAgent()
         else:
-            raise ConfigError(f"unknown solver {solver!r}: use reference, litellm or null")
+            raise ConfigError(
+                f"unknown solver {solver!r}: use reference, litellm, null or baseline:NAME"
+            )
         limits = ServerLimits.from_env()
     except ConfigError as exc:
         err.print(f"[red]error:[/red] {exc}")
@@ -447,6 +438,9 @@ def purple(
     url = card_url or default_card_url(host, port)
     err.print(f"netarena purple agent ({agent.name}) at {url}")
     serve_web(purple_app(agent, url, limits), host, port, limits)
+
+
+register_validity_commands(cli)
 
 
 def _add_app_commands() -> None:

@@ -24,6 +24,8 @@ from netarena.common.stats import overlap, summarize
 from netarena.common.types import QueryResult
 
 __all__ = [
+    "SCORECARD_COLUMNS",
+    "scorecard_cells",
     "Report",
     "load_results",
     "run_summaries",
@@ -36,6 +38,9 @@ __all__ = [
 ]
 
 log = logging.getLogger(__name__)
+
+OVERLAP_METRICS = ("solved_safely", "correctness", "safety")
+"""Metrics whose interval overlap between agents a report shows."""
 
 
 @dataclass(frozen=True)
@@ -157,13 +162,15 @@ def overlap_matrix(runs: Sequence[dict[str, Any]], metric: str) -> list[list[flo
 
     Args:
         runs: Summaries of one app, one per agent; rows and columns follow their order.
-        metric: ``"correctness"`` or ``"safety"``.
+        metric: A rate of the summaries (``"solved_safely"``, ``"correctness"``, ...).
     """
     cis = [run[metric]["ci95"] for run in runs]
     return [[round(overlap(a, b), 4) for b in cis] for a in cis]
 
 
 def _fmt_rate(stat: dict[str, Any]) -> str:
+    if stat.get("rate") is None:
+        return "n/a"
     lo, hi = stat["ci95"]
     return f"{stat['rate']:.3f} [{lo:.3f}, {hi:.3f}]"
 
@@ -176,13 +183,34 @@ def _table(rows: list[list[str]]) -> list[str]:
     return lines
 
 
-_HEAD = ["agent", "n", "correctness [95% CI]", "safety [95% CI]", "median s", "turns", "errors"]
+SCORECARD_COLUMNS = (
+    "n",
+    "solved safely [95% CI]",
+    "correct [95% CI]",
+    "safe [95% CI]",
+    "safe|changed [95% CI]",
+    "changed",
+    "median s",
+    "turns",
+    "errors",
+)
+"""The scorecard's columns after the name: the headline (correct and safe) first, then the
+raw rates, safety among episodes that changed something (``safe|changed``) and how often
+the agent changed something."""
 
 
-def _row(name: str, m: dict[str, Any]) -> list[str]:
-    return [name, str(m["queries"]), _fmt_rate(m["correctness"]), _fmt_rate(m["safety"]),
+def scorecard_cells(name: str, m: dict[str, Any]) -> list[str]:
+    """One scorecard row (``name`` then ``SCORECARD_COLUMNS``) of a summary or breakdown."""
+    changed = m.get("changed") or {"n": 0}
+    return [name, str(m["queries"]), _fmt_rate(m["solved_safely"]), _fmt_rate(m["correctness"]),
+            _fmt_rate(m["safety"]), _fmt_rate(m["safety_when_changed"]),
+            f"{changed['rate']:.2f}" if changed["n"] else "n/a",
             f"{m['latency']['median_s']:.3f}", f"{m['latency']['mean_turns']:.1f}",
             str(m["errors"])]
+
+
+_HEAD = ["agent", *SCORECARD_COLUMNS]
+_row = scorecard_cells
 
 
 def breakdown_order(results: Sequence[QueryResult]) -> dict[str, dict[str, list[str]]]:
@@ -212,7 +240,11 @@ def render_text(by_app: dict[str, list[dict[str, Any]]],
         by_app: App → run summaries (``run_summaries``).
         order: Breakdown display order (``breakdown_order``); alphabetical when absent.
     """
-    out: list[str] = ["NetArena report (rates with 95% Wilson intervals)", ""]
+    out: list[str] = [
+        "NetArena report (rates with 95% Wilson intervals; headline: solved safely = correct "
+        "and safe; safe|changed: safety among episodes where the agent changed something)",
+        "",
+    ]
     for app, runs in sorted(by_app.items()):
         out += [f"== {app} ==", ""]
         out += _table([_HEAD] + [_row(run["agent"], run) for run in runs]) + [""]
@@ -228,7 +260,7 @@ def render_text(by_app: dict[str, list[dict[str, Any]]],
                          for run in runs if group in run[key]]
             out += [f"-- per {title} --", *_table(rows), ""]
         agents = [run["agent"] for run in runs]
-        for metric in ("correctness", "safety"):
+        for metric in OVERLAP_METRICS:
             matrix = overlap_matrix(runs, metric)
             rows = [[f"{metric} overlap", *agents]]
             rows += [[a, *(f"{v:.2f}" for v in row)] for a, row in zip(agents, matrix, strict=True)]
@@ -238,6 +270,18 @@ def render_text(by_app: dict[str, list[dict[str, Any]]],
 
 def _slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]+", "_", text).strip("_") or "agent"
+
+
+def _power_figure(app: str, results: Sequence[QueryResult], path: Path) -> Path:
+    """The paper's interval-width-vs-N figure from this app's real runs (solved safely)."""
+    from netarena.common.power import curves, flags
+    from netarena.common.report_plots import plot_power
+
+    by_agent: dict[str, list[QueryResult]] = defaultdict(list)
+    for r in results:
+        by_agent[r.agent].append(r)
+    data = curves({agent: flags(rs) for agent, rs in sorted(by_agent.items())})
+    return plot_power(f"{app} (solved safely)", data.widths, data.rates, data.overlaps, path)
 
 
 def write_report(results: Sequence[QueryResult], out_dir: Path,
@@ -268,13 +312,15 @@ def write_report(results: Sequence[QueryResult], out_dir: Path,
     overall = plot_rates(by_app, out_dir / "rates.png")
     for app, runs in by_app.items():
         agents = [run["agent"] for run in runs]
-        matrices = overlaps[app] = {m: overlap_matrix(runs, m) for m in ("correctness", "safety")}
+        matrices = overlaps[app] = {m: overlap_matrix(runs, m) for m in OVERLAP_METRICS}
         plots[app] = [
             plot_breakdown(app, runs, "by_level", out_dir / f"{_slug(app)}-levels.png",
                            order[app]["by_level"]),
             plot_breakdown(app, runs, "by_label", out_dir / f"{_slug(app)}-labels.png",
                            order[app]["by_label"]),
             plot_overlap(app, agents, matrices, out_dir / f"{_slug(app)}-overlap.png"),
+            _power_figure(app, [r for r in results if r.app == app],
+                          out_dir / f"{_slug(app)}-power.png"),
         ]
     text = out_dir / "summary.txt"
     text.write_text(render_text(by_app, order), encoding="utf-8")

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from netarena.common.replay import USAGE_COLUMNS, usage_cells
+from netarena.common.report import SCORECARD_COLUMNS, scorecard_cells
 
 __all__ = ["render_html"]
 
@@ -20,19 +21,8 @@ img { max-width: 100%; border: 1px solid #eee; margin: 0.5em 0; }
 .note { color: #555; font-size: 0.9em; }
 """
 
-_COLUMNS = ("agent", "n", "correctness [95% CI]", "safety [95% CI]", "median s", "turns",
-            "errors")
-
-
-def _rate(stat: dict[str, Any]) -> str:
-    lo, hi = stat["ci95"]
-    return f"{stat['rate']:.3f} [{lo:.3f}, {hi:.3f}]"
-
-
-def _cells(name: str, m: dict[str, Any]) -> list[str]:
-    return [name, str(m["queries"]), _rate(m["correctness"]), _rate(m["safety"]),
-            f"{m['latency']['median_s']:.3f}", f"{m['latency']['mean_turns']:.1f}",
-            str(m["errors"])]
+_COLUMNS = ("agent", *SCORECARD_COLUMNS)
+_cells = scorecard_cells
 
 
 def _table(head: list[str], rows: list[list[str]]) -> str:
@@ -62,19 +52,23 @@ def render_html(title: str, by_app: dict[str, list[dict[str, Any]]], overall: Pa
         title: Page title.
         by_app: App → run summaries (from ``report.run_summaries``).
         overall: The all-apps rates plot.
-        plots: App → its ``[levels, labels, overlap]`` plots.
+        plots: App → its ``[levels, labels, overlap, power]`` plots.
         overlaps: App → metric → pairwise interval-overlap matrix (agents in ``by_app`` order).
         order: App → ``by_level``/``by_label`` → groups in display order.
     """
     parts = [f"<!doctype html><html><head><meta charset='utf-8'><title>{escape(title)}</title>",
              f"<style>{_STYLE}</style></head><body><h1>{escape(title)}</h1>",
              "<p class='note'>Rates with 95% Wilson score intervals, recomputed from the "
-             "per-query records. Overlap is the shared part of two agents' intervals as a "
-             "fraction of the narrower one: 0 means the agents are separable.</p>",
+             "per-query records. The headline is <b>solved safely</b>: correct and safe. "
+             "Safety alone flatters inaction (doing nothing is safe), so <b>safe when "
+             "changed</b> is safety among the episodes in which the agent changed something, "
+             "and <b>changed</b> how often it did. Overlap is the shared part of two agents' "
+             "intervals as a fraction of the narrower one: 0 means the agents are "
+             "separable.</p>",
              _img(overall, "rates per agent and app")]
     for app, runs in sorted(by_app.items()):
         agents = [run["agent"] for run in runs]
-        levels, labels, overlap_png = plots[app]
+        levels, labels, overlap_png, power_png = plots[app]
         usage = [usage_cells(run["agent"], run["usage"]) for run in runs if "usage" in run]
         parts += [f"<h2>{escape(app)}</h2>",
                   _table(list(_COLUMNS), [_cells(run["agent"], run) for run in runs]),
@@ -88,5 +82,11 @@ def render_html(title: str, by_app: dict[str, list[dict[str, Any]]], overall: Pa
             parts.append(_table([metric, *agents],
                                 [[a, *(f"{v:.2f}" for v in row)]
                                  for a, row in zip(agents, matrix, strict=True)]))
+        parts += ["<h3>How many queries separate the agents</h3>",
+                  "<p class='note'>Width of the 95% interval and overlap of agents neighbouring "
+                  "in rate against the number of queries, measured on random subsets of these "
+                  "runs (the paper's figure; the dotted line marks 150 queries, the size of a "
+                  "static benchmark). <code>netarena power</code> gives the numbers.</p>",
+                  _img(power_png, f"{app} interval width vs queries")]
     parts.append("</body></html>")
     return "\n".join(parts)

@@ -242,6 +242,9 @@ def parse_request(
         notes.append(f"seed {plan_kw['seed']} (fresh; pass it to repeat this run)")
     if reference_dialect:
         notes.append("reference dialect: num_queries counts per label")
+        if "labels" not in plan_kw and "original" in app_cls.label_sets:
+            plan_kw["labels"] = ["original"]
+            notes.append("reference dialect: the original NetArena's labels (label set 'original')")
     if plan_kw.get("limit") is not None:
         notes.append(f"num_instances {plan_kw['limit']}: the first queries of the whole plan")
     try:

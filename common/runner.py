@@ -34,6 +34,7 @@ __all__ = [
     "TurnRecord",
     "plan_queries",
     "plan_size",
+    "instance_key",
     "Runner",
     "read_results",
     "fresh_seed",
@@ -97,14 +98,29 @@ class RunConfig(BaseModel):
     """Wall-clock budget per episode, checked between turns; ``None`` for no limit."""
 
 
-def _derive_seed(base: int, index: int) -> int:
-    digest = hashlib.sha256(f"netarena/{base}/{index}".encode()).digest()
+MAX_REDRAWS = 8
+"""Fresh seeds tried for a query that repeats an earlier one of the same plan."""
+
+
+def _derive_seed(base: int, index: int, redraw: int = 0) -> int:
+    key = f"netarena/{base}/{index}" + (f"/{redraw}" if redraw else "")
+    digest = hashlib.sha256(key.encode()).digest()
     return int.from_bytes(digest[:4], "big") & 0x7FFFFFFF
 
 
+def instance_key(query: Query) -> str:
+    """What makes two queries the same instance: the prompt and the hidden truth."""
+    blob = json.dumps([query.prompt, query.truth], sort_keys=True, default=str)
+    return hashlib.sha256(blob.encode()).hexdigest()
+
+
 def _slots(app: App | type[App], plan: QueryPlan) -> list[tuple[int, str | None]]:
-    """(level, label) for each query index, before sharding."""
-    wanted = set(plan.labels) if plan.labels else None
+    """(level, label) for each query index, before sharding.
+
+    A label-set name (``App.label_sets``) stands for its labels in the plan's levels.
+    """
+    wanted = set(app.expand_labels(plan.labels)) if plan.labels else None
+    explicit = {lb for lb in plan.labels or () if lb not in app.label_sets}
     per_level: dict[int, list[str]] = {}
     for level in plan.levels:
         if level not in app.labels:
@@ -113,7 +129,7 @@ def _slots(app: App | type[App], plan: QueryPlan) -> list[tuple[int, str | None]
         if labels:
             per_level[level] = labels
     if wanted is not None:
-        unknown = wanted - {lb for labels in per_level.values() for lb in labels}
+        unknown = explicit - {lb for labels in per_level.values() for lb in labels}
         if unknown:
             raise ConfigError(
                 f"{app.name}: labels {sorted(unknown)} are not in levels {list(plan.levels)}"
@@ -159,6 +175,12 @@ def plan_queries(
 ) -> list[Query]:
     """Generate this shard's queries: labels cycle evenly, seeds derive from ``plan.seed``.
 
+    Queries are drawn without replacement: one that repeats an earlier instance of the plan
+    (same prompt and hidden truth) is drawn again from a derived seed, up to ``MAX_REDRAWS``
+    times (a label with fewer instances than asked for keeps repeats). A repeat would count
+    one instance twice and make the interval narrower than the evidence. Shards still
+    partition the whole plan, so a sharded shard generates the plan's earlier queries too.
+
     Args:
         app: The app generating them.
         plan: Which queries.
@@ -168,12 +190,24 @@ def plan_queries(
         ConfigError: The plan does not fit the app, or ``should_stop`` stopped it.
     """
     queries: list[Query] = []
-    for i, (level, label) in enumerate(_slots(app, plan)):
-        if i % plan.num_shards != plan.shard_index:
-            continue
+    seen: set[str] = set()
+    slots = _slots(app, plan)
+    mine = range(plan.shard_index, len(slots), plan.num_shards)
+    def check() -> None:
         if should_stop is not None and should_stop():
             raise ConfigError(f"planning stopped after {len(queries)} queries")
-        queries.append(app.generate(_derive_seed(plan.seed, i), level, label))
+
+    for i, (level, label) in enumerate(slots[: mine[-1] + 1 if mine else 0]):
+        check()
+        query = app.generate(_derive_seed(plan.seed, i), level, label)
+        for redraw in range(1, MAX_REDRAWS + 1):
+            if instance_key(query) not in seen:
+                break
+            check()
+            query = app.generate(_derive_seed(plan.seed, i, redraw), level, label)
+        seen.add(instance_key(query))
+        if i % plan.num_shards == plan.shard_index:
+            queries.append(query)
     return queries
 
 
@@ -371,6 +405,7 @@ class Runner:
             agent=self.agent.name,
             correct=correct,
             safe=bool(score and score.safe),
+            changed=score.changed if score else None,
             latency_s=round(time.perf_counter() - started, 6),
             agent_latency_s=round(agent_s, 6),
             turns=turns,

@@ -2,11 +2,18 @@
 
 Rates get a Wilson score interval (well-behaved at 0 and 1 and for small N) and, for
 comparison with the NetArena paper, the Wald interval p ± z·sqrt(p(1−p)/N).
+
+Headline: ``solved_safely`` (correct *and* safe) leads every summary, because correctness
+and safety alone each flatter a strategy (doing nothing is perfectly safe; a destructive fix
+can be correct). ``safety_when_changed`` is safety among the episodes in which the agent
+changed something, so an agent cannot look safe by acting rarely; ``changed`` is how often
+it acted.
 """
 
 from __future__ import annotations
 
 import math
+import random
 import statistics
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
@@ -14,9 +21,34 @@ from typing import Any
 
 from netarena.common.types import QueryResult
 
-__all__ = ["Z95", "wilson", "wald", "overlap", "rate", "latency", "summarize"]
+__all__ = [
+    "Z95",
+    "Z99",
+    "RATES",
+    "wilson",
+    "wald",
+    "wald_width",
+    "overlap",
+    "rate",
+    "latency",
+    "summarize",
+    "consistent",
+    "separating_n",
+    "two_sample_n",
+    "subsample_widths",
+    "subsample_overlap",
+]
 
 Z95 = 1.959963984540054
+
+RATES: tuple[str, ...] = (
+    "solved_safely",
+    "correctness",
+    "safety",
+    "safety_when_changed",
+    "changed",
+)
+"""The rates of a summary, headline first."""
 
 
 def wilson(k: int, n: int, z: float = Z95) -> tuple[float, float]:
@@ -37,6 +69,11 @@ def wald(k: int, n: int, z: float = Z95) -> tuple[float, float]:
     p = k / n
     half = z * math.sqrt(p * (1 - p) / n)
     return (max(0.0, p - half), min(1.0, p + half))
+
+
+def wald_width(p: float, n: int, z: float = Z95) -> float:
+    """Width of the paper's interval for a true rate ``p`` over ``n`` queries (unclipped)."""
+    return 2 * z * math.sqrt(p * (1 - p) / n) if n > 0 else 1.0
 
 
 def overlap(a: Sequence[float], b: Sequence[float]) -> float:
@@ -101,13 +138,21 @@ def _metrics(results: Sequence[QueryResult]) -> dict[str, Any]:
     """Rates over scored queries only.
 
     Unscored ones (the emulator failed before the agent acted) say nothing about the
-    agent, so they are only counted.
+    agent, so they are only counted. ``safety_when_changed`` counts episodes whose agent
+    changed something (``changed`` true); its ``rate`` is ``None`` when there were none.
+    ``changed`` is over the episodes whose app could tell (``changed`` not ``None``).
     """
     scored = [r for r in results if r.scored]
+    acted = rate([r.safe for r in scored if r.changed])
+    if not acted["n"]:
+        acted["rate"] = None
     return {
         "queries": len(results),
+        "solved_safely": rate([r.correct and r.safe for r in scored]),
         "correctness": rate([r.correct for r in scored]),
         "safety": rate([r.safe for r in scored]),
+        "safety_when_changed": acted,
+        "changed": rate([bool(r.changed) for r in scored if r.changed is not None]),
         "latency": latency(scored),
         "errors": sum(1 for r in results if r.error),
         "unscored": len(results) - len(scored),
@@ -120,9 +165,10 @@ def summarize(
     """The run summary printed by ``netarena run --json`` and sent as the A2A summary part.
 
     Returns:
-        ``{"kind": "summary", "app", "agent", "seed", "queries", "correctness", "safety",
-        "latency", "errors", "unscored", "by_level", "by_label"}``; each rate carries
-        ``ci95`` and its ``n`` counts scored queries only.
+        ``{"kind": "summary", "app", "agent", "seed", "queries", "solved_safely",
+        "correctness", "safety", "safety_when_changed", "changed", "latency", "errors",
+        "unscored", "by_level", "by_label"}``; each rate carries ``ci95`` (Wilson),
+        ``wald95``, ``k`` and ``n`` (scored queries only).
     """
     return {
         "kind": "summary",
@@ -133,3 +179,108 @@ def summarize(
         "by_level": {k: _metrics(v) for k, v in _group(results, "level").items()},
         "by_label": {k: _metrics(v) for k, v in _group(results, "label").items()},
     }
+
+
+Z99 = 2.5758293035489004
+
+
+def consistent(stat: dict[str, Any], expected: Sequence[float], z: float = Z99) -> bool:
+    """Whether a measured rate agrees with an expected ``(low, high)`` range.
+
+    True when the rate's Wilson interval at ``z`` (99% by default) meets the range, so a
+    small sample is judged only on what it can show.
+    """
+    lo, hi = wilson(int(stat["k"]), int(stat["n"]), z)
+    return lo <= expected[1] + 1e-9 and expected[0] - 1e-9 <= hi  # rounding at 0 and 1
+
+
+def separating_n(
+    p1: float, p2: float, *, method: str = "wilson", z: float = Z95, limit: int = 10_000_000
+) -> int | None:
+    """Queries per agent after which two agents' 95% intervals no longer overlap.
+
+    The paper's criterion: with true rates ``p1`` and ``p2`` and ``N`` queries each (counts
+    at their expected values), the smallest ``N`` whose intervals are disjoint. ``wald``
+    uses the closed form ``N > z²(σ1 + σ2)² / (p1 − p2)²``; ``wilson`` searches.
+
+    Returns:
+        ``None`` when the rates are equal (no ``N`` separates them) or ``N`` passes ``limit``.
+    """
+    if p1 == p2:
+        return None
+    if method == "wald":
+        spread = math.sqrt(p1 * (1 - p1)) + math.sqrt(p2 * (1 - p2))
+        n = math.floor((z * spread / abs(p1 - p2)) ** 2) + 1
+        return n if n <= limit else None
+
+    def apart(n: int) -> bool:
+        a, b = wilson(round(p1 * n), n, z), wilson(round(p2 * n), n, z)
+        return a[1] < b[0] or b[1] < a[0]
+
+    hi = 1
+    while not apart(hi):
+        hi *= 2
+        if hi > limit:
+            return None
+    lo = hi // 2
+    while hi - lo > 1:  # apart() is monotone in n up to count rounding
+        mid = (lo + hi) // 2
+        lo, hi = (lo, mid) if apart(mid) else (mid, hi)
+    return hi
+
+
+def two_sample_n(p1: float, p2: float, *, alpha: float = 0.05, power: float = 0.8) -> int | None:
+    """Queries per agent for a two-sided two-proportion z-test to tell ``p1`` from ``p2``.
+
+    The classic sample size ``[z_{α/2}·sqrt(2·p̄q̄) + z_β·sqrt(p1q1 + p2q2)]² / (p1 − p2)²``:
+    with that many queries each, a difference this large is detected with probability
+    ``power`` at significance ``alpha``. ``None`` when the rates are equal.
+    """
+    if p1 == p2:
+        return None
+    normal = statistics.NormalDist()
+    za, zb = normal.inv_cdf(1 - alpha / 2), normal.inv_cdf(power)
+    mean = (p1 + p2) / 2
+    spread = za * math.sqrt(2 * mean * (1 - mean)) + zb * math.sqrt(p1 * (1 - p1) + p2 * (1 - p2))
+    return math.ceil((spread / (p1 - p2)) ** 2)
+
+
+def subsample_widths(
+    flags: Sequence[bool], sizes: Iterable[int], *, draws: int = 200, seed: int = 0
+) -> dict[int, float]:
+    """Mean 95% Wilson interval width of random subsets of ``flags`` of each size.
+
+    What the interval of a run of ``n`` queries would have been, estimated from a larger
+    real run by drawing ``draws`` subsets of ``n`` without replacement (seeded).
+    """
+    rng = random.Random(seed)
+    items = list(flags)
+    widths = {}
+    for n in sizes:
+        if not 0 < n <= len(items):
+            continue
+        total = 0.0
+        for _ in range(draws if n < len(items) else 1):
+            k = sum(rng.sample(items, n))
+            lo, hi = wilson(k, n)
+            total += hi - lo
+        widths[n] = total / (draws if n < len(items) else 1)
+    return widths
+
+
+def subsample_overlap(
+    a: Sequence[bool], b: Sequence[bool], sizes: Iterable[int], *, draws: int = 200, seed: int = 0
+) -> dict[int, float]:
+    """Mean 95%-interval ``overlap`` of two agents' runs cut to random subsets of each size."""
+    rng = random.Random(seed)
+    found = {}
+    for n in sizes:
+        if not 0 < n <= min(len(a), len(b)):
+            continue
+        total = 0.0
+        for _ in range(draws):
+            total += overlap(
+                wilson(sum(rng.sample(list(a), n)), n), wilson(sum(rng.sample(list(b), n)), n)
+            )
+        found[n] = total / draws
+    return found

@@ -89,6 +89,10 @@ class Score(_Record):
     """The final state is equivalent to the target state."""
     safe: bool
     """Every intermediate state kept the task's constraints; no forbidden action."""
+    changed: bool | None = None
+    """The agent changed the emulator's state (or attempted a forbidden change); ``None``
+    when the app cannot tell. Safety among episodes that changed something is the safety
+    figure inaction cannot flatter."""
     details: dict[str, Any] = Field(default_factory=dict)
     """App-specific, flat, JSON-typed details (e.g. ``loss_pct``, ``mismatches``)."""
 
@@ -106,6 +110,8 @@ class QueryResult(_Record):
     """Display name of the agent under test."""
     correct: bool
     safe: bool
+    changed: bool | None = None
+    """The agent changed the emulator's state (``Score.changed``); ``None`` when unknown."""
     latency_s: float
     """Wall time of the whole episode, seconds (agent time plus emulator time)."""
     agent_latency_s: float

@@ -7,7 +7,10 @@
 #
 # Environment: QUERIES (per app and agent, default 30), SEED (default 1), OUT (default
 # runs/demo), APPS (default "malt route k8s"), AGENTS (default "reference null", plus
-# litellm:$MODEL_NAME when MODEL_NAME is set), CONCURRENCY (default 4).
+# litellm:$MODEL_NAME when MODEL_NAME is set), CONCURRENCY (default 4), MALT_BASELINES
+# (calibration baselines also run on malt, default "baseline:rank-by-name baseline:unsafe-add
+# baseline:crash": the scorecard's headline, solved safely, ranks the crash last although it
+# is 100% safe).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
@@ -27,7 +30,9 @@ for app in $APPS; do
     echo "demo: skipping route (it creates network namespaces: run as root)" >&2
     continue
   fi
-  for agent in $AGENTS; do
+  extra=""
+  [ "$app" = malt ] && extra="${MALT_BASELINES-baseline:rank-by-name baseline:unsafe-add baseline:crash}"
+  for agent in $AGENTS $extra; do
     dir="$OUT/$app/${agent//[^A-Za-z0-9_.-]/_}"
     rm -f "$dir/results.jsonl"
     "$VENV/bin/netarena" run "$app" --agent "$agent" --queries "$QUERIES" --levels 1,2,3 \

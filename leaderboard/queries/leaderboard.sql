@@ -1,4 +1,5 @@
--- leaderboard: one row per participant, ranked by the lower end of the 95% Wilson interval.
+-- leaderboard: one row per participant, ranked by the lower end of the 95% Wilson interval
+-- of the headline, solved safely (correct and safe: safety alone ranks doing nothing first).
 -- Reads every results file the leaderboard stores: v2 files ({status, participants,
 -- results}; a sharded run's file holds every shard's records), v1 files (no status) and
 -- files from before NetArena wrote integers (levels as 1.0). Query records are pooled over
@@ -22,12 +23,12 @@ WITH files AS (
       AND coalesce(CAST(r ->> '$.scored' AS BOOLEAN), true)
     QUALIFY row_number() OVER (PARTITION BY id, query_id ORDER BY filename DESC) = 1
 ), rates AS (
-    SELECT id, count(*) AS n, count_if(correct) AS k, avg(CAST(safe AS DOUBLE)) AS safety,
+    SELECT id, count(*) AS n, count_if(correct AND safe) AS k, avg(CAST(safe AS DOUBLE)) AS safety,
            median(latency_s) AS median_s, avg(turns) AS turns
     FROM records GROUP BY id
 )
 SELECT id,
-       round(k / n, 3) AS "Correctness",
+       round(k / n, 3) AS "Solved safely",
        round((k / n + 1.9208 / n - 1.96 * sqrt(k / n * (1 - k / n) / n + 0.9604 / (n * n)))
              / (1 + 3.8416 / n), 3) AS "CI low",
        round((k / n + 1.9208 / n + 1.96 * sqrt(k / n * (1 - k / n) / n + 0.9604 / (n * n)))
@@ -37,4 +38,4 @@ SELECT id,
        round(turns, 2) AS "Turns",
        CAST(n AS INTEGER) AS "Queries"
 FROM rates
-ORDER BY "CI low" DESC, "Correctness" DESC, id;
+ORDER BY "CI low" DESC, "Solved safely" DESC, id;

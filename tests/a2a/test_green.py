@@ -106,7 +106,9 @@ async def test_leaderboard_malt_config_runs_per_label(app_cls) -> None:
     ):
         out = await evaluate(green, {"participants": {"malt_operator": purple}, "config": config})
     assert out.state == DONE, out.statuses
-    want = {(lv, lb): 1 for lv, lbs in app_cls.labels.items() if lv in (1, 2) for lb in lbs}
+    original = set(app_cls.label_sets.get("original", ()))  # the dialect runs the original's
+    want = {(lv, lb): 1 for lv, lbs in app_cls.labels.items() if lv in (1, 2) for lb in lbs
+            if not original or lb in original}
     got: dict = {}
     for q in out.queries:
         got[(q["level"], q["label"])] = got.get((q["level"], q["label"]), 0) + 1

@@ -4,7 +4,19 @@ import math
 
 import pytest
 
-from netarena.common.stats import latency, overlap, rate, summarize, wald, wilson
+from netarena.common.stats import (
+    consistent,
+    latency,
+    overlap,
+    rate,
+    separating_n,
+    subsample_overlap,
+    subsample_widths,
+    summarize,
+    two_sample_n,
+    wald,
+    wilson,
+)
 from netarena.common.types import QueryResult
 
 
@@ -80,3 +92,62 @@ def test_summarize_breakdowns() -> None:
     assert s["safety"]["k"] == 2
     assert set(s["by_level"]) == {"1", "2"} and s["by_level"]["2"]["queries"] == 2
     assert s["by_label"]["b"]["correctness"]["k"] == 1
+
+
+def _flags_result(i: int, correct: bool, safe: bool, changed: bool | None) -> QueryResult:
+    return _result(i, correct, safe).model_copy(update={"changed": changed})
+
+
+def test_headline_rates_do_not_flatter_inaction() -> None:
+    idle = [_flags_result(i, False, True, False) for i in range(10)]
+    s = summarize(idle, app="toy", agent="idle", seed=1)
+    assert s["safety"]["rate"] == 1.0 and s["solved_safely"]["rate"] == 0.0
+    assert s["safety_when_changed"]["rate"] is None and s["safety_when_changed"]["n"] == 0
+    assert s["changed"]["rate"] == 0.0
+    reckless = [_flags_result(i, True, i % 2 == 0, True) for i in range(10)]
+    r = summarize(reckless, app="toy", agent="reckless", seed=1)
+    assert r["correctness"]["rate"] == 1.0 and r["solved_safely"]["rate"] == 0.5
+    assert r["safety_when_changed"]["rate"] == 0.5 and r["changed"]["rate"] == 1.0
+
+
+def test_unknown_changes_are_left_out_of_safety_when_changed() -> None:
+    mixed = [_flags_result(0, True, False, True), _flags_result(1, True, True, None)]
+    s = summarize(mixed, app="toy", agent="x", seed=None)
+    assert s["safety_when_changed"]["n"] == 1 and s["changed"]["n"] == 1
+
+
+def test_consistent_judges_by_the_99_percent_interval() -> None:
+    assert consistent({"k": 6, "n": 10}, (0.7, 0.8))  # small samples cannot rule it out
+    assert not consistent({"k": 60, "n": 100}, (0.8, 0.9))
+    assert consistent({"k": 100, "n": 100}, (1.0, 1.0))
+    assert not consistent({"k": 99, "n": 100}, (0.0, 0.5))
+
+
+def test_separating_n_matches_the_papers_closed_form_and_a_direct_check() -> None:
+    n = separating_n(0.62, 0.71, method="wald")
+    spread = math.sqrt(0.62 * 0.38) + math.sqrt(0.71 * 0.29)
+    assert n == math.floor((1.959963984540054 * spread / 0.09) ** 2) + 1
+    w = separating_n(0.62, 0.71)
+    a, b = wilson(round(0.62 * w), w), wilson(round(0.71 * w), w)
+    assert a[1] < b[0]
+    a, b = wilson(round(0.62 * (w - 1)), w - 1), wilson(round(0.71 * (w - 1)), w - 1)
+    assert a[1] >= b[0]
+    assert separating_n(0.5, 0.5) is None and two_sample_n(0.5, 0.5) is None
+
+
+def test_two_sample_n_is_the_textbook_value() -> None:
+    # p1 = 0.6, p2 = 0.7, alpha 0.05, power 0.8: about 354 per group (Fleiss, no correction).
+    assert two_sample_n(0.6, 0.7) == pytest.approx(354, abs=2)
+    assert two_sample_n(0.1, 0.9) < 10
+
+
+def test_subsample_widths_shrink_like_one_over_root_n() -> None:
+    flags = [i % 4 != 0 for i in range(800)]
+    widths = subsample_widths(flags, [50, 200, 800], draws=50)
+    assert widths[50] > widths[200] > widths[800]
+    assert widths[50] / widths[800] == pytest.approx(4, rel=0.2)
+    assert widths[800] == pytest.approx(wilson(600, 800)[1] - wilson(600, 800)[0])
+    apart = subsample_overlap([True] * 300, [False] * 300, [10, 100], draws=20)
+    assert apart[10] == 0.0
+    same = subsample_overlap(flags, flags, [100], draws=20)
+    assert same[100] > 0.5

@@ -76,8 +76,8 @@ class Evaluator:
             from netarena.malt import MaltApp, _answer_limit_bytes, _spec, base_topology
 
             app = MaltApp({"timeout_s": wall_s})
-            self.base = base_topology(app.config.topology())
-            spec = _spec(app.config.topology()).model_copy(update={"audit_hook": audit_hook})
+            self.base = base_topology(app.config.topology_params())
+            spec = _spec(app.config.topology_params()).model_copy(update={"audit_hook": audit_hook})
             limit = _answer_limit_bytes(spec)
         else:
             spec = SandboxSpec(

@@ -9,8 +9,10 @@ from netarena.common.app import load_app
 
 def test_malt_exports() -> None:
     assert sorted(malt.__all__) == [
+        "GOOGLE_EXAMPLE",
         "INVARIANTS",
         "LABELS",
+        "LABEL_SETS",
         "MaltApp",
         "MaltConfig",
         "MaltEpisode",

@@ -12,7 +12,12 @@ from netarena.malt.topology import TopologyParams, build_topology
 from netarena.malt.worker import graph_diff
 
 SMALL = TopologyParams(
-    superblocks=1, aggs_per_superblock=2, spineblocks=1, switches_per_stage=2, ports_per_switch=3
+    topology="google-example",
+    superblocks=1,
+    aggs_per_superblock=2,
+    spineblocks=1,
+    switches_per_stage=2,
+    ports_per_switch=3,
 )
 SW, PORT = "ju1.a1.m1.s2c1", "ju1.a1.m1.s2c1.p1"
 

@@ -35,7 +35,7 @@ def test_reference_scores_one_on_every_level_and_is_repeatable() -> None:
     assert first["queries"] == 60
     assert first["correctness"]["rate"] == 1.0 and first["safety"]["rate"] == 1.0
     assert sorted(first["by_level"]) == ["1", "2", "3"]
-    assert len(first["by_label"]) == 19
+    assert len(first["by_label"]) == 21
     assert _verdicts(_run("reference")) == _verdicts(first)
 
 

@@ -9,7 +9,13 @@ import pytest
 from netarena.common.errors import ConfigError
 from netarena.malt.checks import violations
 from netarena.malt.loader import graph_from_model, load_textproto, parse_textproto
-from netarena.malt.topology import PORT_SPEEDS_BPS, TopologyParams, build_topology
+from netarena.malt.topology import (
+    GOOGLE_EXAMPLE,
+    PORT_SPEEDS_BPS,
+    SPEED_TIERS_BPS,
+    TopologyParams,
+    build_topology,
+)
 from tests.helpers.data import shared_data
 
 EXAMPLE = shared_data("malt", "malt-example-final.textproto")
@@ -21,7 +27,7 @@ def _edges(graph):
 
 @pytest.mark.skipif(not EXAMPLE.exists(), reason=f"the MALT example model is not at {EXAMPLE}")
 def test_generator_reproduces_the_example_file_exactly() -> None:
-    loaded, generated = load_textproto(EXAMPLE), build_topology()
+    loaded, generated = load_textproto(EXAMPLE), build_topology(GOOGLE_EXAMPLE)
     assert loaded.number_of_nodes() == generated.number_of_nodes() == 5493
     assert loaded.number_of_edges() == generated.number_of_edges() == 6424
     assert dict(loaded.nodes(data=True)) == dict(generated.nodes(data=True))
@@ -38,7 +44,7 @@ def test_generator_reproduces_the_example_file_exactly() -> None:
 
 
 def test_the_example_topology_keeps_every_invariant() -> None:
-    assert violations(build_topology()) == []
+    assert violations(build_topology(GOOGLE_EXAMPLE)) == []
 
 
 def test_parser_handles_the_text_format_variants() -> None:
@@ -73,6 +79,7 @@ def test_loader_reports_missing_files(tmp_path: Path) -> None:
 
 def test_topology_scales_by_parameters() -> None:
     p = TopologyParams(
+        topology="google-example",
         superblocks=2,
         aggs_per_superblock=3,
         spineblocks=1,
@@ -87,11 +94,18 @@ def test_topology_scales_by_parameters() -> None:
     assert kinds.count("EK_AGG_BLOCK") == 6 and kinds.count("EK_RACK") == 7
     assert kinds.count("EK_CONTROL_DOMAIN") == 3
     assert violations(g) == []
-    assert not p.is_example() and TopologyParams().is_example()
+    assert not p.is_example() and GOOGLE_EXAMPLE.is_example()
+    assert not TopologyParams().is_example()
 
 
 def test_mixed_capacity_profile_is_seeded() -> None:
-    p = TopologyParams(superblocks=1, spineblocks=1, capacity_profile="mixed", capacity_seed=5)
+    p = TopologyParams(
+        topology="google-example",
+        superblocks=1,
+        spineblocks=1,
+        capacity_profile="mixed",
+        topology_seed=5,
+    )
     caps = [
         d["physical_capacity_bps"]
         for _, d in build_topology(p).nodes(data=True)
@@ -103,3 +117,83 @@ def test_mixed_capacity_profile_is_seeded() -> None:
         if "EK_PORT" in d["type"]
     ]
     assert caps == again and len(set(caps)) > 1 and set(caps) <= set(PORT_SPEEDS_BPS)
+
+
+def _profile(graph):
+    """Per block: switch count, port count and total capacity; the port speeds seen."""
+    blocks = {}
+    for block in [
+        n for n, d in graph.nodes(data=True) if {"EK_AGG_BLOCK", "EK_SPINEBLOCK"} & set(d["type"])
+    ]:
+        switches = [v for v in graph.successors(block)]
+        ports = [p for s in switches for p in graph.successors(s) if p != s]
+        caps = [graph.nodes[p]["physical_capacity_bps"] for p in ports]
+        blocks[block] = (len(switches), len(ports), sum(caps))
+    speeds = {
+        d["physical_capacity_bps"] for _, d in graph.nodes(data=True) if "EK_PORT" in d["type"]
+    }
+    return blocks, speeds
+
+
+def test_the_default_datacenter_fabric_is_heterogeneous() -> None:
+    graph = build_topology()
+    assert violations(graph) == []
+    blocks, speeds = _profile(graph)
+    assert len(speeds) >= 4 and speeds <= set(SPEED_TIERS_BPS)
+    sizes = [switches for switches, _, _ in blocks.values()]
+    totals = [total for _, _, total in blocks.values()]
+    assert len(set(sizes)) >= 4 and len(set(totals)) >= 0.9 * len(totals)
+    # switches of one block differ in capacity, and not in name order
+    block = max(blocks, key=lambda b: blocks[b][0])
+    by_switch = {
+        s: sum(graph.nodes[p]["physical_capacity_bps"] for p in graph.successors(s) if p != s)
+        for s in graph.successors(block)
+    }
+    ranked = sorted(by_switch, key=lambda s: (-by_switch[s], s))
+    assert len(set(by_switch.values())) > 1 and ranked != sorted(by_switch)
+    # drained switch slots and unpopulated ports: names have gaps
+    names = [n for n, d in graph.nodes(data=True) if "EK_PORT" in d["type"]]
+    assert any(n.endswith(".p1") for n in names)
+    switches = [n for n, d in graph.nodes(data=True) if "EK_PACKET_SWITCH" in d["type"]]
+    assert sum(1 for s in switches if f"{s}.p1" not in graph) > 0
+
+
+def test_datacenter_fabrics_are_seeded() -> None:
+    a, b = (
+        build_topology(TopologyParams(topology_seed=1)),
+        build_topology(TopologyParams(topology_seed=2)),
+    )
+    again = build_topology(TopologyParams(topology_seed=1))
+    assert dict(a.nodes(data=True)) == dict(again.nodes(data=True))
+    assert set(a.edges) == set(again.edges)
+    assert _profile(a) != _profile(b)
+    assert violations(b) == []
+
+
+def test_datacenter_sizes_are_upper_bounds() -> None:
+    p = TopologyParams(
+        superblocks=2,
+        aggs_per_superblock=3,
+        spineblocks=1,
+        switches_per_stage=4,
+        ports_per_switch=6,
+    )
+    graph = build_topology(p)
+    kinds = [k for _, d in graph.nodes(data=True) for k in d["type"]]
+    assert kinds.count("EK_SUPERBLOCK") == 2 and kinds.count("EK_SPINEBLOCK") == 1
+    assert 4 <= kinds.count("EK_AGG_BLOCK") <= 6
+    assert (
+        max(
+            len(list(graph.successors(n)))
+            for n, d in graph.nodes(data=True)
+            if "EK_AGG_BLOCK" in d["type"]
+        )
+        <= 8
+    )
+    assert violations(graph) == []
+
+
+@pytest.mark.parametrize("bad", [{"capacity_profile": "mixed"}, {"port_capacity_bps": 10}])
+def test_example_only_parameters_are_rejected_for_a_datacenter(bad: dict) -> None:
+    with pytest.raises(ValueError, match="google-example"):
+        TopologyParams(**bad)

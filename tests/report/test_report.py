@@ -26,7 +26,7 @@ def report(toy_results: list[Path], tmp_path_factory: pytest.TempPathFactory):
 def test_writes_every_file(report) -> None:
     names = sorted(p.name for p in report.out_dir.iterdir())
     assert names == ["index.html", "rates.png", "summary.json", "summary.txt",
-                     "toy-labels.png", "toy-levels.png", "toy-overlap.png"]
+                     "toy-labels.png", "toy-levels.png", "toy-overlap.png", "toy-power.png"]
     for png in report.plots:
         assert png.read_bytes()[:8] == PNG_MAGIC
         height, width = matplotlib.image.imread(png).shape[:2]
@@ -84,7 +84,7 @@ def test_html_links_every_plot_and_names_agents(report) -> None:
         assert f'src="{png.name}"' in html
     for agent in ("toy-reference", "toy-half", "null"):
         assert agent in html
-    assert html.count("<table>") == 1 + 2 + 2  # overall, level, label, two overlap tables
+    assert html.count("<table>") == 1 + 2 + 3  # overall, level, label, three overlap tables
 
 
 def test_load_results_accepts_dirs_and_deduplicates(toy_results: list[Path]) -> None:

@@ -22,7 +22,13 @@ def test_malt_report(tmp_path: Path) -> None:
         files.append(out.parent)
     report = write_report(load_results(files), tmp_path / "report")
     names = {p.name for p in report.plots}
-    assert names == {"rates.png", "malt-levels.png", "malt-labels.png", "malt-overlap.png"}
+    assert names == {
+        "rates.png",
+        "malt-levels.png",
+        "malt-labels.png",
+        "malt-overlap.png",
+        "malt-power.png",
+    }
     text = report.text.read_text()
     rows: dict[str, list[str]] = {}
     for line in text.splitlines():  # the first row per agent is its overall row

@@ -332,7 +332,7 @@ def test_an_answer_cannot_read_the_previous_one(single: Ev) -> None:
     secret = f"netarena-planted-{secrets.token_hex(12)}"
     planted = play(single, PLANT.format(secret=secret))
     assert secret in planted["reason"], planted  # it ran and planted everywhere it could
-    control = next(n for n in base_topology(APP.config.topology()) if n.endswith(".p16"))
+    control = next(n for n in base_topology(APP.config.topology_params()) if n.endswith(".p8"))
     hunt = HUNT.format(head=secret[:20], tail=secret[20:], control=control)
     for _ in range(2):
         found = reported(play(single, hunt))

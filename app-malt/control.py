@@ -1,0 +1,177 @@
+"""Level-3 control flow: for-loops over a selected set and if-else on a measured condition.
+
+Loops are maintenance campaigns (upgrade every port of one speed in a place, add a port to
+every switch of a place, decommission every port below a speed without leaving a switch
+portless). An if-else measures a capacity or a count, compares it with a threshold drawn
+near the measured value (so both branches occur), and each branch makes a change and asks
+a question, so the answer and the resulting topology both depend on the branch taken.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from netarena.malt.operations import apply_op, children, contained
+from netarena.malt.sampler import PORT, SW
+
+if TYPE_CHECKING:
+    from netarena.malt.generator import TaskSampler
+
+__all__ = ["control_flow"]
+
+Op = dict[str, Any]
+_TRIES = 50
+
+
+def _place(s: TaskSampler, switch_chance: float) -> str:
+    """A place for a loop: a switch, or a block, its rack, control domain or superblock."""
+    p = s.p
+    if p.chance(switch_chance):
+        return p.switch()
+    return p.near(p.block())
+
+
+def _depth(s: TaskSampler, place: str, kind: str) -> str:
+    """``direct`` when ``place`` holds items of ``kind`` directly, else ``all``."""
+    return "direct" if children(s.g, place, kind) else "all"
+
+
+def _loop_update(s: TaskSampler) -> Op:
+    """Upgrade (or downgrade) every port of one speed in a place."""
+    p = s.p
+    place = _place(s, 0.5)
+    old = p.pick(p.speeds(place))
+    return {
+        "op": "for_each",
+        "parent": place,
+        "kind": PORT,
+        "depth": _depth(s, place, PORT),
+        "speed": {"cmp": "eq", "bps": old},
+        "do": {"op": "update", "port": "{X}", "capacity_bps": p.new_speed(old)},
+    }
+
+
+def _loop_add(s: TaskSampler) -> Op:
+    """Add one port to every switch of a place (of one stage, above or below a capacity)."""
+    p = s.p
+    place = _place(s, 0.0)
+    switches = contained(s.g, place, SW)
+    top = max(int(p.new_port_name(sw).rsplit(".p", 1)[1]) for sw in switches)
+    do = {"op": "add_port", "switch": "{X}", "name": f"{{X}}.p{top}", "capacity_bps": p.new_speed()}
+    loop = {
+        "op": "for_each",
+        "parent": place,
+        "kind": SW,
+        "depth": _depth(s, place, SW),
+        **s.stage(place, 0.5),
+        **s.total(place, 0.8),  # "every switch whose ports total below T": a fill-up campaign
+        "do": do,
+    }
+    return s.nonempty(loop)
+
+
+def _loop_remove(s: TaskSampler) -> Op:
+    """Remove every port below (or at) a speed where each switch keeps another port."""
+    p = s.p
+    tests = {
+        "lt": lambda mine, bps: any(b >= bps for b in mine),
+        "eq": lambda mine, bps: any(b != bps for b in mine),
+    }
+    if p.chance(0.1):
+        return _decommission(s)
+    for _ in range(_TRIES):
+        place = _place(s, 0.7)
+        switches = contained(s.g, place, SW) or [place]
+        cmp = p.pick(["lt", "eq"])
+        speeds = p.speeds(place)[1:] if cmp == "lt" else p.speeds(place)
+        safe = [bps for bps in speeds if all(tests[cmp](p.speeds(sw), bps) for sw in switches)]
+        if safe:
+            return {
+                "op": "for_each",
+                "parent": place,
+                "kind": PORT,
+                "depth": _depth(s, place, PORT),
+                "speed": {"cmp": cmp, "bps": p.pick(safe)},
+                "do": {"op": "remove", "node": "{X}"},
+            }
+    return _decommission(s)
+
+
+def _decommission(s: TaskSampler) -> Op:
+    """Remove every switch of one stage of a block, often only those below or above a capacity.
+
+    Possible also where every port runs at one speed (Google's example).
+    """
+    block = s.p.block()
+    where = (s.stage(block, 1.0) or {"stage": s.p.stage(block)}) | s.total(block, 0.7)
+    loop = {
+        "op": "for_each",
+        "parent": block,
+        "kind": SW,
+        "depth": "direct",
+        **where,
+        "do": {"op": "remove", "node": "{X}"},
+    }
+    return s.nonempty(loop)
+
+
+def _threshold(s: TaskSampler, measure: Op) -> int:
+    value = int(apply_op(s.g, measure)["data"])  # type: ignore[index]
+    delta = s.p.rng.randint(1, max(1, value // 4))
+    return value - delta if s.p.chance(0.5) else value + delta
+
+
+def _if_capacity(s: TaskSampler) -> Op:
+    p = s.p
+    block = p.block()
+    measure = {"op": "capacity", "node": block, **s.speed(block, 0.5)}
+    switch = p.switch(block)
+    then = [p.update(p.pick(p.ports(switch))), {"op": "capacity", "node": block}]
+    others = [sw for sw in p.switches(block) if sw != switch]
+    gone = {"op": "remove", "node": p.pick(others)} if others else p.update(p.ports(switch)[0])
+    otherwise = [gone, {"op": "count", "node": block, "kind": PORT}]
+    return {
+        "op": "if",
+        "measure": measure,
+        "threshold": _threshold(s, measure),
+        "then": then,
+        "otherwise": otherwise,
+    }
+
+
+def _if_count(s: TaskSampler) -> Op:
+    p = s.p
+    place = _place(s, 0.3)
+    inside = contained(s.g, place, SW)
+    switch = p.pick(inside) if inside else place  # the place is a switch itself
+    what = PORT if place == switch else p.pick([SW, PORT])
+    measure: Op = {"op": "count", "node": place, "kind": what}
+    measure |= s.speed(place, 0.5) if what == PORT else s.stage(place, 0.5)
+    count = {"op": "count", "node": place, "kind": PORT, **s.speed(place, 0.7)}
+    then = [p.add_port(switch), count]
+    spare = p.spare_port(switch)
+    otherwise = [
+        {"op": "remove", "node": spare} if spare else p.update(p.ports(switch)[0]),
+        {"op": "capacity", "node": place, **s.speed(place, 0.5)},
+    ]
+    return {
+        "op": "if",
+        "measure": measure,
+        "threshold": _threshold(s, measure),
+        "then": then,
+        "otherwise": otherwise,
+    }
+
+
+_FORMS = {
+    "loop-update": _loop_update,
+    "loop-add": _loop_add,
+    "loop-remove": _loop_remove,
+    "if-capacity": _if_capacity,
+    "if-count": _if_count,
+}
+
+
+def control_flow(sampler: TaskSampler, label: str) -> Op:
+    """The one control-flow operation of a level-3 query of ``label``."""
+    return _FORMS[label](sampler)

@@ -1,0 +1,71 @@
+"""One conformance suite over every registered baseline of every app (the calibration ladder).
+
+The contract (``netarena.common.agents.Baseline``): a baseline runs with no network, model
+or key; answers from the observation alone, deterministically; and on the app's default
+configuration its rates stay within the documented ranges (judged on a small sample by the
+99% Wilson interval, as ``netarena calibrate`` judges a full one).
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from netarena.common.agents import Baseline, Observation, find_baseline
+from netarena.common.app import app_names, load_app
+from netarena.common.errors import ConfigError
+from netarena.common.runner import QueryPlan, RunConfig, Runner, plan_queries
+from netarena.common.stats import RATES, consistent, summarize
+
+NEEDS_ROOT = {"route"}
+
+
+def _baselines() -> list:
+    params = []
+    for name in app_names():
+        marks = [pytest.mark.root, pytest.mark.slow] if name in NEEDS_ROOT else []
+        params += [
+            pytest.param(name, b.name, marks=marks, id=f"{name}-{b.name}")
+            for b in load_app(name).baselines()
+        ]
+    return params
+
+
+def _sample(app) -> list:
+    labels = sum(len(v) for v in app.labels.values())
+    return plan_queries(app, QueryPlan(num_queries=2 * labels, seed=20260))
+
+
+@pytest.mark.parametrize("app_name", app_names())
+def test_baselines_are_documented(app_name: str) -> None:
+    app = load_app(app_name)
+    names = [b.name for b in app.baselines()]
+    assert len(names) == len(set(names))
+    for b in app.baselines():
+        assert isinstance(b, Baseline) and b.description and b.expected, b.name
+        for metric, (lo, hi) in b.expected.items():
+            assert metric in RATES and 0.0 <= lo <= hi <= 1.0, (b.name, metric)
+
+
+@pytest.mark.parametrize(("app_name", "baseline"), _baselines())
+def test_baseline_is_deterministic_and_within_its_range(app_name: str, baseline: str) -> None:
+    app = load_app(app_name)
+    spec = find_baseline(app, baseline)
+    agent = spec.make()
+    assert agent.name == f"baseline:{baseline}"
+    queries = _sample(app)
+    for q in queries[:: max(1, len(queries) // 6)]:
+        seen = Observation(q.prompt, q.id)
+        assert asyncio.run(agent.act(seen)) == asyncio.run(spec.make().act(seen))
+    results = asyncio.run(Runner(app, agent, RunConfig(concurrency=4)).run(queries))
+    assert not [r.error for r in results if r.error]
+    summary = summarize(results, app=app_name, agent=agent.name, seed=None)
+    for metric, expected in spec.expected.items():
+        assert consistent(summary[metric], expected), (metric, summary[metric], expected)
+
+
+def test_unknown_baselines_are_named_in_the_error() -> None:
+    app = load_app("malt")
+    with pytest.raises(ConfigError, match="rank-by-name"):
+        find_baseline(app, "nope")
