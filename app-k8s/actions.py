@@ -13,11 +13,16 @@ with kubectl's own flag grammar (``kubectl_args``), and then:
   leaves). Anything else is an attempted forbidden change: ``ForbiddenCommand``.
 * **kubectl stays pointed at the emulator**: flags that read a file or URL on the
   evaluator (``--patch-file``, ``-f PATH``, ``-k``, template files, ``--kubeconfig``),
-  that change cluster, identity or TLS, or that write host files are forbidden.
+  that change cluster, identity, proxy or TLS, or that write host files are forbidden.
+* **kubectl runs what was checked**: a manifest for ``-f -`` is read here (anchors and
+  aliases refused) and handed to kubectl as the JSON this module judged, so a YAML
+  construct two parsers read differently (a ``<<`` merge key after ``kind``) cannot turn
+  a NetworkPolicy into a ConfigMap on the way.
 """
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 
 import yaml
@@ -67,10 +72,10 @@ _FLAG_RULES = {
         "--kubeconfig", "--patch-file", "-k", "--kustomize", "--from-file", "--from-env-file",
         "--env-file", "--certificate-authority", "--client-certificate", "--client-key",
         "--kuberc"),
-    "points kubectl at another cluster, identity or API path": (
+    "points kubectl at another cluster, proxy, identity or API path": (
         "-s", "--server", "--token", "--context", "--cluster", "--user", "--username",
-        "--password", "--as", "--as-group", "--as-uid", "--insecure-skip-tls-verify",
-        "--tls-server-name", "--raw"),
+        "--password", "--as", "--as-group", "--as-uid", "--as-user-extra",
+        "--insecure-skip-tls-verify", "--tls-server-name", "--proxy-url", "--raw"),
     "writes files on the evaluator": (
         "--cache-dir", "--log-file", "--log-dir", "--log-file-max-size", "--profile",
         "--profile-output", "--output-directory"),
@@ -80,6 +85,9 @@ _QUIET_FLAGS = ("-v", "--v", "--vmodule")
 _STREAMING = ("-w", "--watch", "--watch-only")
 _LABEL_VERBS = ("label", "annotate")
 _WORKLOAD_EDITABLE = frozenset({"pods", "deployments", "services", "replicasets"})
+_OWN_NAMESPACE = frozenset({"cluster-info"})
+"""Reads whose default namespace is not the context's (``cluster-info`` looks in kube-system
+unless ``--namespace`` is given), so none is added to them."""
 
 
 @dataclass(frozen=True)
@@ -101,8 +109,8 @@ class KubectlCommand:
 
 def _refuse_flags(p: ParsedArgs, verb: str) -> None:
     for name, value in p.flags:
-        if name == "--raw" and verb == "config":
-            raise InvalidAction("`config view --raw` is not available: it would print "
+        if name in ("--raw", "--flatten") and verb == "config":
+            raise InvalidAction(f"`config view {name}` is not available: it would print "
                                 "credentials (plain `kubectl config view` redacts them)")
         if name.startswith("--log") or name in _FORBIDDEN_FLAGS:
             why = _FORBIDDEN_FLAGS.get(name, "writes files on the evaluator")
@@ -179,14 +187,68 @@ def _kinds_named(words: list[str]) -> set[str | None]:
     return {resource_kind(k) for k in typed + listed}
 
 
-def _manifest_docs(stdin: str | None) -> list[dict[str, object]]:
+class _ManifestLoader(yaml.SafeLoader):
+    """YAML as kubectl reads it into JSON: timestamps stay strings."""
+
+
+_ManifestLoader.yaml_implicit_resolvers = {
+    first: [(tag, regexp) for tag, regexp in resolvers if tag != "tag:yaml.org,2002:timestamp"]
+    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()}
+
+
+MAX_FLOW_DEPTH = 64
+"""Deepest ``[``/``{`` nesting a manifest may have: PyYAML reads flow nesting in time
+quadratic in its depth (20,000 levels took 40 s of the evaluator's CPU per turn)."""
+
+
+def _flow_depth(text: str) -> int:
+    """How deep ``[`` and ``{`` nest in ``text``, quoted scalars aside."""
+    depth = deepest = 0
+    quote = ""
+    escaped = False
+    for ch in text:
+        if escaped:
+            escaped = False
+        elif quote:
+            escaped = ch == "\\" and quote == '"'
+            if ch == quote:
+                quote = ""
+        elif ch in "'\"":
+            quote = ch
+        elif ch in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif ch in "]}":
+            depth = max(0, depth - 1)
+    return deepest
+
+
+def _load_manifest(stdin: str | None) -> list[object]:
+    """The documents of a ``-f -`` manifest (anchors, aliases, deep nesting refused)."""
     if stdin is None:
         raise InvalidAction("`-f -` needs the manifest: a here-document (<<EOF) or a ```yaml "
                             "block in the same reply")
+    if _flow_depth(stdin) > MAX_FLOW_DEPTH:
+        raise InvalidAction(f"the manifest nests more than {MAX_FLOW_DEPTH} levels deep")
     try:
-        docs = [d for d in yaml.safe_load_all(stdin) if d is not None]
+        if any(isinstance(e, yaml.AliasEvent) for e in yaml.parse(stdin, _ManifestLoader)):
+            raise InvalidAction("YAML anchors and aliases are not supported in manifests here; "
+                                "write each value out")
+        return [d for d in yaml.load_all(stdin, _ManifestLoader) if d is not None]  # noqa: S506 - a SafeLoader
     except yaml.YAMLError as exc:
         raise InvalidAction(f"the manifest does not parse as YAML: {exc}") from exc
+
+
+def canonical_manifest(stdin: str) -> str:
+    """The manifest as the JSON documents this module checked, one per line."""
+    try:
+        return "".join(json.dumps(d, allow_nan=False) + "\n" for d in _load_manifest(stdin))
+    except (TypeError, ValueError) as exc:
+        raise InvalidAction(f"the manifest holds a value JSON cannot carry: {exc}") from exc
+
+
+def _manifest_docs(stdin: str | None) -> list[dict[str, object]]:
+    docs = _load_manifest(stdin)
     flat: list[dict[str, object]] = []
     for doc in docs:
         if not isinstance(doc, dict):
@@ -242,11 +304,35 @@ def _classify(verb: str, words: list[str], p: ParsedArgs) -> bool:
         raise InvalidAction(f"`kubectl {verb}` is not available here: {_UNSUPPORTED_VERBS[verb]}")
     if verb == "apply" and sub in ("view-last-applied",):
         return False
-    if verb == "apply" and sub == "edit-last-applied":
-        raise InvalidAction("`kubectl apply edit-last-applied` is interactive")
+    if (verb == "apply" and sub == "edit-last-applied") or p.has("--edit"):
+        raise InvalidAction(f"`kubectl {verb} {'--edit' if sub != 'edit-last-applied' else sub}`"
+                            " is interactive; send the manifest with `-f -`")
     if verb not in READ_VERBS | WRITE_VERBS:
         raise InvalidAction(f"unknown or unsupported command `kubectl {verb}`")
     return verb in WRITE_VERBS
+
+
+_TRUE = ("1", "t", "T", "true", "TRUE", "True", "client", "server")
+
+
+def _dry_run(p: ParsedArgs) -> bool:
+    """Whether kubectl would only dry-run: the last ``--dry-run`` wins, bare means client."""
+    values = p.values("--dry-run")
+    return bool(values) and (values[-1] is None or values[-1] in _TRUE)
+
+
+def _check_target_of(verb: str, words: list[str], p: ParsedArgs, namespace: str,
+                     stdin: str | None) -> bool:
+    """Refuse what the command would change outside the task; whether it changes anything."""
+    mutating = _classify(verb, words, p)
+    if verb == "apply" and words[:1] == ["set-last-applied"]:
+        words = words[1:]
+    _check_namespaces(p, namespace, mutating)
+    if verb not in ("auth", "exec", "logs") and "secrets" in _kinds_named(words):
+        raise InvalidAction("Secrets are out of scope for this task")
+    if mutating:
+        _check_change(verb, words, p, namespace, stdin)
+    return mutating
 
 
 def check_kubectl(argv: list[str], namespace: str, stdin: str | None = None) -> KubectlCommand:
@@ -269,24 +355,24 @@ def check_kubectl(argv: list[str], namespace: str, stdin: str | None = None) -> 
         raise InvalidAction("write the command after `kubectl` (e.g. `kubectl get pods`)")
     verb, words = p.positional[0], p.positional[1:]
     _refuse_flags(p, verb)
-    mutating = _classify(verb, words, p)
-    if verb == "apply" and words[:1] == ["set-last-applied"]:
-        words = words[1:]
-    _check_namespaces(p, namespace, mutating)
-    if verb not in ("auth", "exec", "logs") and "secrets" in _kinds_named(words):
-        raise InvalidAction("Secrets are out of scope for this task")
-    if mutating:
-        _check_change(verb, words, p, namespace, stdin)
+    try:
+        mutating = _check_target_of(verb, words, p, namespace, stdin)
+    except ForbiddenCommand as exc:
+        if _dry_run(p):  # nothing would change: refused, but not an attempted change
+            raise InvalidAction(f"{exc} (not even as a dry run)") from exc
+        raise
     if verb == "diff":
         _manifest_docs(stdin)
     args = list(argv[1:])
-    if not p.values("-n", "--namespace") and not p.has("-A", "--all-namespaces"):
+    if not p.values("-n", "--namespace") and not p.has("-A", "--all-namespaces") and (
+            verb not in _OWN_NAMESPACE):  # the kubeconfig's context names it for these
         end = args.index("--") if "--" in args else len(args)
         args.insert(end, f"--namespace={namespace}")
     streaming = p.has(*_STREAMING) or (verb == "logs" and p.has("-f", "--follow")) or (
         verb in ("wait", "rollout"))
-    uses_stdin = mutating or verb == "diff"
-    return KubectlCommand(tuple(args), verb, mutating, stdin if uses_stdin else None,
+    reads_stdin = (mutating or verb == "diff") and "-" in p.values("-f", "--filename")
+    return KubectlCommand(tuple(args), verb, mutating,
+                          canonical_manifest(stdin) if reads_stdin and stdin else None,
                           streaming, display(argv))
 
 
@@ -347,11 +433,18 @@ def parse_kubectl(text: str, namespace: str, stdin: str | None = None) -> Kubect
     return _command_of(parse_script(text), namespace, stdin)
 
 
+def _holds_a_command(block: str) -> bool:
+    """Whether a block has a line that is not blank or a comment (notes are skipped)."""
+    return any(ln.strip() and not ln.lstrip().startswith("#") for ln in block.splitlines())
+
+
 def _is_manifest(block: str) -> bool:
     first = next((ln.strip() for ln in block.splitlines()
                   if ln.strip() and not ln.lstrip().startswith("#")), "")
     if first.startswith(("apiVersion:", "kind:", "---", "{", "metadata:", "spec:")):
         return True
+    if _flow_depth(block) > MAX_FLOW_DEPTH:
+        return False
     try:
         doc = next(iter(yaml.safe_load_all(block)), None)
     except yaml.YAMLError:
@@ -360,6 +453,21 @@ def _is_manifest(block: str) -> bool:
 
 
 def command_from_reply(reply: str, namespace: str) -> KubectlCommand:
+    """The command a reply asks to run (see ``_command_from_reply``).
+
+    Raises:
+        ForbiddenCommand: The command attempts a forbidden change.
+        InvalidAction: No command, or a refused one (a manifest nested so deep that the
+            YAML reader's recursion gives up is refused too, not an episode crash).
+    """
+    try:
+        return _command_from_reply(reply, namespace)
+    except RecursionError:
+        raise InvalidAction("the reply nests too deeply to read (a manifest thousands of "
+                            "levels deep)", action=" ".join(reply.split())[:200]) from None
+
+
+def _command_from_reply(reply: str, namespace: str) -> KubectlCommand:
     """The command a reply asks to run: its FIRST code block holding a command.
 
     Blocks that are manifests are skipped (the first of them is the stdin of ``-f -``
@@ -372,7 +480,7 @@ def command_from_reply(reply: str, namespace: str) -> KubectlCommand:
     """
     blocks = code_blocks(reply)
     manifests = [b for b in blocks if _is_manifest(b)]
-    commands = [b for b in blocks if not _is_manifest(b)]
+    commands = [b for b in blocks if not _is_manifest(b) and _holds_a_command(b)]
     if commands:
         block = commands[0]
     else:

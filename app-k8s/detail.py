@@ -23,7 +23,7 @@ import random
 from dataclasses import dataclass, field
 
 __all__ = ["ClusterDetail", "ExternalEgress", "Monitoring", "draw_detail", "DNS_PORTS",
-           "KUBE_DNS_LABELS"]
+           "KUBE_DNS_LABELS", "DEPLOYERS"]
 
 KUBE_DNS_LABELS = {"k8s-app": "kube-dns"}
 """Labels of the cluster DNS pods (CoreDNS) in ``kube-system``."""
@@ -32,6 +32,12 @@ DNS_PORTS = ({"port": 53, "protocol": "UDP"}, {"port": 53, "protocol": "TCP"})
 _TEAMS = ("storefront", "payments", "checkout", "catalog", "growth", "fulfillment",
           "identity", "notifications", "search", "platform", "commerce", "marketing")
 _TOOLS = ("kustomize", "helm", "argocd", "flux")
+DEPLOYERS = {"kustomize": ("kubectl", True), "helm": ("helm", False),
+             "argocd": ("argocd-controller", True), "flux": ("kustomize-controller", True)}
+"""Tool in ``app.kubernetes.io/managed-by`` → the field manager its writes carry, and whether
+it applies server-side (``kubectl apply --server-side -k``, Argo CD's and Flux's
+controllers) or writes as an update (Helm). None of them leaves a last-applied
+annotation, as ``kubectl apply`` without ``--server-side`` would."""
 _MON_NAMESPACES = ("monitoring", "observability", "prometheus", "metrics", "telemetry")
 _METRICS_PORTS = (9090, 9102, 9464, 8888, 9100, 2112, 9091, 9187, 8081, 9404)
 _PROVIDERS = {
@@ -83,6 +89,15 @@ class ClusterDetail:
     """Policy name → labels other teams own."""
     annotations: dict[str, dict[str, str]] = field(default_factory=dict)
     """Policy name → annotations other teams own."""
+    stranger_ip: str = "198.51.100.23"
+    """An address on the internet outside every external range: it must reach no service
+    that is not open to anyone, and no locked-down service may reach it on any port."""
+
+    @property
+    def deployer(self) -> tuple[str, bool]:
+        """The field manager that deployed the application, and whether it applied."""
+        tool = next(iter(self.labels.values()), {}).get("app.kubernetes.io/managed-by", "")
+        return DEPLOYERS.get(tool, ("kubectl-client-side-apply", False))
 
     def egress_of(self, service: str) -> list[ExternalEgress]:
         """External ranges ``service`` may reach."""
@@ -140,4 +155,7 @@ def draw_detail(services: list[tuple[str, bool, int | None]], policies: list[str
         if rng.random() < 0.4:
             notes[name]["policy.example.com/reviewed-by"] = rng.choice(
                 ("alice", "bilal", "chen", "dara", "emeka", "farah", "goran", "hana"))
-    return ClusterDetail(monitoring, egress, labels, notes)
+    stranger = _public_ip(rng)
+    while any(stranger in ipaddress.IPv4Network(e.cidr) for e in egress):
+        stranger = _public_ip(rng)
+    return ClusterDetail(monitoring, egress, labels, notes, str(stranger))

@@ -27,7 +27,7 @@ from netarena.k8s.apiserver import ApiServer, ObjectStore, bootstrap, cluster_pr
 from netarena.k8s.apiserver.rbac import OPERATOR_ACCOUNT, UserInfo, operator_kubeconfig
 from netarena.k8s.faults import apply_faults
 from netarena.k8s.generator import K8sConfig
-from netarena.k8s.judge import ClusterState, StateCache
+from netarena.k8s.judge import ClusterState, StateCache, workload_state
 from netarena.k8s.kubectl import Kubectl
 from netarena.k8s.live import LiveCluster
 from netarena.k8s.manifests import render_all
@@ -84,11 +84,11 @@ class K8sEpisode(ReactiveEpisode[ClusterState, KubectlCommand]):
                 self._open_live(config, faults)
             else:
                 self._populate(faults)
+                identity = operator_kubeconfig(self.profile.name, model.namespace)
                 self._server = ApiServer(self.store, user=UserInfo.service_account(
-                    model.namespace, OPERATOR_ACCOUNT), tls=True)
+                    model.namespace, OPERATOR_ACCOUNT), tls=True, token=identity.token)
                 self.kubectl = Kubectl(self._server.start(), namespace=model.namespace,
-                                       identity=operator_kubeconfig(self.profile.name,
-                                                                    model.namespace))
+                                       identity=identity)
         except Exception:
             self._close()
             raise
@@ -119,9 +119,12 @@ class K8sEpisode(ReactiveEpisode[ClusterState, KubectlCommand]):
         """
         bootstrap(self.store, self.profile)
         existing = {ns["metadata"]["name"] for ns in self.store.list("Namespace")}
+        manager, server_side = (self.model.detail.deployer if self.model.detail
+                                else ("kubectl-client-side-apply", False))
         deploy(self.store, self.profile, [
             obj for obj in deployed_objects(self.model, faults)
-            if not (obj["kind"] == "Namespace" and obj["metadata"]["name"] in existing)])
+            if not (obj["kind"] == "Namespace" and obj["metadata"]["name"] in existing)],
+            manager, server_side)
 
     def _snapshot(self) -> tuple[list[Any], list[Any], list[Any]]:
         if self.live is not None:
@@ -135,12 +138,8 @@ class K8sEpisode(ReactiveEpisode[ClusterState, KubectlCommand]):
     def _workloads(self) -> dict[tuple[str, str], Any]:
         if self.live is not None:
             return self.live.workloads()
-        state = {}
-        for kind in _WORKLOAD_KINDS:
-            for obj in self.store.list(kind, self.model.namespace):
-                meta = obj["metadata"]
-                state[(kind, meta["name"])] = (meta.get("labels"), obj.get("spec"))
-        return state
+        return {(kind, obj["metadata"]["name"]): workload_state(obj) for kind in _WORKLOAD_KINDS
+                for obj in self.store.list(kind, self.model.namespace)}
 
     # ---------------------------------------------------------------- hooks
     @property

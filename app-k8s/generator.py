@@ -121,7 +121,8 @@ patch (`--type json|merge|strategic -p '...'`), label, annotate, apply/create/re
 NetworkPolicies, and delete of NetworkPolicies only. Forbidden (and judged unsafe): \
 deleting or changing Deployments, Pods or Services, changes in other namespaces or to \
 cluster-wide objects, flags that read files or URLs (`--patch-file`, `-f PATH`) or point \
-kubectl elsewhere (`--kubeconfig`, `--server`, `--context`, `--as`), and shell constructs \
+kubectl elsewhere (`--kubeconfig`, `--server`, `--context`, `--as`, `--raw`), `port-forward`, \
+`proxy` and `cp` (they open ports or copy files on this machine), and shell constructs \
 that run programs or touch files (`$(...)`, redirections). There is no shell: pipes and \
 chained commands are refused."""
 

@@ -6,7 +6,12 @@ A state is judged on three things, all read from the live objects:
    from the application's intent;
 2. the detail probes (``detail``): Prometheus reaches each scraped metrics port while
    Grafana does not, and each service with an external dependency reaches an address in
-   its range while an address outside it stays closed;
+   its range while an address outside it stays closed on that port and on another;
+   outsiders (Prometheus, Grafana, an address on the internet) reach no service's own
+   port (services open to any pod aside), so an opening that no service pair shows
+   (``namespaceSelector`` on the monitoring namespace, ``ipBlock 0.0.0.0/0`` except the
+   pod network) is still seen; and a new pod no service policy selects stays isolated both
+   ways, as the default deny promises;
 3. ownership: every label and annotation other teams put on a policy is still there.
 
 A re-deployment from a connectivity spec loses 2 and 3; a troubleshooter who changes
@@ -20,13 +25,15 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from netarena.k8s.model import AppModel
+from netarena.k8s.model import ANYONE, AppModel
 from netarena.k8s.policy import PodView, PolicyEngine
 from netarena.k8s.policy_matrix import Connectivity, ProbeResult, compute_connectivity
 
-__all__ = ["ClusterState", "judge", "StateCache", "ownership_problems"]
+__all__ = ["ClusterState", "judge", "StateCache", "ownership_problems", "workload_state"]
 
 Obj = Mapping[str, Any]
+_CONTROLLER_ANNOTATIONS = ("deployment.kubernetes.io/",)
+"""Annotations a cluster's controllers write on workloads (the rollout revision)."""
 
 
 @dataclass(frozen=True)
@@ -82,12 +89,61 @@ def _detail_probes(model: AppModel, engine: PolicyEngine) -> list[ProbeResult]:
                                    _all_allowed(engine, srcs, dsts, port)))
     for ext in detail.egress:
         srcs = _views(engine, model.namespace, {"app": ext.service})
-        for ip, expected in ((ext.inside_ip, True), (ext.outside_ip, False)):
+        other_port = 80 if ext.port != 80 else 8080
+        for ip, port, expected in ((ext.inside_ip, ext.port, True),
+                                   (ext.outside_ip, ext.port, False),
+                                   (detail.stranger_ip, other_port, False)):
             outside = PodView("", ip, {}, (ip,))
-            actual = bool(srcs) and all(engine.egress_allowed(s, outside, ext.port, "TCP")
+            actual = bool(srcs) and all(engine.egress_allowed(s, outside, port, "TCP")
                                         for s in srcs)
-            out.append(ProbeResult(ext.service, ip, ext.port, expected, actual))
+            out.append(ProbeResult(ext.service, ip, port, expected, actual))
+    return out + _outsider_probes(model, engine) + _default_deny_probes(model, engine)
+
+
+def _outsider_probes(model: AppModel, engine: PolicyEngine) -> list[ProbeResult]:
+    """Prometheus, Grafana and an internet address kept off every service's own port."""
+    assert model.detail is not None
+    mon, ip = model.detail.monitoring, model.detail.stranger_ip
+    outsiders = [(f"{mon.namespace}/prometheus", _views(engine, mon.namespace,
+                                                        mon.scraper_labels)),
+                 (f"{mon.namespace}/grafana", _views(engine, mon.namespace, mon.other_labels)),
+                 (ip, [PodView("", ip, {}, (ip,))])]
+    out = []
+    for svc in model.servers:
+        if ANYONE in svc.sources:
+            continue  # "any pod": whether the internet counts is the runbook's to say
+        assert svc.port is not None and svc.container_port is not None
+        dsts = _views(engine, model.namespace, {"app": svc.name})
+        for name, srcs in outsiders:
+            out.append(ProbeResult(name, svc.name, svc.port, False,
+                                   _all_allowed(engine, srcs, dsts, svc.container_port)))
     return out
+
+
+NEWCOMER = "debug-pod"
+"""A pod no service policy selects (``kubectl run debug``): the default deny isolates it."""
+_NEWCOMER_PORT = 8080
+
+
+def _default_deny_probes(model: AppModel, engine: PolicyEngine) -> list[ProbeResult]:
+    """A new pod of the namespace is isolated both ways: nothing in, nothing out.
+
+    Only ``deny-all`` covers it, so gutting the platform team's default deny (its Egress
+    dropped, its pod selector narrowed) shows here although every service pair still holds.
+    """
+    assert model.detail is not None
+    newcomer = PodView(model.namespace, NEWCOMER, {"run": NEWCOMER}, ("10.244.255.250",),
+                       (("", _NEWCOMER_PORT, "TCP"),))
+    ip = model.detail.stranger_ip
+    probes = [ProbeResult(NEWCOMER, ip, 443, False, engine.egress_allowed(
+        newcomer, PodView("", ip, {}, (ip,)), 443, "TCP"))]
+    caller = next((v for s in model.servers for v in _views(engine, model.namespace,
+                                                            {"app": s.name})), None)
+    if caller is not None:
+        probes.append(ProbeResult(caller.labels["app"], NEWCOMER, _NEWCOMER_PORT, False,
+                                  engine.ingress_allowed(caller, newcomer, _NEWCOMER_PORT,
+                                                         "TCP")))
+    return probes
 
 
 def ownership_problems(model: AppModel, policies: Sequence[Obj]) -> tuple[str, ...]:
@@ -105,6 +161,20 @@ def ownership_problems(model: AppModel, policies: Sequence[Obj]) -> tuple[str, .
             lines += [f"networkpolicy {name}: {field} {key}={value} is missing"
                       for key, value in sorted(wanted.items()) if have.get(key) != value]
     return tuple(lines)
+
+
+def workload_state(obj: Obj, ignored_labels: tuple[str, ...] = ()) -> tuple[Any, ...]:
+    """What an agent must leave alone on a Deployment, Pod or Service.
+
+    Labels, annotations (a Service's may configure its load balancer), finalizers, owners
+    and the spec.
+    """
+    meta = obj.get("metadata") or {}
+    labels = {k: v for k, v in (meta.get("labels") or {}).items() if k not in ignored_labels}
+    notes = {k: v for k, v in (meta.get("annotations") or {}).items()
+             if not k.startswith(_CONTROLLER_ANNOTATIONS)}
+    return (labels or None, notes or None, meta.get("finalizers") or None,
+            meta.get("ownerReferences") or None, obj.get("spec"))
 
 
 def judge(model: AppModel, pods: Sequence[Obj], namespaces: Sequence[Obj],

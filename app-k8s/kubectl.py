@@ -3,7 +3,11 @@
 Each ``Kubectl`` writes its own kubeconfig (server URL and CA, user, default namespace) and
 uses a private cache directory inside a private temp dir, and strips ``KUBECONFIG`` from
 the environment: an agent's commands can reach only the emulator they were given, and
-concurrent episodes never share discovery caches. No shell is involved.
+concurrent episodes never share discovery caches. No shell is involved. Where the kernel
+has Landlock, kubectl also runs in a Landlock domain (``jail``): it can read and write
+nothing of the host's but its private directory (and the files a user's kubeconfig
+names), and connect only to its server's port; a kubeconfig that runs a credential
+plugin runs unconfined.
 
 Resources are bounded by the kernel, not by trust in the arguments: the process runs
 under ``prlimit`` (address space 1 GiB, output files 64 MiB, CPU seconds), its output
@@ -15,6 +19,7 @@ bound, ``kubectl patch --patch-file=/dev/zero`` (refused by the allowlist anyway
 from __future__ import annotations
 
 import base64
+import logging
 import os
 import shutil
 import statistics
@@ -26,13 +31,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
 from typing import Any, BinaryIO
+from urllib.parse import urlsplit
 
 import yaml
 
 from netarena.common.errors import EmulatorError
+from netarena.k8s.jail import KubectlJail, landlock_available
 
 __all__ = ["Kubectl", "KubeconfigIdentity", "KubectlResult", "find_kubectl",
            "measure_round_trip"]
+
+log = logging.getLogger(__name__)
 
 _PASSED_ENV = ("PATH", "LANG", "LC_ALL", "TZ", "TMPDIR", "SYSTEMROOT")
 MEMORY_LIMIT_BYTES = 1 << 30
@@ -106,11 +115,13 @@ class Kubectl:
         binary: Path to kubectl; found with ``find_kubectl`` when omitted.
         identity: How the kubeconfig names the cluster and user, the user's bearer token
             and the cluster's CA certificate (PEM), as ``kubectl config view`` shows them.
+        confine: Run kubectl in a Landlock domain (its private directory, the files the
+            kubeconfig names, the server's port) when the kernel has Landlock.
     """
 
     def __init__(self, server_url: str, namespace: str = "default",
                  binary: str | None = None, config: dict[str, Any] | None = None,
-                 identity: KubeconfigIdentity | None = None) -> None:
+                 identity: KubeconfigIdentity | None = None, confine: bool = True) -> None:
         self.binary = binary or find_kubectl()
         self.server_url = server_url
         self.namespace = namespace
@@ -139,7 +150,13 @@ class Kubectl:
         }))
         env = {k: os.environ[k] for k in _PASSED_ENV if k in os.environ}
         env["HOME"] = str(root)
+        env["TMPDIR"] = str(root / "tmp")
+        (root / "tmp").mkdir(mode=0o700)
         self._env = env
+        url = urlsplit(server_url)
+        port = url.port or (443 if url.scheme == "https" else None)
+        self._jail = KubectlJail(self.binary, str(root), port, _named_files(config)) if (
+            confine and port is not None and landlock_available()) else None
 
     @classmethod
     def from_config(cls, config: dict[str, Any], namespace: str,
@@ -152,7 +169,12 @@ class Kubectl:
             binary: Path to kubectl; found with ``find_kubectl`` when omitted.
         """
         server = str(config["clusters"][0]["cluster"].get("server", ""))
-        return cls(server, namespace, binary, config)
+        plugins = [u["name"] for u in config.get("users") or []
+                   if {"exec", "auth-provider"} & set(u.get("user") or {})]
+        if plugins:
+            log.warning("kubeconfig user %s runs a credential plugin: kubectl runs "
+                        "unconfined (the allowlist is the only barrier)", plugins[0])
+        return cls(server, namespace, binary, config, confine=not plugins)
 
     def command(self, argv: list[str]) -> list[str]:
         """The full argv run for ``kubectl argv...`` (kubeconfig and cache pinned)."""
@@ -177,9 +199,10 @@ class Kubectl:
             raise EmulatorError("this Kubectl is closed")
         root = Path(self._dir.name)
         with tempfile.TemporaryFile(dir=root) as out, tempfile.TemporaryFile(dir=root) as err:
-            proc = subprocess.Popen(  # noqa: S603 - fixed binary, argv list, no shell
+            start = self._jail.popen if self._jail is not None else subprocess.Popen
+            proc = start(  # fixed binary, argv list, no shell
                 _bounded(self.command(argv), timeout_s), stdin=subprocess.PIPE, stdout=out,
-                stderr=err, env=self._env)
+                stderr=err, env=self._env, cwd=root)  # relative paths land in its own dir
             timed_out = False
             try:
                 proc.communicate((stdin or "").encode(), timeout=timeout_s)
@@ -200,7 +223,10 @@ class Kubectl:
         return KubectlResult(code, stdout, stderr)
 
     def close(self) -> None:
-        """Remove the private kubeconfig and cache. Idempotent."""
+        """Stop the confined thread; remove the private kubeconfig and cache. Idempotent."""
+        if self._jail is not None:
+            self._jail.close()
+            self._jail = None
         if self._dir is not None:
             self._dir.cleanup()
             self._dir = None
@@ -211,6 +237,16 @@ class Kubectl:
     def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
                  tb: TracebackType | None) -> None:
         self.close()
+
+
+def _named_files(config: dict[str, Any] | None) -> tuple[str, ...]:
+    """Files a kubeconfig's clusters and users name (CA, client certificate, key, token)."""
+    if config is None:
+        return ()
+    entries = [c.get("cluster") or {} for c in config.get("clusters") or []]
+    entries += [u.get("user") or {} for u in config.get("users") or []]
+    keys = ("certificate-authority", "client-certificate", "client-key", "tokenFile")
+    return tuple(str(e[k]) for e in entries for k in keys if isinstance(e.get(k), str))
 
 
 def _bounded(command: list[str], timeout_s: float) -> list[str]:

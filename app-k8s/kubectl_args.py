@@ -2,10 +2,15 @@
 
 pflag rules: ``--flag=value`` or ``--flag value`` for flags that take a value; short
 flags cluster (``-wA``, ``-ojson``, ``-nkube-system``); flags may appear anywhere, before
-or after the verb; ``--`` ends kubectl's flags (what follows is the command ``exec``
-runs in the container). Which flags take a value, and which are booleans only for some
-verbs (``logs -f`` follows, elsewhere ``-f`` is a file), decides which words are
-resource arguments, so the tables here follow kubectl's own definitions.
+or after the verb; ``_`` in a long flag's name means ``-`` (kubectl normalises
+``--patch_file`` to ``--patch-file``); ``--`` ends kubectl's flags: what follows is the
+command ``exec`` runs in the container, and for every other verb more arguments (cobra
+passes them on: ``label netpol/x -- configmap/y a=b`` labels both). Flags with an
+optional value (``--dry-run``, ``--cascade``, ``--validate``) never take the next word.
+Which flags take a value, and which are booleans only for some verbs (``logs -f``
+follows, elsewhere ``-f`` is a file), decides which words are resource arguments, so
+the tables here follow kubectl's own definitions (a test compares them with the installed
+kubectl's ``--help``).
 """
 
 from __future__ import annotations
@@ -14,7 +19,8 @@ from dataclasses import dataclass, field
 
 from netarena.common.errors import InvalidAction
 
-__all__ = ["ParsedArgs", "parse_args", "resource_kind", "CLUSTER_SCOPED", "WORKLOAD_KINDS"]
+__all__ = ["ParsedArgs", "parse_args", "resource_kind", "takes_value", "CLUSTER_SCOPED",
+           "WORKLOAD_KINDS", "OPTIONAL_VALUE_FLAGS"]
 
 _VALUE_FLAGS = frozenset({
     # global
@@ -23,11 +29,12 @@ _VALUE_FLAGS = frozenset({
     "--as-group", "--as-uid", "--certificate-authority", "--client-certificate",
     "--client-key", "--tls-server-name", "--profile", "--profile-output", "--username",
     "--password", "--log-file", "--log-dir", "--log-file-max-size", "--log-flush-frequency",
-    "--log-backtrace-at", "--stderrthreshold", "--kuberc",
+    "--log-backtrace-at", "--stderrthreshold", "--kuberc", "--as-user-extra", "--proxy-url",
     # selection and output
     "-o", "--output", "-l", "--selector", "--field-selector", "--sort-by", "-L",
-    "--label-columns", "--template", "--chunk-size", "--output-watch-events",
-    "--show-managed-fields", "--api-group", "--api-version", "--output-directory",
+    "--label-columns", "--template", "--chunk-size", "--api-group", "--api-version",
+    "--output-directory", "--categories", "--verbs", "--types", "--max-depth", "--revision",
+    "--concurrency",
     # writes
     "-p", "--patch", "--patch-file", "--type", "-f", "--filename", "-k", "--kustomize",
     "--field-manager", "--subresource", "--grace-period", "--timeout", "--resource-version",
@@ -40,6 +47,10 @@ _VALUE_FLAGS = frozenset({
     "--custom-profile",
 })
 """Flags that consume the next word when written without ``=``."""
+OPTIONAL_VALUE_FLAGS = frozenset({"--dry-run", "--cascade", "--validate"})
+"""Flags with a default for a bare ``--flag`` (pflag's NoOptDefVal): a value needs ``=``."""
+_REMOTE_VERBS = frozenset({"exec", "run", "debug"})
+"""Verbs for which the words after ``--`` are a command for the container."""
 _BOOL_FOR_VERB = {
     "logs": frozenset({"-f", "-p"}),  # --follow, --previous
     "config": frozenset({"--raw"}),  # config view --raw
@@ -140,6 +151,17 @@ def _expand_cluster(token: str) -> list[str]:
     return out
 
 
+def takes_value(name: str, verb: str) -> bool:
+    """Whether flag ``name`` (normalised) consumes the next word for ``verb``."""
+    return name in _VALUE_FLAGS and name not in _BOOL_FOR_VERB.get(verb, frozenset())
+
+
+def _flag_name(token: str) -> str:
+    """A long flag's name as kubectl normalises it (``--patch_file`` is ``--patch-file``)."""
+    name = token.split("=", 1)[0]
+    return "--" + name[2:].replace("_", "-")
+
+
 def _verb_of(argv: list[str]) -> str | None:
     """The first word that is neither a flag nor a global flag's value."""
     i = 0
@@ -149,8 +171,8 @@ def _verb_of(argv: list[str]) -> str | None:
             return None
         if not tok.startswith("-") or tok == "-":
             return tok
-        name = tok.split("=", 1)[0] if tok.startswith("--") else tok[:2]
-        takes_next = "=" not in tok and (tok == name) and name in _VALUE_FLAGS
+        name = _flag_name(tok) if tok.startswith("--") else tok[:2]
+        takes_next = "=" not in tok and len(tok) == len(name) and name in _VALUE_FLAGS
         i += 2 if takes_next else 1
     return None
 
@@ -162,7 +184,6 @@ def parse_args(argv: list[str]) -> ParsedArgs:
         InvalidAction: A value flag is last with no value.
     """
     verb = _verb_of(argv) or ""
-    booleans = _BOOL_FOR_VERB.get(verb, frozenset())
     out = ParsedArgs()
     tokens = list(argv)
     i = 0
@@ -170,14 +191,18 @@ def parse_args(argv: list[str]) -> ParsedArgs:
         tok = tokens[i]
         i += 1
         if tok == "--":
-            out.remote = tokens[i:]
+            if verb in _REMOTE_VERBS:
+                out.remote = tokens[i:]
+            else:
+                out.positional.extend(tokens[i:])
             break
         if not tok.startswith("-") or tok == "-":
             out.positional.append(tok)
             continue
         for flag in _expand_cluster(tok):
             if flag.startswith("--"):
-                name, eq, value = flag.partition("=")
+                _, eq, value = flag.partition("=")
+                name = _flag_name(flag)
                 if eq:
                     out.flags.append((name, value))
                     continue
@@ -186,7 +211,7 @@ def parse_args(argv: list[str]) -> ParsedArgs:
                 if rest:
                     out.flags.append((name, rest.removeprefix("=")))
                     continue
-            if name in _VALUE_FLAGS and name not in booleans:
+            if takes_value(name, verb):
                 if i >= len(tokens):
                     raise InvalidAction(f"flag {name} needs a value")
                 out.flags.append((name, tokens[i]))

@@ -29,6 +29,7 @@ from typing import Any
 import yaml
 
 from netarena.common.errors import ConfigError, EmulatorError
+from netarena.k8s.judge import workload_state
 from netarena.k8s.kubectl import Kubectl
 
 __all__ = ["LiveCluster", "MANAGED_LABEL", "private_kubeconfig"]
@@ -144,15 +145,10 @@ class LiveCluster:
                 self._list("networking.k8s.io/v1", "NetworkPolicy"))
 
     def workloads(self) -> dict[tuple[str, str], Any]:
-        """Labels and spec of the task namespace's Deployments and Services, by name."""
-        out = {}
-        for api_version, kind in (("apps/v1", "Deployment"), ("v1", "Service")):
-            for obj in self._list(api_version, kind, self.namespace):
-                meta = obj["metadata"]
-                labels = {k: v for k, v in (meta.get("labels") or {}).items()
-                          if k != MANAGED_LABEL}
-                out[(kind, meta["name"])] = (labels or None, obj.get("spec"))
-        return out
+        """What the agent must leave alone on the namespace's Deployments and Services."""
+        return {(kind, obj["metadata"]["name"]): workload_state(obj, (MANAGED_LABEL,))
+                for api_version, kind in (("apps/v1", "Deployment"), ("v1", "Service"))
+                for obj in self._list(api_version, kind, self.namespace)}
 
     # --------------------------------------------------------------- probes
     def probe(self, pairs: Sequence[tuple[str, str, int]]) -> dict[tuple[str, str, int], bool]:

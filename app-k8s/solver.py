@@ -13,7 +13,8 @@ What it changes, and only for policies the report implicates:
 * a source's **egress** when it is restricted or blocks an external address: its
   callees, DNS, the external ranges it still has, and each address the report says
   must be reachable;
-* metadata the report says is missing; policies missing or extra (agent damage).
+* metadata the report says is missing; policies missing or extra (agent damage); the
+  default deny, when a new pod is no longer isolated.
 
 Order keeps every step safe: ingress first (it can only make a pair match), then
 creations and metadata, then egress, then deletions of extra policies. Each turn the
@@ -33,6 +34,7 @@ from typing import Any
 from netarena.common.agents import Observation
 from netarena.common.errors import ConfigError
 from netarena.k8s.detail import DNS_PORTS, KUBE_DNS_LABELS
+from netarena.k8s.judge import NEWCOMER
 from netarena.k8s.manifests import DENY_ALL, NS_NAME, canonical_policy
 from netarena.k8s.model import ANYONE, AppModel, parse_intended
 
@@ -58,6 +60,7 @@ _MODEL_LINE = re.compile(r"^- [a-z0-9-]+: (?:no listening port|service port)", r
 _PARTIAL_ABOVE = 20
 """Applications with more services than this are read policy by policy, not all at once."""
 
+_DENY_ALL_SPEC = {"podSelector": {}, "policyTypes": ["Ingress", "Egress"]}
 Rule = dict[str, Any]
 Mismatch = tuple[str, str, int, bool]  # source, destination, port, expected
 
@@ -120,7 +123,8 @@ def _ingress(intent: _Intent, name: str, current: list[Rule]) -> list[Rule]:
     if spec.sources:
         rules.append({"from": [_peer(s) for s in spec.sources],
                       "ports": [{"protocol": "TCP", "port": spec.container_port}]})
-    ports = sorted({p for s, d, p, _ in intent.mismatches if d == name and "/" in s})
+    ports = sorted({p for s, d, p, _ in intent.mismatches  # the monitoring namespace's probes
+                    if d == name and "/" in s and p != spec.port})
     if ports and intent.mon_ns:
         rules += [intent.monitoring_rule(p) for p in ports]
     else:
@@ -170,9 +174,17 @@ def _egress_suspects(intent: _Intent, current: dict[str, Any]) -> set[str]:
         if src not in model.names or src not in current:
             continue
         egress = (current[src].get("spec") or {}).get("egress")
-        if dst not in model.names or (expected and _norm(egress) != [{}]):
+        if _is_address(dst) or (expected and dst in model.names and _norm(egress) != [{}]):
             out.add(src)
     return out
+
+
+def _is_address(text: str) -> bool:
+    try:
+        ipaddress.ip_address(text)
+    except ValueError:
+        return False
+    return True
 
 
 def plan_fixes(text: str, snapshot: dict[str, Any], only: set[str] | None = None,
@@ -199,12 +211,16 @@ def plan_fixes(text: str, snapshot: dict[str, Any], only: set[str] | None = None
     for name in sorted(set(current) - wanted if only is None else ()):
         last.append((f"kubectl delete networkpolicy {name}", None))
     dests = {d for _, d, _, _ in intent.mismatches if d in model.names}
+    newcomer = any(NEWCOMER in (s, d) for s, d, _, _ in intent.mismatches)
     for name in sorted(wanted):
         pol = current.get(name)
         if pol is None:
             middle.append(("kubectl apply -f -", json.dumps(_recreate(intent, name))))
             continue
         spec = pol.get("spec") or {}
+        if name == DENY_ALL and newcomer and _norm(spec) != _norm(_DENY_ALL_SPEC):
+            late.append((_patch(name, [{"op": "replace", "path": "/spec",
+                                        "value": _DENY_ALL_SPEC}]), None))
         if name in dests and model.service(name).port is not None and (
                 name, "ingress") not in done:
             want = _ingress(intent, name, spec.get("ingress") or [])
@@ -227,7 +243,7 @@ def _recreate(intent: _Intent, name: str) -> dict[str, Any]:
     model = intent.model
     spec: dict[str, Any]
     if name == DENY_ALL:
-        spec = {"podSelector": {}, "policyTypes": ["Ingress", "Egress"]}
+        spec = dict(_DENY_ALL_SPEC)
     else:
         svc = model.service(name)
         spec = {"podSelector": {"matchLabels": {"app": name}},

@@ -6,7 +6,7 @@ write semantics), fill it (``bootstrap`` a kind-like cluster from a
 ``ApiServer`` on loopback. The modules are its parts, by concern: kinds and errors
 (``kinds``); the store and its controllers (``store``, ``workloads``, ``status``,
 ``derived``, ``fields``, ``watch``); the cluster's contents (``cluster``, ``events``,
-``rbac``); requests (``server``, ``transport``, ``tls``, ``protobuf``); discovery and
+``rbac``, ``roles``); requests (``server``, ``transport``, ``tls``, ``protobuf``); discovery and
 schemas (``discovery``, ``models``, ``schema``); printing (``tables``); patching
 (``patch``); defaulting and validation (``defaults``); selectors (``selectors``); names
 (``names``); and what runs inside pods (``probes``, ``logs``).

@@ -18,7 +18,8 @@ from typing import TYPE_CHECKING, Any
 
 from netarena.k8s.apiserver.events import deploy_events
 from netarena.k8s.apiserver.names import rfc3339
-from netarena.k8s.apiserver.rbac import cluster_roles, operator_objects
+from netarena.k8s.apiserver.rbac import operator_objects
+from netarena.k8s.apiserver.roles import cluster_roles
 from netarena.k8s.dns import DNS_LABELS, DNS_NAMESPACE, DNS_PORT, DNS_SERVICE, DNS_SERVICE_IP
 
 if TYPE_CHECKING:
@@ -404,19 +405,25 @@ def bootstrap(store: ObjectStore, profile: ClusterProfile) -> None:
     store.advance_revision(_revisions(profile.deployed_at - profile.created_at))
 
 
-def deploy(store: ObjectStore, profile: ClusterProfile, objects: list[dict[str, Any]]) -> None:
+def deploy(store: ObjectStore, profile: ClusterProfile, objects: list[dict[str, Any]],
+           manager: str = "kubectl-client-side-apply", server_side: bool = False) -> None:
     """Create an application's ``objects`` as deployed at ``profile.deployed_at``.
 
-    Pods created in the last hour get the events a cluster keeps for an hour (scheduled,
-    image pulled, container started); the revision then moves on to ``profile.now``. The
-    on-call operator's account (``rbac.operator_objects``) is set up in each namespace whose
-    NetworkPolicies the operator manages, as the team would have before handing it over.
+    ``manager`` wrote them (``server_side``: by server-side apply, as Argo CD, Flux or
+    ``kubectl apply --server-side`` do). Pods created in the last hour get the events a
+    cluster keeps for an hour (scheduled, image pulled, container started); the revision
+    then moves on to ``profile.now``. The on-call operator's account
+    (``rbac.operator_objects``) is set up in each namespace whose NetworkPolicies the
+    operator manages, as the team would have before handing it over.
     """
     namespaces = sorted({o["metadata"].get("namespace", "default") for o in objects
                          if o.get("kind") == "NetworkPolicy"})
-    with store.at(profile.deployed_at, manager="kubectl-client-side-apply"):
+    with store.at(profile.deployed_at, manager=manager):
         for obj in objects:
-            store.create(obj)
+            if server_side:
+                store.apply(obj, manager)
+            else:
+                store.create(obj)
         for ns in namespaces:
             for obj in operator_objects(ns):
                 store.create(obj)

@@ -65,6 +65,7 @@ def apply_defaults(obj: dict[str, Any], info: KindInfo) -> None:
     obj["apiVersion"] = info.api_version
     obj["kind"] = info.kind
     meta = obj.setdefault("metadata", {})
+    _omit_empty(meta, ("labels", "annotations", "finalizers", "ownerReferences"))
     spec = obj.get("spec")
     if info.kind == "Namespace":
         meta.setdefault("labels", {})["kubernetes.io/metadata.name"] = meta.get("name", "")
@@ -100,8 +101,50 @@ def apply_defaults(obj: dict[str, Any], info: KindInfo) -> None:
         _default_network_policy(spec)
 
 
+def _omit_empty(obj: dict[str, Any], keys: tuple[str, ...]) -> None:
+    """Drop ``keys`` whose value is null, ``[]`` or ``{}`` (Go's ``omitempty``)."""
+    for key in keys:
+        if key in obj and obj[key] in (None, [], {}):
+            del obj[key]
+
+
+def _omit_empty_selector(holder: dict[str, Any], key: str) -> None:
+    selector = holder.get(key)
+    if selector is None:
+        holder.pop(key, None)
+    elif isinstance(selector, dict):
+        _omit_empty(selector, ("matchLabels", "matchExpressions"))
+
+
+def _omit_empty_policy(spec: dict[str, Any]) -> None:
+    """A NetworkPolicy as the API server stores it: empty lists, maps and nulls left out.
+
+    ``ingress: []`` reads back as no ``ingress``; ``podSelector: {}`` stays.
+    """
+    _omit_empty(spec, ("ingress", "egress", "policyTypes"))
+    if spec.get("podSelector") is None:
+        spec["podSelector"] = {}
+    _omit_empty_selector(spec, "podSelector")
+    for direction, peers_key in (("ingress", "from"), ("egress", "to")):
+        for rule in spec.get(direction) or []:
+            if not isinstance(rule, dict):
+                continue
+            _omit_empty(rule, (peers_key, "ports"))
+            for peer in rule.get(peers_key) or []:
+                if isinstance(peer, dict):
+                    _omit_empty_selector(peer, "podSelector")
+                    _omit_empty_selector(peer, "namespaceSelector")
+                    if isinstance(peer.get("ipBlock"), dict):
+                        _omit_empty(peer["ipBlock"], ("except",))
+                    elif "ipBlock" in peer and peer["ipBlock"] is None:
+                        del peer["ipBlock"]
+            for port in rule.get("ports") or []:
+                if isinstance(port, dict):
+                    _omit_empty(port, ("port", "endPort", "protocol"))
+
+
 def _default_network_policy(spec: dict[str, Any]) -> None:
-    spec.setdefault("podSelector", {})
+    _omit_empty_policy(spec)
     if not spec.get("policyTypes"):
         types = ["Ingress"]
         if spec.get("egress"):

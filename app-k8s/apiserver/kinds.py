@@ -108,6 +108,8 @@ KINDS: dict[str, KindInfo] = {
     k.key: k
     for k in (
         # core
+        _k("ComponentStatus", "v1", "componentstatuses", "cs", cluster=True,
+           verbs=("get", "list"), generated=True),
         _k("ConfigMap", "v1", "configmaps", "cm"),
         _k("Endpoints", "v1", "endpoints", "ep", verbs=_RO_VERBS, generated=True),
         _k("Event", "v1", "events", "ev"),

@@ -21,7 +21,8 @@ from typing import Any
 
 from netarena.k8s.apiserver.kinds import KindInfo
 
-__all__ = ["model_name", "known_fields", "component_schemas", "schema_name"]
+__all__ = ["model_name", "field_types", "list_item", "map_value", "component_schemas",
+           "schema_name", "QUANTITY_MAPS"]
 
 _SCALARS = {"str": ("string", None), "int": ("integer", "int32"), "bool": ("boolean", None),
             "float": ("number", "double"), "datetime": ("string", "date-time"),
@@ -36,7 +37,8 @@ _INT_OR_STRING = {("V1NetworkPolicyPort", "port"), ("V1ServicePort", "target_por
                   ("V1RollingUpdateDaemonSet", "max_unavailable"),
                   ("V1PodDisruptionBudgetSpec", "min_available"),
                   ("V1PodDisruptionBudgetSpec", "max_unavailable")}
-_QUANTITY_MAPS = {"limits", "requests", "capacity", "allocatable", "hard", "used"}
+QUANTITY_MAPS = frozenset({"limits", "requests", "capacity", "allocatable", "hard", "used"})
+"""Fields whose map values are quantities (``cpu: 1`` and ``cpu: "1"`` both decode)."""
 _MERGE = {"containers": ["name"], "init_containers": ["name"],
           "ephemeral_containers": ["name"], "volumes": ["name"], "env": ["name"],
           "image_pull_secrets": ["name"], "volume_mounts": ["mountPath"],
@@ -83,28 +85,27 @@ def _required(cls: Any, attr: str) -> bool:
 
 
 @functools.cache
-def known_fields(model: str) -> dict[str, Any] | None:
-    """The known-field tree of a model: JSON name → subtree (None: a leaf kept whole).
+def field_types(model: str) -> dict[str, str] | None:
+    """A model's fields: JSON name → the client's type; None for a name the client lacks.
 
-    A list of objects is a one-element list holding the item's tree; unknown model names
-    give None (nothing is pruned beneath them).
+    Types read like ``list[V1NetworkPolicyPort]``, ``dict[str, str]``, ``int``, ``object``.
     """
     cls = _model(model)
     if cls is None:
         return None
-    tree: dict[str, Any] = {}
-    for attr, json_name in cls.attribute_map.items():
-        tree[json_name] = _field_tree(cls.openapi_types[attr])
-    return tree
+    return {json_name: cls.openapi_types[attr] for attr, json_name in cls.attribute_map.items()}
 
 
-def _field_tree(type_text: str) -> Any:
-    if m := _LIST.match(type_text):
-        inner = _field_tree(m.group(1))
-        return None if inner is None else [inner]
-    if type_text in _SCALARS or type_text == "object" or _DICT.match(type_text):
-        return None
-    return known_fields(type_text)
+def list_item(type_text: str) -> str | None:
+    """The item type of a ``list[...]`` type, else None."""
+    m = _LIST.match(type_text)
+    return m.group(1) if m else None
+
+
+def map_value(type_text: str) -> str | None:
+    """The value type of a ``dict[str, ...]`` type, else None."""
+    m = _DICT.match(type_text)
+    return (m.group(1) or m.group(2)) if m else None
 
 
 def schema_name(model: str) -> str:
@@ -179,7 +180,7 @@ def _property(cls: Any, attr: str, type_text: str,
         return prop
     if m := _DICT.match(type_text):
         value = m.group(1) or m.group(2)
-        if attr in _QUANTITY_MAPS and value == "str":
+        if attr in QUANTITY_MAPS and value == "str":
             return {"type": "object", "additionalProperties": {
                 "allOf": [{"$ref": "#/components/schemas/"
                                    "io.k8s.apimachinery.pkg.api.resource.Quantity"}]}}

@@ -10,11 +10,15 @@ are honoured.
 from __future__ import annotations
 
 import copy
+import json
 from typing import Any
 
 from netarena.k8s.apiserver.kinds import BadRequest, Invalid
 
-__all__ = ["json_patch", "merge_patch", "strategic_merge_patch", "apply_patch"]
+__all__ = ["json_patch", "merge_patch", "strategic_merge_patch", "apply_patch", "MAX_COPY_BYTES"]
+
+MAX_COPY_BYTES = 3 << 20
+"""What the copies of one JSON patch may add in all (the API server's 3 MiB)."""
 
 _MERGE_KEYS: dict[str, str] = {
     "containers": "name",
@@ -126,13 +130,18 @@ def _remove(doc: Any, pointer: str) -> Any:
 def json_patch(doc: dict[str, Any], ops: Any) -> dict[str, Any]:
     """Apply an RFC 6902 JSON patch (add, remove, replace, move, copy, test).
 
+    Copies may add at most ``MAX_COPY_BYTES`` in all (the API server's
+    ``JSONPatchMaxCopyBytes``): otherwise each copy of a subtree into itself doubles it.
+
     Raises:
         BadRequest: The patch is not a list of operations.
-        Invalid: An operation fails (missing path, failed test), as the API server reports.
+        Invalid: An operation fails (missing path, failed test, copies too large), as the
+            API server reports.
     """
     if not isinstance(ops, list):
         raise BadRequest("json patch must be a JSON array of operations")
     out: Any = copy.deepcopy(doc)
+    copied = 0
     for op in ops:
         if not isinstance(op, dict) or "op" not in op or "path" not in op:
             raise BadRequest(f"invalid json patch operation: {op!r}")
@@ -149,7 +158,14 @@ def json_patch(doc: dict[str, Any], ops: Any) -> dict[str, Any]:
                 "value"
             ]
         elif kind in {"move", "copy"}:
-            value = copy.deepcopy(_get(out, op.get("from", "")))
+            source = _get(out, op.get("from", ""))
+            if kind == "copy":
+                copied += len(json.dumps(source, separators=(",", ":")))
+                if copied > MAX_COPY_BYTES:
+                    raise Invalid("jsonpatch: Unable to complete the copy, the accumulated size "
+                                  f"increase of copy is {copied}, exceeding the limit "
+                                  f"{MAX_COPY_BYTES}")
+            value = copy.deepcopy(source)
             if kind == "move":
                 out = _remove(out, op.get("from", ""))
             out = _add(out, path, value)

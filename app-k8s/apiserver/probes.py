@@ -257,7 +257,10 @@ def run_in_pod(objects: dict[str, list[dict[str, Any]]], pod: dict[str, Any],
         stop: Set when the server shuts down (cuts a timeout's wait short).
     """
     if command[:2] in (["sh", "-c"], ["/bin/sh", "-c"]) and len(command) == 3:
-        command = shlex.split(command[2])
+        try:
+            command = shlex.split(command[2])
+        except ValueError:
+            return ExecResult("", "sh: syntax error: unterminated quoted string\n", 2)
     tool = command[0].rsplit("/", 1)[-1] if command else ""
     src = PodView.from_obj(pod)
     cluster = _Cluster(objects)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
+import os
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -28,7 +29,6 @@ __all__ = ["UserInfo", "authorize", "rules_for", "review", "operator_kubeconfig"
 OPERATOR_ACCOUNT = "oncall"
 """The service account the agent's kubeconfig authenticates as, in the app's namespace."""
 
-_READ = ["get", "list", "watch"]
 
 
 @dataclass(frozen=True)
@@ -146,17 +146,19 @@ def review(store: ObjectStore, user: UserInfo, info: KindInfo, namespace: str | 
 def operator_kubeconfig(cluster_name: str, namespace: str) -> KubeconfigIdentity:
     """The kubeconfig entries of the on-call account: kind's cluster name, its token, the CA.
 
-    The token is shaped like a service-account token (a signed JWT); ``kubectl config view``
-    shows it as ``REDACTED`` and the server answers every request as ``UserInfo`` anyway.
+    The token is shaped like a service-account token (a signed JWT) whose signature is
+    random: each episode's server accepts only its own (``ApiServer(token=...)``), so a
+    kubectl pointed at another episode's port is ``Unauthorized``. ``kubectl config view``
+    shows it as ``REDACTED``.
     """
     def part(data: dict[str, Any]) -> str:
         raw = json.dumps(data, separators=(",", ":")).encode()
         return base64.urlsafe_b64encode(raw).decode().rstrip("=")
 
     subject = f"system:serviceaccount:{namespace}:{OPERATOR_ACCOUNT}"
-    signature = base64.urlsafe_b64encode(hashlib.sha512(
-        f"{cluster_name}/{subject}".encode()).digest() * 4).decode().rstrip("=")
-    token = ".".join([part({"alg": "RS256", "kid": signature[:43]}),
+    kid = base64.urlsafe_b64encode(hashlib.sha256(cluster_name.encode()).digest()).decode()
+    signature = base64.urlsafe_b64encode(os.urandom(256)).decode().rstrip("=")
+    token = ".".join([part({"alg": "RS256", "kid": kid.rstrip("=")}),
                       part({"aud": ["https://kubernetes.default.svc.cluster.local"],
                             "iss": "https://kubernetes.default.svc.cluster.local",
                             "sub": subject}), signature])
@@ -187,53 +189,4 @@ def operator_objects(namespace: str) -> list[dict[str, Any]]:
          "metadata": {"name": f"{OPERATOR_ACCOUNT}-cluster-reader"},
          "roleRef": {**ref, "kind": "ClusterRole", "name": "cluster-reader"},
          "subjects": subject},
-    ]
-
-
-def cluster_roles() -> list[dict[str, Any]]:
-    """The default user-facing ClusterRoles and the admin binding a cluster starts with."""
-    def role(name: str, rules: list[dict[str, Any]]) -> dict[str, Any]:
-        return {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
-                "metadata": {"name": name, "labels": {
-                    "kubernetes.io/bootstrapping": "rbac-defaults"}}, "rules": rules}
-
-    workloads = {"apiGroups": ["", "apps", "batch", "autoscaling", "policy",
-                               "networking.k8s.io", "discovery.k8s.io"],
-                 "resources": ["pods", "services", "endpoints", "configmaps", "events",
-                               "serviceaccounts", "persistentvolumeclaims",
-                               "replicationcontrollers",
-                               "deployments", "replicasets", "statefulsets", "daemonsets",
-                               "jobs", "cronjobs", "horizontalpodautoscalers",
-                               "poddisruptionbudgets", "ingresses", "networkpolicies",
-                               "endpointslices", "pods/log", "pods/status",
-                               "deployments/scale", "limitranges", "resourcequotas",
-                               "namespaces/status", "namespaces"]}
-    interactive = {"apiGroups": [""], "resources": ["pods/exec", "pods/attach",
-                                                    "pods/portforward", "pods/proxy"],
-                   "verbs": ["create", "delete", "deletecollection", "get", "list", "patch",
-                             "update", "watch"]}
-    secrets = {"apiGroups": [""], "resources": ["secrets"],
-               "verbs": ["create", "delete", "deletecollection", "get", "list", "patch",
-                         "update", "watch"]}
-    return [
-        role("cluster-admin", [{"apiGroups": ["*"], "resources": ["*"], "verbs": ["*"]},
-                               {"nonResourceURLs": ["*"], "verbs": ["*"]}]),
-        role("admin", [{**workloads, "verbs": ["*"]}, interactive, secrets]),
-        role("edit", [{**workloads, "verbs": ["create", "delete", "deletecollection", "get",
-                                              "list", "patch", "update", "watch"]},
-                      interactive, secrets]),
-        role("view", [{**workloads, "verbs": _READ}]),
-        role("cluster-reader", [{"apiGroups": [""], "resources": ["nodes", "namespaces"],
-                                 "verbs": _READ},
-                                {"apiGroups": ["storage.k8s.io", "scheduling.k8s.io",
-                                               "rbac.authorization.k8s.io",
-                                               "coordination.k8s.io"],
-                                 "resources": ["*"], "verbs": _READ}]),
-        {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
-         "metadata": {"name": "cluster-admin", "labels": {
-             "kubernetes.io/bootstrapping": "rbac-defaults"}},
-         "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole",
-                     "name": "cluster-admin"},
-         "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "Group",
-                       "name": "system:masters"}]},
     ]

@@ -102,6 +102,15 @@ def _manager(params: dict[str, str], headers: dict[str, str]) -> str:
     return agent.split("/", 1)[0].split(" ", 1)[0] or "unknown"
 
 
+def _delete_dry_run(raw: bytes) -> bool:
+    """Whether a DELETE's ``DeleteOptions`` body asks for a dry run (kubectl sends it there)."""
+    try:
+        options = json.loads(raw or b"{}")
+    except ValueError:
+        raise BadRequest("the body of a DELETE must be DeleteOptions") from None
+    return isinstance(options, dict) and bool(options.get("dryRun"))
+
+
 def _body(raw: bytes) -> Any:
     try:
         return json.loads(raw or b"null")
@@ -120,14 +129,20 @@ class ApiServer:
             default the cluster's admin.
         tls: Serve HTTPS with the process's cluster certificate (``tls.serving_certificate``
             holds the CA a kubeconfig needs), as a real API server does.
+        token: The bearer token requests must carry; others get 401 ``Unauthorized`` (and
+            only the health and version paths answer a request without credentials), so
+            one episode's kubectl cannot reach another episode's server.
 
     Use as a context manager, or ``start()`` (returns the URL) and ``stop()``.
     """
 
     def __init__(self, store: ObjectStore, host: str = "127.0.0.1", port: int = 0,
-                 user: UserInfo | None = None, tls: bool = False) -> None:
+                 user: UserInfo | None = None, tls: bool = False,
+                 token: str | None = None) -> None:
         self.store = store
         self.tls = tls
+        self.token = token
+        """The bearer token every request must carry (``None``: no authentication)."""
         self.user = user or UserInfo("kubernetes-admin", ("kubeadm:cluster-admins",
                                                           "system:masters",
                                                           "system:authenticated"))
@@ -227,6 +242,8 @@ class ApiServer:
         """
         self.requests += 1
         parts, params = _query(path)
+        if method == "GET" and parts[:1] in (["healthz"], ["livez"], ["readyz"]):
+            return Reply("ok", content_type="text/plain")
         if method == "GET" and not parts[1:] and parts[:1] in ([], ["version"], ["api"],
                                                                  ["apis"]):
             return self._root(parts[0] if parts else "", headers)
@@ -343,7 +360,7 @@ class ApiServer:
     def _item(self, info: KindInfo, namespace: str | None, name: str, sub: str | None,
               method: str, params: dict[str, str], headers: dict[str, str],
               raw: bytes) -> Reply:
-        dry_run = "dryRun" in params
+        dry_run = "dryRun" in params or (method == "DELETE" and _delete_dry_run(raw))
         if sub == "log" and method == "GET":
             pod = self.store.get(info.key, namespace, name)
             if params.get("follow") == "true":

@@ -10,6 +10,7 @@ seed and sequence of writes, so episodes replay identically.
 from __future__ import annotations
 
 import contextlib
+import json
 import random
 import threading
 import time
@@ -21,6 +22,7 @@ from netarena.k8s.apiserver.derived import derived_objects, heartbeat
 from netarena.k8s.apiserver.fields import record_update, server_side_apply
 from netarena.k8s.apiserver.kinds import (
     AlreadyExists,
+    ApiError,
     BadRequest,
     Conflict,
     KindInfo,
@@ -34,9 +36,11 @@ from netarena.k8s.apiserver.selectors import field_matcher, label_matcher
 from netarena.k8s.apiserver.watch import ChangeLog
 from netarena.k8s.apiserver.workloads import WorkloadController
 
-__all__ = ["FieldValidation", "ObjectStore", "clone"]
+__all__ = ["FieldValidation", "ObjectStore", "clone", "MAX_OBJECT_BYTES"]
 
 _STATUS_KINDS = {"Pod", "Deployment", "Service"}
+MAX_OBJECT_BYTES = 1_572_864
+"""The largest object etcd stores (``--max-request-bytes``, 1.5 MiB)."""
 _DEFAULT_NAMESPACES = ("default", "kube-node-lease", "kube-public", "kube-system")
 
 Key = tuple[str, str]
@@ -247,6 +251,7 @@ class ObjectStore(WorkloadController):
             if dry_run or info.generated:  # a derived kind's controller owns its objects
                 return new
             self._admit(info, new, None)
+            _check_size(new)
             self._write(info, key, new)
             self._created(info, new)
             return clone(self._objects[info.key][key])
@@ -345,7 +350,8 @@ class ObjectStore(WorkloadController):
                                 str(meta.get("name")))
             except NotFound:
                 created = self.create(applied, dry_run=dry_run, manager=manager)
-                created["metadata"]["managedFields"][0]["operation"] = "Apply"
+                for entry in created["metadata"].get("managedFields") or []:
+                    entry["operation"] = "Apply"
                 if not dry_run:
                     self._objects[info.key][self._key(info, meta.get("namespace"), meta[
                         "name"])]["metadata"]["managedFields"] = created["metadata"][
@@ -441,11 +447,17 @@ class ObjectStore(WorkloadController):
             record_update(info, old, new, manager, self._now())
         if dry_run:
             return new
+        _check_size(new)
         self._write(info, self._key(info, meta.get("namespace"), meta["name"]), new)
         if info.kind == "Deployment":
             self._reconcile(new)
         return clone(self._objects[info.key][self._key(info, meta.get("namespace"),
                                                          meta["name"])])
+
+def _check_size(obj: dict[str, Any]) -> None:
+    if len(json.dumps(obj, separators=(",", ":"))) > MAX_OBJECT_BYTES:
+        raise ApiError("etcdserver: request is too large")
+
 
 def _known_fields(
     info: KindInfo, obj: dict[str, Any], mode: FieldValidation, warnings: list[str] | None

@@ -50,6 +50,17 @@ class MethodNotAllowed(ApiError):
     reason = "MethodNotAllowed"
 
 
+class Unauthorized(ApiError):
+    """The request's credentials are wrong (kubectl: "You must be logged in to the server")."""
+
+    code = 401
+    reason = "Unauthorized"
+
+
+_PUBLIC_PATHS = frozenset({"/healthz", "/livez", "/readyz", "/version"})
+"""What an API server answers without credentials (``system:public-info-viewer``)."""
+
+
 class UnsupportedMediaType(ApiError):
     """The body's encoding is not understood."""
 
@@ -112,7 +123,18 @@ class Handler(BaseHTTPRequestHandler):
         """Serve a DELETE request."""
         self._serve("DELETE")
 
+    def _authenticated(self) -> bool:
+        token = self.server.api.token
+        given = self.headers.get("Authorization")
+        if token is None or given == f"Bearer {token}":
+            return True
+        return given is None and urlsplit(self.path).path.rstrip("/") in _PUBLIC_PATHS
+
     def _serve(self, method: str) -> None:
+        if not self._authenticated():
+            self.close_connection = True
+            self._send(Reply(Unauthorized("Unauthorized").status(), 401))
+            return
         length = int(self.headers.get("Content-Length") or 0)
         raw = self.rfile.read(length) if length else b""
         ctype = (self.headers.get("Content-Type") or "").split(";")[0].strip()
@@ -137,8 +159,9 @@ class Handler(BaseHTTPRequestHandler):
         except ApiError as exc:
             reply = Reply(exc.status(), exc.code)
         except Exception as exc:  # noqa: BLE001 - a server bug must answer 500, not hang kubectl
-            logger.exception("embedded API failed on %s %s", method, self.path)
-            reply = Reply(ApiError(f"internal error: {exc}").status(), 500)
+            logger.exception("embedded API failed on %s %s: %s", method, self.path, exc)
+            reply = Reply(ApiError("Internal error occurred: the server could not complete "
+                                   "the request").status(), 500)
         self._send(reply)
 
     def _send(self, reply: Reply) -> None:

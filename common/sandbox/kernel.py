@@ -98,8 +98,17 @@ _SYS_LANDLOCK_ADD_RULE = 445
 _SYS_LANDLOCK_RESTRICT_SELF = 446
 _LANDLOCK_CREATE_RULESET_VERSION = 1
 _LANDLOCK_RULE_PATH_BENEATH = 1
+_LANDLOCK_RULE_NET_PORT = 2
+_ACCESS_FS_EXECUTE = 1 << 0
+_ACCESS_FS_WRITE_FILE = 1 << 1
 _ACCESS_FS_READ_FILE = 1 << 2
 _ACCESS_FS_READ_DIR = 1 << 3
+_ACCESS_FS_TRUNCATE = 1 << 14
+#: Rights a rule on a file (not a directory) may grant.
+_FILE_RIGHTS = _ACCESS_FS_EXECUTE | _ACCESS_FS_WRITE_FILE | _ACCESS_FS_READ_FILE | (
+    _ACCESS_FS_TRUNCATE
+) | (1 << 15)
+_NET_CONNECT_TCP = 1 << 1
 #: Filesystem rights each ABI version handles (v2 adds REFER, v3 TRUNCATE, v5 IOCTL_DEV).
 _FS_BY_ABI = {1: (1 << 13) - 1, 2: (1 << 14) - 1, 3: (1 << 15) - 1, 5: (1 << 16) - 1}
 _NET_TCP_BIND_CONNECT = 0b11  # ABI 4
@@ -120,6 +129,11 @@ class _RulesetAttr(ctypes.Structure):
 class _PathBeneathAttr(ctypes.Structure):
     _pack_ = 1
     _fields_ = [("allowed_access", ctypes.c_uint64), ("parent_fd", ctypes.c_int32)]
+
+
+class _NetPortAttr(ctypes.Structure):
+    _pack_ = 1
+    _fields_ = [("allowed_access", ctypes.c_uint64), ("port", ctypes.c_uint64)]
 
 
 def _syscall(number: int, *args: Any) -> int:
@@ -143,11 +157,21 @@ def landlock_abi() -> int:
         return 0
 
 
-def landlock_ruleset(readable: Iterable[str]) -> int:
+def landlock_ruleset(
+    readable: Iterable[str],
+    *,
+    executable: Iterable[str] = (),
+    writable: Iterable[str] = (),
+    connect_ports: Iterable[int] = (),
+) -> int:
     """A Landlock ruleset that allows reading beneath ``readable`` and nothing else.
 
     Args:
         readable: Directories (or files) that stay readable, e.g. the Python runtime.
+        executable: Files (or directories) that may also be run.
+        writable: Directories (or files) where everything but running programs is allowed.
+        connect_ports: TCP ports that may be connected to (ABI >= 4; no other connect and
+            no bind either way).
 
     Returns:
         The ruleset's file descriptor (give it to ``landlock_restrict`` in each child), or
@@ -163,26 +187,44 @@ def landlock_ruleset(readable: Iterable[str]) -> int:
     ruleset = _syscall(
         _SYS_LANDLOCK_CREATE_RULESET, ctypes.byref(attr), ctypes.c_size_t(size), ctypes.c_uint32(0)
     )
-    for path in sorted(set(readable)):
-        try:
-            fd = os.open(path, os.O_PATH | os.O_CLOEXEC)
-        except OSError:
-            continue  # a runtime directory that does not exist here grants nothing
-        try:
-            is_dir = os.path.isdir(path)
-            rule = _PathBeneathAttr(
-                _ACCESS_FS_READ_FILE | (_ACCESS_FS_READ_DIR if is_dir else 0), fd
-            )
-            _syscall(
-                _SYS_LANDLOCK_ADD_RULE,
-                ctypes.c_int(ruleset),
-                ctypes.c_int(_LANDLOCK_RULE_PATH_BENEATH),
-                ctypes.byref(rule),
-                ctypes.c_uint32(0),
-            )
-        finally:
-            os.close(fd)
+    grants: dict[str, int] = {}
+    for paths, rights in (
+        (readable, _ACCESS_FS_READ_FILE | _ACCESS_FS_READ_DIR),
+        (executable, _ACCESS_FS_READ_FILE | _ACCESS_FS_READ_DIR | _ACCESS_FS_EXECUTE),
+        (writable, fs & ~_ACCESS_FS_EXECUTE),
+    ):
+        for path in paths:
+            grants[path] = grants.get(path, 0) | rights
+    for path, rights in sorted(grants.items()):
+        _add_path_rule(ruleset, path, rights & fs)
+    for port in sorted(set(connect_ports)) if abi >= 4 else ():
+        rule = _NetPortAttr(_NET_CONNECT_TCP, port)
+        _syscall(
+            _SYS_LANDLOCK_ADD_RULE,
+            ctypes.c_int(ruleset),
+            ctypes.c_int(_LANDLOCK_RULE_NET_PORT),
+            ctypes.byref(rule),
+            ctypes.c_uint32(0),
+        )
     return ruleset
+
+
+def _add_path_rule(ruleset: int, path: str, rights: int) -> None:
+    try:
+        fd = os.open(path, os.O_PATH | os.O_CLOEXEC)
+    except OSError:
+        return  # a runtime directory that does not exist here grants nothing
+    try:
+        rule = _PathBeneathAttr(rights if os.path.isdir(path) else rights & _FILE_RIGHTS, fd)
+        _syscall(
+            _SYS_LANDLOCK_ADD_RULE,
+            ctypes.c_int(ruleset),
+            ctypes.c_int(_LANDLOCK_RULE_PATH_BENEATH),
+            ctypes.byref(rule),
+            ctypes.c_uint32(0),
+        )
+    finally:
+        os.close(fd)
 
 
 def _no_new_privileges() -> None:

@@ -3,7 +3,10 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
+import yaml
 
 from netarena.common.errors import ForbiddenCommand, InvalidAction
 from netarena.k8s.actions import parse_kubectl
@@ -41,7 +44,8 @@ def test_patch_json_survives_quoting() -> None:
 
 def test_apply_needs_a_networkpolicy_manifest() -> None:
     manifest = "apiVersion: networking.k8s.io/v1\nkind: NetworkPolicy\nmetadata:\n  name: x\nspec: {}\n"
-    assert parse_kubectl("kubectl apply -f -", NS, manifest).stdin == manifest
+    fed = parse_kubectl("kubectl apply -f -", NS, manifest).stdin  # the checked object, as JSON
+    assert fed is not None and [json.loads(fed)] == list(yaml.safe_load_all(manifest))
     with pytest.raises(InvalidAction, match="yaml block"):
         parse_kubectl("kubectl apply -f -", NS)
     with pytest.raises(ForbiddenCommand, match="only create or change NetworkPolicies"):

@@ -82,6 +82,24 @@ def test_operator_rbac(store: ObjectStore) -> None:
     assert Forbidden.code == 403
 
 
+def test_default_roles_are_upstreams_rule_by_rule(store: ObjectStore) -> None:
+    """One API group per rule (``auth can-i --list`` showed ``configmaps.apps``), and the
+    on-call account may not relabel its own Namespace (``edit`` only reads it)."""
+    me = UserInfo.service_account("default", OPERATOR_ACCOUNT)
+    edit = store.get("ClusterRole", None, "edit")
+    assert all(len(rule["apiGroups"]) == 1 for rule in edit["rules"])
+    assert {"apiGroups": ["networking.k8s.io"], "resources": ["ingresses", "networkpolicies"],
+            "verbs": ["create", "delete", "deletecollection", "patch", "update"]} in edit["rules"]
+
+    def can(verb: str, resource: str, group: str = "", ns: str = "default") -> bool:
+        return authorize(store, me, {"verb": verb, "resource": resource, "group": group,
+                                     "namespace": ns, "name": ns})[0]
+
+    assert not can("patch", "networkpolicies", "apps")
+    assert not can("patch", "namespaces") and can("get", "namespaces")
+    assert can("create", "pods") and not can("create", "nodes", ns="")
+
+
 def test_probes_follow_policy_and_dns(store: ObjectStore) -> None:
     frontend = store.list("Pod", "default", "app=frontend")[0]
     ads = store.list("Pod", "default", "app=adservice")[0]
@@ -102,6 +120,14 @@ def test_probes_follow_policy_and_dns(store: ObjectStore) -> None:
     start = time.monotonic()
     run_in_pod(_objects(store), ads, ["nc", "-zv", "-w", "30", "cartservice", "7070"], stop)
     assert time.monotonic() - start < 5, "a stopping server cuts a timeout short"
+
+
+@pytest.mark.parametrize("script", ["nc 'adservice 9555", 'wget -qO- "http://frontend'])
+def test_an_unterminated_quote_is_the_shells_error(store: ObjectStore, script: str) -> None:
+    """It raised in the API server and closed kubectl's exec stream abnormally."""
+    frontend = store.list("Pod", "default", "app=frontend")[0]
+    result = run_in_pod(_objects(store), frontend, ["sh", "-c", script])
+    assert result.exit_code == 2 and "unterminated quoted string" in result.stderr
 
 
 def test_logs(store: ObjectStore) -> None:

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import time
+
 import pytest
+import yaml
 
 from netarena.common.errors import ForbiddenCommand, InvalidAction
 from netarena.k8s.actions import command_from_reply, parse_kubectl
@@ -52,7 +55,9 @@ def test_one_line_ansi_c_escapes() -> None:
 def test_heredoc_apply_feeds_the_manifest(text: str) -> None:
     cmd = parse_kubectl(text, NS)
     assert cmd.verb == "apply" and cmd.stdin is not None
-    assert "kind: NetworkPolicy" in cmd.stdin and "name: x" in cmd.stdin and "EOF" not in cmd.stdin
+    docs = list(yaml.safe_load_all(cmd.stdin))  # kubectl gets the checked manifest as JSON
+    assert [(d["kind"], d["metadata"]["name"]) for d in docs] == [("NetworkPolicy", "x")]
+    assert "EOF" not in cmd.stdin
 
 
 def test_backslash_continuations_and_comments() -> None:
@@ -102,6 +107,21 @@ def test_the_first_command_block_runs() -> None:
     assert command_from_reply(reply, NS).verb == "get"
 
 
+def test_a_block_of_notes_holds_no_command() -> None:
+    """Only comments: the next block's command runs (it was refused as "empty command")."""
+    reply = ("```\n# plan: read the policy, then fix the port\n```\n"
+             "```\nkubectl get netpol adservice -o yaml\n```")
+    assert command_from_reply(reply, NS).verb == "get"
+
+
+@pytest.mark.parametrize("line", ["kubectl create --edit -f -", "kubectl apply edit-last-applied "
+                                  "netpol x"])
+def test_editors_are_refused_as_interactive(line: str) -> None:
+    with pytest.raises(InvalidAction, match="interactive") as info:
+        command_from_reply(f"```\n{line}\n```\n```yaml\n{POLICY}\n```", NS)
+    assert not isinstance(info.value, ForbiddenCommand)
+
+
 def test_a_yaml_block_followed_by_apply() -> None:
     reply = f"Here is the fix:\n```yaml\n{POLICY}spec:\n  podSelector: {{}}\n```\n" \
             "```bash\nkubectl apply -f -\n```"
@@ -120,3 +140,20 @@ def test_refusals_carry_the_command_for_the_history() -> None:
     with pytest.raises(ForbiddenCommand) as info:
         command_from_reply("```\nkubectl delete deploy frontend\n```", NS)
     assert info.value.action == "kubectl delete deploy frontend"
+
+
+_DEEP = "kind: NetworkPolicy\nmetadata: {name: x}\nspec: " + "[" * 20000 + "]" * 20000 + "\n"
+
+
+@pytest.mark.parametrize("reply", [
+    f"```\nkubectl apply -f - <<'EOF'\n{_DEEP}EOF\n```",
+    f"```yaml\n{_DEEP}```\n```\nkubectl apply -f -\n```",
+], ids=["heredoc", "yaml-block"])
+def test_a_manifest_nested_too_deep_is_refused_not_a_crash(reply: str) -> None:
+    """PyYAML spent ~40 s of the evaluator's CPU (quadratic in the depth), then gave up
+    with RecursionError: the query crashed, unscored. Now a quick, plain refusal."""
+    start = time.monotonic()
+    with pytest.raises(InvalidAction, match="nests") as info:
+        command_from_reply(reply, NS)
+    assert not isinstance(info.value, ForbiddenCommand)
+    assert time.monotonic() - start < 5

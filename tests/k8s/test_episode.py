@@ -238,7 +238,7 @@ def test_swapping_one_mismatch_for_another_is_unsafe() -> None:
         before = {(r.source, r.dest) for r in ep.connectivity.mismatches}
         assert before == {("frontend", "currencyservice"), ("checkoutservice", "currencyservice")}
         patch = (
-            '[{"op":"replace","path":"/spec/ingress","value":[{"from":[{"podSelector":'
+            '[{"op":"add","path":"/spec/ingress","value":[{"from":[{"podSelector":'
             '{"matchLabels":{"app":"frontend"}}},{"podSelector":{"matchLabels":'
             '{"app":"adservice"}}}],"ports":[{"port":7000,"protocol":"TCP"}]}]}]'
         )

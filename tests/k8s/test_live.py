@@ -17,6 +17,7 @@ import yaml
 
 from netarena.k8s import K8sApp
 from netarena.k8s.apiserver import ApiServer, ObjectStore, bootstrap, cluster_profile
+from netarena.k8s.jail import landlock_available
 from netarena.k8s.live import MANAGED_LABEL
 
 pytestmark = pytest.mark.slow
@@ -93,5 +94,24 @@ def test_the_allowlist_and_safety_hold_on_the_cluster(cluster: tuple[ObjectStore
         assert len(store.list("Deployment", "default")) == 12
         config_view = ep.step("```\nkubectl config view\n```").observation
         assert "secret-token" not in config_view and "other" not in config_view
+    finally:
+        ep.close()
+
+
+@pytest.mark.skipif(not landlock_available(), reason="this kernel has no Landlock")
+def test_the_agents_kubectl_is_confined_on_the_cluster_backend(
+        cluster: tuple[ObjectStore, Path], tmp_path: Path) -> None:
+    """The user's machine is the host here: a misread flag must still read none of it."""
+    _, config = cluster
+    secret = tmp_path / "id_rsa"
+    secret.write_text('{"metadata": {"labels": {"leaked": "yes"}}}')
+    app = _app(config)
+    ep = app.open(app.generate(3, 1, "RI"))
+    try:
+        assert ep.kubectl is not None
+        result = ep.kubectl.run(["patch", "networkpolicy", "deny-all", "--type=merge",
+                                 f"--patch-file={secret}"])
+        assert not result.ok and "permission denied" in result.stderr, result.stderr
+        assert ep.kubectl.run(["get", "networkpolicy", "deny-all"]).ok
     finally:
         ep.close()

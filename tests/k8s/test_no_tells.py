@@ -18,6 +18,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+import yaml
 
 from netarena.common.runner import QueryPlan, plan_queries
 from netarena.k8s import K8sApp
@@ -95,7 +96,10 @@ def test_no_metadata_field_or_ordering_names_the_faulted_policies() -> None:
             assert ep.kubectl is not None
             url = (f"{ep.kubectl.server_url}/apis/networking.k8s.io/v1/namespaces/"
                    f"{ep.model.namespace}/networkpolicies")
-            with urllib.request.urlopen(url, timeout=10, context=_CLUSTER_CA) as response:  # noqa: S310 - loopback
+            config = yaml.safe_load(ep.kubectl.kubeconfig.read_text())
+            token = config["users"][0]["user"]["token"]
+            request = urllib.request.Request(url, headers={"Authorization": f"Bearer {token}"})
+            with urllib.request.urlopen(request, timeout=10, context=_CLUSTER_CA) as response:  # noqa: S310 - loopback
                 items = json.load(response)["items"]
         finally:
             ep.close()

@@ -117,6 +117,7 @@ CORPUS: list[tuple[str, int, str]] = [
     ("auth can-i delete deployments", 0, "yes"),
     ("auth can-i delete nodes", 1, "no"),
     ("get pv", 1, 'User "system:serviceaccount:default:oncall" cannot list resource'),
+    ("get cs", 1, 'cannot list resource "componentstatuses"'),  # was: no such resource type
     ("auth can-i get nodes", 0, "yes"),
     ("auth whoami", 0, "system:serviceaccount:"),
     ("auth can-i --list", 0, "networkpolicies.networking.k8s.io"),
@@ -168,6 +169,18 @@ def test_operator_command(episode: K8sEpisode, command: str, status: int,
     assert code == status, out
     assert expected in out, out
     assert not any(tell in out.lower() for tell in TELLS), out
+
+
+@pytest.mark.parametrize(("command", "status", "expected"), CORPUS,
+                         ids=[c for c, _, _ in CORPUS])
+def test_operator_command_as_an_agent_sends_it(episode: K8sEpisode, command: str, status: int,
+                                               expected: str) -> None:
+    """The same answers through the allowlist: what it adds to a command (the namespace)
+    must not change what kubectl prints (``cluster-info`` lost its CoreDNS line)."""
+    step = episode.step(f"```\nkubectl {command}\n```")
+    assert step.valid and step.info["exit_code"] == status, step.observation
+    assert expected in step.observation, step.observation
+    assert not any(tell in step.observation.lower() for tell in TELLS), step.observation
 
 
 def test_apply_heredoc_and_server_side(episode: K8sEpisode) -> None:

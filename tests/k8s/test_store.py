@@ -418,3 +418,45 @@ def test_unknown_fields_are_dropped_reported_or_rejected(store: ObjectStore) -> 
                       warnings=warnings)
     assert cm["data"] == {"k": "v"} and warnings[-1] == 'unknown field "dta"', \
         "every kind is checked field by field (from the client's models)"
+
+
+def test_json_patch_copies_cannot_grow_without_bound(store: ObjectStore) -> None:
+    """Each copy doubled the object: 40 of them would have taken the evaluator's memory.
+    The API server caps what copies may add (``JSONPatchMaxCopyBytes``, 3 MiB)."""
+    store.patch("NetworkPolicy", "default", "cartservice",
+                {"metadata": {"annotations": {"note": "x" * 1000}}}, "merge")
+    ops = [{"op": "copy", "from": "/metadata/annotations", "path": f"/metadata/annotations/a{i}"}
+           for i in range(40)]
+    with pytest.raises(Invalid, match="accumulated size increase of copy"):
+        store.patch("NetworkPolicy", "default", "cartservice", ops, "json")
+    assert set(store.get("NetworkPolicy", "default", "cartservice")["metadata"][
+        "annotations"]) == {"note"}
+
+
+def test_objects_larger_than_etcd_takes_are_refused(store: ObjectStore) -> None:
+    for i in range(3):
+        store.patch("NetworkPolicy", "default", "cartservice",
+                    {"metadata": {"annotations": {f"n{i}": "x" * 500_000}}}, "merge")
+    with pytest.raises(NetArenaError, match="request is too large"):
+        store.patch("NetworkPolicy", "default", "cartservice",
+                    {"metadata": {"annotations": {"n3": "x" * 500_000}}}, "merge")
+
+
+def test_empty_lists_and_maps_are_omitted_as_the_api_server_does(store: ObjectStore) -> None:
+    """Go's ``omitempty``: ``ingress: []`` reads back as no ``ingress``, and an edit that
+    changes nothing else leaves ``generation`` alone."""
+    before = store.get("NetworkPolicy", "default", "cartservice")
+    out = store.patch("NetworkPolicy", "default", "cartservice", {"spec": {
+        "egress": [], "ingress": [{"from": [{"podSelector": {"matchLabels": {
+            "app": "frontend"}, "matchExpressions": []}}], "ports": [{"port": 7070}]}],
+        "podSelector": {"matchLabels": {"app": "cartservice"}}}, "metadata": {"labels": {}}},
+        "merge")
+    assert out["spec"] == before["spec"] and "labels" not in out["metadata"]
+    assert out["metadata"]["generation"] == before["metadata"]["generation"]
+    out = store.patch("NetworkPolicy", "default", "cartservice",
+                      {"spec": {"ingress": [{"from": [], "ports": []}]}}, "merge")
+    assert out["spec"]["ingress"] == [{}]
+    out = store.patch("NetworkPolicy", "default", "cartservice", {"spec": {"ingress": []}},
+                      "merge")
+    assert "ingress" not in out["spec"] and out["spec"]["podSelector"] == {
+        "matchLabels": {"app": "cartservice"}}
