@@ -31,12 +31,13 @@ from netarena.route.namespaces import (
     enter,
     ip_batch,
     new_prefix,
+    own_user_namespace,
     remove_prefix,
     write_sysctl,
 )
 from netarena.route.neighbours import flush_learned
 from netarena.route.plan import ROUTER, NetworkPlan
-from netarena.route.sandbox import EpisodeSandbox, ExecResult
+from netarena.route.sandbox import EpisodeSandbox, ExecResult, episode_uid
 from netarena.route.topology import Bridge, Mininet, Topo
 
 __all__ = ["Network", "ExecResult"]
@@ -59,6 +60,17 @@ class _ConcurrentMininet(Mininet):
     """
 
     _workers = 8
+    node_uid: int | None = None
+    """When set, every node gets a user namespace of its own with this uid as root."""
+
+    def _node_class(self, cls: Any) -> Any:
+        return cls if self.node_uid is None else own_user_namespace(cls, self.node_uid)
+
+    def addLink(self, node1: Any, node2: Any, port1: Any = None, port2: Any = None,  # noqa: N802
+                cls: Any = None, **params: Any) -> Any:
+        """Mininet's ``addLink``, with veth pairs made by the evaluator (see ``_made_here``)."""
+        link_class = _made_here(self.link if cls is None else cls)
+        return super().addLink(node1, node2, port1, port2, cls=link_class, **params)
 
     def buildFromTopo(self, topo: Topo | None = None) -> None:  # noqa: N802 - Mininet's name
         """Start every host's shell at once, then build as Mininet does."""
@@ -66,7 +78,7 @@ class _ConcurrentMininet(Mininet):
 
         def start(name: str) -> tuple[str, Any]:
             params = dict(topo.nodeInfo(name))
-            cls = params.pop("cls", self.host)
+            cls = self._node_class(params.pop("cls", self.host))
             return name, cls(name, **params)
 
         with ThreadPoolExecutor(self._workers) as pool:
@@ -77,7 +89,7 @@ class _ConcurrentMininet(Mininet):
         """A host started by ``buildFromTopo``, registered as Mininet registers hosts."""
         node = self.__dict__.get("_started", {}).pop(name, None)
         if node is None:
-            return super().addHost(name, cls, **params)
+            return super().addHost(name, self._node_class(cls or self.host), **params)
         self.nextIP += 1
         self.hosts.append(node)
         self.nameToNode[name] = node
@@ -93,6 +105,38 @@ class _ConcurrentMininet(Mininet):
 
         with ThreadPoolExecutor(self._workers) as pool:
             list(pool.map(configure, self.hosts))
+
+
+def _made_here(link_class: Any) -> Any:
+    """``link_class`` making its veth pairs from the evaluator, each end in its node.
+
+    Mininet makes a pair from the first node's shell, the peer going straight into the
+    second node's namespace. A node's shell is root of its own user namespace only, which
+    (rightly) cannot create anything in the switch fabric, so the evaluator makes both
+    ends instead, each directly in its node's namespace.
+    """
+
+    def make_pair(
+        cls: Any,
+        intfname1: str,
+        intfname2: str,
+        addr1: str | None = None,
+        addr2: str | None = None,
+        node1: Any = None,
+        node2: Any = None,
+        deleteIntfs: bool = True,  # noqa: N803 - Mininet's name
+    ) -> Any:
+        if node1 is None or node2 is None:  # made here anyway, then moved by Mininet
+            return link_class.makeIntfPair(intfname1, intfname2, addr1, addr2)
+        ends = []
+        for name, address, node in ((intfname1, addr1, node1), (intfname2, addr2, node2)):
+            ends.append(f"name {name}" + (f" address {address}" if address else ""))
+            ends[-1] += f" netns {node.pid}"
+        ip_batch([f"link add {ends[0]} type veth peer {ends[1]}"])
+        return None
+
+    name = link_class.__name__
+    return type(name, (link_class,), {"makeIntfPair": classmethod(make_pair)})
 
 
 def _raise_open_file_limit() -> None:
@@ -154,6 +198,7 @@ class Network:
                 waitConnected=False,
                 build=False,
             )
+            self.mininet.node_uid = episode_uid(self.prefix)
             self.mininet.build()
             self.mininet.start()
         ip_batch([f"netns attach {self.netns(h.name)} {h.pid}" for h in self.mininet.hosts])
@@ -227,8 +272,9 @@ class Network:
     def shell(self, node: str, command: str, timeout_s: float = 5.0) -> ExecResult:
         """Run an agent's ``command`` as ``bash -c`` on ``node``, inside the sandbox."""
         self._check_open(node)
-        assert self.sandbox is not None
-        return self.sandbox.run(node, self.netns(node), command, timeout_s)
+        assert self.sandbox is not None and self.mininet is not None
+        userns = f"/proc/{self.mininet.nameToNode[node].pid}/ns/user"
+        return self.sandbox.run(node, self.netns(node), userns, command, timeout_s)
 
     def flush_neighbours(self) -> None:
         """Forget every learned neighbour entry on every node (static entries stay).

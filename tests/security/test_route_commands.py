@@ -9,6 +9,7 @@ cannot stop (floods, iptables targets that make the kernel write host files).
 from __future__ import annotations
 
 import json
+import shlex
 import subprocess
 import time
 from pathlib import Path
@@ -19,6 +20,7 @@ from netarena.common.errors import ForbiddenCommand, InvalidAction
 from netarena.route import RouteApp, pingmesh
 from netarena.route.actions import MAX_COMMAND_CHARS, parse_reply
 
+from ..route import escape
 from ..route.conftest import NEEDS_ROOT, reply
 
 NODES = ("h1", "h2", "r0")
@@ -195,12 +197,73 @@ def test_processes_memory_and_files_are_bounded(small_app: RouteApp) -> None:
         forks = net.shell("h1", "for i in $(seq 100); do sleep 3 & done; wait", timeout_s=5)
         assert "fork" in forks.output and "Resource temporarily unavailable" in forks.output
         net.shell("h1", ":(){ :|:& };:", timeout_s=2)  # bounded, and dies with its shell
+        shells = {str(node.pid) for node in net.mininet.hosts}  # Mininet's, root of each node
+
+        def left() -> set[str]:
+            return set(_processes_of(net.sandbox.uid)) - shells
+
         deadline = time.monotonic() + 3  # the kernel reaps a dead PID namespace promptly
-        while _processes_of(net.sandbox.uid) and time.monotonic() < deadline:
+        while left() and time.monotonic() < deadline:
             time.sleep(0.1)
-        assert not _processes_of(net.sandbox.uid)
+        assert not left()
         memory = net.shell("h1", "python3 -c 'x = bytearray(1 << 30)'")
         assert "MemoryError" in memory.output
         big = net.shell("h1", "head -c 40000000 /dev/zero > /tmp/big; ls -l /tmp/big")
         assert "File too large" in big.output or "No space left" in big.output
         assert net.shell("h1", "echo still fine").output.strip() == "still fine"
+
+
+@pytest.mark.root
+@NEEDS_ROOT
+def test_a_node_cannot_act_on_the_switches_or_other_nodes(small_app: RouteApp) -> None:
+    """``link-netnsid`` numbers name the fabric; a node may read them, never act there."""
+    with small_app.open(small_app.generate(75, 1, "DR")) as episode:
+        net = episode.net
+        fabric = net.netns("net")
+
+        def links() -> str:
+            out = subprocess.run(["ip", "-n", fabric, "-o", "link"], capture_output=True)
+            return " ".join(sorted(line.split()[1] for line in out.stdout.decode().splitlines()))
+
+        before = links()
+        for node in ("h1", "r0"):
+            result = net.shell(node, escape.command("s2"))
+            assert result.returncode == 0, result.output
+            tried = json.loads(result.output)
+            assert "0" in tried
+            for nsid, outcome in tried.items():
+                assert all(value < 0 for value in outcome.values()), (node, nsid, outcome)
+        assert links() == before
+        assert pingmesh(net, expect=episode.matrix.ok) == episode.matrix
+
+
+@pytest.mark.root
+@NEEDS_ROOT
+def test_kernel_interfaces_beyond_the_node_are_refused(small_app: RouteApp) -> None:
+    """Keyrings, the kernel log, bpf, new namespaces...: EPERM from the seccomp filter."""
+    import pyseccomp
+
+    from netarena.route.syscalls import DENIED
+
+    names = [n for n in (*DENIED, "unshare") if pyseccomp.resolve_syscall(
+        pyseccomp.Arch.NATIVE, n) >= 0]
+    numbers = {n: pyseccomp.resolve_syscall(pyseccomp.Arch.NATIVE, n) for n in names}
+    probe = (
+        "import ctypes, json, sys\n"
+        "libc = ctypes.CDLL(None, use_errno=True)\n"
+        "out = {}\n"
+        "for name, number in json.loads(sys.argv[1]).items():\n"
+        "    flags = 0x10000000 if name == 'unshare' else 0\n"  # CLONE_NEWUSER
+        "    ctypes.set_errno(0)\n"
+        "    out[name] = (libc.syscall(number, flags, 0, 0, 0, 0), ctypes.get_errno())\n"
+        "print(json.dumps(out))\n"
+    )
+    with small_app.open(small_app.generate(76, 1, "DI")) as episode:
+        net = episode.net
+        result = net.shell("h1", shlex.join(["python3", "-c", probe, json.dumps(numbers)]))
+        outcomes = json.loads(result.output)
+        assert outcomes == {n: [-1, 1] for n in names}, result.output  # EPERM
+        shown = net.shell("h1", "id; unshare -U true || echo refused; dmesg | head -1").output
+        assert shown.startswith("uid=0(root) gid=0(root)") and "refused" in shown, shown
+        assert "Operation not permitted" in shown
+        assert net.shell("r0", "ping -c1 -W1 127.0.0.1 && iptables -S | head -1").returncode == 0
