@@ -11,7 +11,6 @@ that must stay blocked starts answering.
 from __future__ import annotations
 
 import logging
-import re
 from typing import TYPE_CHECKING, Any
 
 from netarena.common.reactive import Command, ReactiveEpisode
@@ -31,7 +30,6 @@ __all__ = ["RouteEpisode"]
 
 log = logging.getLogger(__name__)
 
-_HOST_WRITING_RULE = re.compile(r"-j (IDLETIMER|LED)\b")
 _LIVE = LiveNetworks()
 """Live route networks in this process (more wait for room, see ``limits.py``)."""
 
@@ -112,17 +110,11 @@ class RouteEpisode(ReactiveEpisode[PingMatrix, Action]):
         return regressions(before, after, self.want)
 
     def _violations(self, command: Command[Action]) -> list[str]:
-        """Rules with targets that write host files (IDLETIMER, LED): removed, and unsafe.
+        """Filter rules whose targets write host state (IDLETIMER...): removed, and unsafe.
 
         A disguised command can slip past the deny list, not past this check of the state.
         """
-        node = command.payload.machine
-        rules = self.net.exec(node, ["iptables-save"]).output
-        kept = [line for line in rules.splitlines() if not _HOST_WRITING_RULE.search(line)]
-        if len(kept) == len(rules.splitlines()):
-            return []
-        self.net.exec(node, ["iptables-restore"], stdin="\n".join(kept) + "\n")
-        return [f"{node}: an iptables rule with a target that writes host files (removed)"]
+        return self.net.remove_host_writing_rules(command.payload.machine)
 
     def _score(self) -> Score:
         self._final = True

@@ -25,6 +25,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from netarena.common.errors import EmulatorError
+from netarena.route.hostrules import host_writing_rules, legacy_cleaned, removal_commands
 from netarena.route.intent import Intent, host_route_commands, host_rules, router_rules
 from netarena.route.namespaces import (
     OWNER_DIR,
@@ -66,8 +67,10 @@ class _ConcurrentMininet(Mininet):
     def _node_class(self, cls: Any) -> Any:
         return cls if self.node_uid is None else own_user_namespace(cls, self.node_uid)
 
-    def addLink(self, node1: Any, node2: Any, port1: Any = None, port2: Any = None,  # noqa: N802
-                cls: Any = None, **params: Any) -> Any:
+    def addLink(  # noqa: N802 - Mininet's name
+        self, node1: Any, node2: Any, port1: Any = None, port2: Any = None, cls: Any = None,
+        **params: Any,
+    ) -> Any:
         """Mininet's ``addLink``, with veth pairs made by the evaluator (see ``_made_here``)."""
         link_class = _made_here(self.link if cls is None else cls)
         return super().addLink(node1, node2, port1, port2, cls=link_class, **params)
@@ -275,6 +278,29 @@ class Network:
         assert self.sandbox is not None and self.mininet is not None
         userns = f"/proc/{self.mininet.nameToNode[node].pid}/ns/user"
         return self.sandbox.run(node, self.netns(node), userns, command, timeout_s)
+
+    def remove_host_writing_rules(self, node: str) -> list[str]:
+        """Delete ``node``'s filter rules whose targets write host state (``hostrules.py``).
+
+        Returns:
+            What was found, one description per kind of table (empty: none).
+        """
+        found = []
+        rules = host_writing_rules(self.exec(node, ["nft", "-j", "list", "ruleset"]).output)
+        if rules:
+            self.exec(node, ["nft", "-j", "-f", "-"], stdin=removal_commands(rules))
+            found.append(
+                f"{node}: {len(rules)} packet-filter rule(s) with a target that writes host "
+                "state (IDLETIMER, LED, AUDIT), removed"
+            )
+        names = "cat /proc/net/ip_tables_names /proc/net/ip6_tables_names 2>/dev/null"
+        if self.exec(node, ["sh", "-c", names]).output.strip():  # legacy tables in use
+            for tool in ("iptables-legacy", "ip6tables-legacy"):
+                cleaned = legacy_cleaned(self.exec(node, [f"{tool}-save"]).output)
+                if cleaned is not None:
+                    self.exec(node, [f"{tool}-restore"], stdin=cleaned)
+                    found.append(f"{node}: {tool} rules that write host state, removed")
+        return found
 
     def flush_neighbours(self) -> None:
         """Forget every learned neighbour entry on every node (static entries stay).

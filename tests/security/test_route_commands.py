@@ -42,6 +42,8 @@ FLOODS = [
     "ping -c 5 -i 0.01 h2 | tail -1",
     "iptables -A OUTPUT -j IDLETIMER --timeout 5 --label x",
     "iptables -A INPUT -j LED --led-trigger-id x",
+    "ip6tables -I OUTPUT --jump IDLETIMER --timeout 5 --label x",
+    "iptables -t mangle -A PREROUTING -j 'AUDIT' --type drop",
 ]
 
 
@@ -62,6 +64,7 @@ def test_floods_and_host_writing_targets_are_forbidden(command: str) -> None:
         "for i in 1 2 3; do ip addr; done > /tmp/a; wc -l /tmp/a",
         "cat <<EOF\nmulti-line\nEOF",
         "ip addr show $(ip -o link | awk -F': ' 'NR==2{print $2}')",
+        "iptables -S | grep -c LED; echo IDLETIMER and AUDIT are targets",
     ],
 )
 def test_shell_command_lines_are_accepted(command: str) -> None:
