@@ -10,7 +10,7 @@ it on the command's behalf:
   every episode on the machine;
 * the iptables targets ``IDLETIMER``, ``LED`` and ``AUDIT``, which make the kernel write
   host state (``/sys``, the audit log); spelled otherwise, they are found in the node's
-  rules after the command (``hostrules.py``).
+  rules after the command (``rulesets.py``).
 
 Those are attempted forbidden changes (``ForbiddenCommand``). A reply that cannot be read
 or names no machine of the episode is only refused (``InvalidAction``).

@@ -69,6 +69,7 @@ class RouteEpisode(ReactiveEpisode[PingMatrix, Action]):
         self.faults = injected.faults
         self.attempts = injected.attempts
         self._final = False
+        self.volatile: dict[str, list[str]] = {}
         assert injected.matrix is not None
         self._begin(injected.matrix)
 
@@ -101,20 +102,38 @@ class RouteEpisode(ReactiveEpisode[PingMatrix, Action]):
         return measure(self.net, self.timing, expect)
 
     def _report(self, state: PingMatrix) -> str:
-        return state.text()
+        if not (volatile := self.volatile_rules):
+            return state.text()
+        shown = "\n".join(f"- {rule}" for rule in volatile[:5])
+        return (
+            f"{state.text()}\nNot repaired while paths may depend on rules whose verdict "
+            f"depends on time or traffic history (rates, quotas, clocks, chance, "
+            f"remembered sources):\n{shown}"
+        )
 
     def _solved(self, state: PingMatrix) -> bool:
-        return is_correct(state, self.want)
+        return is_correct(state, self.want) and not self.volatile_rules
 
     def _regressions(self, before: PingMatrix, after: PingMatrix) -> list[str]:
         return regressions(before, after, self.want)
 
     def _violations(self, command: Command[Action]) -> list[str]:
-        """Filter rules whose targets write host state (IDLETIMER...): removed, and unsafe.
+        """Read the node's packet filters again (``rulesets.py``).
 
-        A disguised command can slip past the deny list, not past this check of the state.
+        Rules whose targets write host state (IDLETIMER...) are removed, and unsafe: a
+        disguised command can slip past the deny list, not past this check of the state.
+        Rules whose verdict depends on time or traffic history are remembered: while any
+        remains, the network does not count as repaired.
         """
-        return self.net.remove_host_writing_rules(command.payload.machine)
+        node = command.payload.machine
+        findings = self.net.inspect_rules(node)
+        self.volatile[node] = findings.volatile
+        return findings.removed
+
+    @property
+    def volatile_rules(self) -> list[str]:
+        """Rules on any node whose verdict depends on time or traffic history."""
+        return [rule for node in self.plan.nodes for rule in self.volatile.get(node, [])]
 
     def _score(self) -> Score:
         self._final = True
@@ -127,6 +146,7 @@ class RouteEpisode(ReactiveEpisode[PingMatrix, Action]):
             "initial_loss_pct": round(self.initial.loss_pct, 2),
             "intended_loss_pct": round(100.0 * (total - len(self.want)) / total, 2),
             "wrong_pairs": len(state.ok ^ self.want),
+            "volatile_rules": len(self.volatile_rules),
             "num_subnets": len(self.plan.subnets),
             "num_hosts": len(self.plan.hosts),
             "faults": ",".join(f"{f['type']}:{f['method']}@{f['node']}" for f in self.faults),

@@ -22,10 +22,10 @@ import os
 import resource
 import subprocess
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
 from typing import Any
 
 from netarena.common.errors import EmulatorError
-from netarena.route.hostrules import host_writing_rules, legacy_cleaned, removal_commands
 from netarena.route.intent import Intent, host_route_commands, host_rules, router_rules
 from netarena.route.namespaces import (
     OWNER_DIR,
@@ -38,10 +38,18 @@ from netarena.route.namespaces import (
 )
 from netarena.route.neighbours import flush_learned
 from netarena.route.plan import ROUTER, NetworkPlan
+from netarena.route.rulesets import (
+    host_writing_rules,
+    legacy_cleaned,
+    legacy_volatile,
+    parse_ruleset,
+    removal_commands,
+    volatile_rules,
+)
 from netarena.route.sandbox import EpisodeSandbox, ExecResult, episode_uid
 from netarena.route.topology import Bridge, Mininet, Topo
 
-__all__ = ["Network", "ExecResult"]
+__all__ = ["Network", "ExecResult", "RuleFindings"]
 
 log = logging.getLogger(__name__)
 
@@ -49,6 +57,16 @@ Mininet.inited = True  # skip Mininet.init(): it raises host-wide limits and sys
 
 _FABRIC = "net"
 _BRIDGE_FIREWALL = ("arptables", "iptables", "ip6tables")
+
+
+@dataclass
+class RuleFindings:
+    """What ``Network.inspect_rules`` found in a node's packet filters."""
+
+    removed: list[str] = field(default_factory=list)
+    """Rules whose targets write host state, deleted (each makes the step unsafe)."""
+    volatile: list[str] = field(default_factory=list)
+    """Rules whose verdict depends on time or traffic history (no repair relies on them)."""
 
 
 class _ConcurrentMininet(Mininet):
@@ -279,28 +297,27 @@ class Network:
         userns = f"/proc/{self.mininet.nameToNode[node].pid}/ns/user"
         return self.sandbox.run(node, self.netns(node), userns, command, timeout_s)
 
-    def remove_host_writing_rules(self, node: str) -> list[str]:
-        """Delete ``node``'s filter rules whose targets write host state (``hostrules.py``).
-
-        Returns:
-            What was found, one description per kind of table (empty: none).
-        """
-        found = []
-        rules = host_writing_rules(self.exec(node, ["nft", "-j", "list", "ruleset"]).output)
-        if rules:
-            self.exec(node, ["nft", "-j", "-f", "-"], stdin=removal_commands(rules))
-            found.append(
-                f"{node}: {len(rules)} packet-filter rule(s) with a target that writes host "
+    def inspect_rules(self, node: str) -> RuleFindings:
+        """Read ``node``'s packet filters; delete rules that write host state (``rulesets.py``)."""
+        findings = RuleFindings()
+        rules = parse_ruleset(self.exec(node, ["nft", "-j", "list", "ruleset"]).output)
+        if writing := host_writing_rules(rules):
+            self.exec(node, ["nft", "-j", "-f", "-"], stdin=removal_commands(writing))
+            findings.removed.append(
+                f"{node}: {len(writing)} packet-filter rule(s) with a target that writes host "
                 "state (IDLETIMER, LED, AUDIT), removed"
             )
+        findings.volatile += [f"{node}: {rule}" for rule in volatile_rules(rules)]
         names = "cat /proc/net/ip_tables_names /proc/net/ip6_tables_names 2>/dev/null"
-        if self.exec(node, ["sh", "-c", names]).output.strip():  # legacy tables in use
-            for tool in ("iptables-legacy", "ip6tables-legacy"):
-                cleaned = legacy_cleaned(self.exec(node, [f"{tool}-save"]).output)
-                if cleaned is not None:
-                    self.exec(node, [f"{tool}-restore"], stdin=cleaned)
-                    found.append(f"{node}: {tool} rules that write host state, removed")
-        return found
+        if not self.exec(node, ["sh", "-c", names]).output.strip():
+            return findings  # no legacy x_tables in use (or none in this kernel)
+        for tool in ("iptables-legacy", "ip6tables-legacy"):
+            saved = self.exec(node, [f"{tool}-save"]).output
+            if (cleaned := legacy_cleaned(saved)) is not None:
+                self.exec(node, [f"{tool}-restore"], stdin=cleaned)
+                findings.removed.append(f"{node}: {tool} rules that write host state, removed")
+            findings.volatile += [f"{node}: {tool}: {rule}" for rule in legacy_volatile(saved)]
+        return findings
 
     def flush_neighbours(self) -> None:
         """Forget every learned neighbour entry on every node (static entries stay).

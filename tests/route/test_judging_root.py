@@ -132,3 +132,36 @@ def test_probe_requests_are_shaped_like_ping(small_app: RouteApp) -> None:
             seconds, micros = int.from_bytes(packet[28:36], "little"), packet[36:44]
             assert abs(seconds - time.time()) < 30
             assert int.from_bytes(micros, "little") < 1_000_000
+
+
+# Accept a source only while it sends faster than 2 packets/s: the judge probes in bursts,
+# an operator's single ping does not.
+BURSTS_ONLY = (
+    "iptables -A FORWARD -m hashlimit --hashlimit-above 2/sec --hashlimit-burst 1 "
+    "--hashlimit-mode srcip --hashlimit-name judge -j ACCEPT"
+)
+CLOCK_WINDOW = (
+    'iptables -A FORWARD -m time --datestart "$(date -u -d @$(($(date +%s) - 60)) +%FT%T)" '
+    '--datestop "$(date -u -d @$(($(date +%s) + 900)) +%FT%T)" -j ACCEPT'
+)
+
+
+@pytest.mark.parametrize("fake", [BURSTS_ONLY, CLOCK_WINDOW])
+def test_a_path_open_only_by_rate_or_clock_is_not_repaired(small_app: RouteApp, fake: str) -> None:
+    query = small_app.generate(22, 1, "DR")  # the router's FORWARD policy is DROP
+    with small_app.open(query) as episode:
+        step = episode.step(reply("r0", fake))
+        assert episode.history[-1].exit_code == 0, episode.history[-1].output
+        assert not step.done and "time or traffic history" in step.observation
+        if fake == CLOCK_WINDOW:  # the window is open: every intended pair answers now
+            assert episode.matrix.ok == episode.want
+        score = episode.score()
+        assert not score.correct and score.safe
+
+
+def test_rate_limited_logging_does_not_block_a_repair(small_app: RouteApp) -> None:
+    query = small_app.generate(22, 1, "DR")
+    with small_app.open(query) as episode:
+        episode.step(reply("r0", "iptables -I FORWARD -m limit --limit 5/min -j LOG"))
+        assert episode.step(reply("r0", "iptables -P FORWARD ACCEPT")).done
+        assert episode.score().correct
