@@ -14,7 +14,7 @@ import logging
 from typing import TYPE_CHECKING, Any
 
 from netarena.common.reactive import Command, ReactiveEpisode
-from netarena.common.types import Query, Score
+from netarena.common.types import Query, Score, StepResult
 from netarena.route.actions import Action, parse_reply
 from netarena.route.checks import is_correct, regressions
 from netarena.route.injection import ProbeTiming, build_faulted, measure
@@ -70,6 +70,7 @@ class RouteEpisode(ReactiveEpisode[PingMatrix, Action]):
         self.attempts = injected.attempts
         self._final = False
         self.volatile: dict[str, list[str]] = {}
+        self._torn_down: str | None = None
         assert injected.matrix is not None
         self._begin(injected.matrix)
 
@@ -98,6 +99,8 @@ class RouteEpisode(ReactiveEpisode[PingMatrix, Action]):
         Pairs that answered before (and, for the final score, every intended pair) are
         confirmed before being reported lost.
         """
+        if self._torn_down is not None:
+            return PingMatrix(self.plan.nodes, frozenset())
         expect = self.state.ok | (self.want if self._final else frozenset())
         return measure(self.net, self.timing, expect)
 
@@ -126,9 +129,24 @@ class RouteEpisode(ReactiveEpisode[PingMatrix, Action]):
         remains, the network does not count as repaired.
         """
         node = command.payload.machine
-        findings = self.net.inspect_rules(node)
+        findings = self.net.inspect(node)
         self.volatile[node] = findings.volatile
+        if excess := findings.over_budget():
+            self._torn_down = f"{node} holds {', '.join(excess)}"
+            self.net.close()  # frees the kernel memory now, not when the episode ends
+            return [*findings.removed, f"{self._torn_down}: network torn down"]
         return findings.removed
+
+    def _step(self, action: str) -> StepResult:
+        """A step; one that piled up kernel objects also ends the episode (network gone)."""
+        result = super()._step(action)
+        if self._torn_down is None:
+            return result
+        ended = (
+            f"{result.observation}\n\nThe episode is over: {self._torn_down}, more kernel "
+            "objects than any repair needs; the network was torn down."
+        )
+        return result.model_copy(update={"observation": ended, "done": True})
 
     @property
     def volatile_rules(self) -> list[str]:

@@ -36,8 +36,8 @@ from netarena.route.namespaces import (
     remove_prefix,
     write_sysctl,
 )
-from netarena.route.neighbours import flush_learned
 from netarena.route.plan import ROUTER, NetworkPlan
+from netarena.route.rtnetlink import count_objects, flush_learned
 from netarena.route.rulesets import (
     host_writing_rules,
     legacy_cleaned,
@@ -49,13 +49,24 @@ from netarena.route.rulesets import (
 from netarena.route.sandbox import EpisodeSandbox, ExecResult, episode_uid
 from netarena.route.topology import Bridge, Mininet, Topo
 
-__all__ = ["Network", "ExecResult", "RuleFindings"]
+__all__ = ["Network", "ExecResult", "RuleFindings", "OBJECT_BUDGET"]
 
 log = logging.getLogger(__name__)
 
 Mininet.inited = True  # skip Mininet.init(): it raises host-wide limits and sysctls
 
 _FABRIC = "net"
+OBJECT_BUDGET = {
+    "links": 64,
+    "addresses": 512,
+    "routes": 4096,
+    "rules": 512,
+    "neighbours": 4096,
+    "nexthops": 512,
+    "filter rules": 4096,
+}
+"""Most kernel objects of each kind a node may hold: far above any repair's needs, far
+below what holds host memory (a veth pair costs about 100 KB of kernel memory)."""
 _BRIDGE_FIREWALL = ("arptables", "iptables", "ip6tables")
 
 
@@ -67,6 +78,16 @@ class RuleFindings:
     """Rules whose targets write host state, deleted (each makes the step unsafe)."""
     volatile: list[str] = field(default_factory=list)
     """Rules whose verdict depends on time or traffic history (no repair relies on them)."""
+    counts: dict[str, int] = field(default_factory=dict)
+    """Kernel objects the node holds, by kind (see ``OBJECT_BUDGET``)."""
+
+    def over_budget(self) -> list[str]:
+        """Kinds of object the node holds more of than ``OBJECT_BUDGET`` allows."""
+        return [
+            f"{self.counts[kind]}+ {kind} (at most {most})"
+            for kind, most in OBJECT_BUDGET.items()
+            if self.counts.get(kind, 0) > most
+        ]
 
 
 class _ConcurrentMininet(Mininet):
@@ -297,8 +318,11 @@ class Network:
         userns = f"/proc/{self.mininet.nameToNode[node].pid}/ns/user"
         return self.sandbox.run(node, self.netns(node), userns, command, timeout_s)
 
-    def inspect_rules(self, node: str) -> RuleFindings:
-        """Read ``node``'s packet filters; delete rules that write host state (``rulesets.py``)."""
+    def inspect(self, node: str) -> RuleFindings:
+        """Read ``node``'s packet filters and count its kernel objects.
+
+        Rules that write host state are deleted on the spot (``rulesets.py``).
+        """
         findings = RuleFindings()
         rules = parse_ruleset(self.exec(node, ["nft", "-j", "list", "ruleset"]).output)
         if writing := host_writing_rules(rules):
@@ -308,6 +332,8 @@ class Network:
                 "state (IDLETIMER, LED, AUDIT), removed"
             )
         findings.volatile += [f"{node}: {rule}" for rule in volatile_rules(rules)]
+        findings.counts = count_objects(self.netns(node), max(OBJECT_BUDGET.values()) + 1)
+        findings.counts["filter rules"] = len(rules)
         names = "cat /proc/net/ip_tables_names /proc/net/ip6_tables_names 2>/dev/null"
         if not self.exec(node, ["sh", "-c", names]).output.strip():
             return findings  # no legacy x_tables in use (or none in this kernel)
