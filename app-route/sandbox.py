@@ -39,7 +39,7 @@ from pathlib import Path
 from netarena.common.errors import EmulatorError
 from netarena.route.namespaces import NETNS_DIR, fs_root
 from netarena.route.plan import ROUTER, NetworkPlan
-from netarena.route.syscalls import program_fd
+from netarena.route.syscalls import filter_program
 
 __all__ = [
     "ExecResult",
@@ -226,16 +226,27 @@ class EpisodeSandbox:
             userns_fd = os.open(userns, os.O_RDONLY | os.O_CLOEXEC)
         except OSError as exc:
             raise EmulatorError(f"{node}: its user namespace is gone: {exc}") from exc
-        seccomp_fd = program_fd()
+        seccomp_fd = _readable(filter_program())
         try:
             argv = self.argv(node, netns, userns_fd, seccomp_fd, command, timeout_s)
+            at, end = argv.index("bwrap") + 1, argv.index("--", argv.index("bwrap"))
+            options = argv[at:end]  # through a descriptor: `ps` shows no host paths
+            args_fd = _readable(b"".join(a.encode() + b"\0" for a in options))
+        except BaseException:
+            os.close(userns_fd)
+            raise
+        try:
             started = time.monotonic()
             code, raw, killed = run_capped(
-                argv, timeout_s + 3, _CAP_READ_BYTES, env, (userns_fd, seccomp_fd)
+                [*argv[:at], "--args", str(args_fd), *argv[end:]],
+                timeout_s + 3,
+                _CAP_READ_BYTES,
+                env,
+                (userns_fd, seccomp_fd, args_fd),
             )
         finally:
-            os.close(userns_fd)
-            os.close(seccomp_fd)
+            for fd in (userns_fd, seccomp_fd, args_fd):
+                os.close(fd)
         late = time.monotonic() - started >= timeout_s
         timed_out = killed or (code in (124, 137) and late)
         text = _cap(raw)
@@ -312,6 +323,16 @@ def run_capped(
             proc.kill()
             proc.wait()
     return (-9 if killed else proc.returncode), bytes(kept), killed
+
+
+def _readable(data: bytes) -> int:
+    """A descriptor to read ``data`` from (a pipe; the caller closes it)."""
+    read_end, write_end = os.pipe()
+    try:
+        os.write(write_end, data)  # a few kilobytes at most: within a pipe's buffer
+    finally:
+        os.close(write_end)
+    return read_end
 
 
 def _cap(raw: bytes) -> str:

@@ -24,11 +24,10 @@ from __future__ import annotations
 
 import errno
 import functools
-import os
 import tempfile
 from typing import Any
 
-__all__ = ["DENIED", "filter_program", "program_fd"]
+__all__ = ["DENIED", "filter_program"]
 
 DENIED = (
     "mount",
@@ -116,14 +115,3 @@ def filter_program() -> bytes:
     if not program or len(program) % 8:
         raise OSError("libseccomp exported no filter program")
     return program
-
-
-def program_fd() -> int:
-    """A fresh readable descriptor holding ``filter_program()`` (the caller closes it)."""
-    program = filter_program()
-    read_end, write_end = os.pipe()
-    try:
-        os.write(write_end, program)  # a few hundred bytes: far below a pipe's buffer
-    finally:
-        os.close(write_end)
-    return read_end

@@ -184,6 +184,8 @@ def test_secrets_and_host_files_stay_invisible(small_app: RouteApp) -> None:
             assert shadow.decode(errors="replace") not in out and "root:" not in out, command
         mounts = episode.net.shell("r0", "cat /proc/mounts").output
         assert "/work" not in mounts and "/run/netns" not in mounts
+        processes = episode.net.shell("r0", "ps aux").output
+        assert "netarena" not in processes and episode.prefix not in processes
         writable = episode.net.shell(
             "r0",
             "for f in /proc/sysrq-trigger /proc/sys/vm/swappiness /proc/sys/kernel/core_pattern "
