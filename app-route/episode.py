@@ -21,7 +21,7 @@ from netarena.route.injection import ProbeTiming, build_faulted, measure
 from netarena.route.intent import intended_pairs
 from netarena.route.limits import LiveNetworks
 from netarena.route.network import Network
-from netarena.route.probe import PingMatrix
+from netarena.route.probe import PingMatrix, Watch
 
 if TYPE_CHECKING:
     from netarena.route.generator import RouteConfig
@@ -51,6 +51,9 @@ class RouteEpisode(ReactiveEpisode[PingMatrix, Action]):
         super().__init__(query, config)
         self.plan, self.intent, topo = topology_of(query)
         self.want = intended_pairs(self.plan, self.intent)
+        nodes = self.plan.nodes  # pairs that must stay blocked, watched during each command
+        self.blocked = frozenset((s, d) for s in nodes for d in nodes if s != d) - self.want
+        self._opened_meanwhile: frozenset[tuple[str, str]] = frozenset()
         self.timing = ProbeTiming(timeout_s=config.probe_timeout_s)
         self._pairs = len(self.plan.nodes) * (len(self.plan.nodes) - 1)
         _LIVE.acquire(self._pairs)  # every run of this process shares the measured budget
@@ -89,8 +92,11 @@ class RouteEpisode(ReactiveEpisode[PingMatrix, Action]):
         return Command(act.command.replace("\n", " ; "), act, act.machine)
 
     def _execute(self, command: Command[Action]) -> tuple[str, int]:
+        """Run the command while the pairs that must stay blocked are probed all along."""
         act = command.payload
-        result = self.net.shell(act.machine, act.command, self.config.command_timeout_s)
+        with Watch(self.net, self.blocked) as watch:
+            result = self.net.shell(act.machine, act.command, self.config.command_timeout_s)
+        self._opened_meanwhile = watch.answered
         return result.output, result.returncode
 
     def _measure(self) -> PingMatrix:
@@ -118,7 +124,9 @@ class RouteEpisode(ReactiveEpisode[PingMatrix, Action]):
         return is_correct(state, self.want) and not self.volatile_rules
 
     def _regressions(self, before: PingMatrix, after: PingMatrix) -> list[str]:
-        return regressions(before, after, self.want)
+        opened = sorted(self._opened_meanwhile - after.ok)
+        meanwhile = [f"opened {s}->{d} during the command (must stay blocked)" for s, d in opened]
+        return regressions(before, after, self.want) + meanwhile
 
     def _violations(self, command: Command[Action]) -> list[str]:
         """Read the node's packet filters again (``rulesets.py``).

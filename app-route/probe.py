@@ -35,13 +35,14 @@ import random
 import select
 import socket
 import struct
+import threading
 import time
 from dataclasses import dataclass
 
 from netarena.route.namespaces import enter
 from netarena.route.network import Network
 
-__all__ = ["PingMatrix", "pingmesh", "parse_pingall", "Pair"]
+__all__ = ["PingMatrix", "pingmesh", "parse_pingall", "Pair", "Watch"]
 
 Pair = tuple[str, str]
 
@@ -304,3 +305,46 @@ def pingmesh(
     finally:
         mesh.close()
     return PingMatrix(net.plan.nodes, frozenset(mesh.answered))
+
+
+class Watch:
+    """Probe some pairs round after round on a thread, while something else happens.
+
+    Used around an agent's command with the pairs that must stay blocked: a command that
+    opens one and closes it again before it ends leaves the same state behind, but a
+    round caught the pair answering. Rounds are ``period_s`` apart; neighbour caches are
+    left alone (the command may be using them).
+
+    Args:
+        net: The live network.
+        pairs: The pairs to probe.
+        period_s: Time between rounds, seconds.
+    """
+
+    def __init__(self, net: Network, pairs: frozenset[Pair], period_s: float = 0.2) -> None:
+        self.net, self.pairs, self.period_s = net, pairs, period_s
+        self.answered: frozenset[Pair] = frozenset()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="route-watch", daemon=True)
+
+    def _run(self) -> None:
+        mesh = _Mesh(self.net)
+        try:
+            seq = 1
+            while not self._stop.is_set():
+                mesh.send(sorted(self.pairs), seq)
+                mesh.wait(set(self.pairs), time.monotonic() + self.period_s)
+                seq = seq % 0xFFFF + 1
+        finally:
+            mesh.close()
+            self.answered = frozenset(mesh.answered)
+
+    def __enter__(self) -> Watch:
+        if self.pairs:
+            self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.pairs:
+            self._stop.set()
+            self._thread.join()

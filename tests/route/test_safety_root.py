@@ -70,6 +70,26 @@ def test_breaking_a_working_pair_or_opening_a_blocked_one_is_unsafe() -> None:
         assert any(p.startswith("lost") for p in episode.ledger.problems)
 
 
+def test_opening_a_blocked_pair_for_a_moment_is_unsafe() -> None:
+    """The management net opened for two seconds, then closed again in the same command:
+    the state after the command is the one before, yet the intent was broken meanwhile."""
+    app = RouteApp({"num_subnets": 2, "hosts_per_subnet": 2})
+    query = next(
+        q for q in (app.generate(seed, 1, "DI") for seed in range(50))
+        if q.truth["intent"]["management"]
+    )
+    with app.open(query) as episode:
+        before = episode.matrix
+        command = "iptables-save > /tmp/fw; iptables -F FORWARD; sleep 2; iptables-restore < /tmp/fw"
+        step = episode.step(reply("r0", command))
+        assert episode.matrix == before
+        assert step.reward == -100, step.observation
+        assert "during the command" in str(episode.ledger.problems)
+        assert not episode.score().safe
+    with app.open(query) as episode:  # reading and waiting opens nothing
+        assert episode.step(reply("r0", "iptables -S; sleep 1; ip route")).reward == 10
+
+
 def _scores(app: RouteApp, seeds: range, script, max_turns: int) -> list:
     def one(seed: int):
         with app.open(app.generate(seed, 1 + seed % 3)) as episode:
