@@ -61,12 +61,13 @@ OBJECT_BUDGET = {
     "addresses": 512,
     "routes": 4096,
     "rules": 512,
-    "neighbours": 4096,
+    "neighbours": 512,
     "nexthops": 512,
     "filter rules": 4096,
 }
 """Most kernel objects of each kind a node may hold: far above any repair's needs, far
-below what holds host memory (a veth pair costs about 100 KB of kernel memory)."""
+below what holds host memory (a veth pair costs about 100 KB of kernel memory) or fills a
+table every namespace shares (the kernel's ARP table holds 1,024 learned entries in all)."""
 _BRIDGE_FIREWALL = ("arptables", "iptables", "ip6tables")
 
 
@@ -83,11 +84,16 @@ class RuleFindings:
 
     def over_budget(self) -> list[str]:
         """Kinds of object the node holds more of than ``OBJECT_BUDGET`` allows."""
-        return [
-            f"{self.counts[kind]}+ {kind} (at most {most})"
-            for kind, most in OBJECT_BUDGET.items()
-            if self.counts.get(kind, 0) > most
-        ]
+        return over_budget(self.counts)
+
+
+def over_budget(counts: dict[str, int]) -> list[str]:
+    """Kinds of object in ``counts`` above ``OBJECT_BUDGET``, described."""
+    return [
+        f"{counts[kind]}+ {kind} (at most {most})"
+        for kind, most in OBJECT_BUDGET.items()
+        if counts.get(kind, 0) > most
+    ]
 
 
 class _ConcurrentMininet(Mininet):
@@ -316,7 +322,13 @@ class Network:
         self._check_open(node)
         assert self.sandbox is not None and self.mininet is not None
         userns = f"/proc/{self.mininet.nameToNode[node].pid}/ns/user"
-        return self.sandbox.run(node, self.netns(node), userns, command, timeout_s)
+        netns = self.netns(node)
+
+        def guard() -> str | None:  # stops a command piling up objects before it is done
+            counts = count_objects(netns, max(OBJECT_BUDGET.values()) + 1)
+            return ", ".join(over_budget(counts)) or None
+
+        return self.sandbox.run(node, netns, userns, command, timeout_s, guard)
 
     def inspect(self, node: str) -> RuleFindings:
         """Read ``node``'s packet filters and count its kernel objects.

@@ -33,6 +33,7 @@ import select
 import shutil
 import subprocess
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -60,6 +61,8 @@ MAX_PROCESSES = 32
 """Processes (threads) the agent's user may have at once."""
 MAX_ADDRESS_SPACE = 256 << 20
 """Address space of each agent process, bytes."""
+GUARD_PERIOD_S = 0.2
+"""How often a running command's guard looks at the node (``run_capped``)."""
 _UID_BASE = 1_900_000_000
 _PATH = "/opt/netarena/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 _CAPS = ("net_admin", "net_raw", "net_bind_service")
@@ -207,7 +210,13 @@ class EpisodeSandbox:
         ]
 
     def run(
-        self, node: str, netns: str, userns: str, command: str, timeout_s: float
+        self,
+        node: str,
+        netns: str,
+        userns: str,
+        command: str,
+        timeout_s: float,
+        guard: Callable[[], str | None] | None = None,
     ) -> ExecResult:
         """Run ``command`` as ``bash -c`` on ``node``; bounded in time and output.
 
@@ -217,6 +226,8 @@ class EpisodeSandbox:
             userns: A path to its user namespace (``/proc/<pid>/ns/user``).
             command: The agent's command line.
             timeout_s: The command's time limit, seconds.
+            guard: Looks at the node while the command runs; a reason it returns stops
+                the command at once (the reason ends its output).
 
         Raises:
             EmulatorError: The node's user namespace is gone.
@@ -235,6 +246,13 @@ class EpisodeSandbox:
         except BaseException:
             os.close(userns_fd)
             raise
+        stopped: list[str] = []
+
+        def check() -> bool:
+            if guard is not None and (reason := guard()):
+                stopped.append(reason)
+            return bool(stopped)
+
         try:
             started = time.monotonic()
             code, raw, killed = run_capped(
@@ -243,13 +261,16 @@ class EpisodeSandbox:
                 _CAP_READ_BYTES,
                 env,
                 (userns_fd, seccomp_fd, args_fd),
+                check if guard is not None else None,
             )
         finally:
             for fd in (userns_fd, seccomp_fd, args_fd):
                 os.close(fd)
+        text = _cap(raw)
+        if stopped:
+            return ExecResult(code, text.rstrip("\n") + f"\n[stopped: {stopped[0]}]")
         late = time.monotonic() - started >= timeout_s
         timed_out = killed or (code in (124, 137) and late)
-        text = _cap(raw)
         if timed_out:
             note = f"[stopped at the {timeout_s:g}s time limit; output so far]"
             text = text.rstrip("\n") + "\n" + note
@@ -270,12 +291,21 @@ def run_capped(
     limit: int,
     env: dict[str, str] | None = None,
     pass_fds: tuple[int, ...] = (),
+    guard: Callable[[], bool] | None = None,
 ) -> tuple[int, bytes, bool]:
     """Run ``argv`` (stdout and stderr merged), keeping at most ``limit`` bytes of output.
 
     A chatty command must not grow the evaluator's memory for its whole timeout (``yes``
     writes gigabytes in five seconds), so output past ``limit`` is read and dropped: the
     command still runs to completion (or the timeout), so its exit status is its own.
+
+    Args:
+        argv: The command line.
+        timeout_s: When the command is killed, seconds.
+        limit: Most output bytes kept.
+        env: Its environment.
+        pass_fds: Descriptors it inherits.
+        guard: Called every ``GUARD_PERIOD_S`` while it runs; ``True`` kills it at once.
 
     Returns:
         ``(returncode, output, killed)``; a command still running at ``timeout_s`` is
@@ -298,14 +328,22 @@ def run_capped(
     poller = select.poll()  # select() fails past fd 1024 (many live networks)
     poller.register(fd, select.POLLIN | select.POLLHUP)
     deadline = time.monotonic() + timeout_s
+    checked = time.monotonic()
     killed = False
     try:
         while True:
-            left = deadline - time.monotonic()
+            now = time.monotonic()
+            if guard is not None and now - checked >= GUARD_PERIOD_S:
+                checked = now
+                if guard():
+                    killed = True
+                    break
+            left = deadline - now
             if left <= 0:
                 killed = True
                 break
-            if not poller.poll(left * 1000):
+            wait_s = left if guard is None else min(left, GUARD_PERIOD_S)
+            if not poller.poll(wait_s * 1000):
                 continue
             chunk = os.read(fd, 65536)
             if not chunk:

@@ -289,8 +289,9 @@ EXHAUSTING = [
 @pytest.mark.parametrize("command", EXHAUSTING)
 def test_piling_up_kernel_objects_ends_the_episode(small_app: RouteApp, command: str) -> None:
     """Interfaces, routes or neighbour entries by the thousand hold host kernel memory
-    (3,000 veth pairs took 300 MB in one 5-second command): the network is torn down at
-    once, the episode ends, unsafe and not repaired."""
+    (3,000 veth pairs took 300 MB in one 5-second command) or fill tables every namespace
+    shares: the command is stopped as it goes over, the network is torn down at once, the
+    episode ends, unsafe and not repaired."""
     with small_app.open(small_app.generate(77, 1, "RI")) as episode:
         prefix = episode.prefix
         result = episode.step(reply("h1", command))
