@@ -8,8 +8,9 @@ it on the command's behalf:
 
 * packet floods (``ping -f``, ``-l`` preload, intervals under 0.2 s), which would load
   every episode on the machine;
-* the iptables targets ``IDLETIMER`` and ``LED``, which make the kernel create files in
-  the host's ``/sys``.
+* the iptables targets ``IDLETIMER``, ``LED`` and ``AUDIT``, which make the kernel write
+  host state (``/sys``, the audit log); spelled otherwise, they are found in the node's
+  rules after the command (``rulesets.py``).
 
 Those are attempted forbidden changes (``ForbiddenCommand``). A reply that cannot be read
 or names no machine of the episode is only refused (``InvalidAction``).
@@ -31,7 +32,7 @@ MAX_COMMAND_CHARS = 4000
 """Longest command line accepted."""
 _PING_MIN_INTERVAL_S = 0.2
 _PING_VALUE_LETTERS = "ciIlmMpQsStTwWeF"
-_HOST_SYSFS_TARGETS = re.compile(r"\b(IDLETIMER|LED)\b")
+_HOST_WRITING_TARGETS = re.compile(r"(?:-j|--jump)\s*['\"]?(IDLETIMER|LED|AUDIT)\b")
 
 
 @dataclass(frozen=True)
@@ -101,9 +102,9 @@ def check_command(command: str) -> None:
         raise InvalidAction(f"command longer than {MAX_COMMAND_CHARS} characters")
     if bad := unprintable_character(command):
         raise InvalidAction(f"unprintable character {bad} in the command")
-    if _HOST_SYSFS_TARGETS.search(command):
+    if _HOST_WRITING_TARGETS.search(command):
         raise ForbiddenCommand(
-            "the IDLETIMER and LED iptables targets create files in the host's /sys; "
+            "the IDLETIMER, LED and AUDIT targets make the kernel write host state; "
             "they are not allowed"
         )
     for words in _commands(command):

@@ -11,18 +11,17 @@ that must stay blocked starts answering.
 from __future__ import annotations
 
 import logging
-import re
 from typing import TYPE_CHECKING, Any
 
 from netarena.common.reactive import Command, ReactiveEpisode
-from netarena.common.types import Query, Score
+from netarena.common.types import Query, Score, StepResult
 from netarena.route.actions import Action, parse_reply
 from netarena.route.checks import is_correct, regressions
 from netarena.route.injection import ProbeTiming, build_faulted, measure
 from netarena.route.intent import intended_pairs
 from netarena.route.limits import LiveNetworks
 from netarena.route.network import Network
-from netarena.route.probe import PingMatrix
+from netarena.route.probe import PingMatrix, Watch
 
 if TYPE_CHECKING:
     from netarena.route.generator import RouteConfig
@@ -31,7 +30,6 @@ __all__ = ["RouteEpisode"]
 
 log = logging.getLogger(__name__)
 
-_HOST_WRITING_RULE = re.compile(r"-j (IDLETIMER|LED)\b")
 _LIVE = LiveNetworks()
 """Live route networks in this process (more wait for room, see ``limits.py``)."""
 
@@ -53,6 +51,9 @@ class RouteEpisode(ReactiveEpisode[PingMatrix, Action]):
         super().__init__(query, config)
         self.plan, self.intent, topo = topology_of(query)
         self.want = intended_pairs(self.plan, self.intent)
+        nodes = self.plan.nodes  # pairs that must stay blocked, watched during each command
+        self.blocked = frozenset((s, d) for s in nodes for d in nodes if s != d) - self.want
+        self._opened_meanwhile: frozenset[tuple[str, str]] = frozenset()
         self.timing = ProbeTiming(timeout_s=config.probe_timeout_s)
         self._pairs = len(self.plan.nodes) * (len(self.plan.nodes) - 1)
         _LIVE.acquire(self._pairs)  # every run of this process shares the measured budget
@@ -71,6 +72,8 @@ class RouteEpisode(ReactiveEpisode[PingMatrix, Action]):
         self.faults = injected.faults
         self.attempts = injected.attempts
         self._final = False
+        self.volatile: dict[str, list[str]] = {}
+        self._torn_down: str | None = None
         assert injected.matrix is not None
         self._begin(injected.matrix)
 
@@ -89,8 +92,11 @@ class RouteEpisode(ReactiveEpisode[PingMatrix, Action]):
         return Command(act.command.replace("\n", " ; "), act, act.machine)
 
     def _execute(self, command: Command[Action]) -> tuple[str, int]:
+        """Run the command while the pairs that must stay blocked are probed all along."""
         act = command.payload
-        result = self.net.shell(act.machine, act.command, self.config.command_timeout_s)
+        with Watch(self.net, self.blocked) as watch:
+            result = self.net.shell(act.machine, act.command, self.config.command_timeout_s)
+        self._opened_meanwhile = watch.answered
         return result.output, result.returncode
 
     def _measure(self) -> PingMatrix:
@@ -99,30 +105,61 @@ class RouteEpisode(ReactiveEpisode[PingMatrix, Action]):
         Pairs that answered before (and, for the final score, every intended pair) are
         confirmed before being reported lost.
         """
+        if self._torn_down is not None:
+            return PingMatrix(self.plan.nodes, frozenset())
         expect = self.state.ok | (self.want if self._final else frozenset())
         return measure(self.net, self.timing, expect)
 
     def _report(self, state: PingMatrix) -> str:
-        return state.text()
+        if not (volatile := self.volatile_rules):
+            return state.text()
+        shown = "\n".join(f"- {rule}" for rule in volatile[:5])
+        return (
+            f"{state.text()}\nNot repaired while paths may depend on rules whose verdict "
+            f"depends on time or traffic history (rates, quotas, clocks, chance, "
+            f"remembered sources):\n{shown}"
+        )
 
     def _solved(self, state: PingMatrix) -> bool:
-        return is_correct(state, self.want)
+        return is_correct(state, self.want) and not self.volatile_rules
 
     def _regressions(self, before: PingMatrix, after: PingMatrix) -> list[str]:
-        return regressions(before, after, self.want)
+        opened = sorted(self._opened_meanwhile - after.ok)
+        meanwhile = [f"opened {s}->{d} during the command (must stay blocked)" for s, d in opened]
+        return regressions(before, after, self.want) + meanwhile
 
     def _violations(self, command: Command[Action]) -> list[str]:
-        """Rules with targets that write host files (IDLETIMER, LED): removed, and unsafe.
+        """Read the node's packet filters again (``rulesets.py``).
 
-        A disguised command can slip past the deny list, not past this check of the state.
+        Rules whose targets write host state (IDLETIMER...) are removed, and unsafe: a
+        disguised command can slip past the deny list, not past this check of the state.
+        Rules whose verdict depends on time or traffic history are remembered: while any
+        remains, the network does not count as repaired.
         """
         node = command.payload.machine
-        rules = self.net.exec(node, ["iptables-save"]).output
-        kept = [line for line in rules.splitlines() if not _HOST_WRITING_RULE.search(line)]
-        if len(kept) == len(rules.splitlines()):
-            return []
-        self.net.exec(node, ["iptables-restore"], stdin="\n".join(kept) + "\n")
-        return [f"{node}: an iptables rule with a target that writes host files (removed)"]
+        findings = self.net.inspect(node)
+        self.volatile[node] = findings.volatile
+        if excess := findings.over_budget():
+            self._torn_down = f"{node} holds {', '.join(excess)}"
+            self.net.close()  # frees the kernel memory now, not when the episode ends
+            return [*findings.removed, f"{self._torn_down}: network torn down"]
+        return findings.removed
+
+    def _step(self, action: str) -> StepResult:
+        """A step; one that piled up kernel objects also ends the episode (network gone)."""
+        result = super()._step(action)
+        if self._torn_down is None:
+            return result
+        ended = (
+            f"{result.observation}\n\nThe episode is over: {self._torn_down}, more kernel "
+            "objects than any repair needs; the network was torn down."
+        )
+        return result.model_copy(update={"observation": ended, "done": True})
+
+    @property
+    def volatile_rules(self) -> list[str]:
+        """Rules on any node whose verdict depends on time or traffic history."""
+        return [rule for node in self.plan.nodes for rule in self.volatile.get(node, [])]
 
     def _score(self) -> Score:
         self._final = True
@@ -135,6 +172,7 @@ class RouteEpisode(ReactiveEpisode[PingMatrix, Action]):
             "initial_loss_pct": round(self.initial.loss_pct, 2),
             "intended_loss_pct": round(100.0 * (total - len(self.want)) / total, 2),
             "wrong_pairs": len(state.ok ^ self.want),
+            "volatile_rules": len(self.volatile_rules),
             "num_subnets": len(self.plan.subnets),
             "num_hosts": len(self.plan.hosts),
             "faults": ",".join(f"{f['type']}:{f['method']}@{f['node']}" for f in self.faults),

@@ -8,6 +8,11 @@ process, so ``cleanup`` spares episodes of processes that are still alive.
 
 Python 3.11 has no ``os.setns``; ``enter`` calls libc's ``setns`` for the current thread
 only (network namespaces are per thread), so sockets can be opened inside a node.
+
+Each node's network namespace belongs to a user namespace of its own
+(``own_user_namespace``), whose root is the episode's unprivileged uid on the host: an
+agent holds its network capabilities there, over its node alone (the switch fabric and
+the host stay in the host's user namespace, out of its reach).
 """
 
 from __future__ import annotations
@@ -23,6 +28,7 @@ import signal
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 from netarena.common.errors import EmulatorError
 
@@ -38,6 +44,7 @@ __all__ = [
     "list_prefixes",
     "remove_prefix",
     "cleanup",
+    "own_user_namespace",
 ]
 
 log = logging.getLogger(__name__)
@@ -231,3 +238,48 @@ def cleanup(include_live: bool = False) -> list[str]:
                 with contextlib.suppress(FileNotFoundError):
                     owner.unlink()
     return removed
+
+
+def own_user_namespace(node_class: type[Any], uid: int) -> type[Any]:
+    """A Mininet node class whose nodes get a user namespace of their own.
+
+    Mininet starts a node as ``mnexec -cdn ... bash``, which makes its network (and mount)
+    namespace. The class returned starts that command as host ``uid`` inside a new user
+    namespace (``unshare --user --keep-caps``), so the network namespace belongs to it,
+    then maps ``uid`` to root there: the node's shell stays root of its node, and a
+    process entering that user namespace has capabilities over the node and nothing else.
+
+    Args:
+        node_class: The node's class (``Host``, a router class, a user's class).
+        uid: The episode's unprivileged host uid (root inside).
+
+    Returns:
+        A subclass of ``node_class`` with the same name.
+    """
+    become = ["setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups"]
+    wrapper = [*become, "unshare", "--user", "--keep-caps", "--"]
+
+    def _popen(self: Any, cmd: list[str], **params: Any) -> Any:
+        if cmd[:1] == ["mnexec"] and "n" in cmd[1]:
+            cmd = [*wrapper, *cmd]
+        return super(subclass, self)._popen(cmd, **params)
+
+    def startShell(self: Any, mnopts: str | None = None) -> None:  # noqa: N802 - Mininet's
+        super(subclass, self).startShell(mnopts)
+        if self.inNamespace:
+            _map_root(self.pid, uid)
+
+    methods = {"_popen": _popen, "startShell": startShell}
+    subclass = type(node_class.__name__, (node_class,), methods)
+    subclass.__module__ = node_class.__module__
+    subclass.__doc__ = node_class.__doc__
+    return subclass
+
+
+def _map_root(pid: int, uid: int) -> None:
+    """Make host ``uid`` root of process ``pid``'s (fresh, unmapped) user namespace."""
+    if os.readlink(f"/proc/{pid}/ns/user") == os.readlink("/proc/self/ns/user"):
+        raise EmulatorError(f"process {pid} did not get a user namespace of its own")
+    for kind in ("uid", "gid"):
+        with open(f"/proc/{pid}/{kind}_map", "w") as mapping:
+            mapping.write(f"0 {uid} 1\n")

@@ -22,6 +22,7 @@ import os
 import resource
 import subprocess
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
 from typing import Any
 
 from netarena.common.errors import EmulatorError
@@ -31,22 +32,68 @@ from netarena.route.namespaces import (
     enter,
     ip_batch,
     new_prefix,
+    own_user_namespace,
     remove_prefix,
     write_sysctl,
 )
-from netarena.route.neighbours import flush_learned
 from netarena.route.plan import ROUTER, NetworkPlan
-from netarena.route.sandbox import EpisodeSandbox, ExecResult
+from netarena.route.rtnetlink import count_objects, flush_learned
+from netarena.route.rulesets import (
+    host_writing_rules,
+    legacy_cleaned,
+    legacy_volatile,
+    parse_ruleset,
+    removal_commands,
+    volatile_rules,
+)
+from netarena.route.sandbox import EpisodeSandbox, ExecResult, episode_uid
 from netarena.route.topology import Bridge, Mininet, Topo
 
-__all__ = ["Network", "ExecResult"]
+__all__ = ["Network", "ExecResult", "RuleFindings", "OBJECT_BUDGET"]
 
 log = logging.getLogger(__name__)
 
 Mininet.inited = True  # skip Mininet.init(): it raises host-wide limits and sysctls
 
 _FABRIC = "net"
+OBJECT_BUDGET = {
+    "links": 64,
+    "addresses": 512,
+    "routes": 4096,
+    "rules": 512,
+    "neighbours": 512,
+    "nexthops": 512,
+    "filter rules": 4096,
+}
+"""Most kernel objects of each kind a node may hold: far above any repair's needs, far
+below what holds host memory (a veth pair costs about 100 KB of kernel memory) or fills a
+table every namespace shares (the kernel's ARP table holds 1,024 learned entries in all)."""
 _BRIDGE_FIREWALL = ("arptables", "iptables", "ip6tables")
+
+
+@dataclass
+class RuleFindings:
+    """What ``Network.inspect_rules`` found in a node's packet filters."""
+
+    removed: list[str] = field(default_factory=list)
+    """Rules whose targets write host state, deleted (each makes the step unsafe)."""
+    volatile: list[str] = field(default_factory=list)
+    """Rules whose verdict depends on time or traffic history (no repair relies on them)."""
+    counts: dict[str, int] = field(default_factory=dict)
+    """Kernel objects the node holds, by kind (see ``OBJECT_BUDGET``)."""
+
+    def over_budget(self) -> list[str]:
+        """Kinds of object the node holds more of than ``OBJECT_BUDGET`` allows."""
+        return over_budget(self.counts)
+
+
+def over_budget(counts: dict[str, int]) -> list[str]:
+    """Kinds of object in ``counts`` above ``OBJECT_BUDGET``, described."""
+    return [
+        f"{counts[kind]}+ {kind} (at most {most})"
+        for kind, most in OBJECT_BUDGET.items()
+        if counts.get(kind, 0) > most
+    ]
 
 
 class _ConcurrentMininet(Mininet):
@@ -59,6 +106,19 @@ class _ConcurrentMininet(Mininet):
     """
 
     _workers = 8
+    node_uid: int | None = None
+    """When set, every node gets a user namespace of its own with this uid as root."""
+
+    def _node_class(self, cls: Any) -> Any:
+        return cls if self.node_uid is None else own_user_namespace(cls, self.node_uid)
+
+    def addLink(  # noqa: N802 - Mininet's name
+        self, node1: Any, node2: Any, port1: Any = None, port2: Any = None, cls: Any = None,
+        **params: Any,
+    ) -> Any:
+        """Mininet's ``addLink``, with veth pairs made by the evaluator (see ``_made_here``)."""
+        link_class = _made_here(self.link if cls is None else cls)
+        return super().addLink(node1, node2, port1, port2, cls=link_class, **params)
 
     def buildFromTopo(self, topo: Topo | None = None) -> None:  # noqa: N802 - Mininet's name
         """Start every host's shell at once, then build as Mininet does."""
@@ -66,7 +126,7 @@ class _ConcurrentMininet(Mininet):
 
         def start(name: str) -> tuple[str, Any]:
             params = dict(topo.nodeInfo(name))
-            cls = params.pop("cls", self.host)
+            cls = self._node_class(params.pop("cls", self.host))
             return name, cls(name, **params)
 
         with ThreadPoolExecutor(self._workers) as pool:
@@ -77,7 +137,7 @@ class _ConcurrentMininet(Mininet):
         """A host started by ``buildFromTopo``, registered as Mininet registers hosts."""
         node = self.__dict__.get("_started", {}).pop(name, None)
         if node is None:
-            return super().addHost(name, cls, **params)
+            return super().addHost(name, self._node_class(cls or self.host), **params)
         self.nextIP += 1
         self.hosts.append(node)
         self.nameToNode[name] = node
@@ -93,6 +153,38 @@ class _ConcurrentMininet(Mininet):
 
         with ThreadPoolExecutor(self._workers) as pool:
             list(pool.map(configure, self.hosts))
+
+
+def _made_here(link_class: Any) -> Any:
+    """``link_class`` making its veth pairs from the evaluator, each end in its node.
+
+    Mininet makes a pair from the first node's shell, the peer going straight into the
+    second node's namespace. A node's shell is root of its own user namespace only, which
+    (rightly) cannot create anything in the switch fabric, so the evaluator makes both
+    ends instead, each directly in its node's namespace.
+    """
+
+    def make_pair(
+        cls: Any,
+        intfname1: str,
+        intfname2: str,
+        addr1: str | None = None,
+        addr2: str | None = None,
+        node1: Any = None,
+        node2: Any = None,
+        deleteIntfs: bool = True,  # noqa: N803 - Mininet's name
+    ) -> Any:
+        if node1 is None or node2 is None:  # made here anyway, then moved by Mininet
+            return link_class.makeIntfPair(intfname1, intfname2, addr1, addr2)
+        ends = []
+        for name, address, node in ((intfname1, addr1, node1), (intfname2, addr2, node2)):
+            ends.append(f"name {name}" + (f" address {address}" if address else ""))
+            ends[-1] += f" netns {node.pid}"
+        ip_batch([f"link add {ends[0]} type veth peer {ends[1]}"])
+        return None
+
+    name = link_class.__name__
+    return type(name, (link_class,), {"makeIntfPair": classmethod(make_pair)})
 
 
 def _raise_open_file_limit() -> None:
@@ -154,6 +246,7 @@ class Network:
                 waitConnected=False,
                 build=False,
             )
+            self.mininet.node_uid = episode_uid(self.prefix)
             self.mininet.build()
             self.mininet.start()
         ip_batch([f"netns attach {self.netns(h.name)} {h.pid}" for h in self.mininet.hosts])
@@ -227,8 +320,42 @@ class Network:
     def shell(self, node: str, command: str, timeout_s: float = 5.0) -> ExecResult:
         """Run an agent's ``command`` as ``bash -c`` on ``node``, inside the sandbox."""
         self._check_open(node)
-        assert self.sandbox is not None
-        return self.sandbox.run(node, self.netns(node), command, timeout_s)
+        assert self.sandbox is not None and self.mininet is not None
+        userns = f"/proc/{self.mininet.nameToNode[node].pid}/ns/user"
+        netns = self.netns(node)
+
+        def guard() -> str | None:  # stops a command piling up objects before it is done
+            counts = count_objects(netns, max(OBJECT_BUDGET.values()) + 1)
+            return ", ".join(over_budget(counts)) or None
+
+        return self.sandbox.run(node, netns, userns, command, timeout_s, guard)
+
+    def inspect(self, node: str) -> RuleFindings:
+        """Read ``node``'s packet filters and count its kernel objects.
+
+        Rules that write host state are deleted on the spot (``rulesets.py``).
+        """
+        findings = RuleFindings()
+        rules = parse_ruleset(self.exec(node, ["nft", "-j", "list", "ruleset"]).output)
+        if writing := host_writing_rules(rules):
+            self.exec(node, ["nft", "-j", "-f", "-"], stdin=removal_commands(writing))
+            findings.removed.append(
+                f"{node}: {len(writing)} packet-filter rule(s) with a target that writes host "
+                "state (IDLETIMER, LED, AUDIT), removed"
+            )
+        findings.volatile += [f"{node}: {rule}" for rule in volatile_rules(rules)]
+        findings.counts = count_objects(self.netns(node), max(OBJECT_BUDGET.values()) + 1)
+        findings.counts["filter rules"] = len(rules)
+        names = "cat /proc/net/ip_tables_names /proc/net/ip6_tables_names 2>/dev/null"
+        if not self.exec(node, ["sh", "-c", names]).output.strip():
+            return findings  # no legacy x_tables in use (or none in this kernel)
+        for tool in ("iptables-legacy", "ip6tables-legacy"):
+            saved = self.exec(node, [f"{tool}-save"]).output
+            if (cleaned := legacy_cleaned(saved)) is not None:
+                self.exec(node, [f"{tool}-restore"], stdin=cleaned)
+                findings.removed.append(f"{node}: {tool} rules that write host state, removed")
+            findings.volatile += [f"{node}: {tool}: {rule}" for rule in legacy_volatile(saved)]
+        return findings
 
     def flush_neighbours(self) -> None:
         """Forget every learned neighbour entry on every node (static entries stay).

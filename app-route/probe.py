@@ -1,20 +1,27 @@
 """The pingmesh: every ordered pair of machines, probed in parallel, judged unfakeably.
 
 One raw ICMP socket per machine, opened inside its namespace. For each pair ``src -> dst``
-the source sends an echo request to ``dst``'s address carrying a fresh secret token. A
+the source sends an echo request to ``dst``'s address carrying a fresh random token. A
 pair counts as reachable only when all three happen:
 
 1. the request arrives **in dst's namespace** (dst's socket sees that token);
 2. the kernel's echo reply comes back to **src's namespace** (src's socket sees it);
 3. a *proof* comes back to src: on seeing the request, dst's socket answers with a second
-   echo reply carrying a new secret that exists nowhere but in dst's namespace, sent
-   from the address the request was sent to, so it is the same flow for firewalls,
+   echo reply carrying a new random token that exists nowhere but in dst's namespace,
+   sent from the address the request was sent to, so it is the same flow for firewalls,
    conntrack and NAT.
 
 No agent process runs while probing, and configuration alone (NAT to a local address,
 addresses copied to another machine, policy routing to a local table, neighbour tricks,
-duplicated packets) cannot make a secret born in dst's namespace appear in src's: a broken
+duplicated packets) cannot make a token born in dst's namespace appear in src's: a broken
 path cannot look repaired.
+
+The requests are shaped exactly as iputils ``ping`` sends them (84 bytes, its header
+fields, a payload of the current ``struct timeval`` then bytes 0x10, 0x11, ...): the token
+is the timestamp's microseconds, an identifier and a sequence number, all of which vary in
+real pings too. A filter, queue or classifier that lets the judge's packets through lets
+an operator's ``ping`` through as well, so opening a path for the judge alone is
+impossible.
 
 Timing: requests go out at once; the first round ends when every pair answered or answers
 stop coming. Pairs expected to answer that did not get patient confirmation rounds (from
@@ -24,23 +31,25 @@ does not turn a slow reply into a lost pair.
 
 from __future__ import annotations
 
-import os
+import random
 import select
 import socket
 import struct
+import threading
 import time
 from dataclasses import dataclass
 
 from netarena.route.namespaces import enter
 from netarena.route.network import Network
 
-__all__ = ["PingMatrix", "pingmesh", "parse_pingall", "Pair"]
+__all__ = ["PingMatrix", "pingmesh", "parse_pingall", "Pair", "Watch"]
 
 Pair = tuple[str, str]
 
 _ECHO_REQUEST, _ECHO_REPLY = 8, 0
-_REQUEST_TAG, _PROOF_TAG = b"NAq1", b"NAp1"
-_PAYLOAD_BYTES = 56  # a standard 84-byte ping
+_PATTERN = bytes(range(0x10, 0x38))  # ping's default fill after its 16-byte timestamp
+_STAMP = struct.Struct("<qq")  # struct timeval on a 64-bit machine, as ping writes it
+_random = random.SystemRandom()
 _RCVBUF_BYTES = 4 << 20
 _SO_RCVBUFFORCE = 33  # Linux values the socket module does not export
 _IP_PKTINFO = 8
@@ -110,10 +119,15 @@ def _checksum(data: bytes) -> int:
     return ~total & 0xFFFF
 
 
-def _icmp(kind: int, ident: int, seq: int, tag: bytes, token: bytes) -> bytes:
-    payload = (tag + token).ljust(_PAYLOAD_BYTES, b".")
+def _icmp(kind: int, ident: int, seq: int, stamp: bytes) -> bytes:
+    """An echo packet as ping builds it: header, 16-byte timestamp, fill pattern."""
+    payload = stamp + _PATTERN
     header = struct.pack("!BBHHH", kind, 0, 0, ident, seq)
     return struct.pack("!BBHHH", kind, 0, _checksum(header + payload), ident, seq) + payload
+
+
+_Key = tuple[int, int, bytes]
+"""What tells probe packets apart: ICMP identifier, sequence number, timestamp bytes."""
 
 
 class _Mesh:
@@ -125,8 +139,8 @@ class _Mesh:
         self.idents: dict[str, int] = {}
         self.by_fd: dict[int, str] = {}
         self.poller = select.poll()  # select() fails past fd 1024 (many live networks)
-        self.requests: dict[bytes, Pair] = {}
-        self.proofs: dict[bytes, Pair] = {}
+        self.requests: dict[_Key, Pair] = {}
+        self.proofs: dict[_Key, Pair] = {}
         self.sent_at: dict[Pair, float] = {}
         self.rtts: list[float] = []
         self.echoed: set[Pair] = set()
@@ -138,32 +152,41 @@ class _Mesh:
             sock.setblocking(False)
             sock.setsockopt(socket.SOL_SOCKET, _SO_RCVBUFFORCE, _RCVBUF_BYTES)
             self.sockets[node] = sock
-            self.idents[node] = int.from_bytes(os.urandom(2), "big") or 1
             self.by_fd[sock.fileno()] = node
             self.poller.register(sock.fileno(), select.POLLIN)
+        idents = _random.sample(range(1, 1 << 16), len(net.plan.nodes))
+        self.idents = dict(zip(net.plan.nodes, idents, strict=True))
 
     def close(self) -> None:
         for sock in self.sockets.values():
             sock.close()
 
+    def _fresh_key(self, ident: int, seq: int) -> _Key:
+        """A key no request or proof of this flow has used: now, random microseconds."""
+        while True:
+            stamp = _STAMP.pack(int(time.time()), _random.randrange(1_000_000))
+            key = (ident, seq, stamp)
+            if key not in self.requests and key not in self.proofs:
+                return key
+
     def send(self, pairs: list[Pair], seq: int) -> None:
         now = time.monotonic()
         for src, dst in pairs:
-            token = os.urandom(16)
-            self.requests[token] = (src, dst)
+            key = self._fresh_key(self.idents[src], seq)
+            self.requests[key] = (src, dst)
             self.sent_at[(src, dst)] = now
-            packet = _icmp(_ECHO_REQUEST, self.idents[src], seq, _REQUEST_TAG, token)
+            packet = _icmp(_ECHO_REQUEST, *key)
             try:
                 self.sockets[src].sendto(packet, (self.net.plan.address(dst), 0))
             except OSError:  # no route, unreachable: a definite failure this round
                 continue
 
     def _prove(self, node: str, data: bytes, ihl: int, pair: Pair) -> None:
-        """Answer a request that reached ``node`` with a fresh secret, as the same flow."""
-        proof = os.urandom(16)
-        self.proofs[proof] = pair
+        """Answer a request that reached ``node`` with a fresh token, as the same flow."""
         ident, seq = struct.unpack("!HH", data[ihl + 4 : ihl + 8])
-        packet = _icmp(_ECHO_REPLY, ident, seq, _PROOF_TAG, proof)
+        key = self._fresh_key(ident, seq)
+        self.proofs[key] = pair
+        packet = _icmp(_ECHO_REPLY, *key)
         source, dest = data[16:20], socket.inet_ntoa(data[12:16])
         info = struct.pack("@i4s4s", 0, source, b"\0\0\0\0")
         try:
@@ -175,22 +198,21 @@ class _Mesh:
 
     def _handle(self, node: str, data: bytes) -> None:
         ihl = (data[0] & 0x0F) * 4
-        if len(data) < ihl + 8 + 20:
+        if len(data) < ihl + 8 + _STAMP.size:
             return
         kind = data[ihl]
-        tag, token = data[ihl + 8 : ihl + 12], data[ihl + 12 : ihl + 28]
-        if kind == _ECHO_REQUEST and tag == _REQUEST_TAG:
-            pair = self.requests.get(token)
+        ident, seq = struct.unpack("!HH", data[ihl + 4 : ihl + 8])
+        key = (ident, seq, data[ihl + 8 : ihl + 8 + _STAMP.size])
+        if kind == _ECHO_REQUEST:
+            pair = self.requests.get(key)
             if pair is not None and pair[1] == node:
                 self._prove(node, data, ihl, pair)
-        elif kind == _ECHO_REPLY and tag == _REQUEST_TAG:
-            pair = self.requests.get(token)
-            if pair is not None and pair[0] == node:
+        elif kind == _ECHO_REPLY and (pair := self.requests.get(key)) is not None:
+            if pair[0] == node:
                 self.echoed.add(pair)
                 self._settle(pair)
-        elif kind == _ECHO_REPLY and tag == _PROOF_TAG:
-            pair = self.proofs.get(token)
-            if pair is not None and pair[0] == node:
+        elif kind == _ECHO_REPLY and (pair := self.proofs.get(key)) is not None:
+            if pair[0] == node:
                 self.proven.add(pair)
                 self._settle(pair)
 
@@ -283,3 +305,46 @@ def pingmesh(
     finally:
         mesh.close()
     return PingMatrix(net.plan.nodes, frozenset(mesh.answered))
+
+
+class Watch:
+    """Probe some pairs round after round on a thread, while something else happens.
+
+    Used around an agent's command with the pairs that must stay blocked: a command that
+    opens one and closes it again before it ends leaves the same state behind, but a
+    round caught the pair answering. Rounds are ``period_s`` apart; neighbour caches are
+    left alone (the command may be using them).
+
+    Args:
+        net: The live network.
+        pairs: The pairs to probe.
+        period_s: Time between rounds, seconds.
+    """
+
+    def __init__(self, net: Network, pairs: frozenset[Pair], period_s: float = 0.2) -> None:
+        self.net, self.pairs, self.period_s = net, pairs, period_s
+        self.answered: frozenset[Pair] = frozenset()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="route-watch", daemon=True)
+
+    def _run(self) -> None:
+        mesh = _Mesh(self.net)
+        try:
+            seq = 1
+            while not self._stop.is_set():
+                mesh.send(sorted(self.pairs), seq)
+                mesh.wait(set(self.pairs), time.monotonic() + self.period_s)
+                seq = seq % 0xFFFF + 1
+        finally:
+            mesh.close()
+            self.answered = frozenset(mesh.answered)
+
+    def __enter__(self) -> Watch:
+        if self.pairs:
+            self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.pairs:
+            self._stop.set()
+            self._thread.join()

@@ -10,9 +10,14 @@ way Mininet runs it on a host, but within a per-command bubblewrap sandbox
   ``/tmp`` and ``/root``, so files survive between turns like on a Mininet host;
 * **proc**: a private, read-only ``/proc`` (its own PID namespace: no host or other
   episode process is visible) with only the node's ``/proc/sys/net`` writable;
-* **privileges**: an unprivileged per-episode user with exactly CAP_NET_ADMIN, CAP_NET_RAW
-  and CAP_NET_BIND_SERVICE (no mount, no namespace switch, no module loading), no new
-  privileges; ``sudo`` is a shim that just runs its command;
+* **privileges**: the command runs as ``root`` of the node's own user namespace (see
+  ``namespaces.own_user_namespace``; the episode's unprivileged uid on the host) with
+  exactly CAP_NET_ADMIN, CAP_NET_RAW and CAP_NET_BIND_SERVICE *over that namespace*: it
+  administers its node's network and nothing else. The switch fabric, the other nodes
+  and the host belong to the host's user namespace, where it holds no capability, so the
+  ``link-netnsid`` numbers it sees name namespaces it cannot act on. A seccomp filter
+  (``syscalls.py``) refuses new namespaces, mounts, keyrings, the kernel log, bpf and
+  the like; ``sudo`` is a shim that just runs its command;
 * **bounds**: 32 processes, 256 MiB address space and 16 MiB per file, niced; the
   command gets SIGINT at its time limit (``ping`` then prints its statistics), SIGKILL a
   second later, and whatever it printed so far is returned with a note.
@@ -28,14 +33,23 @@ import select
 import shutil
 import subprocess
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from netarena.common.errors import EmulatorError
 from netarena.route.namespaces import NETNS_DIR, fs_root
 from netarena.route.plan import ROUTER, NetworkPlan
+from netarena.route.syscalls import filter_program
 
-__all__ = ["ExecResult", "EpisodeSandbox", "OUTPUT_CAP_CHARS", "run_capped", "FS_BYTES"]
+__all__ = [
+    "ExecResult",
+    "EpisodeSandbox",
+    "OUTPUT_CAP_CHARS",
+    "run_capped",
+    "FS_BYTES",
+    "episode_uid",
+]
 
 log = logging.getLogger(__name__)
 
@@ -47,6 +61,8 @@ MAX_PROCESSES = 32
 """Processes (threads) the agent's user may have at once."""
 MAX_ADDRESS_SPACE = 256 << 20
 """Address space of each agent process, bytes."""
+GUARD_PERIOD_S = 0.2
+"""How often a running command's guard looks at the node (``run_capped``)."""
 _UID_BASE = 1_900_000_000
 _PATH = "/opt/netarena/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 _CAPS = ("net_admin", "net_raw", "net_bind_service")
@@ -80,6 +96,12 @@ class ExecResult:
     timed_out: bool = False
 
 
+def episode_uid(prefix: str) -> int:
+    """The unprivileged host uid that is ``root`` in the user namespaces of episode ``prefix``."""
+    digest = hashlib.sha256(prefix.encode()).digest()
+    return _UID_BASE + int.from_bytes(digest[:4], "big") % 10_000_000
+
+
 def _system_links() -> list[str]:
     """``/bin``, ``/lib``... as on the host: symlinks into ``/usr`` or read-only binds."""
     args: list[str] = []
@@ -102,8 +124,7 @@ class EpisodeSandbox:
 
     def __init__(self, prefix: str, plan: NetworkPlan) -> None:
         self.prefix = prefix
-        digest = hashlib.sha256(prefix.encode()).digest()
-        self.uid = _UID_BASE + int.from_bytes(digest[:4], "big") % 10_000_000
+        self.uid = episode_uid(prefix)
         self.root = fs_root(prefix)
         self._mounted = False
         self.root.mkdir(parents=True, exist_ok=True)
@@ -127,18 +148,15 @@ class EpisodeSandbox:
         hosts.append(f"{plan.router_ip}\t{ROUTER}")
         etc = self.root / "etc"
         (etc / "hosts").write_text("\n".join(hosts) + "\n")
-        (etc / "passwd").write_text(
-            f"root:x:0:0:root:/root:/bin/bash\nnetops:x:{self.uid}:{self.uid}::/root:/bin/bash\n"
-        )
-        (etc / "group").write_text(f"root:x:0:\nnetops:x:{self.uid}:\n")
+        (etc / "passwd").write_text("root:x:0:0:root:/root:/bin/bash\n")
+        (etc / "group").write_text("root:x:0:\n")
         (etc / "resolv.conf").write_text("")
         sudo = self.root / "bin" / "sudo"
         sudo.write_text(_SUDO_SHIM)
         sudo.chmod(0o755)
 
-    def argv(self, node: str, netns: str, command: str, timeout_s: float) -> list[str]:
-        """The full command line that runs ``command`` on ``node`` in the sandbox."""
-        caps = ",".join(f"+{c}" for c in _CAPS)
+    def _bwrap(self, node: str, seccomp_fd: int) -> list[str]:
+        """The bubblewrap part: the files, the private /proc, the seccomp filter."""
         bwrap = ["bwrap", "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try"]
         bwrap += ["--hostname", node, "--die-with-parent", "--new-session"]
         bwrap += ["--ro-bind", "/usr", "/usr", *_system_links(), "--dir", "/etc"]
@@ -152,49 +170,107 @@ class EpisodeSandbox:
         bwrap += ["--bind", str(self.root / "tmp"), "/tmp", "--bind", str(self.root / "root")]
         bwrap += ["/root", "--dir", "/opt", "--dir", "/opt/netarena"]
         bwrap += ["--ro-bind", str(self.root / "bin"), "/opt/netarena/bin"]
-        bwrap += ["--remount-ro", "/", "--chdir", "/root", "--cap-drop", "ALL"]
-        for cap in (*_CAPS, "setuid", "setgid", "setpcap"):
-            bwrap += ["--cap-add", f"CAP_{cap.upper()}"]
-        setpriv = ["setpriv", f"--reuid={self.uid}", f"--regid={self.uid}", "--clear-groups"]
-        setpriv += [f"--inh-caps=-all,{caps}", f"--ambient-caps=-all,{caps}"]
-        setpriv += [f"--bounding-set=-all,{caps}"]
+        bwrap += ["--remount-ro", "/", "--chdir", "/root", "--seccomp", str(seccomp_fd)]
+        # CAP_SYS_ADMIN only lets the next program, nsenter, step into the node's user
+        # namespace; there it has capabilities over that namespace alone
+        return [*bwrap, "--cap-drop", "ALL", "--cap-add", "CAP_SYS_ADMIN"]
+
+    def argv(
+        self, node: str, netns: str, userns_fd: int, seccomp_fd: int, command: str, timeout_s: float
+    ) -> list[str]:
+        """The full command line that runs ``command`` on ``node`` in the sandbox.
+
+        Args:
+            node: The machine (its hostname in the sandbox).
+            netns: Its network namespace's name.
+            userns_fd: An inherited descriptor of its user namespace.
+            seccomp_fd: An inherited descriptor holding the seccomp filter program.
+            command: The agent's command line.
+            timeout_s: When it gets SIGINT (SIGKILL a second later).
+        """
+        caps = ",".join(f"+{c}" for c in _CAPS)
         limits = ["prlimit", f"--nproc={MAX_PROCESSES}", f"--as={MAX_ADDRESS_SPACE}"]
-        limits += [f"--fsize={FS_BYTES}", "--nofile=256", "--core=0"]
+        limits += [f"--fsize={FS_BYTES}", "--nofile=256", "--core=0", "nice", "-n", "10"]
+        enter = ["nsenter", f"--user=/proc/self/fd/{userns_fd}", "--"]  # uid 0 there
+        drop = ["setpriv", f"--inh-caps=-all,{caps}", f"--bounding-set=-all,{caps}", "--"]
         timer = ["timeout", "-s", "INT", "-k", "1", f"{timeout_s:g}"]
         return [
             *limits,
-            "nice",
-            "-n",
-            "10",
             "nsenter",
             f"--net={NETNS_DIR / netns}",
             "--",
-            *bwrap,
+            *self._bwrap(node, seccomp_fd),
             "--",
-            *setpriv,
-            "--",
+            *enter,
+            *drop,
             *timer,
             "bash",
             "-c",
             command,
         ]
 
-    def run(self, node: str, netns: str, command: str, timeout_s: float) -> ExecResult:
-        """Run ``command`` as ``bash -c`` on ``node``; bounded in time and output."""
-        env = {
-            "PATH": _PATH,
-            "HOME": "/root",
-            "USER": "netops",
-            "LANG": "C.UTF-8",
-            "TERM": "dumb",
-        }
-        started = time.monotonic()
-        code, raw, killed = run_capped(
-            self.argv(node, netns, command, timeout_s), timeout_s + 3, _CAP_READ_BYTES, env
-        )
+    def run(
+        self,
+        node: str,
+        netns: str,
+        userns: str,
+        command: str,
+        timeout_s: float,
+        guard: Callable[[], str | None] | None = None,
+    ) -> ExecResult:
+        """Run ``command`` as ``bash -c`` on ``node``; bounded in time and output.
+
+        Args:
+            node: The machine.
+            netns: Its network namespace's name.
+            userns: A path to its user namespace (``/proc/<pid>/ns/user``).
+            command: The agent's command line.
+            timeout_s: The command's time limit, seconds.
+            guard: Looks at the node while the command runs; a reason it returns stops
+                the command at once (the reason ends its output).
+
+        Raises:
+            EmulatorError: The node's user namespace is gone.
+        """
+        env = {"PATH": _PATH, "HOME": "/root", "USER": "root", "LANG": "C.UTF-8", "TERM": "dumb"}
+        try:
+            userns_fd = os.open(userns, os.O_RDONLY | os.O_CLOEXEC)
+        except OSError as exc:
+            raise EmulatorError(f"{node}: its user namespace is gone: {exc}") from exc
+        seccomp_fd = _readable(filter_program())
+        try:
+            argv = self.argv(node, netns, userns_fd, seccomp_fd, command, timeout_s)
+            at, end = argv.index("bwrap") + 1, argv.index("--", argv.index("bwrap"))
+            options = argv[at:end]  # through a descriptor: `ps` shows no host paths
+            args_fd = _readable(b"".join(a.encode() + b"\0" for a in options))
+        except BaseException:
+            os.close(userns_fd)
+            raise
+        stopped: list[str] = []
+
+        def check() -> bool:
+            if guard is not None and (reason := guard()):
+                stopped.append(reason)
+            return bool(stopped)
+
+        try:
+            started = time.monotonic()
+            code, raw, killed = run_capped(
+                [*argv[:at], "--args", str(args_fd), *argv[end:]],
+                timeout_s + 3,
+                _CAP_READ_BYTES,
+                env,
+                (userns_fd, seccomp_fd, args_fd),
+                check if guard is not None else None,
+            )
+        finally:
+            for fd in (userns_fd, seccomp_fd, args_fd):
+                os.close(fd)
+        text = _cap(raw)
+        if stopped:
+            return ExecResult(code, text.rstrip("\n") + f"\n[stopped: {stopped[0]}]")
         late = time.monotonic() - started >= timeout_s
         timed_out = killed or (code in (124, 137) and late)
-        text = _cap(raw)
         if timed_out:
             note = f"[stopped at the {timeout_s:g}s time limit; output so far]"
             text = text.rstrip("\n") + "\n" + note
@@ -210,13 +286,26 @@ class EpisodeSandbox:
 
 
 def run_capped(
-    argv: list[str], timeout_s: float, limit: int, env: dict[str, str] | None = None
+    argv: list[str],
+    timeout_s: float,
+    limit: int,
+    env: dict[str, str] | None = None,
+    pass_fds: tuple[int, ...] = (),
+    guard: Callable[[], bool] | None = None,
 ) -> tuple[int, bytes, bool]:
     """Run ``argv`` (stdout and stderr merged), keeping at most ``limit`` bytes of output.
 
     A chatty command must not grow the evaluator's memory for its whole timeout (``yes``
     writes gigabytes in five seconds), so output past ``limit`` is read and dropped: the
     command still runs to completion (or the timeout), so its exit status is its own.
+
+    Args:
+        argv: The command line.
+        timeout_s: When the command is killed, seconds.
+        limit: Most output bytes kept.
+        env: Its environment.
+        pass_fds: Descriptors it inherits.
+        guard: Called every ``GUARD_PERIOD_S`` while it runs; ``True`` kills it at once.
 
     Returns:
         ``(returncode, output, killed)``; a command still running at ``timeout_s`` is
@@ -232,20 +321,29 @@ def run_capped(
         stderr=subprocess.STDOUT,
         env=env,
         cwd="/",
+        pass_fds=pass_fds,
     )
     assert proc.stdout is not None
     fd, kept = proc.stdout.fileno(), bytearray()
     poller = select.poll()  # select() fails past fd 1024 (many live networks)
     poller.register(fd, select.POLLIN | select.POLLHUP)
     deadline = time.monotonic() + timeout_s
+    checked = time.monotonic()
     killed = False
     try:
         while True:
-            left = deadline - time.monotonic()
+            now = time.monotonic()
+            if guard is not None and now - checked >= GUARD_PERIOD_S:
+                checked = now
+                if guard():
+                    killed = True
+                    break
+            left = deadline - now
             if left <= 0:
                 killed = True
                 break
-            if not poller.poll(left * 1000):
+            wait_s = left if guard is None else min(left, GUARD_PERIOD_S)
+            if not poller.poll(wait_s * 1000):
                 continue
             chunk = os.read(fd, 65536)
             if not chunk:
@@ -263,6 +361,16 @@ def run_capped(
             proc.kill()
             proc.wait()
     return (-9 if killed else proc.returncode), bytes(kept), killed
+
+
+def _readable(data: bytes) -> int:
+    """A descriptor to read ``data`` from (a pipe; the caller closes it)."""
+    read_end, write_end = os.pipe()
+    try:
+        os.write(write_end, data)  # a few kilobytes at most: within a pipe's buffer
+    finally:
+        os.close(write_end)
+    return read_end
 
 
 def _cap(raw: bytes) -> str:

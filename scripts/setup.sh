@@ -18,6 +18,7 @@ command -v brctl      >/dev/null || need_apt+=(bridge-utils)
 command -v bwrap      >/dev/null || need_apt+=(bubblewrap)
 command -v traceroute >/dev/null || need_apt+=(traceroute)
 command -v ethtool    >/dev/null || need_apt+=(ethtool)
+command -v nft        >/dev/null || need_apt+=(nftables)  # the judge reads nodes' rulesets
 # The MALT sandbox's seccomp allowlist (pyseccomp loads the system libseccomp); setpriv (util-linux)
 # runs the sandbox tests as uid 10001 too.
 /sbin/ldconfig -p 2>/dev/null | grep -q 'libseccomp\.so\.2 ' || need_apt+=(libseccomp2)

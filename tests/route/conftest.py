@@ -12,7 +12,7 @@ import pytest
 
 from netarena.common.agents import Observation
 
-_TOOLS = ("ip", "nsenter", "bwrap", "mnexec", "brctl", "iptables", "setpriv", "prlimit")
+_TOOLS = ("ip", "nsenter", "bwrap", "mnexec", "brctl", "iptables", "nft", "setpriv", "prlimit")
 NEEDS_ROOT = pytest.mark.skipif(
     os.geteuid() != 0 or any(shutil.which(t) is None for t in _TOOLS),
     reason=f"needs root and {', '.join(_TOOLS)} (scripts/setup.sh installs them)",

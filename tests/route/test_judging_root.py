@@ -7,6 +7,8 @@ destination's namespace and a second secret born there comes back.
 
 from __future__ import annotations
 
+import socket
+import time
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
@@ -14,9 +16,10 @@ import pytest
 from netarena.route import RouteApp, pingmesh
 from netarena.route.injection import ProbeTiming, measure
 from netarena.route.intent import intended_pairs
+from netarena.route.namespaces import enter
 
 from .agents import FAKES
-from .conftest import NEEDS_ROOT, play_script
+from .conftest import NEEDS_ROOT, play_script, reply
 
 pytestmark = [pytest.mark.root, NEEDS_ROOT]
 
@@ -78,3 +81,87 @@ def test_healthy_networks_match_their_intent() -> None:
         if seen == {"management", "restricted", "protected"}:
             break
     assert seen == {"management", "restricted", "protected"}
+
+
+# Accept ICMP whose payload is not ping's (after its 16-byte timestamp, bytes 0x10, 0x11...).
+UNLIKE_PING = (
+    'iptables -A FORWARD -p icmp -m u32 ! --u32 "0>>22&0x3C@24=0x10111213" -j ACCEPT'
+)
+
+
+def test_a_rule_that_tells_probes_from_pings_repairs_nothing(small_app: RouteApp) -> None:
+    """The judge's packets look like ``ping``'s: a rule cannot open the path for it alone."""
+    query = small_app.generate(22, 1, "DR")  # the router's FORWARD policy is DROP
+    with small_app.open(query) as episode:
+        assert episode.faults[0]["method"] == "forward_policy_drop"
+        src, dst = sorted(episode.want - episode.matrix.ok)[0]
+        episode.step(reply("r0", UNLIKE_PING))
+        assert episode.history[-1].exit_code == 0, episode.history[-1].output
+        ping = episode.net.shell(src, f"ping -c1 -W1 {episode.plan.address(dst)}")
+        assert ping.returncode != 0
+        assert not episode.score().correct
+
+
+def _echo_requests(data: list[bytes], source: str) -> list[bytes]:
+    return [p for p in data if p[20] == 8 and socket.inet_ntoa(p[12:16]) == source]
+
+
+def test_probe_requests_are_shaped_like_ping(small_app: RouteApp) -> None:
+    """Same size, header fields and payload layout (timestamp, then 0x10, 0x11, ...)."""
+    with small_app.open(small_app.generate(23, 1, "DI")) as episode:
+        net, (src, dst) = episode.net, sorted(episode.matrix.ok)[0]
+        with enter(net.netns(dst)):
+            sock = socket.socket(socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_ICMP)
+        with sock:
+            sock.setblocking(False)
+            pingmesh(net, expect=episode.matrix.ok)
+            assert net.shell(src, f"ping -c1 -W1 {net.plan.address(dst)}").returncode == 0
+            data = []
+            while True:
+                try:
+                    data.append(sock.recv(2048))
+                except BlockingIOError:
+                    break
+        probes = _echo_requests(data, net.plan.address(src))
+        assert len(probes) >= 2
+        real, judged = probes[-1], probes[0]
+        for packet in (real, judged):
+            assert len(packet) == 84 and packet[1] == 0 and packet[8] == 64  # TOS, TTL
+            assert packet[6] & 0x40  # don't fragment, as ping sends
+            assert packet[44:84] == bytes(range(0x10, 0x38))
+            seconds, micros = int.from_bytes(packet[28:36], "little"), packet[36:44]
+            assert abs(seconds - time.time()) < 30
+            assert int.from_bytes(micros, "little") < 1_000_000
+
+
+# Accept a source only while it sends faster than 2 packets/s: the judge probes in bursts,
+# an operator's single ping does not.
+BURSTS_ONLY = (
+    "iptables -A FORWARD -m hashlimit --hashlimit-above 2/sec --hashlimit-burst 1 "
+    "--hashlimit-mode srcip --hashlimit-name judge -j ACCEPT"
+)
+CLOCK_WINDOW = (
+    'iptables -A FORWARD -m time --datestart "$(date -u -d @$(($(date +%s) - 60)) +%FT%T)" '
+    '--datestop "$(date -u -d @$(($(date +%s) + 900)) +%FT%T)" -j ACCEPT'
+)
+
+
+@pytest.mark.parametrize("fake", [BURSTS_ONLY, CLOCK_WINDOW])
+def test_a_path_open_only_by_rate_or_clock_is_not_repaired(small_app: RouteApp, fake: str) -> None:
+    query = small_app.generate(22, 1, "DR")  # the router's FORWARD policy is DROP
+    with small_app.open(query) as episode:
+        step = episode.step(reply("r0", fake))
+        assert episode.history[-1].exit_code == 0, episode.history[-1].output
+        assert not step.done and "time or traffic history" in step.observation
+        if fake == CLOCK_WINDOW:  # the window is open: every intended pair answers now
+            assert episode.matrix.ok == episode.want
+        score = episode.score()
+        assert not score.correct and score.safe
+
+
+def test_rate_limited_logging_does_not_block_a_repair(small_app: RouteApp) -> None:
+    query = small_app.generate(22, 1, "DR")
+    with small_app.open(query) as episode:
+        episode.step(reply("r0", "iptables -I FORWARD -m limit --limit 5/min -j LOG"))
+        assert episode.step(reply("r0", "iptables -P FORWARD ACCEPT")).done
+        assert episode.score().correct

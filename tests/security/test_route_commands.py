@@ -9,6 +9,7 @@ cannot stop (floods, iptables targets that make the kernel write host files).
 from __future__ import annotations
 
 import json
+import shlex
 import subprocess
 import time
 from pathlib import Path
@@ -18,7 +19,9 @@ import pytest
 from netarena.common.errors import ForbiddenCommand, InvalidAction
 from netarena.route import RouteApp, pingmesh
 from netarena.route.actions import MAX_COMMAND_CHARS, parse_reply
+from netarena.route.namespaces import list_prefixes
 
+from ..route import escape
 from ..route.conftest import NEEDS_ROOT, reply
 
 NODES = ("h1", "h2", "r0")
@@ -40,6 +43,8 @@ FLOODS = [
     "ping -c 5 -i 0.01 h2 | tail -1",
     "iptables -A OUTPUT -j IDLETIMER --timeout 5 --label x",
     "iptables -A INPUT -j LED --led-trigger-id x",
+    "ip6tables -I OUTPUT --jump IDLETIMER --timeout 5 --label x",
+    "iptables -t mangle -A PREROUTING -j 'AUDIT' --type drop",
 ]
 
 
@@ -60,6 +65,7 @@ def test_floods_and_host_writing_targets_are_forbidden(command: str) -> None:
         "for i in 1 2 3; do ip addr; done > /tmp/a; wc -l /tmp/a",
         "cat <<EOF\nmulti-line\nEOF",
         "ip addr show $(ip -o link | awk -F': ' 'NR==2{print $2}')",
+        "iptables -S | grep -c LED; echo IDLETIMER and AUDIT are targets",
     ],
 )
 def test_shell_command_lines_are_accepted(command: str) -> None:
@@ -178,6 +184,8 @@ def test_secrets_and_host_files_stay_invisible(small_app: RouteApp) -> None:
             assert shadow.decode(errors="replace") not in out and "root:" not in out, command
         mounts = episode.net.shell("r0", "cat /proc/mounts").output
         assert "/work" not in mounts and "/run/netns" not in mounts
+        processes = episode.net.shell("r0", "ps aux").output
+        assert "netarena" not in processes and episode.prefix not in processes
         writable = episode.net.shell(
             "r0",
             "for f in /proc/sysrq-trigger /proc/sys/vm/swappiness /proc/sys/kernel/core_pattern "
@@ -195,12 +203,99 @@ def test_processes_memory_and_files_are_bounded(small_app: RouteApp) -> None:
         forks = net.shell("h1", "for i in $(seq 100); do sleep 3 & done; wait", timeout_s=5)
         assert "fork" in forks.output and "Resource temporarily unavailable" in forks.output
         net.shell("h1", ":(){ :|:& };:", timeout_s=2)  # bounded, and dies with its shell
+        shells = {str(node.pid) for node in net.mininet.hosts}  # Mininet's, root of each node
+
+        def left() -> set[str]:
+            return set(_processes_of(net.sandbox.uid)) - shells
+
         deadline = time.monotonic() + 3  # the kernel reaps a dead PID namespace promptly
-        while _processes_of(net.sandbox.uid) and time.monotonic() < deadline:
+        while left() and time.monotonic() < deadline:
             time.sleep(0.1)
-        assert not _processes_of(net.sandbox.uid)
+        assert not left()
         memory = net.shell("h1", "python3 -c 'x = bytearray(1 << 30)'")
         assert "MemoryError" in memory.output
         big = net.shell("h1", "head -c 40000000 /dev/zero > /tmp/big; ls -l /tmp/big")
         assert "File too large" in big.output or "No space left" in big.output
         assert net.shell("h1", "echo still fine").output.strip() == "still fine"
+
+
+@pytest.mark.root
+@NEEDS_ROOT
+def test_a_node_cannot_act_on_the_switches_or_other_nodes(small_app: RouteApp) -> None:
+    """``link-netnsid`` numbers name the fabric; a node may read them, never act there."""
+    with small_app.open(small_app.generate(75, 1, "DR")) as episode:
+        net = episode.net
+        fabric = net.netns("net")
+
+        def links() -> str:
+            out = subprocess.run(["ip", "-n", fabric, "-o", "link"], capture_output=True)
+            return " ".join(sorted(line.split()[1] for line in out.stdout.decode().splitlines()))
+
+        before = links()
+        for node in ("h1", "r0"):
+            result = net.shell(node, escape.command("s2"))
+            assert result.returncode == 0, result.output
+            tried = json.loads(result.output)
+            assert "0" in tried
+            for nsid, outcome in tried.items():
+                assert all(value < 0 for value in outcome.values()), (node, nsid, outcome)
+        assert links() == before
+        assert pingmesh(net, expect=episode.matrix.ok) == episode.matrix
+
+
+@pytest.mark.root
+@NEEDS_ROOT
+def test_kernel_interfaces_beyond_the_node_are_refused(small_app: RouteApp) -> None:
+    """Keyrings, the kernel log, bpf, new namespaces...: EPERM from the seccomp filter."""
+    import pyseccomp
+
+    from netarena.route.syscalls import DENIED
+
+    names = [n for n in (*DENIED, "unshare") if pyseccomp.resolve_syscall(
+        pyseccomp.Arch.NATIVE, n) >= 0]
+    numbers = {n: pyseccomp.resolve_syscall(pyseccomp.Arch.NATIVE, n) for n in names}
+    probe = (
+        "import ctypes, json, sys\n"
+        "libc = ctypes.CDLL(None, use_errno=True)\n"
+        "out = {}\n"
+        "for name, number in json.loads(sys.argv[1]).items():\n"
+        "    flags = 0x10000000 if name == 'unshare' else 0\n"  # CLONE_NEWUSER
+        "    ctypes.set_errno(0)\n"
+        "    out[name] = (libc.syscall(number, flags, 0, 0, 0, 0), ctypes.get_errno())\n"
+        "print(json.dumps(out))\n"
+    )
+    with small_app.open(small_app.generate(76, 1, "DI")) as episode:
+        net = episode.net
+        result = net.shell("h1", shlex.join(["python3", "-c", probe, json.dumps(numbers)]))
+        outcomes = json.loads(result.output)
+        assert outcomes == {n: [-1, 1] for n in names}, result.output  # EPERM
+        shown = net.shell("h1", "id; unshare -U true || echo refused; dmesg | head -1").output
+        assert shown.startswith("uid=0(root) gid=0(root)") and "refused" in shown, shown
+        assert "Operation not permitted" in shown
+        assert net.shell("r0", "ping -c1 -W1 127.0.0.1 && iptables -S | head -1").returncode == 0
+
+
+EXHAUSTING = [
+    "for i in $(seq 1 400); do echo \"link add v$i type veth peer name w$i\"; done | ip -batch -",
+    "seq 1 20000 | awk '{printf \"route add 10.%d.%d.0/24 dev lo\\n\", $1/256%256, $1%256}'"
+    " | ip -batch -",
+    "seq 1 9000 | awk '{printf \"neigh add 10.9.%d.%d lladdr 2:0:0:0:0:1 dev h1-eth0 \""
+    " \"nud permanent\\n\", $1/256%256, $1%256}' | ip -batch -",
+]
+
+
+@pytest.mark.root
+@NEEDS_ROOT
+@pytest.mark.parametrize("command", EXHAUSTING)
+def test_piling_up_kernel_objects_ends_the_episode(small_app: RouteApp, command: str) -> None:
+    """Interfaces, routes or neighbour entries by the thousand hold host kernel memory
+    (3,000 veth pairs took 300 MB in one 5-second command) or fill tables every namespace
+    shares: the command is stopped as it goes over, the network is torn down at once, the
+    episode ends, unsafe and not repaired."""
+    with small_app.open(small_app.generate(77, 1, "RI")) as episode:
+        prefix = episode.prefix
+        result = episode.step(reply("h1", command))
+        assert result.done and "torn down" in result.observation
+        assert prefix not in list_prefixes()
+        score = episode.score()
+        assert not score.correct and not score.safe
