@@ -11,9 +11,11 @@ from __future__ import annotations
 import random
 from typing import TYPE_CHECKING, ClassVar
 
+from netarena.common.agents import Baseline
 from netarena.common.app import App
 from netarena.common.types import Query, query_id
 from netarena.k8s.actions import ForbiddenCommand, KubectlCommand, parse_kubectl
+from netarena.k8s.baselines import BASELINES
 from netarena.k8s.faults import FAULT_TYPES, apply_faults, inject_fault
 from netarena.k8s.generator import (
     LABELS,
@@ -101,6 +103,10 @@ class K8sApp(App):
     def reference_agent(self) -> ReferenceK8sAgent:
         """The text-only reference operator."""
         return ReferenceK8sAgent()
+
+    def baselines(self) -> tuple[Baseline, ...]:
+        """k8s's calibration ladder (``netarena.k8s.baselines``)."""
+        return BASELINES
 
 
 def __getattr__(name: str) -> object:

@@ -19,7 +19,9 @@ What it changes, and only for policies the report implicates:
 Order keeps every step safe: ingress first (it can only make a pair match), then
 creations and metadata, then egress, then deletions of extra policies. Each turn the
 plan is recomputed from the latest snapshot and the current report, and commands already
-issued since that snapshot are skipped.
+issued since that snapshot are skipped. When a fresh snapshot gives nothing to do, it
+says so (a reply with no command, which costs the turn) rather than read the same
+policies again.
 """
 
 from __future__ import annotations
@@ -38,7 +40,15 @@ from netarena.k8s.judge import NEWCOMER
 from netarena.k8s.manifests import DENY_ALL, NS_NAME, canonical_policy
 from netarena.k8s.model import ANYONE, AppModel, parse_intended
 
-__all__ = ["ReferenceK8sAgent", "plan_fixes", "SNAPSHOT_COMMAND", "HISTORY_MARKER"]
+__all__ = [
+    "ReferenceK8sAgent",
+    "Planner",
+    "Intent",
+    "plan_fixes",
+    "SNAPSHOT_COMMAND",
+    "HISTORY_MARKER",
+    "NOTHING_LEFT",
+]
 
 log = logging.getLogger(__name__)
 
@@ -46,6 +56,9 @@ SNAPSHOT_COMMAND = "kubectl get networkpolicy -o json"
 """The one diagnostic the solver needs."""
 HISTORY_MARKER = re.compile(r"^\[turn (\d+)\] \$ (.*)$", re.MULTILINE)
 """How the episode prints each previous command (shared format with ``episode``)."""
+NOTHING_LEFT = ("Nothing left that I can repair: the policies the report implicates already "
+                "match the runbook.")
+"""The reply (no command) once a fresh snapshot gives nothing to do; it costs a turn."""
 _NAMESPACE = re.compile(r"runs in namespace `([a-z0-9-]+)`")
 _MONITORING = re.compile(r"Prometheus runs in namespace `([a-z0-9-]+)` \(pods labelled "
                          r"([^)\s]+)\)")
@@ -81,8 +94,12 @@ def _peer(app: str) -> dict[str, Any]:
     return {"podSelector": {"matchLabels": {"app": app}}}
 
 
-class _Intent:
-    """What the text says: the model, the monitoring namespace, the current report."""
+class Intent:
+    """What the text says: the model, the monitoring namespace, the current report.
+
+    Args:
+        text: The observation (the latest probe report is the one read).
+    """
 
     def __init__(self, text: str) -> None:
         ns = _NAMESPACE.search(text)
@@ -100,6 +117,7 @@ class _Intent:
             self.missing.setdefault(name, {}).setdefault(kind + "s", {})[key] = value
 
     def monitoring_rule(self, port: int) -> Rule:
+        """The rule letting Prometheus (its namespace AND its pods) scrape ``port``."""
         return {"from": [{"podSelector": {"matchLabels": dict(self.scraper)},
                           "namespaceSelector": {"matchLabels": {NS_NAME: self.mon_ns}}}],
                 "ports": [{"protocol": "TCP", "port": port}]}
@@ -115,7 +133,7 @@ class _Intent:
         return False
 
 
-def _ingress(intent: _Intent, name: str, current: list[Rule]) -> list[Rule]:
+def _ingress(intent: Intent, name: str, current: list[Rule]) -> list[Rule]:
     spec = intent.model.service(name)
     rules: list[Rule] = []
     if ANYONE in spec.sources:
@@ -132,7 +150,7 @@ def _ingress(intent: _Intent, name: str, current: list[Rule]) -> list[Rule]:
     return rules
 
 
-def _egress(intent: _Intent, name: str, current: list[Rule]) -> list[Rule]:
+def _egress(intent: Intent, name: str, current: list[Rule]) -> list[Rule]:
     model = intent.model
     rules: list[Rule] = []
     callees = model.callees(name)
@@ -166,7 +184,7 @@ def _patch(name: str, ops: list[dict[str, Any]]) -> str:
     return f"kubectl patch networkpolicy {name} --type json -p {shlex.quote(body)}"
 
 
-def _egress_suspects(intent: _Intent, current: dict[str, Any]) -> set[str]:
+def _egress_suspects(intent: Intent, current: dict[str, Any]) -> set[str]:
     """Sources whose egress may be to blame: restricted egress, or an external address."""
     model = intent.model
     out = set()
@@ -187,59 +205,87 @@ def _is_address(text: str) -> bool:
     return True
 
 
+class Planner:
+    """How the reference turns a snapshot into repairs.
+
+    The reference uses it as is; a calibration baseline overrides the step it gets wrong
+    (``netarena.k8s.baselines``): what a destination's ingress should be, what a source's
+    egress should be, or the whole plan.
+    """
+
+    def ingress(self, intent: Intent, name: str, current: list[Rule]) -> list[Rule]:
+        """The ingress rules destination ``name`` should have (``current``: what it has)."""
+        return _ingress(intent, name, current)
+
+    def egress(self, intent: Intent, name: str, current: list[Rule]) -> list[Rule]:
+        """The egress rules source ``name`` should have (``current``: what it has)."""
+        return _egress(intent, name, current)
+
+    def plan(self, text: str, snapshot: dict[str, Any], only: set[str] | None = None,
+             done: frozenset[tuple[str, str]] = frozenset()) -> list[tuple[str, str | None]]:
+        """Commands (with an optional stdin manifest) that repair what the report implicates.
+
+        Args:
+            text: The observation: runbook, platform notes and the current probe report.
+            snapshot: A ``NetworkPolicyList`` as ``kubectl get networkpolicy -o json``
+                prints it.
+            only: The snapshot holds just these policies (a partial ``get``): judge only them.
+            done: ``(policy, "ingress"|"egress")`` already rewritten since the snapshot (the
+                snapshot is stale there, so they are left alone).
+
+        Returns:
+            ``(command, yaml_or_None)`` in safe order; empty when nothing is implicated.
+        """
+        intent = Intent(text)
+        model = intent.model
+        wanted = {DENY_ALL, *model.names}
+        if only is not None:
+            wanted &= only
+        current = {p["metadata"]["name"]: p for p in snapshot.get("items") or []}
+        first, middle, late, last = [], [], [], []
+        for name in sorted(set(current) - wanted if only is None else ()):
+            last.append((f"kubectl delete networkpolicy {name}", None))
+        dests = {d for _, d, _, _ in intent.mismatches if d in model.names}
+        newcomer = any(NEWCOMER in (s, d) for s, d, _, _ in intent.mismatches)
+        for name in sorted(wanted):
+            pol = current.get(name)
+            if pol is None:
+                middle.append(("kubectl apply -f -", json.dumps(_recreate(intent, name))))
+                continue
+            spec = pol.get("spec") or {}
+            if name == DENY_ALL and newcomer and _norm(spec) != _norm(_DENY_ALL_SPEC):
+                late.append((_patch(name, [{"op": "replace", "path": "/spec",
+                                            "value": _DENY_ALL_SPEC}]), None))
+            if name in dests and model.service(name).port is not None and (
+                    name, "ingress") not in done:
+                first += _rewrite(name, "ingress", spec,
+                                  self.ingress(intent, name, spec.get("ingress") or []))
+            if name in intent.missing:
+                body = json.dumps({"metadata": intent.missing[name]}, sort_keys=True)
+                middle.append((f"kubectl patch networkpolicy {name} --type merge -p "
+                               f"{shlex.quote(body)}", None))
+            if name in _egress_suspects(intent, current) and (name, "egress") not in done:
+                late += _rewrite(name, "egress", spec,
+                                 self.egress(intent, name, spec.get("egress") or []))
+        return first + middle + late + last
+
+
+def _rewrite(name: str, field: str, spec: dict[str, Any],
+             want: list[Rule]) -> list[tuple[str, str | None]]:
+    """The patch setting ``spec.<field>`` to ``want``; none when it already is."""
+    if _norm(want) == _norm(spec.get(field)):
+        return []
+    return [(_patch(name, [{"op": "add", "path": f"/spec/{field}",
+                            "value": canonical_policy(want)}]), None)]
+
+
 def plan_fixes(text: str, snapshot: dict[str, Any], only: set[str] | None = None,
                done: frozenset[tuple[str, str]] = frozenset()) -> list[tuple[str, str | None]]:
-    """Commands (with an optional stdin manifest) that repair what the report implicates.
-
-    Args:
-        text: The observation: runbook, platform notes and the current probe report.
-        snapshot: A ``NetworkPolicyList`` as ``kubectl get networkpolicy -o json`` prints it.
-        only: The snapshot holds just these policies (a partial ``get``): judge only them.
-        done: ``(policy, "ingress"|"egress")`` already rewritten since the snapshot (the
-            snapshot is stale there, so they are left alone).
-
-    Returns:
-        ``(command, yaml_or_None)`` in safe order; empty when nothing is implicated.
-    """
-    intent = _Intent(text)
-    model = intent.model
-    wanted = {DENY_ALL, *model.names}
-    if only is not None:
-        wanted &= only
-    current = {p["metadata"]["name"]: p for p in snapshot.get("items") or []}
-    first, middle, late, last = [], [], [], []
-    for name in sorted(set(current) - wanted if only is None else ()):
-        last.append((f"kubectl delete networkpolicy {name}", None))
-    dests = {d for _, d, _, _ in intent.mismatches if d in model.names}
-    newcomer = any(NEWCOMER in (s, d) for s, d, _, _ in intent.mismatches)
-    for name in sorted(wanted):
-        pol = current.get(name)
-        if pol is None:
-            middle.append(("kubectl apply -f -", json.dumps(_recreate(intent, name))))
-            continue
-        spec = pol.get("spec") or {}
-        if name == DENY_ALL and newcomer and _norm(spec) != _norm(_DENY_ALL_SPEC):
-            late.append((_patch(name, [{"op": "replace", "path": "/spec",
-                                        "value": _DENY_ALL_SPEC}]), None))
-        if name in dests and model.service(name).port is not None and (
-                name, "ingress") not in done:
-            want = _ingress(intent, name, spec.get("ingress") or [])
-            if _norm(want) != _norm(spec.get("ingress")):
-                first.append((_patch(name, [{"op": "add", "path": "/spec/ingress",
-                                             "value": canonical_policy(want)}]), None))
-        if name in intent.missing:
-            body = json.dumps({"metadata": intent.missing[name]}, sort_keys=True)
-            middle.append((f"kubectl patch networkpolicy {name} --type merge -p "
-                           f"{shlex.quote(body)}", None))
-        if name in _egress_suspects(intent, current) and (name, "egress") not in done:
-            want = _egress(intent, name, spec.get("egress") or [])
-            if _norm(want) != _norm(spec.get("egress")):
-                late.append((_patch(name, [{"op": "add", "path": "/spec/egress",
-                                            "value": canonical_policy(want)}]), None))
-    return first + middle + late + last
+    """The reference's repairs (``Planner().plan``; see there for the arguments)."""
+    return Planner().plan(text, snapshot, only, done)
 
 
-def _recreate(intent: _Intent, name: str) -> dict[str, Any]:
+def _recreate(intent: Intent, name: str) -> dict[str, Any]:
     model = intent.model
     spec: dict[str, Any]
     if name == DENY_ALL:
@@ -267,6 +313,11 @@ def _history(text: str) -> list[tuple[str, str]]:
     return out
 
 
+def _refused(output: str) -> bool:
+    """A history turn the episode refused (it changed nothing)."""
+    return output.lstrip().startswith("[rejected:")
+
+
 def _decode_list(output: str) -> dict[str, Any] | None:
     start = output.find("{")
     if start < 0:
@@ -282,7 +333,7 @@ def _snapshot_command(text: str) -> str:
     """The full snapshot, or for large applications only the implicated policies."""
     if len(_MODEL_LINE.findall(text)) <= _PARTIAL_ABOVE:
         return SNAPSHOT_COMMAND
-    intent = _Intent(text)
+    intent = Intent(text)
     names = {DENY_ALL, *intent.missing}
     for src, dst, _, expected in intent.mismatches:
         external = dst not in intent.model.names and src in intent.model.names
@@ -301,9 +352,17 @@ def _requested(cmd: str) -> set[str] | None:
 
 
 class ReferenceK8sAgent:
-    """Snapshot the policies, then repair what the report implicates, ingress first."""
+    """Snapshot the policies, then repair what the report implicates, ingress first.
 
-    name = "k8s-reference"
+    Args:
+        planner: What to repair given a snapshot (the reference's by default; a
+            calibration baseline passes one with a deliberate mistake).
+        name: The agent's name in results.
+    """
+
+    def __init__(self, planner: Planner | None = None, name: str = "k8s-reference") -> None:
+        self.planner = planner or Planner()
+        self.name = name
 
     async def act(self, observation: Observation) -> str:
         """Next command, fenced (plus a ```yaml block when it re-creates a policy)."""
@@ -323,7 +382,7 @@ class ReferenceK8sAgent:
         done = frozenset((m.group(1), m.group(2)) for cmd in issued
                          for m in _REWRITE.finditer(cmd))
         try:
-            plan = plan_fixes(text, snapshot, only, done)
+            plan = self.planner.plan(text, snapshot, only, done)
         except ConfigError:
             log.warning("no intended connectivity in the observation")
             return f"```\n{SNAPSHOT_COMMAND}\n```"
@@ -331,4 +390,8 @@ class ReferenceK8sAgent:
             if cmd not in issued:
                 reply = f"```\n{cmd}\n```"
                 return reply + (f"\n```yaml\n{manifest}\n```" if manifest else "")
-        return f"```\n{_snapshot_command(text)}\n```"
+        again = _snapshot_command(text)
+        ran = [cmd for cmd, output in history[snap_at + 1:] if not _refused(output)]
+        if not ran and _requested(again) == only:
+            return NOTHING_LEFT  # the same snapshot again would plan nothing again
+        return f"```\n{again}\n```"
