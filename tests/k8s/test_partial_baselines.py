@@ -1,0 +1,52 @@
+"""The k8s baselines that repair part of a query do exactly their part, from text alone.
+
+``one-fault-type`` repairs only wrong port numbers (``CP``): it solves a lone ``CP`` fault
+and on a two-fault query fixes the port and leaves the other fault. ``ingress-only``
+never touches egress: it solves ingress faults and leaves every ``AE`` symptom.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from netarena.common.agents import Observation, find_baseline
+from netarena.common.types import Query
+from netarena.k8s import K8sApp
+
+pytestmark = pytest.mark.slow
+
+
+def _play(app: K8sApp, name: str, query: Query) -> tuple[bool, int, int]:
+    """(solved, mismatches before, mismatches after) of ``name`` on ``query``."""
+    agent = find_baseline(app, name).make()
+    with app.open(query) as ep:
+        initial = len(ep.initial.mismatches)
+        for _ in range(8):
+            if ep.step(asyncio.run(agent.act(Observation(ep.observe(), query.id)))).done:
+                break
+        return ep.score().correct, initial, len(ep.state.mismatches)
+
+
+def test_one_fault_type_fixes_the_port_and_only_the_port() -> None:
+    app = K8sApp()
+    assert all(_play(app, "one-fault-type", app.generate(s, 1, "CP"))[0] for s in range(3))
+    for label in ("CPR", "RI", "AE"):
+        solved, before, after = _play(app, "one-fault-type", app.generate(5, 1, label))
+        assert not solved and after == before, label
+    partial = []
+    for seed in range(3):
+        for level, label in ((2, "RI+CP"), (3, "CP+CPR"), (3, "CP+AE")):
+            solved, before, after = _play(app, "one-fault-type", app.generate(seed, level, label))
+            assert not solved and after <= before, (seed, label)
+            partial.append(after < before)
+    assert sum(partial) >= len(partial) * 3 // 4, partial
+
+
+def test_ingress_only_leaves_egress_faults() -> None:
+    app = K8sApp()
+    for seed in range(3):
+        assert _play(app, "ingress-only", app.generate(seed, 2, "RI+AI"))[0]
+        solved, before, after = _play(app, "ingress-only", app.generate(seed, 1, "AE"))
+        assert not solved and after == before
