@@ -76,6 +76,7 @@ _PARTIAL_ABOVE = 20
 _DENY_ALL_SPEC = {"podSelector": {}, "policyTypes": ["Ingress", "Egress"]}
 Rule = dict[str, Any]
 Mismatch = tuple[str, str, int, bool]  # source, destination, port, expected
+Step = tuple[str, str | None]  # command, manifest for its stdin
 
 
 def _norm(value: Any) -> Any:
@@ -222,7 +223,7 @@ class Planner:
         return _egress(intent, name, current)
 
     def plan(self, text: str, snapshot: dict[str, Any], only: set[str] | None = None,
-             done: frozenset[tuple[str, str]] = frozenset()) -> list[tuple[str, str | None]]:
+             done: frozenset[tuple[str, str]] = frozenset()) -> list[Step]:
         """Commands (with an optional stdin manifest) that repair what the report implicates.
 
         Args:
@@ -242,7 +243,10 @@ class Planner:
         if only is not None:
             wanted &= only
         current = {p["metadata"]["name"]: p for p in snapshot.get("items") or []}
-        first, middle, late, last = [], [], [], []
+        first: list[Step] = []
+        middle: list[Step] = []
+        late: list[Step] = []
+        last: list[Step] = []
         for name in sorted(set(current) - wanted if only is None else ()):
             last.append((f"kubectl delete networkpolicy {name}", None))
         dests = {d for _, d, _, _ in intent.mismatches if d in model.names}
@@ -271,7 +275,7 @@ class Planner:
 
 
 def _rewrite(name: str, field: str, spec: dict[str, Any],
-             want: list[Rule]) -> list[tuple[str, str | None]]:
+             want: list[Rule]) -> list[Step]:
     """The patch setting ``spec.<field>`` to ``want``; none when it already is."""
     if _norm(want) == _norm(spec.get(field)):
         return []
@@ -280,7 +284,7 @@ def _rewrite(name: str, field: str, spec: dict[str, Any],
 
 
 def plan_fixes(text: str, snapshot: dict[str, Any], only: set[str] | None = None,
-               done: frozenset[tuple[str, str]] = frozenset()) -> list[tuple[str, str | None]]:
+               done: frozenset[tuple[str, str]] = frozenset()) -> list[Step]:
     """The reference's repairs (``Planner().plan``; see there for the arguments)."""
     return Planner().plan(text, snapshot, only, done)
 
