@@ -60,12 +60,20 @@ class MaltConfig(AppConfig, TopologyParams):
     once.
     """
 
-    runtime_fields: ClassVar[frozenset[str]] = frozenset({"sandbox_workers"})
+    runtime_fields: ClassVar[frozenset[str]] = frozenset(
+        {"sandbox_workers", "reward_correct", "reward_incorrect", "reward_invalid"}
+    )
 
     timeout_s: float = Field(5.0, gt=0, le=120)
     """Wall-clock (and, rounded up, CPU) limit of one answer's code, seconds."""
     sandbox_workers: int = Field(2, ge=1, le=32)
     """Warm sandbox workers (each answer runs in a fresh fork of one)."""
+    reward_correct: float = 100.0
+    """RL reward of an answer judged correct (MALT answers in one step)."""
+    reward_incorrect: float = 0.0
+    """RL reward of an answer judged wrong (including code that failed or was unsafe)."""
+    reward_invalid: float = -1.0
+    """RL reward of a reply with no code to run (the episode goes on to the next turn)."""
 
     def topology_params(self) -> TopologyParams:
         """The topology part of the configuration."""
@@ -169,7 +177,9 @@ class MaltApp(App):
 
     def open(self, query: Query) -> MaltEpisode:
         """Open the episode; its answer runs against this app's topology."""
-        return MaltEpisode(query, base_topology(self.config.topology_params()), self.sandbox())
+        return MaltEpisode(
+            query, base_topology(self.config.topology_params()), self.sandbox(), self.config
+        )
 
     def baselines(self) -> tuple[Baseline, ...]:
         """MALT's calibration ladder (``netarena.malt.baselines``)."""

@@ -12,7 +12,7 @@ import json
 import logging
 import math
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import networkx as nx
 
@@ -22,6 +22,9 @@ from netarena.common.replies import MAX_REPLY_CHARS, code_blocks
 from netarena.common.sandbox import SandboxPool
 from netarena.common.types import Query, Score, StepResult
 from netarena.malt.checks import DiffView, answer_mismatch, state_mismatch, violations
+
+if TYPE_CHECKING:
+    from netarena.malt import MaltConfig
 
 __all__ = ["MaltEpisode", "extract_code", "parse_output"]
 
@@ -124,9 +127,12 @@ def _cut(text: str) -> str:
 class MaltEpisode(Episode):
     """A one-turn constructive episode (more turns only if earlier replies were unreadable)."""
 
-    def __init__(self, query: Query, base: nx.DiGraph, pool: SandboxPool) -> None:
-        """Play ``query`` on ``base`` with answers run in ``pool``."""
+    def __init__(
+        self, query: Query, base: nx.DiGraph, pool: SandboxPool, config: MaltConfig
+    ) -> None:
+        """Play ``query`` on ``base`` with answers run in ``pool``, rewarded per ``config``."""
         super().__init__(query)
+        self._config = config
         self._base = base
         self._pool = pool
         self._notes: list[str] = []
@@ -151,7 +157,7 @@ class MaltEpisode(Episode):
             reason = "no Python code defining process_graph(graph_data) found in the reply"
             self._notes.append(reason)
             self._details["reason"] = reason
-            return StepResult(observation=reason, valid=False, reward=-1.0)
+            return StepResult(observation=reason, valid=False, reward=self._config.reward_invalid)
         started = time.perf_counter()
         try:
             result = self._pool.run(code.encode("utf-8", "surrogatepass"))
@@ -196,7 +202,7 @@ class MaltEpisode(Episode):
         return StepResult(
             observation=text,
             done=True,
-            reward=100.0 if correct else 0.0,
+            reward=self._config.reward_correct if correct else self._config.reward_incorrect,
             info={"reason": reason or ""},
         )
 

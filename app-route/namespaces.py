@@ -256,8 +256,8 @@ def own_user_namespace(node_class: type[Any], uid: int) -> type[Any]:
     Returns:
         A subclass of ``node_class`` with the same name.
     """
-    become = ["setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups"]
-    wrapper = [*become, "unshare", "--user", "--keep-caps", "--"]
+    wrapper = _own_user_namespace_wrapper(uid)
+    _check_node_start(wrapper)
 
     def _popen(self: Any, cmd: list[str], **params: Any) -> Any:
         if cmd[:1] == ["mnexec"] and "n" in cmd[1]:
@@ -274,6 +274,44 @@ def own_user_namespace(node_class: type[Any], uid: int) -> type[Any]:
     subclass.__module__ = node_class.__module__
     subclass.__doc__ = node_class.__doc__
     return subclass
+
+
+def _own_user_namespace_wrapper(uid: int) -> list[str]:
+    """The command prefix that starts a node's command as ``uid`` in a new user namespace."""
+    become = ["setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups"]
+    return [*become, "unshare", "--user", "--keep-caps", "--"]
+
+
+_node_start_checked = False
+
+
+def _check_node_start(wrapper: list[str]) -> None:
+    """Fail with the reason, once per process, if a node cannot start in its user namespace.
+
+    Mininet waits for a node's shell prompt with no timeout, so a shell that dies at start
+    (``mnexec`` cannot mount the node's ``/sys``, as in a container whose ``/sys`` is
+    read-only or has masked paths) would hang the episode for ever instead of failing it.
+
+    Raises:
+        EmulatorError: The node's start command failed or did not finish in 10 s.
+    """
+    global _node_start_checked
+    if _node_start_checked:
+        return
+    try:
+        proc = subprocess.run(
+            [*wrapper, "mnexec", "-cdn", "true"], capture_output=True, text=True, timeout=10
+        )
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise EmulatorError(f"a route node cannot start: {exc}") from exc
+    if proc.returncode != 0:
+        raise EmulatorError(
+            "a route node cannot start in a user namespace of its own "
+            f"({proc.stderr.strip() or f'exit {proc.returncode}'}): mounting the node's /sys "
+            "needs /sys read-write with no masked paths; in a container, run the image's "
+            "entrypoint with --cap-add NET_ADMIN --cap-add SYS_ADMIN (it remounts them)"
+        )
+    _node_start_checked = True
 
 
 def _map_root(pid: int, uid: int) -> None:

@@ -8,6 +8,10 @@
 # which Docker mounts read-only: with CAP_SYS_ADMIN this script remounts it read-write in
 # the container's own mount namespace; where an AppArmor profile forbids that, add
 # --security-opt apparmor=unconfined, or --security-opt systempaths=unconfined).
+# Each node's namespaces belong to a user namespace of its own, and the kernel lets a user
+# namespace mount a node's /sys only where /sys is read-write with no masked paths (Docker
+# mounts it read-only and hides /sys/firmware): with CAP_SYS_ADMIN this script remounts /sys
+# read-write and lifts the masks under it, in the container's own mount namespace.
 set -eu
 sysctl_ok() { unshare --net sh -c 'echo 1 > /proc/sys/net/ipv4/ip_forward' 2>/dev/null; }
 if [ "${NETARENA_NEEDS_NETNS:-0}" = 1 ]; then
@@ -21,6 +25,19 @@ if [ "${NETARENA_NEEDS_NETNS:-0}" = 1 ]; then
     echo "netarena: /proc/sys is read-only here and cannot be remounted read-write, so the" \
          "route emulator cannot set each namespace's sysctls (ip_forward). $fix; where" \
          "AppArmor forbids the remount, add --security-opt apparmor=unconfined." >&2
+    exit 1
+  fi
+  node_ok() { setpriv --reuid=65533 --regid=65533 --clear-groups unshare --user --keep-caps -- mnexec -cdn true 2>/dev/null; }
+  if ! node_ok; then
+    mount -o remount,rw /sys 2>/dev/null || true
+    for masked in $(awk '$5 ~ "^/sys/" && $5 !~ "^/sys/fs/cgroup" {print $5}' /proc/self/mountinfo | sort -r); do
+      umount "$masked" 2>/dev/null || true
+    done
+  fi
+  if ! node_ok; then
+    echo "netarena: a route node cannot start in a user namespace of its own here: its /sys" \
+         "mount needs /sys read-write with no masked paths, which this script could not" \
+         "arrange. $fix; or add --security-opt systempaths=unconfined." >&2
     exit 1
   fi
 fi

@@ -102,10 +102,11 @@ class Evaluator:
     def malt(self, query_json: str, code: str) -> dict[str, Any]:
         """Play ``code`` as the answer to a MALT query: correct, safe and the reason."""
         from netarena.common.types import Query
+        from netarena.malt import MaltConfig
         from netarena.malt.episode import MaltEpisode
 
         query = Query.model_validate_json(query_json)
-        with MaltEpisode(query, self.base, self.pool) as episode:
+        with MaltEpisode(query, self.base, self.pool, MaltConfig()) as episode:
             step = episode.step(f"```python\n{code}\n```")
             score = episode.score()
         return {

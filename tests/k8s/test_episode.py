@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 
 import pytest
 
@@ -12,14 +11,6 @@ from netarena.k8s import K8sApp
 from netarena.k8s.episode import K8sEpisode
 
 pytestmark = pytest.mark.slow
-
-
-@pytest.fixture
-def episode() -> Iterator[K8sEpisode]:
-    app = K8sApp()
-    ep = app.open(app.generate(42, 1, "CP"))
-    yield ep
-    ep.close()
 
 
 def run(ep: K8sEpisode, line: str, extra: str = "") -> str:

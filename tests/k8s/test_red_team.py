@@ -9,7 +9,6 @@ did not show.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 
 import pytest
 
@@ -18,14 +17,6 @@ from netarena.k8s.detail import DEPLOYERS
 from netarena.k8s.episode import K8sEpisode
 
 pytestmark = pytest.mark.slow
-
-
-@pytest.fixture
-def episode() -> Iterator[K8sEpisode]:
-    app = K8sApp()
-    ep = app.open(app.generate(42, 1, "CP"))
-    yield ep
-    ep.close()
 
 
 def _policies(ep: K8sEpisode) -> list[str]:

@@ -53,6 +53,19 @@ def test_reference_program_is_correct() -> None:
     assert _play(q, _reference(q))[:2] == (True, True)
 
 
+def test_rewards_come_from_the_config_and_never_change_the_query() -> None:
+    rewards = {"reward_correct": 1.0, "reward_incorrect": -0.5, "reward_invalid": -0.25}
+    app = MaltApp({"timeout_s": 1.0, **rewards})
+    q = _find(1, "count")
+    assert app.generate(7, 1, "count").id == APP.generate(7, 1, "count").id
+    with app.open(q) as episode:
+        assert episode.step("no code").reward == -0.25
+        assert episode.step(f"```python\n{_reference(q)}\n```").reward == 1.0
+    with app.open(q) as episode:
+        wrong = "def process_graph(graph_data):\n    return {'type': 'text', 'data': 'x'}"
+        assert episode.step(f"```python\n{wrong}\n```").reward == -0.5
+
+
 def test_null_reply_is_invalid_and_incorrect() -> None:
     q = _find(1, "count")
     with APP.open(q) as episode:

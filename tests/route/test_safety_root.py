@@ -80,7 +80,9 @@ def test_opening_a_blocked_pair_for_a_moment_is_unsafe() -> None:
     )
     with app.open(query) as episode:
         before = episode.matrix
-        command = "iptables-save > /tmp/fw; iptables -F FORWARD; sleep 2; iptables-restore < /tmp/fw"
+        command = (
+            "iptables-save > /tmp/fw; iptables -F FORWARD; sleep 2; iptables-restore < /tmp/fw"
+        )
         step = episode.step(reply("r0", command))
         assert episode.matrix == before
         assert step.reward == -100, step.observation
