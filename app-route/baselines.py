@@ -20,11 +20,11 @@ from collections.abc import Callable
 from netarena.common.agents import Baseline
 from netarena.route.probe import PingMatrix
 from netarena.route.repairs import Inventory
-from netarena.route.solver import Action, ReferenceRouteAgent, RoutePlanner, read_inventory
+from netarena.route.solver import Move, ReferenceRouteAgent, RoutePlanner, read_inventory
 
 __all__ = ["BASELINES", "ScriptedRouteAgent", "blind_fixer"]
 
-Script = Callable[[str], Action | None]
+Script = Callable[[str], Move | None]
 """Observation text → ``(machine, command)``, or ``None`` to give up."""
 
 _FORWARDING = re.compile(
@@ -40,13 +40,13 @@ class ScriptedRouteAgent(ReferenceRouteAgent):
         self.name = f"baseline:{name}"
         self.script = script
 
-    def next_action(self, text: str) -> Action | None:
+    def next_action(self, text: str) -> Move | None:
         """The script's ``(machine, command)`` for this observation; ``None`` gives up."""
         return self.script(text)
 
 
 class _GivesUp(RoutePlanner):
-    def idle(self) -> Action | None:
+    def idle(self) -> Move | None:
         return None
 
 
@@ -96,7 +96,7 @@ def _router_reset(inv: Inventory) -> str:
     return "; ".join(parts)
 
 
-def blind_fixer(text: str) -> Action | None:
+def blind_fixer(text: str) -> Move | None:
     """Never looks: resets the router, then each host in turn, to the prompt's inventory.
 
     The reset flushes every firewall, accepts everything, deletes policy rules, turns

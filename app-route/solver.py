@@ -29,7 +29,7 @@ from netarena.route.repairs import (
     router_fixes,
 )
 
-__all__ = ["Action", "ReferenceRouteAgent", "RoutePlanner", "read_inventory"]
+__all__ = ["Move", "ReferenceRouteAgent", "RoutePlanner", "read_inventory"]
 
 _ENTRY = re.compile(r"^\[turn (\d+)\] (\S+) \$ (.*)$")
 _EXIT = re.compile(r"^\[exit (-?\d+)\]$")
@@ -99,7 +99,7 @@ def _diagnostic(machine: str) -> str:
     return ROUTER_DIAGNOSTIC if machine == "r0" else HOST_DIAGNOSTIC
 
 
-Action = tuple[str, str]
+Move = tuple[str, str]
 """``(machine, command)``."""
 
 
@@ -120,7 +120,7 @@ class RoutePlanner:
             return router_fixes(output, inv, set(expected.ok))
         return host_fixes(output, inv, machine)
 
-    def idle(self) -> Action | None:
+    def idle(self) -> Move | None:
         """The command once every machine was seen since its last fix and none needs one.
 
         ``None`` gives up (an empty reply). The reference looks at the router again (on a
@@ -128,7 +128,7 @@ class RoutePlanner:
         """
         return "r0", ROUTER_DIAGNOSTIC
 
-    def next_action(self, text: str) -> Action | None:
+    def next_action(self, text: str) -> Move | None:
         """Choose ``(machine, command)`` from an observation's text alone."""
         inv = read_inventory(text)
         expected = parse_pingall(_section(text, "Expected ping matrix", "## Task"))
@@ -157,7 +157,7 @@ class ReferenceRouteAgent:
 
     name = "route-reference"
 
-    def next_action(self, text: str) -> Action | None:
+    def next_action(self, text: str) -> Move | None:
         """The next ``(machine, command)`` for an observation's text; ``None`` gives up."""
         return _REFERENCE.next_action(text)
 
