@@ -2,43 +2,56 @@
 # Entrypoint of every NetArena image: `netarena-entrypoint <netarena args...>`.
 # Images whose emulator creates network namespaces (route) set NETARENA_NEEDS_NETNS=1; without
 # the privileges for that, fail at start with the fix instead of failing every query later.
-# Measured (docs/agentbeats.md, "Route's privileges"): the narrowest set that works is
-#   --cap-add NET_ADMIN --cap-add SYS_ADMIN
-# (namespaces need both capabilities; each namespace's sysctls need a writable /proc/sys,
-# which Docker mounts read-only: with CAP_SYS_ADMIN this script remounts it read-write in
-# the container's own mount namespace; where an AppArmor profile forbids that, add
-# --security-opt apparmor=unconfined, or --security-opt systempaths=unconfined).
-# Each node's namespaces belong to a user namespace of its own, and the kernel lets a user
-# namespace mount a node's /sys only where /sys is read-write with no masked paths (Docker
-# mounts it read-only and hides /sys/firmware): with CAP_SYS_ADMIN this script remounts /sys
-# read-write and lifts the masks under it, in the container's own mount namespace.
+# Measured (docs/agentbeats.md, "Route's privileges"), the narrowest set that works is
+#   --cap-add NET_ADMIN --cap-add SYS_ADMIN --cap-add SYS_PTRACE --security-opt seccomp=unconfined
+# - NET_ADMIN and SYS_ADMIN: the namespaces. Each namespace's sysctls need a writable
+#   /proc/sys, which Docker mounts read-only: with CAP_SYS_ADMIN this script remounts it
+#   read-write in the container's own mount namespace (where an AppArmor profile forbids that,
+#   add --security-opt apparmor=unconfined).
+# - Each node's namespaces belong to a user namespace of its own, whose root is an
+#   unprivileged uid: the kernel lets it mount the node's /sys only where /sys is read-write
+#   with no masked paths (Docker mounts it read-only and hides /sys/firmware), so this script
+#   remounts /sys read-write and lifts the tmpfs masks under it; SYS_PTRACE lets the evaluator
+#   (root) open the namespaces of those processes of another uid.
+# - seccomp=unconfined: agents' commands run under bubblewrap, which needs pivot_root, a
+#   system call Docker's default seccomp profile refuses (the evaluator applies its own
+#   seccomp filter to every agent command).
 set -eu
+FLAGS="--cap-add NET_ADMIN --cap-add SYS_ADMIN --cap-add SYS_PTRACE --security-opt seccomp=unconfined"
+fix="run it with 'docker run $FLAGS ...' (compose: cap_add: [NET_ADMIN, SYS_ADMIN, SYS_PTRACE], security_opt: [seccomp=unconfined]; or --privileged), as root inside the container"
+fail() { echo "netarena: $* $fix." >&2; exit 1; }
 sysctl_ok() { unshare --net sh -c 'echo 1 > /proc/sys/net/ipv4/ip_forward' 2>/dev/null; }
+as_other() { setpriv --reuid=65533 --regid=65533 --clear-groups "$@"; }
+node_ok() { as_other unshare --user --keep-caps -- mnexec -cdn true 2>/dev/null; }
+ptrace_ok() {
+  setpriv --reuid=65533 --regid=65533 --clear-groups sleep 5 & other=$!
+  for _ in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20; do  # until it is the other uid
+    grep -q '^Uid:[[:space:]]*65533' "/proc/$other/status" 2>/dev/null && break
+    sleep 0.1
+  done
+  readlink "/proc/$other/ns/user" >/dev/null 2>&1; ok=$?
+  kill "$other" 2>/dev/null || true
+  return "$ok"
+}
+sandbox_ok() { bwrap --ro-bind / / true 2>/dev/null; }
+lift_sys_masks() {
+  mount -o remount,rw /sys 2>/dev/null || true
+  awk '$5 ~ "^/sys/" && $5 !~ "^/sys/fs/cgroup" && $9 == "tmpfs" {print $5}' /proc/self/mountinfo |
+    sort -r | while read -r masked; do umount "$masked" 2>/dev/null || true; done
+}
 if [ "${NETARENA_NEEDS_NETNS:-0}" = 1 ]; then
-  fix="run it with 'docker run --cap-add NET_ADMIN --cap-add SYS_ADMIN ...' (compose: cap_add: [NET_ADMIN, SYS_ADMIN]; or --privileged), as root inside the container"
-  if ! unshare --net true 2>/dev/null; then
-    echo "netarena: this image creates network namespaces (route emulator) and may not:" \
-         "it lacks CAP_NET_ADMIN and CAP_SYS_ADMIN. $fix." >&2
-    exit 1
-  fi
-  if ! sysctl_ok && ! { mount -o remount,rw /proc/sys 2>/dev/null && sysctl_ok; }; then
-    echo "netarena: /proc/sys is read-only here and cannot be remounted read-write, so the" \
-         "route emulator cannot set each namespace's sysctls (ip_forward). $fix; where" \
-         "AppArmor forbids the remount, add --security-opt apparmor=unconfined." >&2
-    exit 1
-  fi
-  node_ok() { setpriv --reuid=65533 --regid=65533 --clear-groups unshare --user --keep-caps -- mnexec -cdn true 2>/dev/null; }
-  if ! node_ok; then
-    mount -o remount,rw /sys 2>/dev/null || true
-    for masked in $(awk '$5 ~ "^/sys/" && $5 !~ "^/sys/fs/cgroup" {print $5}' /proc/self/mountinfo | sort -r); do
-      umount "$masked" 2>/dev/null || true
-    done
-  fi
-  if ! node_ok; then
-    echo "netarena: a route node cannot start in a user namespace of its own here: its /sys" \
-         "mount needs /sys read-write with no masked paths, which this script could not" \
-         "arrange. $fix; or add --security-opt systempaths=unconfined." >&2
-    exit 1
-  fi
+  unshare --net true 2>/dev/null || fail "this image creates network namespaces (route" \
+    "emulator) and may not: it lacks CAP_NET_ADMIN and CAP_SYS_ADMIN."
+  sysctl_ok || { mount -o remount,rw /proc/sys 2>/dev/null && sysctl_ok; } || fail "/proc/sys" \
+    "is read-only here and cannot be remounted read-write, so the route emulator cannot set" \
+    "each namespace's sysctls (ip_forward); where AppArmor forbids the remount, add" \
+    "--security-opt apparmor=unconfined."
+  node_ok || { lift_sys_masks; node_ok; } || fail "a route node cannot start in a user" \
+    "namespace of its own here: mounting its /sys needs /sys read-write with no masked" \
+    "paths, which this script could not arrange (or add --security-opt systempaths=unconfined)."
+  ptrace_ok || fail "the evaluator cannot open the namespaces of its nodes' processes (they" \
+    "run as another uid): it lacks CAP_SYS_PTRACE."
+  sandbox_ok || fail "bubblewrap cannot build the agents' sandbox here (pivot_root refused," \
+    "as by Docker's default seccomp profile)."
 fi
 exec netarena "$@"

@@ -23,7 +23,8 @@
 #   BUILD_NETWORK   network for RUN steps at build time (default: host when the engine has no
 #                   default bridge, else Docker's default)
 #   ROUTE_FLAGS     docker run flags for the route green container (default: the narrowest set
-#                   measured to work, --cap-add NET_ADMIN --cap-add SYS_ADMIN, with
+#                   measured to work, --cap-add NET_ADMIN --cap-add SYS_ADMIN
+#                   --cap-add SYS_PTRACE --security-opt seccomp=unconfined, with
 #                   --security-opt apparmor=unconfined for AppArmor hosts; --privileged
 #                   works too where the engine may grant it)
 #   NETARENA_EXTRA_CA  PEM CA bundle to trust at build time (TLS-inspecting proxies)
@@ -42,7 +43,8 @@ SMOKE_OUT="$(mkdir -p "${SMOKE_OUT:-runs/containers}" && cd "${SMOKE_OUT:-runs/c
 declare -A DOCKERFILE=([malt]=app-malt/Dockerfile [route]=app-route/Dockerfile
                        [k8s]=app-k8s/Dockerfile [purple]=a2a_llm/Dockerfile)
 # What the route container needs (docs/agentbeats.md, "Route's privileges").
-ROUTE_NARROW_FLAGS="--cap-add=NET_ADMIN --cap-add=SYS_ADMIN --security-opt=apparmor=unconfined"
+ROUTE_NARROW_FLAGS="--cap-add=NET_ADMIN --cap-add=SYS_ADMIN --cap-add=SYS_PTRACE"
+ROUTE_NARROW_FLAGS+=" --security-opt=seccomp=unconfined --security-opt=apparmor=unconfined"
 declare -A PORT=([malt]=29109 [route]=29209 [k8s]=29309)
 
 say() { echo "containers: $*" >&2; }

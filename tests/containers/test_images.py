@@ -91,26 +91,47 @@ def test_constraints_pin_every_runtime_dependency() -> None:
     assert pins["a2a-sdk"].startswith("1.3.")
 
 
-@pytest.mark.parametrize(("unshare", "problem"), [
-    ("exit 1", "lacks CAP_NET_ADMIN and CAP_SYS_ADMIN"),
-    ('case "$*" in *ip_forward*) exit 1;; esac; exit 0', "/proc/sys is read-only here"),
+_FAKE_TOOLS = {
+    "unshare": "exit 0",
+    "mount": "exit 1",  # never remount the host's /proc or /sys
+    "umount": "exit 1",  # never lift the host's mounts
+    "setpriv": 'shift 3; exec "$@"',  # as_other: run the command as is
+    "readlink": "exit 0",
+    "bwrap": "exit 0",
+    "netarena": "echo started",
+}
+
+
+@pytest.mark.parametrize(("broken", "problem"), [
+    ({"unshare": "exit 1"}, "lacks CAP_NET_ADMIN and CAP_SYS_ADMIN"),
+    ({"unshare": 'case "$*" in *ip_forward*) exit 1;; esac; exit 0'},
+     "/proc/sys is read-only here"),
+    ({"unshare": 'case "$*" in *mnexec*) exit 1;; esac; exit 0'},
+     "cannot start in a user namespace"),
+    ({"readlink": "exit 1"}, "lacks CAP_SYS_PTRACE"),
+    ({"bwrap": "exit 1"}, "pivot_root refused"),
+    ({}, None),
 ])
-def test_entrypoint_refuses_route_without_its_privileges(tmp_path: Path, unshare: str,
-                                                         problem: str) -> None:
-    """Without namespaces or a writable /proc/sys the image stops at once with the fix."""
+def test_entrypoint_refuses_route_without_its_privileges(
+    tmp_path: Path, broken: dict[str, str], problem: str | None
+) -> None:
+    """Without each privilege route needs, the image stops at once naming it and the fix."""
     script = ROOT / "docker" / "entrypoint.sh"
     fake_bin = tmp_path / "bin"
     fake_bin.mkdir()
-    (fake_bin / "unshare").write_text(f"#!/bin/sh\n{unshare}\n")
-    (fake_bin / "mount").write_text("#!/bin/sh\nexit 1\n")  # never remount the host's /proc
-    for tool in ("unshare", "mount"):
+    for tool, body in {**_FAKE_TOOLS, **broken}.items():
+        (fake_bin / tool).write_text(f"#!/bin/sh\n{body}\n")
         (fake_bin / tool).chmod(0o755)
     env = {"PATH": f"{fake_bin}:/usr/bin:/bin", "NETARENA_NEEDS_NETNS": "1"}
     proc = subprocess.run(["sh", str(script), "--help"], env=env, capture_output=True,
                           text=True, timeout=30)
+    if problem is None:
+        assert (proc.returncode, proc.stdout.strip()) == (0, "started"), proc.stderr
+        return
     assert proc.returncode == 1
     assert problem in proc.stderr
-    assert "--cap-add NET_ADMIN --cap-add SYS_ADMIN" in proc.stderr
+    flags = "--cap-add NET_ADMIN --cap-add SYS_ADMIN --cap-add SYS_PTRACE"
+    assert f"{flags} --security-opt seccomp=unconfined" in proc.stderr
 
 
 def test_scripts_parse() -> None:
