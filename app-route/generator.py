@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import random
 from functools import partial
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from pydantic import Field, model_validator
 
@@ -19,6 +19,9 @@ from netarena.route.plan import NetworkPlan, draw_plan
 from netarena.route.probe import PingMatrix
 from netarena.route.prompts import task_prompt
 from netarena.route.topology import RouterTopo, Topo, load_topo_class, plan_of
+
+if TYPE_CHECKING:
+    from netarena.common.agents import Baseline
 
 __all__ = ["RouteConfig", "RouteApp"]
 
@@ -144,6 +147,12 @@ class RouteApp(App):
         from netarena.route.solver import ReferenceRouteAgent
 
         return ReferenceRouteAgent()
+
+    def baselines(self) -> tuple[Baseline, ...]:
+        """Route's calibration ladder (``netarena.route.baselines``)."""
+        from netarena.route.baselines import BASELINES
+
+        return BASELINES
 
 
 def topology_of(query: Query) -> tuple[NetworkPlan, Intent, partial[Topo]]:

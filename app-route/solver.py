@@ -29,7 +29,7 @@ from netarena.route.repairs import (
     router_fixes,
 )
 
-__all__ = ["ReferenceRouteAgent", "plan_next", "read_inventory"]
+__all__ = ["Move", "ReferenceRouteAgent", "RoutePlanner", "read_inventory"]
 
 _ENTRY = re.compile(r"^\[turn (\d+)\] (\S+) \$ (.*)$")
 _EXIT = re.compile(r"^\[exit (-?\d+)\]$")
@@ -99,35 +99,57 @@ def _diagnostic(machine: str) -> str:
     return ROUTER_DIAGNOSTIC if machine == "r0" else HOST_DIAGNOSTIC
 
 
-def _fixes(machine: str, output: str, inv: Inventory, expected: PingMatrix) -> list[str]:
-    if machine == "r0":
-        return router_fixes(output, inv, set(expected.ok))
-    return host_fixes(output, inv, machine)
+Move = tuple[str, str]
+"""``(machine, command)``."""
 
 
-def plan_next(text: str) -> tuple[str, str]:
-    """Choose ``(machine, command)`` from an observation's text alone."""
-    inv = read_inventory(text)
-    expected = parse_pingall(_section(text, "Expected ping matrix", "## Task"))
-    current = parse_pingall(_section(text, "## Current connectivity", "## History"))
-    history = _history(text)
-    order = ["r0", *_suspects(current, expected, list(inv.hosts))]
-    revisit = []
-    for machine in order:
-        mine = [e for e in history if e.machine == machine]
-        looks = [e for e in mine if e.command == _diagnostic(machine)]
-        if not looks:
+class RoutePlanner:
+    """How the reference chooses its next command, one overridable step per method.
+
+    The calibration baselines (``baselines.py``) are this plan with one step changed: which
+    machines it looks at, which fixes it sends, what it does once it has nothing left to do.
+    """
+
+    def machines(self, inv: Inventory, current: PingMatrix, expected: PingMatrix) -> list[str]:
+        """The machines to look at, in order: the router, then hosts in wrong pairs."""
+        return ["r0", *_suspects(current, expected, list(inv.hosts))]
+
+    def fixes(self, machine: str, output: str, inv: Inventory, expected: PingMatrix) -> list[str]:
+        """The commands that turn what ``machine``'s diagnostic showed into the intent."""
+        if machine == "r0":
+            return router_fixes(output, inv, set(expected.ok))
+        return host_fixes(output, inv, machine)
+
+    def idle(self) -> Move | None:
+        """The command once every machine was seen since its last fix and none needs one.
+
+        ``None`` gives up (an empty reply). The reference looks at the router again (on a
+        generated query it is done before it gets here).
+        """
+        return "r0", ROUTER_DIAGNOSTIC
+
+    def next_action(self, text: str) -> Move | None:
+        """Choose ``(machine, command)`` from an observation's text alone."""
+        inv = read_inventory(text)
+        expected = parse_pingall(_section(text, "Expected ping matrix", "## Task"))
+        current = parse_pingall(_section(text, "## Current connectivity", "## History"))
+        history = _history(text)
+        revisit = []
+        for machine in self.machines(inv, current, expected):
+            mine = [e for e in history if e.machine == machine]
+            looks = [e for e in mine if e.command == _diagnostic(machine)]
+            if not looks:
+                return machine, _diagnostic(machine)
+            last = looks[-1]
+            changed = any(e.index > last.index for e in mine)
+            fixes = self.fixes(machine, last.output, inv, expected)
+            if fixes and not changed:
+                return machine, "; ".join(fixes)
+            if changed:
+                revisit.append(machine)
+        for machine in revisit:
             return machine, _diagnostic(machine)
-        last = looks[-1]
-        changed = any(e.index > last.index for e in mine)
-        fixes = _fixes(machine, last.output, inv, expected)
-        if fixes and not changed:
-            return machine, "; ".join(fixes)
-        if changed:
-            revisit.append(machine)
-    for machine in revisit:
-        return machine, _diagnostic(machine)
-    return "r0", ROUTER_DIAGNOSTIC
+        return self.idle()
 
 
 class ReferenceRouteAgent:
@@ -135,7 +157,20 @@ class ReferenceRouteAgent:
 
     name = "route-reference"
 
+    def next_action(self, text: str) -> Move | None:
+        """The next ``(machine, command)`` for an observation's text; ``None`` gives up."""
+        return _REFERENCE.next_action(text)
+
     async def act(self, observation: Observation) -> str:
-        """Answer with the next diagnostic or fix as ``{"machine", "command"}`` JSON."""
-        machine, command = plan_next(observation.text)
+        """Answer with the next diagnostic or fix as ``{"machine", "command"}`` JSON.
+
+        An agent that gives up (``next_action`` is ``None``) replies with nothing.
+        """
+        action = self.next_action(observation.text)
+        if action is None:
+            return ""
+        machine, command = action
         return json.dumps({"machine": machine, "command": command})
+
+
+_REFERENCE = RoutePlanner()

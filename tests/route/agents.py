@@ -1,15 +1,15 @@
 """Scripted route agents that read the prompt but never fix what they see.
 
 Fakes try to make broken paths look repaired (each way found to cheat the judge is one
-of them); the blind fixer re-applies the inventory after flushing every firewall; the
-reader only looks. None of them looks at the faults.
+of them); the blind fixer (a calibration baseline) re-applies the inventory after flushing
+every firewall; the reader only looks. None of them looks at the faults.
 """
 
 from __future__ import annotations
 
-import ipaddress
 import re
 
+from netarena.route import baselines
 from netarena.route.solver import read_inventory
 
 __all__ = ["FAKES", "blind_fixer", "reader", "machines"]
@@ -92,35 +92,9 @@ FAKES = {
 """Name → scripted agent that makes pings answer without repairing anything."""
 
 
-def blind_fixer(text: str, turn: int) -> tuple[str, str]:
-    """Flush every firewall, accept everything, and re-apply the inventory, node by node."""
-    inv = read_inventory(text)
-    if turn == 0:
-        parts = [
-            "iptables -F; iptables -X; iptables -t nat -F",
-            "iptables -P INPUT ACCEPT; iptables -P FORWARD ACCEPT; iptables -P OUTPUT ACCEPT",
-            "for p in $(ip rule | cut -d: -f1); do case $p in 0|32766|32767) ;; "
-            "*) ip rule del pref $p;; esac; done",
-            "echo 1 > /proc/sys/net/ipv4/ip_forward",
-        ]
-        for net, gateway, intf in inv.subnets.values():
-            length = ipaddress.ip_network(net).prefixlen
-            parts.append(
-                f"ip link set {intf} up mtu 1500; tc qdisc del dev {intf} root 2>/dev/null; "
-                f"ip addr flush dev {intf}; ip addr add {gateway}/{length} brd + dev {intf}; "
-                f"ip route replace {net} dev {intf}"
-            )
-        return "r0", "; ".join(parts)
-    hosts = sorted(inv.hosts, key=lambda h: int(re.sub(r"\D", "", h) or 0))
-    host = hosts[(turn - 1) % len(hosts)]
-    intf, ip, switch = inv.hosts[host]
-    net, gateway, _ = inv.subnets[switch]
-    length = ipaddress.ip_network(net).prefixlen
-    return host, (
-        f"iptables -F; iptables -P INPUT ACCEPT; ip link set {intf} up mtu 1500; "
-        f"ip addr flush dev {intf}; ip addr add {ip}/{length} brd + dev {intf}; "
-        f"ip route replace default via {gateway} dev {intf}"
-    )
+def blind_fixer(text: str, turn: int) -> tuple[str, str] | None:
+    """The ``blind-fixer`` baseline (``netarena.route.baselines``); ``None`` once done."""
+    return baselines.blind_fixer(text)
 
 
 _READS = (

@@ -18,8 +18,8 @@ NEEDS_ROOT = pytest.mark.skipif(
     reason=f"needs root and {', '.join(_TOOLS)} (scripts/setup.sh installs them)",
 )
 
-Script = Callable[[str, int], tuple[str, str]]
-"""A scripted agent: (observation text, turn) -> (machine, command)."""
+Script = Callable[[str, int], tuple[str, str] | None]
+"""A scripted agent: (observation text, turn) -> (machine, command), or ``None`` when done."""
 
 
 @pytest.fixture
@@ -47,8 +47,8 @@ def play_reference(episode, max_turns: int = 10) -> int:
 
 
 def play_script(episode, script: Script, max_turns: int) -> None:
-    """Play ``episode`` with a scripted agent until done or ``max_turns``."""
+    """Play ``episode`` with a scripted agent until done, ``max_turns`` or it gives up."""
     for turn in range(max_turns):
-        machine, command = script(episode.observe(), turn)
-        if episode.step(reply(machine, command)).done:
+        action = script(episode.observe(), turn)
+        if action is None or episode.step(reply(*action)).done:
             return
