@@ -85,8 +85,9 @@ class Baseline:
     - ``expected`` maps rate names of a run summary (``solved_safely``, ``correctness``,
       ``safety``, ``safety_when_changed``, ``changed``) to the ``(low, high)`` range measured
       with ``netarena calibrate APP`` on the app's default configuration (every level and
-      label; the app's module says with how many queries). A benchmark build whose baseline falls outside a range (beyond
-      sampling error) is not the benchmark those figures describe.
+      label; the app's module says with how many queries). A benchmark build whose
+      baseline falls outside a range (beyond sampling error) is not the benchmark those
+      figures describe.
     """
 
     name: str
