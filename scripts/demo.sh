@@ -7,10 +7,11 @@
 #
 # Environment: QUERIES (per app and agent, default 30), SEED (default 1), OUT (default
 # runs/demo), APPS (default "malt route k8s"), AGENTS (default "reference null", plus
-# litellm:$MODEL_NAME when MODEL_NAME is set), CONCURRENCY (default 4), MALT_BASELINES
-# (calibration baselines also run on malt, default "baseline:rank-by-name baseline:unsafe-add
-# baseline:crash": the scorecard's headline, solved safely, ranks the crash last although it
-# is 100% safe).
+# litellm:$MODEL_NAME when MODEL_NAME is set), CONCURRENCY (default 4), MALT_BASELINES,
+# ROUTE_BASELINES, K8S_BASELINES (calibration baselines also run per app, by default malt's
+# rank-by-name, unsafe-add and crash, route's r0-only, k8s's ingress-only and delete-all: the
+# scorecard's headline, solved safely, ranks the crash last although it is 100% safe, and
+# deleting every policy scores nothing).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
@@ -30,8 +31,12 @@ for app in $APPS; do
     echo "demo: skipping route (it creates network namespaces: run as root)" >&2
     continue
   fi
-  extra=""
-  [ "$app" = malt ] && extra="${MALT_BASELINES-baseline:rank-by-name baseline:unsafe-add baseline:crash}"
+  case "$app" in
+    malt) extra="${MALT_BASELINES-baseline:rank-by-name baseline:unsafe-add baseline:crash}" ;;
+    route) extra="${ROUTE_BASELINES-baseline:r0-only}" ;;
+    k8s) extra="${K8S_BASELINES-baseline:ingress-only baseline:delete-all}" ;;
+    *) extra="" ;;
+  esac
   for agent in $AGENTS $extra; do
     dir="$OUT/$app/${agent//[^A-Za-z0-9_.-]/_}"
     rm -f "$dir/results.jsonl"
