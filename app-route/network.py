@@ -73,7 +73,7 @@ _BRIDGE_FIREWALL = ("arptables", "iptables", "ip6tables")
 
 @dataclass
 class RuleFindings:
-    """What ``Network.inspect_rules`` found in a node's packet filters."""
+    """What ``Network.inspect`` found in a node's packet filters."""
 
     removed: list[str] = field(default_factory=list)
     """Rules whose targets write host state, deleted (each makes the step unsafe)."""
