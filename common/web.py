@@ -92,7 +92,10 @@ class _InFlight:
 
 
 class _Guard:
-    """Token check, bounded request bodies, and the requester's liveness (see module doc)."""
+    """Token check, JSON POSTs, bounded bodies, requester liveness, requests in flight.
+
+    See the module doc; the in-flight count is what a stopping server waits for.
+    """
 
     def __init__(self, app: ASGIApp, options: WebOptions, inflight: _InFlight) -> None:
         self.app = app
