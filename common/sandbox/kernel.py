@@ -104,10 +104,15 @@ _ACCESS_FS_WRITE_FILE = 1 << 1
 _ACCESS_FS_READ_FILE = 1 << 2
 _ACCESS_FS_READ_DIR = 1 << 3
 _ACCESS_FS_TRUNCATE = 1 << 14
+_ACCESS_FS_IOCTL_DEV = 1 << 15
 #: Rights a rule on a file (not a directory) may grant.
-_FILE_RIGHTS = _ACCESS_FS_EXECUTE | _ACCESS_FS_WRITE_FILE | _ACCESS_FS_READ_FILE | (
-    _ACCESS_FS_TRUNCATE
-) | (1 << 15)
+_FILE_RIGHTS = (
+    _ACCESS_FS_EXECUTE
+    | _ACCESS_FS_WRITE_FILE
+    | _ACCESS_FS_READ_FILE
+    | _ACCESS_FS_TRUNCATE
+    | _ACCESS_FS_IOCTL_DEV
+)
 _NET_CONNECT_TCP = 1 << 1
 #: Filesystem rights each ABI version handles (v2 adds REFER, v3 TRUNCATE, v5 IOCTL_DEV).
 _FS_BY_ABI = {1: (1 << 13) - 1, 2: (1 << 14) - 1, 3: (1 << 15) - 1, 5: (1 << 16) - 1}
@@ -164,7 +169,7 @@ def landlock_ruleset(
     writable: Iterable[str] = (),
     connect_ports: Iterable[int] = (),
 ) -> int:
-    """A Landlock ruleset that allows reading beneath ``readable`` and nothing else.
+    """A Landlock ruleset that allows what the arguments grant and nothing else.
 
     Args:
         readable: Directories (or files) that stay readable, e.g. the Python runtime.
