@@ -233,19 +233,6 @@ class EpisodeSandbox:
             EmulatorError: The node's user namespace is gone.
         """
         env = {"PATH": _PATH, "HOME": "/root", "USER": "root", "LANG": "C.UTF-8", "TERM": "dumb"}
-        try:
-            userns_fd = os.open(userns, os.O_RDONLY | os.O_CLOEXEC)
-        except OSError as exc:
-            raise EmulatorError(f"{node}: its user namespace is gone: {exc}") from exc
-        seccomp_fd = _readable(filter_program())
-        try:
-            argv = self.argv(node, netns, userns_fd, seccomp_fd, command, timeout_s)
-            at, end = argv.index("bwrap") + 1, argv.index("--", argv.index("bwrap"))
-            options = argv[at:end]  # through a descriptor: `ps` shows no host paths
-            args_fd = _readable(b"".join(a.encode() + b"\0" for a in options))
-        except BaseException:
-            os.close(userns_fd)
-            raise
         stopped: list[str] = []
 
         def check() -> bool:
@@ -253,7 +240,19 @@ class EpisodeSandbox:
                 stopped.append(reason)
             return bool(stopped)
 
-        try:
+        with contextlib.ExitStack() as descriptors:
+            try:
+                userns_fd = os.open(userns, os.O_RDONLY | os.O_CLOEXEC)
+            except OSError as exc:
+                raise EmulatorError(f"{node}: its user namespace is gone: {exc}") from exc
+            descriptors.callback(os.close, userns_fd)
+            seccomp_fd = _readable(filter_program())
+            descriptors.callback(os.close, seccomp_fd)
+            argv = self.argv(node, netns, userns_fd, seccomp_fd, command, timeout_s)
+            at, end = argv.index("bwrap") + 1, argv.index("--", argv.index("bwrap"))
+            options = argv[at:end]  # through a descriptor: `ps` shows no host paths
+            args_fd = _readable(b"".join(a.encode() + b"\0" for a in options))
+            descriptors.callback(os.close, args_fd)
             started = time.monotonic()
             code, raw, killed = run_capped(
                 [*argv[:at], "--args", str(args_fd), *argv[end:]],
@@ -263,9 +262,6 @@ class EpisodeSandbox:
                 (userns_fd, seccomp_fd, args_fd),
                 check if guard is not None else None,
             )
-        finally:
-            for fd in (userns_fd, seccomp_fd, args_fd):
-                os.close(fd)
         text = _cap(raw)
         if stopped:
             return ExecResult(code, text.rstrip("\n") + f"\n[stopped: {stopped[0]}]")

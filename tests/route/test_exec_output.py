@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import os
+
 import pytest
 
+from netarena.route import sandbox
 from netarena.route.sandbox import run_capped
 
 
@@ -33,3 +36,20 @@ def test_a_command_that_closes_its_output_is_still_killed() -> None:
 def test_a_missing_program_raises() -> None:
     with pytest.raises(OSError):
         run_capped(["/nonexistent/netarena-tool"], 1.0, 4096)
+
+
+def test_a_command_that_cannot_start_leaves_no_descriptor_open(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Every command opens its node's user namespace first; a failure after that (here the
+    # seccomp filter cannot be built) must close it, or each turn leaks a descriptor.
+    def no_filter() -> bytes:
+        raise OSError("libseccomp exported no filter program")
+
+    monkeypatch.setattr(sandbox, "filter_program", no_filter)
+    box = object.__new__(sandbox.EpisodeSandbox)  # run() fails before it uses the episode
+    before = sorted(os.listdir("/proc/self/fd"))
+    for _ in range(3):
+        with pytest.raises(OSError, match="no filter program"):
+            box.run("h1", "unused", "/proc/self/ns/user", "true", 1.0)
+    assert sorted(os.listdir("/proc/self/fd")) == before
