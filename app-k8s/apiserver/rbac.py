@@ -30,7 +30,6 @@ OPERATOR_ACCOUNT = "oncall"
 """The service account the agent's kubeconfig authenticates as, in the app's namespace."""
 
 
-
 @dataclass(frozen=True)
 class UserInfo:
     """Who a request comes from."""
