@@ -309,7 +309,9 @@ def _check_node_start(wrapper: list[str]) -> None:
             "a route node cannot start in a user namespace of its own "
             f"({proc.stderr.strip() or f'exit {proc.returncode}'}): mounting the node's /sys "
             "needs /sys read-write with no masked paths; in a container, run the image's "
-            "entrypoint, which remounts them (docs/agentbeats.md, \"Route's privileges\")"
+            "entrypoint, which remounts them; on Ubuntu >= 23.10 hosts, also set "
+            "kernel.apparmor_restrict_unprivileged_userns=0 (docs/agentbeats.md, "
+            "\"Route's privileges\")"
         )
     _node_start_checked = True
 

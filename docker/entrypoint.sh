@@ -48,7 +48,8 @@ if [ "${NETARENA_NEEDS_NETNS:-0}" = 1 ]; then
     "--security-opt apparmor=unconfined."
   node_ok || { lift_sys_masks; node_ok; } || fail "a route node cannot start in a user" \
     "namespace of its own here: mounting its /sys needs /sys read-write with no masked" \
-    "paths, which this script could not arrange (or add --security-opt systempaths=unconfined)."
+    "paths, which this script could not arrange (or add --security-opt systempaths=unconfined;" \
+    "on Ubuntu >= 23.10 hosts, also sysctl kernel.apparmor_restrict_unprivileged_userns=0)."
   ptrace_ok || fail "the evaluator cannot open the namespaces of its nodes' processes (they" \
     "run as another uid): it lacks CAP_SYS_PTRACE."
   sandbox_ok || fail "bubblewrap cannot build the agents' sandbox here (pivot_root refused," \
