@@ -13,6 +13,7 @@ policy whose spec was rewritten cannot be told from the others by its key order.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from netarena.k8s.detail import DNS_PORTS, KUBE_DNS_LABELS, ClusterDetail
@@ -27,7 +28,9 @@ __all__ = [
     "render_policies",
     "render_all",
     "canonical_policy",
+    "in_cluster_egress",
     "monitoring_rule",
+    "peer",
     "DENY_ALL",
     "NS_NAME",
 ]
@@ -127,16 +130,29 @@ def render_service(spec: ServiceSpec, namespace: str) -> Manifest | None:
     }
 
 
-def _peer(app: str) -> dict[str, Any]:
+def peer(app: str) -> dict[str, Any]:
+    """The network-policy peer selecting the pods of ``app``."""
     return {"podSelector": {"matchLabels": {"app": app}}}
 
 
-def monitoring_rule(detail: ClusterDetail, port: int) -> dict[str, Any]:
+def monitoring_rule(namespace: str, scraper: Mapping[str, str], port: int) -> dict[str, Any]:
     """The ingress rule letting Prometheus (its namespace AND its pods) scrape ``port``."""
-    mon = detail.monitoring
-    return {"from": [{"podSelector": {"matchLabels": dict(mon.scraper_labels)},
-                      "namespaceSelector": {"matchLabels": {NS_NAME: mon.namespace}}}],
+    return {"from": [{"podSelector": {"matchLabels": dict(scraper)},
+                      "namespaceSelector": {"matchLabels": {NS_NAME: namespace}}}],
             "ports": [{"protocol": "TCP", "port": port}]}
+
+
+def in_cluster_egress(model: AppModel, name: str) -> list[dict[str, Any]]:
+    """A restricted egress's in-cluster rules: the service's callees, then cluster DNS."""
+    rules: list[dict[str, Any]] = []
+    callees = model.callees(name)
+    if callees:
+        rules.append({"to": [peer(d.name) for d in callees],
+                      "ports": [{"protocol": "TCP", "port": d.container_port} for d in callees]})
+    rules.append({"to": [{"podSelector": {"matchLabels": dict(KUBE_DNS_LABELS)},
+                          "namespaceSelector": {"matchLabels": {NS_NAME: "kube-system"}}}],
+                  "ports": [dict(p) for p in DNS_PORTS]})
+    return rules
 
 
 def _egress(model: AppModel, spec: ServiceSpec) -> list[dict[str, Any]]:
@@ -144,14 +160,7 @@ def _egress(model: AppModel, spec: ServiceSpec) -> list[dict[str, Any]]:
     external = model.detail.egress_of(spec.name) if model.detail else []
     if not external:
         return [{}]
-    rules: list[dict[str, Any]] = []
-    callees = model.callees(spec.name)
-    if callees:
-        rules.append({"to": [_peer(d.name) for d in callees],
-                      "ports": [{"protocol": "TCP", "port": d.container_port} for d in callees]})
-    rules.append({"to": [{"podSelector": {"matchLabels": dict(KUBE_DNS_LABELS)},
-                          "namespaceSelector": {"matchLabels": {NS_NAME: "kube-system"}}}],
-                  "ports": [dict(p) for p in DNS_PORTS]})
+    rules = in_cluster_egress(model, spec.name)
     for e in external:
         rules.append({"to": [{"ipBlock": {"cidr": e.cidr}}],
                       "ports": [{"protocol": "TCP", "port": e.port}]})
@@ -174,12 +183,14 @@ def render_policy(spec: ServiceSpec, namespace: str, model: AppModel | None = No
             pol_spec["ingress"] = [{}]
         elif spec.sources:
             pol_spec["ingress"] = [{
-                "from": [_peer(s) for s in spec.sources],
+                "from": [peer(s) for s in spec.sources],
                 "ports": [{"port": spec.container_port, "protocol": "TCP"}],
             }]
         scrape = detail.monitoring.metrics_ports.get(spec.name) if detail else None
         if detail is not None and scrape is not None:
-            pol_spec.setdefault("ingress", []).append(monitoring_rule(detail, scrape))
+            mon = detail.monitoring
+            rule = monitoring_rule(mon.namespace, mon.scraper_labels, scrape)
+            pol_spec.setdefault("ingress", []).append(rule)
     pol_spec["egress"] = _egress(model, spec) if model is not None else [{}]
     meta = _meta(spec.name, namespace)
     _own(meta, detail, spec.name)

@@ -35,9 +35,15 @@ from typing import Any
 
 from netarena.common.agents import Observation
 from netarena.common.errors import ConfigError
-from netarena.k8s.detail import DNS_PORTS, KUBE_DNS_LABELS
 from netarena.k8s.judge import NEWCOMER
-from netarena.k8s.manifests import DENY_ALL, NS_NAME, canonical_policy
+from netarena.k8s.manifests import (
+    DENY_ALL,
+    NS_NAME,
+    canonical_policy,
+    in_cluster_egress,
+    monitoring_rule,
+    peer,
+)
 from netarena.k8s.model import ANYONE, AppModel, parse_intended
 
 __all__ = [
@@ -91,10 +97,6 @@ def _norm(value: Any) -> Any:
     return value
 
 
-def _peer(app: str) -> dict[str, Any]:
-    return {"podSelector": {"matchLabels": {"app": app}}}
-
-
 class Intent:
     """What the text says: the model, the monitoring namespace, the current report.
 
@@ -119,15 +121,13 @@ class Intent:
 
     def monitoring_rule(self, port: int) -> Rule:
         """The rule letting Prometheus (its namespace AND its pods) scrape ``port``."""
-        return {"from": [{"podSelector": {"matchLabels": dict(self.scraper)},
-                          "namespaceSelector": {"matchLabels": {NS_NAME: self.mon_ns}}}],
-                "ports": [{"protocol": "TCP", "port": port}]}
+        return monitoring_rule(self.mon_ns or "", self.scraper, port)
 
     def is_monitoring(self, rule: Rule) -> bool:
         """A rule that names the monitoring namespace or Prometheus's pods."""
-        for peer in rule.get("from") or []:
-            ns_labels = ((peer.get("namespaceSelector") or {}).get("matchLabels") or {})
-            pod_labels = ((peer.get("podSelector") or {}).get("matchLabels") or {})
+        for source in rule.get("from") or []:
+            ns_labels = ((source.get("namespaceSelector") or {}).get("matchLabels") or {})
+            pod_labels = ((source.get("podSelector") or {}).get("matchLabels") or {})
             if self.mon_ns and (ns_labels.get(NS_NAME) == self.mon_ns or (
                     self.scraper and pod_labels == self.scraper)):
                 return True
@@ -140,7 +140,7 @@ def _ingress(intent: Intent, name: str, current: list[Rule]) -> list[Rule]:
     if ANYONE in spec.sources:
         return [{}]
     if spec.sources:
-        rules.append({"from": [_peer(s) for s in spec.sources],
+        rules.append({"from": [peer(s) for s in spec.sources],
                       "ports": [{"protocol": "TCP", "port": spec.container_port}]})
     ports = sorted({p for s, d, p, _ in intent.mismatches  # the monitoring namespace's probes
                     if d == name and "/" in s and p != spec.port})
@@ -153,14 +153,7 @@ def _ingress(intent: Intent, name: str, current: list[Rule]) -> list[Rule]:
 
 def _egress(intent: Intent, name: str, current: list[Rule]) -> list[Rule]:
     model = intent.model
-    rules: list[Rule] = []
-    callees = model.callees(name)
-    if callees:
-        rules.append({"to": [_peer(d.name) for d in callees],
-                      "ports": [{"protocol": "TCP", "port": d.container_port} for d in callees]})
-    rules.append({"to": [{"podSelector": {"matchLabels": dict(KUBE_DNS_LABELS)},
-                          "namespaceSelector": {"matchLabels": {NS_NAME: "kube-system"}}}],
-                  "ports": [dict(p) for p in DNS_PORTS]})
+    rules: list[Rule] = in_cluster_egress(model, name)
     closed = [d for s, d, _, e in intent.mismatches if s == name and not e]
     for rule in current:
         blocks = [(p.get("ipBlock") or {}).get("cidr") for p in rule.get("to") or []]
