@@ -23,7 +23,7 @@ fail() { echo "netarena: $* $fix." >&2; exit 1; }
 sysctl_ok() { unshare --net sh -c 'echo 1 > /proc/sys/net/ipv4/ip_forward' 2>/dev/null; }
 as_other() { setpriv --reuid=65533 --regid=65533 --clear-groups "$@"; }
 node_ok() { as_other unshare --user --keep-caps -- mnexec -cdn true 2>/dev/null; }
-ptrace_ok() {
+ptrace_ok() {  # setpriv itself in the background (not as_other): $! must be the other uid's pid
   setpriv --reuid=65533 --regid=65533 --clear-groups sleep 5 & other=$!
   for _ in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20; do  # until it is the other uid
     grep -q '^Uid:[[:space:]]*65533' "/proc/$other/status" 2>/dev/null && break
