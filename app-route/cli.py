@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-import json
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 
@@ -31,19 +30,6 @@ def cleanup(
     print(f"{len(removed)} namespaces removed")
 
 
-def _params(pairs: list[str]) -> dict[str, Any]:
-    params: dict[str, Any] = {}
-    for pair in pairs:
-        key, sep, value = pair.partition("=")
-        if not sep:
-            raise typer.BadParameter(f"--param expects KEY=VALUE, got {pair!r}")
-        try:
-            params[key] = json.loads(value)
-        except json.JSONDecodeError:
-            params[key] = value
-    return params
-
-
 @app.command()
 def shell(
     seed: Annotated[int, typer.Option(help="query seed")],
@@ -62,11 +48,12 @@ def shell(
     from mininet.cli import CLI
     from mininet.log import setLogLevel
 
+    from netarena.common.cli import parse_params  # lazily: common.cli loads this module
     from netarena.route.faults import FAULT_TYPES
     from netarena.route.generator import RouteApp
     from netarena.route.namespaces import enter
 
-    route = RouteApp(_params(param))
+    route = RouteApp(parse_params(param))
     query = route.generate(seed, level, label)
     episode = route.open(query)
     try:

@@ -37,7 +37,7 @@ from netarena.common.runspec import (
 from netarena.common.stats import summarize
 from netarena.common.types import Query, QueryResult
 
-__all__ = ["main", "cli", "parse_levels", "render_summary"]
+__all__ = ["main", "cli", "parse_levels", "parse_params", "render_summary"]
 
 cli = typer.Typer(
     add_completion=False,
@@ -60,7 +60,8 @@ def parse_levels(text: str) -> tuple[int, ...]:
         raise typer.BadParameter(f"expected comma-separated integers, got {text!r}") from exc
 
 
-def _parse_params(pairs: list[str]) -> dict[str, Any]:
+def parse_params(pairs: list[str]) -> dict[str, Any]:
+    """Parse repeated ``--param KEY=VALUE`` options (values as JSON when they parse)."""
     params: dict[str, Any] = {}
     for pair in pairs:
         key, sep, value = pair.partition("=")
@@ -151,7 +152,7 @@ def _run_spec(
         labels=tuple(labels.split(",")) if labels else None,
         seed=fresh_seed() if seed is None else seed,
     )
-    spec = RunSpec(app=app_name, params=_parse_params(param), agent=agent, plan=plan,
+    spec = RunSpec(app=app_name, params=parse_params(param), agent=agent, plan=plan,
                    run=run_config)
     make_agent(agent, load_app(app_name, spec.params))  # fail early on a bad spec
     if adaptive:
@@ -376,7 +377,7 @@ def serve(
 
     logging.basicConfig(level=logging.INFO)
     try:
-        app_params = _parse_params(param)
+        app_params = parse_params(param)
         app_cls = type(load_app(app_name, app_params))
         limits = ServerLimits.from_env()
     except ConfigError as exc:
