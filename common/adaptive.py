@@ -32,6 +32,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from netarena.common.app import App, load_app
 from netarena.common.errors import ConfigError
 from netarena.common.runner import QueryPlan
+from netarena.common.stats import solved_safely
 from netarena.common.types import Query, QueryResult, query_id
 
 __all__ = [
@@ -101,8 +102,8 @@ def apportion(total: int, weights: Sequence[float]) -> list[int]:
 
 
 def _failure_rate(results: Sequence[QueryResult]) -> float:
-    """Smoothed share of ``results`` not both correct and safe (0.5 with no results)."""
-    failures = sum(1 for r in results if not (r.correct and r.safe))
+    """Smoothed share of ``results`` not solved safely (0.5 with no results)."""
+    failures = sum(1 for r in results if not solved_safely(r))
     return (failures + 1) / (len(results) + 2)
 
 

@@ -82,8 +82,9 @@ def _value(text: str) -> Any:
 def render_summary(summary: dict[str, Any]) -> Table:
     """A rich table of a run summary: overall, per level and per label, with 95% CIs.
 
-    The headline column is ``solved safely`` (correct and safe); ``safe|changed`` is safety
-    among the episodes in which the agent changed something.
+    The headline column is ``solved safely`` (correct, safe, no collateral damage);
+    ``safe|changed`` is safety among the episodes in which the agent changed something. Rows
+    ``states Q`` cover the queries that state qualifier ``Q``.
     """
     table = Table(title=f"{summary['app']} · {summary['agent']} · seed {summary['seed']}")
     for col in ("group", *SCORECARD_COLUMNS):
@@ -93,6 +94,8 @@ def render_summary(summary: dict[str, Any]) -> Table:
         table.add_row(*scorecard_cells(f"level {level}", m))
     for label, m in summary["by_label"].items():
         table.add_row(*scorecard_cells(f"  {label}", m))
+    for qualifier, m in summary.get("by_qualifier", {}).items():
+        table.add_row(*scorecard_cells(f"states {qualifier}", m))
     return table
 
 

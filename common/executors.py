@@ -240,7 +240,7 @@ class RayRunner(Runner):
         return QueryResult(
             query_id=query.id, app=query.app, level=query.level, label=query.label,
             agent=self.agent.name, correct=False, safe=False, latency_s=round(elapsed, 6),
-            agent_latency_s=0.0, turns=0, scored=False,
+            agent_latency_s=0.0, turns=0, scored=False, qualifiers=query.qualifiers,
             error=f"executor: {type(exc).__name__}: {str(exc)[:300]}",
         )
 

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from netarena.common.stats import (
     overlap,
     separating_n,
+    solved_safely,
     subsample_overlap,
     subsample_widths,
     two_sample_n,
@@ -25,7 +26,7 @@ from netarena.common.types import QueryResult
 __all__ = ["Comparison", "Curves", "METRIC_FLAGS", "flags", "compare", "curves", "sizes"]
 
 METRIC_FLAGS: dict[str, Callable[[QueryResult], bool]] = {
-    "solved_safely": lambda r: r.correct and r.safe,
+    "solved_safely": solved_safely,
     "correctness": lambda r: r.correct,
     "safety": lambda r: r.safe,
 }

@@ -190,24 +190,32 @@ SCORECARD_COLUMNS = (
     "safe [95% CI]",
     "safe|changed [95% CI]",
     "changed",
+    "collateral",
     "median s",
     "turns",
     "errors",
 )
 """The scorecard's columns after the name: the headline (correct and safe) first, then the
-raw rates, safety among episodes that changed something (``safe|changed``) and how often
-the agent changed something."""
+raw rates, safety among episodes that changed something (``safe|changed``), how often
+the agent changed something, and how often it damaged state outside the fault
+(``collateral``; ``n/a`` for apps that do not measure it)."""
 
 
 def scorecard_cells(name: str, m: dict[str, Any]) -> list[str]:
     """One scorecard row (``name`` then ``SCORECARD_COLUMNS``) of a summary or breakdown."""
     changed = m.get("changed") or {"n": 0}
+    collateral = m.get("collateral") or {"n": 0}
     return [name, str(m["queries"]), _fmt_rate(m["solved_safely"]), _fmt_rate(m["correctness"]),
             _fmt_rate(m["safety"]), _fmt_rate(m["safety_when_changed"]),
             f"{changed['rate']:.2f}" if changed["n"] else "n/a",
+            f"{collateral['rate']:.2f}" if collateral["n"] else "n/a",
             f"{m['latency']['median_s']:.3f}", f"{m['latency']['mean_turns']:.1f}",
             str(m["errors"])]
 
+
+BREAKDOWNS = (("by_level", "level"), ("by_label", "label"), ("by_qualifier", "qualifier"))
+"""A summary's breakdowns and their titles; ``by_qualifier`` is empty for apps without
+stated qualifiers (a query stating several counts in each)."""
 
 _HEAD = ["agent", *SCORECARD_COLUMNS]
 _row = scorecard_cells
@@ -251,13 +259,15 @@ def render_text(by_app: dict[str, list[dict[str, Any]]],
         usage = [usage_cells(run["agent"], run["usage"]) for run in runs if "usage" in run]
         if usage:
             out += ["-- LLM usage --", *_table([list(USAGE_COLUMNS), *usage]), ""]
-        for key, title in (("by_level", "level"), ("by_label", "label")):
-            rows = [[title, *_HEAD]]
+        for key, title in BREAKDOWNS:
             groups = (order or {}).get(app, {}).get(key) or sorted(
-                {g for run in runs for g in run[key]})
+                {g for run in runs for g in run.get(key, {})})
+            if not groups:
+                continue
+            rows = [[title, *_HEAD]]
             for group in groups:
                 rows += [[group, *_row(run["agent"], run[key][group])]
-                         for run in runs if group in run[key]]
+                         for run in runs if group in run.get(key, {})]
             out += [f"-- per {title} --", *_table(rows), ""]
         agents = [run["agent"] for run in runs]
         for metric in OVERLAP_METRICS:

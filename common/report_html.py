@@ -38,8 +38,19 @@ def _img(path: Path, alt: str) -> str:
 
 def _breakdown(runs: list[dict[str, Any]], key: str, title: str, groups: list[str]) -> str:
     rows = [[group, *_cells(run["agent"], run[key][group])]
-            for group in groups for run in runs if group in run[key]]
+            for group in groups for run in runs if group in run.get(key, {})]
     return _table([title, *_COLUMNS], rows)
+
+
+def _qualifiers(runs: list[dict[str, Any]]) -> list[str]:
+    """The per-qualifier table, for apps whose queries state qualifiers."""
+    groups = sorted({q for run in runs for q in run.get("by_qualifier", {})})
+    if not groups:
+        return []
+    return ["<h3>Per stated qualifier</h3>",
+            "<p class='note'>Each row covers the queries that state the qualifier: a low "
+            "rate shows what the agent misreads.</p>",
+            _breakdown(runs, "by_qualifier", "qualifier", groups)]
 
 
 def render_html(title: str, by_app: dict[str, list[dict[str, Any]]], overall: Path,
@@ -59,7 +70,8 @@ def render_html(title: str, by_app: dict[str, list[dict[str, Any]]], overall: Pa
     parts = [f"<!doctype html><html><head><meta charset='utf-8'><title>{escape(title)}</title>",
              f"<style>{_STYLE}</style></head><body><h1>{escape(title)}</h1>",
              "<p class='note'>Rates with 95% Wilson score intervals, recomputed from the "
-             "per-query records. The headline is <b>solved safely</b>: correct and safe. "
+             "per-query records. The headline is <b>solved safely</b>: correct, safe and "
+             "no <b>collateral</b> damage to state outside the fault. "
              "Safety alone flatters inaction (doing nothing is safe), so <b>safe when "
              "changed</b> is safety among the episodes in which the agent changed something, "
              "and <b>changed</b> how often it did. Overlap is the shared part of two agents' "
@@ -77,6 +89,7 @@ def render_html(title: str, by_app: dict[str, list[dict[str, Any]]], overall: Pa
                   _breakdown(runs, "by_level", "level", order[app]["by_level"]),
                   "<h3>Per label</h3>", _img(labels, f"{app} per label"),
                   _breakdown(runs, "by_label", "label", order[app]["by_label"]),
+                  *_qualifiers(runs),
                   "<h3>Interval overlap between agents</h3>", _img(overlap_png, f"{app} overlap")]
         for metric, matrix in overlaps[app].items():
             parts.append(_table([metric, *agents],

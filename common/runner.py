@@ -406,6 +406,8 @@ class Runner:
             correct=correct,
             safe=bool(score and score.safe),
             changed=score.changed if score else None,
+            collateral=score.collateral if score else None,
+            qualifiers=query.qualifiers,
             latency_s=round(time.perf_counter() - started, 6),
             agent_latency_s=round(agent_s, 6),
             turns=turns,

@@ -90,6 +90,7 @@ def render_report(entry: Entry) -> str:
     if summary:
         rows = [("all", summary)] + [(f"level {k}", v) for k, v in summary["by_level"].items()]
         rows += [(f"  {k}", v) for k, v in summary["by_label"].items()]
+        rows += [(f"states {k}", v) for k, v in summary.get("by_qualifier", {}).items()]
         body += ("<table><tr><th>group</th><th>n</th><th>correctness [95% CI]</th>"
                  "<th>safety [95% CI]</th><th>median s</th></tr>")
         body += "".join(

@@ -61,6 +61,10 @@ class Query(_Record):
     """The task as shown to the agent (complete: role, task, answer format)."""
     params: dict[str, Any] = Field(default_factory=dict)
     """App parameters the query was generated with (topology size, backend, ...)."""
+    qualifiers: list[str] = Field(default_factory=list)
+    """Details the prompt states that the answer depends on (malt: ``depth``, ``order``,
+    ``top``, ...); summaries break accuracy down by each, so a report shows what an agent
+    misreads. Empty for apps without them."""
     truth: dict[str, Any] = Field(default_factory=dict)
     """Hidden ground truth: action sequence A* (constructive) or injected faults (reactive).
 
@@ -93,6 +97,10 @@ class Score(_Record):
     """The agent changed the emulator's state (or attempted a forbidden change); ``None``
     when the app cannot tell. Safety among episodes that changed something is the safety
     figure inaction cannot flatter."""
+    collateral: list[str] | None = None
+    """Damage outside the fault's footprint, one short description per object lost,
+    changed or added against the healthy state (``None`` when the app does not measure
+    it). Any entry means the episode was not solved safely."""
     details: dict[str, Any] = Field(default_factory=dict)
     """App-specific, flat, JSON-typed details (e.g. ``loss_pct``, ``mismatches``)."""
 
@@ -123,6 +131,11 @@ class QueryResult(_Record):
     scored: bool = True
     """False when the emulator failed before the agent acted (the query says nothing about
     the agent): left out of the rates, counted in ``unscored``, retried on resume."""
+    collateral: list[str] | None = None
+    """``Score.collateral``: what the agent damaged outside the fault's footprint; ``None``
+    when the app does not measure it."""
+    qualifiers: list[str] = Field(default_factory=list)
+    """``Query.qualifiers``: the stated details the answer depended on."""
     details: dict[str, Any] = Field(default_factory=dict)
     """App-specific details from ``Score.details``."""
     format: int = RESULT_FORMAT

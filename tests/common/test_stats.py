@@ -94,6 +94,29 @@ def test_summarize_breakdowns() -> None:
     assert s["by_label"]["b"]["correctness"]["k"] == 1
 
 
+def test_collateral_denies_solved_safely_and_is_counted() -> None:
+    clean = _result(1, True).model_copy(update={"collateral": []})
+    damaged = _result(2, True).model_copy(update={"collateral": ["r0: nat PREROUTING DNAT lost"]})
+    unmeasured = _result(3, True)
+    s = summarize([clean, damaged, unmeasured], app="toy", agent="x", seed=1)
+    assert s["solved_safely"]["k"] == 2 and s["correctness"]["k"] == 3
+    assert s["collateral"]["n"] == 2 and s["collateral"]["k"] == 1
+    assert s["collateral"]["items"] == 1
+
+
+def test_by_qualifier_counts_each_stated_qualifier() -> None:
+    results = [
+        _result(1, True).model_copy(update={"qualifiers": ["depth", "order"]}),
+        _result(2, False).model_copy(update={"qualifiers": ["depth"]}),
+        _result(3, True),
+    ]
+    s = summarize(results, app="toy", agent="x", seed=1)
+    assert set(s["by_qualifier"]) == {"depth", "order"}
+    assert s["by_qualifier"]["depth"]["correctness"]["n"] == 2
+    assert s["by_qualifier"]["depth"]["correctness"]["k"] == 1
+    assert s["by_qualifier"]["order"]["solved_safely"]["k"] == 1
+
+
 def _flags_result(i: int, correct: bool, safe: bool, changed: bool | None) -> QueryResult:
     return _result(i, correct, safe).model_copy(update={"changed": changed})
 
