@@ -10,6 +10,7 @@ measured rate must meet the documented range) does not measure what its figures 
 from __future__ import annotations
 
 import asyncio
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -17,11 +18,20 @@ from typing import Any
 
 from netarena.common.agents import Agent, NullAgent
 from netarena.common.app import App
+from netarena.common.errors import ConfigError
 from netarena.common.runner import RunConfig, Runner
-from netarena.common.stats import consistent, summarize
+from netarena.common.stats import RATES, consistent, summarize
 from netarena.common.types import Query, QueryResult
 
-__all__ = ["Rung", "calibrate", "REFERENCE_EXPECTED", "NULL_EXPECTED"]
+__all__ = [
+    "Rung",
+    "calibrate",
+    "ladder",
+    "ladder_table",
+    "write_ladder_table",
+    "REFERENCE_EXPECTED",
+    "NULL_EXPECTED",
+]
 
 REFERENCE_EXPECTED = {"solved_safely": (1.0, 1.0)}
 """The reference solver solves every generated query, correctly and safely."""
@@ -70,6 +80,63 @@ def _ladder(app: App) -> list[tuple[Agent, dict[str, tuple[float, float]], str]]
     ]
     ladder += [(b.make(), dict(b.expected), b.description) for b in app.baselines()]
     return ladder
+
+
+def ladder(app: App) -> list[tuple[str, dict[str, tuple[float, float]], str]]:
+    """The documented ladder ``calibrate`` checks, without running it.
+
+    Returns:
+        ``(agent name, rate name → (low, high), description)`` per rung, reference and null
+        first, then the app's baselines in their registered order.
+    """
+    return [(agent.name, expected, text) for agent, expected, text in _ladder(app)]
+
+
+def _bound(x: float) -> str:
+    return f"{x:.2f}" if round(x, 2) == x else repr(x)
+
+
+def ladder_table(app: App) -> str:
+    """``ladder(app)`` as a Markdown table: one row per rung, one column per rate.
+
+    Each range reads ``[low, high]`` exactly as stored (two decimals, or every digit when a
+    range has more); ``-`` where the rung documents no range for that rate. This is the
+    table ``netarena ladder`` prints and ``docs/validity.md`` quotes.
+    """
+    rows = ladder(app)
+    rates = [r for r in RATES if any(r in expected for _, expected, _ in rows)]
+    lines = [
+        "| app | agent | " + " | ".join(rates) + " | what it does |",
+        "|---|---|" + "---|" * len(rates) + "---|",
+    ]
+    for name, expected, text in rows:
+        cells = [
+            f"[{_bound(expected[r][0])}, {_bound(expected[r][1])}]" if r in expected else "-"
+            for r in rates
+        ]
+        text = text.replace("|", "\\|")
+        lines.append(f"| {app.name} | `{name}` | " + " | ".join(cells) + f" | {text} |")
+    return "\n".join(lines) + "\n"
+
+
+def _markers(app_name: str) -> tuple[str, str]:
+    return f"<!-- ladder:{app_name}:begin -->", f"<!-- ladder:{app_name}:end -->"
+
+
+def write_ladder_table(text: str, app: App) -> str:
+    """``text`` with the block between the app's ladder markers replaced by its table.
+
+    The markers are ``<!-- ladder:APP:begin -->`` and ``<!-- ladder:APP:end -->`` on lines of
+    their own; everything between them is regenerated.
+
+    Raises:
+        ConfigError: The markers are missing or out of order.
+    """
+    begin, end = _markers(app.name)
+    pattern = re.compile(re.escape(begin) + r"\n.*?" + re.escape(end), re.DOTALL)
+    if not pattern.search(text):
+        raise ConfigError(f"no {begin} ... {end} block")
+    return pattern.sub(lambda _: f"{begin}\n{ladder_table(app)}{end}", text, count=1)
 
 
 def calibrate(

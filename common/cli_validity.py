@@ -1,9 +1,11 @@
-"""Command line, part two: ``netarena calibrate`` and ``netarena power``.
+"""Command line, part two: ``netarena calibrate``, ``netarena ladder`` and ``netarena power``.
 
 ``calibrate`` checks a benchmark build against its calibration ladder (the reference, the
 null agent and every baseline with its documented range) before its numbers are trusted;
-``power`` says how many queries separate two agents and draws the paper's interval-width
-figure. Mounted on the main ``netarena`` command by ``register``.
+``ladder`` prints that ladder's documented ranges as Markdown (and rewrites them in a
+document such as ``docs/validity.md``) without running anything; ``power`` says how many
+queries separate two agents and draws the paper's interval-width figure. Mounted on the
+main ``netarena`` command by ``register``.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from rich.table import Table
 
 from netarena.common.errors import ConfigError
 
-__all__ = ["register", "calibrate_command", "power_command"]
+__all__ = ["register", "calibrate_command", "ladder_command", "power_command"]
 
 err = Console(stderr=True)
 
@@ -87,6 +89,35 @@ def calibrate_command(
     wide.print(table)
     if not all(rung.ok for rung in rungs):
         raise typer.Exit(1)
+
+
+def ladder_command(
+    app_names: Annotated[
+        list[str] | None, typer.Argument(metavar="[APP]...", help="apps (default: every app)")
+    ] = None,
+    write: Annotated[
+        Path | None,
+        typer.Option(help="rewrite each app's <!-- ladder:APP:begin/end --> block in this file"),
+    ] = None,
+) -> None:
+    """Print the calibration ladder's documented ranges as Markdown (nothing is run)."""
+    from netarena.common.app import app_names as registered
+    from netarena.common.app import load_app
+    from netarena.common.calibrate import ladder_table, write_ladder_table
+
+    try:
+        apps = [load_app(name) for name in (app_names or registered())]
+        if write is None:
+            typer.echo("\n".join(ladder_table(app) for app in apps), nl=False)
+            return
+        text = write.read_text()
+        for app in apps:
+            text = write_ladder_table(text, app)
+        write.write_text(text)
+    except ConfigError as exc:
+        err.print(f"[red]error:[/red] {exc}")
+        raise typer.Exit(2) from exc
+    err.print(f"{write}: ladder of {', '.join(app.name for app in apps)} rewritten")
 
 
 def _outcomes(paths: list[Path], metric: str) -> dict[str, list[bool]]:
@@ -176,6 +207,7 @@ def power_command(
 
 
 def register(cli: typer.Typer) -> None:
-    """Add ``calibrate`` and ``power`` to the ``netarena`` command."""
+    """Add ``calibrate``, ``ladder`` and ``power`` to the ``netarena`` command."""
     cli.command("calibrate")(calibrate_command)
+    cli.command("ladder")(ladder_command)
     cli.command("power")(power_command)
