@@ -30,6 +30,7 @@ from netarena.common.adaptive import (
 )
 from netarena.common.agents import Agent, LiteLLMAgent, make_agent
 from netarena.common.app import App, load_app
+from netarena.common.environment import environment
 from netarena.common.errors import ConfigError
 from netarena.common.executors import AgentSource, RayRunner
 from netarena.common.replay import CALLS_FILE, Tape, usage_summary
@@ -230,7 +231,8 @@ def annotate_summary(
     tape: Tape | None,
     replayed: Path | None,
 ) -> None:
-    """Add LLM usage, the adaptive sampling and the replay source to a run summary."""
+    """Add the environment, LLM usage, the adaptive sampling and the replay source to a summary."""
+    summary["environment"] = environment()
     usage = usage_summary(results)
     if usage:
         summary["usage"] = usage

@@ -46,6 +46,7 @@ from netarena.common.a2a import (
     text_of,
 )
 from netarena.common.app import App
+from netarena.common.environment import environment
 from netarena.common.errors import ConfigError
 from netarena.common.limits import ServerLimits
 from netarena.common.outbound import OutboundPolicy, OutboundRefused
@@ -220,7 +221,7 @@ class _Evaluation:
         """Add the ``Result`` artifact (records, then the summary); return the summary."""
         context = self.context
         summary = {**summarize(results, app=self.app_cls.name, agent=self.agent_name,
-                               seed=context["seed"]), **context}
+                               seed=context["seed"]), **context, "environment": environment()}
         parts = [json_part(query_record(r, context)) for r in results] + [json_part(summary)]
         await self.updater.add_artifact(parts, name="Result")
         return summary

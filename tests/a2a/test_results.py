@@ -15,6 +15,7 @@ from starlette.routing import Mount
 
 from netarena.a2a_llm import purple_app
 from netarena.common.a2a import data_part
+from netarena.common.environment import environment
 from netarena.common.server import UNSCORED_FAIL_FRACTION, green_app, netarena_version
 from tests.a2a.conftest import evaluate
 from tests.a2a.servers import gateway_records, serving, stream_03
@@ -176,3 +177,16 @@ async def test_duckdb_reads_levels_counts_and_seeds_as_integers(tmp_path: Path) 
         f"FROM read_json_auto('{path}') AS t, UNNEST(t.results) AS u(r) WHERE r.kind = 'summary'"
     ).fetchall()
     assert summary == [("BIGINT", "BIGINT", "BIGINT")]
+
+
+async def test_the_summary_names_the_software_it_was_scored_with() -> None:
+    async with (
+        serving(lambda url: green_app(ToyApp, url)) as green,
+        serving(lambda url: purple_app(ToyApp().reference_agent(), url)) as purple,
+    ):
+        out = await evaluate(green, {"participants": {"toy_operator": purple},
+                                     "config": {"num_queries": 2, "seed": 5}})
+    assert out.state == TaskState.TASK_STATE_COMPLETED
+    *queries, summary = out.records
+    assert summary["environment"] == environment()
+    assert all("environment" not in q for q in queries)  # once per run, not per record
