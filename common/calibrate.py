@@ -97,14 +97,15 @@ def _bound(x: float) -> str:
 
 
 def ladder_table(app: App) -> str:
-    """``ladder(app)`` as a Markdown table: one row per rung, one column per rate.
+    """``ladder(app)`` as a Markdown table: one row per rung, one column per rate it names.
 
     Each range reads ``[low, high]`` exactly as stored (two decimals, or every digit when a
     range has more); ``-`` where the rung documents no range for that rate. This is the
     table ``netarena ladder`` prints and ``docs/validity.md`` quotes.
     """
     rows = ladder(app)
-    rates = [r for r in RATES if any(r in expected for _, expected, _ in rows)]
+    named = {rate for _, expected, _ in rows for rate in expected}
+    rates = [r for r in RATES if r in named] + sorted(named - set(RATES))
     lines = [
         "| app | agent | " + " | ".join(rates) + " | what it does |",
         "|---|---|" + "---|" * len(rates) + "---|",

@@ -177,3 +177,26 @@ def test_ladder_command_prints_and_rewrites_only_the_marked_blocks(tmp_path: Pat
     assert refused.exit_code == 2 and "ladder:route:begin" in refused.output
     with pytest.raises(ConfigError):
         write_ladder_table("no markers", malt)
+
+
+def test_a_rate_outside_the_summary_headline_still_gets_a_column() -> None:
+    class Wider:
+        name = "wide"
+
+        def reference_agent(self):
+            return load_app("malt").reference_agent()
+
+        def baselines(self):
+            from netarena.common.agents import Baseline, NullAgent
+
+            def make() -> NullAgent:
+                agent = NullAgent()
+                agent.name = "baseline:odd"
+                return agent
+
+            return (Baseline("odd", "a | pipe", make, {"by_qualifier:depth": (0.1, 0.25)}),)
+
+    table = ladder_table(Wider())  # type: ignore[arg-type]
+    assert table.splitlines()[0].endswith("| by_qualifier:depth | what it does |")
+    assert "| wide | `baseline:odd` | - | [0.10, 0.25] | a \\| pipe |" in table
+    assert _rows(table)[("wide", "baseline:odd")] == {"by_qualifier:depth": (0.1, 0.25)}
