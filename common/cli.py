@@ -7,6 +7,7 @@ import importlib.util
 import json
 import logging
 import os
+from collections import Counter
 from collections.abc import Sequence
 from importlib.metadata import entry_points
 from pathlib import Path
@@ -273,6 +274,24 @@ def run(
     if out:
         write_atomic(out / "summary.json", json.dumps(summary, indent=2))
     _print_summary(summary, as_json, uniform)
+    _check_errors(results)
+
+
+def _check_errors(results: Sequence[QueryResult]) -> None:
+    """Warn when half the queries or more ended in an error; exit 1 when all of them did.
+
+    An unreachable agent or model API fails every query with the same reason, and its rates
+    then measure the connection, not the agent (ABC T.3): say so instead of passing them off.
+    """
+    failed = [r.error for r in results if r.error]
+    if not results or 2 * len(failed) < len(results):
+        return
+    reason, count = Counter(failed).most_common(1)[0]
+    err.print(f"[yellow]warning:[/yellow] {len(failed)} of {len(results)} queries ended in an "
+              f"error ({count}x: {reason[:200]}); the rates above measure that failure, "
+              "not the agent")
+    if len(failed) == len(results):
+        raise typer.Exit(1)
 
 
 @cli.command()
