@@ -220,8 +220,9 @@ class _Evaluation:
     async def add_results(self, results: list[QueryResult]) -> dict[str, Any]:
         """Add the ``Result`` artifact (records, then the summary); return the summary."""
         context = self.context
+        tools = await asyncio.to_thread(environment)  # the first call runs each tool once
         summary = {**summarize(results, app=self.app_cls.name, agent=self.agent_name,
-                               seed=context["seed"]), **context, "environment": environment()}
+                               seed=context["seed"]), **context, "environment": tools}
         parts = [json_part(query_record(r, context)) for r in results] + [json_part(summary)]
         await self.updater.add_artifact(parts, name="Result")
         return summary
