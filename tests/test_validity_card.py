@@ -79,6 +79,26 @@ def test_every_item_has_one_verdict_per_app() -> None:
         assert sorted(verdicts) == sorted(app_names()), (item, verdicts)
 
 
+def _not_met(text: str) -> list[tuple[str, str]]:
+    """Each ``not met`` verdict with its text (the bullet and its continuation lines)."""
+    found = []
+    item = ""
+    for block in re.split(r"\n(?=- |### |## )", text):
+        heading = re.match(r"### ([OTR]\.[a-z0-9.]+) — ", block)
+        if heading:
+            item = heading.group(1)
+        if re.match(r"- (all|malt|route|k8s): \*\*not met\*\*", block):
+            found.append((item, block))
+    return found
+
+
+def test_every_unmet_item_names_its_issue_or_what_it_would_take() -> None:
+    unmet = _not_met(_card())
+    assert unmet
+    for item, block in unmet:
+        assert re.search(r"issue \d+|would take", block), (item, block)
+
+
 def test_the_counts_are_the_verdicts() -> None:
     text = _card()
     items = _items(text)
