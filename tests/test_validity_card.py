@@ -3,8 +3,8 @@
 The card audits NetArena against the Agentic Benchmark Checklist. These tests hold it to
 what it cites and quotes:
 
-- every ABC item is there once, with one verdict (met, not met, n/a) per app, and the
-  counts table equals those verdicts;
+- every ABC item is there once, with one verdict (met, not met, n/a) per app, every
+  "not met" names its issue or what it would take, and the counts table equals the verdicts;
 - every test (``tests/FILE.py::NAME``) and file (``benchmarks/…``, ``common/…``) it cites
   exists, test names resolved in the file's syntax tree;
 - its ladder tables are exactly the ranges ``netarena calibrate`` checks, as printed by
