@@ -114,7 +114,7 @@ def ladder_command(
         for app in apps:
             text = write_ladder_table(text, app)
         write.write_text(text)
-    except ConfigError as exc:
+    except (ConfigError, OSError) as exc:
         err.print(f"[red]error:[/red] {exc}")
         raise typer.Exit(2) from exc
     err.print(f"{write}: ladder of {', '.join(app.name for app in apps)} rewritten")

@@ -197,6 +197,8 @@ def test_ladder_command_prints_and_rewrites_only_the_marked_blocks(tmp_path: Pat
     assert refused.exit_code == 2 and "ladder:route:begin" in refused.output
     with pytest.raises(ConfigError):
         write_ladder_table("no markers", malt)
+    absent = runner.invoke(cli, ["ladder", "malt", "--write", str(tmp_path / "nowhere.md")])
+    assert absent.exit_code == 2 and "nowhere.md" in absent.output
 
 
 def test_a_rate_outside_the_summary_headline_still_gets_a_column() -> None:
