@@ -35,7 +35,7 @@ from netarena.common.runspec import (
     replay_setup,
     uniform_summary,
 )
-from netarena.common.stats import summarize
+from netarena.common.stats import solved_safely, summarize
 from netarena.common.types import Query, QueryResult
 
 __all__ = ["main", "cli", "parse_levels", "parse_params", "render_summary"]
@@ -243,6 +243,11 @@ def run(
         typer.Option(help="re-run a run folder from its run.json and recorded LLM calls, "
                           "with no network (results go to --out, default DIR/replay)"),
     ] = None,
+    verify: Annotated[
+        bool,
+        typer.Option("--verify", help="first play the run's queries with the reference solver "
+                                      "and refuse to score the agent unless it solves them all"),
+    ] = False,
 ) -> None:
     """Evaluate an agent on an app and print scores with 95% intervals."""
     logging.basicConfig(level=logging.WARNING)
@@ -261,6 +266,8 @@ def run(
     except (ConfigError, ValueError) as exc:
         err.print(f"[red]error:[/red] {exc}")
         raise typer.Exit(2) from exc
+    if verify:
+        _verify_plan(spec)
     if out:
         spec.write(out)
     results_path = out / "results.jsonl" if out else None
@@ -275,6 +282,28 @@ def run(
         write_atomic(out / "summary.json", json.dumps(summary, indent=2))
     _print_summary(summary, as_json, uniform)
     _check_errors(results)
+
+
+def _verify_plan(spec: RunSpec) -> None:
+    """Exit 3 unless the reference solves every query of ``spec`` correctly and safely.
+
+    The same queries, app parameters and run settings (turn limits included), so a plan the
+    build cannot solve under this configuration is refused before any agent is scored on it
+    (ABC T.8: each task verified solvable).
+    """
+    missed: list[str] = []
+    total = 0
+    for params, queries in spec.groups():
+        app = load_app(spec.app, params)
+        results = asyncio.run(Runner(app, app.reference_agent(), spec.run).run(queries))
+        missed += [r.query_id for r in results if not solved_safely(r)]
+        total += len(results)
+    if missed:
+        err.print(f"[red]error:[/red] the reference solver does not solve {len(missed)} of the "
+                  f"run's {total} queries ({', '.join(missed[:5])}): not scoring the agent "
+                  "on a plan this build cannot solve")
+        raise typer.Exit(3)
+    err.print(f"verified: the reference solver solves all {total} queries of this plan")
 
 
 def _check_errors(results: Sequence[QueryResult]) -> None:
