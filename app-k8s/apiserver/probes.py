@@ -21,7 +21,7 @@ from netarena.k8s.dns import CLUSTER_DOMAIN, DNS_LABELS, DNS_NAMESPACE, DNS_SERV
 from netarena.k8s.policy import PodView, PolicyEngine
 from netarena.k8s.policy_matrix import resolves
 
-__all__ = ["ExecResult", "run_in_pod"]
+__all__ = ["ClusterView", "ExecResult", "outcome", "run_in_pod"]
 
 _MAX_WAIT_S = 30.0
 """Longest a probe blocks (a connect without a timeout flag waits for the kernel's ~2 min)."""
@@ -54,7 +54,7 @@ class _Target:
     """The port is an HTTP server's (named ``http``), so a request gets a page back."""
 
 
-class _Cluster:
+class ClusterView:
     """The objects a probe needs, read once per command."""
 
     def __init__(self, objects: dict[str, list[dict[str, Any]]]) -> None:
@@ -103,7 +103,7 @@ def _is_http(pods: tuple[PodView, ...], port: int) -> bool:
     return any(name == "http" and n == port for v in pods[:1] for name, n, _ in v.ports)
 
 
-def _outcome(cluster: _Cluster, src: PodView, host: str, port: int
+def outcome(cluster: ClusterView, src: PodView, host: str, port: int
              ) -> tuple[str, str | None]:
     """``("dns"|"timeout"|"refused"|"open"|"http", ip)`` for a TCP connect from ``src``.
 
@@ -159,7 +159,7 @@ def _flag_value(argv: list[str], names: tuple[str, ...], default: float) -> floa
     return default
 
 
-def _nc(cluster: _Cluster, src: PodView, argv: list[str]) -> ExecResult:
+def _nc(cluster: ClusterView, src: PodView, argv: list[str]) -> ExecResult:
     plain = [a for i, a in enumerate(argv[1:], 1)
              if not a.startswith("-") and argv[i - 1] not in ("-w", "-W", "-p", "-s")]
     if len(plain) < 2 or not plain[-1].isdigit():
@@ -168,7 +168,7 @@ def _nc(cluster: _Cluster, src: PodView, argv: list[str]) -> ExecResult:
     host, port = plain[-2], int(plain[-1])
     wait = _flag_value(argv, ("-w",), 127.0)
     verbose = any(a.startswith("-") and "v" in a for a in argv[1:])
-    state, ip = _outcome(cluster, src, host, port)
+    state, ip = outcome(cluster, src, host, port)
     where = f"{host} ({ip}:{port})"
     if state == "dns":
         return ExecResult("", f"nc: bad address '{host}'\n", 1)
@@ -179,13 +179,13 @@ def _nc(cluster: _Cluster, src: PodView, argv: list[str]) -> ExecResult:
     return ExecResult("", f"{where} open\n" if verbose else "", 0)
 
 
-def _wget(cluster: _Cluster, src: PodView, argv: list[str]) -> ExecResult:
+def _wget(cluster: ClusterView, src: PodView, argv: list[str]) -> ExecResult:
     urls = [a for a in argv[1:] if "://" in a or (not a.startswith("-") and ":" in a)]
     if not urls:
         return ExecResult("", "wget: missing URL\n", 1)
     host, port, _ = _url(urls[-1])
     wait = _flag_value(argv, ("-T", "--timeout"), 900.0)
-    state, ip = _outcome(cluster, src, host, port)
+    state, ip = outcome(cluster, src, host, port)
     quiet = any(a in ("-q", "-qO-", "-qO", "--quiet") or (a.startswith("-q")) for a in argv)
     if state == "dns":
         return ExecResult("", f"wget: bad address '{host}:{port}'\n", 1)
@@ -204,7 +204,7 @@ def _wget(cluster: _Cluster, src: PodView, argv: list[str]) -> ExecResult:
                                     f"{len(body)}  0:00:00 ETA\nwritten to stdout\n"), 0)
 
 
-def _curl(cluster: _Cluster, src: PodView, argv: list[str]) -> ExecResult:
+def _curl(cluster: ClusterView, src: PodView, argv: list[str]) -> ExecResult:
     urls = [a for i, a in enumerate(argv[1:], 1) if not a.startswith("-")
             and argv[i - 1] not in ("-m", "--max-time", "--connect-timeout", "-o", "-H", "-w")]
     if not urls:
@@ -213,7 +213,7 @@ def _curl(cluster: _Cluster, src: PodView, argv: list[str]) -> ExecResult:
     host, port, _ = _url(urls[-1])
     wait = min(_flag_value(argv, ("-m", "--max-time"), 300.0),
                _flag_value(argv, ("--connect-timeout",), 300.0))
-    state, _ = _outcome(cluster, src, host, port)
+    state, _ = outcome(cluster, src, host, port)
     if state == "dns":
         return ExecResult("", f"curl: (6) Could not resolve host: {host}\n", 6)
     if state == "timeout":
@@ -227,7 +227,7 @@ def _curl(cluster: _Cluster, src: PodView, argv: list[str]) -> ExecResult:
     return ExecResult(_FRONTEND_PAGE, "", 0)
 
 
-def _nslookup(cluster: _Cluster, src: PodView, argv: list[str]) -> ExecResult:
+def _nslookup(cluster: ClusterView, src: PodView, argv: list[str]) -> ExecResult:
     names = [a for a in argv[1:] if not a.startswith("-")]
     if not names:
         return ExecResult("", "BusyBox v1.37.0 multi-call binary.\n\nUsage: nslookup [-type=QUERY_"
@@ -263,7 +263,7 @@ def run_in_pod(objects: dict[str, list[dict[str, Any]]], pod: dict[str, Any],
             return ExecResult("", "sh: syntax error: unterminated quoted string\n", 2)
     tool = command[0].rsplit("/", 1)[-1] if command else ""
     src = PodView.from_obj(pod)
-    cluster = _Cluster(objects)
+    cluster = ClusterView(objects)
     meta = pod["metadata"]
     if tool == "nc":
         result = _nc(cluster, src, command)
