@@ -254,8 +254,8 @@ def request_lines(app: str, pod: str, pod_ip: str, ts: float, rng: random.Random
         texts = [_go(ts, "[GetQuote] received request"), _go(ts + 0.001,
                                                              "[GetQuote] completed request")]
     elif app == "redis-cart":
-        texts = [f"1:M {time.strftime('%d %b %Y %H:%M:%S', time.gmtime(ts))}.{int(ts % 1 * 1000):03d}"
-                 " * 1 changes in 3600 seconds. Saving..."]
+        stamp = time.strftime("%d %b %Y %H:%M:%S", time.gmtime(ts)) + f".{int(ts % 1 * 1000):03d}"
+        texts = [f"1:M {stamp} * 1 changes in 3600 seconds. Saving..."]
     elif app == "loadgenerator":
         texts = _locust(ts, pod, calls)
     else:
