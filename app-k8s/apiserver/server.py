@@ -30,8 +30,9 @@ from netarena.k8s.apiserver.kinds import (
     resource_info,
 )
 from netarena.k8s.apiserver.logs import LogHistory, container_log, follow_log
-from netarena.k8s.apiserver.probes import ExecResult, run_in_pod
+from netarena.k8s.apiserver.probes import ExecResult
 from netarena.k8s.apiserver.rbac import UserInfo, authorize, review
+from netarena.k8s.apiserver.shell import run_in_pod
 from netarena.k8s.apiserver.store import FieldValidation, ObjectStore
 from netarena.k8s.apiserver.tables import render_table
 from netarena.k8s.apiserver.tls import server_context
