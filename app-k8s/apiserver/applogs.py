@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 from netarena.k8s.dns import DNS_SERVICE_IP
 
-__all__ = ["Call", "request_lines", "startup_lines", "PERIOD_S"]
+__all__ = ["Call", "request_lines", "startup_lines", "system_lines", "PERIOD_S"]
 
 PERIOD_S = {"frontend": 3.0, "loadgenerator": 20.0, "redis-cart": 60.0}
 """Seconds between two logged requests of a service (default ``_PERIOD_S``)."""
@@ -309,4 +309,58 @@ def startup_lines(app: str, pod: str, port: int | None, ts: float) -> list[tuple
         texts = [_go(ts, "Profiling disabled."), _go(ts, f"starting server on :{port}")]
     else:
         texts = [_go(ts, "Profiling disabled."), _go(ts, f"starting grpc server at :{port}")]
+    return [(ts + 0.4 + i * 0.01, text) for i, text in enumerate(texts)]
+
+
+def _klog(ts: float, where: str, message: str) -> str:
+    stamp = time.strftime("%m%d %H:%M:%S", time.gmtime(ts)) + f".{int(ts % 1 * 1e6):06d}"
+    return f"I{stamp}       1 {where}] {message}"
+
+
+_SYSTEM = {
+    "kube-proxy": (("server_linux.go:66", '"Using iptables proxy"'),
+                   ("server.go:516", '"Version info" version="v1.33.1"'),
+                   ("config.go:199", '"Starting service config controller"'),
+                   ("shared_informer.go:350", '"Caches are synced" controller="service config"')),
+    "kindnet": (("main.go:109", '"connected to apiserver" host="https://10.96.0.1:443"'),
+                ("controller.go:1206", '"Starting network policy controller"')),
+    "kube-apiserver": (("options.go:249", "external host was not specified, using 172.18.0.2"),
+                       ("server.go:175", '"Version info" version="v1.33.1"'),
+                       ("secure_serving.go:211", "Serving securely on [::]:6443")),
+    "kube-controller-manager": (("serving.go:386", "Generated self-signed cert in-memory"),
+                                ("controllermanager.go:197", '"Starting" version="v1.33.1"'),
+                                ("leaderelection.go:271", "successfully acquired lease "
+                                 "kube-system/kube-controller-manager")),
+    "kube-scheduler": (("serving.go:386", "Generated self-signed cert in-memory"),
+                       ("server.go:166", '"Starting Kubernetes Scheduler" version="v1.33.1"'),
+                       ("leaderelection.go:271", "successfully acquired lease "
+                        "kube-system/kube-scheduler")),
+}
+
+
+def system_lines(component: str, ts: float) -> list[tuple[float, str]] | None:
+    """Start-up lines of a cluster component (kube-proxy, kindnet, etcd...), else None."""
+    if component in _SYSTEM:
+        texts = [_klog(ts + 0.4 + i * 0.0131, where, msg)
+                 for i, (where, msg) in enumerate(_SYSTEM[component])]
+    elif component == "etcd":
+        stamp = _iso(ts, 6)
+        texts = [json.dumps({"level": "info", "ts": stamp, "caller": "embed/etcd.go:140",
+                             "msg": "configuring peer listeners",
+                             "listen-peer-urls": ["https://172.18.0.2:2380"]},
+                            separators=(",", ":")),
+                 json.dumps({"level": "info", "ts": stamp, "caller": "etcdserver/server.go:2145",
+                             "msg": "published local member to cluster through raft"},
+                            separators=(",", ":"))]
+    elif component == "local-path-provisioner":
+        texts = ["time=\"" + _iso(ts, 0).replace(".Z", "Z") + '" level=info msg="Starting '
+                 'provisioner controller"']
+    elif component == "prometheus":
+        texts = [f"ts={_iso(ts, 3)} caller=main.go:1150 level=info msg=\"Server is ready to "
+                 "receive web requests.\""]
+    elif component == "grafana":
+        texts = [f"logger=http.server t={_iso(ts, 3)} level=info msg=\"HTTP Server Listen\" "
+                 "address=[::]:3000 protocol=http"]
+    else:
+        return None
     return [(ts + 0.4 + i * 0.01, text) for i, text in enumerate(texts)]

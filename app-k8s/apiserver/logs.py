@@ -22,7 +22,13 @@ import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from netarena.k8s.apiserver.applogs import PERIOD_S, Call, request_lines, startup_lines
+from netarena.k8s.apiserver.applogs import (
+    PERIOD_S,
+    Call,
+    request_lines,
+    startup_lines,
+    system_lines,
+)
 from netarena.k8s.apiserver.kinds import BadRequest
 from netarena.k8s.apiserver.probes import ClusterView, outcome
 from netarena.k8s.dns import CLUSTER_DOMAIN, DNS_LABELS
@@ -38,6 +44,8 @@ _COREDNS_START = (".:53", "[INFO] plugin/reload: Running configuration SHA512 = 
                   "591cf328cccc12bc490481273e738df59329c62c0b729d94e8b61db9961c2fa5f046dd37f1cf"
                   "888b953814040d180f52594972691cd6ff41be96639138a43908",
                   "CoreDNS-1.12.1", "linux/amd64, go1.24.1, 707c7c1")
+_SYSTEM_NAMESPACES = ("kube-system", "local-path-storage")
+"""Where the cluster's own components run (they log their start, not requests)."""
 Objects = dict[str, list[dict[str, Any]]]
 
 
@@ -169,7 +177,7 @@ def _lines(pod: dict[str, Any], history: LogHistory | None, start: float, lo: fl
     labels = meta.get("labels") or {}
     coredns = all(labels.get(k) == v for k, v in DNS_LABELS.items())
     app = labels.get("app")
-    if app is None and not coredns:
+    if not coredns and (app is None or meta.get("namespace") in _SYSTEM_NAMESPACES):
         return []
     period = _DNS_PERIOD_S if coredns else PERIOD_S.get(app or "", _DEFAULT_PERIOD_S)
     ips = [p.get("ip") for p in (pod.get("status") or {}).get("podIPs") or []]
@@ -197,6 +205,11 @@ def _startup(pod: dict[str, Any], start: float) -> list[tuple[float, str]]:
     labels = pod["metadata"].get("labels") or {}
     if all(labels.get(k) == v for k, v in DNS_LABELS.items()):
         return [(start + 0.4 + i * 0.01, text) for i, text in enumerate(_COREDNS_START)]
+    component = (labels.get("component") or labels.get("k8s-app")
+                 or labels.get("app.kubernetes.io/name") or labels.get("app") or "")
+    system = system_lines(component, start)
+    if system is not None:
+        return system
     ports = [p["containerPort"] for c in pod["spec"]["containers"] for p in c.get("ports") or []]
     app = labels.get("app", pod["spec"]["containers"][0]["name"])
     return startup_lines(app, pod["metadata"]["name"], ports[0] if ports else None, start)

@@ -173,3 +173,14 @@ def test_log_options_are_honoured(episode: K8sEpisode) -> None:
     assert recent and all(_epoch(ln.split(" ", 1)[0]) > time.time() - 25 for ln in recent)
     assert len(_logs(episode, pod, "--limit-bytes=100")) == 100
     assert _logs(episode, pod) == _logs(episode, pod)[:len(_logs(episode, pod))]
+
+
+def test_cluster_components_log_their_own_start(episode: K8sEpisode) -> None:
+    """kube-proxy and kindnet print klog lines, not an application's requests."""
+    assert episode.kubectl is not None
+    for selector in ("k8s-app=kube-proxy", "app=kindnet"):
+        pod = episode.store.list("Pod", "kube-system", selector)[0]["metadata"]["name"]
+        text = episode.kubectl.run(["logs", "-n", "kube-system", pod]).stdout
+        lines = text.splitlines()
+        assert lines and all(re.match(r"^I\d{4} \d\d:\d\d:\d\d\.\d{6} +1 \S+\.go:\d+\] ", ln)
+                             for ln in lines), text
