@@ -283,6 +283,7 @@ def _locust(ts: float, pod: str, calls: dict[str, Call]) -> list[str]:
 
 def startup_lines(app: str, pod: str, port: int | None, ts: float) -> list[tuple[float, str]]:
     """What ``app`` prints when its container starts at ``ts``."""
+    ts += 0.4123  # the process is up a moment after the container starts
     if app == "redis-cart":
         stamp = time.strftime("%d %b %Y %H:%M:%S", time.gmtime(ts)) + ".000"
         texts = [f"1:C {stamp} # oO0OoO0OoO0Oo Redis is starting oO0OoO0OoO0Oo",
@@ -309,7 +310,7 @@ def startup_lines(app: str, pod: str, port: int | None, ts: float) -> list[tuple
         texts = [_go(ts, "Profiling disabled."), _go(ts, f"starting server on :{port}")]
     else:
         texts = [_go(ts, "Profiling disabled."), _go(ts, f"starting grpc server at :{port}")]
-    return [(ts + 0.4 + i * 0.01, text) for i, text in enumerate(texts)]
+    return [(ts + i * 0.01, text) for i, text in enumerate(texts)]
 
 
 def _klog(ts: float, where: str, message: str) -> str:
@@ -340,8 +341,9 @@ _SYSTEM = {
 
 def system_lines(component: str, ts: float) -> list[tuple[float, str]] | None:
     """Start-up lines of a cluster component (kube-proxy, kindnet, etcd...), else None."""
+    ts += 0.4123
     if component in _SYSTEM:
-        texts = [_klog(ts + 0.4 + i * 0.0131, where, msg)
+        texts = [_klog(ts + i * 0.0131, where, msg)
                  for i, (where, msg) in enumerate(_SYSTEM[component])]
     elif component == "etcd":
         stamp = _iso(ts, 6)
@@ -363,4 +365,4 @@ def system_lines(component: str, ts: float) -> list[tuple[float, str]] | None:
                  "address=[::]:3000 protocol=http"]
     else:
         return None
-    return [(ts + 0.4 + i * 0.01, text) for i, text in enumerate(texts)]
+    return [(ts + i * 0.0131, text) for i, text in enumerate(texts)]

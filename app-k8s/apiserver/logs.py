@@ -87,15 +87,31 @@ class _State:
         return self._calls[key]
 
     def reached(self, app: str, namespace: str) -> bool:
-        """Whether requests arrive at ``app``: some caller gets through (or none is set up)."""
+        """Whether requests arrive at ``app``: traffic flows to it from a client.
+
+        Clients (services nobody calls: the load generator) are always active; a service
+        is active when an active caller's call to it goes through, so a blocked frontend
+        also silences everything behind it.
+        """
         if self._reached is None:
-            callers: dict[str, list[bool]] = {}
-            for pod in self.objects.get("Pod", []):
-                if pod["metadata"].get("namespace") != namespace:
-                    continue
-                for host, call in self.calls(pod).items():
-                    callers.setdefault(host.split(".")[0], []).append(call.ok)
-            self._reached = {name: any(oks) for name, oks in callers.items()}
+            pods = [p for p in self.objects.get("Pod", [])
+                    if p["metadata"].get("namespace") == namespace
+                    and (p["metadata"].get("labels") or {}).get("app")]
+            app_of = {id(p): p["metadata"]["labels"]["app"] for p in pods}
+            called = {host.split(".")[0] for p in pods for host in self.calls(p)}
+            active = {a for a in app_of.values() if a not in called}
+            grew = True
+            while grew:
+                grew = False
+                for pod in pods:
+                    if app_of[id(pod)] not in active:
+                        continue
+                    for host, call in self.calls(pod).items():
+                        name = host.split(".")[0]
+                        if call.ok and name not in active:
+                            active.add(name)
+                            grew = True
+            self._reached = {a: a in active for a in set(app_of.values()) | called}
         return self._reached.get(app, True)
 
 
