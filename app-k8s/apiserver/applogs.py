@@ -21,7 +21,7 @@ from netarena.k8s.dns import DNS_SERVICE_IP
 
 __all__ = ["Call", "request_lines", "startup_lines", "system_lines", "PERIOD_S"]
 
-PERIOD_S = {"frontend": 3.0, "loadgenerator": 20.0, "redis-cart": 60.0}
+PERIOD_S = {"frontend": 5.0, "loadgenerator": 20.0, "redis-cart": 60.0}
 """Seconds between two logged requests of a service (default ``_PERIOD_S``)."""
 _PERIOD_S = 8.0
 _PRODUCTS = ("OLJCESPC7Z", "66VCHSJNUP", "1YMWWN1N4O", "L9ECAV7KIM", "2ZYFJ3GM2N",

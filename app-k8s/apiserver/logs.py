@@ -36,10 +36,10 @@ from netarena.k8s.policy import PodView
 
 __all__ = ["LogHistory", "container_log", "follow_log", "WINDOW_S"]
 
-WINDOW_S = 900.0
+WINDOW_S = 600.0
 """How far back request lines go (start-up lines are always kept)."""
 _DEFAULT_PERIOD_S = 8.0
-_DNS_PERIOD_S = 2.0
+_DNS_PERIOD_S = 4.0
 _COREDNS_START = (".:53", "[INFO] plugin/reload: Running configuration SHA512 = "
                   "591cf328cccc12bc490481273e738df59329c62c0b729d94e8b61db9961c2fa5f046dd37f1cf"
                   "888b953814040d180f52594972691cd6ff41be96639138a43908",
