@@ -27,6 +27,8 @@ _PERIOD_S = 8.0
 _PRODUCTS = ("OLJCESPC7Z", "66VCHSJNUP", "1YMWWN1N4O", "L9ECAV7KIM", "2ZYFJ3GM2N",
              "0PUK6V6EV0", "LS4PSXUNUM", "9SIQT8TOJO", "6E92ZMYYFZ")
 _PAGES = ("/", "/product/{p}", "/cart", "/product/{p}", "/", "/cart/checkout")
+_QUIET = ("productcatalogservice",)
+"""Services that log nothing per request."""
 
 
 @dataclass(frozen=True)
@@ -138,73 +140,91 @@ _FRONTEND_STEPS = {
 }
 
 
-def _frontend(ts: float, rng: random.Random, calls: dict[str, Call], pod_ip: str) -> list[str]:
+def _at(ts: float, message: str, severity: str = "info", **fields: object
+        ) -> tuple[float, str]:
+    """A logrus line written at ``ts``."""
+    return ts, _go(ts, message, severity, **fields)
+
+
+Line = tuple[float, str]
+
+
+def _frontend(ts: float, rng: random.Random, calls: dict[str, Call], pod_ip: str
+              ) -> list[Line]:
     page = rng.choice(_PAGES)
     path = page.format(p=rng.choice(_PRODUCTS))
     method = "POST" if page == "/cart/checkout" else "GET"
     req = {"http.req.id": f"{rng.getrandbits(128):032x}"[:8] + "-" + f"{rng.getrandbits(64):x}",
            "http.req.method": method, "http.req.path": path,
            "session": f"{rng.getrandbits(128):032x}"}
-    lines = [_go(ts, "request started", "debug", **req)]
+    lines = [_at(ts, "request started", "debug", **req)]
     took = rng.randint(8, 60)
     for name, wrap in _FRONTEND_STEPS[page]:
         call = calls.get(name)
         if call is None or call.ok:
             continue
         error = _go_error(call, pod_ip, rng)
+        waited = rng.randint(1000, 20000) if call.state == "timeout" else rng.randint(1, 30)
         if wrap is None:
-            lines.append(_go(ts + 0.002, "failed to retrieve ads", "warning", error=error, **req))
+            lines.append(_at(ts + waited / 1000, "failed to retrieve ads", "warning",
+                             error=error, **req))
+            took += waited
             continue
         if name == "checkoutservice":
-            error = error.replace("rpc error: code = Unavailable", "rpc error: code = Internal", 0)
-        lines.append(_go(ts + 0.003, "request error", "error", error=f"{wrap}: {error}", **req))
-        took = rng.randint(1000, 20000) if call.state == "timeout" else rng.randint(1, 30)
-        return lines + [_go(ts + took / 1000, "request complete", "debug", **{
+            error = error.replace("rpc error: code = Unavailable", "rpc error: code = Internal", 1)
+        took += waited
+        lines.append(_at(ts + took / 1000 - 0.0002, "request error", "error",
+                         error=f"{wrap}: {error}", **req))
+        return lines + [_at(ts + took / 1000, "request complete", "debug", **{
             "http.resp.bytes": 2764, "http.resp.status": 500, "http.resp.took_ms": took}, **req)]
     if page == "/cart/checkout":
-        lines.append(_go(ts + 0.05, "order placed", "info",
+        lines.append(_at(ts + took / 1000 - 0.0002, "order placed", "info",
                          order=f"{rng.getrandbits(128):032x}", **req))
-    return lines + [_go(ts + took / 1000, "request complete", "debug", **{
+    return lines + [_at(ts + took / 1000, "request complete", "debug", **{
         "http.resp.bytes": rng.randint(7000, 12000), "http.resp.status": 200,
         "http.resp.took_ms": took}, **req)]
 
 
-def _checkout(ts: float, rng: random.Random, calls: dict[str, Call], pod_ip: str) -> list[str]:
+def _checkout(ts: float, rng: random.Random, calls: dict[str, Call], pod_ip: str
+              ) -> list[Line]:
     user = f"{rng.getrandbits(128):032x}"
-    lines = [_go(ts, f'[PlaceOrder] user_id="{user}" user_currency="USD"')]
+    lines = [_at(ts, f'[PlaceOrder] user_id="{user}" user_currency="USD"')]
     stages = (("cartservice", "failed to get user cart during checkout"),
               ("productcatalogservice", "failed to prepare order"),
               ("currencyservice", "failed to convert price"),
               ("shippingservice", "shipping quote failure"),
               ("paymentservice", "failed to charge card"),
               ("emailservice", None))
+    now = ts
     for name, wrap in stages:
         call = calls.get(name)
+        now += (rng.uniform(1, 20) if call is not None and call.state == "timeout"
+                else rng.uniform(0.002, 0.02))
         if name == "emailservice":
             if call is not None and not call.ok:
-                lines.append(_go(ts + 0.02, 'failed to send order confirmation to '
+                lines.append(_at(now, 'failed to send order confirmation to '
                                  f'"someone@example.com": {_go_error(call, pod_ip, rng)}',
                                  "warning"))
             else:
-                lines.append(_go(ts + 0.02, 'order confirmation email sent to '
-                                 '"someone@example.com"'))
+                lines.append(_at(now, 'order confirmation email sent to "someone@example.com"'))
             break
         if call is not None and not call.ok:
-            lines.append(_go(ts + 0.01, f"[PlaceOrder] {wrap}: {_go_error(call, pod_ip, rng)}",
+            lines.append(_at(now, f"[PlaceOrder] {wrap}: {_go_error(call, pod_ip, rng)}",
                              "error"))
             return lines
         if name == "paymentservice":
-            lines.append(_go(ts + 0.01, "payment went through (transaction_id: "
+            lines.append(_at(now, "payment went through (transaction_id: "
                              f"{rng.getrandbits(64):016x})"))
     return lines
 
 
 def _generic_go(ts: float, rng: random.Random, calls: dict[str, Call], pod_ip: str,
-                app: str) -> list[str]:
-    lines = [_go(ts, "request served", "info", method=f"/{app}/Serve")]
+                app: str) -> list[Line]:
+    lines = [_at(ts, "request served", "info", method=f"/{app}/Serve")]
     for call in calls.values():
         if not call.ok:
-            lines.append(_go(ts + 0.01, f"call to {call.name}:{call.port} failed: "
+            waited = rng.uniform(1, 20) if call.state == "timeout" else 0.01
+            lines.append(_at(ts + waited, f"call to {call.name}:{call.port} failed: "
                              f"{_go_error(call, pod_ip, rng)}", "error"))
     return lines
 
@@ -223,20 +243,24 @@ def request_lines(app: str, pod: str, pod_ip: str, ts: float, rng: random.Random
     """
     product = rng.choice(_PRODUCTS)
     if app == "frontend":
-        texts = _frontend(ts, rng, calls, pod_ip)
-    elif app == "checkoutservice":
-        texts = _checkout(ts, rng, calls, pod_ip)
-    elif app == "cartservice":
+        return _frontend(ts, rng, calls, pod_ip)
+    if app == "checkoutservice":
+        return _checkout(ts, rng, calls, pod_ip)
+    if app == "cartservice":
         user = f"{rng.getrandbits(128):032x}"
         redis = next(iter(calls.values()), None)
-        texts = [f"GetCartAsync called with userId={user}"]
-        if redis is not None and not redis.ok:
-            texts.append(_redis_error(redis))
-    elif app == "recommendationservice":
-        texts = [_python(ts, app, f"[Recv ListRecommendations] product_ids=['{product}']")]
-        texts += [_python(ts + 0.01, "grpc._server", _python_error(c), "ERROR")
-                  for c in calls.values() if not c.ok][:1]
-    elif app == "emailservice":
+        lines = [(ts, f"GetCartAsync called with userId={user}")]
+        if redis is not None and not redis.ok:  # StackExchange.Redis waits 5 s to connect
+            lines.append((ts + (5.0 if redis.state == "timeout" else 0.01), _redis_error(redis)))
+        return lines
+    if app == "recommendationservice":
+        lines = [(ts, _python(ts, app, f"[Recv ListRecommendations] product_ids=['{product}']"))]
+        failed = [c for c in calls.values() if not c.ok][:1]
+        for call in failed:  # gRPC gives up connecting after 20 s
+            at = ts + (20.0 if call.state == "timeout" else 0.01)
+            lines.append((at, _python(at, "grpc._server", _python_error(call), "ERROR")))
+        return lines
+    if app == "emailservice":
         texts = [_python(ts, app, "A request to send order confirmation email to "
                          "someone@example.com has been received.")]
     elif app == "currencyservice":
@@ -248,8 +272,6 @@ def request_lines(app: str, pod: str, pod_ip: str, ts: float, rng: random.Random
     elif app == "adservice":
         words = rng.choice(["clothing", "kitchen", "accessories", "footwear"])
         texts = [_java(ts, f"received ad request (context_words=[{words}])")]
-    elif app == "productcatalogservice":
-        texts = []  # it logs nothing per request
     elif app == "shippingservice":
         texts = [_go(ts, "[GetQuote] received request"), _go(ts + 0.001,
                                                              "[GetQuote] completed request")]
@@ -258,8 +280,10 @@ def request_lines(app: str, pod: str, pod_ip: str, ts: float, rng: random.Random
         texts = [f"1:M {stamp} * 1 changes in 3600 seconds. Saving..."]
     elif app == "loadgenerator":
         texts = _locust(ts, pod, calls)
+    elif app in _QUIET:
+        texts = []
     else:
-        texts = _generic_go(ts, rng, calls, pod_ip, app)
+        return _generic_go(ts, rng, calls, pod_ip, app)
     return [(ts + i * 1e-4, text) for i, text in enumerate(texts)]
 
 

@@ -214,7 +214,7 @@ def _lines(pod: dict[str, Any], history: LogHistory | None, start: float, lo: fl
         if state is not None and not state.reached(app, meta.get("namespace", "default")):
             continue  # no caller gets through: no request arrives
         out += request_lines(app, meta["name"], pod_ip, ts, rng, calls)
-    return out
+    return sorted(out, key=lambda line: line[0])
 
 
 def _startup(pod: dict[str, Any], start: float) -> list[tuple[float, str]]:

@@ -114,7 +114,8 @@ def test_logs_change_when_the_policy_is_fixed_and_keep_their_past() -> None:
                               ep._server.log_history)  # two minutes on
         stamps = [ln.split(" ", 1)[0] for ln in later.splitlines()]
         assert stamps == sorted(stamps)  # timestamps advance
-        recent = [ln for ln in later.splitlines() if _epoch(ln.split(" ", 1)[0]) > fixed_at + 1]
+        # a request in flight at the fix may still time out (calls wait up to 20 s)
+        recent = [ln for ln in later.splitlines() if _epoch(ln.split(" ", 1)[0]) > fixed_at + 21]
         old = [ln for ln in later.splitlines() if _epoch(ln.split(" ", 1)[0]) < fixed_at - 1]
         assert len(recent) > 10 and not any(rec_ip in ln for ln in recent)
         assert any(rec_ip in ln for ln in old)  # lines written before the fix keep their errors
