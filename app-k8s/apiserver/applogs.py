@@ -19,11 +19,13 @@ from dataclasses import dataclass
 
 from netarena.k8s.dns import DNS_SERVICE_IP
 
-__all__ = ["Call", "request_lines", "startup_lines", "system_lines", "PERIOD_S"]
+__all__ = ["Call", "request_lines", "startup_lines", "system_lines", "PERIOD_S",
+           "DEFAULT_PERIOD_S"]
 
 PERIOD_S = {"frontend": 5.0, "loadgenerator": 20.0, "redis-cart": 60.0}
-"""Seconds between two logged requests of a service (default ``_PERIOD_S``)."""
-_PERIOD_S = 8.0
+"""Seconds between two logged requests of a service (others: ``DEFAULT_PERIOD_S``)."""
+DEFAULT_PERIOD_S = 8.0
+"""Seconds between two logged requests of a service ``PERIOD_S`` does not name."""
 _PRODUCTS = ("OLJCESPC7Z", "66VCHSJNUP", "1YMWWN1N4O", "L9ECAV7KIM", "2ZYFJ3GM2N",
              "0PUK6V6EV0", "LS4PSXUNUM", "9SIQT8TOJO", "6E92ZMYYFZ")
 _PAGES = ("/", "/product/{p}", "/cart", "/product/{p}", "/", "/cart/checkout")

@@ -23,6 +23,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from netarena.k8s.apiserver.applogs import (
+    DEFAULT_PERIOD_S,
     PERIOD_S,
     Call,
     request_lines,
@@ -38,7 +39,6 @@ __all__ = ["LogHistory", "container_log", "follow_log", "WINDOW_S"]
 
 WINDOW_S = 600.0
 """How far back request lines go (start-up lines are always kept)."""
-_DEFAULT_PERIOD_S = 8.0
 _DNS_PERIOD_S = 4.0
 _COREDNS_START = (".:53", "[INFO] plugin/reload: Running configuration SHA512 = "
                   "591cf328cccc12bc490481273e738df59329c62c0b729d94e8b61db9961c2fa5f046dd37f1cf"
@@ -195,7 +195,7 @@ def _lines(pod: dict[str, Any], history: LogHistory | None, start: float, lo: fl
     app = labels.get("app")
     if not coredns and (app is None or meta.get("namespace") in _SYSTEM_NAMESPACES):
         return []
-    period = _DNS_PERIOD_S if coredns else PERIOD_S.get(app or "", _DEFAULT_PERIOD_S)
+    period = _DNS_PERIOD_S if coredns else PERIOD_S.get(app or "", DEFAULT_PERIOD_S)
     ips = [p.get("ip") for p in (pod.get("status") or {}).get("podIPs") or []]
     pod_ip = ips[0] if ips else (pod.get("status") or {}).get("podIP", "10.244.0.1")
     out: list[tuple[float, str]] = []
