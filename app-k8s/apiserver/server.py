@@ -68,6 +68,32 @@ def _query(path: str) -> tuple[list[str], dict[str, str]]:
     return [p for p in parts.path.split("/") if p], params
 
 
+_HEALTH_CHECKS = ("ping", "log", "etcd", "poststarthook/start-apiserver-admission-initializer",
+                  "poststarthook/generic-apiserver-start-informers",
+                  "poststarthook/start-apiextensions-controllers",
+                  "poststarthook/crd-informer-synced", "poststarthook/rbac/bootstrap-roles",
+                  "poststarthook/scheduling/bootstrap-system-priority-classes",
+                  "poststarthook/bootstrap-controller", "poststarthook/aggregator-reload-"
+                  "proxy-client-cert", "poststarthook/apiservice-registration-controller",
+                  "autoregister-completion")
+_READY_ONLY = ("etcd-readiness", "informer-sync", "shutdown")
+
+
+def _health(parts: list[str], params: dict[str, str]) -> Reply:
+    """``/healthz``, ``/livez``, ``/readyz``: ``ok``, one check, or the verbose list."""
+    which = parts[0]
+    checks = _HEALTH_CHECKS + (_READY_ONLY if which == "readyz" else ())
+    if len(parts) > 1:
+        name = "/".join(parts[1:])
+        if name not in checks:
+            raise NotFound("the server could not find the requested resource")
+        return Reply("ok", content_type="text/plain")
+    if "verbose" not in params:
+        return Reply("ok", content_type="text/plain")
+    body = "".join(f"[+]{c} ok\n" for c in checks) + f"{which} check passed\n"
+    return Reply(body, content_type="text/plain")
+
+
 def _wants_table(headers: dict[str, str]) -> bool:
     accept = next((v for k, v in headers.items() if k.lower() == "accept"), "")
     return "as=Table" in accept
@@ -257,7 +283,7 @@ class ApiServer:
     def _handle(self, method: str, path: str, headers: dict[str, str], raw: bytes) -> Reply:
         parts, params = _query(path)
         if method == "GET" and parts[:1] in (["healthz"], ["livez"], ["readyz"]):
-            return Reply("ok", content_type="text/plain")
+            return _health(parts, params)
         if method == "GET" and not parts[1:] and parts[:1] in ([], ["version"], ["api"],
                                                                  ["apis"]):
             return self._root(parts[0] if parts else "", headers)
