@@ -29,6 +29,8 @@ DEFAULT_PERIOD_S = 8.0
 _PRODUCTS = ("OLJCESPC7Z", "66VCHSJNUP", "1YMWWN1N4O", "L9ECAV7KIM", "2ZYFJ3GM2N",
              "0PUK6V6EV0", "LS4PSXUNUM", "9SIQT8TOJO", "6E92ZMYYFZ")
 _PAGES = ("/", "/product/{p}", "/cart", "/product/{p}", "/", "/cart/checkout")
+_SLOW = ("timeout", "dns")
+"""Failures that take the caller's timeout to surface (a dropped SYN, an unanswered query)."""
 _QUIET = ("productcatalogservice",)
 """Services that log nothing per request."""
 
@@ -166,7 +168,7 @@ def _frontend(ts: float, rng: random.Random, calls: dict[str, Call], pod_ip: str
         if call is None or call.ok:
             continue
         error = _go_error(call, pod_ip, rng)
-        waited = rng.randint(1000, 20000) if call.state == "timeout" else rng.randint(1, 30)
+        waited = rng.randint(1000, 20000) if call.state in _SLOW else rng.randint(1, 30)
         if wrap is None:
             lines.append(_at(ts + waited / 1000, "failed to retrieve ads", "warning",
                              error=error, **req))
@@ -200,7 +202,7 @@ def _checkout(ts: float, rng: random.Random, calls: dict[str, Call], pod_ip: str
     now = ts
     for name, wrap in stages:
         call = calls.get(name)
-        now += (rng.uniform(1, 20) if call is not None and call.state == "timeout"
+        now += (rng.uniform(1, 20) if call is not None and call.state in _SLOW
                 else rng.uniform(0.002, 0.02))
         if name == "emailservice":
             if call is not None and not call.ok:
@@ -225,7 +227,7 @@ def _generic_go(ts: float, rng: random.Random, calls: dict[str, Call], pod_ip: s
     lines = [_at(ts, "request served", "info", method=f"/{app}/Serve")]
     for call in calls.values():
         if not call.ok:
-            waited = rng.uniform(1, 20) if call.state == "timeout" else 0.01
+            waited = rng.uniform(1, 20) if call.state in _SLOW else 0.01
             lines.append(_at(ts + waited, f"call to {call.name}:{call.port} failed: "
                              f"{_go_error(call, pod_ip, rng)}", "error"))
     return lines
@@ -253,13 +255,13 @@ def request_lines(app: str, pod: str, pod_ip: str, ts: float, rng: random.Random
         redis = next(iter(calls.values()), None)
         lines = [(ts, f"GetCartAsync called with userId={user}")]
         if redis is not None and not redis.ok:  # StackExchange.Redis waits 5 s to connect
-            lines.append((ts + (5.0 if redis.state == "timeout" else 0.01), _redis_error(redis)))
+            lines.append((ts + (5.0 if redis.state in _SLOW else 0.01), _redis_error(redis)))
         return lines
     if app == "recommendationservice":
         lines = [(ts, _python(ts, app, f"[Recv ListRecommendations] product_ids=['{product}']"))]
         failed = [c for c in calls.values() if not c.ok][:1]
         for call in failed:  # gRPC gives up connecting after 20 s
-            at = ts + (20.0 if call.state == "timeout" else 0.01)
+            at = ts + (20.0 if call.state in _SLOW else 0.01)
             lines.append((at, _python(at, "grpc._server", _python_error(call), "ERROR")))
         return lines
     if app == "emailservice":
