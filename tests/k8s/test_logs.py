@@ -187,3 +187,34 @@ def test_cluster_components_log_their_own_start(episode: K8sEpisode) -> None:
         lines = text.splitlines()
         assert lines and all(re.match(r"^I\d{4} \d\d:\d\d:\d\d\.\d{6} +1 \S+\.go:\d+\] ", ln)
                              for ln in lines), text
+
+
+_FORMATS = {
+    "frontend": ("json", {"message", "severity", "timestamp"}),
+    "checkoutservice": ("json", {"message", "severity", "timestamp"}),
+    "shippingservice": ("json", {"message", "severity", "timestamp"}),
+    "currencyservice": ("json", {"severity", "time", "pid", "hostname", "name", "message"}),
+    "paymentservice": ("json", {"severity", "time", "pid", "hostname", "name", "message"}),
+    "emailservice": ("json", {"timestamp", "severity", "name", "message"}),
+    "recommendationservice": ("json", {"timestamp", "severity", "name", "message"}),
+    "adservice": ("json", {"instant", "thread", "level", "loggerName", "message"}),
+    "redis-cart": ("text", r"^1:[CM] \d\d \w{3} \d{4} \d\d:\d\d:\d\d\.\d{3} [*#] "),
+    "loadgenerator": ("text", r"^\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3}\] loadgenerator-\S+/"),
+    "cartservice": ("text", r"^(GetCartAsync called with userId=[0-9a-f]{32}|Can't access "
+                            r"cart storage|Reading host|info: Microsoft|      Now listening)"),
+}
+
+
+def test_each_service_logs_in_its_own_format(episode: K8sEpisode) -> None:
+    """Go logrus, Node pino, Python JSON, Java log4j2, C#, redis and locust lines."""
+    import json
+
+    for app, (kind, shape) in _FORMATS.items():
+        lines = _logs(episode, _pod(episode, app)).splitlines()
+        assert lines, app
+        for line in lines:
+            if kind == "json":
+                entry = json.loads(line)
+                assert isinstance(shape, set) and shape <= set(entry), (app, line)
+            else:
+                assert isinstance(shape, str) and re.match(shape, line), (app, line)
