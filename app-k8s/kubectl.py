@@ -24,11 +24,14 @@ import os
 import re
 import shutil
 import socket
+import ssl
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
+import urllib.error
+import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
@@ -203,11 +206,14 @@ class Kubectl:
         Raises:
             EmulatorError: Used after ``close()``.
             EmulatorUnavailable: kubectl could not connect to its server and the server
-                does not accept connections either (the evaluator's failure, not the
-                agent's: the episode is left unscored).
+                does not accept connections either, or kubectl timed out and the server
+                does not answer a request (the evaluator's failure, not the agent's: the
+                episode is left unscored).
         """
         result = self._run(self.command(argv), stdin, timeout_s, streaming)
-        if result.exit_code != 0 and self._server_lost(result.stderr):
+        lost = (not self._server_answers()) if result.exit_code == -1 else (
+            result.exit_code != 0 and self._server_lost(result.stderr))
+        if lost:
             raise EmulatorUnavailable(f"kubectl cannot reach its API server {self.server_url}: "
                                       f"{_last_line(result.stderr)}")
         return result
@@ -264,6 +270,24 @@ class Kubectl:
                 return False
         except OSError:
             return True
+
+    def _server_answers(self) -> bool:
+        """Whether the server answers an HTTP request within 3 s (any status will do).
+
+        Asked when kubectl timed out: a command may legitimately outlast the limit
+        (``exec … sleep``), a hung server may not.
+        """
+        context = ssl.create_default_context()
+        context.check_hostname = False
+        context.verify_mode = ssl.CERT_NONE  # liveness only: nothing is sent or trusted
+        try:
+            with urllib.request.urlopen(  # noqa: S310 - the episode's own server URL
+                    self.server_url.rstrip("/") + "/readyz", timeout=3, context=context):
+                return True
+        except urllib.error.HTTPError:
+            return True  # it answered (401, 403 and 500 are answers)
+        except (OSError, ValueError):
+            return False
 
     def _run(self, command: list[str], stdin: str | None, timeout_s: float,
              streaming: bool) -> KubectlResult:

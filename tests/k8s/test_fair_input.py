@@ -124,3 +124,28 @@ def test_an_agent_side_timeout_is_still_scored(episode: K8sEpisode) -> None:
     result = episode.step("```\nkubectl get pods --request-timeout=1ms\n```")
     assert result.valid  # kubectl failed, the server is fine: the agent's command, scored
     assert EmulatorUnavailable.__name__ not in result.observation
+
+
+def test_a_hung_api_server_is_the_evaluators_failure() -> None:
+    """kubectl times out against a server that accepts connections and never answers."""
+    import socket
+
+    from netarena.k8s.kubectl import Kubectl
+
+    silent = socket.socket()
+    silent.bind(("127.0.0.1", 0))
+    silent.listen(16)
+    kubectl = Kubectl(f"http://127.0.0.1:{silent.getsockname()[1]}")
+    try:
+        with pytest.raises(EmulatorUnavailable, match="cannot reach its API server"):
+            kubectl.run(["get", "pods"], timeout_s=2)
+    finally:
+        kubectl.close()
+        silent.close()
+
+
+def test_a_slow_command_on_a_live_server_is_not_unavailability(episode: K8sEpisode) -> None:
+    assert episode.kubectl is not None
+    pod = episode.store.list("Pod", "default", "app=frontend")[0]["metadata"]["name"]
+    result = episode.kubectl.run(["exec", pod, "--", "sleep", "5"], timeout_s=2)
+    assert result.exit_code == -1 and "timed out" in result.stderr
