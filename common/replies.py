@@ -31,7 +31,7 @@ gpt-oss harmony: the ``analysis`` channel)."""
 _TOOL_CALL_MARKERS = ("<tool_call>", "<|tool_call", "<function=", "<|python_tag|>",
                       "[TOOL_CALLS]", "<|channel|>commentary to=")
 _TOOL_CALL_KEYS = ("tool_calls", "function_call", "tool_use")
-TOOL_CALL_HINT = ("your reply held no answer text{what}: this evaluator reads plain text and "
+_TOOL_CALL_HINT = ("your reply held no answer text{what}: this evaluator reads plain text and "
                   "calls no tools. Reply with one command in a code block, e.g.\n```\n"
                   "{example}\n```")
 """What an empty or tool-call reply is told (``what`` and ``example`` filled in)."""
@@ -84,7 +84,7 @@ def tool_call_hint(text: str, example: str) -> str | None:
     if not stripped:
         what = " (it was empty" + (": only reasoning" if text.strip() else "") + \
             "; a tool call arrives as empty text)"
-        return TOOL_CALL_HINT.format(what=what, example=example)
+        return _TOOL_CALL_HINT.format(what=what, example=example)
     if "```" in stripped:
         return None
     lower = stripped.lower()
@@ -94,7 +94,7 @@ def tool_call_hint(text: str, example: str) -> str | None:
         "name" in o and isinstance(o.get("arguments", o.get("parameters")), (dict, str))
         for o in objects)
     if marked or called:
-        return TOOL_CALL_HINT.format(what=" (it is a tool call)", example=example)
+        return _TOOL_CALL_HINT.format(what=" (it is a tool call)", example=example)
     return None
 
 
