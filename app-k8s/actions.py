@@ -28,7 +28,7 @@ from dataclasses import dataclass
 import yaml
 
 from netarena.common.errors import ForbiddenCommand, InvalidAction
-from netarena.common.replies import code_blocks
+from netarena.common.replies import code_blocks, strip_reasoning, tool_call_hint
 from netarena.k8s.commandline import Script, SimpleCommand, display, parse_script
 from netarena.k8s.kubectl_args import (
     CLUSTER_SCOPED,
@@ -37,7 +37,8 @@ from netarena.k8s.kubectl_args import (
     resource_kind,
 )
 
-__all__ = ["KubectlCommand", "ForbiddenCommand", "parse_kubectl", "check_kubectl",
+__all__ = ["KubectlCommand", "ForbiddenCommand", "ForbiddenKubectl", "parse_kubectl",
+           "check_kubectl",
            "command_from_reply", "READ_VERBS", "WRITE_VERBS"]
 
 READ_VERBS = frozenset({"get", "describe", "explain", "api-resources", "api-versions",
@@ -75,7 +76,7 @@ _FLAG_RULES = {
     "points kubectl at another cluster, proxy, identity or API path": (
         "-s", "--server", "--token", "--context", "--cluster", "--user", "--username",
         "--password", "--as", "--as-group", "--as-uid", "--as-user-extra",
-        "--insecure-skip-tls-verify", "--tls-server-name", "--proxy-url", "--raw"),
+        "--insecure-skip-tls-verify", "--tls-server-name", "--proxy-url"),
     "writes files on the evaluator": (
         "--cache-dir", "--log-file", "--log-dir", "--log-file-max-size", "--profile",
         "--profile-output", "--output-directory"),
@@ -88,6 +89,25 @@ _WORKLOAD_EDITABLE = frozenset({"pods", "deployments", "services", "replicasets"
 _OWN_NAMESPACE = frozenset({"cluster-info"})
 """Reads whose default namespace is not the context's (``cluster-info`` looks in kube-system
 unless ``--namespace`` is given), so none is added to them."""
+
+
+class ForbiddenKubectl(ForbiddenCommand):
+    """A forbidden change written as a well-checked kubectl command.
+
+    Its flags passed the host checks, so kubectl itself may be asked whether the command
+    is even well formed (``Kubectl.usage_error``): one kubectl rejects as malformed
+    changes nothing and is only invalid.
+
+    Args:
+        message: Why the change is forbidden.
+        argv: The words after ``kubectl``.
+        stdin: The manifest that goes with ``-f -``.
+    """
+
+    def __init__(self, message: str, *, argv: list[str], stdin: str | None) -> None:
+        super().__init__(message)
+        self.argv = argv
+        self.stdin = stdin
 
 
 @dataclass(frozen=True)
@@ -112,6 +132,9 @@ def _refuse_flags(p: ParsedArgs, verb: str) -> None:
         if name in ("--raw", "--flatten") and verb == "config":
             raise InvalidAction(f"`config view {name}` is not available: it would print "
                                 "credentials (plain `kubectl config view` redacts them)")
+        if name == "--raw":
+            _check_raw(verb, value or "")
+            continue
         if name.startswith("--log") or name in _FORBIDDEN_FLAGS:
             why = _FORBIDDEN_FLAGS.get(name, "writes files on the evaluator")
             raise ForbiddenCommand(f"flag {name} is not allowed: it {why}")
@@ -125,6 +148,18 @@ def _refuse_flags(p: ParsedArgs, verb: str) -> None:
         fmt = (value or "").split("=", 1)[0].lower() if name in ("-o", "--output") else ""
         if fmt.endswith("file"):
             raise ForbiddenCommand(f"output format {fmt} reads a template file on the evaluator")
+
+
+def _check_raw(verb: str, path: str) -> None:
+    """``get --raw PATH`` reads this cluster's API (``/healthz``, ``/version``); no writes."""
+    if verb != "get":
+        raise ForbiddenCommand(f"flag --raw is not allowed with `kubectl {verb}`: it sends a "
+                               "raw request that changes objects; use the verb's own form")
+    if not path.startswith("/") or "://" in path or "\\" in path:
+        raise InvalidAction("`kubectl get --raw` takes a path of this cluster's API, e.g. "
+                            "/healthz, /readyz, /version or /api/v1/namespaces")
+    if "secrets" in path.split("?", 1)[0].split("/"):
+        raise InvalidAction("Secrets are out of scope for this task")
 
 
 def _check_namespaces(p: ParsedArgs, namespace: str, changing: bool) -> None:
@@ -360,7 +395,7 @@ def check_kubectl(argv: list[str], namespace: str, stdin: str | None = None) -> 
     except ForbiddenCommand as exc:
         if _dry_run(p):  # nothing would change: refused, but not an attempted change
             raise InvalidAction(f"{exc} (not even as a dry run)") from exc
-        raise
+        raise ForbiddenKubectl(str(exc), argv=list(argv[1:]), stdin=stdin) from exc
     if verb == "diff":
         _manifest_docs(stdin)
     args = list(argv[1:])
@@ -470,6 +505,9 @@ def command_from_reply(reply: str, namespace: str) -> KubectlCommand:
 def _command_from_reply(reply: str, namespace: str) -> KubectlCommand:
     """The command a reply asks to run: its FIRST code block holding a command.
 
+    Reasoning blocks (``<think>…</think>``) are skipped first: a command written while
+    thinking is not the answer. An empty or tool-call reply is told how to answer.
+
     Blocks that are manifests are skipped (the first of them is the stdin of ``-f -``
     when the command carries no here-document). A reply without fences may give the
     command on a line of its own starting with ``kubectl``.
@@ -478,6 +516,10 @@ def _command_from_reply(reply: str, namespace: str) -> KubectlCommand:
         ForbiddenCommand: The command attempts a forbidden change.
         InvalidAction: No command, or a refused one; ``action`` holds the command text.
     """
+    hint = tool_call_hint(reply, "kubectl get networkpolicies")
+    if hint is not None:
+        raise InvalidAction(hint)
+    reply = strip_reasoning(reply)
     blocks = code_blocks(reply)
     manifests = [b for b in blocks if _is_manifest(b)]
     commands = [b for b in blocks if not _is_manifest(b) and _holds_a_command(b)]
@@ -497,5 +539,5 @@ def _command_from_reply(reply: str, namespace: str) -> KubectlCommand:
     try:
         return parse_kubectl(block, namespace, manifests[0] if manifests else None)
     except InvalidAction as exc:
-        shown = " ".join(block.split())[:200]
-        raise type(exc)(str(exc), action=shown) from exc
+        exc.action = " ".join(block.split())[:200]
+        raise

@@ -19,10 +19,10 @@ import logging
 import time
 from typing import Any
 
-from netarena.common.errors import EmulatorError
+from netarena.common.errors import EmulatorError, InvalidAction
 from netarena.common.reactive import Command, ReactiveEpisode
 from netarena.common.types import Query
-from netarena.k8s.actions import KubectlCommand, command_from_reply
+from netarena.k8s.actions import ForbiddenKubectl, KubectlCommand, command_from_reply
 from netarena.k8s.apiserver import ApiServer, ObjectStore, bootstrap, cluster_profile, deploy
 from netarena.k8s.apiserver.rbac import OPERATOR_ACCOUNT, UserInfo, operator_kubeconfig
 from netarena.k8s.faults import apply_faults
@@ -148,7 +148,14 @@ class K8sEpisode(ReactiveEpisode[ClusterState, KubectlCommand]):
         return self.cache.get().connectivity
 
     def _parse(self, reply: str) -> Command[KubectlCommand]:
-        cmd = command_from_reply(reply, self.model.namespace)
+        try:
+            cmd = command_from_reply(reply, self.model.namespace)
+        except ForbiddenKubectl as exc:  # malformed for kubectl itself: nothing could change
+            why = self.kubectl.usage_error(exc.argv, exc.stdin) if self.kubectl else None
+            if why is None:
+                raise
+            raise InvalidAction(f"kubectl rejects this command: {why}",
+                                action=exc.action) from exc
         return Command(cmd.text, cmd)
 
     def _execute(self, command: Command[KubectlCommand]) -> tuple[str, int]:

@@ -21,12 +21,17 @@ from __future__ import annotations
 import base64
 import logging
 import os
+import re
 import shutil
+import socket
+import ssl
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
+import urllib.error
+import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
@@ -35,7 +40,7 @@ from urllib.parse import urlsplit
 
 import yaml
 
-from netarena.common.errors import EmulatorError
+from netarena.common.errors import EmulatorError, EmulatorUnavailable
 from netarena.k8s.jail import KubectlJail, landlock_available
 
 __all__ = ["Kubectl", "KubeconfigIdentity", "KubectlResult", "find_kubectl",
@@ -51,6 +56,12 @@ OUTPUT_FILE_LIMIT_BYTES = 64 << 20
 MAX_OUTPUT_BYTES = 1 << 20
 """Bytes of stdout and of stderr read back from one run."""
 _OOM_MARKERS = ("fatal error: out of memory", "runtime: out of memory")
+_UNREACHABLE_MARKERS = ("connect: connection refused", "connect: permission denied",
+                        "no route to host", "network is unreachable",
+                        "Unable to connect to the server", "was refused - did you specify")
+"""What kubectl prints when it cannot open a connection to its server."""
+_UNREACHABLE_URL = "http://127.0.0.1:1"
+"""Where ``usage_error`` points kubectl: nothing listens there (and the jail forbids it)."""
 
 
 @dataclass(frozen=True)
@@ -194,14 +205,99 @@ class Kubectl:
 
         Raises:
             EmulatorError: Used after ``close()``.
+            EmulatorUnavailable: kubectl could not connect to its server and the server
+                does not accept connections either, or kubectl timed out and the server
+                does not answer a request (the evaluator's failure, not the agent's: the
+                episode is left unscored).
         """
+        result = self._run(self.command(argv), stdin, timeout_s, streaming)
+        lost = (not self._server_answers()) if result.exit_code == -1 else (
+            result.exit_code != 0 and self._server_lost(result.stderr))
+        if lost:
+            raise EmulatorUnavailable(f"kubectl cannot reach its API server {self.server_url}: "
+                                      f"{_last_line(result.stderr)}")
+        return result
+
+    def usage_error(self, argv: list[str], stdin: str | None = None) -> str | None:
+        """What kubectl itself says of ``argv`` before it contacts any server.
+
+        The command runs against an address nothing listens on: a command kubectl
+        rejects as malformed (``kubectl create networkpolicy foo``: "Unexpected args")
+        fails before connecting, and nothing can reach a server. Only for commands that
+        passed the allowlist's flag checks (no host files, no other server).
+
+        Returns:
+            kubectl's message for a malformed command (or one that only printed help),
+            ``None`` when kubectl tried to reach the server (the command is well formed).
+        """
+        if self._dir is None:
+            raise EmulatorError("this Kubectl is closed")
+        root = Path(self._dir.name)
+        config = root / "unreachable-kubeconfig"
+        if not config.exists():
+            config.touch(mode=0o600)
+            config.write_text(yaml.safe_dump({
+                "apiVersion": "v1", "kind": "Config", "current-context": "unreachable",
+                "clusters": [{"name": "unreachable", "cluster": {"server": _UNREACHABLE_URL}}],
+                "users": [{"name": "unreachable", "user": {}}],
+                "contexts": [{"name": "unreachable", "context": {
+                    "cluster": "unreachable", "user": "unreachable",
+                    "namespace": self.namespace}}]}))
+        command = [self.binary, f"--kubeconfig={config}",
+                   f"--cache-dir={root / 'unreachable-cache'}", *argv]
+        result = self._run(command, stdin, 10.0, False)
+        if any(m in result.stderr for m in ("dial tcp", *_UNREACHABLE_MARKERS)):
+            return None
+        if result.exit_code == 0:
+            return "kubectl only printed its help or a local result; nothing was sent"
+        return " ".join(result.stderr.strip().splitlines()[:2])[:300] or (
+            f"kubectl exited {result.exit_code}")
+
+    def _server_lost(self, stderr: str) -> bool:
+        """Whether a failed run means the server is gone (not the command's own doing)."""
+        if not any(m in stderr for m in _UNREACHABLE_MARKERS):
+            return False
+        url = urlsplit(self.server_url)
+        host, port = url.hostname or "127.0.0.1", url.port or (
+            443 if url.scheme == "https" else 80)
+        dialed = set(re.findall(r"dial tcp (\S+?):? ", stderr))
+        if dialed and f"{host}:{port}" not in dialed:
+            return False  # it dialled another address
+        if "connect: permission denied" in stderr:
+            return True  # the jail refused kubectl its own server: the evaluator's failure
+        try:
+            with socket.create_connection((host, port), timeout=3):
+                return False
+        except OSError:
+            return True
+
+    def _server_answers(self) -> bool:
+        """Whether the server answers an HTTP request within 3 s (any status will do).
+
+        Asked when kubectl timed out: a command may legitimately outlast the limit
+        (``exec … sleep``), a hung server may not.
+        """
+        context = ssl.create_default_context()
+        context.check_hostname = False
+        context.verify_mode = ssl.CERT_NONE  # liveness only: nothing is sent or trusted
+        try:
+            with urllib.request.urlopen(  # noqa: S310 - the episode's own server URL
+                    self.server_url.rstrip("/") + "/readyz", timeout=3, context=context):
+                return True
+        except urllib.error.HTTPError:
+            return True  # it answered (401, 403 and 500 are answers)
+        except (OSError, ValueError):
+            return False
+
+    def _run(self, command: list[str], stdin: str | None, timeout_s: float,
+             streaming: bool) -> KubectlResult:
         if self._dir is None:
             raise EmulatorError("this Kubectl is closed")
         root = Path(self._dir.name)
         with tempfile.TemporaryFile(dir=root) as out, tempfile.TemporaryFile(dir=root) as err:
             start = self._jail.popen if self._jail is not None else subprocess.Popen
             proc = start(  # fixed binary, argv list, no shell
-                _bounded(self.command(argv), timeout_s), stdin=subprocess.PIPE, stdout=out,
+                _bounded(command, timeout_s), stdin=subprocess.PIPE, stdout=out,
                 stderr=err, env=self._env, cwd=root)  # relative paths land in its own dir
             timed_out = False
             try:
@@ -257,6 +353,11 @@ def _bounded(command: list[str], timeout_s: float) -> list[str]:
     cpu = int(timeout_s) + 5
     return [tool, f"--as={MEMORY_LIMIT_BYTES}", f"--fsize={OUTPUT_FILE_LIMIT_BYTES}",
             f"--cpu={cpu}", "--core=0", "--", *command]
+
+
+def _last_line(text: str) -> str:
+    lines = [ln for ln in text.strip().splitlines() if ln.strip()]
+    return lines[-1][:300] if lines else ""
 
 
 def _read_capped(handle: BinaryIO) -> str:

@@ -18,7 +18,7 @@ import networkx as nx
 
 from netarena.common.app import Episode
 from netarena.common.errors import SandboxError, SandboxTimeout
-from netarena.common.replies import MAX_REPLY_CHARS, code_blocks
+from netarena.common.replies import code_blocks, strip_reasoning
 from netarena.common.sandbox import SandboxPool
 from netarena.common.types import Query, Score, StepResult
 from netarena.malt.checks import DiffView, answer_mismatch, state_mismatch, violations
@@ -42,7 +42,7 @@ def extract_code(reply: str) -> str | None:
     for block in reversed(code_blocks(reply, ("python", "py", "python3"))):
         if "def process_graph" in block:
             return block
-    text = reply[:MAX_REPLY_CHARS]
+    text = strip_reasoning(reply)
     if "def process_graph" in text and "```" not in text:
         return text
     return None

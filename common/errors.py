@@ -16,6 +16,7 @@ __all__ = [
     "SandboxTimeout",
     "EpisodeClosed",
     "EmulatorError",
+    "EmulatorUnavailable",
 ]
 
 
@@ -77,3 +78,11 @@ class EpisodeClosed(NetArenaError):
 
 class EmulatorError(NetArenaError):
     """The emulator itself failed (not the agent's fault): setup, injection or probe."""
+
+
+class EmulatorUnavailable(EmulatorError):
+    """The emulator stopped answering mid-episode (kubectl cannot reach its own server).
+
+    What followed says nothing about the agent, so the runner leaves the episode unscored
+    with this reason, however many turns were played.
+    """

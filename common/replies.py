@@ -10,7 +10,8 @@ import json
 import re
 from typing import Any
 
-__all__ = ["code_blocks", "last_code_block", "json_objects", "MAX_REPLY_CHARS"]
+__all__ = ["code_blocks", "last_code_block", "json_objects", "strip_reasoning", "tool_call_hint",
+           "MAX_REPLY_CHARS"]
 
 MAX_REPLY_CHARS = 200_000
 """Replies longer than this are cut before parsing (a 1 MB garbage reply costs one turn)."""
@@ -19,6 +20,82 @@ _MAX_JSON_FAILURES = 2_000
 reply of 200k lone ``{`` would otherwise take seconds; real replies have a handful."""
 
 _LANG = re.compile(r"[ \t]*([A-Za-z0-9_+-]*)")
+_REASONING = (("<think>", "</think>"), ("<thinking>", "</thinking>"),
+              ("<reasoning>", "</reasoning>"), ("<reflection>", "</reflection>"),
+              ("<seed:think>", "</seed:think>"), ("[THINK]", "[/THINK]"),
+              ("<|begin_of_thought|>", "<|end_of_thought|>"),
+              ("<|channel|>analysis<|message|>", "<|end|>"))
+"""Opening and closing markers of the reasoning blocks models emit before their answer
+(DeepSeek-R1, Qwen3, QwQ: ``<think>``; Magistral: ``[THINK]``; Seed: ``<seed:think>``;
+gpt-oss harmony: the ``analysis`` channel)."""
+_TOOL_CALL_MARKERS = ("<tool_call>", "<|tool_call", "<function=", "<|python_tag|>",
+                      "[TOOL_CALLS]", "<|channel|>commentary to=")
+_TOOL_CALL_KEYS = ("tool_calls", "function_call", "tool_use")
+_TOOL_CALL_HINT = ("your reply held no answer text{what}: this evaluator reads plain text and "
+                  "calls no tools. Reply with one command in a code block, e.g.\n```\n"
+                  "{example}\n```")
+"""What an empty or tool-call reply is told (``what`` and ``example`` filled in)."""
+
+
+def strip_reasoning(text: str) -> str:
+    """``text`` without its reasoning blocks (``<think>…</think>`` and the like).
+
+    A command written while thinking is not the answer. A closing marker without its
+    opener (chat templates put ``<think>`` in the prompt) drops everything before it; an
+    opener never closed (the reply was cut while thinking) drops everything after it.
+    Markers are matched case-insensitively, in linear time.
+    """
+    text = text[:MAX_REPLY_CHARS]
+    lower = text.lower()
+    if not any(close.lower() in lower or open_.lower() in lower for open_, close in _REASONING):
+        return text
+    for open_, close in _REASONING:
+        o, c = open_.lower(), close.lower()
+        out, pos = [], 0
+        first_open = lower.find(o)
+        last_close = lower.rfind(c)
+        if last_close != -1 and (first_open == -1 or first_open > last_close):
+            pos = last_close + len(c)  # an orphan close: the opener was in the template
+        while (start := lower.find(o, pos)) != -1:
+            out.append(text[pos:start])
+            end = lower.find(c, start + len(o))
+            if end == -1:
+                pos = len(text)
+                break
+            pos = end + len(c)
+        out.append(text[pos:])
+        text = "".join(out)
+        lower = text.lower()
+    return text
+
+
+def tool_call_hint(text: str, example: str) -> str | None:
+    """The message for a reply that is empty or a tool call, else ``None``.
+
+    Agents built on function calling answer with ``tool_calls`` and no content: the A2A
+    text is then empty (or a JSON data part, or the model's tool-call markup). Telling
+    them so beats "no command found".
+
+    Args:
+        text: The reply.
+        example: A command of the app, shown in the message.
+    """
+    stripped = strip_reasoning(text).strip()
+    if not stripped:
+        what = " (it was empty" + (": only reasoning" if text.strip() else "") + \
+            "; a tool call arrives as empty text)"
+        return _TOOL_CALL_HINT.format(what=what, example=example)
+    if "```" in stripped:
+        return None
+    lower = stripped.lower()
+    marked = any(m.lower() in lower for m in _TOOL_CALL_MARKERS)
+    objects = json_objects(stripped) if stripped.startswith(("{", "[")) else []
+    called = any(k in o for o in objects for k in _TOOL_CALL_KEYS) or any(
+        "name" in o and isinstance(o.get("arguments", o.get("parameters")), (dict, str))
+        for o in objects)
+    if marked or called:
+        return _TOOL_CALL_HINT.format(what=" (it is a tool call)", example=example)
+    return None
 
 
 def _fenced(text: str) -> list[tuple[str, str]]:
@@ -43,13 +120,13 @@ def _fenced(text: str) -> list[tuple[str, str]]:
 
 
 def code_blocks(text: str, languages: tuple[str, ...] = ()) -> list[str]:
-    """Bodies of the fenced code blocks in ``text``, in order.
+    """Bodies of the fenced code blocks in ``text``, in order (reasoning blocks skipped).
 
     Args:
         text: The reply.
         languages: Keep only blocks tagged with one of these (untagged blocks always kept).
     """
-    text = text[:MAX_REPLY_CHARS]
+    text = strip_reasoning(text)
     blocks = []
     for tag, body in _fenced(text):
         lang = tag.lower()
@@ -69,8 +146,11 @@ def last_code_block(text: str, languages: tuple[str, ...] = ()) -> str | None:
 
 
 def json_objects(text: str) -> list[dict[str, Any]]:
-    """Every JSON object that can be decoded from ``text``, fenced or bare, in order."""
-    text = text[:MAX_REPLY_CHARS]
+    """Every JSON object that can be decoded from ``text``, fenced or bare, in order.
+
+    Reasoning blocks (``strip_reasoning``) are skipped.
+    """
+    text = strip_reasoning(text)
     decoder = json.JSONDecoder()
     found: list[dict[str, Any]] = []
     pos, failures = 0, 0

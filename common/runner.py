@@ -24,7 +24,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from netarena.common.agents import Agent, Observation
 from netarena.common.app import App, Episode
-from netarena.common.errors import AgentError, ConfigError, NetArenaError
+from netarena.common.errors import AgentError, ConfigError, EmulatorUnavailable, NetArenaError
 from netarena.common.result_files import open_regular, read_regular
 from netarena.common.types import Query, QueryResult, Score, StepResult
 
@@ -386,6 +386,9 @@ class Runner:
         except AgentError as exc:
             error = f"agent: {exc}"
             score = await self._score_after_error(episode)
+        except EmulatorUnavailable as exc:
+            error = f"{type(exc).__name__}: {exc}"
+            scored = False
         except NetArenaError as exc:
             error = f"{type(exc).__name__}: {exc}"
             scored = turns > 0

@@ -260,6 +260,7 @@ def _coredns() -> list[dict[str, Any]]:
 
 
 _COREFILE = """.:53 {
+    log
     errors
     health {
        lameduck 5s

@@ -20,6 +20,7 @@ import re
 from typing import Any
 
 from netarena.k8s.apiserver.kinds import KindInfo
+from netarena.k8s.apiserver.refdocs import ref_description
 
 __all__ = ["model_name", "field_types", "list_item", "map_value", "component_schemas",
            "schema_name", "QUANTITY_MAPS"]
@@ -147,7 +148,8 @@ def _collect(model: str, out: dict[str, dict[str, Any]]) -> None:
     required = []
     for attr, json_name in sorted(cls.attribute_map.items(), key=lambda kv: kv[1]):
         prop = _property(cls, attr, cls.openapi_types[attr], out)
-        if description := _description(cls, attr):
+        if description := _description(cls, attr) or ref_description(cls.__name__,
+                                                                      json_name):
             prop["description"] = description
         schema["properties"][json_name] = prop
         if _required(cls, attr):

@@ -12,8 +12,6 @@ print on success, refusal, timeout and a failed lookup.
 
 from __future__ import annotations
 
-import shlex
-import threading
 from dataclasses import dataclass
 from typing import Any
 
@@ -21,10 +19,9 @@ from netarena.k8s.dns import CLUSTER_DOMAIN, DNS_LABELS, DNS_NAMESPACE, DNS_SERV
 from netarena.k8s.policy import PodView, PolicyEngine
 from netarena.k8s.policy_matrix import resolves
 
-__all__ = ["ExecResult", "run_in_pod"]
+__all__ = ["ClusterView", "ExecResult", "outcome", "nc", "wget", "curl", "nslookup", "is_ip",
+           "flag_value"]
 
-_MAX_WAIT_S = 30.0
-"""Longest a probe blocks (a connect without a timeout flag waits for the kernel's ~2 min)."""
 _FRONTEND_PAGE = ("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n    <meta charset=\"UTF-8\">\n"
                   "    <title>Online Boutique</title>\n</head>\n<body>\n    <header>\n"
                   "      <div class=\"navbar sub-navbar\">Free shipping with $75 purchase!"
@@ -54,7 +51,7 @@ class _Target:
     """The port is an HTTP server's (named ``http``), so a request gets a page back."""
 
 
-class _Cluster:
+class ClusterView:
     """The objects a probe needs, read once per command."""
 
     def __init__(self, objects: dict[str, list[dict[str, Any]]]) -> None:
@@ -103,13 +100,13 @@ def _is_http(pods: tuple[PodView, ...], port: int) -> bool:
     return any(name == "http" and n == port for v in pods[:1] for name, n, _ in v.ports)
 
 
-def _outcome(cluster: _Cluster, src: PodView, host: str, port: int
+def outcome(cluster: ClusterView, src: PodView, host: str, port: int
              ) -> tuple[str, str | None]:
     """``("dns"|"timeout"|"refused"|"open"|"http", ip)`` for a TCP connect from ``src``.
 
     ``http`` is an open connection to an HTTP server (the others close on a request).
     """
-    ip = host if _is_ip(host) else None
+    ip = host if is_ip(host) else None
     if ip is None:
         svc = cluster.lookup(host, src.namespace)
         if svc is None or not resolves(cluster.engine, src, cluster.dns):
@@ -129,7 +126,8 @@ def _outcome(cluster: _Cluster, src: PodView, host: str, port: int
     return ("http" if target.http else "open"), ip
 
 
-def _is_ip(text: str) -> bool:
+def is_ip(text: str) -> bool:
+    """Whether ``text`` is a dotted IPv4 address."""
     parts = text.split(".")
     return len(parts) == 4 and all(p.isdigit() and int(p) < 256 for p in parts)
 
@@ -142,7 +140,8 @@ def _url(url: str) -> tuple[str, int, bool]:
     return host, int(port) if port.isdigit() else (443 if https else 80), https
 
 
-def _flag_value(argv: list[str], names: tuple[str, ...], default: float) -> float:
+def flag_value(argv: list[str], names: tuple[str, ...], default: float) -> float:
+    """The number a flag of ``names`` gives in ``argv`` (``default`` when absent)."""
     for i, arg in enumerate(argv):
         for name in names:
             value = None
@@ -159,16 +158,17 @@ def _flag_value(argv: list[str], names: tuple[str, ...], default: float) -> floa
     return default
 
 
-def _nc(cluster: _Cluster, src: PodView, argv: list[str]) -> ExecResult:
+def nc(cluster: ClusterView, src: PodView, argv: list[str]) -> ExecResult:
+    """The busybox ``nc``: ``-z`` connects, ``-v`` says how it went, ``-w`` bounds the wait."""
     plain = [a for i, a in enumerate(argv[1:], 1)
              if not a.startswith("-") and argv[i - 1] not in ("-w", "-W", "-p", "-s")]
     if len(plain) < 2 or not plain[-1].isdigit():
         return ExecResult("", "BusyBox v1.37.0 (2025-01-17 18:12:01 UTC) multi-call binary."
                               "\n\nUsage: nc [OPTIONS] HOST PORT  - connect\n", 1)
     host, port = plain[-2], int(plain[-1])
-    wait = _flag_value(argv, ("-w",), 127.0)
+    wait = flag_value(argv, ("-w",), 127.0)
     verbose = any(a.startswith("-") and "v" in a for a in argv[1:])
-    state, ip = _outcome(cluster, src, host, port)
+    state, ip = outcome(cluster, src, host, port)
     where = f"{host} ({ip}:{port})"
     if state == "dns":
         return ExecResult("", f"nc: bad address '{host}'\n", 1)
@@ -179,13 +179,14 @@ def _nc(cluster: _Cluster, src: PodView, argv: list[str]) -> ExecResult:
     return ExecResult("", f"{where} open\n" if verbose else "", 0)
 
 
-def _wget(cluster: _Cluster, src: PodView, argv: list[str]) -> ExecResult:
+def wget(cluster: ClusterView, src: PodView, argv: list[str]) -> ExecResult:
+    """The busybox ``wget``: fetches a URL (the frontend's page; gRPC ports reset)."""
     urls = [a for a in argv[1:] if "://" in a or (not a.startswith("-") and ":" in a)]
     if not urls:
         return ExecResult("", "wget: missing URL\n", 1)
     host, port, _ = _url(urls[-1])
-    wait = _flag_value(argv, ("-T", "--timeout"), 900.0)
-    state, ip = _outcome(cluster, src, host, port)
+    wait = flag_value(argv, ("-T", "--timeout"), 900.0)
+    state, ip = outcome(cluster, src, host, port)
     quiet = any(a in ("-q", "-qO-", "-qO", "--quiet") or (a.startswith("-q")) for a in argv)
     if state == "dns":
         return ExecResult("", f"wget: bad address '{host}:{port}'\n", 1)
@@ -204,16 +205,17 @@ def _wget(cluster: _Cluster, src: PodView, argv: list[str]) -> ExecResult:
                                     f"{len(body)}  0:00:00 ETA\nwritten to stdout\n"), 0)
 
 
-def _curl(cluster: _Cluster, src: PodView, argv: list[str]) -> ExecResult:
+def curl(cluster: ClusterView, src: PodView, argv: list[str]) -> ExecResult:
+    """The curl 8 client: fetches a URL, with its exit codes (6 lookup, 7 refused, 28 timeout)."""
     urls = [a for i, a in enumerate(argv[1:], 1) if not a.startswith("-")
             and argv[i - 1] not in ("-m", "--max-time", "--connect-timeout", "-o", "-H", "-w")]
     if not urls:
         return ExecResult("", "curl: try 'curl --help' or 'curl --manual' for more "
                               "information\n", 2)
     host, port, _ = _url(urls[-1])
-    wait = min(_flag_value(argv, ("-m", "--max-time"), 300.0),
-               _flag_value(argv, ("--connect-timeout",), 300.0))
-    state, _ = _outcome(cluster, src, host, port)
+    wait = min(flag_value(argv, ("-m", "--max-time"), 300.0),
+               flag_value(argv, ("--connect-timeout",), 300.0))
+    state, _ = outcome(cluster, src, host, port)
     if state == "dns":
         return ExecResult("", f"curl: (6) Could not resolve host: {host}\n", 6)
     if state == "timeout":
@@ -227,7 +229,8 @@ def _curl(cluster: _Cluster, src: PodView, argv: list[str]) -> ExecResult:
     return ExecResult(_FRONTEND_PAGE, "", 0)
 
 
-def _nslookup(cluster: _Cluster, src: PodView, argv: list[str]) -> ExecResult:
+def nslookup(cluster: ClusterView, src: PodView, argv: list[str]) -> ExecResult:
+    """The busybox ``nslookup``: resolves a Service name through CoreDNS."""
     names = [a for a in argv[1:] if not a.startswith("-")]
     if not names:
         return ExecResult("", "BusyBox v1.37.0 multi-call binary.\n\nUsage: nslookup [-type=QUERY_"
@@ -244,46 +247,3 @@ def _nslookup(cluster: _Cluster, src: PodView, argv: list[str]) -> ExecResult:
     fqdn = f"{meta['name']}.{meta['namespace']}.svc.{CLUSTER_DOMAIN}"
     ip = (svc.get("spec") or {}).get("clusterIP")
     return ExecResult(server + f"Name:\t{fqdn}\nAddress: {ip}\n\n", "", 0)
-
-
-def run_in_pod(objects: dict[str, list[dict[str, Any]]], pod: dict[str, Any],
-               command: list[str], stop: threading.Event | None = None) -> ExecResult:
-    """Run ``command`` in ``pod`` against the cluster's ``objects`` and wait as the tool would.
-
-    Args:
-        objects: Lists of every ``Pod``, ``Namespace``, ``NetworkPolicy`` and ``Service``.
-        pod: The pod the command runs in.
-        command: argv as ``kubectl exec`` passes it (``sh -c 'CMD'`` is unwrapped).
-        stop: Set when the server shuts down (cuts a timeout's wait short).
-    """
-    if command[:2] in (["sh", "-c"], ["/bin/sh", "-c"]) and len(command) == 3:
-        try:
-            command = shlex.split(command[2])
-        except ValueError:
-            return ExecResult("", "sh: syntax error: unterminated quoted string\n", 2)
-    tool = command[0].rsplit("/", 1)[-1] if command else ""
-    src = PodView.from_obj(pod)
-    cluster = _Cluster(objects)
-    meta = pod["metadata"]
-    if tool == "nc":
-        result = _nc(cluster, src, command)
-    elif tool == "wget":
-        result = _wget(cluster, src, command)
-    elif tool == "curl":
-        result = _curl(cluster, src, command)
-    elif tool == "nslookup":
-        result = _nslookup(cluster, src, command)
-    elif tool == "hostname":
-        result = ExecResult(meta["name"] + "\n", "", 0)
-    elif command == ["cat", "/etc/resolv.conf"]:
-        ns = meta.get("namespace", "default")
-        result = ExecResult(f"search {ns}.svc.{CLUSTER_DOMAIN} svc.{CLUSTER_DOMAIN} "
-                            f"{CLUSTER_DOMAIN}\nnameserver {DNS_SERVICE_IP}\noptions ndots:5\n",
-                            "", 0)
-    else:
-        return ExecResult("", "OCI runtime exec failed: exec failed: unable to start container "
-                              f'process: exec: "{command[0] if command else ""}": executable '
-                              "file not found in $PATH: unknown\n", 127)
-    if result.wait_s and stop is not None:
-        stop.wait(min(result.wait_s, _MAX_WAIT_S))
-    return result

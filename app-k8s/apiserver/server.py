@@ -29,9 +29,10 @@ from netarena.k8s.apiserver.kinds import (
     kind_info,
     resource_info,
 )
-from netarena.k8s.apiserver.logs import container_log, follow_log
-from netarena.k8s.apiserver.probes import ExecResult, run_in_pod
+from netarena.k8s.apiserver.logs import LogHistory, container_log, follow_log
+from netarena.k8s.apiserver.probes import ExecResult
 from netarena.k8s.apiserver.rbac import UserInfo, authorize, review
+from netarena.k8s.apiserver.shell import run_in_pod
 from netarena.k8s.apiserver.store import FieldValidation, ObjectStore
 from netarena.k8s.apiserver.tables import render_table
 from netarena.k8s.apiserver.tls import server_context
@@ -65,6 +66,32 @@ def _query(path: str) -> tuple[list[str], dict[str, str]]:
     parts = urlsplit(path)
     params = {k: v[-1] for k, v in parse_qs(parts.query, keep_blank_values=True).items()}
     return [p for p in parts.path.split("/") if p], params
+
+
+_HEALTH_CHECKS = ("ping", "log", "etcd", "poststarthook/start-apiserver-admission-initializer",
+                  "poststarthook/generic-apiserver-start-informers",
+                  "poststarthook/start-apiextensions-controllers",
+                  "poststarthook/crd-informer-synced", "poststarthook/rbac/bootstrap-roles",
+                  "poststarthook/scheduling/bootstrap-system-priority-classes",
+                  "poststarthook/bootstrap-controller", "poststarthook/aggregator-reload-"
+                  "proxy-client-cert", "poststarthook/apiservice-registration-controller",
+                  "autoregister-completion")
+_READY_ONLY = ("etcd-readiness", "informer-sync", "shutdown")
+
+
+def _health(parts: list[str], params: dict[str, str]) -> Reply:
+    """``/healthz``, ``/livez``, ``/readyz``: ``ok``, one check, or the verbose list."""
+    which = parts[0]
+    checks = _HEALTH_CHECKS + (_READY_ONLY if which == "readyz" else ())
+    if len(parts) > 1:
+        name = "/".join(parts[1:])
+        if name not in checks:
+            raise NotFound("the server could not find the requested resource")
+        return Reply("ok", content_type="text/plain")
+    if "verbose" not in params:
+        return Reply("ok", content_type="text/plain")
+    body = "".join(f"[+]{c} ok\n" for c in checks) + f"{which} check passed\n"
+    return Reply(body, content_type="text/plain")
 
 
 def _wants_table(headers: dict[str, str]) -> bool:
@@ -154,6 +181,8 @@ class ApiServer:
         self.url: str | None = None
         self.requests = 0
         self._stopping = threading.Event()
+        self.log_history = LogHistory(self._cluster_objects, lambda: self.store.revision)
+        """The states the cluster went through, for logs written from each of them."""
 
     # ------------------------------------------------------------ lifecycle
     def start(self) -> str:
@@ -166,6 +195,7 @@ class ApiServer:
             if self.url is not None:
                 return self.url
             self._stopping.clear()
+            self.log_history.note(time.time())  # the deploy's state, in force since the start
             try:
                 server = HttpServer((self._host, self._port), Handler)
             except OSError as exc:
@@ -227,11 +257,13 @@ class ApiServer:
             raise BadRequest("you must specify at least 1 command")
         return pod, command
 
+    def _cluster_objects(self) -> dict[str, list[dict[str, Any]]]:
+        return {kind: self.store.list(kind)
+                for kind in ("Pod", "Namespace", "NetworkPolicy", "Service")}
+
     def run_exec(self, pod: dict[str, Any], command: list[str]) -> ExecResult:
         """Run ``command`` in ``pod`` against the current state (blocks as the tool would)."""
-        objects = {kind: self.store.list(kind)
-                   for kind in ("Pod", "Namespace", "NetworkPolicy", "Service")}
-        return run_in_pod(objects, pod, command, self._stopping)
+        return run_in_pod(self._cluster_objects(), pod, command, self._stopping)
 
     # -------------------------------------------------------------- routing
     def handle(self, method: str, path: str, headers: dict[str, str], raw: bytes) -> Reply:
@@ -241,9 +273,17 @@ class ApiServer:
             ApiError: Rendered by the HTTP layer as a ``Status`` object.
         """
         self.requests += 1
+        if method == "GET":
+            return self._handle(method, path, headers, raw)
+        try:
+            return self._handle(method, path, headers, raw)
+        finally:  # a write may have changed what the services' calls do from now on
+            self.log_history.note(time.time())
+
+    def _handle(self, method: str, path: str, headers: dict[str, str], raw: bytes) -> Reply:
         parts, params = _query(path)
         if method == "GET" and parts[:1] in (["healthz"], ["livez"], ["readyz"]):
-            return Reply("ok", content_type="text/plain")
+            return _health(parts, params)
         if method == "GET" and not parts[1:] and parts[:1] in ([], ["version"], ["api"],
                                                                  ["apis"]):
             return self._root(parts[0] if parts else "", headers)
@@ -365,8 +405,9 @@ class ApiServer:
             pod = self.store.get(info.key, namespace, name)
             if params.get("follow") == "true":
                 return Reply(None, content_type="text/plain",
-                              stream=follow_log(pod, params, time.time, self._stopping))
-            return Reply(container_log(pod, params, time.time()),
+                              stream=follow_log(pod, params, time.time, self._stopping,
+                                                self.log_history))
+            return Reply(container_log(pod, params, time.time(), self.log_history),
                           content_type="text/plain")
         if sub == "scale":
             return self._scale(info, namespace, name, method, raw, dry_run)

@@ -79,7 +79,7 @@ HOSTILE = [
     ("kubectl apply -f /etc/passwd", "reading files"),
     ("kubectl apply -f https://example.com/x.yaml", "reading files"),
     ("kubectl patch netpol x --patch-file=/dev/zero", "--patch-file"),
-    ("kubectl get pods --raw /api", "--raw"),
+    ("kubectl delete --raw /api/v1/namespaces/default/pods/x", "--raw"),
     ("kubectl label ns kube-system x=y", "only namespace 'default'"),
     ("kubectl patch configmap x -p {}", "not part of the task"),
     ("kubectl get pods -o jsonpath-file=/etc/passwd", "template file"),

@@ -11,9 +11,9 @@ import pytest
 from netarena.k8s.apiserver import ObjectStore, bootstrap, cluster_profile, deploy
 from netarena.k8s.apiserver.kinds import Forbidden
 from netarena.k8s.apiserver.logs import container_log
-from netarena.k8s.apiserver.probes import run_in_pod
 from netarena.k8s.apiserver.protobuf import decode_review
 from netarena.k8s.apiserver.rbac import OPERATOR_ACCOUNT, UserInfo, authorize
+from netarena.k8s.apiserver.shell import run_in_pod
 from netarena.k8s.dns import DNS_SERVICE_IP, coredns_pods
 from netarena.k8s.manifests import render_all
 from netarena.k8s.model import online_boutique

@@ -75,7 +75,7 @@ def test_agent_commands_give_realistic_kubectl_output(episode: K8sEpisode) -> No
         "kubectl delete networkpolicy/adservice deployment/frontend service/redis-cart",
         "kubectl label networkpolicy adservice x=y -n kube-system",
         "kubectl patch netpol adservice --patch-file=/dev/zero",
-        "kubectl patch netpol adservice --all-namespaces -p {}",
+        "kubectl label netpol adservice --all-namespaces x=y",
         "kubectl get pods --kubeconfig /root/.kube/config",
         "kubectl get pods --server http://127.0.0.1:1",
         "kubectl get pods $(id)",

@@ -53,7 +53,7 @@ FORBIDDEN = [
     "kubectl get pods --profile-output=/tmp/x",
     "kubectl get pods --log-file=/tmp/x",
     "kubectl get pods --log-file-max-size=1",
-    "kubectl get --raw /api/v1/namespaces/kube-system/secrets",
+    "kubectl create --raw /api/v1/namespaces/default/pods -f -",
     "kubectl kustomize /",
     "kubectl proxy",
     "kubectl port-forward svc/frontend 8080:80",
@@ -122,6 +122,7 @@ REFUSED = [  # refused, but a refusal is not harm: these cost the turn only
     "kubectl describe secret/x",
     "kubectl get secrets -n kube-system",
     "kubectl get pods,secrets",
+    "kubectl get --raw /api/v1/namespaces/kube-system/secrets",  # (was forbidden) a read
     "kubectl edit networkpolicy x",
     "kubectl attach frontend",
     "kubectl run x --image=busybox",

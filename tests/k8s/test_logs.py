@@ -1,0 +1,220 @@
+"""Logs an SRE believes: generated from the live cluster state (issue 19, item 5).
+
+Every fault type is observable: a caller whose call the fault blocks logs its real
+error naming the callee's address, and a connection the fault wrongly opens answers a
+probe from the intruder's pod.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+
+import pytest
+
+from netarena.k8s import K8sApp
+from netarena.k8s.apiserver.logs import container_log
+from netarena.k8s.episode import K8sEpisode
+
+pytestmark = pytest.mark.slow
+
+_COREDNS = re.compile(r'^\[INFO\] 10\.244\.\d+\.\d+:\d+ - \d+ "(A|AAAA) IN [a-z0-9.-]+\. udp \d+ '
+                      r'false 512" (NOERROR|NXDOMAIN) qr,aa,rd \d+ \d\.\d{9}s$')
+
+
+def _pod(ep: K8sEpisode, app: str, namespace: str = "default") -> str:
+    return str(ep.store.list("Pod", namespace, f"app={app}")[0]["metadata"]["name"])
+
+
+def _logs(ep: K8sEpisode, pod: str, *extra: str) -> str:
+    assert ep.kubectl is not None
+    result = ep.kubectl.run(["logs", pod, *extra])
+    assert result.ok, result.stderr
+    return result.stdout
+
+
+def _service_ip(ep: K8sEpisode, name: str) -> str:
+    return str(ep.store.get("Service", "default", name)["spec"]["clusterIP"])
+
+
+def _symptom_in_caller_logs(ep: K8sEpisode, source: str, dest: str) -> bool:
+    """Whether ``source``'s log has an error line naming ``dest`` (its address or name)."""
+    text = _logs(ep, _pod(ep, source))
+    ip = _service_ip(ep, dest)
+    errors = [ln for ln in text.splitlines() if re.search(
+        r"error|Error|ERROR|Can't access|timed out|refused", ln)]
+    return any(ip in ln or f"lookup {dest} " in ln or f"'{dest}'" in ln or f"{dest}:" in ln
+               for ln in errors)
+
+
+def _calls(ep: K8sEpisode, source: str) -> set[str]:
+    pod = ep.store.list("Pod", "default", f"app={source}")[0]
+    return {e["value"].split(":")[0] for c in pod["spec"]["containers"]
+            for e in c.get("env") or [] if e["name"].endswith("_ADDR")}
+
+
+@pytest.mark.parametrize("label", ["RI", "CP", "CPR", "AE"])
+def test_blocked_calls_show_in_the_callers_logs(label: str) -> None:
+    """Each fault type that blocks a call: the caller logs the error, with the callee."""
+    app = K8sApp()
+    shown = 0
+    for seed in range(6):
+        ep = app.open(app.generate(seed, 1, label))
+        try:
+            blocked = [r for r in ep.initial.connectivity.results
+                       if r.expected and not r.actual and r.source in ep.model.names
+                       and r.dest in _calls(ep, r.source)]
+            if blocked:  # a request stops at its first failed call: one symptom at least
+                assert any(_symptom_in_caller_logs(ep, r.source, r.dest) for r in blocked), (
+                    seed, [r.line() for r in blocked])
+                shown += 1
+        finally:
+            ep.close()
+    assert shown >= 2, f"no {label} query blocked a real call in 6 seeds"
+
+
+def test_wrongly_opened_connections_answer_probes() -> None:
+    """add_ingress: nobody's call fails, so the symptom is the intruder's open probe."""
+    app = K8sApp()
+    opened = 0
+    for seed in range(4):
+        ep = app.open(app.generate(seed, 1, "AI"))
+        try:
+            assert ep.kubectl is not None
+            for r in ep.initial.connectivity.results:
+                if r.expected or not r.actual or r.source not in ep.model.names:
+                    continue
+                result = ep.kubectl.run(["exec", _pod(ep, r.source), "--", "nc", "-zv", "-w",
+                                         "1", r.dest, str(r.port)])
+                assert result.ok and "open" in result.stderr, (seed, r.line(), result.stderr)
+                opened += 1
+        finally:
+            ep.close()
+    assert opened >= 1
+
+
+def test_logs_change_when_the_policy_is_fixed_and_keep_their_past() -> None:
+    app = K8sApp()
+    ep = app.open(app.generate(42, 1, "RI"))  # recommendationservice loses its ingress
+    try:
+        rec_ip = _service_ip(ep, "recommendationservice")
+        frontend = _pod(ep, "frontend")
+        before = _logs(ep, frontend)
+        assert rec_ip in before
+        assert "[Recv ListRecommendations]" not in _logs(ep, _pod(ep, "recommendationservice"))
+        agent = app.reference_agent()
+        for _ in range(8):
+            if ep.step(agent.decide(ep.observe())).done:
+                break
+        assert ep.state.healthy
+        fixed_at = time.time()
+        assert ep._server is not None
+        pod = ep.store.list("Pod", "default", "app=frontend")[0]
+        later = container_log(pod, {"timestamps": "true"}, fixed_at + 120,
+                              ep._server.log_history)  # two minutes on
+        stamps = [ln.split(" ", 1)[0] for ln in later.splitlines()]
+        assert stamps == sorted(stamps)  # timestamps advance
+        # a request in flight at the fix may still time out (calls wait up to 20 s)
+        recent = [ln for ln in later.splitlines() if _epoch(ln.split(" ", 1)[0]) > fixed_at + 21]
+        old = [ln for ln in later.splitlines() if _epoch(ln.split(" ", 1)[0]) < fixed_at - 1]
+        assert len(recent) > 10 and not any(rec_ip in ln for ln in recent)
+        assert any(rec_ip in ln for ln in old)  # lines written before the fix keep their errors
+    finally:
+        ep.close()
+
+
+def _epoch(stamp: str) -> float:
+    import calendar
+
+    whole, _, frac = stamp.rstrip("Z").partition(".")
+    return calendar.timegm(time.strptime(whole, "%Y-%m-%dT%H:%M:%S")) + float("0." + frac)
+
+
+def test_coredns_logs_queries_in_its_own_format(episode: K8sEpisode) -> None:
+    coredns = episode.store.list("Pod", "kube-system", "k8s-app=kube-dns")[0]["metadata"]["name"]
+    assert episode.kubectl is not None
+    result = episode.kubectl.run(["logs", "-n", "kube-system", coredns])
+    lines = result.stdout.splitlines()
+    assert lines[:1] == [".:53"] and any(ln.startswith("CoreDNS-") for ln in lines[:5])
+    queries = [ln for ln in lines if ln.startswith("[INFO] 10.")]
+    assert len(queries) > 20
+    assert all(_COREDNS.match(q) for q in queries), [q for q in queries if not _COREDNS.match(q)]
+    assert any("svc.cluster.local." in q for q in queries)
+
+
+def test_a_pod_whose_dns_is_blocked_is_absent_from_coredns_logs() -> None:
+    app = K8sApp()
+    for seed in range(20):
+        ep = app.open(app.generate(seed, 1, "AE"))
+        try:
+            fault = ep.query.truth["faults"][0]
+            egress = fault["spec"].get("egress")
+            if egress != [] or fault["policy"] not in ep.model.names:
+                continue
+            victim = ep.store.list("Pod", "default", f"app={fault['policy']}")[0]
+            if not _calls(ep, fault["policy"]):
+                continue
+            ip = victim["status"]["podIP"]
+            assert ep.kubectl is not None
+            text = "".join(ep.kubectl.run(["logs", "-n", "kube-system", p["metadata"]["name"]]
+                                          ).stdout for p in ep.store.list(
+                "Pod", "kube-system", "k8s-app=kube-dns"))
+            assert f"] {ip}:" not in text
+            assert "lookup" in _logs(ep, victim["metadata"]["name"]) or \
+                "resolution" in _logs(ep, victim["metadata"]["name"])
+            return
+        finally:
+            ep.close()
+    pytest.skip("no AE deny-egress query on a caller in 20 seeds")
+
+
+def test_log_options_are_honoured(episode: K8sEpisode) -> None:
+    pod = _pod(episode, "frontend")
+    assert len(_logs(episode, pod, "--tail=5").splitlines()) == 5
+    assert _logs(episode, pod, "--tail=0") == ""
+    recent = _logs(episode, pod, "--since=20s", "--timestamps").splitlines()
+    assert recent and all(_epoch(ln.split(" ", 1)[0]) > time.time() - 25 for ln in recent)
+    assert len(_logs(episode, pod, "--limit-bytes=100")) == 100
+    assert _logs(episode, pod) == _logs(episode, pod)[:len(_logs(episode, pod))]
+
+
+def test_cluster_components_log_their_own_start(episode: K8sEpisode) -> None:
+    """kube-proxy and kindnet print klog lines, not an application's requests."""
+    assert episode.kubectl is not None
+    for selector in ("k8s-app=kube-proxy", "app=kindnet"):
+        pod = episode.store.list("Pod", "kube-system", selector)[0]["metadata"]["name"]
+        text = episode.kubectl.run(["logs", "-n", "kube-system", pod]).stdout
+        lines = text.splitlines()
+        assert lines and all(re.match(r"^I\d{4} \d\d:\d\d:\d\d\.\d{6} +1 \S+\.go:\d+\] ", ln)
+                             for ln in lines), text
+
+
+_FORMATS = {
+    "frontend": ("json", {"message", "severity", "timestamp"}),
+    "checkoutservice": ("json", {"message", "severity", "timestamp"}),
+    "shippingservice": ("json", {"message", "severity", "timestamp"}),
+    "currencyservice": ("json", {"severity", "time", "pid", "hostname", "name", "message"}),
+    "paymentservice": ("json", {"severity", "time", "pid", "hostname", "name", "message"}),
+    "emailservice": ("json", {"timestamp", "severity", "name", "message"}),
+    "recommendationservice": ("json", {"timestamp", "severity", "name", "message"}),
+    "adservice": ("json", {"instant", "thread", "level", "loggerName", "message"}),
+    "redis-cart": ("text", r"^1:[CM] \d\d \w{3} \d{4} \d\d:\d\d:\d\d\.\d{3} [*#] "),
+    "loadgenerator": ("text", r"^\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3}\] loadgenerator-\S+/"),
+    "cartservice": ("text", r"^(GetCartAsync called with userId=[0-9a-f]{32}|Can't access "
+                            r"cart storage|Reading host|info: Microsoft|      Now listening)"),
+}
+
+
+def test_each_service_logs_in_its_own_format(episode: K8sEpisode) -> None:
+    """Go logrus, Node pino, Python JSON, Java log4j2, C#, redis and locust lines."""
+    import json
+
+    for app, (kind, shape) in _FORMATS.items():
+        lines = _logs(episode, _pod(episode, app)).splitlines()
+        assert lines, app
+        for line in lines:
+            if kind == "json":
+                entry = json.loads(line)
+                assert isinstance(shape, set) and shape <= set(entry), (app, line)
+            else:
+                assert isinstance(shape, str) and re.match(shape, line), (app, line)
