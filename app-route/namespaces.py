@@ -273,6 +273,9 @@ def own_user_namespace(node_class: type[Any], uid: int) -> type[Any]:
     namespace (``unshare --user --keep-caps``), so the network namespace belongs to it,
     then maps ``uid`` to root there: the node's shell stays root of its node, and a
     process entering that user namespace has capabilities over the node and nothing else.
+    The node's shell (the one ``netarena route shell`` types into) sees empty
+    ``/run/netns`` and ``/run/netarena-route``, so ``ip addr`` shows ``link-netnsid 0``
+    as on a Mininet host, never the names of this or other episodes' namespaces.
 
     Args:
         node_class: The node's class (``Host``, a router class, a user's class).
@@ -293,6 +296,9 @@ def own_user_namespace(node_class: type[Any], uid: int) -> type[Any]:
         super(subclass, self).startShell(mnopts)
         if self.inNamespace:
             _map_root(self.pid, uid)
+            # in the node's own mount namespace: `ip` finds no names for other namespaces
+            for hidden in (NETNS_DIR, OWNER_DIR):
+                self.cmd(f"mount -t tmpfs -o size=4k,mode=0755 netarena {hidden} 2>/dev/null")
 
     methods = {"_popen": _popen, "startShell": startShell}
     subclass = type(node_class.__name__, (node_class,), methods)

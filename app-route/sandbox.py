@@ -13,7 +13,9 @@ way Mininet runs it on a host, but within a per-command bubblewrap sandbox
 * **privileges**: the command runs as ``root`` of the node's own user namespace (see
   ``namespaces.own_user_namespace``; the episode's unprivileged uid on the host) with
   exactly CAP_NET_ADMIN, CAP_NET_RAW and CAP_NET_BIND_SERVICE *over that namespace*: it
-  administers its node's network and nothing else. The switch fabric, the other nodes
+  administers its node's network and nothing else (CAP_SETUID and CAP_SETGID too, so
+  ``tcpdump`` can switch to its user: only uid and gid 0 exist in that namespace). The
+  switch fabric, the other nodes
   and the host belong to the host's user namespace, where it holds no capability, so the
   ``link-netnsid`` numbers it sees name namespaces it cannot act on. A seccomp filter
   (``syscalls.py``) refuses new namespaces, mounts, keyrings, the kernel log, bpf and
@@ -69,7 +71,7 @@ GUARD_PERIOD_S = 0.2
 """How often a running command's guard looks at the node (``run_capped``)."""
 _UID_BASE = 1_900_000_000
 _PATH = "/opt/netarena/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
-_CAPS = ("net_admin", "net_raw", "net_bind_service")
+_CAPS = ("net_admin", "net_raw", "net_bind_service", "setuid", "setgid")
 _ETC_FILES = (
     "alternatives",
     "iproute2",
@@ -155,7 +157,10 @@ class EpisodeSandbox:
         hosts.append(f"{plan.router_ip}\t{ROUTER}")
         etc = self.root / "etc"
         (etc / "hosts").write_text("\n".join(hosts) + "\n")
-        (etc / "passwd").write_text("root:x:0:0:root:/root:/bin/bash\n")
+        # tcpdump switches to its own user: here that is root again (only 0 is mapped)
+        (etc / "passwd").write_text(
+            "root:x:0:0:root:/root:/bin/bash\ntcpdump:x:0:0::/nonexistent:/bin/false\n"
+        )
         (etc / "group").write_text("root:x:0:\n")
         (etc / "resolv.conf").write_text("")
         sudo = self.root / "bin" / "sudo"
