@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import importlib.util
 import json
 import logging
@@ -34,6 +33,7 @@ from netarena.common.runspec import (
     replay_setup,
     uniform_summary,
 )
+from netarena.common.signals import run_until_stopped
 from netarena.common.stats import summarize
 from netarena.common.types import Query, QueryResult
 
@@ -182,11 +182,15 @@ def _play_with_progress(
                             description=f"{spec.app} · {name} · correctness {correct / done:.2f}")
 
         try:
-            return asyncio.run(play_all(spec, play, executor=executor, tape=tape,
-                                        ray_address=ray_address, on_result=tick, groups=groups))
+            return run_until_stopped(play_all(spec, play, executor=executor, tape=tape,
+                                              ray_address=ray_address, on_result=tick,
+                                              groups=groups))
         except UnsafeResultsFile as exc:
             err.print(f"[red]error:[/red] {exc}")
             raise typer.Exit(2) from exc
+        except KeyboardInterrupt as exc:  # SIGINT or SIGTERM: open episodes are closed
+            err.print("stopped: every open episode was closed; finished queries are saved")
+            raise typer.Exit(130) from exc
 
 
 def _executor(name: str) -> Executor:
