@@ -65,6 +65,8 @@ def test_cleanup_after_a_killed_run() -> None:
     assert prefix in list_prefixes()
     names = [n for n in os.listdir(NETNS_DIR) if n.startswith(prefix)]
     inodes = {(NETNS_DIR / n).stat().st_ino for n in names}
+    inside = _processes_in(inodes)
+    assert inside  # the nodes' shells and the sandboxed ping
     netarena = str(Path(sys.executable).parent / "netarena")
     cli = subprocess.run([netarena, "route", "cleanup"], capture_output=True, text=True)
     assert cli.returncode == 0, cli.stderr
@@ -72,12 +74,23 @@ def test_cleanup_after_a_killed_run() -> None:
     assert prefix not in list_prefixes(), cli.stderr
     assert not (OWNER_DIR / f"{prefix}.pid").exists()
     assert prefix not in _mounts() and not (OWNER_DIR / f"{prefix}.fs").exists()
+    # Every process that was inside is gone. (Not "no process is in a namespace with one of
+    # those inode numbers": the kernel reuses the numbers of deleted namespaces, and other
+    # runs on a loaded machine create namespaces all the time.)
+    assert not set(inside.items()) & set(_processes_in(inodes).items())
+
+
+def _processes_in(inodes: set[int]) -> dict[int, str]:
+    """Processes in the namespaces ``inodes``: pid → start time (tells a reused pid apart)."""
+    found = {}
     for pid in filter(str.isdigit, os.listdir("/proc")):
         try:
-            ino = os.stat(f"/proc/{pid}/ns/net").st_ino
+            if os.stat(f"/proc/{pid}/ns/net").st_ino in inodes:
+                stat = Path(f"/proc/{pid}/stat").read_text()
+                found[int(pid)] = stat.rsplit(")", 1)[1].split()[19]
         except OSError:  # gone, or a kernel thread
             continue
-        assert ino not in inodes
+    return found
 
 
 def test_cleanup_spares_live_episodes(small_app: RouteApp) -> None:
