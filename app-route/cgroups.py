@@ -10,9 +10,9 @@ loopback cannot take more than half a core.
 cgroup v2 is used where the host has it (a group of our own with the ``memory``, ``pids``
 and ``cpu`` controllers delegated; inside a container whose only process is the
 evaluator, the evaluator first moves into a leaf so the controllers can be enabled), else
-the v1 hierarchies of those controllers. What is active is said once at start-up
-(``describe``); where no control group can be made, the per-process limits of
-``sandbox.py`` remain and the start-up line says so.
+the v1 hierarchies of those controllers. What is active is said once, when the process
+opens its first episode (``announce``); where no control group can be made, the
+per-process limits of ``sandbox.py`` remain and that line says so.
 """
 
 from __future__ import annotations
@@ -35,6 +35,7 @@ __all__ = [
     "CPU_QUOTA",
     "Hierarchy",
     "hierarchy",
+    "announce",
     "EpisodeGroup",
     "remove_group",
     "stale_groups",
@@ -54,6 +55,7 @@ _CONTROLLERS = ("memory", "pids", "cpu")
 _PERIOD_US = 100_000
 _NAME = re.compile(r"^nr[0-9a-z]{5}$")
 _LOCK = threading.Lock()
+_SWAP_FILES = frozenset({"memory.memsw.limit_in_bytes", "memory.swap.max"})
 
 
 @dataclass(frozen=True)
@@ -139,7 +141,7 @@ def _v1(own: dict[str, str]) -> Hierarchy:
 
 @functools.cache
 def hierarchy() -> Hierarchy:
-    """How this process limits its episodes (found once; the first call logs it)."""
+    """How this process limits its episodes (found once)."""
     try:
         own = _own_paths()
         if (CGROUP_ROOT / "cgroup.controllers").exists():
@@ -148,8 +150,13 @@ def hierarchy() -> Hierarchy:
             found = _v1(own)
     except OSError as exc:
         found = Hierarchy(None, reason=f"control groups unreadable: {exc}")
-    log.warning("%s", found.describe())
     return found
+
+
+@functools.cache
+def announce() -> None:
+    """Say, once per process, which limits agents' commands run under."""
+    log.warning("%s", hierarchy().describe())
 
 
 class EpisodeGroup:
@@ -161,6 +168,7 @@ class EpisodeGroup:
 
     def __init__(self, prefix: str) -> None:
         self.prefix = prefix
+        announce()  # at the first episode of the process
         self.found = hierarchy()
         self.dirs: list[Path] = []
         try:
@@ -170,25 +178,26 @@ class EpisodeGroup:
             raise
 
     def _make(self) -> None:
-        quota = f"{int(CPU_QUOTA * _PERIOD_US)} {_PERIOD_US}"
+        quota = str(int(CPU_QUOTA * _PERIOD_US))
         limits = {
             2: {"memory.max": str(MEMORY_BYTES), "memory.swap.max": "0",
-                "pids.max": str(MAX_TASKS), "cpu.max": quota},
+                "pids.max": str(MAX_TASKS), "cpu.max": f"{quota} {_PERIOD_US}"},
             1: {"memory.limit_in_bytes": str(MEMORY_BYTES),
                 "memory.memsw.limit_in_bytes": str(MEMORY_BYTES),
                 "pids.max": str(MAX_TASKS), "cpu.cfs_period_us": str(_PERIOD_US),
-                "cpu.cfs_quota_us": str(int(CPU_QUOTA * _PERIOD_US))},
+                "cpu.cfs_quota_us": quota},
         }.get(self.found.version or 0, {})
-        for parent in dict.fromkeys(self.found.parents.values()):
-            self.dirs.append(_make_group(parent / self.prefix, self.found.version == 2))
-        for name, value in limits.items():
-            for group in self.dirs:
-                if (group / name).exists():
-                    if name.startswith("memory.memsw"):  # only where swap is accounted
-                        with contextlib.suppress(OSError):
-                            _write(group / name, value)
-                    else:
-                        _write(group / name, value)
+        groups: dict[Path, Path] = {}
+        for controller, parent in self.found.parents.items():
+            if parent not in groups:
+                groups[parent] = _make_group(parent / self.prefix, self.found.version == 2)
+                self.dirs.append(groups[parent])
+            group = groups[parent]
+            for name, value in limits.items():
+                if name.split(".")[0] != controller:
+                    continue  # in v1, each controller's files are in its own hierarchy
+                if name not in _SWAP_FILES or (group / name).exists():  # swap: if accounted
+                    _write(group / name, value)
 
     @property
     def procs_files(self) -> list[str]:
