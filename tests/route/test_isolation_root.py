@@ -59,14 +59,16 @@ def test_cleanup_after_a_killed_run() -> None:
     proc = subprocess.Popen([sys.executable, "-c", KILLED], stdout=subprocess.PIPE, text=True)
     assert proc.stdout is not None
     prefix = proc.stdout.readline().strip()
-    time.sleep(0.5)  # the ping is now running inside h1's sandbox
+    names = [n for n in os.listdir(NETNS_DIR) if n.startswith(prefix)]
+    inodes = {(NETNS_DIR / n).stat().st_ino for n in names}
+    deadline = time.monotonic() + 60  # a loaded machine may take a while to start it
+    while not any(_comm(pid) == "ping" for pid in _processes_in(inodes)):
+        assert time.monotonic() < deadline, "the ping never started in h1's sandbox"
+        time.sleep(0.1)
+    inside = _processes_in(inodes)  # the nodes' shells and the sandboxed ping
     os.kill(proc.pid, signal.SIGKILL)
     proc.wait()
     assert prefix in list_prefixes()
-    names = [n for n in os.listdir(NETNS_DIR) if n.startswith(prefix)]
-    inodes = {(NETNS_DIR / n).stat().st_ino for n in names}
-    inside = _processes_in(inodes)
-    assert inside  # the nodes' shells and the sandboxed ping
     netarena = str(Path(sys.executable).parent / "netarena")
     cli = subprocess.run([netarena, "route", "cleanup"], capture_output=True, text=True)
     assert cli.returncode == 0, cli.stderr
@@ -78,6 +80,13 @@ def test_cleanup_after_a_killed_run() -> None:
     # those inode numbers": the kernel reuses the numbers of deleted namespaces, and other
     # runs on a loaded machine create namespaces all the time.)
     assert not set(inside.items()) & set(_processes_in(inodes).items())
+
+
+def _comm(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/comm").read_text().strip()
+    except OSError:
+        return ""
 
 
 def _processes_in(inodes: set[int]) -> dict[int, str]:
