@@ -111,17 +111,33 @@ def _v2(own: str) -> Hierarchy:
     except OSError as exc:
         if exc.errno != errno.EBUSY:
             return Hierarchy(None, reason=f"cgroup v2 not delegated: {exc.strerror}")
-        procs = (base / "cgroup.procs").read_text().split()
-        if procs != [str(os.getpid())]:  # only our own group is ours to rearrange
+        procs = [int(pid) for pid in (base / "cgroup.procs").read_text().split()]
+        if not all(_ours(pid) for pid in procs):  # only our own group is ours to rearrange
             return Hierarchy(None, reason="cgroup v2 group shared with other processes")
         leaf = base / "netarena-evaluator"
         leaf.mkdir(exist_ok=True)
-        _write(leaf / "cgroup.procs", str(os.getpid()))
-        _write(base / "cgroup.subtree_control", enable)
+        for pid in procs:  # this process and its children (Mininet's node shells...)
+            with contextlib.suppress(ProcessLookupError):
+                _write(leaf / "cgroup.procs", str(pid))
+        try:
+            _write(base / "cgroup.subtree_control", enable)
+        except OSError as again:
+            return Hierarchy(None, reason=f"cgroup v2 controllers not enabled: {again.strerror}")
     parent = base / _GROUP
     parent.mkdir(exist_ok=True)
     _write(parent / "cgroup.subtree_control", enable)
     return Hierarchy(2, {c: parent for c in _CONTROLLERS})
+
+
+def _ours(pid: int) -> bool:
+    """Whether ``pid`` is this process or one of its descendants."""
+    me = os.getpid()
+    while pid > 1 and pid != me:
+        try:
+            pid = int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            return False
+    return pid == me
 
 
 def _v1(own: dict[str, str]) -> Hierarchy:

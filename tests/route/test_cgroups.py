@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import os
 from collections.abc import Iterator
 from pathlib import Path
@@ -66,3 +67,30 @@ def test_v1_uses_each_controllers_hierarchy(
     cpu = fake_root / "cpu,cpuacct" / "user" / "netarena-route" / "nrabc14"
     assert (cpu / "cpu.cfs_quota_us").read_text() == "50000"
     assert (fake_root / "pids" / "user" / "netarena-route" / "nrabc14" / "pids.max").exists()
+
+
+@pytest.mark.parametrize("alone", [True, False])
+def test_v2_moves_its_own_processes_into_a_leaf_to_enable_controllers(
+    fake_root: Path, monkeypatch: pytest.MonkeyPatch, alone: bool
+) -> None:
+    """A container's root group holds the evaluator: "no internal processes" says EBUSY."""
+    (fake_root / "cgroup.controllers").write_text("cpu memory pids\n")
+    others = "" if alone else "1\n"  # init of the host: not ours to move
+    (fake_root / "cgroup.procs").write_text(f"{os.getpid()}\n{others}")
+    monkeypatch.setattr(cgroups, "_own_paths", lambda: {"": "/"})
+    real, busy = cgroups._write, [True]
+
+    def write(path: Path, value: str) -> None:
+        if path == fake_root / "cgroup.subtree_control" and busy:
+            busy.clear()
+            raise OSError(errno.EBUSY, "Device or resource busy")
+        real(path, value)
+
+    monkeypatch.setattr(cgroups, "_write", write)
+    found = cgroups.hierarchy()
+    leaf = fake_root / "netarena-evaluator" / "cgroup.procs"
+    if alone:
+        assert found.version == 2 and leaf.read_text() == str(os.getpid())
+    else:
+        assert found.version is None and "shared with other processes" in found.reason
+        assert not leaf.exists()

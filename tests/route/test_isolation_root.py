@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from netarena.route import RouteApp
+from netarena.route.cgroups import stale_groups
 from netarena.route.namespaces import NETNS_DIR, OWNER_DIR, list_prefixes
 
 from .conftest import NEEDS_ROOT, play_reference, reply
@@ -76,6 +77,7 @@ def test_cleanup_after_a_killed_run() -> None:
     assert prefix not in list_prefixes(), cli.stderr
     assert not (OWNER_DIR / f"{prefix}.pid").exists()
     assert prefix not in _mounts() and not (OWNER_DIR / f"{prefix}.fs").exists()
+    assert prefix not in stale_groups()  # its control group too
     # Every process that was inside is gone. (Not "no process is in a namespace with one of
     # those inode numbers": the kernel reuses the numbers of deleted namespaces, and other
     # runs on a loaded machine create namespaces all the time.)
