@@ -39,9 +39,13 @@ STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 def run_until_stopped(coro: Coroutine[Any, Any, T]) -> T:
     """Run ``coro`` like ``asyncio.run``; SIGINT or SIGTERM cancels it, closing what is open.
 
+    Outside the main thread (where signals cannot be handled) it is ``asyncio.run``.
+
     Raises:
         KeyboardInterrupt: A signal stopped the run (after every ``finally`` ran).
     """
+    if threading.current_thread() is not threading.main_thread():
+        return asyncio.run(coro)
     received: list[int] = []
 
     async def main() -> T:
