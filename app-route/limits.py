@@ -51,6 +51,8 @@ ICMP_RATE_PER_S = 1000
 router's busiest port, fits in ``ICMP_BURST``)."""
 ICMP_BURST = 4000
 """ICMP packets a node may send at once before ``ICMP_RATE_PER_S`` applies."""
+_LIMITED_PROTOCOLS = ("icmp", "ipv6-icmp", "gre", "ipencap", "ipv6")
+"""ICMP, and the tunnels that could carry it past the limit (GRE, IP-in-IP, 6in4)."""
 OBJECT_BUDGET = {
     "links": 64,
     "addresses": 512,
@@ -128,17 +130,24 @@ def limit_icmp(fabric: str) -> None:
 
     The limit is a bridge filter on the switches' ports, per port (so per node and, for
     the router, per subnet): the fabric belongs to the host's user namespace, so an agent
-    administering its node cannot lift it. Packets over the limit are dropped.
+    administering its node cannot lift it. Packets over the limit are dropped. Tunnels
+    that could carry ICMP past it (GRE, IP-in-IP) and VLAN-tagged frames (which the
+    filter does not look into) are limited the same way; no repair needs them. A flood
+    on a node's own loopback never reaches the fabric: the episode's CPU quota
+    (``cgroups.py``) bounds it.
 
     Raises:
         EmulatorError: The fabric's filter could not be set.
     """
+    limit = f"meta iif limit rate over {ICMP_RATE_PER_S}/second burst {ICMP_BURST} packets"
+    senders = "type iface_index; size 4096; flags dynamic,timeout; timeout 60s;"
     rules = (
         "table bridge netarena_guard {\n"
-        "  set icmp_senders { type iface_index; size 4096; flags dynamic,timeout; timeout 60s; }\n"
+        f"  set icmp_senders {{ {senders} }}\n  set tagged_senders {{ {senders} }}\n"
         "  chain forward { type filter hook forward priority -200; policy accept;\n"
-        "    meta l4proto { icmp, ipv6-icmp } update @icmp_senders { meta iif limit rate over "
-        f"{ICMP_RATE_PER_S}/second burst {ICMP_BURST} packets }} counter drop\n"
+        f"    meta l4proto {{ {', '.join(_LIMITED_PROTOCOLS)} }} "
+        f"update @icmp_senders {{ {limit} }} counter drop\n"
+        f"    ether type {{ 8021q, 8021ad }} update @tagged_senders {{ {limit} }} counter drop\n"
         "  }\n}\n"
     )
     with enter(fabric):
