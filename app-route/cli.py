@@ -40,6 +40,20 @@ def cleanup(
 
 
 @app.command()
+def limits() -> None:
+    """Print the limits agents' commands run under on this machine, and the node budget."""
+    from netarena.route.cgroups import hierarchy
+    from netarena.route.limits import ICMP_BURST, ICMP_RATE_PER_S, OBJECT_BUDGET
+    from netarena.route.rulesets import LISTING_MAX_BYTES, LISTING_TIMEOUT_S
+
+    print(hierarchy().describe())
+    print(f"ICMP per node: {ICMP_RATE_PER_S}/s after a burst of {ICMP_BURST} (switch fabric)")
+    print("kernel objects per node: " + ", ".join(f"{n} {k}" for k, n in OBJECT_BUDGET.items()))
+    print(f"state listings: at most {LISTING_TIMEOUT_S:g} s and {LISTING_MAX_BYTES >> 20} MiB, "
+          "else the step is invalid and unsafe")
+
+
+@app.command()
 def shell(
     seed: Annotated[int, typer.Option(help="query seed")],
     level: Annotated[int, typer.Option(help="level 1-3")] = 1,

@@ -94,3 +94,14 @@ def test_v2_moves_its_own_processes_into_a_leaf_to_enable_controllers(
     else:
         assert found.version is None and "shared with other processes" in found.reason
         assert not leaf.exists()
+
+
+def test_route_limits_prints_what_is_active() -> None:
+    from typer.testing import CliRunner
+
+    from netarena.route.cli import app
+
+    result = CliRunner().invoke(app, ["limits"])
+    assert result.exit_code == 0, result.output
+    assert result.output.startswith("route sandbox limits: ")
+    assert "4096 set elements" in result.output and "10 s and 16 MiB" in result.output
