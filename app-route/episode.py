@@ -73,6 +73,7 @@ class RouteEpisode(ReactiveEpisode[PingMatrix, Action]):
         self.attempts = injected.attempts
         self._final = False
         self.volatile: dict[str, list[str]] = {}
+        self.unreadable: dict[str, list[str]] = {}
         self._torn_down: str | None = None
         assert injected.matrix is not None
         self._begin(injected.matrix)
@@ -121,7 +122,8 @@ class RouteEpisode(ReactiveEpisode[PingMatrix, Action]):
         )
 
     def _solved(self, state: PingMatrix) -> bool:
-        return is_correct(state, self.want) and not self.volatile_rules
+        unread = any(self.unreadable.values())
+        return is_correct(state, self.want) and not self.volatile_rules and not unread
 
     def _regressions(self, before: PingMatrix, after: PingMatrix) -> list[str]:
         opened = sorted(self._opened_meanwhile - after.ok)
@@ -139,15 +141,28 @@ class RouteEpisode(ReactiveEpisode[PingMatrix, Action]):
         node = command.payload.machine
         findings = self.net.inspect(node)
         self.volatile[node] = findings.volatile
+        self.unreadable[node] = findings.unreadable  # fails closed: unsafe, not repaired
         if excess := findings.over_budget():
             self._torn_down = f"{node} holds {', '.join(excess)}"
             self.net.close()  # frees the kernel memory now, not when the episode ends
             return [*findings.removed, f"{self._torn_down}: network torn down"]
-        return findings.removed
+        return findings.removed + findings.unreadable
 
     def _step(self, action: str) -> StepResult:
-        """A step; one that piled up kernel objects also ends the episode (network gone)."""
+        """A step; one that piled up kernel objects also ends the episode (network gone).
+
+        A step after which the judge cannot read the node's state is invalid and unsafe,
+        with the reason shown.
+        """
+        before = len(self.history)
         result = super()._step(action)
+        target = self.history[-1].target if len(self.history) > before else None
+        if unread := self.unreadable.get(target or ""):
+            shown = "\n".join(f"- {reason}" for reason in unread)
+            note = f"Invalid step: the judge cannot read the state this command left:\n{shown}"
+            result = result.model_copy(
+                update={"observation": f"{result.observation}\n\n{note}", "valid": False}
+            )
         if self._torn_down is None:
             return result
         ended = (

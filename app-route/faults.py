@@ -171,7 +171,7 @@ def injection_commands(
         )
         return [
             (node, ["ip", "addr", "del", f"{own}/{subnet.prefixlen}", "dev", intf]),
-            (node, ["ip", "addr", "add", new, "dev", intf]),
+            (node, ["ip", "addr", "add", new, "brd", "+", "dev", intf]),  # as typed
         ]
     if method in ("iptables_drop", "iptables_reject"):
         target = "DROP" if method == "iptables_drop" else "REJECT"

@@ -26,11 +26,13 @@ import re
 import shutil
 import signal
 import subprocess
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from netarena.common.errors import EmulatorError
+from netarena.route.cgroups import remove_group, stale_groups
 
 __all__ = [
     "NETNS_DIR",
@@ -158,9 +160,9 @@ def _namespace_inodes(prefix: str) -> dict[int, str]:
     return inodes
 
 
-def _kill_processes_in(inodes: dict[int, str]) -> int:
-    """SIGKILL every process whose network namespace is one of ``inodes``."""
-    killed = 0
+def _processes_in(inodes: dict[int, str]) -> list[int]:
+    """Processes (not this one) whose network namespace is one of ``inodes``."""
+    found = []
     me = os.getpid()
     for proc in Path("/proc").iterdir():
         if not proc.name.isdigit() or int(proc.name) == me:
@@ -170,9 +172,28 @@ def _kill_processes_in(inodes: dict[int, str]) -> int:
         except OSError:
             continue
         if ino in inodes:
+            found.append(int(proc.name))
+    return found
+
+
+def _kill_processes_in(inodes: dict[int, str], deadline_s: float = 10.0) -> int:
+    """SIGKILL every process in the namespaces ``inodes``, until none is left.
+
+    A process can fork between the scan and the kill, and a killed one takes a moment to
+    leave its namespaces on a loaded machine, so the scan repeats until it finds none (or
+    ``deadline_s`` passes; the survivors are logged).
+    """
+    killed = 0
+    end = time.monotonic() + deadline_s
+    while pids := _processes_in(inodes):
+        if time.monotonic() > end:
+            log.warning("processes still in namespaces %s: %s", sorted(inodes.values()), pids)
+            break
+        for pid in pids:
             with contextlib.suppress(ProcessLookupError):
-                os.kill(int(proc.name), signal.SIGKILL)
+                os.kill(pid, signal.SIGKILL)
                 killed += 1
+        time.sleep(0.01)
     return killed
 
 
@@ -187,6 +208,7 @@ def remove_prefix(prefix: str) -> list[str]:
     if not re.fullmatch(r"nr[0-9a-z]{5}", prefix):
         raise EmulatorError(f"not one of our prefixes: {prefix!r}")
     inodes = _namespace_inodes(prefix)
+    remove_group(prefix)  # every agent command of the episode, however many it forked
     _kill_processes_in(inodes)
     removed = []
     for name in sorted(inodes.values()):
@@ -237,6 +259,9 @@ def cleanup(include_live: bool = False) -> list[str]:
                 _remove_filesystem(prefix)
                 with contextlib.suppress(FileNotFoundError):
                     owner.unlink()
+    for prefix in stale_groups() - list_prefixes():
+        if include_live or not _owner_alive(prefix):
+            remove_group(prefix)
     return removed
 
 
@@ -248,6 +273,9 @@ def own_user_namespace(node_class: type[Any], uid: int) -> type[Any]:
     namespace (``unshare --user --keep-caps``), so the network namespace belongs to it,
     then maps ``uid`` to root there: the node's shell stays root of its node, and a
     process entering that user namespace has capabilities over the node and nothing else.
+    The node's shell (the one ``netarena route shell`` types into) sees empty
+    ``/run/netns`` and ``/run/netarena-route``, so ``ip addr`` shows ``link-netnsid 0``
+    as on a Mininet host, never the names of this or other episodes' namespaces.
 
     Args:
         node_class: The node's class (``Host``, a router class, a user's class).
@@ -268,6 +296,9 @@ def own_user_namespace(node_class: type[Any], uid: int) -> type[Any]:
         super(subclass, self).startShell(mnopts)
         if self.inNamespace:
             _map_root(self.pid, uid)
+            # in the node's own mount namespace: `ip` finds no names for other namespaces
+            for hidden in (NETNS_DIR, OWNER_DIR):
+                self.cmd(f"mount -t tmpfs -o size=4k,mode=0755 netarena {hidden} 2>/dev/null")
 
     methods = {"_popen": _popen, "startShell": startShell}
     subclass = type(node_class.__name__, (node_class,), methods)

@@ -27,6 +27,7 @@ from typing import Any
 
 from netarena.common.errors import EmulatorError
 from netarena.route.intent import Intent, host_route_commands, host_rules, router_rules
+from netarena.route.limits import OBJECT_BUDGET, count_node, limit_icmp, over_budget
 from netarena.route.namespaces import (
     OWNER_DIR,
     enter,
@@ -37,12 +38,14 @@ from netarena.route.namespaces import (
     write_sysctl,
 )
 from netarena.route.plan import ROUTER, NetworkPlan
-from netarena.route.rtnetlink import count_objects, flush_learned
+from netarena.route.rtnetlink import flush_learned
 from netarena.route.rulesets import (
+    UnreadableState,
     host_writing_rules,
     legacy_cleaned,
     legacy_volatile,
     parse_ruleset,
+    read_listing,
     removal_commands,
     volatile_rules,
 )
@@ -56,18 +59,6 @@ log = logging.getLogger(__name__)
 Mininet.inited = True  # skip Mininet.init(): it raises host-wide limits and sysctls
 
 _FABRIC = "net"
-OBJECT_BUDGET = {
-    "links": 64,
-    "addresses": 512,
-    "routes": 4096,
-    "rules": 512,
-    "neighbours": 512,
-    "nexthops": 512,
-    "filter rules": 4096,
-}
-"""Most kernel objects of each kind a node may hold: far above any repair's needs, far
-below what holds host memory (a veth pair costs about 100 KB of kernel memory) or fills a
-table every namespace shares (the kernel's ARP table holds 1,024 learned entries in all)."""
 _BRIDGE_FIREWALL = ("arptables", "iptables", "ip6tables")
 
 
@@ -81,19 +72,12 @@ class RuleFindings:
     """Rules whose verdict depends on time or traffic history (no repair relies on them)."""
     counts: dict[str, int] = field(default_factory=dict)
     """Kernel objects the node holds, by kind (see ``OBJECT_BUDGET``)."""
+    unreadable: list[str] = field(default_factory=list)
+    """Why the node's rulesets could not be read (each makes the step invalid and unsafe)."""
 
     def over_budget(self) -> list[str]:
         """Kinds of object the node holds more of than ``OBJECT_BUDGET`` allows."""
         return over_budget(self.counts)
-
-
-def over_budget(counts: dict[str, int]) -> list[str]:
-    """Kinds of object in ``counts`` above ``OBJECT_BUDGET``, described."""
-    return [
-        f"{counts[kind]}+ {kind} (at most {most})"
-        for kind, most in OBJECT_BUDGET.items()
-        if counts.get(kind, 0) > most
-    ]
 
 
 class _ConcurrentMininet(Mininet):
@@ -249,6 +233,7 @@ class Network:
             self.mininet.node_uid = episode_uid(self.prefix)
             self.mininet.build()
             self.mininet.start()
+        limit_icmp(fabric)
         ip_batch([f"netns attach {self.netns(h.name)} {h.pid}" for h in self.mininet.hosts])
         missing = set(self.plan.nodes) - {h.name for h in self.mininet.hosts}
         if missing:
@@ -325,37 +310,44 @@ class Network:
         netns = self.netns(node)
 
         def guard() -> str | None:  # stops a command piling up objects before it is done
-            counts = count_objects(netns, max(OBJECT_BUDGET.values()) + 1)
-            return ", ".join(over_budget(counts)) or None
+            return ", ".join(over_budget(count_node(netns))) or None
 
         return self.sandbox.run(node, netns, userns, command, timeout_s, guard)
 
     def inspect(self, node: str) -> RuleFindings:
         """Read ``node``'s packet filters and count its kernel objects.
 
-        Rules that write host state are deleted on the spot (``rulesets.py``).
+        Rules that write host state are deleted on the spot (``rulesets.py``). A node over
+        its object budget is not listed; one whose listing fails is reported unreadable.
         """
-        findings = RuleFindings()
-        rules = parse_ruleset(self.exec(node, ["nft", "-j", "list", "ruleset"]).output)
+        findings = RuleFindings(counts=count_node(self.netns(node)))
+        if findings.over_budget():
+            return findings
+        try:
+            self._read_filters(node, findings)
+        except UnreadableState as exc:
+            findings.unreadable.append(f"{node}: its packet filters cannot be read: {exc}")
+        return findings
+
+    def _read_filters(self, node: str, findings: RuleFindings) -> None:
+        netns = self.netns(node)
+        rules = parse_ruleset(read_listing(netns, ["nft", "-j", "list", "ruleset"]))
         if writing := host_writing_rules(rules):
-            self.exec(node, ["nft", "-j", "-f", "-"], stdin=removal_commands(writing))
+            read_listing(netns, ["nft", "-j", "-f", "-"], stdin=removal_commands(writing))
             findings.removed.append(
                 f"{node}: {len(writing)} packet-filter rule(s) with a target that writes host "
                 "state (IDLETIMER, LED, AUDIT), removed"
             )
         findings.volatile += [f"{node}: {rule}" for rule in volatile_rules(rules)]
-        findings.counts = count_objects(self.netns(node), max(OBJECT_BUDGET.values()) + 1)
-        findings.counts["filter rules"] = len(rules)
-        names = "cat /proc/net/ip_tables_names /proc/net/ip6_tables_names 2>/dev/null"
-        if not self.exec(node, ["sh", "-c", names]).output.strip():
-            return findings  # no legacy x_tables in use (or none in this kernel)
+        names = "cat /proc/net/ip_tables_names /proc/net/ip6_tables_names 2>/dev/null || true"
+        if not read_listing(netns, ["sh", "-c", names]).strip():
+            return  # no legacy x_tables in use (or none in this kernel)
         for tool in ("iptables-legacy", "ip6tables-legacy"):
-            saved = self.exec(node, [f"{tool}-save"]).output
+            saved = read_listing(netns, [f"{tool}-save"])
             if (cleaned := legacy_cleaned(saved)) is not None:
-                self.exec(node, [f"{tool}-restore"], stdin=cleaned)
+                read_listing(netns, [f"{tool}-restore"], stdin=cleaned)
                 findings.removed.append(f"{node}: {tool} rules that write host state, removed")
             findings.volatile += [f"{node}: {tool}: {rule}" for rule in legacy_volatile(saved)]
-        return findings
 
     def flush_neighbours(self) -> None:
         """Forget every learned neighbour entry on every node (static entries stay).

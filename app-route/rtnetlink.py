@@ -9,6 +9,7 @@ a millisecond.
   ``noarp`` entries stay).
 * ``count_objects``: links, addresses, routes (every table, both families), policy rules,
   neighbour entries and nexthops, each counted up to a ceiling.
+* ``count_tc``: traffic-control objects (qdiscs, classes, filters) of every interface.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from collections.abc import Iterator
 
 from netarena.route.namespaces import enter
 
-__all__ = ["flush_learned", "count_objects", "OBJECT_DUMPS"]
+__all__ = ["flush_learned", "count_objects", "count_tc", "OBJECT_DUMPS"]
 
 _NETLINK_ROUTE = 0
 _RTM_DELNEIGH, _RTM_GETNEIGH = 29, 30
@@ -30,6 +31,9 @@ _NUD_NOARP, _NUD_PERMANENT = 0x40, 0x80
 _HEADER = struct.Struct("=IHHII")  # nlmsghdr: length, type, flags, seq, pid
 _NDMSG = struct.Struct("=BBHiHBB")  # family, pad, pad, ifindex, state, flags, type
 _RTATTR = struct.Struct("=HH")
+_TCMSG = struct.Struct("=BBHiIII")  # family, pads, ifindex, handle, parent, info
+_RTM_GETQDISC, _RTM_GETTCLASS, _RTM_GETTFILTER = 38, 42, 46
+_TC_INGRESS_PARENTS = (0xFFFFFFF2, 0xFFFFFFF3)  # ingress/clsact's ingress and egress blocks
 OBJECT_DUMPS = {
     "links": (18, struct.pack("=BBHiII", 0, 0, 0, 0, 0, 0)),  # RTM_GETLINK, ifinfomsg
     "addresses": (22, struct.pack("=BBBBI", 0, 0, 0, 0, 0)),  # RTM_GETADDR, ifaddrmsg
@@ -106,3 +110,38 @@ def count_objects(netns: str, ceiling: int) -> dict[str, int]:
                     break
             counts[name] = count
     return counts
+
+
+def _tc_dump(
+    netns: str, most: int, kind: int, ifindex: int = 0, parent: int = 0
+) -> list[tuple[int, int]]:
+    """``(ifindex, handle)`` of each object answering a traffic-control dump (``most``)."""
+    found: list[tuple[int, int]] = []
+    request = _TCMSG.pack(0, 0, 0, ifindex, 0, parent, 0)
+    with _socket(netns) as sock:
+        for _, data, body in _dump(sock, kind, request):
+            found.append(_TCMSG.unpack_from(data, body)[3:5])
+            if len(found) >= most:
+                break
+    return found
+
+
+def count_tc(netns: str, ceiling: int) -> int:
+    """Traffic-control objects of namespace ``netns``: qdiscs, classes and filters.
+
+    Filters are read where ``tc filter show`` finds them: under each qdisc and class of
+    each interface and in its ingress and egress blocks. Counting stops at ``ceiling``.
+    """
+    qdiscs = _tc_dump(netns, ceiling, _RTM_GETQDISC)  # every interface's
+    count = len(qdiscs)
+    for ifindex in sorted({i for i, _ in qdiscs}):
+        if count >= ceiling:
+            break
+        classes = [h for _, h in _tc_dump(netns, ceiling - count, _RTM_GETTCLASS, ifindex)]
+        count += len(classes)
+        parents = [h for i, h in qdiscs if i == ifindex and h] + classes
+        for parent in [*parents, *_TC_INGRESS_PARENTS]:
+            if count >= ceiling:
+                break
+            count += len(_tc_dump(netns, ceiling - count, _RTM_GETTFILTER, ifindex, parent))
+    return min(count, ceiling)

@@ -19,6 +19,12 @@ Two kinds of rule matter:
   not for an operator's single ``ping``, and a clock window can close once the judge has
   looked. A path open only thanks to such a rule is not repaired; rules that merely log
   at a limited rate are fine.
+
+The judge fails closed: a listing (``read_listing``) that does not finish within
+``LISTING_TIMEOUT_S``, prints more than ``LISTING_MAX_BYTES``, exits with an error or does
+not parse raises ``UnreadableState`` with the reason. It is never read as "no rules": the
+step that left the node so is invalid and unsafe, and the network does not count as
+repaired until the node can be read again.
 """
 
 from __future__ import annotations
@@ -28,8 +34,16 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
+from netarena.common.errors import NetArenaError
+from netarena.route.namespaces import enter
+from netarena.route.sandbox import run_capped
+
 __all__ = [
     "HOST_WRITING_TARGETS",
+    "LISTING_TIMEOUT_S",
+    "LISTING_MAX_BYTES",
+    "UnreadableState",
+    "read_listing",
     "parse_ruleset",
     "host_writing_rules",
     "removal_commands",
@@ -40,6 +54,10 @@ __all__ = [
 
 HOST_WRITING_TARGETS = frozenset({"IDLETIMER", "LED", "AUDIT"})
 """Targets whose effect reaches the host."""
+LISTING_TIMEOUT_S = 10.0
+"""Longest a state listing may take, seconds."""
+LISTING_MAX_BYTES = 16 << 20
+"""Longest a state listing may be, bytes (a node within ``OBJECT_BUDGET`` lists in ~1 MB)."""
 VOLATILE_MATCHES = frozenset(
     {
         "time",
@@ -66,12 +84,55 @@ _LEGACY_HOST_WRITING = re.compile(r"-j (IDLETIMER|LED|AUDIT)\b")
 _LEGACY_VOLATILE = re.compile(r"-m (" + "|".join(sorted(VOLATILE_MATCHES)) + r")\b")
 
 
+class UnreadableState(NetArenaError):
+    """A node's state listing timed out, was cut, failed or did not parse (the reason)."""
+
+
+_ENV = {"PATH": "/usr/sbin:/usr/bin:/sbin:/bin", "LC_ALL": "C"}
+
+
+def read_listing(netns: str, argv: list[str], stdin: str | None = None) -> str:
+    """Run a trusted listing command (ours) in namespace ``netns``; its whole output.
+
+    Args:
+        netns: The node's namespace.
+        argv: The command (``nft -j list ruleset``, ``iptables-legacy-save``...).
+        stdin: Its input, if any.
+
+    Raises:
+        UnreadableState: It ran past ``LISTING_TIMEOUT_S``, printed more than
+            ``LISTING_MAX_BYTES``, or failed.
+    """
+    name = " ".join(argv)
+    with enter(netns):  # the child starts in the node's namespace
+        code, raw, killed = run_capped(
+            argv, LISTING_TIMEOUT_S, LISTING_MAX_BYTES + 1, _ENV, stdin=stdin
+        )
+    if killed:
+        raise UnreadableState(f"`{name}` did not finish within {LISTING_TIMEOUT_S:g} s")
+    if len(raw) > LISTING_MAX_BYTES:
+        raise UnreadableState(f"`{name}` printed more than {LISTING_MAX_BYTES} bytes")
+    text = raw.decode("utf-8", "replace")
+    if code != 0:
+        last = text.strip().splitlines()[-1:] or [f"exit status {code}"]
+        raise UnreadableState(f"`{name}` failed: {last[0][:200]}")
+    return text
+
+
 def parse_ruleset(ruleset: str) -> list[dict[str, Any]]:
-    """The rules of ``nft -j list ruleset`` output (each with family, table, chain, expr)."""
+    """The rules of ``nft -j list ruleset`` output (each with family, table, chain, expr).
+
+    Raises:
+        UnreadableState: The output is not an nftables JSON document.
+    """
     try:
-        items = json.loads(ruleset).get("nftables", [])
-    except (ValueError, AttributeError):
-        return []
+        items = json.loads(ruleset)["nftables"]
+    except (ValueError, KeyError, TypeError) as exc:
+        raise UnreadableState(f"the nftables listing does not parse ({exc})") from exc
+    if not isinstance(items, list) or not any(
+        isinstance(item, dict) and "metainfo" in item for item in items
+    ):
+        raise UnreadableState("the nftables listing does not parse (no list with metainfo)")
     rules = [item.get("rule") for item in items if isinstance(item, dict)]
     return [rule for rule in rules if isinstance(rule, dict)]
 

@@ -13,12 +13,16 @@ way Mininet runs it on a host, but within a per-command bubblewrap sandbox
 * **privileges**: the command runs as ``root`` of the node's own user namespace (see
   ``namespaces.own_user_namespace``; the episode's unprivileged uid on the host) with
   exactly CAP_NET_ADMIN, CAP_NET_RAW and CAP_NET_BIND_SERVICE *over that namespace*: it
-  administers its node's network and nothing else. The switch fabric, the other nodes
+  administers its node's network and nothing else (CAP_SETUID and CAP_SETGID too, so
+  ``tcpdump`` can switch to its user: only uid and gid 0 exist in that namespace). The
+  switch fabric, the other nodes
   and the host belong to the host's user namespace, where it holds no capability, so the
   ``link-netnsid`` numbers it sees name namespaces it cannot act on. A seccomp filter
   (``syscalls.py``) refuses new namespaces, mounts, keyrings, the kernel log, bpf and
   the like; ``sudo`` is a shim that just runs its command;
-* **bounds**: 32 processes, 256 MiB address space and 16 MiB per file, niced; the
+* **bounds**: per agent user 32 processes, 256 MiB address space per process and 16 MiB
+  per file, niced; per episode a control group (``cgroups.py``: 512 MiB of memory, 64
+  processes, half a core) that every command joins before anything else runs; the
   command gets SIGINT at its time limit (``ping`` then prints its statistics), SIGKILL a
   second later, and whatever it printed so far is returned with a note.
 """
@@ -32,12 +36,14 @@ import os
 import select
 import shutil
 import subprocess
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from netarena.common.errors import EmulatorError
+from netarena.route.cgroups import EpisodeGroup
 from netarena.route.namespaces import NETNS_DIR, fs_root
 from netarena.route.plan import ROUTER, NetworkPlan
 from netarena.route.syscalls import filter_program
@@ -65,7 +71,7 @@ GUARD_PERIOD_S = 0.2
 """How often a running command's guard looks at the node (``run_capped``)."""
 _UID_BASE = 1_900_000_000
 _PATH = "/opt/netarena/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
-_CAPS = ("net_admin", "net_raw", "net_bind_service")
+_CAPS = ("net_admin", "net_raw", "net_bind_service", "setuid", "setgid")
 _ETC_FILES = (
     "alternatives",
     "iproute2",
@@ -85,6 +91,8 @@ _SUDO_SHIM = (
     'exec "$@"\n'
 )
 _CAP_READ_BYTES = 4 * OUTPUT_CAP_CHARS + 4
+_JOIN = 'while [ "$1" != -- ]; do echo 0 > "$1" || exit 125; shift; done; shift; exec "$@"'
+"""Joins the control groups named before ``--``, then runs the rest (as ``sh -c``)."""
 
 
 @dataclass(frozen=True)
@@ -127,6 +135,7 @@ class EpisodeSandbox:
         self.uid = episode_uid(prefix)
         self.root = fs_root(prefix)
         self._mounted = False
+        self.group = EpisodeGroup(prefix)
         self.root.mkdir(parents=True, exist_ok=True)
         proc = subprocess.run(
             ["mount", "-t", "tmpfs", "-o", f"size={FS_BYTES},mode=0755", "tmpfs", str(self.root)],
@@ -148,7 +157,10 @@ class EpisodeSandbox:
         hosts.append(f"{plan.router_ip}\t{ROUTER}")
         etc = self.root / "etc"
         (etc / "hosts").write_text("\n".join(hosts) + "\n")
-        (etc / "passwd").write_text("root:x:0:0:root:/root:/bin/bash\n")
+        # tcpdump switches to its own user: here that is root again (only 0 is mapped)
+        (etc / "passwd").write_text(
+            "root:x:0:0:root:/root:/bin/bash\ntcpdump:x:0:0::/nonexistent:/bin/false\n"
+        )
         (etc / "group").write_text("root:x:0:\n")
         (etc / "resolv.conf").write_text("")
         sudo = self.root / "bin" / "sudo"
@@ -194,7 +206,9 @@ class EpisodeSandbox:
         enter = ["nsenter", f"--user=/proc/self/fd/{userns_fd}", "--"]  # uid 0 there
         drop = ["setpriv", f"--inh-caps=-all,{caps}", f"--bounding-set=-all,{caps}", "--"]
         timer = ["timeout", "-s", "INT", "-k", "1", f"{timeout_s:g}"]
+        join = ["sh", "-c", _JOIN, "join", *self.group.procs_files, "--"]
         return [
+            *join,
             *limits,
             "nsenter",
             f"--net={NETNS_DIR / netns}",
@@ -273,7 +287,8 @@ class EpisodeSandbox:
         return ExecResult(code, text, timed_out)
 
     def close(self) -> None:
-        """Unmount and remove the episode's filesystem. Idempotent."""
+        """Unmount and remove the episode's filesystem and control group. Idempotent."""
+        self.group.close()
         if self._mounted:
             subprocess.run(["umount", "-l", str(self.root)], capture_output=True)
             self._mounted = False
@@ -288,6 +303,7 @@ def run_capped(
     env: dict[str, str] | None = None,
     pass_fds: tuple[int, ...] = (),
     guard: Callable[[], bool] | None = None,
+    stdin: str | None = None,
 ) -> tuple[int, bytes, bool]:
     """Run ``argv`` (stdout and stderr merged), keeping at most ``limit`` bytes of output.
 
@@ -302,6 +318,7 @@ def run_capped(
         env: Its environment.
         pass_fds: Descriptors it inherits.
         guard: Called every ``GUARD_PERIOD_S`` while it runs; ``True`` kills it at once.
+        stdin: Its input (written from a thread); none by default.
 
     Returns:
         ``(returncode, output, killed)``; a command still running at ``timeout_s`` is
@@ -312,7 +329,7 @@ def run_capped(
     """
     proc = subprocess.Popen(
         argv,
-        stdin=subprocess.DEVNULL,
+        stdin=subprocess.DEVNULL if stdin is None else subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         env=env,
@@ -320,6 +337,8 @@ def run_capped(
         pass_fds=pass_fds,
     )
     assert proc.stdout is not None
+    if stdin is not None:
+        threading.Thread(target=_feed, args=(proc, stdin.encode()), daemon=True).start()
     fd, kept = proc.stdout.fileno(), bytearray()
     poller = select.poll()  # select() fails past fd 1024 (many live networks)
     poller.register(fd, select.POLLIN | select.POLLHUP)
@@ -357,6 +376,13 @@ def run_capped(
             proc.kill()
             proc.wait()
     return (-9 if killed else proc.returncode), bytes(kept), killed
+
+
+def _feed(proc: subprocess.Popen[bytes], data: bytes) -> None:
+    assert proc.stdin is not None
+    with contextlib.suppress(OSError):  # it may exit without reading
+        with proc.stdin:
+            proc.stdin.write(data)
 
 
 def _readable(data: bytes) -> int:

@@ -9,7 +9,6 @@ measured rate must meet the documented range) does not measure what its figures 
 
 from __future__ import annotations
 
-import asyncio
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -20,6 +19,7 @@ from netarena.common.agents import Agent, NullAgent
 from netarena.common.app import App
 from netarena.common.errors import ConfigError
 from netarena.common.runner import RunConfig, Runner
+from netarena.common.signals import run_until_stopped
 from netarena.common.stats import RATES, consistent, summarize
 from netarena.common.types import Query, QueryResult
 
@@ -172,7 +172,9 @@ def calibrate(
             if progress is not None:
                 progress(name, done, total)
 
-        results = asyncio.run(Runner(app, agent, config).run(queries, out=path, on_result=tick))
+        results = run_until_stopped(
+            Runner(app, agent, config).run(queries, out=path, on_result=tick)
+        )
         summary = summarize(results, app=app.name, agent=agent.name, seed=None)
         rungs.append(Rung(agent.name, expected, summary, results, description))
     return rungs

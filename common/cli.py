@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import importlib.util
 import json
 import logging
@@ -35,6 +34,7 @@ from netarena.common.runspec import (
     replay_setup,
     uniform_summary,
 )
+from netarena.common.signals import run_until_stopped
 from netarena.common.stats import solved_safely, summarize
 from netarena.common.types import Query, QueryResult
 
@@ -183,11 +183,15 @@ def _play_with_progress(
                             description=f"{spec.app} · {name} · correctness {correct / done:.2f}")
 
         try:
-            return asyncio.run(play_all(spec, play, executor=executor, tape=tape,
-                                        ray_address=ray_address, on_result=tick, groups=groups))
+            return run_until_stopped(play_all(spec, play, executor=executor, tape=tape,
+                                              ray_address=ray_address, on_result=tick,
+                                              groups=groups))
         except UnsafeResultsFile as exc:
             err.print(f"[red]error:[/red] {exc}")
             raise typer.Exit(2) from exc
+        except KeyboardInterrupt as exc:  # SIGINT or SIGTERM: open episodes are closed
+            err.print("stopped: every open episode was closed; finished queries are saved")
+            raise typer.Exit(130) from exc
 
 
 def _executor(name: str) -> Executor:
@@ -295,7 +299,7 @@ def _verify_plan(spec: RunSpec) -> None:
     total = 0
     for params, queries in spec.groups():
         app = load_app(spec.app, params)
-        results = asyncio.run(Runner(app, app.reference_agent(), spec.run).run(queries))
+        results = run_until_stopped(Runner(app, app.reference_agent(), spec.run).run(queries))
         missed += [r.query_id for r in results if not solved_safely(r)]
         total += len(results)
     if missed:

@@ -15,7 +15,7 @@ import random
 import time
 import uuid
 from collections.abc import Callable, Iterable
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO, TypeVar
@@ -240,6 +240,17 @@ def _parse_results(text: str, path: Path) -> list[QueryResult]:
     return list(results.values())
 
 
+def _close_orphan(opening: Future[Episode]) -> None:
+    """Close the episode an abandoned ``opening`` built (runs in the thread that built it)."""
+    if opening.cancelled() or opening.exception() is not None:
+        return
+    episode = opening.result()
+    try:
+        episode.close()
+    except Exception:  # noqa: BLE001 - nobody is left to tell but the log
+        log.exception("closing orphaned episode %s failed", episode.query.id)
+
+
 def _resume(sink: TextIO, path: Path) -> list[QueryResult]:
     """The results already in ``sink``; a partial last line left by a crash is cut off."""
     sink.seek(0)
@@ -447,35 +458,30 @@ class Runner:
 
         The open runs in a thread that cancellation cannot stop; without this, an
         evaluation cancelled while its emulator was being built (a requester leaving, a
-        SIGTERM) would leak that emulator (for route, up to 73 network namespaces).
+        SIGTERM) would leak that emulator (for route, up to 73 network namespaces). The
+        orphan is closed by the thread that built it, so it is closed even when the event
+        loop is gone by then.
         """
-        loop = asyncio.get_running_loop()
-        opening = loop.run_in_executor(self._executor, self.app.open, query)
+        opening = self._executor.submit(self.app.open, query)
         try:
-            return await asyncio.shield(opening)
+            return await asyncio.shield(asyncio.wrap_future(opening))
         except asyncio.CancelledError:
-            opening.add_done_callback(self._close_orphan)
+            if not opening.cancel():  # already building: close it once built
+                opening.add_done_callback(_close_orphan)
             raise
 
-    def _close_orphan(self, opening: asyncio.Future[Episode]) -> None:
-        if opening.cancelled() or opening.exception() is not None:
-            return
-        episode = opening.result()
-        try:
-            closing = asyncio.get_running_loop().run_in_executor(self._executor, episode.close)
-        except RuntimeError:  # the loop or the executor is shutting down: close here
-            episode.close()
-            return
-        def closed(done: asyncio.Future[None]) -> None:
-            if not done.cancelled() and done.exception() is not None:
-                log.error("closing orphaned episode %s failed: %s", episode.query.id,
-                          done.exception())
-
-        closing.add_done_callback(closed)
-
     async def _close(self, episode: Episode) -> None:
+        """Close ``episode``; when the run is being cancelled, at once, on a thread of its own.
+
+        A cancelled run does not wait for the episode's running step (which holds one of
+        the runner's threads for up to a command's time limit) before closing it.
+        """
+        task = asyncio.current_task()
         try:
-            await self._call(episode.close)
+            if task is not None and task.cancelling():
+                await asyncio.shield(asyncio.to_thread(episode.close))
+            else:
+                await self._call(episode.close)
         except Exception:  # noqa: BLE001 - cleanup failure must not hide the result
             log.exception("closing episode %s failed", episode.query.id)
 

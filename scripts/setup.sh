@@ -19,6 +19,12 @@ command -v bwrap      >/dev/null || need_apt+=(bubblewrap)
 command -v traceroute >/dev/null || need_apt+=(traceroute)
 command -v ethtool    >/dev/null || need_apt+=(ethtool)
 command -v nft        >/dev/null || need_apt+=(nftables)  # the judge reads nodes' rulesets
+command -v tracepath  >/dev/null || need_apt+=(iputils-tracepath)
+command -v mtr        >/dev/null || need_apt+=(mtr-tiny)
+command -v arping     >/dev/null || need_apt+=(arping)
+command -v tcpdump    >/dev/null || need_apt+=(tcpdump)
+command -v conntrack  >/dev/null || need_apt+=(conntrack)
+command -v dig        >/dev/null || need_apt+=(bind9-dnsutils)  # dig, nslookup
 # The MALT sandbox's seccomp allowlist (pyseccomp loads the system libseccomp); setpriv (util-linux)
 # runs the sandbox tests as uid 10001 too.
 /sbin/ldconfig -p 2>/dev/null | grep -q 'libseccomp\.so\.2 ' || need_apt+=(libseccomp2)

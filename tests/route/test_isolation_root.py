@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from netarena.route import RouteApp
+from netarena.route.cgroups import stale_groups
 from netarena.route.namespaces import NETNS_DIR, OWNER_DIR, list_prefixes
 
 from .conftest import NEEDS_ROOT, play_reference, reply
@@ -59,12 +60,16 @@ def test_cleanup_after_a_killed_run() -> None:
     proc = subprocess.Popen([sys.executable, "-c", KILLED], stdout=subprocess.PIPE, text=True)
     assert proc.stdout is not None
     prefix = proc.stdout.readline().strip()
-    time.sleep(0.5)  # the ping is now running inside h1's sandbox
+    names = [n for n in os.listdir(NETNS_DIR) if n.startswith(prefix)]
+    inodes = {(NETNS_DIR / n).stat().st_ino for n in names}
+    deadline = time.monotonic() + 60  # a loaded machine may take a while to start it
+    while not any(_comm(pid) == "ping" for pid in _processes_in(inodes)):
+        assert time.monotonic() < deadline, "the ping never started in h1's sandbox"
+        time.sleep(0.1)
+    inside = _processes_in(inodes)  # the nodes' shells and the sandboxed ping
     os.kill(proc.pid, signal.SIGKILL)
     proc.wait()
     assert prefix in list_prefixes()
-    names = [n for n in os.listdir(NETNS_DIR) if n.startswith(prefix)]
-    inodes = {(NETNS_DIR / n).stat().st_ino for n in names}
     netarena = str(Path(sys.executable).parent / "netarena")
     cli = subprocess.run([netarena, "route", "cleanup"], capture_output=True, text=True)
     assert cli.returncode == 0, cli.stderr
@@ -72,12 +77,31 @@ def test_cleanup_after_a_killed_run() -> None:
     assert prefix not in list_prefixes(), cli.stderr
     assert not (OWNER_DIR / f"{prefix}.pid").exists()
     assert prefix not in _mounts() and not (OWNER_DIR / f"{prefix}.fs").exists()
+    assert prefix not in stale_groups()  # its control group too
+    # Every process that was inside is gone. (Not "no process is in a namespace with one of
+    # those inode numbers": the kernel reuses the numbers of deleted namespaces, and other
+    # runs on a loaded machine create namespaces all the time.)
+    assert not set(inside.items()) & set(_processes_in(inodes).items())
+
+
+def _comm(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/comm").read_text().strip()
+    except OSError:
+        return ""
+
+
+def _processes_in(inodes: set[int]) -> dict[int, str]:
+    """Processes in the namespaces ``inodes``: pid → start time (tells a reused pid apart)."""
+    found = {}
     for pid in filter(str.isdigit, os.listdir("/proc")):
         try:
-            ino = os.stat(f"/proc/{pid}/ns/net").st_ino
+            if os.stat(f"/proc/{pid}/ns/net").st_ino in inodes:
+                stat = Path(f"/proc/{pid}/stat").read_text()
+                found[int(pid)] = stat.rsplit(")", 1)[1].split()[19]
         except OSError:  # gone, or a kernel thread
             continue
-        assert ino not in inodes
+    return found
 
 
 def test_cleanup_spares_live_episodes(small_app: RouteApp) -> None:

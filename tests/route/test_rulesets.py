@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from netarena.route.rulesets import (
+    UnreadableState,
     host_writing_rules,
     legacy_cleaned,
     legacy_volatile,
@@ -41,7 +44,7 @@ def test_rules_with_host_writing_targets_are_found_in_every_family_and_table() -
         {"family": "ip", "table": "my table", "chain": "c d", "handle": 7},
     ]
     assert json.loads(removal_commands(found))["nftables"][1] == {"delete": {"rule": found[1]}}
-    assert parse_ruleset("not json") == [] and parse_ruleset("[]") == []
+
 
 
 def test_verdicts_that_depend_on_time_or_history_are_found() -> None:
@@ -73,3 +76,14 @@ def test_legacy_tables_are_read_too() -> None:
     assert legacy_cleaned(saved) == "*filter\n:OUTPUT ACCEPT [0:0]\nCOMMIT\n"
     assert legacy_cleaned("*filter\nCOMMIT\n") is None
     assert legacy_volatile("-A FORWARD -m time --timestart 10:00 -j ACCEPT\n-A INPUT -j DROP")
+
+
+@pytest.mark.parametrize(
+    "listing",
+    ["", "not json", "[]", '{"nftables": {}}', '{"nftables": []}', '{"nftables": [{"rule"',
+     '{"other": [{"metainfo": {}}]}'],
+)
+def test_a_listing_that_does_not_parse_is_unreadable_never_empty(listing: str) -> None:
+    with pytest.raises(UnreadableState, match="does not parse"):
+        parse_ruleset(listing)
+    assert parse_ruleset(_ruleset()) == []  # a real empty ruleset carries its metainfo

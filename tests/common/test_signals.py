@@ -1,0 +1,94 @@
+"""SIGINT and SIGTERM stop a run and close every open episode at once."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import threading
+import time
+
+import pytest
+
+from netarena.common.app import Episode
+from netarena.common.reactive import Command
+from netarena.common.runner import QueryPlan, RunConfig, Runner, plan_queries
+from netarena.common.signals import exit_on_signals, run_until_stopped
+from netarena.common.types import Query
+from tests.helpers.toy import ReferenceToyAgent, ToyApp, ToyEpisode
+
+
+class _SlowEpisode(ToyEpisode):
+    """A step runs for ``STEP_S`` in its thread (a route command up to its time limit)."""
+
+    STEP_S = 3.0
+    opened: list[_SlowEpisode] = []  # noqa: RUF012 - a test's ledger
+
+    def __init__(self, query: Query) -> None:
+        super().__init__(query)
+        self.closed_at: float | None = None
+        self.opened.append(self)
+
+    def _execute(self, command: Command[int]) -> tuple[str, int]:
+        time.sleep(self.STEP_S)
+        return super()._execute(command)
+
+    def _close(self) -> None:
+        self.closed_at = time.monotonic()
+        super()._close()
+
+
+class _SlowApp(ToyApp):
+    def open(self, query: Query) -> Episode:
+        return _SlowEpisode(query)
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_a_signal_cancels_the_run_and_closes_open_episodes_at_once(sig: int) -> None:
+    app = _SlowApp()
+    queries = plan_queries(app, QueryPlan(num_queries=6, levels=(3,), seed=2))
+    runner = Runner(app, ReferenceToyAgent(), RunConfig(concurrency=3))
+    _SlowEpisode.opened.clear()
+    sent: list[float] = []
+
+    async def run() -> None:
+        def send() -> None:
+            sent.append(time.monotonic())
+            os.kill(os.getpid(), sig)
+
+        asyncio.get_running_loop().call_later(0.5, send)
+        await runner.run(queries)
+
+    ignored = signal.signal(signal.SIGINT, signal.SIG_IGN)  # as `cmd &` in a script leaves it
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            run_until_stopped(run())
+    finally:
+        signal.signal(signal.SIGINT, ignored)
+    opened = _SlowEpisode.opened
+    assert len(opened) == 3  # the others never started
+    for episode in opened:  # closed while its step still ran, not after it
+        assert episode.closes == 1 and episode.closed_at is not None
+        assert episode.closed_at - sent[0] < _SlowEpisode.STEP_S / 2
+
+
+def test_without_a_signal_the_run_returns_its_result() -> None:
+    async def answer() -> int:
+        return 42
+
+    assert run_until_stopped(answer()) == 42
+    assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL
+
+
+def test_exit_on_signals_turns_sigterm_into_exit_and_restores_handlers() -> None:
+    before = signal.getsignal(signal.SIGTERM)
+    cleaned = []
+    with pytest.raises(SystemExit) as stopped:
+        with exit_on_signals():
+            try:
+                os.kill(os.getpid(), signal.SIGTERM)
+                threading.Event().wait(5)
+            finally:
+                cleaned.append(True)
+    assert stopped.value.code == 128 + signal.SIGTERM and cleaned
+    assert signal.getsignal(signal.SIGTERM) is before
