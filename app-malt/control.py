@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from netarena.malt.operations import apply_op, children, contained
+from netarena.malt.qualifiers import measure_variants
 from netarena.malt.sampler import PORT, SW
 
 if TYPE_CHECKING:
@@ -115,52 +116,84 @@ def _decommission(s: TaskSampler) -> Op:
     return s.nonempty(loop)
 
 
-def _threshold(s: TaskSampler, measure: Op) -> int:
+def _threshold(s: TaskSampler, measure: Op) -> int | None:
+    """A threshold near the measured value that the measure's qualifiers decide.
+
+    Without qualifiers, one of the two sides at random. With them, one between the value
+    and the values each ablated qualifier gives (all of which must lie on one side), so
+    a reader blind to any of them takes the other branch; ``None`` when they lie on both
+    sides.
+    """
     value = int(apply_op(s.g, measure)["data"])  # type: ignore[index]
-    delta = s.p.rng.randint(1, max(1, value // 4))
-    return value - delta if s.p.chance(0.5) else value + delta
+    others = measure_variants(s.g, measure)
+    reach = max(1, value // 4)
+    rng = s.p.rng
+    if not others:
+        delta = rng.randint(1, reach)
+        return value - delta if s.p.chance(0.5) else value + delta
+    if all(o < value for o in others):  # value > threshold >= every ablated value
+        return rng.randint(max(int(max(others)), value - reach), value - 1)
+    if all(o > value for o in others):  # value <= threshold < every ablated value
+        return rng.randint(value, min(int(min(others)) - 1, value + reach))
+    return None
 
 
-def _if_capacity(s: TaskSampler) -> Op:
-    p = s.p
-    block = p.block()
-    measure = {"op": "capacity", "node": block, **s.speed(block, 0.5)}
-    switch = p.switch(block)
-    then = [p.update(p.pick(p.ports(switch))), {"op": "capacity", "node": block}]
-    others = [sw for sw in p.switches(block) if sw != switch]
-    gone = {"op": "remove", "node": p.pick(others)} if others else p.update(p.ports(switch)[0])
-    otherwise = [gone, {"op": "count", "node": block, "kind": PORT}]
+def _branches(s: TaskSampler, measure: Op, then: Op, otherwise: Op, read: Op) -> Op | None:
+    """An if-else whose branches make ``then`` or ``otherwise`` and both ask ``read``.
+
+    Both branches ask the same question, so they state the same qualifiers and only the
+    change (and its effect on the answer) depends on the condition.
+    """
+    threshold = _threshold(s, measure)
+    if threshold is None:
+        return None
     return {
         "op": "if",
         "measure": measure,
-        "threshold": _threshold(s, measure),
-        "then": then,
-        "otherwise": otherwise,
+        "threshold": threshold,
+        "then": [then, read],
+        "otherwise": [otherwise, read],
     }
 
 
+def _if_capacity(s: TaskSampler) -> Op:
+    """On a block's capacity (or one switch's): upgrade a port, or remove another switch."""
+    p = s.p
+    block = p.block()
+    switch = p.switch(block)
+    read = {"op": "capacity", "node": block, **s.speed(block, 0.6)}
+    others = [sw for sw in p.switches(block) if sw != switch]
+    gone = {"op": "remove", "node": p.pick(others)} if others else p.update(p.ports(switch)[0])
+    change = p.update(p.pick(p.ports(switch)))
+    on_switch = {"op": "capacity", "node": switch, "depth": "direct", **s.speed(switch, 0.8)}
+    on_block = {"op": "capacity", "node": block}
+    for measure in ([on_switch, on_block] if p.chance(0.5) else [on_block, on_switch]):
+        made = _branches(s, measure, change, gone, read)
+        if made:
+            return made
+    raise AssertionError("unreachable: a measure without filters always has a threshold")
+
+
 def _if_count(s: TaskSampler) -> Op:
+    """On a count of a place's ports or switches: add a port, or remove (or slow) one."""
     p = s.p
     place = _place(s, 0.3)
     inside = contained(s.g, place, SW)
     switch = p.pick(inside) if inside else place  # the place is a switch itself
+    read = {"op": "count", "node": place, "kind": PORT, **s.depth(place), **s.speed(place, 0.6)}
+    spare = p.spare_port(switch)
+    change = {"op": "remove", "node": spare} if spare else p.update(p.ports(switch)[0])
     what = PORT if place == switch else p.pick([SW, PORT])
     measure: Op = {"op": "count", "node": place, "kind": what}
     measure |= s.speed(place, 0.5) if what == PORT else s.stage(place, 0.5)
-    count = {"op": "count", "node": place, "kind": PORT, **s.speed(place, 0.7)}
-    then = [p.add_port(switch), count]
-    spare = p.spare_port(switch)
-    otherwise = [
-        {"op": "remove", "node": spare} if spare else p.update(p.ports(switch)[0]),
-        {"op": "capacity", "node": place, **s.speed(place, 0.5)},
-    ]
-    return {
-        "op": "if",
-        "measure": measure,
-        "threshold": _threshold(s, measure),
-        "then": then,
-        "otherwise": otherwise,
-    }
+    if children(s.g, place, what):
+        measure["depth"] = "direct"
+    fallback = {"op": "count", "node": switch, "kind": PORT, "depth": "direct"}
+    for candidate in (measure, fallback):
+        made = _branches(s, candidate, p.add_port(switch), change, read)
+        if made:
+            return made
+    raise AssertionError("unreachable: a measure without filters always has a threshold")
 
 
 _FORMS = {

@@ -163,12 +163,12 @@ def describe(op: dict[str, Any]) -> str:
         ),
         "rank": lambda: _rank(op),
         "count": lambda: (
-            f"Count the {_kind(op['kind'])}{_where(op)} contained (directly or indirectly) "
+            f"Count the {_kind(op['kind'])}{_where(op)} {_DEPTH[op.get('depth', 'all')]} "
             f'in "{op["node"]}".'
         ),
         "capacity": lambda: (
-            f"Compute the total physical_capacity_bps of the ports{_where(op)} contained "
-            f'(directly or indirectly) in "{op["node"]}".'
+            f"Compute the total physical_capacity_bps of the ports{_where(op)} "
+            f'{_DEPTH[op.get("depth", "all")]} in "{op["node"]}".'
         ),
         "capacity_table": lambda: (
             f"Make a table with one row [name, total physical_capacity_bps of the ports it "
