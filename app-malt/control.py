@@ -55,7 +55,9 @@ def _loop_update(s: TaskSampler) -> Op:
 def _loop_add(s: TaskSampler) -> Op:
     """Add one port to every switch of a place (of one stage, above or below a capacity)."""
     p = s.p
-    place = _place(s, 0.0)
+    block = p.block()
+    up = p.upper(block)  # a superblock-wide campaign often: its switches are one level down
+    place = up if up in p.ix.superblocks and p.chance(0.25) else p.near(block)
     switches = contained(s.g, place, SW)
     top = max(int(p.new_port_name(sw).rsplit(".p", 1)[1]) for sw in switches)
     do = {"op": "add_port", "switch": "{X}", "name": f"{{X}}.p{top}", "capacity_bps": p.new_speed()}
@@ -78,7 +80,7 @@ def _loop_remove(s: TaskSampler) -> Op:
         "lt": lambda mine, bps: any(b >= bps for b in mine),
         "eq": lambda mine, bps: any(b != bps for b in mine),
     }
-    if p.chance(0.1):
+    if p.chance(0.2):
         return _decommission(s)
     for _ in range(_TRIES):
         place = _place(s, 0.7)
@@ -167,7 +169,7 @@ def _if_capacity(s: TaskSampler) -> Op:
     change = p.update(p.pick(p.ports(switch)))
     on_switch = {"op": "capacity", "node": switch, "depth": "direct", **s.speed(switch, 0.8)}
     on_block = {"op": "capacity", "node": block}
-    for measure in ([on_switch, on_block] if p.chance(0.5) else [on_block, on_switch]):
+    for measure in [on_switch, on_block] if p.chance(0.5) else [on_block, on_switch]:
         made = _branches(s, measure, change, gone, read)
         if made:
             return made

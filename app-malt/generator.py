@@ -144,9 +144,11 @@ class TaskSampler:
             }
         if kind == "count":
             # small counts (a switch's ports, a block's switches) repeat: keep them rarer
-            what = PORT if is_switch or p.chance(0.75) else SW
+            what = PORT if is_switch or p.chance(0.55) else SW
             chance = 0.3 if is_switch else 0.8
             where = self.speed(node, chance) if what == PORT else self.switch_filters(node)
+            if children(self.g, node, what) == contained(self.g, node, what):
+                depth = {"depth": "direct"}  # a block's switches: all one edge down
             return self.nonempty({"op": "count", "node": node, "kind": what, **where, **depth})
         if not is_switch and p.chance(0.25):
             return {"op": "capacity_table", "parent": node, "kind": members}
@@ -154,8 +156,11 @@ class TaskSampler:
         return {"op": "capacity", "node": node, **speed, **depth}
 
     def depth(self, node: str) -> Op:
-        """How deep a count or capacity of ``node`` looks: one edge in a switch (its ports
-        are all directly in it, so "directly or indirectly" would state nothing)."""
+        """How deep a count or capacity of ``node`` looks: one edge in a switch.
+
+        A switch's ports are all directly in it, so "directly or indirectly" would state
+        nothing.
+        """
         return {"depth": "direct"} if SW in self.g.nodes[node]["type"] else {}
 
     def nonempty(self, op: Op) -> Op:
@@ -171,8 +176,13 @@ class TaskSampler:
         return op
 
     def switch_filters(self, node: str) -> Op:
-        """Filters on the switches of ``node``: often a stage, often a total-capacity bound."""
-        return {**self.stage(node, 0.4), **self.total(node, 0.5)}
+        """Filters on the switches of ``node``: often a stage, often a total-capacity bound.
+
+        A stage and a bound together often select the same switches as either alone (the
+        fast switches are the upper stage), which the generator redraws, so the stage is
+        drawn more often than it survives.
+        """
+        return {**self.stage(node, 0.7), **self.total(node, 0.6)}
 
     def total(self, node: str, chance: float) -> Op:
         """``{"total": bound}`` on switches' total port capacity, with chance ``chance``.
@@ -284,7 +294,9 @@ def solve(base: nx.DiGraph, ops: list[Op]) -> dict[str, Any]:
     return {"ops": ops, "answer": answer, "diff": diff}
 
 
-def draw(base: nx.DiGraph, rng: random.Random, level: int, label: str) -> tuple[dict[str, Any], list[str]]:
+def draw(
+    base: nx.DiGraph, rng: random.Random, level: int, label: str
+) -> tuple[dict[str, Any], list[str]]:
     """A task of ``label`` whose every stated qualifier is load-bearing, its truth and them.
 
     Draws until no ablation of a stated qualifier (``qualifiers.idle``) leaves the answer

@@ -82,8 +82,11 @@ def _taken(graph: nx.DiGraph, op: Op) -> str:
 
 
 def _walk(base: nx.DiGraph, ops: list[Op]) -> Iterator[tuple[Path, Op]]:
-    """Every operation with its path; an if-else (always a task's only step) is followed
-    into its measure and the branch it takes on ``base``."""
+    """Every operation with its path.
+
+    An if-else (always a task's only step) is followed into its measure and the branch it
+    takes on ``base``.
+    """
     for i, op in enumerate(ops):
         yield (i,), op
         if op["op"] == "if":
@@ -132,8 +135,10 @@ def ablate(ops: list[Op], qualifier: str) -> list[Op]:
 
 
 def _variants(base: nx.DiGraph, ops: list[Op]) -> Iterator[tuple[str, list[Op]]]:
-    """Each occurrence of each stated qualifier ablated alone, then each qualifier stated
-    more than once ablated everywhere."""
+    """Each occurrence of each stated qualifier ablated alone.
+
+    Then each qualifier stated more than once, ablated everywhere.
+    """
     many: dict[str, int] = {}
     for path, op in _walk(base, ops):
         for qualifier in QUALIFIERS:
