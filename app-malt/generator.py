@@ -176,13 +176,15 @@ class TaskSampler:
         return op
 
     def switch_filters(self, node: str) -> Op:
-        """Filters on the switches of ``node``: often a stage, often a total-capacity bound.
+        """Filters on the switches of ``node``: a stage, a total-capacity bound, both or none.
 
         A stage and a bound together often select the same switches as either alone (the
-        fast switches are the upper stage), which the generator redraws, so the stage is
-        drawn more often than it survives.
+        fast switches are the upper stage), which the generator redraws, so both together
+        are drawn rarely.
         """
-        return {**self.stage(node, 0.7), **self.total(node, 0.6)}
+        roll = self.p.rng.random()
+        stage = self.stage(node, 1.0) if roll < 0.4 or 0.75 <= roll < 0.85 else {}
+        return {**stage, **(self.total(node, 1.0) if 0.4 <= roll < 0.85 else {})}
 
     def total(self, node: str, chance: float) -> Op:
         """``{"total": bound}`` on switches' total port capacity, with chance ``chance``.

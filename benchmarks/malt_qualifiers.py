@@ -19,6 +19,7 @@ import asyncio
 from collections import Counter
 
 from netarena.common.agents import find_baseline
+from netarena.common.errors import NetArenaError
 from netarena.common.runner import QueryPlan, RunConfig, Runner, plan_queries
 from netarena.common.types import Query
 from netarena.malt import LABELS, MaltApp, base_topology
@@ -31,7 +32,7 @@ def _blind_is_wrong(app: MaltApp, query: Query, qualifier: str) -> bool:
     base = base_topology(app.config.topology_params())
     try:
         got = solve(base, ablate(query.truth["ops"], qualifier))
-    except Exception:  # noqa: BLE001 - a misreading that fails outright is wrong
+    except NetArenaError:  # the misread task fails, or breaks the topology's invariants
         return True
     truth = query.truth
     return bool(
