@@ -2,9 +2,12 @@
 
 Loops are maintenance campaigns (upgrade every port of one speed in a place, add a port to
 every switch of a place, decommission every port below a speed without leaving a switch
-portless). An if-else measures a capacity or a count, compares it with a threshold drawn
-near the measured value (so both branches occur), and each branch makes a change and asks
-a question, so the answer and the resulting topology both depend on the branch taken.
+portless). An if-else measures a capacity or a count, compares it (greater or less than)
+with a threshold drawn near the measured value (so both branches occur) and, when the
+measure states qualifiers, between its value and what a reader blind to each would
+measure; each branch makes its own change and both ask the same question, so the answer
+and the resulting topology depend on the branch taken and both branches state the same
+qualifiers.
 """
 
 from __future__ import annotations
@@ -118,25 +121,30 @@ def _decommission(s: TaskSampler) -> Op:
     return s.nonempty(loop)
 
 
-def _threshold(s: TaskSampler, measure: Op) -> int | None:
-    """A threshold near the measured value that the measure's qualifiers decide.
+def _condition(s: TaskSampler, measure: Op) -> Op | None:
+    """``cmp`` and ``threshold`` near the measured value that the measure's qualifiers decide.
 
-    Without qualifiers, one of the two sides at random. With them, one between the value
-    and the values each ablated qualifier gives (all of which must lie on one side), so
-    a reader blind to any of them takes the other branch; ``None`` when they lie on both
-    sides.
+    The comparison (greater or less than) is drawn at random. Without qualifiers, the
+    threshold lies on a random side of the value; with them, between the value and the
+    values each ablated qualifier gives (all of which must lie on one side), so a reader
+    blind to any of them takes the other branch, and either branch may be the true one;
+    ``None`` when they lie on both sides.
     """
     value = int(apply_op(s.g, measure)["data"])  # type: ignore[index]
-    others = measure_variants(s.g, measure)
+    others = [int(o) for o in measure_variants(s.g, measure)]
     reach = max(1, value // 4)
     rng = s.p.rng
+    cmp = s.p.pick(["gt", "lt"])
     if not others:
         delta = rng.randint(1, reach)
-        return value - delta if s.p.chance(0.5) else value + delta
-    if all(o < value for o in others):  # value > threshold >= every ablated value
-        return rng.randint(max(int(max(others)), value - reach), value - 1)
-    if all(o > value for o in others):  # value <= threshold < every ablated value
-        return rng.randint(value, min(int(min(others)) - 1, value + reach))
+        return {"cmp": cmp, "threshold": value - delta if s.p.chance(0.5) else value + delta}
+    lt = int(cmp == "lt")  # "below T" moves the interval up by one
+    if all(o < value for o in others):
+        low = max(max(others), value - reach)
+        return {"cmp": cmp, "threshold": rng.randint(low, value - 1) + lt}
+    if all(o > value for o in others):
+        high = min(min(others) - 1, value + reach)
+        return {"cmp": cmp, "threshold": rng.randint(value, high) + lt}
     return None
 
 
@@ -146,13 +154,15 @@ def _branches(s: TaskSampler, measure: Op, then: Op, otherwise: Op, read: Op) ->
     Both branches ask the same question, so they state the same qualifiers and only the
     change (and its effect on the answer) depends on the condition.
     """
-    threshold = _threshold(s, measure)
-    if threshold is None:
+    condition = _condition(s, measure)
+    if condition is None:
         return None
+    if condition["cmp"] == "gt":  # the default
+        del condition["cmp"]
     return {
         "op": "if",
         "measure": measure,
-        "threshold": threshold,
+        **condition,
         "then": [then, read],
         "otherwise": [otherwise, read],
     }

@@ -39,6 +39,7 @@ __all__ = [
     "selection",
     "total_capacity",
     "apply_op",
+    "taken",
     "apply_ops",
     "READ_OPS",
     "WRITE_OPS",
@@ -223,12 +224,19 @@ def selection(graph: nx.DiGraph, op: Op) -> list[str]:
     )
 
 
+def taken(op: Op, value: float) -> str:
+    """The branch (``then`` or ``otherwise``) an if-else takes when its measure is ``value``."""
+    holds = value < op["threshold"] if op.get("cmp") == "lt" else value > op["threshold"]
+    return "then" if holds else "otherwise"
+
+
 def apply_op(graph: nx.DiGraph, op: Op) -> Answer | None:
     """Apply one operation in place; return its answer if it reads, else ``None``.
 
     Control flow: ``for_each`` applies ``do`` with ``{X}`` bound to each item of
     ``loop_items``; ``if`` measures ``measure`` and applies the operations of ``then`` when
-    it is greater than ``threshold``, else those of ``otherwise``.
+    it is greater than ``threshold`` (less than, with ``"cmp": "lt"``), else those of
+    ``otherwise``.
     """
     kind = op["op"]
     if kind in WRITE_OPS:
@@ -243,8 +251,7 @@ def apply_op(graph: nx.DiGraph, op: Op) -> Answer | None:
             answer = apply_op(graph, _bind(op["do"], item)) or answer
         return answer
     if kind == "if":
-        branch = op["then"] if _measure(graph, op["measure"]) > op["threshold"] else op["otherwise"]
-        return _sequence(graph, branch)
+        return _sequence(graph, op[taken(op, _measure(graph, op["measure"]))])
     raise ConfigError(f"malt: unknown operation {kind!r}")
 
 

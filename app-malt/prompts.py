@@ -134,6 +134,7 @@ def _rank(op: dict[str, Any]) -> str:
     )
 
 
+_THAN = {"gt": "greater than", "lt": "less than"}
 _DEPTH = {"direct": "directly contained", "all": "contained (directly or indirectly)"}
 
 
@@ -188,7 +189,8 @@ def describe(op: dict[str, Any]) -> str:
         then = " ".join(f"({chr(97 + i)}) {describe(o)}" for i, o in enumerate(op["then"]))
         other = " ".join(f"({chr(97 + i)}) {describe(o)}" for i, o in enumerate(op["otherwise"]))
         return (
-            f"{measure}; if the result is greater than {op['threshold']}, then: {then} "
+            f"{measure}; if the result is {_THAN[op.get('cmp', 'gt')]} {op['threshold']}, then: "
+            f"{then} "
             f"Otherwise: {other}"
         )
     raise ValueError(f"no phrasing for operation {kind!r}")

@@ -4,8 +4,10 @@ A qualifier is a detail of a task step that an imprecise reader could drop:
 
 - ``depth``: "contained (directly or indirectly)" (counts, capacities, lists, loops);
   ignoring it reads "directly contained".
-- ``kind``: the kind a selection at every depth keeps (ports, switches), where the place
-  holds several; ignoring it keeps every node.
+- ``kind``: the kind a count, or a selection at every depth, keeps (ports, switches);
+  ignoring it keeps every node. A switch's or a block's direct members are all of one
+  kind, so one such count alone does not make it matter: it is checked as a whole, the
+  way a reader blind to it reads every step.
 - ``speed``, ``stage``, ``total``: the port-speed, switch-stage and switch-total filters;
   ignoring one drops it.
 - ``order``: "lowest first"; ignoring it ranks highest first (the default).
@@ -29,7 +31,7 @@ import networkx as nx
 
 from netarena.common.errors import NetArenaError
 from netarena.malt.checks import answer_mismatch
-from netarena.malt.operations import READ_OPS, apply_op, apply_ops, contained, fork
+from netarena.malt.operations import READ_OPS, apply_op, apply_ops, contained, fork, taken
 
 __all__ = ["QUALIFIERS", "ablate", "idle", "measure_variants", "stated"]
 
@@ -54,7 +56,7 @@ def _states(op: Op, qualifier: str) -> bool:
     if qualifier == "depth":
         return _deep(op)
     if qualifier == "kind":
-        return _deep(op) and kind != "capacity"
+        return kind == "count" or (_deep(op) and kind != "capacity")
     if qualifier in ("speed", "stage", "total"):
         return kind in _SELECTS and bool(op.get(qualifier) or op.get(qualifier) == 0)
     if qualifier == "order":
@@ -75,10 +77,9 @@ def _ablated(op: Op, qualifier: str) -> Op:
     return {k: v for k, v in op.items() if k != qualifier}
 
 
-def _taken(graph: nx.DiGraph, op: Op) -> str:
+def _branch(graph: nx.DiGraph, op: Op) -> str:
     """The branch an if-else at the start of a task takes on ``graph``."""
-    value = apply_op(graph, op["measure"])["data"]  # type: ignore[index]
-    return "then" if value > op["threshold"] else "otherwise"
+    return taken(op, apply_op(graph, op["measure"])["data"])  # type: ignore[index]
 
 
 def _walk(base: nx.DiGraph, ops: list[Op]) -> Iterator[tuple[Path, Op]]:
@@ -91,7 +92,7 @@ def _walk(base: nx.DiGraph, ops: list[Op]) -> Iterator[tuple[Path, Op]]:
         yield (i,), op
         if op["op"] == "if":
             yield (i, "measure"), op["measure"]
-            branch = _taken(base, op)
+            branch = _branch(base, op)
             for j, inner in enumerate(op[branch]):
                 yield (i, branch, j), inner
 
@@ -135,18 +136,19 @@ def ablate(ops: list[Op], qualifier: str) -> list[Op]:
 
 
 def _variants(base: nx.DiGraph, ops: list[Op]) -> Iterator[tuple[str, list[Op]]]:
-    """Each occurrence of each stated qualifier ablated alone.
+    """Each occurrence of each stated qualifier ablated alone (``kind`` only as a whole).
 
-    Then each qualifier stated more than once, ablated everywhere.
+    Then each qualifier stated more than once (and ``kind``), ablated everywhere.
     """
     many: dict[str, int] = {}
     for path, op in _walk(base, ops):
         for qualifier in QUALIFIERS:
             if _states(op, qualifier):
                 many[qualifier] = many.get(qualifier, 0) + 1
-                yield qualifier, _replace(ops, path, _ablated(op, qualifier))
+                if qualifier != "kind":
+                    yield qualifier, _replace(ops, path, _ablated(op, qualifier))
     for qualifier, count in many.items():
-        if count > 1:
+        if count > 1 or qualifier == "kind":
             yield qualifier, ablate(ops, qualifier)
 
 
@@ -237,9 +239,16 @@ def idle(base: nx.DiGraph, ops: list[Op], answer: dict[str, Any]) -> list[tuple[
 
 
 def measure_variants(graph: nx.DiGraph, measure: Op) -> list[int | float]:
-    """The values of a count or capacity with each qualifier it states ablated in turn."""
+    """The values a count or capacity takes with each qualifier it states ablated in turn.
+
+    Only values that differ from the measure's own: an ablation that changes nothing (the
+    kind of a count of a switch's ports) cannot change the branch.
+    """
+    value = apply_op(graph, measure)["data"]  # type: ignore[index]
     values = []
     for qualifier in QUALIFIERS:
         if _states(measure, qualifier):
-            values.append(apply_op(graph, _ablated(measure, qualifier))["data"])  # type: ignore[index]
+            other = apply_op(graph, _ablated(measure, qualifier))["data"]  # type: ignore[index]
+            if other != value:
+                values.append(other)
     return values

@@ -88,7 +88,7 @@ _LOOP = re.compile(
     r"name order, call it X and do: (.*)$"
 )
 _BRANCH = re.compile(
-    r"^(.*); if the result is greater than (-?\d+), then: (\(a\) .*?) Otherwise: (\(a\) .*)$"
+    r"^(.*); if the result is (greater|less) than (-?\d+), then: (\(a\) .*?) Otherwise: (\(a\) .*)$"
 )
 _INTS = {"stage", "ports", "capacity_bps", "top", "bps", "tbps"}
 _WORDS = {"directly contained": "direct", "highest": "desc", "lowest": "asc"}
@@ -130,9 +130,10 @@ def _parse(sentence: str) -> dict[str, Any]:
         return {
             "op": "if",
             "measure": _parse(m[1]),
-            "threshold": int(m[2]),
-            "then": _branch(m[3]),
-            "otherwise": _branch(m[4]),
+            **({"cmp": "lt"} if m[2] == "less" else {}),
+            "threshold": int(m[3]),
+            "then": _branch(m[4]),
+            "otherwise": _branch(m[5]),
         }
     for op, pattern, names in _SIMPLE:
         if m := pattern.match(sentence):
@@ -254,7 +255,8 @@ class ProgramWriter:
             return [f"{pad}for X in {items}:", *self.emit(op["do"], pad + "    ")]
         if kind == "if":
             return [
-                f"{pad}if {self.measure(op['measure'])} > {op['threshold']}:",
+                f"{pad}if {self.measure(op['measure'])} {'<' if op.get('cmp') == 'lt' else '>'} "
+                f"{op['threshold']}:",
                 *[line for o in op["then"] for line in self.emit(o, pad + "    ")],
                 f"{pad}else:",
                 *[line for o in op["otherwise"] for line in self.emit(o, pad + "    ")],
