@@ -83,7 +83,7 @@ def _loop_remove(s: TaskSampler) -> Op:
         "lt": lambda mine, bps: any(b >= bps for b in mine),
         "eq": lambda mine, bps: any(b != bps for b in mine),
     }
-    if p.chance(0.2):
+    if p.chance(0.3):
         return _decommission(s)
     for _ in range(_TRIES):
         place = _place(s, 0.7)
@@ -109,7 +109,7 @@ def _decommission(s: TaskSampler) -> Op:
     Possible also where every port runs at one speed (Google's example).
     """
     block = s.p.block()
-    where = (s.stage(block, 1.0) or {"stage": s.p.stage(block)}) | s.total(block, 0.7)
+    where = (s.stage(block, 1.0) or {"stage": s.p.stage(block)}) | s.total(block, 0.8)
     loop = {
         "op": "for_each",
         "parent": block,
@@ -189,7 +189,7 @@ def _if_capacity(s: TaskSampler) -> Op:
 def _if_count(s: TaskSampler) -> Op:
     """On a count of a place's ports or switches: add a port, or remove (or slow) one."""
     p = s.p
-    place = _place(s, 0.3)
+    place = _place(s, 0.0)  # a switch holds only ports: counting them states a kind for nothing
     inside = contained(s.g, place, SW)
     switch = p.pick(inside) if inside else place  # the place is a switch itself
     read = {"op": "count", "node": place, "kind": PORT, **s.depth(place), **s.speed(place, 0.6)}

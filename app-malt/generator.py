@@ -84,9 +84,9 @@ _DROPPABLE = frozenset({"depth", "speed", "stage", "total", "order", "top"})
 """Qualifiers whose ablation is itself a task the prompts can state."""
 
 _L1_PLACES = {
-    "count": {"switch": 2, "block": 3, "superblock": 1, "group": 3},
+    "count": {"switch": 0, "block": 3, "superblock": 2, "group": 3},
     "capacity": {"switch": 4, "block": 3, "superblock": 1, "group": 3},
-    "list": {"switch": 4, "block": 2.5, "superblock": 0.5, "group": 3},
+    "list": {"switch": 3, "block": 3.5, "superblock": 0.5, "group": 3},
     "rank": {"switch": 5, "block": 3, "superblock": 1, "group": 1},
 }
 """L1 reads: relative chances of each kind of place (group: a rack or a control domain)."""
@@ -123,7 +123,7 @@ class TaskSampler:
         members = PORT if is_switch else AGG if SUPERBLOCK in kinds else SW
         depth = self.depth(node)
         if kind == "list":
-            if not is_switch and p.chance(0.5):  # "which ports below 40G are in this block?"
+            if not is_switch and p.chance(0.3):  # "which ports below 40G are in this block?"
                 speed = self.speed(node, 1.0)
                 return {"op": "list", "parent": node, "kind": PORT, "depth": "all", **speed}
             where = self.speed(node, 0.7) if is_switch else {}
@@ -143,13 +143,14 @@ class TaskSampler:
                 **({"top": top} if top else {}),
             }
         if kind == "count":
-            # small counts (a switch's ports, a block's switches) repeat: keep them rarer
-            what = PORT if is_switch or p.chance(0.55) else SW
-            chance = 0.3 if is_switch else 0.8
-            where = self.speed(node, chance) if what == PORT else self.switch_filters(node)
+            # what a count names must matter: a switch holds only ports, a block's switches
+            # are all one edge down, so switches are counted across a superblock's blocks
+            deep = not is_switch and children(self.g, node, SW) != contained(self.g, node, SW)
+            what = SW if deep and p.chance(0.6) else PORT
+            where = self.speed(node, 0.3 if is_switch else 0.7) if what == PORT else {}
             if children(self.g, node, what) == contained(self.g, node, what):
-                depth = {"depth": "direct"}  # a block's switches: all one edge down
-            return self.nonempty({"op": "count", "node": node, "kind": what, **where, **depth})
+                depth = {"depth": "direct"}
+            return {"op": "count", "node": node, "kind": what, **where, **depth}
         if not is_switch and p.chance(0.25):
             return {"op": "capacity_table", "parent": node, "kind": members}
         speed = self.speed(node, 0.4 if is_switch else 0.85)
@@ -183,8 +184,8 @@ class TaskSampler:
         are drawn rarely.
         """
         roll = self.p.rng.random()
-        stage = self.stage(node, 1.0) if roll < 0.4 or 0.75 <= roll < 0.85 else {}
-        return {**stage, **(self.total(node, 1.0) if 0.4 <= roll < 0.85 else {})}
+        stage = self.stage(node, 1.0) if roll < 0.42 or 0.85 <= roll < 0.95 else {}
+        return {**stage, **(self.total(node, 1.0) if 0.42 <= roll < 0.95 else {})}
 
     def total(self, node: str, chance: float) -> Op:
         """``{"total": bound}`` on switches' total port capacity, with chance ``chance``.
@@ -257,7 +258,8 @@ class TaskSampler:
         first, second = label.split("-")
         block = self.p.block()
         op, switch = self.change(first, block)
-        places = self.p.around(block) + ([switch] if switch else [])
+        # a switch holds only ports: counting "the ports" of one would state a kind for nothing
+        places = self.p.around(block) + ([switch] if switch and second != "count" else [])
         if second == "rank" and switch and self.p.chance(0.5):
             places = [switch]
         return [op, self.read(second, self.p.pick(places))]
@@ -268,9 +270,8 @@ class TaskSampler:
         if first == "add":
             block = self.p.block()
             op, switch = self.change("add", block)
-            # read where the node was added; a count there is small, so often the block
-            small = switch is not None and second == "count" and self.p.chance(0.6)
-            return [op, self.read(second, block if small else switch or block)]
+            # read where the node was added; a count of the block (a switch holds only ports)
+            return [op, self.read(second, block if second == "count" else switch or block)]
         return [control_flow(self, label)]
 
     def sample(self, level: int, label: str) -> list[Op]:
