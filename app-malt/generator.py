@@ -270,8 +270,10 @@ class TaskSampler:
         if first == "add":
             block = self.p.block()
             op, switch = self.change("add", block)
-            # read where the node was added; a count of the block (a switch holds only ports)
-            return [op, self.read(second, block if second == "count" else switch or block)]
+            # read where the node was added, or the block holding it (always for a count: a
+            # switch holds only ports); lists of a block can filter its switches
+            wide = second == "count" or (second == "list" and self.p.chance(0.4))
+            return [op, self.read(second, block if wide else switch or block)]
         return [control_flow(self, label)]
 
     def sample(self, level: int, label: str) -> list[Op]:
