@@ -8,7 +8,8 @@ each branch a change and a question). Reads are about a switch, a block, a super
 rack or a control domain, optionally only ports of some speeds, so every count, capacity
 and ranking depends on the fabric, not on names. Truth is computed by applying the
 operations to a copy of the topology; the ground truth is itself checked against the
-safety invariants.
+safety invariants. ``draw`` redraws a task until every qualifier it states matters
+(``qualifiers.py``): read blind to any one, the answer or the resulting topology differs.
 """
 
 from __future__ import annotations
