@@ -25,7 +25,7 @@ from netarena.malt import worker
 from netarena.malt.baselines import BASELINES
 from netarena.malt.checks import INVARIANTS, answer_mismatch, state_mismatch, violations
 from netarena.malt.episode import MaltEpisode, extract_code
-from netarena.malt.generator import LABEL_SETS, LABELS, TaskSampler, solve
+from netarena.malt.generator import LABEL_SETS, LABELS, draw
 from netarena.malt.loader import load_textproto, parse_textproto
 from netarena.malt.prompts import render_prompt
 from netarena.malt.sampler import index
@@ -142,7 +142,7 @@ class MaltApp(App):
         label = self.pick_label(rng, level, label)
         topology = self.config.topology_params()
         base = base_topology(topology)
-        ops = TaskSampler(base, rng).sample(level, label)
+        truth, qualifiers = draw(base, rng, level, label)
         stats = {**_facts(topology), "timeout": self.config.timeout_s}
         params = self.params()
         return Query(
@@ -152,8 +152,9 @@ class MaltApp(App):
             level=level,
             label=label,
             params=params,
-            prompt=render_prompt(ops, self.config.prompt_style, stats),
-            truth=solve(base, ops),
+            prompt=render_prompt(truth["ops"], self.config.prompt_style, stats),
+            qualifiers=qualifiers,
+            truth=truth,
         )
 
     _pool: SandboxPool | None = None

@@ -4,9 +4,14 @@ Each baseline reads the prompt as the reference does (``solver.parse_steps``) an
 program with a ``ProgramWriter`` that gets one thing wrong, the way real agents do: rank by
 name, answer every question with one number, do only the last step, count only direct
 children, ignore the speed and stage filters, annotate the graph while reading, add nodes
-with a string ``type``, never change anything, or crash. Their rates on the default
-configuration (``expected``, measured with ``netarena calibrate malt --queries 630``) are a
-ladder a benchmark build must reproduce before its numbers are trusted.
+with a string ``type``, never change anything, or crash; and one *blind* baseline per
+qualifier (``qualifiers.py``), which solves like the reference but reads the task as if
+that one detail were not there (``contained`` as ``directly contained``, no stage filter,
+highest first, the other branch, ...). Every generated query's stated qualifiers are
+load-bearing, so each blind baseline is wrong on the queries that state its qualifier.
+Their rates on the default configuration (``expected``, measured with ``netarena calibrate
+malt --queries 630``) are a ladder a benchmark build must reproduce before its numbers are
+trusted.
 """
 
 from __future__ import annotations
@@ -16,9 +21,10 @@ from typing import Any
 
 from netarena.common.agents import Baseline, Observation
 from netarena.malt.operations import WRITE_OPS
+from netarena.malt.qualifiers import QUALIFIERS, ablate
 from netarena.malt.solver import ProgramWriter, parse_steps
 
-__all__ = ["BASELINES", "ScriptedMaltAgent"]
+__all__ = ["BASELINES", "BLIND", "ScriptedMaltAgent"]
 
 Op = dict[str, Any]
 Transform = Callable[[list[Op]], list[Op]]
@@ -121,6 +127,10 @@ def _reads_only(ops: list[Op]) -> list[Op]:
     return kept
 
 
+def _blind(qualifier: str) -> Transform:
+    return lambda ops: ablate(ops, qualifier)
+
+
 def _baseline(
     name: str,
     description: str,
@@ -135,6 +145,44 @@ def _baseline(
         expected=expected,
     )
 
+
+_BLIND_WORDS = {
+    "depth": "reads 'contained (directly or indirectly)' as 'directly contained'",
+    "kind": "selects every node a place contains, not only the stated kind",
+    "speed": "ignores port-speed filters",
+    "stage": "ignores switch-stage filters",
+    "total": "ignores filters on a switch's total port capacity",
+    "order": "ranks highest first even when asked for lowest first",
+    "top": "returns the whole ranking when asked for the first N",
+    "branch": "takes the other branch of every if-else",
+}
+_BLIND_RANGES: dict[str, tuple[float, float]] = {
+    "depth": (0.56, 0.64),
+    "kind": (0.70, 0.78),
+    "speed": (0.53, 0.62),
+    "stage": (0.89, 0.97),
+    "total": (0.89, 0.97),
+    "order": (0.87, 0.95),
+    "top": (0.85, 0.93),
+    "branch": (0.88, 0.95),
+}
+"""``solved_safely`` of each blind baseline: one minus the share of queries stating its
+qualifier (``netarena calibrate malt --queries 630 --seed 1``: depth 0.598, kind 0.737,
+speed 0.575, stage 0.933, total 0.930, order 0.914, top 0.894, branch 0.917; widened by
+about 0.04). On the queries that state its qualifier each is always wrong
+(``tests/malt/test_qualifiers.py``)."""
+
+BLIND: tuple[Baseline, ...] = tuple(
+    _baseline(
+        f"{q}-blind",
+        _BLIND_WORDS[q],
+        ProgramWriter(),
+        {"solved_safely": _BLIND_RANGES[q]},
+        _blind(q),
+    )
+    for q in QUALIFIERS
+)
+"""One qualifier-blind baseline per qualifier, in ``QUALIFIERS`` order."""
 
 _SAFE = {"safety": (1.0, 1.0)}
 
@@ -162,7 +210,7 @@ BASELINES: tuple[Baseline, ...] = (
         "direct-only",
         "counts and sums only directly contained nodes when reading",
         _DirectOnly(),
-        {"solved_safely": (0.58, 0.67), **_SAFE},
+        {"solved_safely": (0.54, 0.62), **_SAFE},
     ),
     _baseline(
         "no-filter",
@@ -204,7 +252,10 @@ BASELINES: tuple[Baseline, ...] = (
         _Crash(),
         {"solved_safely": (0.0, 0.0), "changed": (0.0, 0.0), **_SAFE},
     ),
+    *BLIND,
 )
 """MALT's calibration ladder, in the order reports list it. Ranges: the rate measured on the
 default configuration with ``netarena calibrate malt --queries 630`` at seeds 1 and 2
-(identical or within 0.03 of each other), widened by about 0.04."""
+(identical or within 0.03 of each other), widened by about 0.04; re-measured at seed 1 once
+every stated qualifier became load-bearing (all within their ranges, direct-only moved to
+0.578 as switches' counts and capacities now say "directly contained")."""

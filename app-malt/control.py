@@ -2,9 +2,12 @@
 
 Loops are maintenance campaigns (upgrade every port of one speed in a place, add a port to
 every switch of a place, decommission every port below a speed without leaving a switch
-portless). An if-else measures a capacity or a count, compares it with a threshold drawn
-near the measured value (so both branches occur), and each branch makes a change and asks
-a question, so the answer and the resulting topology both depend on the branch taken.
+portless). An if-else measures a capacity or a count, compares it (greater or less than)
+with a threshold drawn near the measured value (so both branches occur) and, when the
+measure states qualifiers, between its value and what a reader blind to each would
+measure; each branch makes its own change and both ask the same question, so the answer
+and the resulting topology depend on the branch taken and both branches state the same
+qualifiers.
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from netarena.malt.operations import apply_op, children, contained
+from netarena.malt.qualifiers import measure_variants
 from netarena.malt.sampler import PORT, SW
 
 if TYPE_CHECKING:
@@ -54,7 +58,9 @@ def _loop_update(s: TaskSampler) -> Op:
 def _loop_add(s: TaskSampler) -> Op:
     """Add one port to every switch of a place (of one stage, above or below a capacity)."""
     p = s.p
-    place = _place(s, 0.0)
+    block = p.block()
+    up = p.upper(block)  # a superblock-wide campaign often: its switches are one level down
+    place = up if up in p.ix.superblocks and p.chance(0.25) else p.near(block)
     switches = contained(s.g, place, SW)
     top = max(int(p.new_port_name(sw).rsplit(".p", 1)[1]) for sw in switches)
     do = {"op": "add_port", "switch": "{X}", "name": f"{{X}}.p{top}", "capacity_bps": p.new_speed()}
@@ -77,7 +83,7 @@ def _loop_remove(s: TaskSampler) -> Op:
         "lt": lambda mine, bps: any(b >= bps for b in mine),
         "eq": lambda mine, bps: any(b != bps for b in mine),
     }
-    if p.chance(0.1):
+    if p.chance(0.3):
         return _decommission(s)
     for _ in range(_TRIES):
         place = _place(s, 0.7)
@@ -103,7 +109,7 @@ def _decommission(s: TaskSampler) -> Op:
     Possible also where every port runs at one speed (Google's example).
     """
     block = s.p.block()
-    where = (s.stage(block, 1.0) or {"stage": s.p.stage(block)}) | s.total(block, 0.7)
+    where = (s.stage(block, 1.0) or {"stage": s.p.stage(block)}) | s.total(block, 0.8)
     loop = {
         "op": "for_each",
         "parent": block,
@@ -115,52 +121,91 @@ def _decommission(s: TaskSampler) -> Op:
     return s.nonempty(loop)
 
 
-def _threshold(s: TaskSampler, measure: Op) -> int:
+def _condition(s: TaskSampler, measure: Op) -> Op | None:
+    """``cmp`` and ``threshold`` near the measured value that the measure's qualifiers decide.
+
+    The comparison (greater or less than) is drawn at random. Without qualifiers, the
+    threshold lies on a random side of the value; with them, between the value and the
+    values each ablated qualifier gives (all of which must lie on one side), so a reader
+    blind to any of them takes the other branch, and either branch may be the true one;
+    ``None`` when they lie on both sides.
+    """
     value = int(apply_op(s.g, measure)["data"])  # type: ignore[index]
-    delta = s.p.rng.randint(1, max(1, value // 4))
-    return value - delta if s.p.chance(0.5) else value + delta
+    others = [int(o) for o in measure_variants(s.g, measure)]
+    reach = max(1, value // 4)
+    rng = s.p.rng
+    cmp = s.p.pick(["gt", "lt"])
+    if not others:
+        delta = rng.randint(1, reach)
+        return {"cmp": cmp, "threshold": value - delta if s.p.chance(0.5) else value + delta}
+    lt = int(cmp == "lt")  # "below T" moves the interval up by one
+    if all(o < value for o in others):
+        low = max(max(others), value - reach)
+        return {"cmp": cmp, "threshold": rng.randint(low, value - 1) + lt}
+    if all(o > value for o in others):
+        high = min(min(others) - 1, value + reach)
+        return {"cmp": cmp, "threshold": rng.randint(value, high) + lt}
+    return None
+
+
+def _branches(s: TaskSampler, measure: Op, then: Op, otherwise: Op, read: Op) -> Op | None:
+    """An if-else whose branches make ``then`` or ``otherwise`` and both ask ``read``.
+
+    Both branches ask the same question, so they state the same qualifiers and only the
+    change (and its effect on the answer) depends on the condition.
+    """
+    condition = _condition(s, measure)
+    if condition is None:
+        return None
+    if condition["cmp"] == "gt":  # the default
+        del condition["cmp"]
+    return {
+        "op": "if",
+        "measure": measure,
+        **condition,
+        "then": [then, read],
+        "otherwise": [otherwise, read],
+    }
 
 
 def _if_capacity(s: TaskSampler) -> Op:
+    """On a block's capacity (or one switch's): upgrade a port, or remove another switch."""
     p = s.p
     block = p.block()
-    measure = {"op": "capacity", "node": block, **s.speed(block, 0.5)}
     switch = p.switch(block)
-    then = [p.update(p.pick(p.ports(switch))), {"op": "capacity", "node": block}]
+    read = {"op": "capacity", "node": block, **s.speed(block, 0.6)}
     others = [sw for sw in p.switches(block) if sw != switch]
     gone = {"op": "remove", "node": p.pick(others)} if others else p.update(p.ports(switch)[0])
-    otherwise = [gone, {"op": "count", "node": block, "kind": PORT}]
-    return {
-        "op": "if",
-        "measure": measure,
-        "threshold": _threshold(s, measure),
-        "then": then,
-        "otherwise": otherwise,
-    }
+    change = p.update(p.pick(p.ports(switch)))
+    on_switch = {"op": "capacity", "node": switch, "depth": "direct", **s.speed(switch, 0.8)}
+    on_block = {"op": "capacity", "node": block}
+    for measure in [on_switch, on_block] if p.chance(0.5) else [on_block, on_switch]:
+        made = _branches(s, measure, change, gone, read)
+        if made:
+            return made
+    raise AssertionError("unreachable: a measure without filters always has a threshold")
 
 
 def _if_count(s: TaskSampler) -> Op:
+    """On a count of a place's ports or switches: add a port, or remove (or slow) one."""
     p = s.p
-    place = _place(s, 0.3)
+    place = _place(s, 0.0)  # a switch holds only ports: counting them states a kind for nothing
     inside = contained(s.g, place, SW)
     switch = p.pick(inside) if inside else place  # the place is a switch itself
+    read = {"op": "count", "node": place, "kind": PORT, **s.depth(place), **s.speed(place, 0.6)}
+    spare = p.spare_port(switch)
+    change = {"op": "remove", "node": spare} if spare else p.update(p.ports(switch)[0])
     what = PORT if place == switch else p.pick([SW, PORT])
     measure: Op = {"op": "count", "node": place, "kind": what}
     measure |= s.speed(place, 0.5) if what == PORT else s.stage(place, 0.5)
-    count = {"op": "count", "node": place, "kind": PORT, **s.speed(place, 0.7)}
-    then = [p.add_port(switch), count]
-    spare = p.spare_port(switch)
-    otherwise = [
-        {"op": "remove", "node": spare} if spare else p.update(p.ports(switch)[0]),
-        {"op": "capacity", "node": place, **s.speed(place, 0.5)},
-    ]
-    return {
-        "op": "if",
-        "measure": measure,
-        "threshold": _threshold(s, measure),
-        "then": then,
-        "otherwise": otherwise,
-    }
+    if children(s.g, place, what):
+        measure["depth"] = "direct"
+    fallback = {"op": "count", "node": switch, "kind": PORT, "depth": "direct"}
+    for candidate in (measure, fallback):
+        made = _branches(s, candidate, p.add_port(switch), change, read)
+        if made:
+            return made
+    raise AssertionError("unreachable: a measure without filters always has a threshold")
 
 
 _FORMS = {

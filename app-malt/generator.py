@@ -8,7 +8,8 @@ each branch a change and a question). Reads are about a switch, a block, a super
 rack or a control domain, optionally only ports of some speeds, so every count, capacity
 and ranking depends on the fabric, not on names. Truth is computed by applying the
 operations to a copy of the topology; the ground truth is itself checked against the
-safety invariants.
+safety invariants. ``draw`` redraws a task until every qualifier it states matters
+(``qualifiers.py``): read blind to any one, the answer or the resulting topology differs.
 """
 
 from __future__ import annotations
@@ -22,11 +23,20 @@ import networkx as nx
 from netarena.common.errors import EmulatorError
 from netarena.malt.checks import DiffView, violations
 from netarena.malt.control import control_flow
-from netarena.malt.operations import apply_ops, children, contained, selection, total_capacity
+from netarena.malt.operations import (
+    READ_OPS,
+    apply_ops,
+    children,
+    contained,
+    fork,
+    selection,
+    total_capacity,
+)
+from netarena.malt.qualifiers import QUALIFIERS, idle, stated
 from netarena.malt.sampler import AGG, PORT, SUPERBLOCK, SW, Picker
 from netarena.malt.worker import graph_diff
 
-__all__ = ["LABELS", "LABEL_SETS", "TaskSampler", "solve"]
+__all__ = ["LABELS", "LABEL_SETS", "TaskSampler", "draw", "solve"]
 
 LABELS: dict[int, tuple[str, ...]] = {
     1: ("add", "remove", "list", "rank", "count", "update", "capacity"),
@@ -69,27 +79,18 @@ LABEL_SETS: dict[str, tuple[str, ...]] = {
 (its level-1, level-2 and level-3 labels), so results compare with its tables."""
 
 Op = dict[str, Any]
+_DRAWS = 40
+"""Draws of a task before its idle qualifiers are dropped instead."""
+_DROPPABLE = frozenset({"depth", "speed", "stage", "total", "order", "top"})
+"""Qualifiers whose ablation is itself a task the prompts can state."""
 
 _L1_PLACES = {
-    "count": {"switch": 2, "block": 3, "superblock": 1, "group": 3},
+    "count": {"switch": 0, "block": 3, "superblock": 2, "group": 3},
     "capacity": {"switch": 4, "block": 3, "superblock": 1, "group": 3},
-    "list": {"switch": 4, "block": 2.5, "superblock": 0.5, "group": 3},
+    "list": {"switch": 3, "block": 3.5, "superblock": 0.5, "group": 3},
     "rank": {"switch": 5, "block": 3, "superblock": 1, "group": 1},
 }
 """L1 reads: relative chances of each kind of place (group: a rack or a control domain)."""
-
-
-def _copy(graph: nx.DiGraph) -> nx.DiGraph:
-    """A copy for ``apply_ops``: fresh adjacency dicts, attribute dicts shared.
-
-    ``operations`` never changes an attribute dict in place (an update replaces the port's
-    dict), so sharing them with the read-only base is safe and several times faster.
-    """
-    copy = nx.DiGraph()
-    copy._node = dict(graph._node)
-    copy._adj = copy._succ = {u: dict(nbrs) for u, nbrs in graph._succ.items()}
-    copy._pred = {v: dict(nbrs) for v, nbrs in graph._pred.items()}
-    return copy
 
 
 class TaskSampler:
@@ -121,8 +122,9 @@ class TaskSampler:
         p, kinds = self.p, self.g.nodes[node]["type"]
         is_switch = SW in kinds
         members = PORT if is_switch else AGG if SUPERBLOCK in kinds else SW
+        depth = self.depth(node)
         if kind == "list":
-            if not is_switch and p.chance(0.5):  # "which ports below 40G are in this block?"
+            if not is_switch and p.chance(0.3):  # "which ports below 40G are in this block?"
                 speed = self.speed(node, 1.0)
                 return {"op": "list", "parent": node, "kind": PORT, "depth": "all", **speed}
             where = self.speed(node, 0.7) if is_switch else {}
@@ -142,14 +144,26 @@ class TaskSampler:
                 **({"top": top} if top else {}),
             }
         if kind == "count":
-            # small counts (a switch's ports, a block's switches) repeat: keep them rarer
-            what = PORT if is_switch or p.chance(0.75) else SW
-            chance = 0.3 if is_switch else 0.8
-            where = self.speed(node, chance) if what == PORT else self.switch_filters(node)
-            return self.nonempty({"op": "count", "node": node, "kind": what, **where})
+            # what a count names must matter: a switch holds only ports, a block's switches
+            # are all one edge down, so switches are counted across a superblock's blocks
+            deep = not is_switch and children(self.g, node, SW) != contained(self.g, node, SW)
+            what = SW if deep and p.chance(0.6) else PORT
+            where = self.speed(node, 0.3 if is_switch else 0.7) if what == PORT else {}
+            if children(self.g, node, what) == contained(self.g, node, what):
+                depth = {"depth": "direct"}
+            return {"op": "count", "node": node, "kind": what, **where, **depth}
         if not is_switch and p.chance(0.25):
             return {"op": "capacity_table", "parent": node, "kind": members}
-        return {"op": "capacity", "node": node, **self.speed(node, 0.4 if is_switch else 0.85)}
+        speed = self.speed(node, 0.4 if is_switch else 0.85)
+        return {"op": "capacity", "node": node, **speed, **depth}
+
+    def depth(self, node: str) -> Op:
+        """How deep a count or capacity of ``node`` looks: one edge in a switch.
+
+        A switch's ports are all directly in it, so "directly or indirectly" would state
+        nothing.
+        """
+        return {"depth": "direct"} if SW in self.g.nodes[node]["type"] else {}
 
     def nonempty(self, op: Op) -> Op:
         """``op`` with its switch filters dropped (total, then stage) while it selects nothing.
@@ -164,8 +178,15 @@ class TaskSampler:
         return op
 
     def switch_filters(self, node: str) -> Op:
-        """Filters on the switches of ``node``: often a stage, often a total-capacity bound."""
-        return {**self.stage(node, 0.4), **self.total(node, 0.5)}
+        """Filters on the switches of ``node``: a stage, a total-capacity bound, both or none.
+
+        A stage and a bound together often select the same switches as either alone (the
+        fast switches are the upper stage), which the generator redraws, so both together
+        are drawn rarely.
+        """
+        roll = self.p.rng.random()
+        stage = self.stage(node, 1.0) if roll < 0.42 or 0.85 <= roll < 0.95 else {}
+        return {**stage, **(self.total(node, 1.0) if 0.42 <= roll < 0.95 else {})}
 
     def total(self, node: str, chance: float) -> Op:
         """``{"total": bound}`` on switches' total port capacity, with chance ``chance``.
@@ -238,7 +259,8 @@ class TaskSampler:
         first, second = label.split("-")
         block = self.p.block()
         op, switch = self.change(first, block)
-        places = self.p.around(block) + ([switch] if switch else [])
+        # a switch holds only ports: counting "the ports" of one would state a kind for nothing
+        places = self.p.around(block) + ([switch] if switch and second != "count" else [])
         if second == "rank" and switch and self.p.chance(0.5):
             places = [switch]
         return [op, self.read(second, self.p.pick(places))]
@@ -249,9 +271,10 @@ class TaskSampler:
         if first == "add":
             block = self.p.block()
             op, switch = self.change("add", block)
-            # read where the node was added; a count there is small, so often the block
-            small = switch is not None and second == "count" and self.p.chance(0.6)
-            return [op, self.read(second, block if small else switch or block)]
+            # read where the node was added, or the block holding it (always for a count: a
+            # switch holds only ports); lists of a block can filter its switches
+            wide = second == "count" or (second == "list" and self.p.chance(0.4))
+            return [op, self.read(second, block if wide else switch or block)]
         return [control_flow(self, label)]
 
     def sample(self, level: int, label: str) -> list[Op]:
@@ -266,10 +289,40 @@ def solve(base: nx.DiGraph, ops: list[Op]) -> dict[str, Any]:
     Raises:
         EmulatorError: The ground truth would break a safety invariant (a generator bug).
     """
-    graph = _copy(base)
+    if all(op["op"] in READ_OPS for op in ops):  # reads change nothing: no copy needed
+        return {"ops": ops, "answer": apply_ops(base, ops), "diff": {"nodes": {}, "edges": []}}
+    graph = fork(base)
     answer = apply_ops(graph, ops)
     diff = graph_diff(base._node, base._adj, graph)
     broken = violations(DiffView(base, diff))
     if broken:
         raise EmulatorError(f"malt: ground truth breaks invariants: {broken[:3]}")
     return {"ops": ops, "answer": answer, "diff": diff}
+
+
+def draw(
+    base: nx.DiGraph, rng: random.Random, level: int, label: str
+) -> tuple[dict[str, Any], list[str]]:
+    """A task of ``label`` whose every stated qualifier is load-bearing, its truth and them.
+
+    Draws until no ablation of a stated qualifier (``qualifiers.idle``) leaves the answer
+    and the resulting topology unchanged; on a fabric where that is rare (Google's uniform
+    example), after ``_DRAWS`` draws the last one keeps only its load-bearing qualifiers
+    (dropping an idle one changes nothing, by definition). Deterministic in ``rng``.
+
+    Returns:
+        The truth (``solve``) and the qualifiers the task states, in ``QUALIFIERS`` order.
+    """
+    sampler = TaskSampler(base, rng)
+    for _ in range(_DRAWS):
+        truth = solve(base, sampler.sample(level, label))
+        unused = idle(base, truth["ops"], truth["answer"])
+        if not unused:
+            return truth, stated(base, truth["ops"])
+    for _ in range(len(QUALIFIERS)):
+        droppable = [ops for q, ops in unused if q in _DROPPABLE]
+        if not droppable:
+            break
+        truth = solve(base, droppable[0])
+        unused = idle(base, truth["ops"], truth["answer"])
+    return truth, stated(base, truth["ops"])

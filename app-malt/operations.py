@@ -9,7 +9,9 @@ reference solver's programs.
 Reads and loops may select ports by speed with ``"speed": {"cmp": "ge"|"lt"|"eq", "bps": N}``
 (at least, below, exactly N bits per second), and switches by ``"stage": N`` (their
 ``switch_loc`` stage) and by ``"total": {"cmp": "ge"|"lt", "bps": N}`` (the total capacity
-of their ports); each filter applies to its own kind of node only. A ranking is by total
+of their ports); each filter applies to its own kind of node only. Counts and capacities
+look at every depth unless ``"depth": "direct"`` (one RK_CONTAINS edge), lists and loops
+at one edge unless ``"depth": "all"``. A ranking is by total
 capacity (of the ports passing ``speed``, when given), ``"order": "desc"`` (highest first,
 the default) or ``"asc"``, ties by name ascending either way, optionally cut to its
 ``"top"`` first names.
@@ -28,6 +30,7 @@ from netarena.common.errors import ConfigError
 
 __all__ = [
     "CONTAINS",
+    "fork",
     "SPEED_TESTS",
     "children",
     "contained",
@@ -36,6 +39,7 @@ __all__ = [
     "selection",
     "total_capacity",
     "apply_op",
+    "taken",
     "apply_ops",
     "READ_OPS",
     "WRITE_OPS",
@@ -81,6 +85,19 @@ def contained(graph: nx.DiGraph, node: str, kind: str | None = None) -> list[str
     return sorted(v for v in seen if kind is None or kind in graph._node[v]["type"])
 
 
+def fork(graph: nx.DiGraph) -> nx.DiGraph:
+    """A copy to apply operations to: fresh adjacency dicts, attribute dicts shared.
+
+    Operations never change an attribute dict in place (an update replaces the port's dict),
+    so sharing them with the read-only original is safe and several times faster.
+    """
+    copy = nx.DiGraph()
+    copy._node = dict(graph._node)
+    copy._adj = copy._succ = {u: dict(nbrs) for u, nbrs in graph._succ.items()}
+    copy._pred = {v: dict(nbrs) for v, nbrs in graph._pred.items()}
+    return copy
+
+
 def _passes(graph: nx.DiGraph, node: str, where: Op) -> bool:
     """Whether ``node`` passes the filters of ``where`` (each applies to its kind only)."""
     attrs = graph._node[node]
@@ -115,11 +132,14 @@ def selected(
 
 
 def total_capacity(
-    graph: nx.DiGraph, node: str, speed: dict[str, Any] | None = None
+    graph: nx.DiGraph, node: str, speed: dict[str, Any] | None = None, direct: bool = False
 ) -> int | float:
-    """Sum of ``physical_capacity_bps`` over the ports ``node`` contains (or is), filtered."""
+    """Sum of ``physical_capacity_bps`` over the ports ``node`` contains (or is), filtered.
+
+    ``direct``: only the ports ``node`` directly contains.
+    """
     where = {"speed": speed}
-    ports = selected(graph, node, PORT, direct=False, where=where)
+    ports = selected(graph, node, PORT, direct=direct, where=where)
     if PORT in graph._node[node]["type"] and _passes(graph, node, where):
         ports.append(node)
     return sum(graph._node[p].get("physical_capacity_bps", 0) for p in ports)
@@ -172,10 +192,10 @@ def _read(graph: nx.DiGraph, op: Op) -> Answer:
         ranked = sorted(kids, key=lambda k: (sign * total_capacity(graph, k, speed), k))
         return {"type": "list", "data": ranked[: op.get("top") or None], "ordered": True}
     if kind == "count":
-        data = len(selected(graph, op["node"], op["kind"], direct=False, where=op))
-        return {"type": "text", "data": data}
+        return {"type": "text", "data": len(selection(graph, op))}
     if kind == "capacity":
-        return {"type": "text", "data": total_capacity(graph, op["node"], speed)}
+        direct = op.get("depth") == "direct"
+        return {"type": "text", "data": total_capacity(graph, op["node"], speed, direct)}
     rows = [[k, total_capacity(graph, k)] for k in children(graph, op["parent"], op["kind"])]
     return {"type": "table", "data": rows}
 
@@ -198,10 +218,16 @@ def loop_items(graph: nx.DiGraph, op: Op) -> list[str]:
 def selection(graph: nx.DiGraph, op: Op) -> list[str]:
     """The nodes a ``list``, ``count`` or ``for_each`` selects on ``graph`` (with its filters)."""
     if op["op"] == "count":
-        return selected(graph, op["node"], op["kind"], direct=False, where=op)
+        return selected(graph, op["node"], op["kind"], direct=op.get("depth") == "direct", where=op)
     return selected(
         graph, op["parent"], op["kind"], direct=op.get("depth", "direct") == "direct", where=op
     )
+
+
+def taken(op: Op, value: float) -> str:
+    """The branch (``then`` or ``otherwise``) an if-else takes when its measure is ``value``."""
+    holds = value < op["threshold"] if op.get("cmp") == "lt" else value > op["threshold"]
+    return "then" if holds else "otherwise"
 
 
 def apply_op(graph: nx.DiGraph, op: Op) -> Answer | None:
@@ -209,7 +235,8 @@ def apply_op(graph: nx.DiGraph, op: Op) -> Answer | None:
 
     Control flow: ``for_each`` applies ``do`` with ``{X}`` bound to each item of
     ``loop_items``; ``if`` measures ``measure`` and applies the operations of ``then`` when
-    it is greater than ``threshold``, else those of ``otherwise``.
+    it is greater than ``threshold`` (less than, with ``"cmp": "lt"``), else those of
+    ``otherwise``.
     """
     kind = op["op"]
     if kind in WRITE_OPS:
@@ -224,8 +251,7 @@ def apply_op(graph: nx.DiGraph, op: Op) -> Answer | None:
             answer = apply_op(graph, _bind(op["do"], item)) or answer
         return answer
     if kind == "if":
-        branch = op["then"] if _measure(graph, op["measure"]) > op["threshold"] else op["otherwise"]
-        return _sequence(graph, branch)
+        return _sequence(graph, op[taken(op, _measure(graph, op["measure"]))])
     raise ConfigError(f"malt: unknown operation {kind!r}")
 
 

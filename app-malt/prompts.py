@@ -134,6 +134,7 @@ def _rank(op: dict[str, Any]) -> str:
     )
 
 
+_THAN = {"gt": "greater than", "lt": "less than"}
 _DEPTH = {"direct": "directly contained", "all": "contained (directly or indirectly)"}
 
 
@@ -163,12 +164,12 @@ def describe(op: dict[str, Any]) -> str:
         ),
         "rank": lambda: _rank(op),
         "count": lambda: (
-            f"Count the {_kind(op['kind'])}{_where(op)} contained (directly or indirectly) "
+            f"Count the {_kind(op['kind'])}{_where(op)} {_DEPTH[op.get('depth', 'all')]} "
             f'in "{op["node"]}".'
         ),
         "capacity": lambda: (
-            f"Compute the total physical_capacity_bps of the ports{_where(op)} contained "
-            f'(directly or indirectly) in "{op["node"]}".'
+            f"Compute the total physical_capacity_bps of the ports{_where(op)} "
+            f'{_DEPTH[op.get("depth", "all")]} in "{op["node"]}".'
         ),
         "capacity_table": lambda: (
             f"Make a table with one row [name, total physical_capacity_bps of the ports it "
@@ -188,7 +189,8 @@ def describe(op: dict[str, Any]) -> str:
         then = " ".join(f"({chr(97 + i)}) {describe(o)}" for i, o in enumerate(op["then"]))
         other = " ".join(f"({chr(97 + i)}) {describe(o)}" for i, o in enumerate(op["otherwise"]))
         return (
-            f"{measure}; if the result is greater than {op['threshold']}, then: {then} "
+            f"{measure}; if the result is {_THAN[op.get('cmp', 'gt')]} {op['threshold']}, then: "
+            f"{then} "
             f"Otherwise: {other}"
         )
     raise ValueError(f"no phrasing for operation {kind!r}")

@@ -65,16 +65,15 @@ _SIMPLE: list[tuple[str, re.Pattern[str], tuple[str, ...]]] = [
     ),
     (
         "count",
-        re.compile(rf"^Count the{_KIND}{_SPEED} contained \(directly or indirectly\) in {_Q}"),
-        ("kind", *_WHERE, "node"),
+        re.compile(rf"^Count the{_KIND}{_SPEED} {_DEPTH} in {_Q}"),
+        ("kind", *_WHERE, "depth", "node"),
     ),
     (
         "capacity",
         re.compile(
-            rf"^Compute the total physical_capacity_bps of the ports{_PORTS} contained "
-            rf"\(directly or indirectly\) in {_Q}"
+            rf"^Compute the total physical_capacity_bps of the ports{_PORTS} {_DEPTH} in {_Q}"
         ),
-        ("cmp", "bps", "node"),
+        ("cmp", "bps", "depth", "node"),
     ),
     (
         "capacity_table",
@@ -89,7 +88,7 @@ _LOOP = re.compile(
     r"name order, call it X and do: (.*)$"
 )
 _BRANCH = re.compile(
-    r"^(.*); if the result is greater than (-?\d+), then: (\(a\) .*?) Otherwise: (\(a\) .*)$"
+    r"^(.*); if the result is (greater|less) than (-?\d+), then: (\(a\) .*?) Otherwise: (\(a\) .*)$"
 )
 _INTS = {"stage", "ports", "capacity_bps", "top", "bps", "tbps"}
 _WORDS = {"directly contained": "direct", "highest": "desc", "lowest": "asc"}
@@ -131,14 +130,16 @@ def _parse(sentence: str) -> dict[str, Any]:
         return {
             "op": "if",
             "measure": _parse(m[1]),
-            "threshold": int(m[2]),
-            "then": _branch(m[3]),
-            "otherwise": _branch(m[4]),
+            **({"cmp": "lt"} if m[2] == "less" else {}),
+            "threshold": int(m[3]),
+            "then": _branch(m[4]),
+            "otherwise": _branch(m[5]),
         }
     for op, pattern, names in _SIMPLE:
         if m := pattern.match(sentence):
             found = _fields(names, m.groups())
-            if op == "list" and found.get("depth") == "direct":  # the default
+            default = "direct" if op == "list" else "all"
+            if found.get("depth") == default:
                 del found["depth"]
             return {"op": op, **found}
     raise AgentError(f"malt reference: cannot read the task step {sentence[:120]!r}")
@@ -164,8 +165,8 @@ def process_graph(graph_data):
     G = graph_data
 
     def kids(node, kind):
-        return sorted(v for v, e in G[node].items() if v != node
-                      and e.get("type") == "RK_CONTAINS" and kind in G.nodes[v]["type"])
+        return sorted(v for v, e in G[node].items() if v != node and e.get("type") ==
+                      "RK_CONTAINS" and (kind is None or kind in G.nodes[v]["type"]))
 
     def subtree(node):
         seen, todo = {node}, [node]
@@ -198,8 +199,9 @@ def process_graph(graph_data):
             out.append(v)
         return out
 
-    def capacity(node, cmp=None, bps=0):
-        ports = under(node, "EK_PORT") + ([node] if "EK_PORT" in G.nodes[node]["type"] else [])
+    def capacity(node, cmp=None, bps=0, direct=False):
+        ports = kids(node, "EK_PORT") if direct else under(node, "EK_PORT")
+        ports += [node] if "EK_PORT" in G.nodes[node]["type"] else []
         return sum(G.nodes[p].get("physical_capacity_bps", 0) for p in keep(ports, cmp, bps))
 
     def add_port(switch, port, bps):
@@ -253,7 +255,8 @@ class ProgramWriter:
             return [f"{pad}for X in {items}:", *self.emit(op["do"], pad + "    ")]
         if kind == "if":
             return [
-                f"{pad}if {self.measure(op['measure'])} > {op['threshold']}:",
+                f"{pad}if {self.measure(op['measure'])} {'<' if op.get('cmp') == 'lt' else '>'} "
+                f"{op['threshold']}:",
                 *[line for o in op["then"] for line in self.emit(o, pad + "    ")],
                 f"{pad}else:",
                 *[line for o in op["otherwise"] for line in self.emit(o, pad + "    ")],
@@ -306,10 +309,11 @@ class ProgramWriter:
 
     def measure(self, op: dict[str, Any]) -> str:
         """The expression of a count or a capacity."""
-        node = _name(op["node"])
+        node, direct = _name(op["node"]), op.get("depth") == "direct"
         if op["op"] == "capacity":
-            return f"capacity({node}{_filter(op)})"
-        return f"len(keep(under({node}, {op['kind']!r}){_filter(op)}))"
+            return f"capacity({node}{_filter(op)}{', direct=True' if direct else ''})"
+        found = "kids" if direct else "under"
+        return f"len(keep({found}({node}, {op['kind']!r}){_filter(op)}))"
 
     def kids(self, op: dict[str, Any]) -> str:
         """The expression of the nodes of ``op["kind"]`` directly in ``op["parent"]``."""
