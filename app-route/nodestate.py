@@ -2,8 +2,9 @@
 
 ``read_node`` returns one ``key -> value`` entry per object: links (state, MTU, kind,
 MAC), IPv4 addresses, IPv4 routes of every table but ``local`` (derived from addresses),
-policy rules, queueing disciplines, the sysctls that change forwarding (``ip_forward`` and
-each interface's ``rp_filter``, ``arp_ignore``, ``accept_redirects``, ...), and the
+policy rules, queueing disciplines, the sysctls that change forwarding (``ip_forward``,
+each interface's ``rp_filter``, ``arp_ignore``, ``accept_redirects``, ... from the link
+dump, and ``all``/``default``'s forwarding, ``rp_filter`` and ``proxy_arp``), and the
 nftables ruleset (every family and table: ``iptables``, ``nft``, ``ebtables`` alike; legacy
 x_tables when the node uses them). Keys name an object by identity, values hold what
 may change about it, so two states compare object by object.
@@ -23,7 +24,6 @@ kernel on every ruleset change) and read again only when that id moved.
 from __future__ import annotations
 
 import json
-import os
 import socket
 import struct
 import subprocess
@@ -49,20 +49,23 @@ _RTMSG = struct.Struct("=BBBBBBBBI")
 _TCMSG = struct.Struct("=BxxxiIII")
 _ROUTE_TYPES = {1: "unicast", 6: "blackhole", 7: "unreachable", 8: "prohibit", 9: "throw"}
 _RULE_ACTIONS = {1: "lookup", 2: "goto", 3: "nop", 6: "blackhole", 7: "unreachable", 8: "prohibit"}
+_RTM_F_CLONED = 0x200
+"""A cached exception (learned from a redirect or a PMTU message), not configuration."""
 _TABLES = {253: "default", 254: "main", 255: "local"}
-_SYSCTLS = (
-    "rp_filter",
-    "arp_ignore",
-    "arp_announce",
-    "arp_filter",
-    "accept_redirects",
-    "send_redirects",
-    "proxy_arp",
-    "forwarding",
-    "log_martians",
-    "accept_local",
-    "route_localnet",
-)
+_DEVCONF = {
+    1: "forwarding",
+    3: "proxy_arp",
+    4: "accept_redirects",
+    6: "send_redirects",
+    8: "rp_filter",
+    11: "log_martians",
+    18: "arp_announce",
+    19: "arp_ignore",
+    20: "promote_secondaries",
+}
+"""``IPV4_DEVCONF_*`` index → sysctl name, of the settings that change forwarding."""
+_NETCONF = {2: "forwarding", 3: "rp_filter", 5: "proxy_arp"}
+_NETCONF_SCOPES = {-1: "all", -2: "default"}
 _NETLINK_NETFILTER = 12
 _NFT_GETGEN = (10 << 8) | 16
 _VERDICTS = frozenset(
@@ -121,6 +124,11 @@ def _links(sock: socket.socket, state: NodeState) -> dict[int, str]:
         mac = attrs.get(1, b"").hex(":")
         updown = "up" if flags & 1 else "down"
         state[f"link {name}"] = f"{updown} mtu {_u32(attrs.get(4))} {kind or 'device'} {mac}"
+        inet = _attrs(_attrs(attrs.get(26, b""), 0).get(socket.AF_INET, b""), 0).get(1, b"")
+        values = struct.unpack(f"={len(inet) // 4}I", inet[: len(inet) // 4 * 4])
+        for index, setting in _DEVCONF.items():
+            if index <= len(values):
+                state[f"sysctl net.ipv4.conf.{name}.{setting}"] = str(values[index - 1])
     return names
 
 
@@ -136,10 +144,10 @@ def _addresses(sock: socket.socket, state: NodeState, names: dict[int, str]) -> 
 
 def _routes(sock: socket.socket, state: NodeState, names: dict[int, str]) -> None:
     for data, at in _dump(sock, 26, _RTMSG.pack(socket.AF_INET, 0, 0, 0, 0, 0, 0, 0, 0)):
-        _, dst_len, _, tos, table, _, _, kind, _ = _RTMSG.unpack_from(data, at)
+        _, dst_len, _, tos, table, _, _, kind, flags = _RTMSG.unpack_from(data, at)
         attrs = _attrs(data, at + _RTMSG.size)
         table = _u32(attrs.get(15), table)
-        if table == 255:
+        if table == 255 or flags & _RTM_F_CLONED:  # local routes; cached exceptions
             continue
         where = _TABLES.get(table, str(table))
         dst = f"{_ip(attrs.get(1))}/{dst_len}" if dst_len else "default"
@@ -181,23 +189,25 @@ def _qdiscs(sock: socket.socket, state: NodeState, names: dict[int, str]) -> Non
         state[f"qdisc {names.get(index, str(index))} {where}"] = f"{kind} {options}"
 
 
-def _sysctls(state: NodeState) -> None:
-    base = "/proc/sys/net/ipv4"
-    with open(f"{base}/ip_forward") as f:
-        state["sysctl net.ipv4.ip_forward"] = f.read().strip()
-    for scope in sorted(os.listdir(f"{base}/conf")):
-        for name in _SYSCTLS:
-            try:
-                with open(f"{base}/conf/{scope}/{name}") as f:
-                    state[f"sysctl net.ipv4.conf.{scope}.{name}"] = f.read().strip()
-            except OSError:
-                continue
+def _netconf(sock: socket.socket, state: NodeState) -> None:
+    """The ``all`` and ``default`` settings netconf reports (and ``ip_forward``)."""
+    for data, at in _dump(sock, 82, struct.pack("=Bxxx", socket.AF_INET)):
+        attrs = _attrs(data, at + 4)
+        scope = _NETCONF_SCOPES.get(struct.unpack("=i", attrs.get(1, b"\0\0\0\0")[:4])[0])
+        if scope is None:
+            continue
+        for kind, setting in _NETCONF.items():
+            if kind in attrs:
+                state[f"sysctl net.ipv4.conf.{scope}.{setting}"] = str(_u32(attrs[kind]))
+    if "sysctl net.ipv4.conf.all.forwarding" in state:
+        state["sysctl net.ipv4.ip_forward"] = state["sysctl net.ipv4.conf.all.forwarding"]
 
 
-def _generation(netns: str) -> int:
+def _generation(netns: str, sock: socket.socket | None = None) -> int:
     """The nftables ruleset's generation id in ``netns`` (moves on every change)."""
-    with enter(netns):
-        sock = socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, _NETLINK_NETFILTER)
+    if sock is None:
+        with enter(netns):
+            sock = socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, _NETLINK_NETFILTER)
     with sock:
         body = struct.pack("=BBH", 0, 0, 0)
         sock.send(_HEADER.pack(_HEADER.size + len(body), _NFT_GETGEN, 1, 1, 0) + body)
@@ -322,8 +332,8 @@ class StateReader:
         self.exec_in = exec_in
         self._rulesets: dict[str, _Cached] = {}
 
-    def _ruleset(self, node: str, netns: str) -> NodeState:
-        generation = _generation(netns)
+    def _ruleset(self, node: str, netns: str, sock: socket.socket) -> NodeState:
+        generation = _generation(netns, sock)
         cached = self._rulesets.get(node)
         if cached is not None and cached.generation == generation:
             return cached.objects
@@ -359,7 +369,7 @@ class StateReader:
         try:
             with enter(netns):
                 sock = socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, 0)
-                _sysctls(state)
+                nft = socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, _NETLINK_NETFILTER)
                 legacy = _legacy_tools()
             with sock:
                 names = _links(sock, state)
@@ -367,7 +377,8 @@ class StateReader:
                 _routes(sock, state, names)
                 _rules(sock, state)
                 _qdiscs(sock, state, names)
-            state.update(self._ruleset(node, netns))
+                _netconf(sock, state)
+            state.update(self._ruleset(node, netns, nft))
             if legacy:
                 state.update(self._legacy(node, legacy))
         except (OSError, subprocess.SubprocessError) as exc:

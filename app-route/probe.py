@@ -263,6 +263,7 @@ class _Mesh:
 
     def send(self, flows: list[Flow], seq: int) -> None:
         now = time.monotonic()
+        connects: dict[str, list[Flow]] = {}
         for flow in flows:
             proto, src, dst = flow
             self.sent_at[flow] = now
@@ -276,15 +277,19 @@ class _Mesh:
                     token = self._token(self.tokens, flow)
                     self.clients[src].sendto(token, (address, self.net.local.udp_port))
                 else:
-                    self._connect(flow, address)
+                    connects.setdefault(src, []).append(flow)
             except OSError:  # no route, unreachable: a definite failure this round
                 continue
+        for src, group in connects.items():
+            with enter(self.net.netns(src)):  # one namespace switch per source
+                made = [socket.socket(socket.AF_INET, socket.SOCK_STREAM) for _ in group]
+            for sock, flow in zip(made, group, strict=True):
+                self._connect(sock, flow)
 
-    def _connect(self, flow: Flow, address: str) -> None:
-        with enter(self.net.netns(flow[1])):
-            sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    def _connect(self, sock: socket.socket, flow: Flow) -> None:
         sock.setblocking(False)
-        code = sock.connect_ex((address, self.net.local.tcp_port))
+        address = (self.net.plan.address(flow[2]), self.net.local.tcp_port)
+        code = sock.connect_ex(address)
         if code not in (0, errno.EINPROGRESS):
             sock.close()
             return
