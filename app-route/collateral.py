@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from netarena.route.nodestate import NodeState, container, inert
+from netarena.route.nodestate import NodeState, container, describe, inert
 
 __all__ = ["Footprint", "footprint", "collateral"]
 
@@ -69,11 +69,12 @@ def collateral(
         for key in sorted(_changed(before, after)):
             if inside.covers(node, key):
                 continue
+            what = describe(key)
             if key not in after:
-                found.append(_short(f"{node}: lost {key}"))
+                found.append(_short(f"{node}: lost {what}"))
             elif key not in before:
                 if not inert(key):
-                    found.append(_short(f"{node}: added {key} {after[key]}".rstrip()))
+                    found.append(_short(f"{node}: added {what} {after[key]}".rstrip()))
             else:
-                found.append(_short(f"{node}: changed {key}: {before[key]} -> {after[key]}"))
+                found.append(_short(f"{node}: changed {what}: {before[key]} -> {after[key]}"))
     return found

@@ -35,7 +35,7 @@ from typing import Any
 from netarena.common.errors import EmulatorError
 from netarena.route.namespaces import enter
 
-__all__ = ["NodeState", "StateReader", "container"]
+__all__ = ["NodeState", "StateReader", "container", "describe", "inert", "ruleset_objects"]
 
 NodeState = dict[str, str]
 """Object key → value (``"route main 10.0.1.0/24 metric 0"`` → ``"unicast dev r0-eth1"``)."""
@@ -275,6 +275,57 @@ def ruleset_objects(listing: str) -> NodeState:
             rest = json.dumps(_strip(body), sort_keys=True, separators=(",", ":"))
             state[f"{where} {kind} {body.get('name')}"] = rest
     return state
+
+
+def _operand(value: Any) -> str:
+    if isinstance(value, dict) and len(value) == 1:
+        kind, body = next(iter(value.items()))
+        if kind == "payload" and isinstance(body, dict):
+            return f"{body.get('protocol')} {body.get('field')}"
+        if kind in ("meta", "ct") and isinstance(body, dict):
+            return f"{kind} {body.get('key')}"
+        if kind == "prefix" and isinstance(body, dict):
+            return f"{body.get('addr')}/{body.get('len')}"
+        if kind == "set" and isinstance(body, list):
+            return "{" + ",".join(_operand(v) for v in body) + "}"
+        if kind == "range" and isinstance(body, list):
+            return "-".join(_operand(v) for v in body)
+    if isinstance(value, str | int | float):
+        return str(value)
+    return json.dumps(value, separators=(",", ":"))
+
+
+def _statement(part: Any) -> str | None:
+    if not isinstance(part, dict) or len(part) != 1:
+        return json.dumps(part, separators=(",", ":"))
+    kind, body = next(iter(part.items()))
+    if kind == "counter":
+        return None
+    if kind == "match" and isinstance(body, dict):
+        op = "" if body.get("op") in ("==", "in") else f"{body.get('op')} "
+        return f"{_operand(body.get('left'))} {op}{_operand(body.get('right'))}"
+    if kind == "xt" and isinstance(body, dict):
+        return f"xt {body.get('name')}"
+    if kind in ("dnat", "snat") and isinstance(body, dict):
+        port = f":{body['port']}" if "port" in body else ""
+        return f"{kind} to {_operand(body.get('addr'))}{port}"
+    if kind in ("jump", "goto") and isinstance(body, dict):
+        return f"{kind} {body.get('target')}"
+    return kind
+
+
+def describe(key: str) -> str:
+    """``key`` as a person reads it (nftables rules in ``nft``'s words, not JSON)."""
+    if not key.startswith("nft ") or " rule " not in key:
+        return key
+    where, rest = key.split(" rule ", 1)
+    expr, _, copy = rest.partition(" #")
+    try:
+        parts = json.loads(expr)
+    except ValueError:
+        return key
+    words = [w for p in (parts if isinstance(parts, list) else []) if (w := _statement(p))]
+    return f"{where}: {' '.join(words)}" + (f" (copy {copy})" if copy else "")
 
 
 def inert(key: str) -> bool:

@@ -8,7 +8,7 @@ import random
 from netarena.route import RouteApp
 from netarena.route.collateral import collateral, footprint
 from netarena.route.intent import draw_intent
-from netarena.route.nodestate import container, inert, ruleset_objects
+from netarena.route.nodestate import container, describe, inert, ruleset_objects
 from netarena.route.plan import draw_plan
 from netarena.route.repairs import Inventory, host_fixes, router_fixes
 from netarena.route.undisclosed import Undisclosed, draw_undisclosed
@@ -108,7 +108,8 @@ def test_rulesets_normalise_counters_and_empty_chains() -> None:
         'nft ip filter FORWARD rule [{"counter":null},{"accept":null}]',
     }
     assert container('nft ip filter FORWARD rule [{"accept":null}]') == "nft ip filter FORWARD"
-    assert inert('nft ip filter INPUT rule [{"counter":null},{"xt":{"name":"LOG","type":"target"}}]')
+    log = '[{"counter":null},{"xt":{"name":"LOG","type":"target"}}]'
+    assert inert(f"nft ip filter INPUT rule {log}")
     assert not inert('nft ip filter INPUT rule [{"counter":null},{"drop":null}]')
 
 
@@ -155,3 +156,15 @@ def test_the_solver_keeps_what_it_does_not_need_to_change() -> None:
         "iptables -D FORWARD -s 10.0.2.0/24 -p udp -j REJECT --reject-with icmp-port-unreachable",
         "tc qdisc del dev r0-eth2 root",
     ]
+
+
+def test_rules_are_described_in_words() -> None:
+    key = (
+        'nft ip nat PREROUTING rule [{"match":{"left":{"payload":{"field":"daddr",'
+        '"protocol":"ip"}},"op":"==","right":"10.0.0.1"}},{"match":{"left":{"payload":'
+        '{"field":"dport","protocol":"tcp"}},"op":"==","right":8443}},{"counter":null},'
+        '{"dnat":{"addr":"10.0.1.5","port":9000}}]'
+    )
+    words = "ip daddr 10.0.0.1 tcp dport 8443 dnat to 10.0.1.5:9000"
+    assert describe(key) == f"nft ip nat PREROUTING: {words}"
+    assert describe("route main default tos 0 metric 0") == "route main default tos 0 metric 0"
