@@ -143,6 +143,7 @@ def _addresses(sock: socket.socket, state: NodeState, names: dict[int, str]) -> 
 
 
 def _routes(sock: socket.socket, state: NodeState, names: dict[int, str]) -> None:
+    found: dict[str, list[str]] = {}
     for data, at in _dump(sock, 26, _RTMSG.pack(socket.AF_INET, 0, 0, 0, 0, 0, 0, 0, 0)):
         _, dst_len, _, tos, table, _, _, kind, flags = _RTMSG.unpack_from(data, at)
         attrs = _attrs(data, at + _RTMSG.size)
@@ -159,7 +160,9 @@ def _routes(sock: socket.socket, state: NodeState, names: dict[int, str]) -> Non
             value += f" dev {names.get(_u32(attrs[4]), '?')}"
         if 9 in attrs:
             value += f" multipath {attrs[9].hex()}"
-        state[key] = value
+        found.setdefault(key, []).append(value)
+    for key, values in found.items():  # appended routes share a key: keep them all
+        state[key] = " | ".join(sorted(values))
 
 
 def _rules(sock: socket.socket, state: NodeState) -> None:

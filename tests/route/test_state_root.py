@@ -89,4 +89,4 @@ def test_non_diagnosing_baselines_score_at_most_030(baseline: str) -> None:
     assert not [r.error for r in results if r.error]
     summary = summarize(results, app="route", agent=agent.name, seed=None)
     assert summary["solved_safely"]["rate"] <= 0.3, summary["solved_safely"]
-    assert summary["correct"]["rate"] >= 0.5  # they do repair the faults
+    assert summary["correctness"]["rate"] >= 0.5  # they do repair the faults
