@@ -269,7 +269,7 @@ def _shaping(d: _Draw) -> list[Item]:
 
 def _sysctls(d: _Draw) -> list[Item]:
     items = []
-    for node in {d.node() for _ in range(d.rng.randint(1, 3))}:
+    for node in dict.fromkeys(d.node() for _ in range(d.rng.randint(1, 3))):
         intf = d.intf(node)
         conf = f"net.ipv4.conf.{intf}"
         choices = [
