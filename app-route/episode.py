@@ -3,9 +3,11 @@
 The loop (history, rejections, rewards, safety ledger, observation layout) is
 ``netarena.common.reactive.ReactiveEpisode``; this module says only what is route's: a
 reply is ``{"machine", "command"}`` run as ``bash -c`` in that machine's sandbox, the state
-is the steady-state pingmesh, solved means it equals the intended matrix, and a step is
-worse when a pair that answered stops answering (confirmed by patient re-probes) or a pair
-that must stay blocked starts answering.
+is the steady-state mesh of ICMP, TCP and UDP flows, solved means every protocol's matrix
+equals the intended one, and a step is worse when a flow that answered stops answering
+(confirmed by patient re-probes) or a flow that must stay blocked starts answering. The
+score adds the collateral diff: every node's configuration against the healthy one,
+outside the faults' footprint (``collateral.py``); any collateral makes the episode unsafe.
 """
 
 from __future__ import annotations
