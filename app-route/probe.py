@@ -194,6 +194,7 @@ class _Mesh:
         self.echoed: set[Pair] = set()
         self.proven: set[Pair] = set()
         self.answered: set[Flow] = set()
+        self.listening_since = 0.0
         self.open_fds: dict[int, socket.socket] = {}
         try:
             for node in net.plan.nodes:
@@ -287,6 +288,7 @@ class _Mesh:
                 made = [socket.socket(socket.AF_INET, socket.SOCK_STREAM) for _ in group]
             for sock, flow in zip(made, group, strict=True):
                 self._connect(sock, flow)
+        self.listening_since = time.monotonic()
 
     def _connect(self, sock: socket.socket, flow: Flow) -> None:
         sock.setblocking(False)
@@ -340,7 +342,9 @@ class _Mesh:
     def _answer(self, flow: Flow) -> None:
         if flow not in self.answered:
             self.answered.add(flow)
-            self.rtts.append(time.monotonic() - self.sent_at[flow])
+            if flow[0] != "tcp":  # the network's latency, not connection set-up work,
+                since = max(self.sent_at[flow], self.listening_since)  # nor our sending
+                self.rtts.append(time.monotonic() - since)
 
     def _drain_icmp(self, node: str) -> None:
         sock = self.sockets[node]
