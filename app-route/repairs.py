@@ -3,8 +3,9 @@
 Each function reads the output of the solver's diagnostic command (sections ``#link``,
 ``#addr``, ``#route``, ``#rule``, ``#filter``, ``#fwd``, ``#qdisc``) and returns the shell
 commands that turn what it saw into what the inventory and the intent say, in a safe
-order: links up, correct addresses added before wrong ones are removed, then routes,
-rules, forwarding, filters and queues. Firewall rules are kept when they block only
+order: links up, a right address under a wrong length removed (and the routes through it
+put back), correct addresses added before other wrong ones are removed, then routes, rules,
+forwarding, filters and queues. Firewall rules are kept when they block only
 traffic the intent forbids (the expected matrix's X pairs): those are the owners' rules.
 
 It diagnoses rather than rebuilds: what the prompt does not describe is kept unless it
@@ -38,7 +39,8 @@ HOST_DIAGNOSTIC = (
 )
 """One command showing a host's links (flags, MTU), IPv4 addresses and routes."""
 ROUTER_DIAGNOSTIC = (
-    f"{HOST_DIAGNOSTIC}; echo '#rule'; ip rule show; echo '#filter'; iptables -S; "
+    f"{HOST_DIAGNOSTIC}; echo '#tables'; ip -4 route show table all | grep ' table ' | "
+    "grep -v ' table local'; echo '#rule'; ip rule show; echo '#filter'; iptables -S; "
     "echo '#fwd'; cat /proc/sys/net/ipv4/ip_forward; "
     "echo '#qdisc'; tc qdisc show | grep -v noqueue"
 )
@@ -112,7 +114,7 @@ def _interface_fixes(
     for line in sections.get("addr", []):
         name, cidr = line.split()[:2]
         inets.setdefault(name, []).append(cidr)
-    ups, adds, dels = [], [], []
+    ups, renumbers, adds, dels = [], [], [], []
     for intf, cidr in wanted.items():
         flags, mtu = links.get(intf, ("", "1500"))
         if "UP" not in flags.strip("<>").split(","):
@@ -127,8 +129,25 @@ def _interface_fixes(
             a for a in present
             if a != cidr and (a.split("/")[0] == own or inv.in_subnets(a.split("/")[0]))
         ]
-        dels += [f"ip addr del {a} dev {intf}" for a in wrong]
-    return ups + adds + dels
+        # the right address under a wrong length goes first: added beside it, the right
+        # one would inherit kernel state of the wrong one (TCP to a neighbour that the
+        # wrong length made a broadcast address keeps failing)
+        renumber = [f"ip addr del {a} dev {intf}" for a in wrong if a.split("/")[0] == own]
+        renumbers += renumber
+        dels += [f"ip addr del {a} dev {intf}" for a in wrong if a.split("/")[0] != own]
+        if renumber:  # the kernel drops routes through the interface with its address
+            adds += _routes_through(sections, intf)
+    return ups + renumbers + adds + dels
+
+
+def _routes_through(sections: dict[str, list[str]], intf: str) -> list[str]:
+    """``ip route replace`` of every route seen through a gateway on ``intf``."""
+    found = []
+    for line in sections.get("route", []) + sections.get("tables", []):
+        tokens = [t for t in line.split() if t not in ("linkdown", "dead", "onlink")]
+        if "via" in tokens and f"dev {intf}" in " ".join(tokens):
+            found.append("ip route replace " + " ".join(tokens))
+    return found
 
 
 def _rule_refuses(line: str, inv: Inventory) -> bool:
