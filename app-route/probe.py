@@ -126,21 +126,37 @@ class PingMatrix:
         return "\n".join(lines)
 
 
-def parse_pingall(text: str) -> PingMatrix:
-    """Read a pingall block back (the inverse of ``PingMatrix.text``)."""
+def _rows(text: str, arrow: str, after: str | None = None) -> list[tuple[str, list[str]]]:
     rows: list[tuple[str, list[str]]] = []
+    inside = after is None
     for line in text.splitlines():
-        if " -> " in line and not line.startswith("***"):
-            src, _, rest = line.partition(" -> ")
+        if line.startswith("***"):
+            inside = after is None or line.startswith(after)
+        elif inside and arrow in line:
+            src, _, rest = line.partition(arrow)
             rows.append((src.strip(), rest.split()))
-    nodes = tuple(src for src, _ in rows)
+    return rows
+
+
+def _answered(rows: list[tuple[str, list[str]]], nodes: tuple[str, ...]) -> frozenset[Pair]:
     ok = set()
     for src, cells in rows:
         dests = [d for d in nodes if d != src]
         for dst, cell in zip(dests, cells, strict=False):
             if cell != "X":
                 ok.add((src, dst))
-    return PingMatrix(nodes, frozenset(ok))
+    return frozenset(ok)
+
+
+def parse_pingall(text: str) -> PingMatrix:
+    """Read a pingall block back (the inverse of ``PingMatrix.text``, TCP and UDP too)."""
+    rows = _rows(text, " -> ")
+    nodes = tuple(src for src, _ in rows)
+    services = {}
+    for proto in ("TCP", "UDP"):
+        found = _rows(text, " => ", f"*** {proto}:")
+        services[proto] = _answered(found, nodes) if found else None
+    return PingMatrix(nodes, _answered(rows, nodes), services["TCP"], services["UDP"])
 
 
 def _checksum(data: bytes) -> int:

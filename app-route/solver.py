@@ -91,7 +91,10 @@ def _history(text: str) -> list[_Entry]:
 def _suspects(current: PingMatrix, expected: PingMatrix, hosts: list[str]) -> list[str]:
     """Hosts in pairs that differ from the expected matrix, most involved first."""
     count = dict.fromkeys(hosts, 0)
-    for pair in current.ok ^ expected.ok:
+    wrong = current.ok ^ expected.ok
+    for pairs in (current.tcp, current.udp):
+        wrong |= expected.ok ^ pairs if pairs is not None else frozenset()
+    for pair in wrong:
         for node in pair:
             if node in count:
                 count[node] += 1

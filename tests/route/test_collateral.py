@@ -168,3 +168,12 @@ def test_rules_are_described_in_words() -> None:
     words = "ip daddr 10.0.0.1 tcp dport 8443 dnat to 10.0.1.5:9000"
     assert describe(key) == f"nft ip nat PREROUTING: {words}"
     assert describe("route main default tos 0 metric 0") == "route main default tos 0 metric 0"
+
+
+def test_service_matrices_read_back() -> None:
+    from netarena.route.probe import PingMatrix, parse_pingall
+
+    pairs = frozenset({("h1", "h2"), ("h2", "h1"), ("r0", "h1")})
+    matrix = PingMatrix(("h1", "h2", "r0"), pairs, frozenset({("h1", "h2")}), frozenset())
+    assert parse_pingall("## Current connectivity\n" + matrix.text()) == matrix
+    assert parse_pingall(PingMatrix(("h1", "r0"), frozenset()).text()).tcp is None
