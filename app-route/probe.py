@@ -211,6 +211,8 @@ class _Mesh:
         self.proven: set[Pair] = set()
         self.answered: set[Flow] = set()
         self.listening_since = 0.0
+        self.progress = 0
+        """TCP exchanges under way (connections made, tokens answered): not quiet yet."""
         self.open_fds: dict[int, socket.socket] = {}
         try:
             for node in net.plan.nodes:
@@ -432,6 +434,7 @@ class _Mesh:
         if flow is not None and flow[2] == node:
             with contextlib.suppress(OSError):
                 sock.send(self._token(self.proof_tokens, flow))
+                self.progress += 1
         self._forget(sock)
 
     def _tcp_client(self, sock: socket.socket, flow: Flow) -> None:
@@ -442,6 +445,7 @@ class _Mesh:
                     self._forget(sock)
                     return
                 sock.send(self._token(self.tokens, flow))
+                self.progress += 1
                 self.handlers[sock.fileno()] = ("tcp-wait", flow[1], flow)
                 self.poller.modify(sock.fileno(), select.POLLIN)
                 return
@@ -487,11 +491,11 @@ class _Mesh:
                 break
             limit = deadline if quiet is None else min(deadline, quiet)
             ready = self.poller.poll(max(0.0, limit - now) * 1000)
-            before = len(self.answered)
+            before = (len(self.answered), self.progress)
             for fd, _ in ready:
                 self._dispatch(fd)
-            if len(self.answered) > before:
-                last = time.monotonic()
+            if (len(self.answered), self.progress) > before:  # answers, or TCP exchanges
+                last = time.monotonic()  # under way: not quiet yet
         for fd, (role, _, _) in list(self.handlers.items()):  # queued replies of a
             if role in ("icmp", "udp-server", "udp-client", "tcp-listen"):  # late prober
                 self._dispatch(fd)
@@ -504,10 +508,12 @@ class _Mesh:
         slowest = max(self.rtts[-64:], default=0.0)
         return min(ceiling_s, max(floor_s, 20 * slowest))
 
-    def matrix(self) -> PingMatrix:
-        """What answered, as a matrix."""
-        by = {p: frozenset((s, d) for q, s, d in self.answered if q == p) for p in PROTOCOLS}
-        return PingMatrix(self.net.plan.nodes, by["icmp"], by["tcp"], by["udp"])
+    def matrix(self, protocols: tuple[str, ...] = PROTOCOLS) -> PingMatrix:
+        """What answered, as a matrix (``None`` for a protocol not probed)."""
+        by: dict[str, frozenset[Pair] | None] = dict.fromkeys(PROTOCOLS)
+        for p in protocols:
+            by[p] = frozenset((s, d) for q, s, d in self.answered if q == p)
+        return PingMatrix(self.net.plan.nodes, by["icmp"] or frozenset(), by["tcp"], by["udp"])
 
 
 def pingmesh(
@@ -517,6 +523,7 @@ def pingmesh(
     confirm_rounds: int = 1,
     confirm_floor_s: float = 0.25,
     confirm_ceiling_s: float = 2.0,
+    protocols: tuple[str, ...] = PROTOCOLS,
 ) -> PingMatrix:
     """Probe every ordered pair of machines of ``net`` in parallel.
 
@@ -532,13 +539,14 @@ def pingmesh(
             it failed them all.
         confirm_floor_s: Shortest confirmation window, seconds.
         confirm_ceiling_s: Longest confirmation window, seconds.
+        protocols: What to probe (every protocol unless measuring one for comparison).
 
     Returns:
         The reachability matrix.
     """
     pairs = [(s, d) for s in net.plan.nodes for d in net.plan.nodes if s != d]
-    flows = [(p, s, d) for p in PROTOCOLS for s, d in pairs]
-    must = {(p, s, d) for p in PROTOCOLS for s, d in (pairs if expect is None else expect)}
+    flows = [(p, s, d) for p in protocols for s, d in pairs]
+    must = {(p, s, d) for p in protocols for s, d in (pairs if expect is None else expect)}
     mesh = _Mesh(net)
     try:
         mesh.send(flows, 1)
@@ -553,7 +561,7 @@ def pingmesh(
             mesh.wait(set(doubtful), time.monotonic() + window)
     finally:
         mesh.close()
-    return mesh.matrix()
+    return mesh.matrix(protocols)
 
 
 class Watch:

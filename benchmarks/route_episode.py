@@ -60,7 +60,7 @@ def mesh_timings(repeat: int) -> dict[str, list[float]]:
     everything = frozenset((s, d) for s in plan.nodes for d in plan.nodes if s != d)
     times: dict[str, list[float]] = {"build": [], "close": [], "healthy": [], "broken": []}
     times["false"] = [0.0]
-    times |= {"shell": [], "diff": [], "diff_changed": []}
+    times |= {"shell": [], "diff": [], "diff_changed": [], "icmp": []}
     for _ in range(repeat):
         t = time.perf_counter()
         net = Network(plan, intent, RouterTopo(plan), local=local)
@@ -71,6 +71,11 @@ def mesh_timings(repeat: int) -> dict[str, list[float]]:
             m = pingmesh(net, expect=everything)
             times["healthy"].append(time.perf_counter() - t)
             times["false"][0] += len(_flows(everything) - m.flows)
+        for _ in range(5):
+            t = time.perf_counter()
+            m = pingmesh(net, expect=everything, protocols=("icmp",))
+            times["icmp"].append(time.perf_counter() - t)
+            times["false"][0] += len(everything - m.ok)
         for _ in range(5):
             t = time.perf_counter()
             found = collateral(net.healthy, net.read_states(), Footprint())
@@ -126,6 +131,7 @@ def main() -> None:
     print(f"  open: build+intent+inject+verify     {median_s(opened)}   (target <= 1.5 s)")
     healthy = median_s(times["healthy"])
     print(f"  pingmesh, healthy, all protocols     {healthy}   (target <= 0.1 s)")
+    print(f"  pingmesh, healthy, ICMP only         {median_s(times['icmp'])}   (for comparison)")
     print(f"  pingmesh, broken (confirms losses)   {median_s(times['broken'])}")
     print(f"  collateral diff, unchanged           {median_s(times['diff'])}   (target <= 0.05 s)")
     print(f"  collateral diff, router rule added   {median_s(times['diff_changed'])}")
