@@ -19,6 +19,7 @@ from typing import Any
 
 from netarena.route.intent import Intent
 from netarena.route.plan import ROUTER, NetworkPlan
+from netarena.route.undisclosed import DEFAULT_PORTS
 
 __all__ = [
     "FAULT_TYPES",
@@ -44,7 +45,14 @@ METHODS: dict[str, tuple[str, ...]] = {
     "DR": ("ip_forward_off", "forward_policy_drop", "rule_prohibit", "forward_drop_subnet"),
     "DI": ("ifconfig_down", "link_down", "mtu_too_small"),
     "RI": ("flush", "wrong_ip", "wrong_prefix", "duplicate_ip"),
-    "DT": ("iptables_drop", "iptables_reject", "icmp_drop", "tc_zero_queue"),
+    "DT": (
+        "iptables_drop",
+        "iptables_reject",
+        "icmp_drop",
+        "tc_zero_queue",
+        "tcp_service_drop",
+        "udp_reject",
+    ),
     "WR": ("wrong_interface", "unreachable_gateway", "metric_loses", "loop"),
 }
 """Injection methods per fault type."""
@@ -95,9 +103,16 @@ def _address_value(
 
 
 def sample_fault(
-    rng: random.Random, plan: NetworkPlan, intent: Intent, kind: str, method: str | None = None
+    rng: random.Random,
+    plan: NetworkPlan,
+    intent: Intent,
+    kind: str,
+    method: str | None = None,
+    tcp_port: int = DEFAULT_PORTS[0],
 ) -> Fault:
     """Draw one concrete fault of type ``kind`` (``DR``, ``DI``, ...).
+
+    ``tcp_port`` is the machines' TCP service port (a filter may drop only that).
 
     Returns:
         A JSON-able record: ``type``, ``method``, ``node``, ``intf``, ``subnet``, ``other``
@@ -110,6 +125,8 @@ def sample_fault(
     fault: Fault = {"type": kind, "method": method, "subnet": subnet, "other": other}
     if kind in ("DR", "DT"):
         fault.update(node=ROUTER, intf=plan.subnet(subnet).router_intf)
+        if method == "tcp_service_drop":
+            fault["value"] = tcp_port
     elif kind in ("DI", "RI"):
         node, intf = _pick_interface(rng, plan, subnet)
         fault.update(node=node, intf=intf)
@@ -131,11 +148,18 @@ def sample_fault(
 
 
 def fault_candidates(
-    seed: int, slot: int, plan: NetworkPlan, intent: Intent, kind: str
+    seed: int,
+    slot: int,
+    plan: NetworkPlan,
+    intent: Intent,
+    kind: str,
+    tcp_port: int = DEFAULT_PORTS[0],
 ) -> list[Fault]:
     """The candidate list of one fault slot, each drawn from its own sub-seed."""
     return [
-        sample_fault(random.Random(f"route/{seed}/{slot}/{attempt}"), plan, intent, kind)
+        sample_fault(
+            random.Random(f"route/{seed}/{slot}/{attempt}"), plan, intent, kind, None, tcp_port
+        )
         for attempt in range(CANDIDATES_PER_FAULT)
     ]
 
@@ -179,6 +203,12 @@ def injection_commands(
             (ROUTER, ["iptables", "-A", "FORWARD", "-s", subnet.network, "-j", target]),
             (ROUTER, ["iptables", "-A", "FORWARD", "-d", subnet.network, "-j", target]),
         ]
+    if method == "tcp_service_drop":
+        rule = ["-d", subnet.network, "-p", "tcp", "--dport", str(fault["value"]), "-j", "DROP"]
+        return [(ROUTER, ["iptables", "-A", "FORWARD", *rule])]
+    if method == "udp_reject":
+        rule = ["-s", subnet.network, "-p", "udp", "-j", "REJECT"]
+        return [(ROUTER, ["iptables", "-A", "FORWARD", *rule])]
     if method == "icmp_drop":
         net = subnet.network
         return [

@@ -19,6 +19,7 @@ from netarena.route.plan import NetworkPlan, draw_plan
 from netarena.route.probe import PingMatrix
 from netarena.route.prompts import task_prompt
 from netarena.route.topology import RouterTopo, Topo, load_topo_class, plan_of
+from netarena.route.undisclosed import draw_undisclosed
 
 if TYPE_CHECKING:
     from netarena.common.agents import Baseline
@@ -108,11 +109,12 @@ class RouteApp(App):
         label = self.pick_label(rng, level, label)
         plan, topo = self._topology(rng)
         intent = draw_intent(rng, plan)
+        local = draw_undisclosed(random.Random(f"route/{seed}/undisclosed"), plan, intent)
         faults: list[dict[str, Any]] = [
             {
                 "type": code,
                 "name": FAULT_TYPES[code],
-                "candidates": fault_candidates(seed, slot, plan, intent, code),
+                "candidates": fault_candidates(seed, slot, plan, intent, code, local.tcp_port),
             }
             for slot, code in enumerate(label.split("+"))
         ]
@@ -125,7 +127,12 @@ class RouteApp(App):
             level=level,
             label=label,
             prompt=task_prompt(
-                plan, intent, expected, self.config.prompt_style, self.config.command_timeout_s
+                plan,
+                intent,
+                expected,
+                self.config.prompt_style,
+                self.config.command_timeout_s,
+                (local.tcp_port, local.udp_port),
             ),
             params=params,
             truth={
@@ -133,6 +140,7 @@ class RouteApp(App):
                 "intent": intent.to_dict(),
                 "topo": topo,
                 "faults": faults,
+                "undisclosed": local.to_dict(),
             },
         )
 

@@ -1,12 +1,13 @@
 """Building a faulted network and proving each fault breaks it, in its steady state.
 
-The fresh network must match the owners' intent exactly (every intended pair answers,
-every pair that must stay blocked does not). Then, for each fault slot, candidates are tried
-in order (attempt 0, 1, ...): a candidate is kept when its commands succeed and, measured
-from empty neighbour caches, at least one intended pair stops answering while no blocked
-pair opens. Measuring from empty caches matters: a host's cached MAC for a gateway address
-the fault just removed keeps traffic flowing for up to a minute, and the agent would then
-watch the fault appear on its own and be blamed for it. A rejected candidate is undone by
+The fresh network must match the owners' intent exactly on ICMP, TCP and UDP (every
+intended pair answers, every pair that must stay blocked does not). Then, for each fault
+slot, candidates are tried in order (attempt 0, 1, ...): a candidate is kept when its
+commands succeed and, measured from empty neighbour caches, at least one intended flow
+stops answering while no blocked flow opens. Measuring from empty caches matters: a
+host's cached MAC for a gateway address the fault just removed keeps traffic flowing for
+up to a minute, and the agent would then watch the fault appear on its own and be blamed
+for it. A rejected candidate is undone by
 rebuilding the network and replaying the faults kept so far, so it leaves no trace.
 Candidates come from the query (generation stays pure) and the emulator is deterministic,
 so the same query ends with the same faults on every machine.
@@ -19,12 +20,14 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from netarena.common.errors import EmulatorError
+from netarena.route.checks import intended_flows
 from netarena.route.faults import Fault, injection_commands
 from netarena.route.intent import Intent, intended_pairs
 from netarena.route.network import Network
 from netarena.route.plan import NetworkPlan
 from netarena.route.probe import Pair, PingMatrix, pingmesh
 from netarena.route.topology import Topo
+from netarena.route.undisclosed import Undisclosed
 
 __all__ = ["Injected", "ProbeTiming", "build_faulted", "measure"]
 
@@ -81,8 +84,8 @@ def _apply(net: Network, fault: Fault) -> str | None:
 
 
 def _describe_mismatch(want: frozenset[Pair], got: PingMatrix) -> str:
-    missing = sorted(want - got.ok)[:8]
-    extra = sorted(got.ok - want)[:8]
+    missing = sorted(intended_flows(want) - got.flows)[:8]
+    extra = sorted(got.flows - intended_flows(want))[:8]
     return f"missing {missing}, unexpected {extra}\n{got.text()}"
 
 
@@ -90,12 +93,17 @@ class _Search:
     """The depth-first search over fault candidates, on one live network."""
 
     def __init__(
-        self, plan: NetworkPlan, intent: Intent, topo: Callable[[], Topo], timing: ProbeTiming
+        self,
+        plan: NetworkPlan,
+        intent: Intent,
+        topo: Callable[[], Topo],
+        timing: ProbeTiming,
+        local: Undisclosed | None,
     ) -> None:
-        self.plan, self.intent, self.topo = plan, intent, topo
+        self.plan, self.intent, self.topo, self.local = plan, intent, topo, local
         self.check = ProbeTiming(timing.timeout_s, confirm_rounds=1, confirm_floor_s=0.15)
         self.want = intended_pairs(plan, intent)
-        self.net = Network(plan, intent, topo())
+        self.net = Network(plan, intent, topo(), local=local)
         self.kept: list[Fault] = []
         self.attempts: list[int] = []
         self.trials = 0
@@ -104,7 +112,7 @@ class _Search:
         """A fresh network with only the faults kept so far (a rejected one leaves no trace)."""
         prefix = self.net.prefix
         self.net.close()
-        self.net = Network(self.plan, self.intent, self.topo(), prefix)
+        self.net = Network(self.plan, self.intent, self.topo(), prefix, self.local)
         for done in self.kept:
             if (err := _apply(self.net, done)) is not None:
                 raise EmulatorError(f"replaying a verified fault failed: {err}")
@@ -112,8 +120,10 @@ class _Search:
     def _breaks(self, fault: Fault, current: PingMatrix) -> PingMatrix | None:
         """Apply ``fault``; the new state if it loses a pair and opens none, else ``None``."""
         failure = _apply(self.net, fault)
-        after = None if failure else measure(self.net, self.check, current.ok)
-        if after is not None and current.ok - after.ok and not after.ok - self.want:
+        expect = frozenset((s, d) for _, s, d in current.flows)
+        after = None if failure else measure(self.net, self.check, expect)
+        want = intended_flows(self.want)
+        if after is not None and current.flows - after.flows and not after.flows - want:
             return after
         log.debug("candidate rejected: %s", failure or "no effect")
         return None
@@ -149,6 +159,7 @@ def build_faulted(
     topo: Callable[[], Topo],
     slots: list[list[Fault]],
     timing: ProbeTiming | None = None,
+    local: Undisclosed | None = None,
 ) -> Injected:
     """Build the network, check it against the intent, and inject one verified fault per slot.
 
@@ -163,16 +174,17 @@ def build_faulted(
         topo: Makes the Mininet topology (called for every rebuild).
         slots: Candidate faults per slot.
         timing: Probe timing of the episode; fault checks use one confirmation round.
+        local: The service ports and undisclosed configuration to build with.
 
     Raises:
         EmulatorError: The healthy network does not match the intent, or no combination
             of candidates within ``MAX_ATTEMPTS`` trials breaks something at every slot.
     """
     timing = timing or ProbeTiming()
-    search = _Search(plan, intent, topo, timing)
+    search = _Search(plan, intent, topo, timing, local)
     try:
         healthy = measure(search.net, ProbeTiming(timing.timeout_s, 4, 0.5), search.want)
-        if healthy.ok != search.want:
+        if healthy.flows != intended_flows(search.want):
             raise EmulatorError(
                 "the healthy network does not match its intent: "
                 + _describe_mismatch(search.want, healthy)

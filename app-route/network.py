@@ -37,6 +37,7 @@ from netarena.route.namespaces import (
     remove_prefix,
     write_sysctl,
 )
+from netarena.route.nodestate import NodeState, StateReader
 from netarena.route.plan import ROUTER, NetworkPlan
 from netarena.route.rtnetlink import flush_learned
 from netarena.route.rulesets import (
@@ -50,7 +51,9 @@ from netarena.route.rulesets import (
     volatile_rules,
 )
 from netarena.route.sandbox import EpisodeSandbox, ExecResult, episode_uid
+from netarena.route.services import Services
 from netarena.route.topology import Bridge, Mininet, Topo
+from netarena.route.undisclosed import Item, Undisclosed
 
 __all__ = ["Network", "ExecResult", "RuleFindings", "OBJECT_BUDGET"]
 
@@ -187,19 +190,31 @@ class Network:
         intent: The owners' requirements, applied as firewall rules and routes.
         topo: The Mininet topology to build.
         prefix: Namespace prefix; a fresh one by default.
+        local: The judge's service ports and the undisclosed configuration (none by
+            default: services on ``undisclosed.DEFAULT_PORTS``).
 
     Raises:
         EmulatorError: Building failed (everything created so far is removed first).
     """
 
     def __init__(
-        self, plan: NetworkPlan, intent: Intent, topo: Topo, prefix: str | None = None
+        self,
+        plan: NetworkPlan,
+        intent: Intent,
+        topo: Topo,
+        prefix: str | None = None,
+        local: Undisclosed | None = None,
     ) -> None:
         self.plan = plan
         self.intent = intent
+        self.local = local or Undisclosed()
         self.prefix = prefix or new_prefix()
         self.mininet: Mininet | None = None
         self.sandbox: EpisodeSandbox | None = None
+        self.services: Services | None = None
+        self.reader = StateReader(self._exec_output)
+        self.healthy: dict[str, NodeState] = {}
+        """Every node's state once built (intent and undisclosed configuration applied)."""
         self._closed = False
         try:
             self._build(topo)
@@ -242,7 +257,11 @@ class Network:
             for scope in ("all", "default"):  # promotes the next instead of dropping all
                 write_sysctl(self.netns(node), f"net.ipv4.conf.{scope}.promote_secondaries", "1")
         self._apply_intent()
+        for node in self.plan.nodes:
+            self._apply_undisclosed(node, self.local.on(node))
+        self.services = Services(self)
         self.sandbox = EpisodeSandbox(self.prefix, self.plan)
+        self.healthy = self.read_states()
 
     def _skip_node_ifindexes(self, fabric: str) -> None:
         """Make the switch ports' interface numbers differ from their peers'.
@@ -269,8 +288,40 @@ class Network:
             if commands:
                 ip_batch([" ".join(c[1:]) for c in commands], self.netns(host.name))
 
-    def _restore(self, node: str, rules: str) -> None:
-        result = self.exec(node, ["iptables-restore"], stdin=rules)
+    def _apply_undisclosed(self, node: str, items: list[Item]) -> None:
+        """Apply ``node``'s undisclosed configuration (``undisclosed.py``)."""
+        netns = self.netns(node)
+        if lines := [line for item in items for line in item.ip]:
+            ip_batch(lines, netns)
+        tables = []
+        for table in ("filter", "nat"):
+            if lines := [line for item in items for line in getattr(item, table)]:
+                tables += [f"*{table}", *lines, "COMMIT"]
+        if tables:
+            self._restore(node, "\n".join([*tables, ""]), "--noflush")
+        if lines := [line for item in items for line in item.tc]:
+            result = self.exec(node, ["tc", "-batch", "-"], stdin="\n".join(lines) + "\n")
+            if result.returncode != 0:
+                raise EmulatorError(f"{node}: tc failed: {result.output.strip()}")
+        for item in items:
+            for key, value in item.sysctls:
+                write_sysctl(netns, key, value)
+
+    def _exec_output(self, node: str, argv: list[str]) -> tuple[int, str]:
+        result = self.exec(node, argv)
+        return result.returncode, result.output
+
+    def read_states(self) -> dict[str, NodeState]:
+        """Every node's current state (``nodestate.py``).
+
+        Raises:
+            EmulatorError: A node's state could not be read (the judge fails closed).
+        """
+        self._check_open(ROUTER)
+        return {node: self.reader.read(node, self.netns(node)) for node in self.plan.nodes}
+
+    def _restore(self, node: str, rules: str, *options: str) -> None:
+        result = self.exec(node, ["iptables-restore", *options], stdin=rules)
         if result.returncode != 0:
             raise EmulatorError(f"{node}: iptables-restore failed: {result.output.strip()}")
 
@@ -372,6 +423,8 @@ class Network:
                     node.terminate()
         if self.sandbox is not None:
             self.sandbox.close()
+        if self.services is not None:
+            self.services.close()
         removed = remove_prefix(self.prefix)
         log.debug("closed %s: %d namespaces", self.prefix, len(removed))
 

@@ -11,6 +11,13 @@ pair counts as reachable only when all three happen:
    sent from the address the request was sent to, so it is the same flow for firewalls,
    conntrack and NAT.
 
+TCP and UDP flows use the same discipline through each machine's service listeners
+(``services.py``): src sends a fresh random token to dst's service port (over a new TCP
+connection, or in a UDP datagram), dst's listener answers on that same flow with a token
+born in dst's namespace, and the flow counts only when src reads that token back. A
+repair that opens one protocol (``iptables -A FORWARD -p icmp -j ACCEPT``) repairs only
+that protocol's flows.
+
 No agent process runs while probing, and configuration alone (NAT to a local address,
 addresses copied to another machine, policy routing to a local table, neighbour tricks,
 duplicated packets) cannot make a token born in dst's namespace appear in src's: a broken
@@ -31,6 +38,8 @@ does not turn a slow reply into a lost pair.
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import random
 import select
 import socket
@@ -42,9 +51,13 @@ from dataclasses import dataclass
 from netarena.route.namespaces import enter
 from netarena.route.network import Network
 
-__all__ = ["PingMatrix", "pingmesh", "parse_pingall", "Pair", "Watch"]
+__all__ = ["PingMatrix", "pingmesh", "parse_pingall", "Pair", "Flow", "PROTOCOLS", "Watch"]
 
 Pair = tuple[str, str]
+Flow = tuple[str, str, str]
+"""``(protocol, src, dst)``."""
+PROTOCOLS = ("icmp", "tcp", "udp")
+"""Every flow is judged on each of these."""
 
 _ECHO_REQUEST, _ECHO_REPLY = 8, 0
 _PATTERN = bytes(range(0x10, 0x38))  # ping's default fill after its 16-byte timestamp
@@ -62,7 +75,19 @@ class PingMatrix:
     nodes: tuple[str, ...]
     """Machines in display order (Mininet's: hosts, then ``r0``)."""
     ok: frozenset[Pair]
-    """Ordered ``(src, dst)`` pairs that answered."""
+    """Ordered ``(src, dst)`` pairs that answered pings."""
+    tcp: frozenset[Pair] | None = None
+    """Pairs whose TCP service exchange succeeded (``None``: not measured)."""
+    udp: frozenset[Pair] | None = None
+    """Pairs whose UDP service exchange succeeded (``None``: not measured)."""
+
+    @property
+    def flows(self) -> frozenset[Flow]:
+        """Every ``(protocol, src, dst)`` that answered."""
+        found = {("icmp", s, d) for s, d in self.ok}
+        for proto, pairs in (("tcp", self.tcp), ("udp", self.udp)):
+            found |= {(proto, s, d) for s, d in pairs or ()}
+        return frozenset(found)
 
     @property
     def pairs(self) -> list[Pair]:
@@ -90,24 +115,48 @@ class PingMatrix:
         lines.append(
             f"*** Results: {int(self.loss_pct)}% dropped ({self.received}/{total} received)"
         )
+        for proto, pairs in (("TCP", self.tcp), ("UDP", self.udp)):
+            if pairs is None:
+                continue
+            lines.append(f"*** {proto}: testing service reachability")
+            for s in self.nodes:
+                dests = [d if (s, d) in pairs else "X" for d in self.nodes if d != s]
+                lines.append(f"{s} => {' '.join(dests)}")
+            lines.append(f"*** {proto} results: {len(pairs)}/{total} answered")
         return "\n".join(lines)
 
 
-def parse_pingall(text: str) -> PingMatrix:
-    """Read a pingall block back (the inverse of ``PingMatrix.text``)."""
+def _rows(text: str, arrow: str, after: str | None = None) -> list[tuple[str, list[str]]]:
     rows: list[tuple[str, list[str]]] = []
+    inside = after is None
     for line in text.splitlines():
-        if " -> " in line and not line.startswith("***"):
-            src, _, rest = line.partition(" -> ")
+        if line.startswith("***"):
+            inside = after is None or line.startswith(after)
+        elif inside and arrow in line:
+            src, _, rest = line.partition(arrow)
             rows.append((src.strip(), rest.split()))
-    nodes = tuple(src for src, _ in rows)
+    return rows
+
+
+def _answered(rows: list[tuple[str, list[str]]], nodes: tuple[str, ...]) -> frozenset[Pair]:
     ok = set()
     for src, cells in rows:
         dests = [d for d in nodes if d != src]
         for dst, cell in zip(dests, cells, strict=False):
             if cell != "X":
                 ok.add((src, dst))
-    return PingMatrix(nodes, frozenset(ok))
+    return frozenset(ok)
+
+
+def parse_pingall(text: str) -> PingMatrix:
+    """Read a pingall block back (the inverse of ``PingMatrix.text``, TCP and UDP too)."""
+    rows = _rows(text, " -> ")
+    nodes = tuple(src for src, _ in rows)
+    services = {}
+    for proto in ("TCP", "UDP"):
+        found = _rows(text, " => ", f"*** {proto}:")
+        services[proto] = _answered(found, nodes) if found else None
+    return PingMatrix(nodes, _answered(rows, nodes), services["TCP"], services["UDP"])
 
 
 def _checksum(data: bytes) -> int:
@@ -128,38 +177,96 @@ def _icmp(kind: int, ident: int, seq: int, stamp: bytes) -> bytes:
 
 _Key = tuple[int, int, bytes]
 """What tells probe packets apart: ICMP identifier, sequence number, timestamp bytes."""
+_TOKEN_BYTES = 16
+_ABORT = struct.pack("ii", 1, 0)
+"""``SO_LINGER`` on, 0 s: a closed client socket resets at once (no FIN, no TIME_WAIT)."""
 
 
 class _Mesh:
-    """The sockets of one pingmesh and what each pair has shown so far."""
+    """The sockets of one pingmesh and what each flow has shown so far.
+
+    ICMP as described above; TCP and UDP through the nodes' listeners (``services.py``):
+    src sends a fresh token to dst's service port (over a new connection, or in a
+    datagram), dst's listener looks it up and answers on the same flow with a token born
+    there, and the flow counts once src reads that token back.
+    """
 
     def __init__(self, net: Network) -> None:
         self.net = net
+        assert net.services is not None
+        self.services = net.services
+        self.services.lock.acquire()
         self.sockets: dict[str, socket.socket] = {}
+        self.clients: dict[str, socket.socket] = {}
+        self.handlers: dict[int, tuple[str, str, object]] = {}
         self.idents: dict[str, int] = {}
-        self.by_fd: dict[int, str] = {}
         self.poller = select.poll()  # select() fails past fd 1024 (many live networks)
         self.requests: dict[_Key, Pair] = {}
         self.proofs: dict[_Key, Pair] = {}
-        self.sent_at: dict[Pair, float] = {}
+        self.tokens: dict[bytes, Flow] = {}
+        self.proof_tokens: dict[bytes, Flow] = {}
+        self.sent_at: dict[Flow, float] = {}
         self.rtts: list[float] = []
         self.echoed: set[Pair] = set()
         self.proven: set[Pair] = set()
-        self.answered: set[Pair] = set()
-        for node in net.plan.nodes:
-            with enter(net.netns(node)):
-                sock = socket.socket(socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_ICMP)
-            sock.setblocking(False)
-            sock.setsockopt(socket.SOL_SOCKET, _SO_RCVBUFFORCE, _RCVBUF_BYTES)
-            self.sockets[node] = sock
-            self.by_fd[sock.fileno()] = node
-            self.poller.register(sock.fileno(), select.POLLIN)
+        self.answered: set[Flow] = set()
+        self.listening_since = 0.0
+        self.progress = 0
+        """TCP exchanges under way (connections made, tokens answered): not quiet yet."""
+        self.open_fds: dict[int, socket.socket] = {}
+        try:
+            for node in net.plan.nodes:
+                with enter(net.netns(node)):
+                    sock = socket.socket(socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_ICMP)
+                    client = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+                sock.setsockopt(socket.SOL_SOCKET, _SO_RCVBUFFORCE, _RCVBUF_BYTES)
+                self.sockets[node] = sock
+                self.clients[node] = client
+                self._watch(sock, "icmp", node)
+                self._watch(client, "udp-client", node)
+                self._watch(self.services.udp[node], "udp-server", node, own=False)
+                self._watch(self.services.tcp[node], "tcp-listen", node, own=False)
+        except BaseException:
+            self.close()
+            raise
         idents = _random.sample(range(1, 1 << 16), len(net.plan.nodes))
         self.idents = dict(zip(net.plan.nodes, idents, strict=True))
 
+    def _watch(
+        self, sock: socket.socket, role: str, node: str, extra: object = None,
+        events: int = select.POLLIN, own: bool = True,
+    ) -> None:
+        sock.setblocking(False)
+        self.handlers[sock.fileno()] = (role, node, extra)
+        if own:
+            self.open_fds[sock.fileno()] = sock
+        self.poller.register(sock.fileno(), events)
+
+    def _forget(self, sock: socket.socket) -> None:
+        fd = sock.fileno()
+        if fd >= 0:
+            self.handlers.pop(fd, None)
+            self.open_fds.pop(fd, None)
+            with contextlib.suppress(KeyError, ValueError):
+                self.poller.unregister(fd)
+        sock.close()
+
+    def drop_connections(self) -> None:
+        """Forget the TCP connections of earlier rounds (still connecting, or waiting)."""
+        for fd, (role, _, _) in list(self.handlers.items()):
+            if role in ("tcp-client", "tcp-wait", "tcp-conn") and fd in self.open_fds:
+                self._forget(self.open_fds[fd])
+
     def close(self) -> None:
-        for sock in self.sockets.values():
+        for sock in list(self.open_fds.values()):
             sock.close()
+        self.open_fds.clear()
+        for role, node, _ in list(self.handlers.values()):
+            if role == "udp-server":
+                self._discard(self.services.udp[node])
+            elif role == "tcp-listen":
+                self._accept_all(node, keep=False)
+        self.services.lock.release()
 
     def _fresh_key(self, ident: int, seq: int) -> _Key:
         """A key no request or proof of this flow has used: now, random microseconds."""
@@ -169,17 +276,47 @@ class _Mesh:
             if key not in self.requests and key not in self.proofs:
                 return key
 
-    def send(self, pairs: list[Pair], seq: int) -> None:
+    def _token(self, table: dict[bytes, Flow], flow: Flow) -> bytes:
+        while (token := _random.randbytes(_TOKEN_BYTES)) in table:
+            pass
+        table[token] = flow
+        return token
+
+    def send(self, flows: list[Flow], seq: int) -> None:
         now = time.monotonic()
-        for src, dst in pairs:
-            key = self._fresh_key(self.idents[src], seq)
-            self.requests[key] = (src, dst)
-            self.sent_at[(src, dst)] = now
-            packet = _icmp(_ECHO_REQUEST, *key)
+        connects: dict[str, list[Flow]] = {}
+        for flow in flows:
+            proto, src, dst = flow
+            self.sent_at[flow] = now
+            address = self.net.plan.address(dst)
             try:
-                self.sockets[src].sendto(packet, (self.net.plan.address(dst), 0))
+                if proto == "icmp":
+                    key = self._fresh_key(self.idents[src], seq)
+                    self.requests[key] = (src, dst)
+                    self.sockets[src].sendto(_icmp(_ECHO_REQUEST, *key), (address, 0))
+                elif proto == "udp":
+                    token = self._token(self.tokens, flow)
+                    self.clients[src].sendto(token, (address, self.net.local.udp_port))
+                else:
+                    connects.setdefault(src, []).append(flow)
             except OSError:  # no route, unreachable: a definite failure this round
                 continue
+        for src, group in connects.items():
+            with enter(self.net.netns(src)):  # one namespace switch per source
+                made = [socket.socket(socket.AF_INET, socket.SOCK_STREAM) for _ in group]
+            for sock, flow in zip(made, group, strict=True):
+                self._connect(sock, flow)
+        self.listening_since = time.monotonic()
+
+    def _connect(self, sock: socket.socket, flow: Flow) -> None:
+        sock.setblocking(False)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, _ABORT)  # closes with a RST
+        address = (self.net.plan.address(flow[2]), self.net.local.tcp_port)
+        code = sock.connect_ex(address)
+        if code not in (0, errno.EINPROGRESS):
+            sock.close()
+            return
+        self._watch(sock, "tcp-client", flow[1], flow, select.POLLOUT)
 
     def _prove(self, node: str, data: bytes, ihl: int, pair: Pair) -> None:
         """Answer a request that reached ``node`` with a fresh token, as the same flow."""
@@ -217,11 +354,17 @@ class _Mesh:
                 self._settle(pair)
 
     def _settle(self, pair: Pair) -> None:
-        if pair in self.echoed and pair in self.proven and pair not in self.answered:
-            self.answered.add(pair)
-            self.rtts.append(time.monotonic() - self.sent_at[pair])
+        if pair in self.echoed and pair in self.proven:
+            self._answer(("icmp", *pair))
 
-    def _drain(self, node: str) -> None:
+    def _answer(self, flow: Flow) -> None:
+        if flow not in self.answered:
+            self.answered.add(flow)
+            if flow[0] != "tcp":  # the network's latency, not connection set-up work,
+                since = max(self.sent_at[flow], self.listening_since)  # nor our sending
+                self.rtts.append(time.monotonic() - since)
+
+    def _drain_icmp(self, node: str) -> None:
         sock = self.sockets[node]
         while True:
             try:
@@ -230,8 +373,111 @@ class _Mesh:
                 return
             self._handle(node, data)
 
-    def wait(self, pending: set[Pair], deadline: float, quiet_s: float | None = None) -> None:
-        """Collect answers until all ``pending`` pairs answered, or ``deadline``.
+    def _discard(self, sock: socket.socket) -> None:
+        with contextlib.suppress(OSError):
+            while sock.recv(2048):
+                pass
+
+    def _udp_server(self, node: str) -> None:
+        sock = self.services.udp[node]
+        while True:
+            try:
+                data, ancillary, _, peer = sock.recvmsg(2048, 64)
+            except (BlockingIOError, InterruptedError):
+                return
+            flow = self.tokens.get(data)
+            if flow is None or flow[2] != node:
+                continue
+            local = next((d[4:8] for lvl, kind, d in ancillary if kind == _IP_PKTINFO), None)
+            proof = self._token(self.proof_tokens, flow)
+            info = [] if local is None else [
+                (socket.IPPROTO_IP, _IP_PKTINFO, struct.pack("@i4s4s", 0, local, b"\0" * 4))
+            ]
+            with contextlib.suppress(OSError):
+                sock.sendmsg([proof], info, 0, peer)
+
+    def _udp_client(self, node: str) -> None:
+        sock = self.clients[node]
+        while True:
+            try:
+                data = sock.recv(2048)
+            except (BlockingIOError, InterruptedError):
+                return
+            except OSError:  # an ICMP error for an earlier datagram
+                continue
+            flow = self.proof_tokens.get(data)
+            if flow is not None and flow[0] == "udp" and flow[1] == node:
+                self._answer(flow)
+
+    def _accept_all(self, node: str, keep: bool = True) -> None:
+        listener = self.services.tcp[node]
+        while True:
+            try:
+                conn, _ = listener.accept()
+            except (BlockingIOError, InterruptedError):
+                return
+            except OSError:
+                continue
+            if keep:
+                self._watch(conn, "tcp-conn", node)
+            else:
+                conn.close()
+
+    def _tcp_conn(self, sock: socket.socket, node: str) -> None:
+        try:
+            data = sock.recv(_TOKEN_BYTES)
+        except (BlockingIOError, InterruptedError):
+            return
+        except OSError:
+            data = b""
+        flow = self.tokens.get(data)
+        if flow is not None and flow[2] == node:
+            with contextlib.suppress(OSError):
+                sock.send(self._token(self.proof_tokens, flow))
+                self.progress += 1
+        self._forget(sock)
+
+    def _tcp_client(self, sock: socket.socket, flow: Flow) -> None:
+        role = self.handlers[sock.fileno()][0]
+        try:
+            if role == "tcp-client":
+                if sock.getsockopt(socket.SOL_SOCKET, socket.SO_ERROR):
+                    self._forget(sock)
+                    return
+                sock.send(self._token(self.tokens, flow))
+                self.progress += 1
+                self.handlers[sock.fileno()] = ("tcp-wait", flow[1], flow)
+                self.poller.modify(sock.fileno(), select.POLLIN)
+                return
+            data = sock.recv(_TOKEN_BYTES)
+        except (BlockingIOError, InterruptedError):
+            return
+        except OSError:
+            data = b""
+        if self.proof_tokens.get(data) == flow:
+            self._answer(flow)
+        self._forget(sock)
+
+    def _dispatch(self, fd: int) -> None:
+        handler = self.handlers.get(fd)
+        if handler is None:
+            return
+        role, node, extra = handler
+        if role == "icmp":
+            self._drain_icmp(node)
+        elif role == "udp-server":
+            self._udp_server(node)
+        elif role == "udp-client":
+            self._udp_client(node)
+        elif role == "tcp-listen":
+            self._accept_all(node)
+        elif role == "tcp-conn":
+            self._tcp_conn(self.open_fds[fd], node)
+        else:
+            self._tcp_client(self.open_fds[fd], extra)  # type: ignore[arg-type]
+
+    def wait(self, pending: set[Flow], deadline: float, quiet_s: float | None = None) -> None:
+        """Collect answers until all ``pending`` flows answered, or ``deadline``.
 
         With ``quiet_s``, also stop once answers came and then none for ``quiet_s`` (or
         three times the slowest answer, if longer): the rest are unlikely to come and
@@ -245,13 +491,14 @@ class _Mesh:
                 break
             limit = deadline if quiet is None else min(deadline, quiet)
             ready = self.poller.poll(max(0.0, limit - now) * 1000)
-            before = len(self.answered)
+            before = (len(self.answered), self.progress)
             for fd, _ in ready:
-                self._drain(self.by_fd[fd])
-            if len(self.answered) > before:
-                last = time.monotonic()
-        for node in self.sockets:  # a descheduled prober must not miss queued replies
-            self._drain(node)
+                self._dispatch(fd)
+            if (len(self.answered), self.progress) > before:  # answers, or TCP exchanges
+                last = time.monotonic()  # under way: not quiet yet
+        for fd, (role, _, _) in list(self.handlers.items()):  # queued replies of a
+            if role in ("icmp", "udp-server", "udp-client", "tcp-listen"):  # late prober
+                self._dispatch(fd)
 
     def _quiet(self, floor_s: float) -> float:
         return max(floor_s, 3 * max(self.rtts[-64:], default=0.0))
@@ -261,6 +508,13 @@ class _Mesh:
         slowest = max(self.rtts[-64:], default=0.0)
         return min(ceiling_s, max(floor_s, 20 * slowest))
 
+    def matrix(self, protocols: tuple[str, ...] = PROTOCOLS) -> PingMatrix:
+        """What answered, as a matrix (``None`` for a protocol not probed)."""
+        by: dict[str, frozenset[Pair] | None] = dict.fromkeys(PROTOCOLS)
+        for p in protocols:
+            by[p] = frozenset((s, d) for q, s, d in self.answered if q == p)
+        return PingMatrix(self.net.plan.nodes, by["icmp"] or frozenset(), by["tcp"], by["udp"])
+
 
 def pingmesh(
     net: Network,
@@ -269,6 +523,7 @@ def pingmesh(
     confirm_rounds: int = 1,
     confirm_floor_s: float = 0.25,
     confirm_ceiling_s: float = 2.0,
+    protocols: tuple[str, ...] = PROTOCOLS,
 ) -> PingMatrix:
     """Probe every ordered pair of machines of ``net`` in parallel.
 
@@ -284,16 +539,18 @@ def pingmesh(
             it failed them all.
         confirm_floor_s: Shortest confirmation window, seconds.
         confirm_ceiling_s: Longest confirmation window, seconds.
+        protocols: What to probe (every protocol unless measuring one for comparison).
 
     Returns:
         The reachability matrix.
     """
     pairs = [(s, d) for s in net.plan.nodes for d in net.plan.nodes if s != d]
-    must = set(pairs) if expect is None else set(expect)
+    flows = [(p, s, d) for p in protocols for s, d in pairs]
+    must = {(p, s, d) for p in protocols for s, d in (pairs if expect is None else expect)}
     mesh = _Mesh(net)
     try:
-        mesh.send(pairs, 1)
-        mesh.wait(set(pairs), time.monotonic() + timeout_s, quiet_s=0.02)
+        mesh.send(flows, 1)
+        mesh.wait(set(flows), time.monotonic() + timeout_s, quiet_s=0.02)
         for seq in range(2, 2 + confirm_rounds):
             doubtful = sorted(must - mesh.answered)
             if not doubtful:
@@ -304,7 +561,7 @@ def pingmesh(
             mesh.wait(set(doubtful), time.monotonic() + window)
     finally:
         mesh.close()
-    return PingMatrix(net.plan.nodes, frozenset(mesh.answered))
+    return mesh.matrix(protocols)
 
 
 class Watch:
@@ -323,7 +580,8 @@ class Watch:
 
     def __init__(self, net: Network, pairs: frozenset[Pair], period_s: float = 0.2) -> None:
         self.net, self.pairs, self.period_s = net, pairs, period_s
-        self.answered: frozenset[Pair] = frozenset()
+        self.answered: frozenset[Flow] = frozenset()
+        """Flows (every protocol) that answered during the watch."""
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="route-watch", daemon=True)
 
@@ -331,9 +589,11 @@ class Watch:
         mesh = _Mesh(self.net)
         try:
             seq = 1
+            flows = sorted((p, s, d) for p in PROTOCOLS for s, d in self.pairs)
             while not self._stop.is_set():
-                mesh.send(sorted(self.pairs), seq)
-                mesh.wait(set(self.pairs), time.monotonic() + self.period_s)
+                mesh.drop_connections()
+                mesh.send(flows, seq)
+                mesh.wait(set(flows), time.monotonic() + self.period_s)
                 seq = seq % 0xFFFF + 1
         finally:
             mesh.close()

@@ -36,6 +36,7 @@ _EXIT = re.compile(r"^\[exit (-?\d+)\]$")
 _SUBNET = re.compile(r"^- (\S+): (\S+), gateway (\S+) on (\S+); hosts (.*)$")
 _HOST = re.compile(r"(\S+) (\d+\.\d+\.\d+\.\d+) \((\S+)\)")
 _ROUTER_IP = re.compile(r"pings r0 at (\S+) ")
+_PORTS = re.compile(r"TCP service on port (\d+) and a UDP service on port (\d+)")
 _RESTRICTED = re.compile(r"^- (\S+) \(\S+\) is the .*?, routed only to (.*?): its hosts")
 
 
@@ -51,6 +52,7 @@ def read_inventory(text: str) -> Inventory:
     """The network and intent as the prompt states them."""
     subnets, hosts, restricted = {}, {}, {}
     router_ip = ""
+    ports = (5001, 5002)
     for line in text.splitlines():
         if m := _SUBNET.match(line):
             switch = m.group(1)
@@ -61,7 +63,9 @@ def read_inventory(text: str) -> Inventory:
             restricted[m.group(1)] = re.findall(r"\((\d+\.\d+\.\d+\.\d+/\d+)\)", m.group(2))
         elif m := _ROUTER_IP.search(line):
             router_ip = m.group(1)
-    return Inventory(subnets, hosts, restricted, router_ip)
+        if m := _PORTS.search(line):
+            ports = (int(m.group(1)), int(m.group(2)))
+    return Inventory(subnets, hosts, restricted, router_ip, ports)
 
 
 def _section(text: str, start: str, end: str) -> str:
@@ -87,7 +91,10 @@ def _history(text: str) -> list[_Entry]:
 def _suspects(current: PingMatrix, expected: PingMatrix, hosts: list[str]) -> list[str]:
     """Hosts in pairs that differ from the expected matrix, most involved first."""
     count = dict.fromkeys(hosts, 0)
-    for pair in current.ok ^ expected.ok:
+    wrong = current.ok ^ expected.ok
+    for pairs in (current.tcp, current.udp):
+        wrong |= expected.ok ^ pairs if pairs is not None else frozenset()
+    for pair in wrong:
         for node in pair:
             if node in count:
                 count[node] += 1

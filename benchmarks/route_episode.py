@@ -1,10 +1,13 @@
 """Route app timings against brief §12 (medians; the machine is shared, so expect noise).
 
-Measures, on a 4x4 network (17 machines, 272 ordered pairs) built with Mininet inside a
-private namespace: building the network, ``open()`` (build + intent + inject + verify in
-the steady state), one pingmesh of a healthy and of a broken network (with a
-false-result count), one agent command in the sandbox, whole reference-solver episodes,
-and throughput with parallel episodes.
+Measures, on a 4x4 network (17 machines, 272 ordered pairs, each judged on ICMP, TCP and
+UDP: 816 flows) built with Mininet inside a private namespace, with a drawn undisclosed
+configuration: building the network, ``open()`` (build + intent + undisclosed state +
+inject + verify in the steady state), one pingmesh of a healthy and of a broken network
+(with a false-result count over every flow), the collateral diff (every node's state read
+and compared with the healthy one: unchanged, and after a rule added on the router), one
+agent command in the sandbox, whole reference-solver episodes, and throughput with
+parallel episodes.
 
 Run as root: ``python benchmarks/route_episode.py [--repeat 7] [--parallel 8]``.
 """
@@ -20,8 +23,11 @@ from concurrent.futures import ThreadPoolExecutor
 
 from netarena.common.agents import Observation
 from netarena.route import Network, RouteApp, RouterTopo, draw_plan, pingmesh
+from netarena.route.collateral import Footprint, collateral
 from netarena.route.intent import Intent
+from netarena.route.probe import PROTOCOLS
 from netarena.route.solver import ReferenceRouteAgent
+from netarena.route.undisclosed import draw_undisclosed
 
 
 def median_s(samples: list[float]) -> str:
@@ -43,32 +49,53 @@ def solve(app: RouteApp, seed: int, level: int) -> tuple[float, bool]:
     return time.perf_counter() - started, score.correct and score.safe
 
 
+def _flows(pairs: frozenset[tuple[str, str]]) -> frozenset[tuple[str, str, str]]:
+    return frozenset((p, s, d) for p in PROTOCOLS for s, d in pairs)
+
+
 def mesh_timings(repeat: int) -> dict[str, list[float]]:
     plan = draw_plan(random.Random(44), [4, 4, 4, 4])
+    intent = Intent(None, False, False, (), None)
+    local = draw_undisclosed(random.Random(45), plan, intent)
     everything = frozenset((s, d) for s in plan.nodes for d in plan.nodes if s != d)
     times: dict[str, list[float]] = {"build": [], "close": [], "healthy": [], "broken": []}
     times["false"] = [0.0]
-    times["shell"] = []
+    times |= {"shell": [], "diff": [], "diff_changed": [], "icmp": []}
     for _ in range(repeat):
         t = time.perf_counter()
-        net = Network(plan, Intent(None, False, False, (), None), RouterTopo(plan))
+        net = Network(plan, intent, RouterTopo(plan), local=local)
         times["build"].append(time.perf_counter() - t)
         pingmesh(net, expect=everything)  # the first probe also warms ARP; later ones agree
         for _ in range(5):
             t = time.perf_counter()
             m = pingmesh(net, expect=everything)
             times["healthy"].append(time.perf_counter() - t)
+            times["false"][0] += len(_flows(everything) - m.flows)
+        for _ in range(5):
+            t = time.perf_counter()
+            m = pingmesh(net, expect=everything, protocols=("icmp",))
+            times["icmp"].append(time.perf_counter() - t)
             times["false"][0] += len(everything - m.ok)
+        for _ in range(5):
+            t = time.perf_counter()
+            found = collateral(net.healthy, net.read_states(), Footprint())
+            times["diff"].append(time.perf_counter() - t)
+            times["false"][0] += len(found)
         t = time.perf_counter()
         net.shell("h1", "ip route | grep default")
         times["shell"].append(time.perf_counter() - t)
+        net.exec("r0", ["iptables", "-A", "INPUT", "-p", "tcp", "--dport", "1", "-j", "DROP"])
+        t = time.perf_counter()
+        found = collateral(net.healthy, net.read_states(), Footprint())
+        times["diff_changed"].append(time.perf_counter() - t)
+        times["false"][0] += len(found) != 1
         net.exec("r0", ["ip", "link", "set", plan.subnets[1].router_intf, "down"])
         t = time.perf_counter()
         m = pingmesh(net, expect=m.ok)
         times["broken"].append(time.perf_counter() - t)
         cut = set(h.name for h in plan.hosts_in(2))
         expected_ok = {(s, d) for s, d in everything if (s in cut) == (d in cut)}
-        times["false"][0] += len(m.ok ^ expected_ok)
+        times["false"][0] += len(m.flows ^ _flows(frozenset(expected_ok)))
         t = time.perf_counter()
         net.close()
         times["close"].append(time.perf_counter() - t)
@@ -98,14 +125,17 @@ def main() -> None:
         par = list(pool.map(lambda i: solve(app, 900 + i, 1 + i % 3), range(n)))
     wall = time.perf_counter() - t
 
-    print("route benchmark, 4x4 network (17 machines, 272 ordered pairs), Mininet")
+    print("route benchmark, 4x4 network (17 machines, 272 ordered pairs x ICMP/TCP/UDP), Mininet")
     print(f"  network build (Mininet, private ns)  {median_s(times['build'])}")
     print(f"  network close                        {median_s(times['close'])}")
     print(f"  open: build+intent+inject+verify     {median_s(opened)}   (target <= 1.5 s)")
     healthy = median_s(times["healthy"])
-    print(f"  pingmesh, healthy                    {healthy}   (target <= 0.1 s)")
+    print(f"  pingmesh, healthy, all protocols     {healthy}   (target <= 0.1 s)")
+    print(f"  pingmesh, healthy, ICMP only         {median_s(times['icmp'])}   (for comparison)")
     print(f"  pingmesh, broken (confirms losses)   {median_s(times['broken'])}")
-    print(f"  pingmesh false results               {int(times['false'][0])}   (target 0)")
+    print(f"  collateral diff, unchanged           {median_s(times['diff'])}   (target <= 0.05 s)")
+    print(f"  collateral diff, router rule added   {median_s(times['diff_changed'])}")
+    print(f"  false results (flows and diffs)      {int(times['false'][0])}   (target 0)")
     print(f"  one agent command in the sandbox     {median_s(times['shell'])}")
     print(
         f"  whole reference episode              {median_s([e[0] for e in episodes])}"

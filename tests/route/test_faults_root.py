@@ -7,7 +7,9 @@ import random
 import pytest
 
 from netarena.route import METHODS, RouteApp, sample_fault
+from netarena.route.checks import intended_flows
 from netarena.route.generator import topology_of
+from netarena.route.undisclosed import Undisclosed
 
 from .conftest import NEEDS_ROOT, play_reference
 
@@ -20,9 +22,10 @@ CASES += [("WR", "unreachable_gateway", "host")]
 
 def _fault_on(query, kind: str, method: str, where: str, subnet: int | None = None) -> dict:
     plan, intent, _ = topology_of(query)
+    port = Undisclosed.from_dict(query.truth["undisclosed"]).tcp_port
     for attempt in range(400):
         rng = random.Random(f"t/{kind}/{method}/{attempt}")
-        fault = sample_fault(rng, plan, intent, kind, method)
+        fault = sample_fault(rng, plan, intent, kind, method, port)
         if (fault["node"] == "r0") == (where == "r0") and subnet in (None, fault["subnet"]):
             return fault
     raise AssertionError("no candidate on the wanted node")
@@ -41,11 +44,14 @@ def test_method_breaks_and_is_repaired(kind: str, method: str, where: str) -> No
     fault = _fault_on(query, kind, method, where)
     with app.open(_with_faults(query, [fault])) as episode:
         assert episode.faults == [fault] and episode.attempts == [1]
-        assert episode.want - episode.matrix.ok, "the injection must break connectivity"
+        broken = intended_flows(episode.want) - episode.matrix.flows
+        assert broken, "the injection must break connectivity"
+        if method in ("tcp_service_drop", "udp_reject"):  # protocol-specific: pings pass
+            assert episode.matrix.ok == episode.want and {f[0] for f in broken} == {method[:3]}
         turns = play_reference(episode, max_turns=10)
         score = episode.score()
         assert score.correct, episode.matrix.text()
-        assert score.safe, episode.ledger
+        assert score.safe and score.collateral == [], (episode.ledger, score.collateral)
         assert turns <= 4
 
 

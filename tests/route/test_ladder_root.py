@@ -90,6 +90,26 @@ def test_blind_fixer_never_looks_and_resets_each_machine_once() -> None:
         assert all("iptables -F" in command for _, command in acts)
 
 
+_READS = re.compile(
+    r"\b(iptables -S|iptables -L|iptables-save|ip (-\S+ )*(route|addr|rule|link) show|"
+    r"cat |tc qdisc show)"
+)
+
+
+@pytest.mark.slow
+def test_non_diagnosing_baselines_never_read_a_machine() -> None:
+    """rebuild-from-prompt: r0 then hosts in wrong pairs; forwarding-reset: every machine."""
+    for name in ("rebuild-from-prompt", "forwarding-reset"):
+        for episode in _play(name, levels=(1, 2)):
+            acts = [act for act in episode if act is not None]
+            machines = [machine for machine, _ in acts]
+            assert machines[0] == "r0" and len(machines) == len(set(machines)), machines
+            for _, command in acts:
+                assert not _READS.search(command), command
+                assert "ip addr flush" in command
+                assert "iptables -P FORWARD ACCEPT" in command or name != "forwarding-reset"
+
+
 @pytest.mark.slow
 async def test_a_route_baseline_served_as_a_purple_agent_plays_as_in_process() -> None:
     """``netarena purple --solver baseline:blind-fixer --app route`` scores as the runner does.
