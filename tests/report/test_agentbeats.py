@@ -176,3 +176,41 @@ def test_results_files_read_back_as_reported_runs(toy_results: list[Path], tmp_p
     path.write_text(json.dumps({"status": "completed"}))
     with pytest.raises(ConfigError, match="no \"results\" list"):
         load_results([path])
+
+
+def test_netarena_report_leaves_failed_runs_out_and_reads_old_files(
+        toy_results: list[Path], tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """A failed run never ranks; malt's old ``Label`` reads back; another format is skipped."""
+    board = _leaderboard_dir(toy_results, tmp_path) / "results"
+    _write(board / "reference-impl.json", {  # the reference implementation's own files
+        "participants": {"malt_operator": "id-ref-impl"},
+        "results": [{"Query": "q", "Label": "capacity planning, level-1, add",
+                     "Result-Correctness": "Pass", "Result-Safety": "Pass", "Error": "x"},
+                    {"avg_correctness": 1.0}]})
+    with caplog.at_level("WARNING"):
+        runs = run_summaries(load_results(sorted(board.glob("*.json"))))["toy"]
+    by_agent = {r["agent"]: r for r in runs}
+    assert set(by_agent) == {"id-ref", "id-half", "id-null"}  # not id-broken, not id-ref-impl
+    assert by_agent["id-null"]["queries"] == 120  # the old file, "Label" and floats
+    assert {"small", "medium", "big", "huge"} <= set(by_agent["id-null"]["by_label"])
+    assert "run failed, left out" in caplog.text
+    assert "2 records are not NetArena query records" in caplog.text
+    with pytest.raises(ConfigError, match="no query records to report"):
+        load_results([board / "broken.json"])
+
+
+def test_report_cli_on_a_leaderboard_folder_has_no_traceback(
+        toy_results: list[Path], tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from netarena.common.cli import cli
+
+    board = _leaderboard_dir(toy_results, tmp_path) / "results"
+    result = CliRunner().invoke(cli, ["report", *map(str, sorted(board.glob("*.json"))),
+                                      "--out", str(tmp_path / "out")])
+    assert result.exit_code == 0, result.output
+    assert "Traceback" not in result.output and "id-broken" not in result.output
+    assert "id-null" in result.output
+    only_failed = CliRunner().invoke(cli, ["report", str(board / "broken.json"),
+                                           "--out", str(tmp_path / "out2")])
+    assert only_failed.exit_code == 2 and "Traceback" not in only_failed.output
