@@ -348,6 +348,40 @@ def report(
 
 
 @cli.command()
+def leaderboard(
+    results: Annotated[Path | None, typer.Argument(
+        help="a leaderboard repository or its results/ folder")] = None,
+    query: Annotated[list[str] | None, typer.Option(
+        help="run only these queries (leaderboard, by-level, by-label, runs-not-ranked)")] = None,
+    write_queries: Annotated[Path | None, typer.Option(
+        help="write the queries (*.sql, agentbeats.json for the app's editor) here")] = None,
+) -> None:
+    """Run the leaderboard's DuckDB queries over results files, as the AgentBeats app does."""
+    from netarena.common import leaderboard as board
+
+    if write_queries is not None:
+        for path in board.write_queries(write_queries):
+            err.print(f"wrote {path}")
+        if results is None:
+            return
+    try:
+        tables, problem = board.run_queries(results or Path("."), query)
+    except ConfigError as exc:
+        err.print(f"[red]error:[/red] {exc}")
+        raise typer.Exit(2) from exc
+    if problem:
+        err.print(f"[yellow]warning:[/yellow] the AgentBeats app's preload fails on these "
+                  f"files ({problem}); shown here from the records as JSON")
+    for table in tables:
+        out = Table(title=f"{table.name}: {board.QUERIES[table.name][0]}", title_justify="left")
+        for column in table.columns:
+            out.add_column(column, overflow="fold")
+        for row in table.rows:
+            out.add_row(*("" if v is None else str(v) for v in row))
+        Console(width=max(160, Console().width)).print(out)
+
+
+@cli.command()
 def serve(
     app_name: Annotated[str, typer.Argument(metavar="APP", help="malt, route or k8s")],
     host: Annotated[str, typer.Option(help="address to bind")] = "127.0.0.1",

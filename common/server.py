@@ -81,11 +81,16 @@ def netarena_version() -> str:
 def query_record(result: QueryResult, context: dict[str, Any] | None = None) -> dict[str, Any]:
     """The flat per-query record of the ``Result`` artifact: core fields plus app details.
 
-    A detail whose name collides with a core or context field is kept as ``details_<name>``.
+    A detail whose name collides with a core or context field, also when only letter case
+    differs (``Label`` next to ``label``: DuckDB's JSON reader refuses such files), is kept
+    as ``details_<name>``.
     """
     record = {**result.model_dump(exclude={"details"}), **(context or {})}
+    taken = {key.lower() for key in record}
     for key, value in result.details.items():
-        record[f"details_{key}" if key in record else key] = value
+        name = f"details_{key}" if key.lower() in taken else key
+        record[name] = value
+        taken.add(name.lower())
     return record
 
 

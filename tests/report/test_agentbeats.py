@@ -46,9 +46,6 @@ def test_one_file_per_assessment(toy_results: list[Path], tmp_path: Path) -> Non
                                        "toy-toy-reference.json"]
 
 
-LEADERBOARD = ROOT / "leaderboard" / "queries"
-
-
 def _write(path: Path, doc: dict) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(doc))
@@ -94,23 +91,26 @@ def _leaderboard_dir(toy_results: list[Path], tmp_path: Path) -> Path:
 
 
 def test_leaderboard_queries_pool_shards_and_read_v1_v2_and_old_files(
-        toy_results: list[Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    duckdb = pytest.importorskip("duckdb", reason="duckdb is in the dev extra")
-    monkeypatch.chdir(_leaderboard_dir(toy_results, tmp_path))
-    con = duckdb.connect()
-    ranked = con.execute((LEADERBOARD / "leaderboard.sql").read_text()).fetchall()
+        toy_results: list[Path], tmp_path: Path) -> None:
+    """Files without recorded settings pool per participant; the old ``Label`` file makes
+    the app's preload fail (named), and ``netarena leaderboard`` still reads every run."""
+    pytest.importorskip("duckdb", reason="duckdb is in the dev extra")
+    from netarena.common.leaderboard import run_queries
+
+    tables, problem = run_queries(_leaderboard_dir(toy_results, tmp_path))
+    assert problem is not None and "null-old.json" in problem
+    ranked, per_level, per_label, not_ranked = (t.rows for t in tables)
     assert [row[0] for row in ranked] == ["id-ref", "id-half", "id-null"]
     ref, half, null = ranked
-    assert ref[1] == 1.0 and ref[7] == 120  # both shards pooled, the resubmission counted once
-    assert null[1] == 0.0 and null[7] == 120 and 0.0 < half[1] < 1.0
+    assert ref[1] == 1.0 and ref[8] == 120  # both shards pooled, the resubmission counted once
+    assert null[1] == 0.0 and null[8] == 120 and 0.0 < half[1] < 1.0
     assert ref[2] > half[3]  # the reference's CI low clears the half agent's CI high
     assert ref[2] == pytest.approx(0.969, abs=0.001)  # Wilson, n = 120, k = 120
-    per_level = con.execute((LEADERBOARD / "by-level.sql").read_text()).fetchall()
     assert len(per_level) == 9 and all(row[2] == 40 for row in per_level)
     assert {type(row[1]) for row in per_level} == {int}
-    per_label = con.execute((LEADERBOARD / "by-label.sql").read_text()).fetchall()
     assert {row[1] for row in per_label} == {"small", "medium", "big", "huge"}
     assert {row[0] for row in per_label} == {"id-ref", "id-half", "id-null"}
+    assert [(row[0], row[2]) for row in not_ranked] == [("id-broken", "run failed")]
 
 
 def test_netarena_report_separates_participants(toy_results: list[Path], tmp_path: Path) -> None:
