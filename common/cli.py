@@ -20,7 +20,7 @@ from rich.table import Table
 from netarena.common.agents import make_agent
 from netarena.common.app import load_app
 from netarena.common.cli_validity import register as register_validity_commands
-from netarena.common.errors import ConfigError
+from netarena.common.errors import AgentError, ConfigError
 from netarena.common.replay import CALLS_FILE, Tape
 from netarena.common.report import SCORECARD_COLUMNS, load_results, scorecard_cells
 from netarena.common.result_files import UnsafeResultsFile, write_atomic
@@ -345,6 +345,55 @@ def report(
     if agentbeats is not None:
         for path in write_agentbeats(records, agentbeats):
             err.print(f"agentbeats results: {path}")
+
+
+@cli.command()
+def assess(
+    green_url: Annotated[str, typer.Argument(metavar="GREEN_URL", help="the green agent")],
+    participant: Annotated[list[str], typer.Option(
+        help="ROLE=URL of a purple agent (repeat for several)")],
+    config: Annotated[str, typer.Option(help="assessment config, JSON")] = "{}",
+    out: Annotated[Path | None, typer.Option(
+        help="directory for results.jsonl, summary.json and agentbeats.json")] = None,
+    protocol: Annotated[str, typer.Option(
+        help="0.3: as the AgentBeats gateway sends it; 1.0: through a2a-sdk 1.x")] = "0.3",
+    token: Annotated[str | None, typer.Option(
+        envvar="NETARENA_TOKEN", help="the green server's bearer token")] = None,
+    idle_timeout: Annotated[float, typer.Option(
+        help="longest wait for the green agent's next event, seconds")] = 900.0,
+    as_json: JsonOpt = False,
+) -> None:
+    """Send an assessment request to a green agent as AgentBeats does; follow and save it."""
+    from netarena.common.assess import assess as send
+    from netarena.common.assess import write_assessment
+
+    logging.basicConfig(level=logging.WARNING)
+    try:
+        roles = dict(_role_url(p) for p in participant)
+        settings = json.loads(config)
+        if not isinstance(settings, dict):
+            raise ConfigError("--config must be a JSON object")
+        run = asyncio.run(send(green_url, roles, settings, protocol=protocol, token=token,
+                               idle_timeout_s=idle_timeout,
+                               on_status=lambda state, text: err.print(f"{state}: {text}")))
+    except (ConfigError, AgentError, json.JSONDecodeError) as exc:
+        err.print(f"[red]error:[/red] {exc}")
+        raise typer.Exit(2) from exc
+    if out is not None:
+        for path in write_assessment(run, out):
+            err.print(f"wrote {path}")
+    if run.summary is not None:
+        _print_summary(run.summary, as_json, None)
+    if run.state != "completed":
+        err.print(f"[red]{run.state}[/red]: {run.messages[-1] if run.messages else ''}")
+        raise typer.Exit(1)
+
+
+def _role_url(pair: str) -> tuple[str, str]:
+    role, sep, url = pair.partition("=")
+    if not sep or not role or not url:
+        raise ConfigError(f"--participant takes ROLE=URL, not {pair!r}")
+    return role, url
 
 
 @cli.command()

@@ -35,6 +35,7 @@ __all__ = [
     "write_report",
     "agentbeats_results",
     "write_agentbeats",
+    "record_result",
 ]
 
 log = logging.getLogger(__name__)
@@ -71,7 +72,7 @@ _OLD_NAMES = {"Label": "label", "Error": "error"}
 """Keys older files spelled otherwise (malt's ``Label``)."""
 
 
-def _from_record(record: dict[str, Any]) -> QueryResult:
+def record_result(record: dict[str, Any]) -> QueryResult:
     """Rebuild a ``QueryResult`` from a flat A2A/AgentBeats query record.
 
     Older files carry numbers as floats (``level: 1.0``, from A2A DataParts) and malt's
@@ -139,7 +140,7 @@ def _read_agentbeats(file: Path) -> list[QueryResult]:
         if not isinstance(r, dict) or r.get("kind") == "summary":
             continue
         try:
-            result = _from_record(r)
+            result = record_result(r)
         except ValueError:
             foreign += 1
             continue
