@@ -9,7 +9,8 @@ files with ``status``, v1 files without, files from before integers, other forma
 
 One row is one *configuration*: a participant and every setting that changes a score —
 NetArena version, ``max_turns``, prompt style, levels, labels, turn timeout and the app's
-parameters — read from the effective config each record carries, and shown in the row.
+parameters (less the RL rewards and the sandbox's worker count, which change no score) —
+read from the effective config each record carries, and shown in the row.
 Records of the same configuration are pooled, whatever file or shard they came from; a
 query answered more than once counts once, solved only if every answer solved it, so no
 file name and no lucky resubmission decides a score. Failed runs, and files in other
@@ -64,7 +65,8 @@ WITH runs AS (
            CASE WHEN (r -> '$.config.app') IS NULL THEN 'not recorded'
                 ELSE regexp_replace(regexp_replace(CAST(json_merge_patch(
                     r -> '$.config.app', '{"prompt_style": null, "sandbox_workers": null}')
-                    AS VARCHAR), '"[^"]*":null,?', '', 'g'), ',}', '}', 'g')
+                    AS VARCHAR), '"(reward_[a-z_]*|[^"]*)":null,?|"reward_[a-z_]*":[^,}]*,?',
+                    '', 'g'), ',}', '}', 'g')
                 END AS app_params,
            r ->> '$.query_id' AS query_id,
            CAST(CAST(r ->> '$.level' AS DOUBLE) AS INTEGER) AS level,

@@ -22,7 +22,8 @@ WITH runs AS (
            CASE WHEN (r -> '$.config.app') IS NULL THEN 'not recorded'
                 ELSE regexp_replace(regexp_replace(CAST(json_merge_patch(
                     r -> '$.config.app', '{"prompt_style": null, "sandbox_workers": null}')
-                    AS VARCHAR), '"[^"]*":null,?', '', 'g'), ',}', '}', 'g')
+                    AS VARCHAR), '"(reward_[a-z_]*|[^"]*)":null,?|"reward_[a-z_]*":[^,}]*,?',
+                    '', 'g'), ',}', '}', 'g')
                 END AS app_params,
            r ->> '$.query_id' AS query_id,
            CAST(CAST(r ->> '$.level' AS DOUBLE) AS INTEGER) AS level,
