@@ -14,7 +14,7 @@ import re
 from collections import OrderedDict, deque
 from typing import Any, Literal, get_args
 
-from netarena.common.agents import LiteLLMAgent, Observation
+from netarena.common.agents import LiteLLMAgent, Observation, completion_settings
 from netarena.common.errors import ConfigError
 
 __all__ = ["Strategy", "STRATEGIES", "LLMAgent", "from_env"]
@@ -123,7 +123,8 @@ def from_env(strategy: str = "zeroshot", model: str | None = None) -> LLMAgent:
     """Build an ``LLMAgent`` from the environment (see ``env.list.example``).
 
     ``MODEL_NAME`` names the model; ``MODEL_API_BASE``, ``MODEL_TEMPERATURE`` and
-    ``MODEL_MAX_TOKENS`` are optional; provider keys (``OPENAI_API_KEY``, ...) are read
+    ``MODEL_MAX_TOKENS`` are read by ``netarena.common.agents.completion_settings``, as for
+    ``netarena run --agent litellm:MODEL``; provider keys (``OPENAI_API_KEY``, ...) are read
     by LiteLLM itself.
 
     Raises:
@@ -132,14 +133,5 @@ def from_env(strategy: str = "zeroshot", model: str | None = None) -> LLMAgent:
     model = model or os.environ.get("MODEL_NAME")
     if not model:
         raise ConfigError("set MODEL_NAME (e.g. openai/gpt-4o-mini) or pass --model")
-    kwargs: dict[str, Any] = {}
-    if base := os.environ.get("MODEL_API_BASE"):
-        kwargs["api_base"] = base
-    try:
-        if temp := os.environ.get("MODEL_TEMPERATURE"):
-            kwargs["temperature"] = float(temp)
-        if tokens := os.environ.get("MODEL_MAX_TOKENS"):
-            kwargs["max_tokens"] = int(tokens)
-    except ValueError as exc:
-        raise ConfigError(f"bad MODEL_TEMPERATURE/MODEL_MAX_TOKENS: {exc}") from exc
+    kwargs = completion_settings()
     return LLMAgent(model, strategy, **kwargs)

@@ -25,6 +25,8 @@ __all__ = [
     "Baseline",
     "NullAgent",
     "LiteLLMAgent",
+    "DEFAULT_MAX_TOKENS",
+    "completion_settings",
     "find_baseline",
     "make_agent",
 ]
@@ -113,6 +115,39 @@ def find_baseline(app: App, name: str) -> Baseline:
     return found[name]
 
 
+DEFAULT_MAX_TOKENS = 4096
+"""Output cap per model call unless ``MODEL_MAX_TOKENS`` says otherwise: every answer format
+fits (MALT code, a route or kubectl command, a chain of thought), and a base model that never
+stops costs a bounded wait instead of the whole turn timeout."""
+
+
+def completion_settings(environ: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """LiteLLM settings from the environment, the same for ``netarena run`` and the purple.
+
+    ``MODEL_API_BASE`` (an OpenAI-compatible endpoint: vLLM, Ollama, llama.cpp's server),
+    ``MODEL_TEMPERATURE`` and ``MODEL_MAX_TOKENS`` (default ``DEFAULT_MAX_TOKENS``; ``0``
+    sends no cap) — see ``env.list.example``.
+
+    Raises:
+        ConfigError: A malformed number.
+    """
+    env = os.environ if environ is None else environ
+    settings: dict[str, Any] = {}
+    if base := env.get("MODEL_API_BASE", "").strip():
+        settings["api_base"] = base
+    try:
+        if temperature := env.get("MODEL_TEMPERATURE", "").strip():
+            settings["temperature"] = float(temperature)
+        tokens = int(env.get("MODEL_MAX_TOKENS", "").strip() or DEFAULT_MAX_TOKENS)
+    except ValueError as exc:
+        raise ConfigError(f"bad MODEL_TEMPERATURE/MODEL_MAX_TOKENS: {exc}") from exc
+    if tokens < 0:
+        raise ConfigError(f"MODEL_MAX_TOKENS must be 0 (no cap) or more, not {tokens}")
+    if tokens:
+        settings["max_tokens"] = tokens
+    return settings
+
+
 class LiteLLMAgent:
     """A plain relay to any LiteLLM model: the prompt in, the completion out.
 
@@ -179,7 +214,8 @@ def make_agent(spec: str, app: App) -> Agent:
 
     Args:
         spec: ``reference``, ``null``, ``baseline:NAME`` (one of ``app.baselines()``),
-            ``litellm:MODEL`` or an ``http(s)://`` A2A URL.
+            ``litellm:MODEL`` (with ``completion_settings()`` from the environment) or an
+            ``http(s)://`` A2A URL.
         app: The app being evaluated (for its reference solver and baselines).
 
     Raises:
@@ -192,7 +228,7 @@ def make_agent(spec: str, app: App) -> Agent:
     if spec.startswith("baseline:"):
         return find_baseline(app, spec.removeprefix("baseline:")).make()
     if spec.startswith("litellm:"):
-        return LiteLLMAgent(spec.removeprefix("litellm:"))
+        return LiteLLMAgent(spec.removeprefix("litellm:"), **completion_settings())
     if spec.startswith(("http://", "https://")):
         from netarena.common.remote import RemoteAgent
 

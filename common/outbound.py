@@ -7,8 +7,9 @@ neighbours, anything the host can reach. The policy is enforced where connection
 to is checked at connect time, and the connection goes to the checked address, so DNS
 rebinding and redirects cannot slip past a check made earlier.
 
-Defaults: link-local, metadata, multicast, unspecified and reserved addresses are refused.
-Loopback and private addresses are allowed, because that is where purple agents live in
+Defaults: every special-purpose block that is not globally reachable (IANA's registries),
+and cloud metadata and wire-server addresses, are refused (``netarena.common.special_addresses``
+lists each). Loopback and private addresses are allowed, because that is where purple agents live in
 every supported deployment: the AgentBeats gateway hands the green agent participant URLs on
 its own loopback proxy (``http://127.0.0.1:8080/<role>``), compose scenarios use private
 container addresses, and local runs and tests use 127.0.0.1. ``allow`` (``--purple-allow``,
@@ -24,29 +25,30 @@ from __future__ import annotations
 
 import asyncio
 import ipaddress
+import re
 import socket
 import zlib
 from collections.abc import AsyncIterator, Iterable
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import unquote, urlsplit, urlunsplit
 
 import httpcore
 import httpx
 
+from netarena.common.special_addresses import (
+    IPAddress,
+    SpecialBlock,
+    embedded_ipv4,
+    service_address,
+    special_block,
+)
+
 __all__ = ["OutboundPolicy", "OutboundRefused", "GuardedBackend", "same_origin",
-           "purple_client", "ReplyTooLarge", "BadEncoding", "MAX_REPLY_BYTES"]
+           "purple_client", "ReplyTooLarge", "BadEncoding", "MAX_REPLY_BYTES", "public_url",
+           "public_text", "bare_url"]
 
-IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
-
-METADATA_ADDRESSES = frozenset({
-    ipaddress.ip_address("169.254.169.254"),  # AWS, GCP, Azure, OpenStack, ...
-    ipaddress.ip_address("169.254.170.2"),  # AWS ECS task metadata
-    ipaddress.ip_address("100.100.100.200"),  # Alibaba Cloud
-    ipaddress.ip_address("fd00:ec2::254"),  # AWS over IPv6
-})
-"""Cloud metadata services, refused even when an allowlist would admit them."""
 
 
 class OutboundRefused(httpcore.ConnectError):
@@ -59,7 +61,10 @@ class OutboundPolicy:
 
     Args:
         allow: When non-empty, only these networks (``10.0.0.0/8``), addresses or host
-            names (exact, or ``.example.org`` for a domain) are allowed.
+            names (exact, or ``.example.org`` for a domain) are allowed. A network entry
+            inside a refused special-purpose block (``100.64.0.0/10`` for a carrier-grade
+            NAT or Tailscale network) admits that part of it; link-local, multicast,
+            unspecified and cloud-service addresses are never admitted.
     """
 
     allow: tuple[str, ...] = ()
@@ -85,15 +90,29 @@ class OutboundPolicy:
         host = host.lower().rstrip(".")
         return any(host == n or (n.startswith(".") and host.endswith(n)) for n in self._names)
 
+    def _admits_block(self, ip: IPAddress, block: SpecialBlock) -> bool:
+        """Whether the allowlist names a network inside ``block`` that holds ``ip``."""
+        return block.host_like and any(
+            net.version == ip.version and ip in net
+            and net.subnet_of(block.network)  # type: ignore[arg-type]
+            for net in self._networks)
+
     def refusal(self, host: str, address: str) -> str | None:
         """Why connecting to ``address`` (resolved from ``host``) is refused, or ``None``."""
-        ip = _embedded_ipv4(ipaddress.ip_address(address.split("%", 1)[0]))
-        if ip in METADATA_ADDRESSES:
-            return f"{host} resolves to {ip}, a cloud metadata address"
-        if ip.is_link_local:
-            return f"{host} resolves to {ip}, a link-local address"
-        if ip.is_multicast or ip.is_unspecified or (ip.is_reserved and not ip.is_loopback):
-            return f"{host} resolves to {ip}, which is not a unicast host address"
+        ip = ipaddress.ip_address(address.split("%", 1)[0])
+        what = f"{host} resolves to {ip}"
+        embedded = embedded_ipv4(ip)
+        if embedded is not None:
+            what += f" (the {embedded[1]} form of {embedded[0]})"
+        service = service_address(ip)
+        if service is not None:
+            return f"{what}, a {service} address"
+        block = special_block(ip)
+        if block is not None and not self._admits_block(ip, block):
+            return (f"{what}, in {block.network} ({block.name}), a special-purpose block "
+                    "that is not globally reachable")
+        if embedded is not None and embedded[1] != "IPv4-mapped" and not embedded[0].is_global:
+            return f"{what}: a translated form of a non-global address"
         if self.allow and not (
             any(ip in net for net in self._networks) or self._name_allowed(host)
         ):
@@ -129,24 +148,29 @@ class OutboundPolicy:
             raise OutboundRefused(f"cannot resolve {parts.hostname}: {exc}") from exc
 
 
-_NAT64 = ipaddress.ip_network("64:ff9b::/96")
+def public_url(url: str) -> str:
+    """``url`` without user info, query string or fragment (``?``/``#`` kept as a hint)."""
+    try:
+        parts = urlsplit(url)
+        host = parts.hostname or ""
+        port = parts.port
+    except ValueError:
+        return "<unparseable URL>"
+    if ":" in host:
+        host = f"[{host}]"
+    netloc = f"{host}:{port}" if port is not None else host
+    return urlunsplit((parts.scheme, netloc, parts.path, "…" if parts.query else "",
+                       "…" if parts.fragment else ""))
 
 
-def _embedded_ipv4(ip: IPAddress) -> IPAddress:
-    """The IPv4 address an IPv6 one carries (mapped, 6to4, NAT64), else ``ip`` itself.
+_URL = re.compile(r"\b[a-zA-Z][a-zA-Z0-9+.-]*://[^\s'\"<>]+")
 
-    Where such routes exist, connecting to the IPv6 address reaches the IPv4 one, so the
-    policy judges the IPv4 one.
-    """
-    if not isinstance(ip, ipaddress.IPv6Address):
-        return ip
-    if ip.ipv4_mapped is not None:
-        return ip.ipv4_mapped
-    if ip.sixtofour is not None:
-        return ip.sixtofour
-    if ip in _NAT64:
-        return ipaddress.IPv4Address(int(ip) & 0xFFFFFFFF)
-    return ip
+
+def public_text(text: str) -> str:
+    """``text`` with every URL in it replaced by its ``public_url``."""
+    return _URL.sub(lambda m: public_url(m.group(0)), text)
+
+
 
 
 def same_origin(a: str, b: str) -> bool:
@@ -295,7 +319,8 @@ class _CappedTransport(httpx.AsyncBaseTransport):
 
 
 def purple_client(policy: OutboundPolicy, *, timeout: httpx.Timeout,
-                  max_reply_bytes: int = MAX_REPLY_BYTES) -> httpx.AsyncClient:
+                  max_reply_bytes: int = MAX_REPLY_BYTES,
+                  credentials_from: str | None = None) -> httpx.AsyncClient:
     """The HTTP client for purple agents: the policy at connect time, bodies capped.
 
     It follows no redirect, and ignores proxy settings in the environment (a proxy would
@@ -305,7 +330,25 @@ def purple_client(policy: OutboundPolicy, *, timeout: httpx.Timeout,
         policy: Which addresses may be contacted.
         timeout: httpx timeouts.
         max_reply_bytes: Largest response body read, after decompression.
+        credentials_from: A participant URL whose user info (HTTP basic auth) and query
+            parameters (``?key=...``) go with every request, the card's and the messages'
+            alike (an agent card names its endpoint without them).
     """
+    auth: httpx.BasicAuth | None = None
+    params = httpx.QueryParams()
+    if credentials_from:
+        parts = urlsplit(credentials_from)
+        if parts.username is not None:
+            auth = httpx.BasicAuth(unquote(parts.username), unquote(parts.password or ""))
+        params = httpx.QueryParams(parts.query)
     return httpx.AsyncClient(timeout=timeout, follow_redirects=False, trust_env=False,
-                             transport=_CappedTransport(max_reply_bytes, policy))
+                             transport=_CappedTransport(max_reply_bytes, policy),
+                             auth=auth, params=params)
+
+
+def bare_url(url: str) -> str:
+    """``url`` without user info, query and fragment (what ``purple_client`` adds back)."""
+    parts = urlsplit(url)
+    netloc = parts.netloc.rpartition("@")[2]
+    return urlunsplit((parts.scheme, netloc, parts.path, "", ""))
 

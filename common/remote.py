@@ -39,6 +39,9 @@ from netarena.common.outbound import (
     OutboundPolicy,
     OutboundRefused,
     ReplyTooLarge,
+    bare_url,
+    public_text,
+    public_url,
     purple_client,
     same_origin,
 )
@@ -190,7 +193,7 @@ class RemoteAgent:
         policy: OutboundPolicy | None = None,
     ) -> None:
         self.url = url
-        self.name = url
+        self.name = public_url(url)  # records and pages never carry its credentials
         self.card_name: str | None = None
         """The name the agent's card gives, once fetched."""
         self._policy = policy or OutboundPolicy()
@@ -228,7 +231,7 @@ class RemoteAgent:
 
         text = reply_text(await self._settled(client, await self._retrying(send)))
         if len(text) > MAX_REPLY_CHARS:
-            log.warning("%s: reply of %d chars cut to %d", self.url, len(text), MAX_REPLY_CHARS)
+            log.warning("%s: reply of %d chars cut to %d", self.name, len(text), MAX_REPLY_CHARS)
             text = text[:MAX_REPLY_CHARS]
         return text
 
@@ -248,9 +251,10 @@ class RemoteAgent:
             if self._client is None:
                 if self._http is None:
                     self._http = purple_client(self._policy, timeout=self._timeout,
-                                               max_reply_bytes=self._max_reply_bytes)
+                                               max_reply_bytes=self._max_reply_bytes,
+                                               credentials_from=self.url)
                 factory = ClientFactory(ClientConfig(streaming=False, httpx_client=self._http))
-                resolver = A2ACardResolver(self._http, self.url)
+                resolver = A2ACardResolver(self._http, bare_url(self.url))
                 card = self._pinned(await self._retrying(resolver.get_agent_card))
                 self.card_name = card.name or None
                 self._client = factory.create(card)
@@ -277,9 +281,9 @@ class RemoteAgent:
         """Keep the conversation on the participant's origin, whatever the card says."""
         for interface in card.supported_interfaces:
             if not same_origin(interface.url, self.url):
-                log.warning("%s: card points to %r; using %s instead",
-                            self.url, interface.url[:200], self.url)
-                interface.url = self.url
+                log.warning("%s: card points to %r; using it instead",
+                            self.name, interface.url[:200])
+                interface.url = bare_url(self.url)
         return card
 
     async def _retrying(self, call: Callable[[], Awaitable[T]]) -> T:
@@ -291,7 +295,7 @@ class RemoteAgent:
             except Exception as exc:  # noqa: BLE001 - every peer failure becomes AgentError
                 if _connect_failure(exc) and attempt < self._retries:
                     delay = self._backoff_s * 2**attempt
-                    log.info("%s unreachable (%s); retry in %.1fs", self.url, exc, delay)
+                    log.info("%s unreachable (%s); retry in %.1fs", self.name, exc, delay)
                     await asyncio.sleep(delay)
                     continue
                 raise self._error(exc) from exc
@@ -300,26 +304,27 @@ class RemoteAgent:
     def _error(self, exc: Exception) -> AgentError:
         """Name what went wrong from the exception chain (the SDK wraps httpx errors)."""
         chain = _chain(exc)
-        detail = f"{type(exc).__name__}: {str(exc)[:300]}"
+        detail = public_text(f"{type(exc).__name__}: {str(exc)[:300]}")
         for err in chain:
             if isinstance(err, OutboundRefused):
-                return AgentError(str(err))
+                return AgentError(public_text(str(err)))
             if isinstance(err, ReplyTooLarge):
-                return AgentError(f"{self.url} sent a reply over {self._max_reply_bytes} bytes")
+                return AgentError(f"{self.name} sent a reply over {self._max_reply_bytes} bytes")
             if isinstance(err, BadEncoding):
-                return AgentError(f"{self.url} sent a reply this client cannot read: {err}")
+                return AgentError(f"{self.name} sent a reply this client cannot read: "
+                                  f"{public_text(str(err))}")
             if isinstance(err, httpx.ConnectError | httpx.ConnectTimeout):
-                return AgentError(f"cannot connect to {self.url} ({err})")
+                return AgentError(f"cannot connect to {self.name} ({public_text(str(err))})")
             if isinstance(err, httpx.TimeoutException):
-                return AgentTimeout(f"{self.url} did not answer within {self._timeout.read:g}s")
+                return AgentTimeout(f"{self.name} did not answer within {self._timeout.read:g}s")
             if isinstance(err, httpx.HTTPStatusError):
                 status, where = err.response.status_code, err.response.headers.get("location")
                 if err.response.is_redirect and where:
-                    return AgentError(f"HTTP {status} from {self.url}: redirected to "
-                                      f"{where[:200]}; redirects are not followed")
-                return AgentError(f"HTTP {status} from {self.url}")
+                    return AgentError(f"HTTP {status} from {self.name}: redirected to "
+                                      f"{public_text(where[:200])}; redirects are not followed")
+                return AgentError(f"HTTP {status} from {self.name}")
             if isinstance(err, httpx.RemoteProtocolError | httpx.ReadError):
-                return AgentError(f"{self.url} dropped the connection ({err})")
+                return AgentError(f"{self.name} dropped the connection ({public_text(str(err))})")
             if isinstance(err, json.JSONDecodeError):
-                return AgentError(f"unparseable reply from {self.url} (not JSON: {err.msg})")
-        return AgentError(f"bad reply from {self.url}: {detail}")
+                return AgentError(f"unparseable reply from {self.name} (not JSON: {err.msg})")
+        return AgentError(f"bad reply from {self.name}: {detail}")

@@ -49,7 +49,7 @@ from netarena.common.app import App
 from netarena.common.environment import environment
 from netarena.common.errors import ConfigError
 from netarena.common.limits import ServerLimits
-from netarena.common.outbound import OutboundPolicy, OutboundRefused
+from netarena.common.outbound import OutboundPolicy, OutboundRefused, public_url
 from netarena.common.remote import RemoteAgent
 from netarena.common.request import ParsedRequest, load_request, parse_request
 from netarena.common.requester import Requester, current_requester
@@ -82,11 +82,16 @@ def netarena_version() -> str:
 def query_record(result: QueryResult, context: dict[str, Any] | None = None) -> dict[str, Any]:
     """The flat per-query record of the ``Result`` artifact: core fields plus app details.
 
-    A detail whose name collides with a core or context field is kept as ``details_<name>``.
+    A detail whose name collides with a core or context field, also when only letter case
+    differs (``Label`` next to ``label``: DuckDB's JSON reader refuses such files), is kept
+    as ``details_<name>``.
     """
     record = {**result.model_dump(exclude={"details"}), **(context or {})}
+    taken = {key.lower() for key in record}
     for key, value in result.details.items():
-        record[f"details_{key}" if key in record else key] = value
+        name = f"details_{key}" if key.lower() in taken else key
+        record[name] = value
+        taken.add(name.lower())
     return record
 
 
@@ -186,16 +191,16 @@ class _Evaluation:
         agent = RemoteAgent(req.url, timeout_s=run.turn_timeout_s + 5.0,
                             policy=self.options.policy)
         runner = Runner(app, agent, run)
-        self.agent_name = agent.name
+        self.agent_name = public_url(agent.name)
         self.context = {
-            "participant_role": req.role, "participant_id": req.url,
+            "participant_role": req.role, "participant_id": public_url(req.url),
             "netarena_version": netarena_version(), "seed": req.plan.seed,
             "config": {"plan": req.plan.model_dump(mode="json"),
                        "run": {**run.model_dump(mode="json"), "max_turns": runner.max_turns},
                        "app": app.config.model_dump(mode="json")},
         }
         await self.updater.start_work(self._say(
-            f"{app.name}: {len(queries)} queries for {req.role} at {req.url}, "
+            f"{app.name}: {len(queries)} queries for {req.role} at {public_url(req.url)}, "
             f"seed {req.plan.seed}{''.join(f'; {n}' for n in req.notes)}; "
             f"progress at /evaluations/{entry.public_id}/report"))
         last = 0.0
@@ -232,11 +237,11 @@ class _Evaluation:
         assert self.entry is not None
         unscored = summary["unscored"]
         if results and unscored > UNSCORED_FAIL_FRACTION * len(results):
-            reasons = sorted({r.error for r in results if not r.scored and r.error})
+            reasons = "; ".join(sorted({r.error for r in results if not r.scored and r.error}))
             reason = (f"{unscored} of {len(results)} queries unscored (the emulator failed, "
-                      f"not the agent): {'; '.join(reasons)[:500]}")
-            self.board.finish(self.entry, "failed", reason, summary)
-            await self.updater.failed(self._say(f"failed: {reason}"))
+                      "not the agent)")
+            self.board.finish(self.entry, "failed", reason, summary, detail=reasons[:500])
+            await self.updater.failed(self._say(f"failed: {reason}: {reasons[:500]}"))
             return
         c = summary["correctness"]
         self.board.finish(self.entry, "completed", summary=summary)

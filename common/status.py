@@ -7,7 +7,10 @@ so the page can link to a small report.
 
 The page and its JSON are public, so they name each evaluation by a random ``public_id``,
 never by its A2A task id: in A2A, knowing a task id is what lets a client read, cancel or
-resubscribe to that task.
+resubscribe to that task. They show participant URLs without user info, query or fragment
+(``public_url``): a requester may put a password or an API key there. A server without a
+bearer token shows each evaluation's summary but not the reasons individual queries failed
+(``Entry.detail``): anyone can read it.
 """
 
 from __future__ import annotations
@@ -21,8 +24,9 @@ from typing import Any
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 
-__all__ = ["Board", "Entry"]
+from netarena.common.outbound import public_text, public_url
 
+__all__ = ["Board", "Entry"]
 
 @dataclass
 class Entry:
@@ -41,18 +45,26 @@ class Entry:
     started: float = field(default_factory=time.time)
     ended: float | None = None
     summary: dict[str, Any] | None = None
+    detail: str = ""
+    """Per-query detail of ``reason`` (the queries' own errors), shown only to token holders."""
     task: asyncio.Task[Any] | None = field(default=None, repr=False)
     public_id: str = field(default_factory=lambda: secrets.token_hex(8))
     """The name the public pages use (the task id is the owner's secret)."""
 
-    def as_dict(self) -> dict[str, Any]:
-        """Public JSON view (no task id, no task handle)."""
-        return {
+    def __post_init__(self) -> None:
+        self.participant = public_url(self.participant)
+
+    def as_dict(self, *, detail: bool = False) -> dict[str, Any]:
+        """JSON view (no task id, no task handle); ``detail`` for token holders only."""
+        view = {
             "id": self.public_id, "app": self.app, "role": self.role,
             "participant": self.participant, "total": self.total, "done": self.done,
-            "correct": self.correct, "state": self.state, "reason": self.reason,
+            "correct": self.correct, "state": self.state, "reason": public_text(self.reason),
             "started": self.started, "ended": self.ended, "summary": self.summary,
         }
+        if detail:
+            view["detail"] = public_text(self.detail)
+        return view
 
 
 class Board:
@@ -101,11 +113,12 @@ class Board:
         self.latency.labels(app=app).observe(latency_s)
 
     def finish(self, entry: Entry, state: str, reason: str = "",
-               summary: dict[str, Any] | None = None) -> None:
+               summary: dict[str, Any] | None = None, detail: str = "") -> None:
         """Record how an evaluation ended (idempotent) and drop the oldest finished ones."""
         if entry.ended is not None:
             return
         entry.state, entry.reason, entry.summary = state, reason, summary
+        entry.detail = detail
         entry.ended = time.time()
         entry.task = None
         self.running.dec()

@@ -2,7 +2,8 @@
 
 The page lists running evaluations with a progress bar and the correctness so far, then
 recent ones with their final state and a link to their report; it refreshes itself every
-two seconds. Every value from a request is escaped.
+two seconds. Every value from a request is escaped, and URLs in reasons lose their user info
+and query (``netarena.common.status.public_text``).
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ import time
 from html import escape
 from typing import Any
 
+from netarena.common.outbound import public_text
 from netarena.common.status import Board, Entry
 
 __all__ = ["render_page", "render_report"]
@@ -39,13 +41,14 @@ def _row(entry: Entry) -> str:
     pct = 100 * done // total
     rate = f"{entry.correct / done:.2f}" if done else "–"
     link = f'<a href="/evaluations/{escape(entry.public_id)}/report">report</a>'
+    reason = public_text(entry.reason)
     return (
         f"<tr><td>{escape(entry.app)}</td><td>{escape(entry.role)}<br>"
         f'<span class="muted">{escape(entry.participant)}</span></td>'
         f'<td><span class="bar"><span class="fill" style="width:{pct}%"></span></span> '
         f"query {done}/{entry.total}</td><td>correctness {rate}</td>"
         f'<td class="{escape(entry.state)}">{escape(entry.state)}'
-        f'{"<br><span class=muted>" + escape(entry.reason) + "</span>" if entry.reason else ""}'
+        f'{"<br><span class=muted>" + escape(reason) + "</span>" if reason else ""}'
         f"</td><td>{_ago(entry.started)}</td><td>{link}</td></tr>"
     )
 
@@ -82,11 +85,18 @@ def _rate(stat: dict[str, Any]) -> str:
     return f"{stat['rate']:.3f} [{lo:.3f}, {hi:.3f}]"
 
 
-def render_report(entry: Entry) -> str:
-    """One evaluation's report: its state and, once finished, its summary by level."""
+def render_report(entry: Entry, *, detail: bool = False) -> str:
+    """One evaluation's report: its state and, once finished, its summary by level.
+
+    Args:
+        entry: The evaluation.
+        detail: Also show the per-query detail of a failure (token holders only).
+    """
     summary = entry.summary
     body = f"<p>{escape(entry.state)} · query {entry.done}/{entry.total}"
-    body += f" · {escape(entry.reason)}</p>" if entry.reason else "</p>"
+    body += f" · {escape(public_text(entry.reason))}</p>" if entry.reason else "</p>"
+    if detail and entry.detail:
+        body += f'<p class="muted">{escape(public_text(entry.detail))}</p>'
     if summary:
         rows = [("all", summary)] + [(f"level {k}", v) for k, v in summary["by_level"].items()]
         rows += [(f"  {k}", v) for k, v in summary["by_label"].items()]

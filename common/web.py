@@ -242,9 +242,12 @@ def agent_web_app(
         return PlainTextResponse(generate_latest(board.registry),
                                  media_type=CONTENT_TYPE_LATEST)
 
+    # With a token every request here carries it; without one, anyone reads these pages.
+    detail = options.token is not None
+
     @api.get("/evaluations")
     async def evaluations() -> list[dict[str, Any]]:
-        return [e.as_dict() for e in reversed(board.entries.values())]
+        return [e.as_dict(detail=detail) for e in reversed(board.entries.values())]
 
     @api.get("/evaluations/{public_id}")
     async def evaluation(public_id: str) -> dict[str, Any]:
@@ -252,14 +255,14 @@ def agent_web_app(
         if entry is None:
             raise HTTPException(404, f"no evaluation {public_id} (finished ones are kept "
                                      f"for the last {board.keep})")
-        return entry.as_dict()
+        return entry.as_dict(detail=detail)
 
     @api.get("/evaluations/{public_id}/report", response_class=HTMLResponse)
     async def report(public_id: str) -> HTMLResponse:
         entry = board.entries.get(public_id)
         if entry is None:
             raise HTTPException(404, f"no evaluation {public_id}")
-        return HTMLResponse(render_report(entry))
+        return HTMLResponse(render_report(entry, detail=detail))
 
     return api
 

@@ -5,7 +5,7 @@
 #   - creates the virtual environment and installs the project from the package index only,
 #     pinned by docker/constraints.txt (kept in the image for later pip installs);
 #   - installs curl (leaderboard compose files healthcheck every container with it);
-#   - installs the entrypoint and checks that the CLI starts.
+#   - installs the entrypoint and the health check (any port) and checks that the CLI starts.
 set -eu
 src="$(cd "$(dirname "$0")/.." && pwd)"
 if ! command -v curl >/dev/null; then
@@ -22,4 +22,5 @@ python3 -m venv /opt/netarena
 /opt/netarena/bin/pip install --constraint "$src/docker/constraints.txt" "$src"
 cp "$src/docker/constraints.txt" /opt/netarena/constraints.txt
 install -m 755 "$src/docker/entrypoint.sh" /usr/local/bin/netarena-entrypoint
+install -m 755 "$src/docker/healthcheck.sh" /usr/local/bin/netarena-healthcheck
 /opt/netarena/bin/netarena --help >/dev/null

@@ -9,6 +9,7 @@ from netarena.common import (
     request,
     requester,
     server,
+    special_addresses,
     status,
     status_page,
     web,
@@ -28,7 +29,12 @@ def test_public_names() -> None:
     assert set(limits.__all__) == {"APP_CAPS", "ServerLimits", "check_app_caps"}
     assert set(outbound.__all__) == {"OutboundPolicy", "OutboundRefused", "GuardedBackend",
                                      "same_origin", "purple_client", "ReplyTooLarge",
-                                     "BadEncoding", "MAX_REPLY_BYTES"}
+                                     "BadEncoding", "MAX_REPLY_BYTES", "public_url",
+                                     "public_text", "bare_url"}
+    assert set(status.__all__) == {"Board", "Entry"}
+    assert set(special_addresses.__all__) == {"SpecialBlock", "SPECIAL_BLOCKS",
+                                              "SERVICE_ADDRESSES", "special_block",
+                                              "service_address", "embedded_ipv4"}
     for module in (a2a_llm, a2a, remote, request, server, limits, outbound, requester, status,
-                   status_page, web):
+                   status_page, web, special_addresses):
         assert all(hasattr(module, name) for name in module.__all__)

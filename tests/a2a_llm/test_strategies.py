@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from netarena.a2a_llm import STRATEGIES, LLMAgent, from_env
-from netarena.common.agents import Observation
+from netarena.common.agents import DEFAULT_MAX_TOKENS, Observation
 from netarena.common.errors import AgentError, ConfigError
 
 
@@ -73,7 +73,8 @@ def test_from_env(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("MODEL_TEMPERATURE", "0.2")
     agent = from_env("react")
     assert agent.name == "openai/gpt-4o-mini:react"
-    assert agent._kwargs == {"api_base": "http://127.0.0.1:1/v1", "temperature": 0.2}
+    assert agent._kwargs == {"api_base": "http://127.0.0.1:1/v1", "temperature": 0.2,
+                             "max_tokens": DEFAULT_MAX_TOKENS}
     monkeypatch.setenv("MODEL_MAX_TOKENS", "lots")
     with pytest.raises(ConfigError, match="MODEL_MAX_TOKENS"):
         from_env()

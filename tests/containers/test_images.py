@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import re
+import shutil
 import subprocess
 import tomllib
 from pathlib import Path
@@ -41,7 +43,7 @@ def test_base_image_is_a_build_arg_and_entrypoint_takes_server_flags(image: str)
     for step in steps:  # nothing fetched outside the package indexes
         assert not re.search(r"\b(git clone|wget|ADD https?:)|curl .*https?://(?!127)", step), step
     health = next(s for s in steps if s.startswith("HEALTHCHECK"))
-    assert "curl -fsS http://127.0.0.1:9009/healthz" in health
+    assert health.endswith("CMD netarena-healthcheck")  # any port: the purple's is 9019
 
 
 @pytest.mark.parametrize("image", sorted(IMAGES))
@@ -135,5 +137,47 @@ def test_entrypoint_refuses_route_without_its_privileges(
 
 
 def test_scripts_parse() -> None:
-    for script in ("scripts/containers.sh", "docker/make-base-image.sh", "docker/entrypoint.sh"):
+    for script in ("scripts/containers.sh", "docker/make-base-image.sh", "docker/entrypoint.sh",
+                   "docker/healthcheck.sh"):
         subprocess.run(["bash", "-n", str(ROOT / script)], check=True, timeout=30)
+
+
+_HEALTH_SERVER = """
+import http.server, socket, sys
+class S(http.server.HTTPServer):
+    address_family = socket.AF_INET6 if ":" in sys.argv[1] else socket.AF_INET
+class H(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        self.send_response(200 if self.path == "/healthz" else 404)
+        self.end_headers()
+    def log_message(self, *args):
+        pass
+S((sys.argv[1], int(sys.argv[2])), H).serve_forever()
+"""
+
+
+@pytest.mark.skipif(shutil.which("unshare") is None or os.geteuid() != 0,
+                    reason="needs root and unshare for a private network namespace")
+@pytest.mark.parametrize(("host", "port"), [("0.0.0.0", 9019), ("127.0.0.1", 9009),
+                                            ("127.0.0.1", 18123), ("::", 9019)])
+def test_healthcheck_finds_the_server_on_any_port(host: str, port: int) -> None:
+    """The purple manifests start it on 9019, green ones on 9009: the check finds either.
+
+    In a network namespace of its own (nothing else listening): healthy while the server
+    answers /healthz, unhealthy before it starts and after it stops, and a listener that is
+    not the server (404 on /healthz) never counts.
+    """
+    script = f"""
+    ip link set lo up
+    {ROOT}/docker/healthcheck.sh; echo "before $?"
+    python3 -m http.server -b 127.0.0.1 8000 >/dev/null 2>&1 & other=$!
+    python3 -c '{_HEALTH_SERVER}' '{host}' {port} & server=$!
+    for _ in $(seq 50); do {ROOT}/docker/healthcheck.sh && break; sleep 0.1; done
+    {ROOT}/docker/healthcheck.sh; echo "running $?"
+    kill $server; wait $server 2>/dev/null
+    {ROOT}/docker/healthcheck.sh; echo "stopped $?"
+    kill $other
+    """
+    proc = subprocess.run(["unshare", "--net", "sh", "-c", script], capture_output=True,
+                          text=True, timeout=60)
+    assert proc.stdout.split() == ["before", "1", "running", "0", "stopped", "1"], proc.stderr

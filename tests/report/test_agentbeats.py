@@ -46,9 +46,6 @@ def test_one_file_per_assessment(toy_results: list[Path], tmp_path: Path) -> Non
                                        "toy-toy-reference.json"]
 
 
-LEADERBOARD = ROOT / "leaderboard" / "queries"
-
-
 def _write(path: Path, doc: dict) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(doc))
@@ -94,23 +91,26 @@ def _leaderboard_dir(toy_results: list[Path], tmp_path: Path) -> Path:
 
 
 def test_leaderboard_queries_pool_shards_and_read_v1_v2_and_old_files(
-        toy_results: list[Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    duckdb = pytest.importorskip("duckdb", reason="duckdb is in the dev extra")
-    monkeypatch.chdir(_leaderboard_dir(toy_results, tmp_path))
-    con = duckdb.connect()
-    ranked = con.execute((LEADERBOARD / "leaderboard.sql").read_text()).fetchall()
+        toy_results: list[Path], tmp_path: Path) -> None:
+    """Files without recorded settings pool per participant; the old ``Label`` file makes
+    the app's preload fail (named), and ``netarena leaderboard`` still reads every run."""
+    pytest.importorskip("duckdb", reason="duckdb is in the dev extra")
+    from netarena.common.leaderboard import run_queries
+
+    tables, problem = run_queries(_leaderboard_dir(toy_results, tmp_path))
+    assert problem is not None and "null-old.json" in problem
+    ranked, per_level, per_label, not_ranked = (t.rows for t in tables)
     assert [row[0] for row in ranked] == ["id-ref", "id-half", "id-null"]
     ref, half, null = ranked
-    assert ref[1] == 1.0 and ref[7] == 120  # both shards pooled, the resubmission counted once
-    assert null[1] == 0.0 and null[7] == 120 and 0.0 < half[1] < 1.0
+    assert ref[1] == 1.0 and ref[8] == 120  # both shards pooled, the resubmission counted once
+    assert null[1] == 0.0 and null[8] == 120 and 0.0 < half[1] < 1.0
     assert ref[2] > half[3]  # the reference's CI low clears the half agent's CI high
     assert ref[2] == pytest.approx(0.969, abs=0.001)  # Wilson, n = 120, k = 120
-    per_level = con.execute((LEADERBOARD / "by-level.sql").read_text()).fetchall()
     assert len(per_level) == 9 and all(row[2] == 40 for row in per_level)
     assert {type(row[1]) for row in per_level} == {int}
-    per_label = con.execute((LEADERBOARD / "by-label.sql").read_text()).fetchall()
     assert {row[1] for row in per_label} == {"small", "medium", "big", "huge"}
     assert {row[0] for row in per_label} == {"id-ref", "id-half", "id-null"}
+    assert [(row[0], row[2]) for row in not_ranked] == [("id-broken", "run failed")]
 
 
 def test_netarena_report_separates_participants(toy_results: list[Path], tmp_path: Path) -> None:
@@ -176,3 +176,41 @@ def test_results_files_read_back_as_reported_runs(toy_results: list[Path], tmp_p
     path.write_text(json.dumps({"status": "completed"}))
     with pytest.raises(ConfigError, match="no \"results\" list"):
         load_results([path])
+
+
+def test_netarena_report_leaves_failed_runs_out_and_reads_old_files(
+        toy_results: list[Path], tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """A failed run never ranks; malt's old ``Label`` reads back; another format is skipped."""
+    board = _leaderboard_dir(toy_results, tmp_path) / "results"
+    _write(board / "reference-impl.json", {  # the reference implementation's own files
+        "participants": {"malt_operator": "id-ref-impl"},
+        "results": [{"Query": "q", "Label": "capacity planning, level-1, add",
+                     "Result-Correctness": "Pass", "Result-Safety": "Pass", "Error": "x"},
+                    {"avg_correctness": 1.0}]})
+    with caplog.at_level("WARNING"):
+        runs = run_summaries(load_results(sorted(board.glob("*.json"))))["toy"]
+    by_agent = {r["agent"]: r for r in runs}
+    assert set(by_agent) == {"id-ref", "id-half", "id-null"}  # not id-broken, not id-ref-impl
+    assert by_agent["id-null"]["queries"] == 120  # the old file, "Label" and floats
+    assert {"small", "medium", "big", "huge"} <= set(by_agent["id-null"]["by_label"])
+    assert "run failed, left out" in caplog.text
+    assert "2 records are not NetArena query records" in caplog.text
+    with pytest.raises(ConfigError, match="no query records to report"):
+        load_results([board / "broken.json"])
+
+
+def test_report_cli_on_a_leaderboard_folder_has_no_traceback(
+        toy_results: list[Path], tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from netarena.common.cli import cli
+
+    board = _leaderboard_dir(toy_results, tmp_path) / "results"
+    result = CliRunner().invoke(cli, ["report", *map(str, sorted(board.glob("*.json"))),
+                                      "--out", str(tmp_path / "out")])
+    assert result.exit_code == 0, result.output
+    assert "Traceback" not in result.output and "id-broken" not in result.output
+    assert "id-null" in result.output
+    only_failed = CliRunner().invoke(cli, ["report", str(board / "broken.json"),
+                                           "--out", str(tmp_path / "out2")])
+    assert only_failed.exit_code == 2 and "Traceback" not in only_failed.output
