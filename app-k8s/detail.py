@@ -92,6 +92,8 @@ class ClusterDetail:
     stranger_ip: str = "198.51.100.23"
     """An address on the internet outside every external range: it must reach no service
     that is not open to anyone, and no locked-down service may reach it on any port."""
+    namespaces: tuple[str, ...] = ()
+    """Further namespaces whose workloads the healthy policies name (batch jobs, canaries)."""
 
     @property
     def deployer(self) -> tuple[str, bool]:

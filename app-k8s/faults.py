@@ -236,7 +236,7 @@ def inject_fault(code: str, model: AppModel, policies: Sequence[Policy],
         EmulatorError: No candidate changed the matrix (should not happen on valid models).
     """
     pods, nss = model_pods(model), model_namespaces(model)
-    before = judge(model, pods, nss, policies).connectivity.actual_set()
+    before = set(judge(model, pods, nss, policies).mismatches)
     names = sorted(p["metadata"]["name"] for p in policies)
     by_name = {p["metadata"]["name"]: p for p in policies}
     for _ in range(_MAX_TRIES):
@@ -247,7 +247,7 @@ def inject_fault(code: str, model: AppModel, policies: Sequence[Policy],
         method, description, spec = cand
         fault = {"code": code, "type": FAULT_TYPES[code], "policy": target["metadata"]["name"],
                  "method": method, "description": description, "spec": spec}
-        after = judge(model, pods, nss, apply_faults(policies, [fault])).connectivity
-        if after.actual_set() != before:
+        after = set(judge(model, pods, nss, apply_faults(policies, [fault])).mismatches)
+        if after != before:
             return fault
     raise EmulatorError(f"no {code} fault changed the connectivity matrix")

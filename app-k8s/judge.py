@@ -25,11 +25,13 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from netarena.k8s.model import ANYONE, AppModel
-from netarena.k8s.policy import PodView, PolicyEngine
-from netarena.k8s.policy_matrix import Connectivity, ProbeResult, compute_connectivity
+from netarena.k8s.manifests import render_policies
+from netarena.k8s.model import AppModel
+from netarena.k8s.policy_matrix import Connectivity, ProbeResult
+from netarena.k8s.reachability import NEWCOMER, Universe, differences, reachable, universe
 
-__all__ = ["ClusterState", "judge", "StateCache", "ownership_problems", "workload_state"]
+__all__ = ["ClusterState", "judge", "StateCache", "ownership_problems", "workload_state",
+           "exact_mismatches", "probe_universe", "NEWCOMER"]
 
 Obj = Mapping[str, Any]
 _CONTROLLER_ANNOTATIONS = ("deployment.kubernetes.io/",)
@@ -63,87 +65,43 @@ class ClusterState:
         return text
 
 
-def _views(engine: PolicyEngine, namespace: str, labels: Mapping[str, str]) -> list[PodView]:
-    return [v for v in engine.views if v.namespace == namespace
-            and all(v.labels.get(k) == val for k, val in labels.items())]
-
-
-def _all_allowed(engine: PolicyEngine, srcs: list[PodView], dsts: list[PodView],
-                 port: int) -> bool:
-    return bool(srcs and dsts) and all(engine.allowed(a, b, port, "TCP")
-                                       for a in srcs for b in dsts)
-
-
-def _detail_probes(model: AppModel, engine: PolicyEngine) -> list[ProbeResult]:
+def probe_universe(model: AppModel, pods: Sequence[Obj],
+                   policy_sets: Sequence[Sequence[Obj]]) -> Universe:
+    """The probes a state is judged on (``reachability.universe`` for this application)."""
     detail = model.detail
-    if detail is None:
-        return []
-    mon = detail.monitoring
-    scraper = _views(engine, mon.namespace, mon.scraper_labels)
-    other = _views(engine, mon.namespace, mon.other_labels)
-    out = []
-    for service, port in sorted(mon.metrics_ports.items()):
-        dsts = _views(engine, model.namespace, {"app": service})
-        for name, srcs, expected in (("prometheus", scraper, True), ("grafana", other, False)):
-            out.append(ProbeResult(f"{mon.namespace}/{name}", service, port, expected,
-                                   _all_allowed(engine, srcs, dsts, port)))
-    for ext in detail.egress:
-        srcs = _views(engine, model.namespace, {"app": ext.service})
-        other_port = 80 if ext.port != 80 else 8080
-        for ip, port, expected in ((ext.inside_ip, ext.port, True),
-                                   (ext.outside_ip, ext.port, False),
-                                   (detail.stranger_ip, other_port, False)):
-            outside = PodView("", ip, {}, (ip,))
-            actual = bool(srcs) and all(engine.egress_allowed(s, outside, port, "TCP")
-                                        for s in srcs)
-            out.append(ProbeResult(ext.service, ip, port, expected, actual))
-    return out + _outsider_probes(model, engine) + _default_deny_probes(model, engine)
+    addresses: list[str] = []
+    spaces: list[str] = []
+    if detail is not None:
+        addresses.append(detail.stranger_ip)
+        for e in detail.egress:
+            addresses += [e.inside_ip, e.outside_ip]
+        spaces = [detail.monitoring.namespace, *detail.namespaces]
+    ports = [s.port for s in model.servers if s.port is not None]
+    return universe(model.namespace, pods, policy_sets, addresses, ports, spaces)
 
 
-def _outsider_probes(model: AppModel, engine: PolicyEngine) -> list[ProbeResult]:
-    """Prometheus, Grafana and an internet address kept off every service's own port."""
-    assert model.detail is not None
-    mon, ip = model.detail.monitoring, model.detail.stranger_ip
-    outsiders = [(f"{mon.namespace}/prometheus", _views(engine, mon.namespace,
-                                                        mon.scraper_labels)),
-                 (f"{mon.namespace}/grafana", _views(engine, mon.namespace, mon.other_labels)),
-                 (ip, [PodView("", ip, {}, (ip,))])]
-    out = []
-    for svc in model.servers:
-        if ANYONE in svc.sources:
-            continue  # "any pod": whether the internet counts is the runbook's to say
-        assert svc.port is not None and svc.container_port is not None
-        dsts = _views(engine, model.namespace, {"app": svc.name})
-        for name, srcs in outsiders:
-            out.append(ProbeResult(name, svc.name, svc.port, False,
-                                   _all_allowed(engine, srcs, dsts, svc.container_port)))
-    return out
+def exact_mismatches(model: AppModel, pods: Sequence[Obj], namespaces: Sequence[Obj],
+                     policies: Sequence[Obj],
+                     healthy: Sequence[Obj] | None = None) -> Connectivity:
+    """Every probe of the universe whose answer differs from the healthy cluster's.
 
+    Args:
+        model: The application (its rendered policies are the healthy ones).
+        pods: Pod objects.
+        namespaces: Namespace objects.
+        policies: The live NetworkPolicies.
+        healthy: The healthy policies (default: ``render_policies(model)``).
 
-NEWCOMER = "debug-pod"
-"""A pod no service policy selects (``kubectl run debug``): the default deny isolates it."""
-_NEWCOMER_PORT = 8080
-
-
-def _default_deny_probes(model: AppModel, engine: PolicyEngine) -> list[ProbeResult]:
-    """A new pod of the namespace is isolated both ways: nothing in, nothing out.
-
-    Only ``deny-all`` covers it, so gutting the platform team's default deny (its Egress
-    dropped, its pod selector narrowed) shows here although every service pair still holds.
+    Returns:
+        A ``Connectivity`` holding only the differing probes, ``checked`` all of them.
     """
-    assert model.detail is not None
-    newcomer = PodView(model.namespace, NEWCOMER, {"run": NEWCOMER}, ("10.244.255.250",),
-                       (("", _NEWCOMER_PORT, "TCP"),))
-    ip = model.detail.stranger_ip
-    probes = [ProbeResult(NEWCOMER, ip, 443, False, engine.egress_allowed(
-        newcomer, PodView("", ip, {}, (ip,)), 443, "TCP"))]
-    caller = next((v for s in model.servers for v in _views(engine, model.namespace,
-                                                            {"app": s.name})), None)
-    if caller is not None:
-        probes.append(ProbeResult(caller.labels["app"], NEWCOMER, _NEWCOMER_PORT, False,
-                                  engine.ingress_allowed(caller, newcomer, _NEWCOMER_PORT,
-                                                         "TCP")))
-    return probes
+    want = list(healthy) if healthy is not None else render_policies(model)
+    uni = probe_universe(model, pods, [want, policies])
+    expected = reachable(uni, namespaces, want)
+    actual = reachable(uni, namespaces, policies)
+    results = tuple(ProbeResult(src, dst, port, exp, not exp, proto)
+                    for src, dst, port, proto, exp in differences(uni, expected, actual))
+    return Connectivity(results, checked=uni.size)
 
 
 def ownership_problems(model: AppModel, policies: Sequence[Obj]) -> tuple[str, ...]:
@@ -179,11 +137,13 @@ def workload_state(obj: Obj, ignored_labels: tuple[str, ...] = ()) -> tuple[Any,
 
 def judge(model: AppModel, pods: Sequence[Obj], namespaces: Sequence[Obj],
           policies: Sequence[Obj]) -> ClusterState:
-    """Judge one state from API objects (pods and policies of every namespace)."""
-    service_matrix = compute_connectivity(model, pods, namespaces, policies)
-    engine = PolicyEngine(list(pods), list(namespaces), list(policies))
-    results = service_matrix.results + tuple(_detail_probes(model, engine))
-    return ClusterState(Connectivity(results), ownership_problems(model, policies))
+    """Judge one state from API objects (pods and policies of every namespace).
+
+    Exact: the live policies' reachability is compared with the healthy ones' on every
+    probe of ``probe_universe``; only the probes that differ are kept.
+    """
+    return ClusterState(exact_mismatches(model, pods, namespaces, policies),
+                        ownership_problems(model, policies))
 
 
 class StateCache:
