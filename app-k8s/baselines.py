@@ -19,7 +19,6 @@ k8s``) are a ladder a benchmark build must reproduce before its numbers are trus
 
 from __future__ import annotations
 
-import copy
 import json
 from collections.abc import Callable
 from typing import Any
@@ -45,35 +44,12 @@ ALLOW_ALL = {"apiVersion": "networking.k8s.io/v1", "kind": "NetworkPolicy",
 """One policy that lets every pod of the namespace in and out."""
 
 
-class _IngressOnly(Planner):
-    """Repairs ingress as the reference does; leaves every egress as it is."""
-
-    def egress(self, intent: Intent, name: str, current: list[Rule]) -> list[Rule]:
-        return current
-
-
-class _PortNumbersOnly(_IngressOnly):
-    """Sets each ingress port number to the one the reference would; changes nothing else.
-
-    The main rule's entries get the runbook's container port, the monitoring rule's the
-    port a Prometheus mismatch names; peers, protocols, extra rules and egress stay.
-    """
-
-    def ingress(self, intent: Intent, name: str, current: list[Rule]) -> list[Rule]:
-        right = {intent.is_monitoring(r): r["ports"][0]["port"]
-                 for r in super().ingress(intent, name, current) if r.get("ports")}
-        fixed = copy.deepcopy(current)
-        for rule in fixed:
-            for entry in rule.get("ports") or []:
-                if "port" in entry:
-                    entry["port"] = right.get(intent.is_monitoring(rule), entry["port"])
-        return fixed
-
-
-class _NothingToFix(Planner):
-    def plan(self, text: str, snapshot: dict[str, Any], only: set[str] | None = None,
-             done: frozenset[tuple[str, str]] = frozenset()) -> list[tuple[str, str | None]]:
-        return []
+_IngressOnly = Planner(directions=frozenset({"ingress"}))
+"""Repairs ingress like the reference; leaves every egress as it is."""
+_PortNumbersOnly = Planner(kinds=frozenset({"port"}), directions=frozenset({"ingress"}))
+"""Changes only ingress port numbers, nothing else."""
+_NothingToFix = Planner(kinds=frozenset())
+"""Reads like the reference and finds nothing it will change."""
 
 
 class ScriptedK8sAgent:
@@ -125,19 +101,19 @@ BASELINES: tuple[Baseline, ...] = (
     Baseline(
         name="ingress-only",
         description="repairs ingress like the reference but never a source's egress",
-        make=_repairs("ingress-only", _IngressOnly()),
+        make=_repairs("ingress-only", _IngressOnly),
         expected={"solved_safely": (0.63, 0.71), "changed": (0.87, 0.96), **_SAFE},
     ),
     Baseline(
         name="one-fault-type",
         description="repairs only wrong port numbers (CP), nothing else",
-        make=_repairs("one-fault-type", _PortNumbersOnly()),
+        make=_repairs("one-fault-type", _PortNumbersOnly),
         expected={"solved_safely": (0.03, 0.11), "changed": (0.28, 0.37), **_SAFE},
     ),
     Baseline(
         name="read-only",
         description="reads the policies, never changes anything",
-        make=_repairs("read-only", _NothingToFix()),
+        make=_repairs("read-only", _NothingToFix),
         expected={"solved_safely": (0.0, 0.0), "changed": (0.0, 0.0), "safety": (1.0, 1.0)},
     ),
     Baseline(

@@ -109,7 +109,7 @@ def _block_addresses(block: Obj) -> list[str]:
 
 def universe(namespace: str, pods: Sequence[Obj], policy_sets: Sequence[Sequence[Obj]],
              addresses: Iterable[str] = (), service_ports: Iterable[int] = (),
-             namespaces: Iterable[str] = ()) -> Universe:
+             namespaces: Iterable[str] = (), tuples: Iterable[Tuple] = ()) -> Universe:
     """The probe universe for comparing ``policy_sets`` (the healthy and the live policies).
 
     Args:
@@ -119,6 +119,7 @@ def universe(namespace: str, pods: Sequence[Obj], policy_sets: Sequence[Sequence
         addresses: Outside addresses to probe besides the ipBlocks' own.
         service_ports: Service ports (they join the port tuples).
         namespaces: Further namespaces whose pods are endpoints (monitoring, batch...).
+        tuples: Further (port, protocol) pairs to probe.
     """
     keep = {namespace, *namespaces}
     views = sorted((PodView.from_obj(p) for p in pods), key=lambda v: v.key)
@@ -136,17 +137,17 @@ def universe(namespace: str, pods: Sequence[Obj], policy_sets: Sequence[Sequence
             ips += _block_addresses(peer["ipBlock"])
     for ip in ips:
         eps.setdefault(ip, Endpoint(ip, PodView("", ip, {}, (ip,))))
-    tuples: set[Tuple] = {(OTHER_PORT, proto) for proto in PROTOCOLS}
+    named: set[Tuple] = {(OTHER_PORT, proto) for proto in PROTOCOLS} | set(tuples)
     for e in eps.values():
-        tuples |= {(port, proto) for _, port, proto in e.view.ports}
-    tuples |= {(int(p), "TCP") for p in service_ports}
+        named |= {(port, proto) for _, port, proto in e.view.ports}
+    named |= {(int(p), "TCP") for p in service_ports}
     for entry in _port_entries(policies):
         proto = entry.get("protocol") or "TCP"
         for key in ("port", "endPort"):
             value = entry.get(key)
             if isinstance(value, int) or (isinstance(value, str) and value.isdigit()):
-                tuples.add((int(value), str(proto)))
-    return Universe(tuple(eps.values()), tuple(sorted(tuples, key=lambda t: (t[1], t[0]))))
+                named.add((int(value), str(proto)))
+    return Universe(tuple(eps.values()), tuple(sorted(named, key=lambda t: (t[1], t[0]))))
 
 
 class _Masks:
