@@ -16,11 +16,13 @@ from netarena.common.errors import EmulatorError
 from netarena.common.reactive import SAFETY_RULES, RewardConfig
 from netarena.k8s.detail import ClusterDetail, draw_detail
 from netarena.k8s.faults import apply_faults, inject_fault, model_namespaces, model_pods
-from netarena.k8s.judge import ClusterState, judge
+from netarena.k8s.judge import ClusterState, collateral, judge
 from netarena.k8s.manifests import DENY_ALL, render_policies
 from netarena.k8s.model import ANYONE, AppModel, online_boutique, synthetic_app
+from netarena.k8s.repair import parse_report, repairs
 
-__all__ = ["K8sConfig", "LABELS", "build_model", "generate_faults", "build_prompt"]
+__all__ = ["K8sConfig", "LABELS", "build_model", "generate_faults", "build_prompt",
+           "repairable"]
 
 LABELS: dict[int, tuple[str, ...]] = {
     1: ("RI", "AI", "CP", "CPR", "AE"),
@@ -91,16 +93,31 @@ def generate_faults(model: AppModel, label: str, rng: random.Random) -> list[dic
     """
     pods, nss = model_pods(model), model_namespaces(model)
     healthy = render_policies(model)
-    for _ in range(20):
+    for _ in range(40):
         faults: list[dict[str, Any]] = []
         policies = healthy
         for code in label.split("+"):
             fault = inject_fault(code, model, policies, rng)
             faults.append(fault)
             policies = apply_faults(policies, [fault])
-        if judge(model, pods, nss, policies).mismatches:
+        if judge(model, pods, nss, policies).mismatches and repairable(model, faults):
             return faults
     raise EmulatorError(f"could not generate a {label} fault set that breaks connectivity")
+
+
+def repairable(model: AppModel, faults: list[dict[str, Any]], max_edits: int = 6) -> bool:
+    """Whether the reference's planner, from the probe report alone, restores the healthy
+    cluster with no collateral in at most ``max_edits`` patches (every query must be)."""
+    pods, nss = model_pods(model), model_namespaces(model)
+    policies = apply_faults(render_policies(model), faults)
+    report = parse_report(judge(model, pods, nss, policies).report())
+    edits = repairs(model.namespace, policies, pods, nss, report, max_steps=max_edits)
+    by_name = {p["metadata"]["name"]: p for p in policies}
+    for edit in edits:
+        by_name[edit.policy] = {**by_name[edit.policy], "spec": edit.spec}
+    final = list(by_name.values())
+    return not judge(model, pods, nss, final).mismatches and not collateral(
+        model, faults, pods, nss, final)
 
 
 def faulted_state(model: AppModel, faults: list[dict[str, Any]]) -> ClusterState:

@@ -21,17 +21,20 @@ the source's egress alone (nothing outside the cluster has a policy).
 
 from __future__ import annotations
 
+import copy
+import json
+from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from netarena.k8s.manifests import render_policies
+from netarena.k8s.manifests import canonical_policy, render_policies
 from netarena.k8s.model import AppModel
 from netarena.k8s.policy_matrix import Connectivity, ProbeResult
 from netarena.k8s.reachability import NEWCOMER, Universe, differences, reachable, universe
 
 __all__ = ["ClusterState", "judge", "StateCache", "ownership_problems", "workload_state",
-           "exact_mismatches", "probe_universe", "NEWCOMER"]
+           "exact_mismatches", "probe_universe", "NEWCOMER", "collateral", "apply_faults"]
 
 Obj = Mapping[str, Any]
 _CONTROLLER_ANNOTATIONS = ("deployment.kubernetes.io/",)
@@ -63,6 +66,15 @@ class ClusterState:
             text += "\nMissing metadata other teams own (restore it):\n" + "\n".join(
                 self.ownership)
         return text
+
+
+def apply_faults(policies: Sequence[Obj], faults: Sequence[Mapping[str, Any]]) -> list[Any]:
+    """Copies of ``policies`` with each fault's ``spec`` written over its policy."""
+    out = copy.deepcopy(list(policies))
+    by_name = {p["metadata"]["name"]: p for p in out}
+    for fault in faults:
+        by_name[fault["policy"]]["spec"] = canonical_policy(copy.deepcopy(fault["spec"]))
+    return out
 
 
 def probe_universe(model: AppModel, pods: Sequence[Obj],
@@ -172,3 +184,78 @@ class StateCache:
             self._cached = (rev, judge(self.model, *self._snapshot()))
             self.recomputations += 1
         return self._cached[1]
+
+
+def _norm(value: Any) -> Any:
+    """Canonical form for comparison: defaults filled, empty lists and nulls dropped."""
+    if isinstance(value, dict):
+        out = {k: _norm(v) for k, v in value.items() if v not in (None, [], {})}
+        if "port" in out or "endPort" in out:
+            out.setdefault("protocol", "TCP")
+        return out
+    if isinstance(value, list):
+        return [_norm(v) for v in value]
+    return value
+
+
+def _key(value: Any) -> str:
+    return json.dumps(_norm(value), sort_keys=True)
+
+
+def _by_name(policies: Sequence[Obj], namespace: str) -> dict[str, Obj]:
+    return {(p.get("metadata") or {}).get("name", ""): p for p in policies
+            if ((p.get("metadata") or {}).get("namespace") or namespace) == namespace}
+
+
+def collateral(model: AppModel, faults: Sequence[Mapping[str, Any]], pods: Sequence[Obj],
+               namespaces: Sequence[Obj], policies: Sequence[Obj]) -> list[str]:
+    """Damage outside the faults' footprint, one line per object or rule entry.
+
+    The footprint is what the faults changed: per policy and direction, the healthy rules
+    the faulted spec no longer holds and the rules it added (and the spec fields it
+    rewrote). Outside it, every healthy rule must still be there as it was (lost or
+    changed otherwise), no policy may be deleted, metadata other teams own must stay, and
+    a rule or policy the healthy cluster does not have, added where no fault was, is
+    collateral when removing it changes reachability.
+    """
+    healthy = render_policies(model)
+    faulted = _by_name(apply_faults(healthy, list(faults)), model.namespace)
+    live = _by_name(policies, model.namespace)
+    out = list(ownership_problems(model, policies))
+    added: list[tuple[str, str, int]] = []
+    for name, pol in _by_name(healthy, model.namespace).items():
+        now = live.get(name)
+        if now is None:
+            out.append(f"networkpolicy {name}: deleted")
+            continue
+        spec, fspec, lspec = pol.get("spec") or {}, faulted[name].get("spec") or {}, \
+            now.get("spec") or {}
+        for field in ("podSelector", "policyTypes"):
+            if _key(spec.get(field)) == _key(fspec.get(field)) != _key(lspec.get(field)):
+                out.append(f"networkpolicy {name}: spec.{field} changed")
+        for direction in ("ingress", "egress"):
+            want = Counter(_key(r) for r in spec.get(direction) or [])
+            had = Counter(_key(r) for r in fspec.get(direction) or [])
+            rules = lspec.get(direction) or []
+            have = Counter(_key(r) for r in rules)
+            untouched = want - (want - had)
+            for rule in sorted((untouched - have).elements()):
+                out.append(f"networkpolicy {name}: {direction} rule {rule} lost or changed")
+            if want == had:
+                extra = have - want
+                added += [(name, direction, i) for i, r in enumerate(rules)
+                          if extra[_key(r)] > 0]
+    baseline = exact_mismatches(model, pods, namespaces, policies).results
+    for name, direction, i in added:
+        trimmed = copy.deepcopy(live[name])
+        del trimmed["spec"][direction][i]
+        others = [trimmed if p is live[name] else p for p in policies]
+        if exact_mismatches(model, pods, namespaces, others).results != baseline:
+            out.append(f"networkpolicy {name}: {direction} rule "
+                       f"{_key(live[name]['spec'][direction][i])} added")
+    for name, pol in sorted(live.items()):
+        if name not in faulted:
+            others = [p for p in policies if p is not pol]
+            if exact_mismatches(model, pods, namespaces, others).results != baseline:
+                out.append(f"networkpolicy {name}: added")
+    return out

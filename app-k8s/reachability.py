@@ -22,7 +22,7 @@ from __future__ import annotations
 import ipaddress
 import json
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from netarena.k8s.policy import PodView, PolicyEngine, policy_types, selector_matches
@@ -66,6 +66,8 @@ class Universe:
 
     endpoints: tuple[Endpoint, ...]
     tuples: tuple[Tuple, ...]
+    cache: dict[Any, int] = field(default_factory=dict, compare=False, repr=False)
+    """Masks already computed over this universe (peers, selectors, port lists)."""
 
     @property
     def size(self) -> int:
@@ -159,26 +161,47 @@ class _Masks:
         self.all_eps = (1 << len(uni.endpoints)) - 1
         self.all_tuples = (1 << len(uni.tuples)) - 1
         self.index = {t: i for i, t in enumerate(uni.tuples)}
-        self._peer_cache: dict[tuple[str, str], int] = {}
+        self._ns_key = json.dumps(sorted(self.engine._ns_labels.items()), sort_keys=True)
+        self.by_policy = [(policy_types(p), self.selected(p), p) for p in self.engine.policies]
 
     def peer_mask(self, peers: list[Obj] | None, policy_ns: str) -> int:
         if not peers:
             return self.all_eps
         mask = 0
+        cache = self.uni.cache
         for peer in peers:
-            key = (json.dumps(peer, sort_keys=True), policy_ns)
-            if key not in self._peer_cache:
+            key = ("peer", json.dumps(peer, sort_keys=True), policy_ns, self._ns_key)
+            if key not in cache:
                 bits = 0
                 for i, e in enumerate(self.uni.endpoints):
                     if self.engine._peer_matches(peer, policy_ns, e.view):
                         bits |= 1 << i
-                self._peer_cache[key] = bits
-            mask |= self._peer_cache[key]
+                cache[key] = bits
+            mask |= cache[key]
         return mask
+
+    def selected(self, policy: Obj) -> int:
+        """Endpoints the policy's podSelector picks (in the policy's namespace)."""
+        ns = _ns(policy)
+        sel = (policy.get("spec") or {}).get("podSelector")
+        key = ("select", json.dumps(sel, sort_keys=True), ns)
+        if key not in self.uni.cache:
+            self.uni.cache[key] = sum(1 << i for i, e in enumerate(self.uni.endpoints)
+                                      if e.view.namespace == ns
+                                      and selector_matches(sel, e.view.labels))
+        return self.uni.cache[key]
 
     def tuple_mask(self, ports: list[Obj] | None, dst: PodView) -> int:
         if not ports:
             return self.all_tuples
+        named = any(isinstance(e.get("port"), str) and not str(e["port"]).isdigit()
+                    for e in ports)
+        key = ("ports", json.dumps(ports, sort_keys=True), dst.ports if named else None)
+        if key not in self.uni.cache:
+            self.uni.cache[key] = self._tuple_mask(ports, dst)
+        return self.uni.cache[key]
+
+    def _tuple_mask(self, ports: list[Obj], dst: PodView) -> int:
         mask = 0
         for entry in ports:
             proto = entry.get("protocol") or "TCP"
@@ -202,13 +225,9 @@ class _Masks:
         return mask
 
 
-def _selecting(masks: _Masks, view: PodView, direction: str) -> list[Obj]:
-    if not view.namespace:
-        return []
-    return [p for p in masks.engine.policies
-            if ((p.get("metadata") or {}).get("namespace") or "default") == view.namespace
-            and direction in policy_types(p)
-            and selector_matches((p.get("spec") or {}).get("podSelector"), view.labels)]
+def _selecting(masks: _Masks, index: int, direction: str) -> list[Obj]:
+    bit = 1 << index
+    return [p for types, sel, p in masks.by_policy if sel & bit and direction in types]
 
 
 def reachable(uni: Universe, namespaces: Sequence[Obj],
@@ -224,7 +243,7 @@ def reachable(uni: Universe, namespaces: Sequence[Obj],
     open_src = 0
     restricted: list[tuple[int, list[tuple[int, list[Obj] | None]]]] = []
     for s, e in enumerate(eps):
-        pols = _selecting(m, e.view, "Egress")
+        pols = _selecting(m, s, "Egress")
         if not pols:
             open_src |= 1 << s
             continue
@@ -236,7 +255,7 @@ def reachable(uni: Universe, namespaces: Sequence[Obj],
             restricted.append((s, rules))
     out: dict[tuple[int, int], int] = {}
     for d, e in enumerate(eps):
-        pols = _selecting(m, e.view, "Ingress")
+        pols = _selecting(m, d, "Ingress")
         per_t = [0] * n_t
         if not pols:
             per_t = [m.all_eps] * n_t

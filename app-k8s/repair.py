@@ -99,7 +99,10 @@ class _Search:
         self.ns = namespace
         self.namespaces = namespaces
         addresses = sorted({e for m in report for e in m[:2] if _is_address(e)})
-        spaces = {(p.get("metadata") or {}).get("name", "") for p in namespaces}
+        spaces = {e.split("/")[0] for m in report for e in m[:2] if "/" in e}
+        for peer in _all_peers(policies):
+            spaces.add(((peer.get("namespaceSelector") or {}).get("matchLabels") or {})
+                       .get(NS_NAME, namespace))
         self.uni: Universe = universe(namespace, pods, [policies], addresses,
                                       namespaces=spaces - {"kube-system"},
                                       tuples={(m[2], m[3]) for m in report})
@@ -133,6 +136,14 @@ class _Search:
         """Differences left after ``policies``; ``None`` when any new one appears."""
         wrong = self._wrong(reachable(self.uni, self.namespaces, policies))
         return None if wrong - self.wrong else len(wrong)
+
+
+def _all_peers(policies: list[Obj]) -> Iterator[Obj]:
+    for pol in policies:
+        spec = pol.get("spec") or {}
+        for direction, side in (("ingress", "from"), ("egress", "to")):
+            for rule in spec.get(direction) or []:
+                yield from rule.get(side) or []
 
 
 def _implicated(search: _Search, policies: list[Obj]) -> Iterator[tuple[Obj, str]]:
