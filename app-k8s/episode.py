@@ -19,20 +19,20 @@ import logging
 import time
 from typing import Any
 
-from netarena.common.errors import EmulatorError
+from netarena.common.errors import EmulatorError, InvalidAction
 from netarena.common.reactive import Command, ReactiveEpisode
-from netarena.common.types import Query
-from netarena.k8s.actions import KubectlCommand, command_from_reply
+from netarena.common.types import Query, Score
+from netarena.k8s.actions import KubectlCommand, WriteLedger, command_from_reply
 from netarena.k8s.apiserver import ApiServer, ObjectStore, bootstrap, cluster_profile, deploy
 from netarena.k8s.apiserver.rbac import OPERATOR_ACCOUNT, UserInfo, operator_kubeconfig
 from netarena.k8s.faults import apply_faults
 from netarena.k8s.generator import K8sConfig
-from netarena.k8s.judge import ClusterState, StateCache, workload_state
+from netarena.k8s.judge import ClusterState, StateCache, collateral, workload_state
 from netarena.k8s.kubectl import Kubectl
 from netarena.k8s.live import LiveCluster
 from netarena.k8s.manifests import render_all
 from netarena.k8s.model import AppModel
-from netarena.k8s.policy_matrix import Connectivity
+from netarena.k8s.policy_matrix import Connectivity, compute_connectivity
 
 __all__ = ["K8sEpisode", "MAX_OUTPUT_CHARS", "KUBECTL_TIMEOUT_S", "STREAM_TIMEOUT_S"]
 
@@ -96,6 +96,7 @@ class K8sEpisode(ReactiveEpisode[ClusterState, KubectlCommand]):
         self._workloads_seen = self._workloads()
         self.disrupted = False
         self.probe_disagreements = 0
+        self.writes = WriteLedger()
         self._begin(self.cache.get())
         self.max_mismatches = len(self.initial.mismatches)
 
@@ -148,7 +149,12 @@ class K8sEpisode(ReactiveEpisode[ClusterState, KubectlCommand]):
         return self.cache.get().connectivity
 
     def _parse(self, reply: str) -> Command[KubectlCommand]:
-        cmd = command_from_reply(reply, self.model.namespace)
+        try:
+            cmd = command_from_reply(reply, self.model.namespace)
+        except InvalidAction:
+            self.writes.record_reply(reply)
+            raise
+        self.writes.record(["kubectl", *cmd.argv], cmd.stdin)
         return Command(cmd.text, cmd)
 
     def _execute(self, command: Command[KubectlCommand]) -> tuple[str, int]:
@@ -176,9 +182,8 @@ class K8sEpisode(ReactiveEpisode[ClusterState, KubectlCommand]):
         """Probe every service pair for real; log where the CNI and the engine disagree."""
         assert self.live is not None
         ns = self.model.namespace
-        results = {(r.source, f"{r.dest}.{ns}.svc", r.port): r.actual
-                   for r in state.connectivity.results if r.source in self.model.names
-                   and r.dest in self.model.names}
+        matrix = compute_connectivity(self.model, *self._snapshot())
+        results = {(r.source, f"{r.dest}.{ns}.svc", r.port): r.actual for r in matrix.results}
         seen = self.live.probe(list(results))
         wrong = [key for key, ok in seen.items() if ok != results[key]]
         self.probe_disagreements += len(wrong)
@@ -224,7 +229,17 @@ class K8sEpisode(ReactiveEpisode[ClusterState, KubectlCommand]):
             "workloads_disrupted": self.disrupted,
             "matrix_recomputations": self.cache.recomputations,
             "probe_disagreements": self.probe_disagreements,
+            "write_attempts": self.writes.attempts,
+            "blind_writes": self.writes.blind,
         }
+
+    def _score(self) -> Score:
+        """The common verdict, with the collateral damage outside the faults' footprint."""
+        score = super()._score()
+        pods, namespaces, policies = self._snapshot()
+        damage = collateral(self.model, self.query.truth.get("faults") or [], pods, namespaces,
+                            policies)
+        return score.model_copy(update={"collateral": damage})
 
     def _close(self) -> None:
         if self.kubectl is not None:

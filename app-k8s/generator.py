@@ -192,6 +192,9 @@ def _platform_notes(model: AppModel, detail: ClusterDetail | None) -> list[str]:
                      "stays closed to it.")
     notes.append("- Every policy carries labels and annotations its owning team maintains "
                  "(team, owner, ticket...): keep them.")
+    notes.append("- Policies also hold rules other teams own that this runbook does not list "
+                 "(jobs and canaries in their own namespaces, partner ranges, admin ports): "
+                 "they are part of the healthy state; keep them.")
     return notes
 
 
@@ -225,8 +228,9 @@ def build_prompt(model: AppModel, style: str, symptoms: ClusterState | None = No
     parts += [
         "Task: troubleshoot the NetworkPolicies until the actual connectivity equals the "
         "intended one. Change only what is broken; rules and metadata you did not need to "
-        "touch must stay as they are. The probe report is shown every turn; the episode "
-        "ends when nothing is left to fix.",
+        "touch must stay as they are. The probe report (pod to pod, on the container port; "
+        "TCP unless a protocol follows the port, `other` for every port no object names) "
+        "is shown every turn; the episode ends when nothing is left to fix.",
         SAFETY_RULES,
         _ANSWER.format(ns=model.namespace),
     ]
