@@ -6,6 +6,8 @@ fault (with its concrete faulted spec, kept in ``Query.truth``) and the prompt.
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
 import random
 from typing import Any, ClassVar, Literal
@@ -22,7 +24,7 @@ from netarena.k8s.model import ANYONE, AppModel, online_boutique, synthetic_app
 from netarena.k8s.repair import parse_report, repairs
 
 __all__ = ["K8sConfig", "LABELS", "build_model", "generate_faults", "build_prompt",
-           "repairable"]
+           "repairable", "fault_instance", "fault_edit"]
 
 LABELS: dict[int, tuple[str, ...]] = {
     1: ("RI", "AI", "CP", "CPR", "AE"),
@@ -118,6 +120,18 @@ def repairable(model: AppModel, faults: list[dict[str, Any]], max_edits: int = 6
     final = list(by_name.values())
     return not judge(model, pods, nss, final).mismatches and not collateral(
         model, faults, pods, nss, final)
+
+
+def fault_instance(model: AppModel, faults: list[dict[str, Any]]) -> str:
+    """Digest of the instance an agent faces: every policy with the faults applied."""
+    policies = apply_faults(render_policies(model), faults)
+    blob = json.dumps(policies, sort_keys=True)
+    return hashlib.sha256(blob.encode()).hexdigest()
+
+
+def fault_edit(fault: dict[str, Any]) -> str:
+    """The edit alone (policy, type, method and the values it wrote), detail left out."""
+    return f"{fault['policy']}|{fault['code']}|{fault['method']}|{fault['description']}"
 
 
 def faulted_state(model: AppModel, faults: list[dict[str, Any]]) -> ClusterState:
