@@ -110,7 +110,9 @@ class PolicyExtras:
     monitoring_first: bool = False
     """The monitoring rule comes before the main rule."""
     shuffle: int = 0
-    """Seed of the order of the main rule's peers and ports."""
+    """Seed of the order of the main rule's peers and ports, and of the rules."""
+    split_callers: bool = False
+    """Each caller (and each extra peer) has a rule of its own."""
 
 
 @dataclass(frozen=True)
@@ -258,5 +260,6 @@ def _extras(services: list[tuple[str, bool, int | None]],
             ports.append({"protocol": "TCP", "port": start,
                           "endPort": start + rng.randrange(2, 40)})
         extras[name] = PolicyExtras(tuple(peers), tuple(ports), rng.random() < 0.35,
-                                    rng.random() < 0.4, rng.randrange(1 << 30))
+                                    rng.random() < 0.5, rng.randrange(1 << 30),
+                                    rng.random() < 0.5)
     return [job, canary], extras

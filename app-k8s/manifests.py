@@ -189,14 +189,14 @@ def render_policy(spec: ServiceSpec, namespace: str, model: AppModel | None = No
         if ANYONE in spec.sources:
             pol_spec["ingress"] = [{}]
         elif spec.sources:
-            pol_spec["ingress"] = [_main_rule(spec, extras)]
+            pol_spec["ingress"] = _main_rules(spec, extras)
         scrape = detail.monitoring.metrics_ports.get(spec.name) if detail else None
         if detail is not None and scrape is not None:
             mon = detail.monitoring
             rule = monitoring_rule(mon.namespace, mon.scraper_labels, scrape)
             rules = pol_spec.setdefault("ingress", [])
             if extras is not None and extras.monitoring_first:
-                rules.insert(0, rule)
+                rules.insert(random.Random(extras.shuffle).randrange(len(rules) + 1), rule)
             else:
                 rules.append(rule)
     pol_spec["egress"] = _egress(model, spec) if model is not None else [{}]
@@ -206,20 +206,28 @@ def render_policy(spec: ServiceSpec, namespace: str, model: AppModel | None = No
                              "metadata": meta, "spec": pol_spec})
 
 
-def _main_rule(spec: ServiceSpec, extras: PolicyExtras | None) -> dict[str, Any]:
-    """The runbook's rule (callers on the service port) with what other teams added to it."""
+def _main_rules(spec: ServiceSpec, extras: PolicyExtras | None) -> list[dict[str, Any]]:
+    """The runbook's rule (callers on the service port) with what other teams added to it.
+
+    With extras, the port may be named, extra peers and ports join, and the callers may
+    each have a rule of their own (as teams that add one client at a time write them).
+    """
     port: int | str | None = spec.container_port
     if extras is not None and extras.named_port:
         port = spec.port_name
     peers = [peer(s) for s in spec.sources]
     ports = [{"port": port, "protocol": "TCP"}]
-    if extras is not None:
-        peers += [copy.deepcopy(p) for p in extras.peers]
-        ports += [dict(p) for p in extras.ports]
-        rng = random.Random(extras.shuffle)
-        rng.shuffle(peers)
-        rng.shuffle(ports)
-    return {"from": peers, "ports": ports}
+    if extras is None:
+        return [{"from": peers, "ports": ports}]
+    rng = random.Random(extras.shuffle)
+    ports += [dict(p) for p in extras.ports]
+    rng.shuffle(ports)
+    others = [copy.deepcopy(p) for p in extras.peers]
+    if extras.split_callers:
+        return [{"from": [p], "ports": copy.deepcopy(ports)} for p in peers + others]
+    peers += others
+    rng.shuffle(peers)
+    return [{"from": peers, "ports": ports}]
 
 
 def _own(meta: dict[str, Any], detail: ClusterDetail | None, name: str) -> None:

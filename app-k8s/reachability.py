@@ -22,7 +22,7 @@ from __future__ import annotations
 import ipaddress
 import json
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from netarena.k8s.policy import PodView, PolicyEngine, policy_types, selector_matches
@@ -66,14 +66,30 @@ class Universe:
 
     endpoints: tuple[Endpoint, ...]
     tuples: tuple[Tuple, ...]
-    cache: dict[Any, int] = field(default_factory=dict, compare=False, repr=False)
-    """Masks already computed over this universe (peers, selectors, port lists)."""
+
+    @property
+    def cache(self) -> dict[Any, int]:
+        """Masks already computed over universes with these endpoints and tuples (peers,
+        selectors, port lists), shared by every state judged over them."""
+        key = (tuple((e.name, e.view.namespace, e.view.ips, e.view.ports,
+                      tuple(sorted(e.view.labels.items()))) for e in self.endpoints),
+               self.tuples)
+        found = _CACHES.get(key)
+        if found is None:
+            if len(_CACHES) >= _MAX_CACHES:
+                _CACHES.pop(next(iter(_CACHES)))
+            found = _CACHES[key] = {}
+        return found
 
     @property
     def size(self) -> int:
         """How many (source, destination, port, protocol) probes it holds."""
         n = len(self.endpoints)
         return n * (n - 1) * len(self.tuples)
+
+
+_CACHES: dict[Any, dict[Any, int]] = {}
+_MAX_CACHES = 64
 
 
 def _peers(policies: Iterable[Obj]) -> Iterable[Obj]:
@@ -157,6 +173,7 @@ class _Masks:
 
     def __init__(self, uni: Universe, namespaces: Sequence[Obj], policies: Sequence[Obj]) -> None:
         self.uni = uni
+        self.cache = uni.cache
         self.engine = PolicyEngine([], list(namespaces), list(policies))
         self.all_eps = (1 << len(uni.endpoints)) - 1
         self.all_tuples = (1 << len(uni.tuples)) - 1
@@ -168,7 +185,7 @@ class _Masks:
         if not peers:
             return self.all_eps
         mask = 0
-        cache = self.uni.cache
+        cache = self.cache
         for peer in peers:
             key = ("peer", json.dumps(peer, sort_keys=True), policy_ns, self._ns_key)
             if key not in cache:
@@ -185,11 +202,11 @@ class _Masks:
         ns = _ns(policy)
         sel = (policy.get("spec") or {}).get("podSelector")
         key = ("select", json.dumps(sel, sort_keys=True), ns)
-        if key not in self.uni.cache:
-            self.uni.cache[key] = sum(1 << i for i, e in enumerate(self.uni.endpoints)
-                                      if e.view.namespace == ns
-                                      and selector_matches(sel, e.view.labels))
-        return self.uni.cache[key]
+        if key not in self.cache:
+            self.cache[key] = sum(1 << i for i, e in enumerate(self.uni.endpoints)
+                                  if e.view.namespace == ns
+                                  and selector_matches(sel, e.view.labels))
+        return self.cache[key]
 
     def tuple_mask(self, ports: list[Obj] | None, dst: PodView) -> int:
         if not ports:
@@ -197,9 +214,9 @@ class _Masks:
         named = any(isinstance(e.get("port"), str) and not str(e["port"]).isdigit()
                     for e in ports)
         key = ("ports", json.dumps(ports, sort_keys=True), dst.ports if named else None)
-        if key not in self.uni.cache:
-            self.uni.cache[key] = self._tuple_mask(ports, dst)
-        return self.uni.cache[key]
+        if key not in self.cache:
+            self.cache[key] = self._tuple_mask(ports, dst)
+        return self.cache[key]
 
     def _tuple_mask(self, ports: list[Obj], dst: PodView) -> int:
         mask = 0

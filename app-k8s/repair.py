@@ -29,8 +29,10 @@ __all__ = ["Edit", "Mismatch", "parse_report", "repairs", "EDIT_KINDS"]
 Obj = dict[str, Any]
 Mismatch = tuple[str, str, int, str, bool]  # source, destination, port, protocol, expected
 EDIT_KINDS = ("port", "protocol", "remove-peer", "merge-peers", "remove-entry", "remove-rule",
-              "replace-peer", "add-peer", "add-rule", "open-egress")
-"""Every edit a planner may make, cheapest first."""
+              "replace-peer", "add-rule", "add-peer", "open-egress")
+"""Every edit a planner may make, cheapest first. A new rule is preferred to a new peer in
+an existing rule: when several rules could take the peer, a new rule never changes one the
+faults did not touch."""
 _COST = {k: i for i, k in enumerate(EDIT_KINDS)}
 _LINE = re.compile(r"^(\S+) → (\S+):(\{[^}]*\}|\S+) \(Expected: (True|False), Actual: "
                    r"(?:True|False)\)$", re.MULTILINE)

@@ -42,8 +42,10 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-SNAPSHOT_COMMAND = "kubectl get networkpolicy -o json"
-"""The policies of the task's namespace."""
+SNAPSHOT_COMMAND = ("kubectl get networkpolicy -o jsonpath='{range .items[*]}{.metadata.name}"
+                    "{\"\\t\"}{.spec}{\"\\n\"}{end}'")
+"""Every policy of the task's namespace: its name and its spec as JSON, one line each (the
+whole objects of a large application would not fit the output limit)."""
 PODS_COMMAND = ("kubectl get pods,namespaces -A -o jsonpath='{range .items[*]}{.kind}{\"\\t\"}"
                 "{.metadata.namespace}{\"\\t\"}{.metadata.name}{\"\\t\"}{.metadata.labels}"
                 "{\"\\t\"}{.status.podIP}{\"\\t\"}{.spec.containers[*].ports}{\"\\n\"}{end}'")
@@ -156,14 +158,17 @@ def _succeeded(output: str) -> bool:
 
 
 def _decode_list(output: str) -> dict[str, Any] | None:
-    start = output.find("{")
-    if start < 0:
-        return None
-    try:
-        obj, _ = json.JSONDecoder().raw_decode(output, start)
-    except json.JSONDecodeError:
-        return None
-    return obj if isinstance(obj, dict) and "items" in obj else None
+    """``{"items": [...]}`` from ``SNAPSHOT_COMMAND``'s lines (None when unreadable)."""
+    items = []
+    for line in output.splitlines():
+        name, tab, spec = line.partition("\t")
+        if not tab:
+            continue
+        try:
+            items.append({"metadata": {"name": name}, "spec": json.loads(spec)})
+        except json.JSONDecodeError:
+            return None
+    return {"items": items} if items else None
 
 
 def _decode_pods(output: str) -> tuple[list[dict[str, Any]], list[dict[str, Any]]] | None:
@@ -236,7 +241,8 @@ class ReferenceK8sAgent:
         snap_at, snapshot = -1, None
         world = None
         for i, (cmd, output) in enumerate(history):
-            if cmd == SNAPSHOT_COMMAND and (decoded := _decode_list(output)) is not None:
+            if cmd.startswith(SNAPSHOT_COMMAND[:29]) and (
+                    decoded := _decode_list(output)) is not None:
                 snap_at, snapshot = i, decoded
             if cmd.startswith(PODS_COMMAND[:32]) and (pods := _decode_pods(output)) is not None:
                 world = pods
