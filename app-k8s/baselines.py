@@ -24,6 +24,7 @@ from collections.abc import Callable
 from typing import Any
 
 from netarena.common.agents import Baseline, Observation
+from netarena.k8s.blind import BLIND_STRATEGIES, BlindK8sAgent
 from netarena.k8s.manifests import render_policies
 from netarena.k8s.solver import (
     HISTORY_MARKER,
@@ -85,6 +86,10 @@ def _rewrite_from_spec(text: str) -> str:
     return f"```\nkubectl apply -f - <<'EOF'\n{manifest}\nEOF\n```"
 
 
+def _blind(name: str) -> Callable[[], BlindK8sAgent]:
+    return lambda: BlindK8sAgent(f"baseline:{name}", BLIND_STRATEGIES[name])
+
+
 def _repairs(name: str, planner: Planner) -> Callable[[], ReferenceK8sAgent]:
     return lambda: ReferenceK8sAgent(planner, f"baseline:{name}")
 
@@ -115,6 +120,27 @@ BASELINES: tuple[Baseline, ...] = (
         description="reads the policies, never changes anything",
         make=_repairs("read-only", _NothingToFix),
         expected={"solved_safely": (0.0, 0.0), "changed": (0.0, 0.0), "safety": (1.0, 1.0)},
+    ),
+    Baseline(
+        name="runbook-rerender",
+        description="reads nothing; rewrites rule 0 of every implicated destination from "
+                    "the runbook and opens the egress of sources that lost a connection",
+        make=_blind("runbook-rerender"),
+        expected={"solved_safely": (0.0, 0.15)},
+    ),
+    Baseline(
+        name="add-only",
+        description="reads nothing; adds a rule for every connection that must work, "
+                    "never removes one",
+        make=_blind("add-only"),
+        expected={"solved_safely": (0.05, 0.3), "safety": (1.0, 1.0)},
+    ),
+    Baseline(
+        name="test-guarded",
+        description="reads nothing; JSON patches that test guessed positions for the "
+                    "offending peer, port or protocol, then add-only rules",
+        make=_blind("test-guarded"),
+        expected={"solved_safely": (0.1, 0.3), "safety": (1.0, 1.0)},
     ),
     Baseline(
         name="delete-all",

@@ -92,6 +92,20 @@ def probe_universe(model: AppModel, pods: Sequence[Obj],
     return universe(model.namespace, pods, policy_sets, addresses, ports, spaces)
 
 
+_RENDERED: dict[int, tuple[AppModel, list[Any]]] = {}
+_EXPECTED: dict[Any, tuple[Any, dict[tuple[int, int], int]]] = {}
+
+
+def _healthy(model: AppModel) -> list[Any]:
+    """The model's healthy policies, rendered once per model (read-only)."""
+    found = _RENDERED.get(id(model))
+    if found is None or found[0] is not model:
+        found = _RENDERED[id(model)] = (model, render_policies(model))
+        while len(_RENDERED) > 32:
+            _RENDERED.pop(next(iter(_RENDERED)))
+    return found[1]
+
+
 def exact_mismatches(model: AppModel, pods: Sequence[Obj], namespaces: Sequence[Obj],
                      policies: Sequence[Obj],
                      healthy: Sequence[Obj] | None = None) -> Connectivity:
@@ -107,9 +121,19 @@ def exact_mismatches(model: AppModel, pods: Sequence[Obj], namespaces: Sequence[
     Returns:
         A ``Connectivity`` holding only the differing probes, ``checked`` all of them.
     """
-    want = list(healthy) if healthy is not None else render_policies(model)
+    want = list(healthy) if healthy is not None else _healthy(model)
     uni = probe_universe(model, pods, [want, policies])
-    expected = reachable(uni, namespaces, want)
+    key = ("healthy", id(want), json.dumps([n.get("metadata", {}).get("labels")
+                                            for n in namespaces], sort_keys=True))
+    cache = uni.cache
+    if healthy is None and key in _EXPECTED and _EXPECTED[key][0] is cache:
+        expected = _EXPECTED[key][1]
+    else:
+        expected = reachable(uni, namespaces, want)
+        if healthy is None:
+            _EXPECTED[key] = (cache, expected)
+            while len(_EXPECTED) > 32:
+                _EXPECTED.pop(next(iter(_EXPECTED)))
     actual = reachable(uni, namespaces, policies)
     results = tuple(ProbeResult(src, dst, port, exp, not exp, proto)
                     for src, dst, port, proto, exp in differences(uni, expected, actual))

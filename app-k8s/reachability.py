@@ -19,6 +19,7 @@ sources per destination and port), so Online Boutique takes a few milliseconds a
 
 from __future__ import annotations
 
+import functools
 import ipaddress
 import json
 from collections.abc import Iterable, Mapping, Sequence
@@ -110,11 +111,19 @@ def _port_entries(policies: Iterable[Obj]) -> Iterable[Obj]:
 
 def _block_addresses(block: Obj) -> list[str]:
     """An address inside ``block`` outside its excepts, and one inside each except."""
+    return list(_block_addresses_of(json.dumps(block, sort_keys=True)))
+
+
+@functools.lru_cache(maxsize=4096)
+def _block_addresses_of(text: str) -> tuple[str, ...]:
+    block = json.loads(text)
+    if not isinstance(block, dict):
+        return ()
     try:
         net = ipaddress.ip_network(block.get("cidr", ""), strict=False)
         excepts = [ipaddress.ip_network(e, strict=False) for e in block.get("except") or []]
     except (ValueError, TypeError):
-        return []
+        return ()
     out = [str(e.network_address + (1 if e.num_addresses > 2 else 0)) for e in excepts]
     step = max(1, net.num_addresses // 7)
     for k in range(min(net.num_addresses, 16)):
@@ -122,7 +131,7 @@ def _block_addresses(block: Obj) -> list[str]:
         if not any(ip in e for e in excepts):
             out.append(str(ip))
             break
-    return out
+    return tuple(out)
 
 
 def universe(namespace: str, pods: Sequence[Obj], policy_sets: Sequence[Sequence[Obj]],
@@ -272,23 +281,27 @@ def reachable(uni: Universe, namespaces: Sequence[Obj],
             restricted.append((s, rules))
     out: dict[tuple[int, int], int] = {}
     for d, e in enumerate(eps):
+        bit = 1 << d
+        every = m.all_eps  # sources allowed on every tuple (the destination is not isolated)
+        per_t: dict[int, int] = {}
         pols = _selecting(m, d, "Ingress")
-        per_t = [0] * n_t
-        if not pols:
-            per_t = [m.all_eps] * n_t
-        else:
+        if pols:
+            every = 0
             for p in pols:
                 for r in (p.get("spec") or {}).get("ingress") or []:
                     src = m.peer_mask(r.get("from"), _ns(p))
                     if not src:
                         continue
                     tm = m.tuple_mask(r.get("ports"), e.view)
+                    if tm == m.all_tuples:
+                        every |= src
+                        continue
                     while tm:
                         low = tm & -tm
-                        per_t[low.bit_length() - 1] |= src
+                        t = low.bit_length() - 1
+                        per_t[t] = per_t.get(t, 0) | src
                         tm ^= low
-        eg = [open_src] * n_t
-        bit = 1 << d
+        eg: dict[int, int] = {}
         for s, rules in restricted:
             tm = 0
             for dm, ports in rules:
@@ -296,10 +309,12 @@ def reachable(uni: Universe, namespaces: Sequence[Obj],
                     tm |= m.tuple_mask(ports, e.view)
             while tm:
                 low = tm & -tm
-                eg[low.bit_length() - 1] |= 1 << s
+                t = low.bit_length() - 1
+                eg[t] = eg.get(t, 0) | (1 << s)
                 tm ^= low
-        for t in range(n_t):
-            mask = per_t[t] & eg[t] & ~bit
+        keep = ~bit
+        for t in (range(n_t) if every else per_t):
+            mask = (every | per_t.get(t, 0)) & (open_src | eg.get(t, 0)) & keep
             if mask:
                 out[(d, t)] = mask
     return out
@@ -312,8 +327,10 @@ def _ns(policy: Obj) -> str:
 def differences(uni: Universe, expected: dict[tuple[int, int], int],
                 actual: dict[tuple[int, int], int]) -> list[tuple[str, str, int, str, bool]]:
     """``(source, destination, port, protocol, expected)`` for every probe that differs."""
+    keys = [k for k, v in actual.items() if expected.get(k, 0) != v]
+    keys += [k for k in expected if k not in actual]
     out = []
-    for key in sorted(set(expected) | set(actual)):
+    for key in sorted(keys):
         diff = expected.get(key, 0) ^ actual.get(key, 0)
         d, t = key
         port, proto = uni.tuples[t]
