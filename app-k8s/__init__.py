@@ -96,8 +96,10 @@ class K8sApp(App):
         )
 
     def instance_key(self, query: Query) -> str:
-        """The fault instance: every policy as the faults leave it (the faulted spec and the
-        seeded detail around it), not the prompt's wording."""
+        """The fault instance: every policy as the faults leave it.
+
+        The faulted spec and the seeded detail around it, not the prompt's wording.
+        """
         return str(query.truth.get("instance")) if query.truth.get("instance") else \
             super().instance_key(query)
 

@@ -25,7 +25,6 @@ from typing import Any
 from netarena.common.agents import Observation
 from netarena.common.errors import ConfigError
 from netarena.k8s.manifests import NS_NAME, render_policies
-from netarena.k8s.repair import Mismatch
 from netarena.k8s.solver import HISTORY_MARKER, NOTHING_LEFT, Intent
 
 __all__ = ["BlindK8sAgent", "BLIND_STRATEGIES"]

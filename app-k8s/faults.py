@@ -25,7 +25,7 @@ from typing import Any
 from netarena.common.errors import EmulatorError
 from netarena.k8s.detail import KUBE_DNS_LABELS
 from netarena.k8s.judge import apply_faults, judge
-from netarena.k8s.manifests import NS_NAME, canonical_policy
+from netarena.k8s.manifests import NS_NAME
 from netarena.k8s.model import ANYONE, AppModel
 
 __all__ = ["FAULT_TYPES", "inject_fault", "apply_faults", "model_pods", "model_namespaces"]
@@ -140,8 +140,10 @@ def _remove_ingress(model: AppModel, pol: Policy, rng: random.Random) -> Candida
 
 
 def _intruder(model: AppModel, name: str, rng: random.Random) -> dict[str, Any] | None:
-    """A peer for something that must not reach ``name``: a service, another team's pod,
-    or a range on the internet."""
+    """A peer for something that must not reach ``name``.
+
+    A service, another team's pod, or a range on the internet.
+    """
     options: list[dict[str, Any]] = [_peer(s) for s in model.names
                                      if s != name and not model.expected(s, name)]
     detail = model.detail

@@ -108,8 +108,11 @@ def generate_faults(model: AppModel, label: str, rng: random.Random) -> list[dic
 
 
 def repairable(model: AppModel, faults: list[dict[str, Any]], max_edits: int = 6) -> bool:
-    """Whether the reference's planner, from the probe report alone, restores the healthy
-    cluster with no collateral in at most ``max_edits`` patches (every query must be)."""
+    """Whether the reference's planner restores the healthy cluster from the report alone.
+
+    With no collateral, in at most ``max_edits`` patches: every generated query must be
+    repairable, so ``generate_faults`` redraws a fault set that is not.
+    """
     pods, nss = model_pods(model), model_namespaces(model)
     policies = apply_faults(render_policies(model), faults)
     report = parse_report(judge(model, pods, nss, policies).report())

@@ -70,8 +70,10 @@ class Universe:
 
     @property
     def cache(self) -> dict[Any, int]:
-        """Masks already computed over universes with these endpoints and tuples (peers,
-        selectors, port lists), shared by every state judged over them."""
+        """Masks already computed over universes with these endpoints and tuples.
+
+        Peers, selectors and port lists, shared by every state judged over them.
+        """
         key = (tuple((e.name, e.view.namespace, e.view.ips, e.view.ports,
                       tuple(sorted(e.view.labels.items()))) for e in self.endpoints),
                self.tuples)
@@ -268,7 +270,7 @@ def reachable(uni: Universe, namespaces: Sequence[Obj],
     # egress: sources whose egress is open to everything, and the restricted ones' rules
     open_src = 0
     restricted: list[tuple[int, list[tuple[int, list[Obj] | None]]]] = []
-    for s, e in enumerate(eps):
+    for s in range(len(eps)):
         pols = _selecting(m, s, "Egress")
         if not pols:
             open_src |= 1 << s

@@ -199,7 +199,7 @@ def _candidates(search: _Search, pol: Obj, direction: str,
         peers = rule.get(side) or []
         entries = rule.get("ports") or []
         for k, entry in enumerate(entries):
-            for port, proto in wanted:
+            for port, _ in wanted:
                 if "port" in kinds and port != OTHER_PORT and entry.get("port") != port:
                     new = copy.deepcopy(rules)
                     new[i]["ports"][k]["port"] = port

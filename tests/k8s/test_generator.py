@@ -17,7 +17,6 @@ from netarena.k8s.faults import (
 from netarena.k8s.generator import LABELS, build_model
 from netarena.k8s.judge import judge
 from netarena.k8s.manifests import render_policies
-from netarena.k8s.model import online_boutique
 
 ALL_LABELS = [(lv, lb) for lv, labels in LABELS.items() for lb in labels]
 
