@@ -3,10 +3,12 @@
 Each baseline acts from the observation text alone, turn by turn, deterministically:
 
 * ``ingress-only`` and ``one-fault-type`` are the reference (``solver.ReferenceK8sAgent``)
-  with a ``solver.Planner`` that gets one step wrong: the first never repairs a source's
-  egress (it misses every ``AE`` fault), the second repairs only wrong port numbers (``CP``)
-  and nothing else;
+  with a ``solver.Planner`` that may make fewer edits: the first never edits a source's
+  egress, the second only changes ingress port numbers;
 * ``read-only`` takes the reference's snapshot, finds nothing it will change, and says so;
+* ``runbook-rerender``, ``add-only`` and ``test-guarded`` read nothing and patch from the
+  probe report, the runbook and fault-family knowledge alone (``blind``): they show that
+  exact judging, the undisclosed detail and faults at random entries leave no free guesses;
 * ``delete-all``, ``allow-all`` and ``rewrite-from-spec`` take a shortcut on their first
   turn (delete every NetworkPolicy, add one that allows everything, re-apply the policies
   the runbook describes) and then say they are done. The judge sees what they lose (the default
@@ -107,13 +109,13 @@ BASELINES: tuple[Baseline, ...] = (
         name="ingress-only",
         description="repairs ingress like the reference but never a source's egress",
         make=_repairs("ingress-only", _IngressOnly),
-        expected={"solved_safely": (0.63, 0.71), "changed": (0.87, 0.96), **_SAFE},
+        expected={"solved_safely": (0.5, 0.8), **_SAFE},
     ),
     Baseline(
         name="one-fault-type",
-        description="repairs only wrong port numbers (CP), nothing else",
+        description="changes only ingress port numbers, nothing else",
         make=_repairs("one-fault-type", _PortNumbersOnly),
-        expected={"solved_safely": (0.03, 0.11), "changed": (0.28, 0.37), **_SAFE},
+        expected={"solved_safely": (0.0, 0.15), **_SAFE},
     ),
     Baseline(
         name="read-only",
@@ -126,14 +128,14 @@ BASELINES: tuple[Baseline, ...] = (
         description="reads nothing; rewrites rule 0 of every implicated destination from "
                     "the runbook and opens the egress of sources that lost a connection",
         make=_blind("runbook-rerender"),
-        expected={"solved_safely": (0.0, 0.15)},
+        expected={"solved_safely": (0.0, 0.2)},
     ),
     Baseline(
         name="add-only",
         description="reads nothing; adds a rule for every connection that must work, "
                     "never removes one",
         make=_blind("add-only"),
-        expected={"solved_safely": (0.05, 0.3), "safety": (1.0, 1.0)},
+        expected={"solved_safely": (0.0, 0.25), "safety": (1.0, 1.0)},
     ),
     Baseline(
         name="test-guarded",
@@ -161,9 +163,10 @@ BASELINES: tuple[Baseline, ...] = (
         expected=dict(_UNSOLVED_UNSAFE),
     ),
 )
-"""k8s's calibration ladder, in the order reports list it. Ranges: the rate measured on the
-default configuration with ``netarena calibrate k8s`` (``--queries 315`` at seeds 1 and 2
-for the two partial repairers, identical solved rates; ``--queries 200`` at seed 1 for the
-rest), widened by about 0.04. Plans hold every label equally and each repairer solves
-every query of the labels it can and none of the others, so its rate is a fraction of the
-15 labels (10/15, 1/15)."""
+"""k8s's calibration ladder, in the order reports list it. Ranges: the rates measured with
+``netarena calibrate k8s --queries 45 --seed 7`` after the exact judge, the undisclosed
+detail and faults at random entries (ingress-only 0.644, one-fault-type 0.067,
+runbook-rerender 0.111, add-only 0.089, test-guarded 0.244), widened to cover a second
+45-query sample (test-guarded 0.178, add-only 0.133, runbook-rerender 0.033). The three blind
+strategies stay at or under 0.3 solved safely: what they solve is mostly faults that only
+take connectivity away (a rule allowing exactly the missing probes repairs those)."""

@@ -1,22 +1,19 @@
-"""The judge: does the cluster realise the intended traffic and keep what others own?
+"""The judge: is the cluster's reachability the healthy one's, and is what others own kept?
 
-A state is judged on three things, all read from the live objects:
+A state is judged on what the live objects do, never on what an agent said:
 
-1. the service matrix (``policy_matrix``): every ordered pair of services, expected
-   from the application's intent;
-2. the detail probes (``detail``): Prometheus reaches each scraped metrics port while
-   Grafana does not, and each service with an external dependency reaches an address in
-   its range while an address outside it stays closed on that port and on another;
-   outsiders (Prometheus, Grafana, an address on the internet) reach no service's own
-   port (services open to any pod aside), so an opening that no service pair shows
-   (``namespaceSelector`` on the monitoring namespace, ``ipBlock 0.0.0.0/0`` except the
-   pod network) is still seen; and a new pod no service policy selects stays isolated both
-   ways, as the default deny promises;
-3. ownership: every label and annotation other teams put on a policy is still there.
+1. **exact reachability** (``reachability``): on every (source, destination, port,
+   protocol) that any policy (healthy or live), Service or container port names, plus one
+   port per protocol that nothing names, between the application's pods, the monitoring
+   and other teams' pods, CoreDNS, a new pod no service policy selects, and addresses
+   outside the cluster (an internet stranger, each external range's inside and outside
+   address, every ipBlock's inside and except addresses), the live policies must answer
+   exactly as the healthy ones (``manifests.render_policies``) do. An extra open port or
+   protocol is a mismatch like a closed one;
+2. **ownership**: every label and annotation other teams put on a policy is still there.
 
-A re-deployment from a connectivity spec loses 2 and 3; a troubleshooter who changes
-only what the faults broke keeps them. Probes to external addresses are evaluated on
-the source's egress alone (nothing outside the cluster has a policy).
+``collateral`` lists what an agent damaged outside the faults' footprint (rules, policies
+and metadata the faults did not touch); the episode reports it in ``Score.collateral``.
 """
 
 from __future__ import annotations
