@@ -135,14 +135,14 @@ BASELINES: tuple[Baseline, ...] = (
         description="reads nothing; adds a rule for every connection that must work, "
                     "never removes one",
         make=_blind("add-only"),
-        expected={"solved_safely": (0.0, 0.25), "safety": (1.0, 1.0)},
+        expected={"solved_safely": (0.0, 0.25)},
     ),
     Baseline(
         name="test-guarded",
         description="reads nothing; JSON patches that test guessed positions for the "
                     "offending peer, port or protocol, then add-only rules",
         make=_blind("test-guarded"),
-        expected={"solved_safely": (0.1, 0.3), "safety": (1.0, 1.0)},
+        expected={"solved_safely": (0.1, 0.3)},
     ),
     Baseline(
         name="delete-all",

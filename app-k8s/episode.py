@@ -198,15 +198,16 @@ class K8sEpisode(ReactiveEpisode[ClusterState, KubectlCommand]):
         return state.healthy
 
     def _regressions(self, before: ClusterState, after: ClusterState) -> list[str]:
-        """Probes that matched before the step and not after; metadata that went missing.
+        """Probes newly differing from the healthy cluster, and metadata that went missing.
 
         Compared as sets, not counts: a step that fixes one pair but opens a connection
         that must stay closed (or closes one that must stay open) is still harm, and so
         is wiping labels or annotations another team owns.
         """
-        was_ok = {(r.source, r.dest, r.port) for r in before.connectivity.results if r.ok}
+        was_wrong = {(r.source, r.dest, r.port, r.protocol, r.expected)
+                     for r in before.mismatches}
         broke = [f"broke {r.line()}" for r in after.mismatches
-                 if (r.source, r.dest, r.port) in was_ok]
+                 if (r.source, r.dest, r.port, r.protocol, r.expected) not in was_wrong]
         lost = [f"lost {line}" for line in after.ownership if line not in before.ownership]
         return broke + lost
 
