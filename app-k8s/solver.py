@@ -153,8 +153,13 @@ def _history(text: str) -> list[tuple[str, str]]:
     return out
 
 
+_EXIT = re.compile(r"^\[exit (-?\d+)\]$", re.MULTILINE)
+
+
 def _succeeded(output: str) -> bool:
-    return output.rstrip().endswith("[exit 0]")
+    """Whether a history turn's command exited 0 (the last turn runs on to the cue)."""
+    m = _EXIT.search(output)
+    return m is not None and m.group(1) == "0"
 
 
 def _decode_list(output: str) -> dict[str, Any] | None:
