@@ -115,10 +115,12 @@ def _remove_ingress(model: AppModel, pol: Policy, rng: random.Random) -> Candida
     rule = rng.choice(rules)
     peers = rule.get("from") or []
     method = rng.choice(["drop_peer", "drop_rule", "relabel_peer", "drop_port"])
+    at = rules.index(rule)
     if method == "drop_port" and len(rule.get("ports") or []) > 1:
         k = rng.randrange(len(rule["ports"]))
         entry = rule["ports"].pop(k)
-        return method, f"{name}: port entry {entry.get('port')} removed", spec
+        return method, f"{name}: ingress rule {at} port entry {k} ({entry.get('port')}) removed", \
+            spec
     labelled = [p for p in peers if any((p.get(k) or {}).get("matchLabels")
                                         for k in ("podSelector", "namespaceSelector"))]
     if method == "relabel_peer" and labelled:
@@ -133,10 +135,10 @@ def _remove_ingress(model: AppModel, pol: Policy, rng: random.Random) -> Candida
         return method, f"{name}: peer {key}={old} relabelled to {labels[key]}", spec
     if method in ("drop_peer", "relabel_peer") and len(peers) > 1:
         k = rng.randrange(len(peers))
-        del peers[k]
-        return "drop_peer", f"{name}: peer {k} of a rule removed", spec
+        peer = peers.pop(k)
+        return "drop_peer", f"{name}: ingress rule {at} peer {k} {json.dumps(peer)} removed", spec
     spec["ingress"] = [r for r in spec.get("ingress") or [] if r is not rule]
-    return "drop_rule", f"{name}: an ingress rule removed", spec
+    return "drop_rule", f"{name}: ingress rule {at} {json.dumps(rule)} removed", spec
 
 
 def _intruder(model: AppModel, name: str, rng: random.Random) -> dict[str, Any] | None:
@@ -212,15 +214,25 @@ def _change_port(model: AppModel, pol: Policy, rng: random.Random) -> Candidate 
     old = entry["port"]
     if "endPort" in entry and rng.random() < 0.5:
         entry["endPort"] = int(entry["port"]) + rng.randrange(0, 3)
-        return "narrow_range", f"{pol['metadata']['name']}: port range of {old} narrowed", spec
+        return "narrow_range", (f"{pol['metadata']['name']}: {_where(spec, direction, entry)} "
+                                f"port range of {old} narrowed to {entry['endPort']}"), spec
     new = old
     while new == old:
         new = rng.choice([rng.randrange(1024, 65536), (int(old) if isinstance(old, int)
                                                        else 8080) + rng.choice([1, -1, 10])])
     entry["port"] = new
     entry.pop("endPort", None)
-    return "other_port", f"{pol['metadata']['name']}: {direction} port {old} changed to {new}", \
-        spec
+    where = _where(spec, direction, entry)
+    return "other_port", f"{pol['metadata']['name']}: {where} port {old} changed to {new}", spec
+
+
+def _where(spec: dict[str, Any], direction: str, entry: dict[str, Any]) -> str:
+    """``ingress rule 2 entry 1``: where ``entry`` sits in ``spec``."""
+    for i, rule in enumerate(spec.get(direction) or []):
+        for k, other in enumerate(rule.get("ports") or []):
+            if other is entry:
+                return f"{direction} rule {i} entry {k}"
+    return direction
 
 
 def _change_protocol(model: AppModel, pol: Policy, rng: random.Random) -> Candidate | None:
@@ -233,7 +245,9 @@ def _change_protocol(model: AppModel, pol: Policy, rng: random.Random) -> Candid
     entry = rng.choice(entries)
     new = rng.choice(["UDP", "UDP", "SCTP"])
     entry["protocol"] = new
-    return "to_" + new.lower(), f"{pol['metadata']['name']}: protocol TCP changed to {new}", spec
+    where = _where(spec, direction, entry)
+    return "to_" + new.lower(), (f"{pol['metadata']['name']}: {where} port {entry.get('port')} "
+                                 f"protocol TCP changed to {new}"), spec
 
 
 def _add_egress(model: AppModel, pol: Policy, rng: random.Random) -> Candidate | None:
@@ -245,11 +259,14 @@ def _add_egress(model: AppModel, pol: Policy, rng: random.Random) -> Candidate |
     if rules and rules != [{}]:
         rule = rng.choice(rules)
         peers = rule.get("to") or []
+        at = rules.index(rule)
         if len(peers) > 1 and rng.random() < 0.5:
-            del peers[rng.randrange(len(peers))]
-            return "drop_egress_peer", f"{name}: an egress peer removed", spec
+            k = rng.randrange(len(peers))
+            peer = peers.pop(k)
+            return "drop_egress_peer", f"{name}: egress rule {at} peer {k} {json.dumps(peer)} " \
+                "removed", spec
         spec["egress"] = [r for r in rules if r is not rule]
-        return "drop_egress_rule", f"{name}: an egress rule removed", spec
+        return "drop_egress_rule", f"{name}: egress rule {at} {json.dumps(rule)} removed", spec
     targets = [d.name for d in model.servers if d.name != name and model.expected(name, d.name)]
     methods = ["deny_egress", "dns_only"] + (["one_target"] if len(targets) > 1 else [])
     method = rng.choice(methods)

@@ -29,7 +29,7 @@ def _faulted(seed: int, label: str, method: str | None = None) -> tuple[AppModel
     for k in range(200):
         faults = generate_faults(model, label, random.Random(f"{seed}/{k}"))
         if method is None or (faults[0]["method"] == method
-                              and "ingress" in faults[0]["description"]):
+                              and ": ingress rule" in faults[0]["description"]):
             return model, faults
     raise AssertionError(f"no {label} fault by {method}")
 

@@ -35,7 +35,7 @@ def _ingress_port_queries(app: K8sApp, level: int, label: str, n: int) -> list[Q
     for seed in range(200):
         q = app.generate(seed, level, label)
         cp = next(f for f in q.truth["faults"] if f["code"] == "CP")
-        if cp["method"] == "other_port" and "ingress port" in cp["description"]:
+        if cp["method"] == "other_port" and ": ingress rule" in cp["description"]:
             out.append(q)
         if len(out) == n:
             return out
