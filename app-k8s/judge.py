@@ -31,7 +31,8 @@ from netarena.k8s.policy_matrix import Connectivity, ProbeResult
 from netarena.k8s.reachability import NEWCOMER, Universe, differences, reachable, universe
 
 __all__ = ["ClusterState", "judge", "StateCache", "ownership_problems", "workload_state",
-           "exact_mismatches", "probe_universe", "NEWCOMER", "collateral", "apply_faults"]
+           "exact_mismatches", "probe_universe", "NEWCOMER", "collateral", "apply_faults",
+           "newly_wrong"]
 
 Obj = Mapping[str, Any]
 _CONTROLLER_ANNOTATIONS = ("deployment.kubernetes.io/",)
@@ -45,6 +46,8 @@ class ClusterState:
     connectivity: Connectivity
     ownership: tuple[str, ...] = ()
     """One line per missing label or annotation (or missing policy)."""
+    policies: tuple[Any, ...] = ()
+    """The policies judged (to judge two states over one universe, ``compare``)."""
 
     @property
     def mismatches(self) -> list[ProbeResult]:
@@ -105,7 +108,8 @@ def _healthy(model: AppModel) -> list[Any]:
 
 def exact_mismatches(model: AppModel, pods: Sequence[Obj], namespaces: Sequence[Obj],
                      policies: Sequence[Obj],
-                     healthy: Sequence[Obj] | None = None) -> Connectivity:
+                     healthy: Sequence[Obj] | None = None,
+                     also: Sequence[Sequence[Obj]] = ()) -> Connectivity:
     """Every probe of the universe whose answer differs from the healthy cluster's.
 
     Args:
@@ -114,12 +118,14 @@ def exact_mismatches(model: AppModel, pods: Sequence[Obj], namespaces: Sequence[
         namespaces: Namespace objects.
         policies: The live NetworkPolicies.
         healthy: The healthy policies (default: ``render_policies(model)``).
+        also: Further policy sets whose named ports and ranges join the universe (to
+            compare two states probe for probe).
 
     Returns:
         A ``Connectivity`` holding only the differing probes, ``checked`` all of them.
     """
     want = list(healthy) if healthy is not None else _healthy(model)
-    uni = probe_universe(model, pods, [want, policies])
+    uni = probe_universe(model, pods, [want, policies, *also])
     key = ("healthy", id(want), json.dumps([n.get("metadata", {}).get("labels")
                                             for n in namespaces], sort_keys=True))
     cache = uni.cache
@@ -176,7 +182,23 @@ def judge(model: AppModel, pods: Sequence[Obj], namespaces: Sequence[Obj],
     probe of ``probe_universe``; only the probes that differ are kept.
     """
     return ClusterState(exact_mismatches(model, pods, namespaces, policies),
-                        ownership_problems(model, policies))
+                        ownership_problems(model, policies), tuple(policies))
+
+
+def newly_wrong(model: AppModel, pods: Sequence[Obj], namespaces: Sequence[Obj],
+                before: ClusterState, after: ClusterState) -> list[ProbeResult]:
+    """Probes that differ from the healthy cluster after a step and did not before.
+
+    Both states are judged over one universe (every port either names), so a probe that
+    only one state's policies name is compared, not mistaken for new.
+    """
+    if before.policies == after.policies:
+        return []
+    both = [list(before.policies), list(after.policies)]
+    was = exact_mismatches(model, pods, namespaces, both[0], also=both[1:]).results
+    now = exact_mismatches(model, pods, namespaces, both[1], also=both[:1]).results
+    seen = {(r.source, r.dest, r.port, r.protocol, r.expected) for r in was}
+    return [r for r in now if (r.source, r.dest, r.port, r.protocol, r.expected) not in seen]
 
 
 class StateCache:
