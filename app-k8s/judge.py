@@ -126,9 +126,9 @@ def exact_mismatches(model: AppModel, pods: Sequence[Obj], namespaces: Sequence[
     """
     want = list(healthy) if healthy is not None else _healthy(model)
     uni = probe_universe(model, pods, [want, policies, *also])
-    key = ("healthy", id(want), json.dumps([n.get("metadata", {}).get("labels")
-                                            for n in namespaces], sort_keys=True))
     cache = uni.cache
+    key = ("healthy", id(want), id(cache), json.dumps([n.get("metadata", {}).get("labels")
+                                                       for n in namespaces], sort_keys=True))
     if healthy is None and key in _EXPECTED and _EXPECTED[key][0] is cache:
         expected = _EXPECTED[key][1]
     else:
