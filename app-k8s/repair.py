@@ -105,12 +105,9 @@ class _Search:
         for peer in _all_peers(policies):
             spaces.add(((peer.get("namespaceSelector") or {}).get("matchLabels") or {})
                        .get(NS_NAME, namespace))
-        # every port the report or a policy names, under every protocol: an edit that
-        # moves a port or a protocol is judged on the tuple it opens, not on "other"
-        ports = {m[2] for m in report} | set(_named_ports(policies))
         self.uni: Universe = universe(namespace, pods, [policies], addresses,
                                       namespaces=spaces - {"kube-system"},
-                                      tuples={(p, proto) for p in ports for proto in PROTOCOLS})
+                                      tuples={(m[2], m[3]) for m in report})
         self.names = {e.name: i for i, e in enumerate(self.uni.endpoints)}
         self.tindex = {t: i for i, t in enumerate(self.uni.tuples)}
         actual = reachable(self.uni, namespaces, policies)
@@ -141,17 +138,6 @@ class _Search:
         """Differences left after ``policies``; ``None`` when any new one appears."""
         wrong = self._wrong(reachable(self.uni, self.namespaces, policies))
         return None if wrong - self.wrong else len(wrong)
-
-
-def _named_ports(policies: list[Obj]) -> Iterator[int]:
-    for pol in policies:
-        spec = pol.get("spec") or {}
-        for direction in ("ingress", "egress"):
-            for rule in spec.get(direction) or []:
-                for entry in rule.get("ports") or []:
-                    for key in ("port", "endPort"):
-                        if isinstance(entry.get(key), int):
-                            yield entry[key]
 
 
 def _all_peers(policies: list[Obj]) -> Iterator[Obj]:
