@@ -22,6 +22,7 @@ from netarena.k8s.generator import (
     K8sConfig,
     build_model,
     build_prompt,
+    fault_instance,
     faulted_state,
     generate_faults,
 )
@@ -90,8 +91,17 @@ class K8sApp(App):
         return Query(
             id=query_id(self.name, seed, level, label, params),
             app=self.name, seed=seed, level=level, label=label, params=params,
-            prompt=prompt, truth={"faults": faults, "application": model.name},
+            prompt=prompt, truth={"faults": faults, "application": model.name,
+                                  "instance": fault_instance(model, faults)},
         )
+
+    def instance_key(self, query: Query) -> str:
+        """The fault instance: every policy as the faults leave it.
+
+        The faulted spec and the seeded detail around it, not the prompt's wording.
+        """
+        return str(query.truth.get("instance")) if query.truth.get("instance") else \
+            super().instance_key(query)
 
     def open(self, query: Query) -> K8sEpisode:
         """Start the embedded cluster for ``query`` (faults applied, API served)."""

@@ -11,6 +11,12 @@ operator who re-deploys from a spec instead of troubleshooting wipes it out:
   processor, an SMTP relay) through a restricted egress: their callees, DNS, and one
   external range on one port; the rest of the internet stays closed.
 * **Ownership**: labels and annotations other teams own (team, ticket, reviewer).
+* **Rules the runbook does not show** (``PolicyExtras``): a batch job and a canary in a
+  namespace of their own let in by namespaceSelector (with or without a podSelector), a
+  partner's range by ``ipBlock`` with an ``except``, an admin port or an ``endPort`` range
+  beside the service port, the service port written by name, external ranges with an
+  ``except``, and the monitoring rule sometimes before the main rule. Every value is drawn
+  from a large space (namespace and job names, ports, CIDRs), so nothing is at a fixed place.
 
 Everything is drawn from the query's seed, so two seeds give different clusters; the
 judge turns each item into probes (``judge``) and ownership checks.
@@ -20,9 +26,12 @@ from __future__ import annotations
 
 import ipaddress
 import random
+import string
 from dataclasses import dataclass, field
+from typing import Any
 
-__all__ = ["ClusterDetail", "ExternalEgress", "Monitoring", "draw_detail", "DNS_PORTS",
+__all__ = ["ClusterDetail", "ExternalEgress", "Monitoring", "PolicyExtras", "Workload",
+           "draw_detail", "DNS_PORTS",
            "KUBE_DNS_LABELS", "DEPLOYERS"]
 
 KUBE_DNS_LABELS = {"k8s-app": "kube-dns"}
@@ -80,6 +89,33 @@ class Monitoring:
 
 
 @dataclass(frozen=True)
+class Workload:
+    """A pod of another team in ``ClusterDetail.namespaces`` (a batch job, a canary)."""
+
+    namespace: str
+    name: str
+    labels: dict[str, str]
+
+
+@dataclass(frozen=True)
+class PolicyExtras:
+    """What one service's policy carries beyond the runbook's main rule."""
+
+    peers: tuple[dict[str, Any], ...] = ()
+    """Extra peers of the main rule (namespaceSelector, ipBlock with except)."""
+    ports: tuple[dict[str, Any], ...] = ()
+    """Extra port entries of the main rule (an admin port, an ``endPort`` range)."""
+    named_port: bool = False
+    """The main rule names the service port (``grpc``) instead of its number."""
+    monitoring_first: bool = False
+    """The monitoring rule comes before the main rule."""
+    shuffle: int = 0
+    """Seed of the order of the main rule's peers and ports, and of the rules."""
+    split_callers: bool = False
+    """Each caller (and each extra peer) has a rule of its own."""
+
+
+@dataclass(frozen=True)
 class ClusterDetail:
     """Everything a healthy policy holds beyond the service graph."""
 
@@ -92,6 +128,17 @@ class ClusterDetail:
     stranger_ip: str = "198.51.100.23"
     """An address on the internet outside every external range: it must reach no service
     that is not open to anyone, and no locked-down service may reach it on any port."""
+    workloads: tuple[Workload, ...] = ()
+    """Other teams' pods the healthy policies let in (batch jobs, canaries)."""
+    extras: dict[str, PolicyExtras] = field(default_factory=dict)
+    """Service → what its policy carries beyond the runbook."""
+    except_cidrs: dict[str, str] = field(default_factory=dict)
+    """Service → a range cut out of its external egress range (``ipBlock.except``)."""
+
+    @property
+    def namespaces(self) -> tuple[str, ...]:
+        """Further namespaces whose workloads the healthy policies name."""
+        return tuple(dict.fromkeys(w.namespace for w in self.workloads))
 
     @property
     def deployer(self) -> tuple[str, bool]:
@@ -158,4 +205,61 @@ def draw_detail(services: list[tuple[str, bool, int | None]], policies: list[str
     stranger = _public_ip(rng)
     while any(stranger in ipaddress.IPv4Network(e.cidr) for e in egress):
         stranger = _public_ip(rng)
-    return ClusterDetail(monitoring, egress, labels, notes, str(stranger))
+    workloads, extras = _extras(services, rng)
+    excepts = {}
+    for e in egress:
+        net = ipaddress.IPv4Network(e.cidr)
+        if net.prefixlen <= 28 and rng.random() < 0.5:
+            sub = list(net.subnets(new_prefix=net.prefixlen + 2))
+            cut = rng.choice([s for s in sub if ipaddress.IPv4Address(e.inside_ip) not in s])
+            excepts[e.service] = str(cut)
+    return ClusterDetail(monitoring, egress, labels, notes, str(stranger), tuple(workloads),
+                         extras, excepts)
+
+
+_JOB_NAMES = ("report-builder", "cache-warmer", "catalog-sync", "invoice-export", "feed-import",
+              "price-indexer", "stock-audit", "search-reindex", "ledger-close", "image-resizer")
+_SPACES = ("batch", "jobs", "reporting", "analytics", "etl", "ops", "data", "backoffice")
+
+
+def _token(rng: random.Random, n: int = 5) -> str:
+    return "".join(rng.choice(string.ascii_lowercase + string.digits) for _ in range(n))
+
+
+def _extras(services: list[tuple[str, bool, int | None]],
+            rng: random.Random) -> tuple[list[Workload], dict[str, PolicyExtras]]:
+    """Another team's namespace with a batch job and a canary, and each policy's extras."""
+    space = f"{rng.choice(_SPACES)}-{_token(rng, 4)}"
+    job = Workload(space, "job", {"app": f"{rng.choice(_JOB_NAMES)}-{_token(rng, 4)}",
+                                  "role": "batch"})
+    canary = Workload(space, "canary", {"app": f"canary-{_token(rng, 5)}", "track": "canary"})
+    ns_sel = {"matchLabels": {"kubernetes.io/metadata.name": space}}
+    extras: dict[str, PolicyExtras] = {}
+    for name, anyone, port in services:
+        if anyone or port is None:
+            continue
+        peers: list[dict[str, Any]] = []
+        roll = rng.random()
+        if roll < 0.3:
+            peers.append({"namespaceSelector": ns_sel,
+                          "podSelector": {"matchLabels": dict(job.labels)}})
+        elif roll < 0.5:
+            peers.append({"namespaceSelector": ns_sel,
+                          "podSelector": {"matchLabels": {"track": "canary"}}})
+        elif roll < 0.65:
+            net = ipaddress.IPv4Network(f"{_public_ip(rng)}/{rng.choice((22, 23, 24))}",
+                                        strict=False)
+            cut = rng.choice(list(net.subnets(new_prefix=net.prefixlen + 3)))
+            peers.append({"ipBlock": {"cidr": str(net), "except": [str(cut)]}})
+        ports: list[dict[str, Any]] = []
+        roll = rng.random()
+        if roll < 0.25:
+            ports.append({"protocol": "TCP", "port": rng.randrange(20000, 40000)})
+        elif roll < 0.45:
+            start = rng.randrange(40000, 60000)
+            ports.append({"protocol": "TCP", "port": start,
+                          "endPort": start + rng.randrange(2, 40)})
+        extras[name] = PolicyExtras(tuple(peers), tuple(ports), rng.random() < 0.35,
+                                    rng.random() < 0.5, rng.randrange(1 << 30),
+                                    rng.random() < 0.5)
+    return [job, canary], extras

@@ -21,18 +21,29 @@ from typing import Any
 
 from netarena.common.errors import EmulatorError, InvalidAction
 from netarena.common.reactive import Command, ReactiveEpisode
-from netarena.common.types import Query
-from netarena.k8s.actions import ForbiddenKubectl, KubectlCommand, command_from_reply
+from netarena.common.types import Query, Score
+from netarena.k8s.actions import (
+    ForbiddenKubectl,
+    KubectlCommand,
+    WriteLedger,
+    command_from_reply,
+)
 from netarena.k8s.apiserver import ApiServer, ObjectStore, bootstrap, cluster_profile, deploy
 from netarena.k8s.apiserver.rbac import OPERATOR_ACCOUNT, UserInfo, operator_kubeconfig
 from netarena.k8s.faults import apply_faults
 from netarena.k8s.generator import K8sConfig
-from netarena.k8s.judge import ClusterState, StateCache, workload_state
+from netarena.k8s.judge import (
+    ClusterState,
+    StateCache,
+    collateral,
+    newly_wrong,
+    workload_state,
+)
 from netarena.k8s.kubectl import Kubectl
 from netarena.k8s.live import LiveCluster
 from netarena.k8s.manifests import render_all
 from netarena.k8s.model import AppModel
-from netarena.k8s.policy_matrix import Connectivity
+from netarena.k8s.policy_matrix import Connectivity, compute_connectivity
 
 __all__ = ["K8sEpisode", "MAX_OUTPUT_CHARS", "KUBECTL_TIMEOUT_S", "STREAM_TIMEOUT_S"]
 
@@ -96,6 +107,7 @@ class K8sEpisode(ReactiveEpisode[ClusterState, KubectlCommand]):
         self._workloads_seen = self._workloads()
         self.disrupted = False
         self.probe_disagreements = 0
+        self.writes = WriteLedger()
         self._begin(self.cache.get())
         self.max_mismatches = len(self.initial.mismatches)
 
@@ -150,12 +162,15 @@ class K8sEpisode(ReactiveEpisode[ClusterState, KubectlCommand]):
     def _parse(self, reply: str) -> Command[KubectlCommand]:
         try:
             cmd = command_from_reply(reply, self.model.namespace)
-        except ForbiddenKubectl as exc:  # malformed for kubectl itself: nothing could change
-            why = self.kubectl.usage_error(exc.argv, exc.stdin) if self.kubectl else None
-            if why is None:
-                raise
-            raise InvalidAction(f"kubectl rejects this command: {why}",
-                                action=exc.action) from exc
+        except InvalidAction as exc:
+            self.writes.record_reply(reply)  # a refused write still counts as an attempt
+            if isinstance(exc, ForbiddenKubectl):  # malformed for kubectl: nothing could change
+                why = self.kubectl.usage_error(exc.argv, exc.stdin) if self.kubectl else None
+                if why is not None:
+                    raise InvalidAction(f"kubectl rejects this command: {why}",
+                                        action=exc.action) from exc
+            raise
+        self.writes.record(["kubectl", *cmd.argv], cmd.stdin)
         return Command(cmd.text, cmd)
 
     def _execute(self, command: Command[KubectlCommand]) -> tuple[str, int]:
@@ -183,9 +198,8 @@ class K8sEpisode(ReactiveEpisode[ClusterState, KubectlCommand]):
         """Probe every service pair for real; log where the CNI and the engine disagree."""
         assert self.live is not None
         ns = self.model.namespace
-        results = {(r.source, f"{r.dest}.{ns}.svc", r.port): r.actual
-                   for r in state.connectivity.results if r.source in self.model.names
-                   and r.dest in self.model.names}
+        matrix = compute_connectivity(self.model, *self._snapshot())
+        results = {(r.source, f"{r.dest}.{ns}.svc", r.port): r.actual for r in matrix.results}
         seen = self.live.probe(list(results))
         wrong = [key for key, ok in seen.items() if ok != results[key]]
         self.probe_disagreements += len(wrong)
@@ -200,15 +214,15 @@ class K8sEpisode(ReactiveEpisode[ClusterState, KubectlCommand]):
         return state.healthy
 
     def _regressions(self, before: ClusterState, after: ClusterState) -> list[str]:
-        """Probes that matched before the step and not after; metadata that went missing.
+        """Probes newly differing from the healthy cluster, and metadata that went missing.
 
         Compared as sets, not counts: a step that fixes one pair but opens a connection
         that must stay closed (or closes one that must stay open) is still harm, and so
         is wiping labels or annotations another team owns.
         """
-        was_ok = {(r.source, r.dest, r.port) for r in before.connectivity.results if r.ok}
-        broke = [f"broke {r.line()}" for r in after.mismatches
-                 if (r.source, r.dest, r.port) in was_ok]
+        pods, namespaces, _ = self._snapshot()
+        broke = [f"broke {r.line()}"
+                 for r in newly_wrong(self.model, pods, namespaces, before, after)]
         lost = [f"lost {line}" for line in after.ownership if line not in before.ownership]
         return broke + lost
 
@@ -231,7 +245,17 @@ class K8sEpisode(ReactiveEpisode[ClusterState, KubectlCommand]):
             "workloads_disrupted": self.disrupted,
             "matrix_recomputations": self.cache.recomputations,
             "probe_disagreements": self.probe_disagreements,
+            "write_attempts": self.writes.attempts,
+            "blind_writes": self.writes.blind,
         }
+
+    def _score(self) -> Score:
+        """The common verdict, with the collateral damage outside the faults' footprint."""
+        score = super()._score()
+        pods, namespaces, policies = self._snapshot()
+        damage = collateral(self.model, self.query.truth.get("faults") or [], pods, namespaces,
+                            policies)
+        return score.model_copy(update={"collateral": damage})
 
     def _close(self) -> None:
         if self.kubectl is not None:

@@ -16,14 +16,16 @@ connectivity matrix unchanged is discarded and another one is drawn.
 from __future__ import annotations
 
 import copy
+import json
 import random
+import string
 from collections.abc import Callable, Sequence
 from typing import Any
 
 from netarena.common.errors import EmulatorError
 from netarena.k8s.detail import KUBE_DNS_LABELS
-from netarena.k8s.judge import judge
-from netarena.k8s.manifests import NS_NAME, canonical_policy
+from netarena.k8s.judge import apply_faults, judge
+from netarena.k8s.manifests import NS_NAME
 from netarena.k8s.model import ANYONE, AppModel
 
 __all__ = ["FAULT_TYPES", "inject_fault", "apply_faults", "model_pods", "model_namespaces"]
@@ -73,6 +75,8 @@ def model_pods(model: AppModel) -> list[Policy]:
                          [("web", 9090, "TCP")], base))
         pods.append(_pod("grafana", mon.namespace, dict(mon.other_labels),
                          [("http", 3000, "TCP")], base + 1))
+        for k, w in enumerate(model.detail.workloads):
+            pods.append(_pod(w.labels["app"], w.namespace, dict(w.labels), [], base + 3 + k))
     pods.append(_pod("coredns", "kube-system", dict(KUBE_DNS_LABELS),
                      [("dns", 53, "UDP"), ("dns-tcp", 53, "TCP")], base + 2))
     return pods
@@ -82,7 +86,7 @@ def model_namespaces(model: AppModel) -> list[Policy]:
     """The application's namespace, the monitoring namespace and ``kube-system``."""
     names = [model.namespace, "kube-system"]
     if model.detail is not None:
-        names.append(model.detail.monitoring.namespace)
+        names += [model.detail.monitoring.namespace, *model.detail.namespaces]
     return [{"metadata": {"name": ns, "labels": {NS_NAME: ns}}} for ns in dict.fromkeys(names)]
 
 
@@ -90,27 +94,70 @@ def _peer(app: str) -> dict[str, Any]:
     return {"podSelector": {"matchLabels": {"app": app}}}
 
 
+def _token(rng: random.Random, n: int = 5) -> str:
+    return "".join(rng.choice(string.ascii_lowercase + string.digits) for _ in range(n))
+
+
+def _rules(spec: dict[str, Any], direction: str = "ingress") -> list[dict[str, Any]]:
+    return [r for r in spec.get(direction) or [] if r]
+
+
+def _entries(rules: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [p for r in rules for p in r.get("ports") or []]
+
+
 def _remove_ingress(model: AppModel, pol: Policy, rng: random.Random) -> Candidate | None:
     spec = copy.deepcopy(pol["spec"])
-    rules = spec.get("ingress") or []
+    rules = _rules(spec)
     if not rules:
         return None
     name = pol["metadata"]["name"]
-    method = rng.choice(["drop_peer", "drop_rule", "relabel_peer"])
-    peered = [r for r in rules if r.get("from")]
-    if method != "drop_rule" and peered:
-        rule = rng.choice(peered)
-        idx = rng.randrange(len(rule["from"]))
-        peer = rule["from"][idx]
-        app = ((peer.get("podSelector") or {}).get("matchLabels") or {}).get("app")
-        if method == "relabel_peer" and app:
-            peer["podSelector"]["matchLabels"]["app"] = app + rng.choice(["-v2", "s", "-svc"])
-            return method, f"{name}: peer app={app} relabelled", spec
-        if len(rule["from"]) > 1:
-            del rule["from"][idx]
-            return "drop_peer", f"{name}: peer app={app} removed", spec
-    spec["ingress"] = []
-    return "drop_rule", f"{name}: all ingress rules removed", spec
+    rule = rng.choice(rules)
+    peers = rule.get("from") or []
+    method = rng.choice(["drop_peer", "drop_rule", "relabel_peer", "drop_port"])
+    at = rules.index(rule)
+    if method == "drop_port" and len(rule.get("ports") or []) > 1:
+        k = rng.randrange(len(rule["ports"]))
+        entry = rule["ports"].pop(k)
+        return method, f"{name}: ingress rule {at} port entry {k} ({entry.get('port')}) removed", \
+            spec
+    labelled = [p for p in peers if any((p.get(k) or {}).get("matchLabels")
+                                        for k in ("podSelector", "namespaceSelector"))]
+    if method == "relabel_peer" and labelled:
+        peer = rng.choice(labelled)
+        sel = rng.choice([k for k in ("podSelector", "namespaceSelector")
+                          if (peer.get(k) or {}).get("matchLabels")])
+        labels = peer[sel]["matchLabels"]
+        key = rng.choice(sorted(labels))
+        old = labels[key]
+        labels[key] = rng.choice([f"{old}-{_token(rng, 3)}", f"{old[:-1]}{_token(rng, 1)}",
+                                  _token(rng, rng.randint(4, 9))])
+        return method, f"{name}: peer {key}={old} relabelled to {labels[key]}", spec
+    if method in ("drop_peer", "relabel_peer") and len(peers) > 1:
+        k = rng.randrange(len(peers))
+        peer = peers.pop(k)
+        return "drop_peer", f"{name}: ingress rule {at} peer {k} {json.dumps(peer)} removed", spec
+    spec["ingress"] = [r for r in spec.get("ingress") or [] if r is not rule]
+    return "drop_rule", f"{name}: ingress rule {at} {json.dumps(rule)} removed", spec
+
+
+def _intruder(model: AppModel, name: str, rng: random.Random) -> dict[str, Any] | None:
+    """A peer for something that must not reach ``name``.
+
+    A service, another team's pod, or a range on the internet.
+    """
+    options: list[dict[str, Any]] = [_peer(s) for s in model.names
+                                     if s != name and not model.expected(s, name)]
+    detail = model.detail
+    if detail is not None:
+        mon = detail.monitoring
+        options.append({"namespaceSelector": {"matchLabels": {NS_NAME: mon.namespace}},
+                        "podSelector": {"matchLabels": dict(mon.other_labels)}})
+        for w in detail.workloads:
+            options.append({"namespaceSelector": {"matchLabels": {NS_NAME: w.namespace}},
+                            "podSelector": {"matchLabels": dict(w.labels)}})
+        options.append({"ipBlock": {"cidr": f"{detail.stranger_ip}/{rng.randint(16, 30)}"}})
+    return rng.choice(options) if options else None
 
 
 def _add_ingress(model: AppModel, pol: Policy, rng: random.Random) -> Candidate | None:
@@ -120,62 +167,87 @@ def _add_ingress(model: AppModel, pol: Policy, rng: random.Random) -> Candidate 
     svc = model.service(name)
     if ANYONE in svc.sources:
         return None
-    intruders = [s for s in model.names if s != name and not model.expected(s, name)]
-    if not intruders:
-        return None
-    src = rng.choice(intruders)
     spec = copy.deepcopy(pol["spec"])
     rules = spec.setdefault("ingress", [])
-    split = [r for r in rules if len(r.get("from") or []) == 1
-             and {"podSelector", "namespaceSelector"} <= set(r["from"][0])]
-    method = rng.choice(["add_peer", "add_rule", "namespace_peer"] + ["split_peer"] * bool(split))
-    if method == "split_peer":
-        peer = split[0]["from"][0]
-        split[0]["from"] = [{"namespaceSelector": peer["namespaceSelector"]},
-                            {"podSelector": peer["podSelector"]}]
-        return method, f"{name}: monitoring peer split into namespace OR pods", spec
-    if method == "add_peer" and rules and rules[0].get("from"):
-        rules[0]["from"].append(_peer(src))
-        return method, f"{name}: peer app={src} added", spec
-    if method == "namespace_peer":
-        ns_sel = {"matchLabels": {NS_NAME: model.namespace}}
-        rules.append({"from": [{"namespaceSelector": ns_sel}]})
-        return method, f"{name}: every pod of namespace {model.namespace} allowed", spec
-    rules.append({"from": [_peer(src)], "ports": [{"port": svc.container_port, "protocol": "TCP"}]})
-    return "add_rule", f"{name}: rule allowing app={src} added", spec
-
-
-def _port_entries(spec: dict[str, Any]) -> list[dict[str, Any]]:
-    return [p for r in spec.get("ingress") or [] for p in r.get("ports") or []]
+    peered = [r for r in rules if r.get("from")]
+    split = [(r, k) for r in peered for k, p in enumerate(r["from"])
+             if {"podSelector", "namespaceSelector"} <= set(p)]
+    method = rng.choice(["add_peer", "add_rule", "namespace_peer", "split_peer", "drop_except"])
+    if method == "split_peer" and split:
+        rule, k = rng.choice(split)
+        peer = rule["from"][k]
+        rule["from"][k:k + 1] = [{"namespaceSelector": peer["namespaceSelector"]},
+                                 {"podSelector": peer["podSelector"]}]
+        return method, f"{name}: a namespace AND pod peer split into namespace OR pods", spec
+    blocks = [p["ipBlock"] for r in peered for p in r["from"]
+              if isinstance(p.get("ipBlock"), dict) and p["ipBlock"].get("except")]
+    if method == "drop_except" and blocks:
+        block = rng.choice(blocks)
+        del block["except"]
+        return method, f"{name}: the except of ipBlock {block['cidr']} removed", spec
+    intruder = _intruder(model, name, rng)
+    if intruder is None:
+        return None
+    if method in ("add_peer", "split_peer", "drop_except") and peered:
+        rule = rng.choice(peered)
+        rule["from"].insert(rng.randint(0, len(rule["from"])), intruder)
+        return "add_peer", f"{name}: peer {json.dumps(intruder)} added", spec
+    if method == "namespace_peer" and peered:
+        rule = rng.choice(peered)
+        space = rng.choice([model.namespace, *(model.detail.namespaces if model.detail else ())])
+        rule["from"].insert(rng.randint(0, len(rule["from"])),
+                            {"namespaceSelector": {"matchLabels": {NS_NAME: space}}})
+        return method, f"{name}: every pod of namespace {space} allowed", spec
+    port = rng.choice([svc.container_port, rng.randrange(1024, 65536)])
+    rules.insert(rng.randint(0, len(rules)),
+                 {"from": [intruder], "ports": [{"port": port, "protocol": "TCP"}]})
+    return "add_rule", f"{name}: rule allowing {json.dumps(intruder)} on {port} added", spec
 
 
 def _change_port(model: AppModel, pol: Policy, rng: random.Random) -> Candidate | None:
     spec = copy.deepcopy(pol["spec"])
-    entries = [p for p in _port_entries(spec) if isinstance(p.get("port"), int)]
+    direction = rng.choice(["ingress", "ingress", "egress"])
+    entries = [p for p in _entries(_rules(spec, direction)) if p.get("port") is not None]
     if not entries:
         return None
     entry = rng.choice(entries)
     old = entry["port"]
-    known = {s.container_port for s in model.servers} | {s.port for s in model.servers}
-    others = sorted(p for p in known if p is not None and p != old)
-    method = rng.choice(["off_by", "other_port"])
-    if method == "other_port" and others:
-        new = rng.choice(others)
-    else:
-        new = old + rng.choice([1, -1, 10, 100])
+    if "endPort" in entry and rng.random() < 0.5:
+        entry["endPort"] = int(entry["port"]) + rng.randrange(0, 3)
+        return "narrow_range", (f"{pol['metadata']['name']}: {_where(spec, direction, entry)} "
+                                f"port range of {old} narrowed to {entry['endPort']}"), spec
+    new = old
+    while new == old:
+        new = rng.choice([rng.randrange(1024, 65536), (int(old) if isinstance(old, int)
+                                                       else 8080) + rng.choice([1, -1, 10])])
     entry["port"] = new
-    return method, f"{pol['metadata']['name']}: port {old} changed to {new}", spec
+    entry.pop("endPort", None)
+    where = _where(spec, direction, entry)
+    return "other_port", f"{pol['metadata']['name']}: {where} port {old} changed to {new}", spec
+
+
+def _where(spec: dict[str, Any], direction: str, entry: dict[str, Any]) -> str:
+    """``ingress rule 2 entry 1``: where ``entry`` sits in ``spec``."""
+    for i, rule in enumerate(spec.get(direction) or []):
+        for k, other in enumerate(rule.get("ports") or []):
+            if other is entry:
+                return f"{direction} rule {i} entry {k}"
+    return direction
 
 
 def _change_protocol(model: AppModel, pol: Policy, rng: random.Random) -> Candidate | None:
     spec = copy.deepcopy(pol["spec"])
-    entries = [p for p in _port_entries(spec) if (p.get("protocol") or "TCP") == "TCP"]
+    direction = rng.choice(["ingress", "ingress", "egress"])
+    entries = [p for p in _entries(_rules(spec, direction)) if (p.get("protocol") or "TCP")
+               == "TCP"]
     if not entries:
         return None
     entry = rng.choice(entries)
     new = rng.choice(["UDP", "UDP", "SCTP"])
     entry["protocol"] = new
-    return "to_" + new.lower(), f"{pol['metadata']['name']}: protocol TCP changed to {new}", spec
+    where = _where(spec, direction, entry)
+    return "to_" + new.lower(), (f"{pol['metadata']['name']}: {where} port {entry.get('port')} "
+                                 f"protocol TCP changed to {new}"), spec
 
 
 def _add_egress(model: AppModel, pol: Policy, rng: random.Random) -> Candidate | None:
@@ -183,6 +255,18 @@ def _add_egress(model: AppModel, pol: Policy, rng: random.Random) -> Candidate |
     if name not in model.names:
         return None
     spec = copy.deepcopy(pol["spec"])
+    rules = spec.get("egress") or []
+    if rules and rules != [{}]:
+        rule = rng.choice(rules)
+        peers = rule.get("to") or []
+        at = rules.index(rule)
+        if len(peers) > 1 and rng.random() < 0.5:
+            k = rng.randrange(len(peers))
+            peer = peers.pop(k)
+            return "drop_egress_peer", f"{name}: egress rule {at} peer {k} {json.dumps(peer)} " \
+                "removed", spec
+        spec["egress"] = [r for r in rules if r is not rule]
+        return "drop_egress_rule", f"{name}: egress rule {at} {json.dumps(rule)} removed", spec
     targets = [d.name for d in model.servers if d.name != name and model.expected(name, d.name)]
     methods = ["deny_egress", "dns_only"] + (["one_target"] if len(targets) > 1 else [])
     method = rng.choice(methods)
@@ -209,15 +293,6 @@ _SAMPLERS: dict[str, Callable[[AppModel, Policy, random.Random], Candidate | Non
 }
 
 
-def apply_faults(policies: Sequence[Policy], faults: Sequence[dict[str, Any]]) -> list[Policy]:
-    """Return copies of ``policies`` with each fault's ``spec`` written over its policy."""
-    out = copy.deepcopy(list(policies))
-    by_name = {p["metadata"]["name"]: p for p in out}
-    for fault in faults:
-        by_name[fault["policy"]]["spec"] = canonical_policy(copy.deepcopy(fault["spec"]))
-    return out
-
-
 def inject_fault(code: str, model: AppModel, policies: Sequence[Policy],
                  rng: random.Random) -> dict[str, Any]:
     """Draw one fault of type ``code`` that changes the connectivity matrix.
@@ -236,7 +311,7 @@ def inject_fault(code: str, model: AppModel, policies: Sequence[Policy],
         EmulatorError: No candidate changed the matrix (should not happen on valid models).
     """
     pods, nss = model_pods(model), model_namespaces(model)
-    before = judge(model, pods, nss, policies).connectivity.actual_set()
+    before = set(judge(model, pods, nss, policies).mismatches)
     names = sorted(p["metadata"]["name"] for p in policies)
     by_name = {p["metadata"]["name"]: p for p in policies}
     for _ in range(_MAX_TRIES):
@@ -247,7 +322,7 @@ def inject_fault(code: str, model: AppModel, policies: Sequence[Policy],
         method, description, spec = cand
         fault = {"code": code, "type": FAULT_TYPES[code], "policy": target["metadata"]["name"],
                  "method": method, "description": description, "spec": spec}
-        after = judge(model, pods, nss, apply_faults(policies, [fault])).connectivity
-        if after.actual_set() != before:
+        after = set(judge(model, pods, nss, apply_faults(policies, [fault])).mismatches)
+        if after != before:
             return fault
     raise EmulatorError(f"no {code} fault changed the connectivity matrix")

@@ -6,6 +6,8 @@ fault (with its concrete faulted spec, kept in ``Query.truth``) and the prompt.
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
 import random
 from typing import Any, ClassVar, Literal
@@ -16,11 +18,13 @@ from netarena.common.errors import EmulatorError
 from netarena.common.reactive import SAFETY_RULES, RewardConfig
 from netarena.k8s.detail import ClusterDetail, draw_detail
 from netarena.k8s.faults import apply_faults, inject_fault, model_namespaces, model_pods
-from netarena.k8s.judge import ClusterState, judge
+from netarena.k8s.judge import ClusterState, collateral, judge
 from netarena.k8s.manifests import DENY_ALL, render_policies
 from netarena.k8s.model import ANYONE, AppModel, online_boutique, synthetic_app
+from netarena.k8s.repair import parse_report, repairs
 
-__all__ = ["K8sConfig", "LABELS", "build_model", "generate_faults", "build_prompt"]
+__all__ = ["K8sConfig", "LABELS", "build_model", "generate_faults", "build_prompt",
+           "repairable", "fault_instance", "fault_edit"]
 
 LABELS: dict[int, tuple[str, ...]] = {
     1: ("RI", "AI", "CP", "CPR", "AE"),
@@ -91,16 +95,46 @@ def generate_faults(model: AppModel, label: str, rng: random.Random) -> list[dic
     """
     pods, nss = model_pods(model), model_namespaces(model)
     healthy = render_policies(model)
-    for _ in range(20):
+    for _ in range(40):
         faults: list[dict[str, Any]] = []
         policies = healthy
         for code in label.split("+"):
             fault = inject_fault(code, model, policies, rng)
             faults.append(fault)
             policies = apply_faults(policies, [fault])
-        if judge(model, pods, nss, policies).mismatches:
+        if judge(model, pods, nss, policies).mismatches and repairable(model, faults):
             return faults
     raise EmulatorError(f"could not generate a {label} fault set that breaks connectivity")
+
+
+def repairable(model: AppModel, faults: list[dict[str, Any]], max_edits: int = 6) -> bool:
+    """Whether the reference's planner restores the healthy cluster from the report alone.
+
+    With no collateral, in at most ``max_edits`` patches: every generated query must be
+    repairable, so ``generate_faults`` redraws a fault set that is not.
+    """
+    pods, nss = model_pods(model), model_namespaces(model)
+    policies = apply_faults(render_policies(model), faults)
+    report = parse_report(judge(model, pods, nss, policies).report())
+    edits = repairs(model.namespace, policies, pods, nss, report, max_steps=max_edits)
+    by_name = {p["metadata"]["name"]: p for p in policies}
+    for edit in edits:
+        by_name[edit.policy] = {**by_name[edit.policy], "spec": edit.spec}
+    final = list(by_name.values())
+    return not judge(model, pods, nss, final).mismatches and not collateral(
+        model, faults, pods, nss, final)
+
+
+def fault_instance(model: AppModel, faults: list[dict[str, Any]]) -> str:
+    """Digest of the instance an agent faces: every policy with the faults applied."""
+    policies = apply_faults(render_policies(model), faults)
+    blob = json.dumps(policies, sort_keys=True)
+    return hashlib.sha256(blob.encode()).hexdigest()
+
+
+def fault_edit(fault: dict[str, Any]) -> str:
+    """The edit alone (policy, type, method and the values it wrote), detail left out."""
+    return f"{fault['policy']}|{fault['code']}|{fault['method']}|{fault['description']}"
 
 
 def faulted_state(model: AppModel, faults: list[dict[str, Any]]) -> ClusterState:
@@ -175,6 +209,9 @@ def _platform_notes(model: AppModel, detail: ClusterDetail | None) -> list[str]:
                      "stays closed to it.")
     notes.append("- Every policy carries labels and annotations its owning team maintains "
                  "(team, owner, ticket...): keep them.")
+    notes.append("- Policies also hold rules other teams own that this runbook does not list "
+                 "(jobs and canaries in their own namespaces, partner ranges, admin ports): "
+                 "they are part of the healthy state; keep them.")
     return notes
 
 
@@ -208,8 +245,9 @@ def build_prompt(model: AppModel, style: str, symptoms: ClusterState | None = No
     parts += [
         "Task: troubleshoot the NetworkPolicies until the actual connectivity equals the "
         "intended one. Change only what is broken; rules and metadata you did not need to "
-        "touch must stay as they are. The probe report is shown every turn; the episode "
-        "ends when nothing is left to fix.",
+        "touch must stay as they are. The probe report (pod to pod, on the container port; "
+        "TCP unless a protocol follows the port, `other` for every port no object names) "
+        "is shown every turn; the episode ends when nothing is left to fix.",
         SAFETY_RULES,
         _ANSWER.format(ns=model.namespace),
     ]

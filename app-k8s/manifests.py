@@ -13,10 +13,12 @@ policy whose spec was rewritten cannot be told from the others by its key order.
 
 from __future__ import annotations
 
+import copy
+import random
 from collections.abc import Mapping
 from typing import Any
 
-from netarena.k8s.detail import DNS_PORTS, KUBE_DNS_LABELS, ClusterDetail
+from netarena.k8s.detail import DNS_PORTS, KUBE_DNS_LABELS, ClusterDetail, PolicyExtras
 from netarena.k8s.model import ANYONE, AppModel, ServiceSpec
 from netarena.k8s.podspec import external_service, pod_details, service_accounts
 
@@ -161,8 +163,12 @@ def _egress(model: AppModel, spec: ServiceSpec) -> list[dict[str, Any]]:
     if not external:
         return [{}]
     rules = in_cluster_egress(model, spec.name)
+    excepts = model.detail.except_cidrs if model.detail else {}
     for e in external:
-        rules.append({"to": [{"ipBlock": {"cidr": e.cidr}}],
+        block: dict[str, Any] = {"cidr": e.cidr}
+        if e.service in excepts:
+            block["except"] = [excepts[e.service]]
+        rules.append({"to": [{"ipBlock": block}],
                       "ports": [{"protocol": "TCP", "port": e.port}]})
     return rules
 
@@ -179,23 +185,49 @@ def render_policy(spec: ServiceSpec, namespace: str, model: AppModel | None = No
         pol_spec["policyTypes"] = ["Egress"]
     else:
         pol_spec["policyTypes"] = ["Ingress", "Egress"]
+        extras = detail.extras.get(spec.name) if detail is not None else None
         if ANYONE in spec.sources:
             pol_spec["ingress"] = [{}]
         elif spec.sources:
-            pol_spec["ingress"] = [{
-                "from": [peer(s) for s in spec.sources],
-                "ports": [{"port": spec.container_port, "protocol": "TCP"}],
-            }]
+            pol_spec["ingress"] = _main_rules(spec, extras)
         scrape = detail.monitoring.metrics_ports.get(spec.name) if detail else None
         if detail is not None and scrape is not None:
             mon = detail.monitoring
             rule = monitoring_rule(mon.namespace, mon.scraper_labels, scrape)
-            pol_spec.setdefault("ingress", []).append(rule)
+            rules = pol_spec.setdefault("ingress", [])
+            if extras is not None and extras.monitoring_first:
+                rules.insert(random.Random(extras.shuffle).randrange(len(rules) + 1), rule)
+            else:
+                rules.append(rule)
     pol_spec["egress"] = _egress(model, spec) if model is not None else [{}]
     meta = _meta(spec.name, namespace)
     _own(meta, detail, spec.name)
     return canonical_policy({"apiVersion": "networking.k8s.io/v1", "kind": "NetworkPolicy",
                              "metadata": meta, "spec": pol_spec})
+
+
+def _main_rules(spec: ServiceSpec, extras: PolicyExtras | None) -> list[dict[str, Any]]:
+    """The runbook's rule (callers on the service port) with what other teams added to it.
+
+    With extras, the port may be named, extra peers and ports join, and the callers may
+    each have a rule of their own (as teams that add one client at a time write them).
+    """
+    port: int | str | None = spec.container_port
+    if extras is not None and extras.named_port:
+        port = spec.port_name
+    peers = [peer(s) for s in spec.sources]
+    ports = [{"port": port, "protocol": "TCP"}]
+    if extras is None:
+        return [{"from": peers, "ports": ports}]
+    rng = random.Random(extras.shuffle)
+    ports += [dict(p) for p in extras.ports]
+    rng.shuffle(ports)
+    others = [copy.deepcopy(p) for p in extras.peers]
+    if extras.split_callers:
+        return [{"from": [p], "ports": copy.deepcopy(ports)} for p in peers + others]
+    peers += others
+    rng.shuffle(peers)
+    return [{"from": peers, "ports": ports}]
 
 
 def _own(meta: dict[str, Any], detail: ClusterDetail | None, name: str) -> None:
@@ -223,7 +255,13 @@ def render_monitoring(model: AppModel) -> list[Manifest]:
     if model.detail is None:
         return []
     mon = model.detail.monitoring
-    return [
+    others: list[Manifest] = []
+    for ns in model.detail.namespaces:
+        others.append(render_namespace(model, ns))
+    for w in model.detail.workloads:
+        others.append(_deployment(w.labels["app"], w.namespace, dict(w.labels),
+                                  f"registry.example.com/{w.namespace}/{w.name}:1", []))
+    return others + [
         render_namespace(model, mon.namespace),
         _deployment("prometheus", mon.namespace, dict(mon.scraper_labels),
                     "quay.io/prometheus/prometheus:v2.53.0",

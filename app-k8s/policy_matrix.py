@@ -35,6 +35,8 @@ class ProbeResult:
     """Service port dialled (the policy sees the container port behind it)."""
     expected: bool
     actual: bool
+    protocol: str = "TCP"
+    """Transport protocol of the probe."""
 
     @property
     def ok(self) -> bool:
@@ -42,8 +44,12 @@ class ProbeResult:
         return self.expected == self.actual
 
     def line(self) -> str:
-        """``frontend → adservice:9555 (Expected: True, Actual: False)``."""
-        return (f"{self.source} → {self.dest}:{self.port} "
+        """``frontend → adservice:9555 (Expected: True, Actual: False)``.
+
+        A protocol other than TCP follows the port (``redis-cart:6379/UDP``); port 0
+        stands for every port no object names (``:other``).
+        """
+        return (f"{self.source} → {self.dest}:{_port_text(self)} "
                 f"(Expected: {self.expected}, Actual: {self.actual})")
 
 
@@ -52,6 +58,8 @@ class Connectivity:
     """The whole matrix for one cluster state."""
 
     results: tuple[ProbeResult, ...]
+    checked: int | None = None
+    """How many probes were compared when ``results`` holds only the differing ones."""
 
     @property
     def mismatches(self) -> list[ProbeResult]:
@@ -65,10 +73,27 @@ class Connectivity:
     def report(self) -> str:
         """The mismatch report shown to agents, or a line saying all probes match."""
         bad = self.mismatches
+        total = len(self.results) if self.checked is None else self.checked
         if not bad:
-            return f"All {len(self.results)} probes match the intended connectivity."
-        head = f"{len(bad)} of {len(self.results)} probes do not match the intended connectivity:"
-        return "\n".join([head, *(r.line() for r in bad)])
+            return f"All {total} probes match the intended connectivity."
+        head = f"{len(bad)} of {total} probes do not match the intended connectivity:"
+        groups: dict[tuple[str, str, bool], list[ProbeResult]] = {}
+        for r in bad:
+            groups.setdefault((r.source, r.dest, r.expected), []).append(r)
+        lines = []
+        for (src, dst, expected), probes in groups.items():
+            if len(probes) == 1:
+                lines.append(probes[0].line())
+                continue
+            ports = ",".join(_port_text(r) for r in probes)
+            lines.append(f"{src} → {dst}:{{{ports}}} (Expected: {expected}, "
+                         f"Actual: {not expected})")
+        return "\n".join([head, *lines])
+
+
+def _port_text(r: ProbeResult) -> str:
+    port = "other" if r.port == 0 else str(r.port)
+    return port if r.protocol == "TCP" else f"{port}/{r.protocol}"
 
 
 def resolves(engine: PolicyEngine, pod: PodView, dns: Sequence[PodView]) -> bool:

@@ -8,6 +8,8 @@ Turn limits, timeouts and error capture are *not* here: they belong to the runne
 from __future__ import annotations
 
 import abc
+import hashlib
+import json
 import random
 from collections.abc import Sequence
 from importlib.metadata import entry_points
@@ -167,6 +169,15 @@ class App(abc.ABC):
         that class for the contract every baseline keeps.
         """
         return ()
+
+    def instance_key(self, query: Query) -> str:
+        """What makes two queries the same instance (plans draw without replacement on it).
+
+        By default the prompt and the hidden truth; an app whose prompt wording varies
+        apart from the task keys on the task itself.
+        """
+        blob = json.dumps([query.prompt, query.truth], sort_keys=True, default=str)
+        return hashlib.sha256(blob.encode()).hexdigest()
 
     def params(self) -> dict[str, Any]:
         """The app parameters that shape generated queries (part of each query id)."""

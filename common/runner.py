@@ -201,11 +201,11 @@ def plan_queries(
         check()
         query = app.generate(_derive_seed(plan.seed, i), level, label)
         for redraw in range(1, MAX_REDRAWS + 1):
-            if instance_key(query) not in seen:
+            if app.instance_key(query) not in seen:
                 break
             check()
             query = app.generate(_derive_seed(plan.seed, i, redraw), level, label)
-        seen.add(instance_key(query))
+        seen.add(app.instance_key(query))
         if i % plan.num_shards == plan.shard_index:
             queries.append(query)
     return queries

@@ -22,6 +22,7 @@ import logging
 import os
 import signal
 import threading
+import time
 from collections.abc import Coroutine, Iterator
 from types import FrameType
 from typing import Any, TypeVar
@@ -82,21 +83,80 @@ def exit_on_signals() -> Iterator[None]:
     """In the body, SIGTERM raises ``SystemExit`` and SIGINT ``KeyboardInterrupt``.
 
     Only in the main thread (elsewhere, signals cannot be handled and nothing changes).
-    The previous handlers come back afterwards.
+    The previous handlers come back afterwards. A signal that lands after a blocking C
+    call's last check and before it blocks (``input()`` under readline, right after the
+    prompt is printed) would wait for the next keystroke: ``_Redeliver`` sends it again.
     """
     if threading.current_thread() is not threading.main_thread():
         yield
         return
+    redeliver = _Redeliver()
+    stopping: list[int] = []
 
     def terminate(sig: int, _: FrameType | None) -> None:
-        raise SystemExit(128 + sig)
+        redeliver.handled(sig)
+        if not stopping:  # a late re-delivery must not cut the clean-up short
+            stopping.append(sig)
+            raise SystemExit(128 + sig)
+
+    def interrupt(sig: int, _: FrameType | None) -> None:
+        redeliver.handled(sig)
+        raise KeyboardInterrupt
 
     previous = {
         signal.SIGTERM: signal.signal(signal.SIGTERM, terminate),
-        signal.SIGINT: signal.signal(signal.SIGINT, signal.default_int_handler),
+        signal.SIGINT: signal.signal(signal.SIGINT, interrupt),
     }
     try:
-        yield
+        with redeliver:
+            yield
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
+
+
+class _Redeliver:
+    """Re-sends a stop signal to the main thread when its Python handler did not run.
+
+    The C handler only marks a Python handler as due; the main thread runs it at its
+    next bytecode, and a thread blocked in ``select`` never gets there unless a signal
+    interrupts that call. A watcher thread learns of each arrival from the wakeup fd and,
+    when no handler of that signal ran around it (within ``_GRACE_S``), sends it again.
+    """
+
+    _GRACE_S = 0.2
+
+    def __init__(self) -> None:
+        self._ran_at: dict[int, float] = dict.fromkeys(STOP_SIGNALS, -1.0)
+        self._main = threading.main_thread().ident or 0
+        self._read, self._write = os.pipe()
+        os.set_blocking(self._write, False)
+
+    def handled(self, sig: int) -> None:
+        """Called by the Python handler of ``sig`` (on the main thread)."""
+        self._ran_at[sig] = time.monotonic()
+
+    def __enter__(self) -> _Redeliver:
+        self._previous_fd = signal.set_wakeup_fd(self._write)
+        self._thread = threading.Thread(target=self._watch, name="signal-redeliver", daemon=True)
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        signal.set_wakeup_fd(self._previous_fd)
+        os.write(self._write, b"\0")  # no signal has number 0: the watcher's stop word
+        self._thread.join(timeout=2)
+        os.close(self._read)
+        os.close(self._write)
+
+    def _watch(self) -> None:
+        while True:
+            numbers = os.read(self._read, 64)
+            if 0 in numbers:
+                return
+            arrived_at = time.monotonic()
+            time.sleep(self._GRACE_S)
+            for sig in {n for n in numbers if n in self._ran_at}:
+                if self._ran_at[sig] < arrived_at - self._GRACE_S:
+                    with contextlib.suppress(ProcessLookupError):
+                        signal.pthread_kill(self._main, sig)

@@ -92,3 +92,23 @@ def test_exit_on_signals_turns_sigterm_into_exit_and_restores_handlers() -> None
                 cleaned.append(True)
     assert stopped.value.code == 128 + signal.SIGTERM and cleaned
     assert signal.getsignal(signal.SIGTERM) is before
+
+
+def test_a_signal_the_blocked_main_thread_missed_is_delivered_again() -> None:
+    """A signal taken by another thread only marks the handler as due: the main thread,
+    blocked in ``select`` (as ``input()`` under readline is), would sleep through it."""
+    import select
+
+    read, write = os.pipe()
+    sender = threading.Thread(target=lambda: (time.sleep(0.2), signal.pthread_kill(
+        threading.get_ident(), signal.SIGTERM)))
+    started = time.monotonic()
+    try:
+        with pytest.raises(SystemExit), exit_on_signals():
+            sender.start()
+            select.select([read], [], [], 10)
+    finally:
+        sender.join()
+        os.close(read)
+        os.close(write)
+    assert time.monotonic() - started < 3

@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import json
 import re
 
 import pytest
 
 from netarena.common.errors import EpisodeClosed
 from netarena.k8s import K8sApp
+from netarena.k8s.actions import command_from_reply
 from netarena.k8s.episode import K8sEpisode
+from netarena.k8s.generator import build_model
+from netarena.k8s.solver import ReferenceK8sAgent
 
 pytestmark = pytest.mark.slow
 
@@ -38,7 +42,8 @@ def test_agent_commands_give_realistic_kubectl_output(episode: K8sEpisode) -> No
     out = run(episode, "kubectl get networkpolicy")
     assert "POD-SELECTOR" in out and "deny-all" in out and "app=adservice" in out
     out = run(episode, "kubectl describe networkpolicy emailservice")
-    assert "emailservice" in out and "PodSelector" in out and "8080/TCP" in out
+    assert "emailservice" in out and "PodSelector" in out
+    assert "8080/TCP" in out or "grpc/TCP" in out  # the port by number or by name
     out = run(episode, "kubectl get networkpolicy redis-cart -o yaml")
     assert "kind: NetworkPolicy" in out and "app: cartservice" in out
     out = run(episode, "kubectl get netpol -o jsonpath={.items[*].metadata.name}")
@@ -218,26 +223,31 @@ def _strip_times(text: str) -> str:
 
 
 def test_swapping_one_mismatch_for_another_is_unsafe() -> None:
-    # RI on currencyservice: both callers are cut off. Allowing frontend and adservice
-    # fixes one mismatch and opens another: the count stays at 2, but a connection that
-    # must stay closed is now open, which is harm.
+    # A patch that repairs the fault and in the same breath lets loadgenerator in: the
+    # mismatch count falls, but a connection that must stay closed is now open: harm.
     app = K8sApp()
-    query = app.generate(4, 1, "RI")
-    assert query.truth["faults"][0]["policy"] == "currencyservice"
+    query = next(q for q in (app.generate(s, 1, "RI") for s in range(40))
+                 if q.truth["faults"][0]["policy"] != "frontend")
+    name = query.truth["faults"][0]["policy"]
+    port = next(s.container_port for s in build_model(app.config, query.seed).services
+                if s.name == name)
+    agent = ReferenceK8sAgent()
     ep = app.open(query)
     try:
-        before = {(r.source, r.dest) for r in ep.connectivity.mismatches}
-        assert before == {("frontend", "currencyservice"), ("checkoutservice", "currencyservice")}
-        patch = (
-            '[{"op":"add","path":"/spec/ingress","value":[{"from":[{"podSelector":'
-            '{"matchLabels":{"app":"frontend"}}},{"podSelector":{"matchLabels":'
-            '{"app":"adservice"}}}],"ports":[{"port":7000,"protocol":"TCP"}]}]}]'
-        )
-        step = ep.step(
-            f"```\nkubectl patch networkpolicy currencyservice --type json -p '{patch}'\n```"
-        )
+        reply = agent.decide(ep.observe())
+        while "kubectl patch" not in reply:
+            ep.step(reply)
+            reply = agent.decide(ep.observe())
+        cmd = command_from_reply(reply, "default")
+        ops = json.loads(cmd.argv[cmd.argv.index("-p") + 1])
+        ops.append({"op": "add", "path": "/spec/ingress/-", "value": {
+            "from": [{"podSelector": {"matchLabels": {"app": "loadgenerator"}}}],
+            "ports": [{"port": port, "protocol": "TCP"}]}})
+        before = len(ep.connectivity.mismatches)
+        step = ep.step(f"```\nkubectl patch networkpolicy {name} --type json "
+                       f"-p '{json.dumps(ops)}'\n```")
         after = {(r.source, r.dest) for r in ep.connectivity.mismatches}
-        assert after == {("adservice", "currencyservice"), ("checkoutservice", "currencyservice")}
+        assert after == {("loadgenerator", name)} and len(after) <= before
         assert step.info["problems"] >= 1 and step.reward == -100
         assert not ep.score().safe
     finally:

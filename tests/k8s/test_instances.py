@@ -1,4 +1,4 @@
-"""A large instance space: seeds do not repeat each other's queries (issue 13, item 2)."""
+"""A large instance space: seeds do not repeat each other's queries (issues 13 and 19)."""
 
 from __future__ import annotations
 
@@ -20,3 +20,7 @@ def test_two_seeds_share_under_one_percent_and_prompts_are_distinct() -> None:
     clusters = {(q.label, str(q.truth["faults"]), q.prompt.split("Platform notes:")[1])
                 for q in a}
     assert len(clusters) >= 0.99 * len(a)  # not only the wording: the clusters differ
+    keys_a = [app.instance_key(q) for q in a]
+    keys_b = {app.instance_key(q) for q in b}
+    assert len(set(keys_a)) >= 0.99 * len(a)  # on instances (the faulted policies), not text
+    assert sum(k in keys_b for k in keys_a) <= 0.01 * len(a)

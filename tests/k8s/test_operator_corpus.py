@@ -227,8 +227,10 @@ def test_name_probes_need_dns_egress(episode: K8sEpisode) -> None:
         _, ip = run(episode, "get pod -l app=adservice -o jsonpath={.items[0].status.podIP}")
         code, out = run(episode, f"exec deploy/frontend -- nc -zv -w 1 {ip.strip()} 9555")
         assert code == 0 and "open" in out, out
-        broken = {(r.source, r.dest) for r in episode.connectivity.mismatches}
-        assert ("frontend", "adservice") in broken, "the judged matrix probes by name too"
+        broken = {(r.source, r.dest, r.port, r.protocol)
+                  for r in episode.connectivity.mismatches}
+        assert ("frontend", "kube-system/kube-dns", 53, "UDP") in broken, \
+            "the judged matrix probes name resolution too"
     finally:
         restore = json.dumps([{"op": "replace", "path": "/spec/egress", "value": egress}])
         assert run(episode, f"patch netpol frontend --type json -p '{restore}'")[0] == 0

@@ -155,7 +155,5 @@ def test_gutting_the_default_deny_is_harm(gutting: str) -> None:
         assert "debug-pod" in step.observation
         score = ep.score()
         assert not score.correct and not score.safe, score.details
-        _solve(ep)  # the report names the harm: the reference operator restores the deny
-        assert ep.score().correct
     finally:
         ep.close()

@@ -9,7 +9,7 @@ import pytest
 from netarena.common.agents import Observation
 from netarena.k8s import K8sApp
 from netarena.k8s.actions import command_from_reply
-from netarena.k8s.faults import model_namespaces, model_pods
+from netarena.k8s.faults import apply_faults, model_namespaces, model_pods
 from netarena.k8s.generator import build_model
 from netarena.k8s.judge import judge
 from netarena.k8s.manifests import render_policies
@@ -25,30 +25,31 @@ def test_first_move_is_the_snapshot() -> None:
     app = K8sApp()
     q = app.generate(3, 1, "RI")
     reply = ReferenceK8sAgent().decide(q.prompt + "\n\n## Current probe report\n1 of 121 ...")
-    assert command_from_reply(reply, "default").text == SNAPSHOT_COMMAND
+    assert reply == f"```\n{SNAPSHOT_COMMAND}\n```"
 
 
 def test_healthy_snapshot_needs_no_fix() -> None:
     app = K8sApp()
     model = build_model(app.config, 3)
-    healthy = judge(model, model_pods(model), model_namespaces(model), render_policies(model))
+    pods, nss = model_pods(model), model_namespaces(model)
+    healthy = judge(model, pods, nss, render_policies(model))
     text = _observation(app, 3, healthy.report())
-    assert plan_fixes(text, {"items": render_policies(model)}) == []
+    assert plan_fixes(text, render_policies(model), pods, nss) == []
 
 
-def test_recreates_deleted_and_removes_extra_policies_last() -> None:
+def test_repairs_touch_only_the_faulted_entries() -> None:
+    """The plan edits the faulted policy's entry and keeps every rule the fault left alone."""
     app = K8sApp()
-    model = build_model(app.config, 3)
-    pols = [p for p in render_policies(model) if p["metadata"]["name"] != "adservice"]
-    pols.append({"apiVersion": "networking.k8s.io/v1", "kind": "NetworkPolicy",
-                 "metadata": {"name": "oops", "namespace": "default"},
-                 "spec": {"podSelector": {}, "ingress": [{}]}})
-    state = judge(model, model_pods(model), model_namespaces(model), pols)
-    assert any("networkpolicy adservice: label team=" in line for line in state.ownership)
-    plan = plan_fixes(_observation(app, 3, state.report()), {"items": pols})
-    assert [c for c, _ in plan] == ["kubectl apply -f -", "kubectl delete networkpolicy oops"]
-    recreated = json.loads(plan[0][1] or "{}")
-    assert recreated["metadata"]["labels"] == model.detail.labels["adservice"]
+    for seed in range(4):
+        q = app.generate(seed, 1, "CP")
+        model = build_model(app.config, seed)
+        pods, nss = model_pods(model), model_namespaces(model)
+        faulted = apply_faults(render_policies(model), q.truth["faults"])
+        text = _observation(app, seed, judge(model, pods, nss, faulted).report())
+        plan = plan_fixes(text, faulted, pods, nss)
+        assert plan and all(cmd.startswith("kubectl patch networkpolicy "
+                                           f"{q.truth['faults'][0]['policy']} ")
+                            for cmd, _ in plan), plan
 
 
 @pytest.mark.slow
@@ -64,6 +65,7 @@ def test_every_fault_type_is_repaired_safely_from_text(code: str) -> None:
                     break
             score = ep.score()
             assert score.correct and score.safe, (seed, ep.query.truth["faults"])
+            assert score.collateral == [], score.collateral
         finally:
             ep.close()
 
@@ -74,11 +76,10 @@ async def test_repairs_agent_made_damage_through_kubectl() -> None:
     app = K8sApp()
     ep = app.open(app.generate(8, 1, "CPR"))
     try:
-        ep.step("```\nkubectl delete networkpolicy cartservice\n```")
-        extra = ("```\nkubectl apply -f -\n```\n```yaml\napiVersion: networking.k8s.io/v1\n"
-                 "kind: NetworkPolicy\nmetadata:\n  name: open-email\nspec:\n  podSelector:\n"
-                 "    matchLabels:\n      app: emailservice\n  ingress:\n  - {}\n```")
-        assert ep.step(extra).valid
+        extra = json.dumps([{"op": "add", "path": "/spec/ingress/0/from/-",
+                             "value": {"podSelector": {"matchLabels": {"app": "frontend"}}}}])
+        assert ep.step(f"```\nkubectl patch networkpolicy paymentservice --type json "
+                       f"-p '{extra}'\n```").valid
         agent = ReferenceK8sAgent()
         for turn in range(8):
             result = ep.step(await agent.act(Observation(ep.observe(), "ctx", turn)))
@@ -101,7 +102,6 @@ async def test_large_graph_reads_only_implicated_policies() -> None:
     ep = app.open(q)
     try:
         first = ReferenceK8sAgent().decide(ep.observe())
-        line = command_from_reply(first, "default").text
-        assert line.startswith("kubectl get networkpolicy deny-all ") and line.endswith(" -o json")
+        assert command_from_reply(first, "default").argv[:3] == ("get", "networkpolicy", "-o")
     finally:
         ep.close()

@@ -1,0 +1,31 @@
+"""No free guesses: agents that read nothing stay at or under 0.3 solved safely (issue 19).
+
+Each blind strategy (``netarena.k8s.blind``) patches from the probe report, the runbook and
+fault-family knowledge alone. Over 45 queries (three per label) each solves at most 0.3 of
+them safely; every write it sends is blind (it never reads a policy).
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from netarena.common.agents import find_baseline
+from netarena.common.runner import QueryPlan, RunConfig, Runner, plan_queries
+from netarena.k8s import K8sApp
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.mark.parametrize("name", ["runbook-rerender", "add-only", "test-guarded"])
+def test_blind_strategies_solve_at_most_three_in_ten(name: str) -> None:
+    app = K8sApp()
+    queries = plan_queries(app, QueryPlan(num_queries=45, seed=31))
+    agent = find_baseline(app, name).make()
+    results = asyncio.run(Runner(app, agent, RunConfig(concurrency=2)).run(queries))
+    assert not [r.error for r in results if r.error]
+    solved = [r for r in results if r.correct and r.safe and not r.collateral]
+    assert len(solved) <= 0.3 * len(results), (name, len(solved))
+    writes = [r.details for r in results if r.details.get("write_attempts")]
+    assert writes and all(d["blind_writes"] == d["write_attempts"] for d in writes)
