@@ -9,9 +9,10 @@
 # runs/demo), APPS (default "malt route k8s"), AGENTS (default "reference null", plus
 # litellm:$MODEL_NAME when MODEL_NAME is set), CONCURRENCY (default 4), MALT_BASELINES,
 # ROUTE_BASELINES, K8S_BASELINES (calibration baselines also run per app, by default malt's
-# rank-by-name, unsafe-add and crash, route's r0-only, k8s's ingress-only and delete-all: the
-# scorecard's headline, solved safely, ranks the crash last although it is 100% safe, and
-# deleting every policy scores nothing).
+# rank-by-name, unsafe-add, crash and depth-blind, route's r0-only and rebuild-from-prompt,
+# k8s's ingress-only, delete-all and add-only: the scorecard's headline, solved safely, ranks
+# the crash last although it is 100% safe, a rebuild from the ticket scores nothing for the
+# state it wipes, and deleting every policy scores nothing).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
@@ -32,9 +33,9 @@ for app in $APPS; do
     continue
   fi
   case "$app" in
-    malt) extra="${MALT_BASELINES-baseline:rank-by-name baseline:unsafe-add baseline:crash}" ;;
-    route) extra="${ROUTE_BASELINES-baseline:r0-only}" ;;
-    k8s) extra="${K8S_BASELINES-baseline:ingress-only baseline:delete-all}" ;;
+    malt) extra="${MALT_BASELINES-baseline:rank-by-name baseline:unsafe-add baseline:crash baseline:depth-blind}" ;;
+    route) extra="${ROUTE_BASELINES-baseline:r0-only baseline:rebuild-from-prompt}" ;;
+    k8s) extra="${K8S_BASELINES-baseline:ingress-only baseline:delete-all baseline:add-only}" ;;
     *) extra="" ;;
   esac
   for agent in $AGENTS $extra; do
