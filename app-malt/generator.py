@@ -20,8 +20,8 @@ from typing import Any
 
 import networkx as nx
 
-from netarena.common.errors import EmulatorError
-from netarena.malt.checks import DiffView, violations
+from netarena.common.errors import EmulatorError, NetArenaError
+from netarena.malt.checks import DiffView, answer_mismatch, state_mismatch, violations
 from netarena.malt.control import control_flow
 from netarena.malt.operations import (
     READ_OPS,
@@ -36,7 +36,7 @@ from netarena.malt.qualifiers import QUALIFIERS, idle, stated
 from netarena.malt.sampler import AGG, PORT, SUPERBLOCK, SW, Picker
 from netarena.malt.worker import graph_diff
 
-__all__ = ["LABELS", "LABEL_SETS", "TaskSampler", "draw", "solve"]
+__all__ = ["LABELS", "LABEL_SETS", "TaskSampler", "draw", "misses_truth", "solve"]
 
 LABELS: dict[int, tuple[str, ...]] = {
     1: ("add", "remove", "list", "rank", "count", "update", "capacity"),
@@ -298,6 +298,22 @@ def solve(base: nx.DiGraph, ops: list[Op]) -> dict[str, Any]:
     if broken:
         raise EmulatorError(f"malt: ground truth breaks invariants: {broken[:3]}")
     return {"ops": ops, "answer": answer, "diff": diff}
+
+
+def misses_truth(base: nx.DiGraph, ops: list[Op], truth: dict[str, Any]) -> bool:
+    """Whether solving ``ops`` (a misreading of a task) misses ``truth`` (``solve``'s result).
+
+    A misreading that fails, or that breaks the topology's invariants, misses it too.
+    """
+    try:
+        got = solve(base, ops)
+    except NetArenaError:
+        return True
+    return bool(
+        got["answer"]["type"] != truth["answer"]["type"]
+        or answer_mismatch(truth["answer"], got["answer"])
+        or state_mismatch(truth["diff"], got["diff"])
+    )
 
 
 def draw(

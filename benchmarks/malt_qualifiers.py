@@ -19,27 +19,16 @@ import asyncio
 from collections import Counter
 
 from netarena.common.agents import find_baseline
-from netarena.common.errors import NetArenaError
 from netarena.common.runner import QueryPlan, RunConfig, Runner, plan_queries
 from netarena.common.types import Query
 from netarena.malt import LABELS, MaltApp, base_topology
-from netarena.malt.checks import answer_mismatch, state_mismatch
-from netarena.malt.generator import solve
+from netarena.malt.generator import misses_truth
 from netarena.malt.qualifiers import QUALIFIERS, ablate
 
 
 def _blind_is_wrong(app: MaltApp, query: Query, qualifier: str) -> bool:
     base = base_topology(app.config.topology_params())
-    try:
-        got = solve(base, ablate(query.truth["ops"], qualifier))
-    except NetArenaError:  # the misread task fails, or breaks the topology's invariants
-        return True
-    truth = query.truth
-    return bool(
-        got["answer"]["type"] != truth["answer"]["type"]
-        or answer_mismatch(truth["answer"], got["answer"])
-        or state_mismatch(truth["diff"], got["diff"])
-    )
+    return misses_truth(base, ablate(query.truth["ops"], qualifier), query.truth)
 
 
 def main() -> None:
