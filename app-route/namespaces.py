@@ -112,6 +112,7 @@ def _remove_filesystem(prefix: str) -> None:
         subprocess.run(["umount", "-l", str(root)], capture_output=True)
         with contextlib.suppress(OSError):
             shutil.rmtree(root)
+    shutil.rmtree(OWNER_DIR / f"{prefix}.frr", ignore_errors=True)  # routers' FRR dirs
 
 
 def ip_batch(lines: list[str], netns: str | None = None, check: bool = True) -> str:

@@ -45,7 +45,7 @@ from pathlib import Path
 from netarena.common.errors import EmulatorError
 from netarena.route.cgroups import EpisodeGroup
 from netarena.route.namespaces import NETNS_DIR, fs_root
-from netarena.route.plan import ROUTER, NetworkPlan
+from netarena.route.plan import NetworkPlan
 from netarena.route.syscalls import filter_program
 
 __all__ = [
@@ -130,8 +130,12 @@ class EpisodeSandbox:
         plan: The network (host names go into ``/etc/hosts``).
     """
 
-    def __init__(self, prefix: str, plan: NetworkPlan) -> None:
+    def __init__(
+        self, prefix: str, plan: NetworkPlan, binds: dict[str, list[tuple[str, str]]] | None = None
+    ) -> None:
         self.prefix = prefix
+        self.binds = binds or {}
+        """Node → extra ``(host path, sandbox path)`` read-write binds (a router's FRR dirs)."""
         self.uid = episode_uid(prefix)
         self.root = fs_root(prefix)
         self._mounted = False
@@ -153,8 +157,7 @@ class EpisodeSandbox:
             os.chmod(self.root / name, mode)
         os.chown(self.root / "root", self.uid, self.uid)
         hosts = ["127.0.0.1\tlocalhost"]
-        hosts += [f"{plan.address(node)}\t{node}" for node in plan.nodes if node != ROUTER]
-        hosts.append(f"{plan.router_ip}\t{ROUTER}")
+        hosts += [f"{plan.address(node)}\t{node}" for node in plan.nodes]
         etc = self.root / "etc"
         (etc / "hosts").write_text("\n".join(hosts) + "\n")
         # tcpdump switches to its own user: here that is root again (only 0 is mapped)
@@ -182,6 +185,10 @@ class EpisodeSandbox:
         bwrap += ["--bind", str(self.root / "tmp"), "/tmp", "--bind", str(self.root / "root")]
         bwrap += ["/root", "--dir", "/opt", "--dir", "/opt/netarena"]
         bwrap += ["--ro-bind", str(self.root / "bin"), "/opt/netarena/bin"]
+        if binds := self.binds.get(node):
+            bwrap += ["--dir", "/var", "--symlink", "../run", "/var/run"]
+            for source, target in binds:
+                bwrap += ["--bind", source, target]
         bwrap += ["--remount-ro", "/", "--chdir", "/root", "--seccomp", str(seccomp_fd)]
         # CAP_SYS_ADMIN only lets the next program, nsenter, step into the node's user
         # namespace; there it has capabilities over that namespace alone

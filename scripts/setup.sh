@@ -17,6 +17,7 @@ command -v mnexec     >/dev/null || need_apt+=(mininet)
 command -v brctl      >/dev/null || need_apt+=(bridge-utils)
 command -v bwrap      >/dev/null || need_apt+=(bubblewrap)
 command -v traceroute >/dev/null || need_apt+=(traceroute)
+command -v vtysh      >/dev/null || need_apt+=(frr)
 command -v ethtool    >/dev/null || need_apt+=(ethtool)
 command -v nft        >/dev/null || need_apt+=(nftables)  # the judge reads nodes' rulesets
 command -v tracepath  >/dev/null || need_apt+=(iputils-tracepath)
