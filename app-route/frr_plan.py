@@ -115,6 +115,10 @@ class OspfPlan:
         """The stub behind ``router``."""
         return next(s for s in self.stubs if s.router == router)
 
+    def stub_of_host(self, host: str) -> Stub:
+        """The stub ``host`` sits on."""
+        return next(s for s in self.stubs if s.host == host)
+
     def links_of(self, router: str) -> list[TransitLink]:
         """Transit links at ``router``."""
         return [link for link in self.links if router in (link.a, link.b)]

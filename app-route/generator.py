@@ -13,6 +13,9 @@ from netarena.common.errors import ConfigError
 from netarena.common.reactive import RewardConfig
 from netarena.common.types import Query, query_id
 from netarena.route.faults import FAULT_TYPES, LEVEL_LABELS, fault_candidates
+from netarena.route.frr_faults import OSPF_FAULTS, OSPF_LEVEL_LABELS, draw_faults
+from netarena.route.frr_plan import draw_ospf_plan
+from netarena.route.frr_prompts import dynamic_prompt, ticket_symptoms
 from netarena.route.intent import Intent, draw_intent, intended_pairs
 from netarena.route.limits import MAX_CONCURRENT_EPISODES, MAX_MACHINES
 from netarena.route.plan import NetworkPlan, draw_plan
@@ -24,7 +27,21 @@ from netarena.route.undisclosed import draw_undisclosed
 if TYPE_CHECKING:
     from netarena.common.agents import Baseline
 
-__all__ = ["RouteConfig", "RouteApp"]
+__all__ = ["RouteConfig", "RouteApp", "ROUTE_LABELS", "ROUTE_LABEL_SETS"]
+
+ROUTE_LABELS: dict[int, tuple[str, ...]] = {
+    level: (*LEVEL_LABELS[level], *OSPF_LEVEL_LABELS.get(level, ())) for level in LEVEL_LABELS
+}
+"""Static fault combinations, then dynamic-routing (OSPF on FRR) ones, per level."""
+_OSPF = tuple(label for labels in OSPF_LEVEL_LABELS.values() for label in labels)
+ROUTE_LABEL_SETS: dict[str, tuple[str, ...]] = {
+    "original": tuple(label for labels in LEVEL_LABELS.values() for label in labels),
+    "static": tuple(label for labels in LEVEL_LABELS.values() for label in labels),
+    "ospf": _OSPF,
+    "dynamic": _OSPF,
+}
+"""``original``/``static``: the original NetArena's faults on one Linux router;
+``ospf``/``dynamic``: OSPF misconfigurations on FRR routers (run only when asked)."""
 
 
 class RouteConfig(RewardConfig):
@@ -44,6 +61,8 @@ class RouteConfig(RewardConfig):
 
     num_subnets: int | None = Field(None, ge=2, le=64)
     """Switches/subnets behind the router; ``None`` lets each query's seed draw 2-4."""
+    num_routers: int | None = Field(None, ge=3, le=6)
+    """Dynamic-routing queries: routers in the OSPF network; ``None`` lets the seed draw 4-6."""
     hosts_per_subnet: int | None = Field(None, ge=1, le=64)
     """Hosts per subnet; ``None`` lets each query's seed draw 2-4 per subnet."""
     topo: str | None = None
@@ -74,7 +93,9 @@ class RouteApp(App):
 
     name = "route"
     kind = "reactive"
-    labels: ClassVar[dict[int, tuple[str, ...]]] = LEVEL_LABELS
+    labels: ClassVar[dict[int, tuple[str, ...]]] = ROUTE_LABELS
+    label_sets: ClassVar[dict[str, tuple[str, ...]]] = ROUTE_LABEL_SETS
+    opt_in_labels: ClassVar[frozenset[str]] = frozenset(_OSPF)
     config_model = RouteConfig
     default_max_turns = 30
     max_concurrency = MAX_CONCURRENT_EPISODES
@@ -107,6 +128,8 @@ class RouteApp(App):
         """
         rng = random.Random(seed)
         label = self.pick_label(rng, level, label)
+        if label.split("+")[0] in OSPF_FAULTS:
+            return self._generate_dynamic(rng, seed, level, label)
         plan, topo = self._topology(rng)
         intent = draw_intent(rng, plan)
         local = draw_undisclosed(random.Random(f"route/{seed}/undisclosed"), plan, intent)
@@ -144,8 +167,31 @@ class RouteApp(App):
             },
         )
 
+    def _generate_dynamic(self, rng: random.Random, seed: int, level: int, label: str) -> Query:
+        """An OSPF network, its faults and the incident ticket (``frr_*.py``)."""
+        plan = draw_ospf_plan(rng, self.config.num_routers or rng.randint(4, 6))
+        faults = draw_faults(rng, plan, label)
+        symptoms, watch = ticket_symptoms(plan, faults, rng)
+        params = self.params()
+        return Query(
+            id=query_id(self.name, seed, level, label, params),
+            app=self.name,
+            seed=seed,
+            level=level,
+            label=label,
+            prompt=dynamic_prompt(plan, symptoms, self.config.prompt_style,
+                                  self.config.command_timeout_s),
+            params=params,
+            truth={"kind": "ospf", "plan": plan.to_dict(), "faults": faults,
+                   "watch": [list(w) for w in watch]},
+        )
+
     def open(self, query: Query) -> Any:
         """Build the network, inject and verify the faults, and return the episode."""
+        if query.truth.get("kind") == "ospf":
+            from netarena.route.frr_episode import FrrEpisode
+
+            return FrrEpisode(query, self.config)
         from netarena.route.episode import RouteEpisode
 
         return RouteEpisode(query, self.config)

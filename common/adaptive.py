@@ -113,9 +113,9 @@ def _shares(rates: Sequence[float], floor: float) -> list[float]:
 
 
 def _cells(app: App, plan: QueryPlan) -> list[tuple[int, str]]:
-    wanted = set(plan.labels) if plan.labels else None
+    wanted = set(app.expand_labels(plan.labels)) if plan.labels else None
     cells = [(lv, lb) for lv in plan.levels for lb in app.labels.get(lv, ())
-             if wanted is None or lb in wanted]
+             if (lb not in app.opt_in_labels if wanted is None else lb in wanted)]
     if not cells:
         raise ConfigError(f"{app.name}: no labels match levels {list(plan.levels)}")
     return cells

@@ -127,6 +127,10 @@ class App(abc.ABC):
     label_sets: ClassVar[dict[str, tuple[str, ...]]] = {}
     """Named label subsets a plan may ask for by name (malt's ``original``: the original
     NetArena's task space), expanded by ``expand_labels``."""
+    opt_in_labels: ClassVar[frozenset[str]] = frozenset()
+    """Labels that run only when a plan names them (or a label set holding them): a
+    query drawn without a label, or a plan without labels, never gets one (route's
+    dynamic-routing labels, which need FRR)."""
     max_concurrency: ClassVar[int | None] = None
     """Most episodes the app runs at once, when measured to be limited (route: live
     networks on a 2-core machine); a run asking for more is rejected."""
@@ -201,7 +205,7 @@ class App(abc.ABC):
         if level not in self.labels:
             raise ConfigError(f"{self.name}: level must be one of {sorted(self.labels)}")
         if label is None:
-            return rng.choice(list(choices))
+            return rng.choice([c for c in choices if c not in self.opt_in_labels])
         if label not in choices:
             raise ConfigError(
                 f"{self.name}: label {label!r} is not a level-{level} label {choices}"

@@ -125,7 +125,8 @@ def _slots(app: App | type[App], plan: QueryPlan) -> list[tuple[int, str | None]
     for level in plan.levels:
         if level not in app.labels:
             raise ConfigError(f"{app.name} has no level {level}")
-        labels = [lb for lb in app.labels[level] if wanted is None or lb in wanted]
+        labels = [lb for lb in app.labels[level]
+                  if (lb not in app.opt_in_labels if wanted is None else lb in wanted)]
         if labels:
             per_level[level] = labels
     if wanted is not None:
