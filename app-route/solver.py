@@ -165,7 +165,15 @@ class ReferenceRouteAgent:
     name = "route-reference"
 
     def next_action(self, text: str) -> Move | None:
-        """The next ``(machine, command)`` for an observation's text; ``None`` gives up."""
+        """The next ``(machine, command)`` for an observation's text; ``None`` gives up.
+
+        A dynamic-routing observation (it states a routing design) goes to
+        ``frr_solver.next_dynamic_action``.
+        """
+        if "## Routing design" in text:
+            from netarena.route.frr_solver import next_dynamic_action
+
+            return next_dynamic_action(text)
         return _REFERENCE.next_action(text)
 
     async def act(self, observation: Observation) -> str:
