@@ -32,7 +32,7 @@ from netarena.route.checks import describe_flow
 from netarena.route.collateral import collateral, footprint
 from netarena.route.episode import _LIVE
 from netarena.route.frr_faults import fault_lines
-from netarena.route.frr_network import FrrNetwork, Routing
+from netarena.route.frr_network import FrrNetwork, Routing, judged
 from netarena.route.frr_plan import OspfPlan
 from netarena.route.injection import ProbeTiming, measure
 from netarena.route.namespaces import ip_batch
@@ -72,13 +72,13 @@ def fib_path(plan: OspfPlan, routing: Routing, src: str, dst_ip: str) -> list[st
     while len(path) <= len(plan.routers):
         best = None
         for key, value in routing.get(node, {}).items():
-            if key.startswith("fib ") and key[4:] != "default":
+            if key.startswith("hop ") and key[4:] != "default":
                 net = ipaddress.IPv4Network(key[4:], strict=False)
                 if address in net and (best is None or net.prefixlen > best[0].prefixlen):
                     best = (net, value)
         if best is None:
             return [*path, "(no route)"]
-        hops = best[1].split(" via ", 1)[1].split(",")
+        hops = best[1].split(",")
         gateway = hops[0].split("@")[0]
         if gateway == "direct":
             return path
@@ -116,7 +116,7 @@ class FrrEpisode(ReactiveEpisode[DynamicState, Action]):
             self.healthy_adjacencies = self._adjacencies()
             self._inject()
             routing = self.net.settle(quiet_s=1.5)
-            if routing == self.healthy:
+            if judged(routing) == judged(self.healthy):
                 raise EmulatorError(f"{query.id}: the faults left routing as designed")
             self.footprint = footprint(self.net.healthy, self.net.read_states())
             initial = DynamicState(measure(self.net, self.timing, None), routing,
@@ -188,8 +188,8 @@ class FrrEpisode(ReactiveEpisode[DynamicState, Action]):
 
     def _solved(self, state: DynamicState) -> bool:
         m = state.matrix
-        return state.routing == self.healthy and m.ok == self.want and m.tcp == self.want \
-            and m.udp == self.want
+        return judged(state.routing) == judged(self.healthy) and m.ok == self.want \
+            and m.tcp == self.want and m.udp == self.want
 
     def _regressions(self, before: DynamicState, after: DynamicState) -> list[str]:
         lost = [f"lost {describe_flow(f)}" for f in sorted(before.matrix.flows - after.matrix.flows)]
@@ -216,9 +216,9 @@ class FrrEpisode(ReactiveEpisode[DynamicState, Action]):
         )
 
     def _details(self, state: DynamicState) -> dict[str, Any]:
-        wrong = sum(1 for r, routes in self.healthy.items() for k in
-                    set(routes) | set(state.routing.get(r, {}))
-                    if routes.get(k) != state.routing.get(r, {}).get(k))
+        now, healthy = judged(state.routing), judged(self.healthy)
+        wrong = sum(1 for r, routes in healthy.items() for k in set(routes) | set(now.get(r, {}))
+                    if routes.get(k) != now.get(r, {}).get(k))
         return {
             "wrong_routes": wrong,
             "wrong_flows": len(state.matrix.flows ^ {(p, s, d) for p in ("icmp", "tcp", "udp")

@@ -75,7 +75,8 @@ def draw_faults(rng: random.Random, plan: OspfPlan, label: str) -> list[Fault]:
     faults: list[Fault] = []
     used_links: set[int] = set()
     used_routers: set[str] = set()
-    for kind in label.split("+"):
+    kinds = label.split("+")  # a stub's router first: link faults then sit elsewhere
+    for kind in sorted(kinds, key=lambda k: k != "ospf-redist"):
         if kind == "ospf-redist":
             choices = [s.router for s in plan.stubs if s.mode == "redistribute"
                        and s.router not in used_routers]
@@ -89,7 +90,8 @@ def draw_faults(rng: random.Random, plan: OspfPlan, label: str) -> list[Fault]:
         index = rng.choice(indexes)
         used_links.add(index)
         link = plan.links[index]
-        router = rng.choice((link.a, link.b))
+        router = rng.choice([r for r in (link.a, link.b) if r not in used_routers]
+                            or [link.a, link.b])
         used_routers.add(router)
         intf, _ = link.end(router)
         faults.append({"type": kind, "router": router, "intf": intf, "link": index,

@@ -36,7 +36,7 @@ from netarena.route.services import Services
 from netarena.route.topology import Bridge, LinuxRouter, Topo
 from netarena.route.undisclosed import Undisclosed
 
-__all__ = ["FrrNetwork", "OspfTopo", "Routing", "DAEMONS"]
+__all__ = ["FrrNetwork", "OspfTopo", "Routing", "DAEMONS", "judged", "config_objects"]
 
 log = logging.getLogger(__name__)
 
@@ -49,7 +49,17 @@ _PAM = "auth sufficient pam_permit.so\naccount sufficient pam_permit.so\n"
 """vtysh's PAM service in the sandbox (it has no shadow file to check accounts against)."""
 
 Routing = dict[str, dict[str, str]]
-"""Router → route key (``rib 10.1.2.0/24``, ``fib 10.1.2.0/24``) → normalised value."""
+"""Router → route key (``rib 10.1.2.0/24``, ``fib 10.1.2.0/24``) → normalised value.
+
+``rib`` keys hold FRR's selected route (protocol, metric, active next hops); ``fib`` keys
+the kernel route's protocol (next hops of kernel ECMP routes lag behind zebra's after a
+change, so they are judged in the RIB); ``hop`` keys the kernel's next hops, for paths."""
+
+
+def judged(routing: Routing) -> Routing:
+    """The part of routing the judge compares (RIB routes and kernel route protocols)."""
+    return {r: {k: v for k, v in routes.items() if not k.startswith("hop ")}
+            for r, routes in routing.items()}
 
 
 class OspfTopo(Topo):
@@ -217,7 +227,8 @@ class FrrNetwork(Network):
             if not hops:
                 hops = [f"{route.get('gateway', 'direct')}@{route.get('dev', route.get('type'))}"]
             dst = route["dst"] if "/" in route["dst"] or route["dst"] == "default" else f"{route['dst']}/32"
-            out[f"fib {dst}"] = f"{route.get('protocol', 'boot')} via {','.join(sorted(hops))}"
+            out[f"fib {dst}"] = route.get("protocol", "boot")
+            out[f"hop {dst}"] = ",".join(sorted(hops))  # shown, not judged (zebra's ECMP churn)
         return out
 
     def settle(self, quiet_s: float = 1.0, timeout_s: float = 12.0, complete: bool = False,
@@ -237,7 +248,7 @@ class FrrNetwork(Network):
         last = self.routing()
         since = time.monotonic()
         while time.monotonic() < end:
-            if want is not None and last == want:
+            if want is not None and judged(last) == judged(want):
                 return last
             quiet = time.monotonic() - since >= quiet_s
             if quiet and (not complete or _complete(self.ospf, last)):
