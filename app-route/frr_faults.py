@@ -85,13 +85,15 @@ def draw_faults(rng: random.Random, plan: OspfPlan, label: str) -> list[Fault]:
             faults.append({"type": kind, "router": router, "intf": None, "link": None})
             continue
         indexes = [i for i in range(len(plan.links)) if i not in used_links]
-        if kind == "ospf-cost":
-            indexes = [i for i in indexes if _carries_traffic(plan, plan.links[i])]
+        indexes = [i for i in indexes if _carries_traffic(plan, plan.links[i])] or indexes
         index = rng.choice(indexes)
         used_links.add(index)
         link = plan.links[index]
-        router = rng.choice([r for r in (link.a, link.b) if r not in used_routers]
-                            or [link.a, link.b])
+        ends = [r for r in (link.a, link.b) if r not in used_routers] or [link.a, link.b]
+        if kind == "ospf-cost":  # the end whose outgoing traffic the rise moves
+            base = plan.shortest_paths()
+            ends = [r for r in ends if plan.shortest_paths({(r, link.peer(r)): 1000}) != base] or ends
+        router = rng.choice(ends)
         used_routers.add(router)
         intf, _ = link.end(router)
         faults.append({"type": kind, "router": router, "intf": intf, "link": index,

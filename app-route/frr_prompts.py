@@ -90,18 +90,17 @@ def ticket_symptoms(
         if stub.network in hidden:
             lines.append(f"- {stub.host} ({stub.network}) cannot be reached from the other stubs.")
     moved = []
+    before, after = plan.shortest_paths(), plan.shortest_paths(costs)
     for a in plan.stubs:
         for b in plan.stubs:
             if a is b or b.network in hidden:
                 continue
-            healthy = designed_path(plan, a.router, b.router)
-            now = designed_path(plan, a.router, b.router, costs)
-            if healthy is not None and now != healthy:
-                moved.append((a.host, b.host, healthy))
+            if before[a.router].get(b.router) != after[a.router].get(b.router):
+                moved.append((a.host, b.host, designed_path(plan, a.router, b.router)))
     watch = []
     for src, dst, path in rng.sample(moved, min(2, len(moved))):
-        lines.append(f"- Traffic {src} -> {dst} no longer follows its designed path "
-                     f"{src} {' '.join(path)} {dst}.")
+        shown = f" {src} {' '.join(path)} {dst}" if path else ""
+        lines.append(f"- Traffic {src} -> {dst} no longer follows its designed path{shown}.")
         watch.append((src, dst))
     if not lines:
         lines.append("- Routing alarms: some routes differ from the design's.")
