@@ -366,6 +366,8 @@ def container(key: str) -> str:
         return " ".join(words[:3])
     if words[0] == "rule":
         return "rule"
+    if words[0] == "frr":  # a router's FRR configuration: one interface or router section
+        return " ".join(words[:2])
     return key
 
 

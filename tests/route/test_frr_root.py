@@ -1,0 +1,91 @@
+"""Dynamic-routing episodes on live FRR routers: each OSPF fault shows, the reference repairs it.
+
+Needs root, Mininet and FRR (``scripts/setup.sh`` installs ``frr``); each episode builds a
+network of FRR routers, so these are slow.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import pytest
+
+from netarena.route import RouteApp
+from netarena.route.frr_faults import OSPF_FAULTS
+
+from .conftest import NEEDS_ROOT, play_reference, reply
+
+pytestmark = [
+    pytest.mark.root,
+    pytest.mark.slow,
+    NEEDS_ROOT,
+    pytest.mark.skipif(shutil.which("vtysh") is None, reason="needs FRR (apt-get install frr)"),
+]
+
+SHOWS = {
+    "ospf-area": ("show ip ospf interface", "Area 0.0.0."),
+    "ospf-hello": ("show ip ospf interface", "Timer intervals configured"),
+    "ospf-nettype": ("show ip ospf interface", "Network Type BROADCAST"),
+    "ospf-mtu": ("show ip ospf neighbor", "ExStart"),
+    "ospf-passive": ("show ip ospf interface", "No Hellos (Passive interface)"),
+    "ospf-missing": ("show ip ospf interface", "OSPF not enabled"),
+    "ospf-cost": ("show ip ospf interface", "Cost: "),
+    "ospf-auth": ("show running-config", "message-digest-key 1 md5"),
+    "ospf-redist": ("show running-config", "router ospf"),
+}
+"""Per fault: the show command run on the faulted router and what its output contains."""
+
+
+def _small() -> RouteApp:
+    return RouteApp({"num_routers": 4})
+
+
+@pytest.mark.parametrize("kind", list(OSPF_FAULTS))
+def test_each_fault_shows_in_vtysh_and_the_reference_repairs_it(kind: str) -> None:
+    app = _small()
+    query = app.generate(31, 1, kind)
+    (fault,) = query.truth["faults"]
+    with app.open(query) as episode:
+        healthy = episode.healthy
+        assert episode.initial.routing != healthy  # verified in the steady state
+        command, marker = SHOWS[kind]
+        shown = episode.net.shell(fault["router"], f"vtysh -c '{command}'").output
+        assert marker in shown, shown
+        if kind in ("ospf-area", "ospf-hello", "ospf-nettype", "ospf-passive",
+                    "ospf-missing", "ospf-auth", "ospf-mtu"):  # the adjacency is not Full
+            peer_full = {n for r, n in episode.initial.adjacencies if r == fault["router"]}
+            assert len(peer_full) < len({n for r, n in episode.healthy_adjacencies
+                                         if r == fault["router"]})
+        if kind == "ospf-redist":
+            stub = episode.plan.stub_of(fault["router"]).network
+            other = next(r for r in episode.plan.routers if r != fault["router"])
+            assert f"rib {stub}" not in episode.initial.routing[other]
+        turns = play_reference(episode, 10)
+        score = episode.score()
+    assert score.correct and score.safe and not score.collateral, (turns, score)
+
+
+def test_a_null_agent_scores_zero_and_a_flapping_agent_is_unsafe() -> None:
+    app = _small()
+    query = app.generate(32, 2, "ospf-auth+ospf-redist")
+    with app.open(query) as episode:
+        assert not episode.score().correct
+    query = app.generate(33, 1, "ospf-cost")
+    with app.open(query) as episode:
+        link = episode.plan.links[0]
+        episode.step(reply(link.a, f"vtysh -c 'conf t' -c 'interface {link.a_intf}' "
+                           "-c 'ip ospf area 0.0.0.9'"))
+        score = episode.score()
+    assert not score.safe and score.details["unsafe_steps"] >= 1
+
+
+def test_rewriting_a_router_from_the_ticket_is_collateral() -> None:
+    app = _small()
+    query = app.generate(34, 1, "ospf-cost")
+    with app.open(query) as episode:
+        router = next(r for r in episode.plan.routers if episode.plan.extras.get(r))
+        line = episode.plan.extras[router][0]
+        episode.step(reply(router, f"vtysh -c 'conf t' -c {json.dumps('no ' + line)}"))
+        damage = episode.collateral()
+    assert any(router in item for item in damage), damage
