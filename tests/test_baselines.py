@@ -36,7 +36,7 @@ def _baselines() -> list:
 
 
 def _sample(app) -> list:
-    labels = sum(len(v) for v in app.labels.values())
+    labels = sum(1 for v in app.labels.values() for lb in v if lb not in app.opt_in_labels)
     per_label = PER_LABEL.get(app.name, 2)
     return plan_queries(app, QueryPlan(num_queries=per_label * labels, seed=20260))
 
