@@ -1,0 +1,113 @@
+"""Dynamic-routing (OSPF on FRR) timings against brief §12 (medians; the machine is shared).
+
+Measures, on 6-router OSPF networks (a host behind each router, 12 machines in the mesh):
+``open()`` (build + FRR start + convergence + inject + verify in the steady state) with its
+phases, the resident memory of each router's FRR daemons, and throughput: whole
+reference-solver episodes, ``--parallel`` at once.
+
+Run as root: ``python benchmarks/route_dynamic.py [--repeat 5] [--parallel 8]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import statistics
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+from netarena.common.agents import Observation
+from netarena.route import RouteApp
+from netarena.route.frr_network import DAEMONS, FrrNetwork
+from netarena.route.frr_plan import OspfPlan
+from netarena.route.solver import ReferenceRouteAgent
+
+_LABELS = ("ospf-area", "ospf-cost", "ospf-auth", "ospf-redist", "ospf-mtu", "ospf-passive")
+
+
+def _rss_kib(pid: int) -> int:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1])
+    return 0
+
+
+def frr_memory_kib(net: FrrNetwork) -> list[int]:
+    """Resident memory of each router's FRR daemons together, KiB."""
+    out = []
+    for router in net.ospf.routers:
+        run = net.router_dir(router) / "run"
+        pids = [int((run / f"{d}.pid").read_text()) for d in DAEMONS if (run / f"{d}.pid").exists()]
+        out.append(sum(_rss_kib(pid) for pid in pids))
+    return out
+
+
+def open_once(app: RouteApp, seed: int) -> tuple[float, list[int]]:
+    label = _LABELS[seed % len(_LABELS)]
+    query = app.generate(seed, 1, label)
+    started = time.perf_counter()
+    episode = app.open(query)
+    took = time.perf_counter() - started
+    try:
+        memory = frr_memory_kib(episode.net)
+    finally:
+        episode.close()
+    return took, memory
+
+
+def converge_once(app: RouteApp, seed: int) -> tuple[float, float]:
+    """Build + FRR start, then convergence of the healthy network, seconds."""
+    plan = OspfPlan.from_dict(app.generate(seed, 1, "ospf-cost").truth["plan"])
+    started = time.perf_counter()
+    net = FrrNetwork(plan)
+    built = time.perf_counter() - started
+    try:
+        net.settle(quiet_s=0.3, complete=True)
+        return built, time.perf_counter() - started - built
+    finally:
+        net.close()
+
+
+def solve(app: RouteApp, seed: int) -> tuple[float, bool]:
+    label = _LABELS[seed % len(_LABELS)]
+    started = time.perf_counter()
+    episode = app.open(app.generate(seed, 1, label))
+    agent = ReferenceRouteAgent()
+    try:
+        for turn in range(10):
+            reply = asyncio.run(agent.act(Observation(episode.observe(), "b", turn)))
+            if episode.step(reply).done:
+                break
+        score = episode.score()
+    finally:
+        episode.close()
+    return time.perf_counter() - started, score.correct and score.safe
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--parallel", type=int, default=8)
+    args = parser.parse_args()
+    app = RouteApp({"num_routers": 6})
+    phases = [converge_once(app, 100 + i) for i in range(args.repeat)]
+    print(f"6 routers: build + FRR start   median {statistics.median(p[0] for p in phases):.2f} s")
+    print(f"6 routers: convergence         median {statistics.median(p[1] for p in phases):.2f} s")
+    opened = [open_once(app, 200 + i) for i in range(args.repeat)]
+    print(f"6 routers: open() (build, FRR, converge, inject, verify) median "
+          f"{statistics.median(t for t, _ in opened):.2f} s (target <= 4 s)")
+    memory = [kib for _, per in opened for kib in per]
+    print(f"FRR resident memory per router (zebra+staticd+ospfd): median "
+          f"{statistics.median(memory) / 1024:.1f} MiB, max {max(memory) / 1024:.1f} MiB")
+    started = time.perf_counter()
+    with ThreadPoolExecutor(args.parallel) as pool:
+        runs = list(pool.map(lambda s: solve(app, s), range(300, 300 + args.parallel)))
+    wall = time.perf_counter() - started
+    solved = sum(ok for _, ok in runs)
+    print(f"{args.parallel} reference episodes in parallel: {wall:.1f} s wall, "
+          f"{args.parallel / wall:.2f} episodes/s (target >= 1), solved safely {solved}/{len(runs)}")
+
+
+if __name__ == "__main__":
+    main()
