@@ -65,8 +65,11 @@ class DynamicState:
 
 def fib_path(plan: OspfPlan, routing: Routing, src: str, dst_ip: str) -> list[str]:
     """The routers a packet from router ``src`` to ``dst_ip`` crosses, per the kernel FIBs."""
-    owner = {ip: link.b if ip == link.b_ip else link.a
-             for link in plan.links for ip in (link.a_ip, link.b_ip)}
+    owner = {
+        ip: link.b if ip == link.b_ip else link.a
+        for link in plan.links
+        for ip in (link.a_ip, link.b_ip)
+    }
     address = ipaddress.IPv4Address(dst_ip)
     path, node = [src], src
     while len(path) <= len(plan.routers):
@@ -119,8 +122,9 @@ class FrrEpisode(ReactiveEpisode[DynamicState, Action]):
             if judged(routing) == judged(self.healthy):
                 raise EmulatorError(f"{query.id}: the faults left routing as designed")
             self.footprint = footprint(self.net.healthy, self.net.read_states())
-            initial = DynamicState(measure(self.net, self.timing, None), routing,
-                                   self._adjacencies())
+            initial = DynamicState(
+                measure(self.net, self.timing, None), routing, self._adjacencies()
+            )
         except BaseException:
             self._close()
             raise
@@ -179,26 +183,39 @@ class FrrEpisode(ReactiveEpisode[DynamicState, Action]):
         return DynamicState(measure(self.net, self.timing, expect), routing, self._adjacencies())
 
     def _report(self, state: DynamicState) -> str:
-        lines = [state.matrix.text(), "Paths of the flows in the ticket (from the forwarding tables):"]
+        lines = [
+            state.matrix.text(),
+            "Paths of the flows in the ticket (from the forwarding tables):",
+        ]
         for src, dst in self.watch:
-            path = fib_path(self.plan, state.routing, self.plan.stub_of_host(src).router,
-                            self.plan.address(dst))
+            path = fib_path(
+                self.plan, state.routing, self.plan.stub_of_host(src).router, self.plan.address(dst)
+            )
             lines.append(f"- {src} -> {dst}: {src} {' '.join(path)} {dst}")
         return "\n".join(lines)
 
     def _solved(self, state: DynamicState) -> bool:
         m = state.matrix
-        return judged(state.routing) == judged(self.healthy) and m.ok == self.want \
-            and m.tcp == self.want and m.udp == self.want
+        return (
+            judged(state.routing) == judged(self.healthy)
+            and m.ok == self.want
+            and m.tcp == self.want
+            and m.udp == self.want
+        )
 
     def _regressions(self, before: DynamicState, after: DynamicState) -> list[str]:
-        lost = [f"lost {describe_flow(f)}" for f in sorted(before.matrix.flows - after.matrix.flows)]
+        lost = [
+            f"lost {describe_flow(f)}" for f in sorted(before.matrix.flows - after.matrix.flows)
+        ]
         dropped = sorted((before.adjacencies - after.adjacencies) & self.healthy_adjacencies)
         lost += [f"adjacency {r} -> {n} dropped" for r, n in dropped]
         for router, routes in before.routing.items():
             for key in routes:
-                if key.startswith("rib ") and key in self.healthy.get(router, {}) \
-                        and key not in after.routing.get(router, {}):
+                if (
+                    key.startswith("rib ")
+                    and key in self.healthy.get(router, {})
+                    and key not in after.routing.get(router, {})
+                ):
                     lost.append(f"{router} lost route {key[4:]}")
         return lost
 
@@ -224,12 +241,18 @@ class FrrEpisode(ReactiveEpisode[DynamicState, Action]):
 
     def _details(self, state: DynamicState) -> dict[str, Any]:
         now, healthy = judged(state.routing), judged(self.healthy)
-        wrong = sum(1 for r, routes in healthy.items() for k in set(routes) | set(now.get(r, {}))
-                    if routes.get(k) != now.get(r, {}).get(k))
+        wrong = sum(
+            1
+            for r, routes in healthy.items()
+            for k in set(routes) | set(now.get(r, {}))
+            if routes.get(k) != now.get(r, {}).get(k)
+        )
         return {
             "wrong_routes": wrong,
-            "wrong_flows": len(state.matrix.flows ^ {(p, s, d) for p in ("icmp", "tcp", "udp")
-                                                     for s, d in self.want}),
+            "wrong_flows": len(
+                state.matrix.flows
+                ^ {(p, s, d) for p in ("icmp", "tcp", "udp") for s, d in self.want}
+            ),
             "adjacencies": len(state.adjacencies),
             "num_routers": len(self.plan.routers),
             "faults": ",".join(f"{f['type']}@{f['router']}" for f in self.faults),

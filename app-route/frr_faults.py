@@ -36,8 +36,13 @@ OSPF_FAULTS = {
 _SINGLES = tuple(OSPF_FAULTS)
 OSPF_LEVEL_LABELS: dict[int, tuple[str, ...]] = {
     1: _SINGLES,
-    2: ("ospf-area+ospf-cost", "ospf-auth+ospf-redist", "ospf-hello+ospf-passive",
-        "ospf-mtu+ospf-missing", "ospf-nettype+ospf-cost"),
+    2: (
+        "ospf-area+ospf-cost",
+        "ospf-auth+ospf-redist",
+        "ospf-hello+ospf-passive",
+        "ospf-mtu+ospf-missing",
+        "ospf-nettype+ospf-cost",
+    ),
     3: ("ospf-area+ospf-auth+ospf-redist", "ospf-hello+ospf-mtu+ospf-cost"),
 }
 """Dynamic-routing labels per level (single faults, then combinations on other links)."""
@@ -50,7 +55,9 @@ def _value(rng: random.Random, kind: str, plan: OspfPlan, link: Any) -> dict[str
     if kind == "ospf-area":
         return {"area": f"0.0.0.{rng.randint(1, 254)}"}
     if kind == "ospf-hello":
-        return rng.choice(({"hello": 2}, {"dead": rng.choice([d for d in range(4, 41) if d != DEAD_S])}))
+        return rng.choice(
+            ({"hello": 2}, {"dead": rng.choice([d for d in range(4, 41) if d != DEAD_S])})
+        )
     if kind == "ospf-nettype":
         return {"network": "broadcast"}
     if kind == "ospf-mtu":
@@ -78,8 +85,11 @@ def draw_faults(rng: random.Random, plan: OspfPlan, label: str) -> list[Fault]:
     kinds = label.split("+")  # a stub's router first: link faults then sit elsewhere
     for kind in sorted(kinds, key=lambda k: k != "ospf-redist"):
         if kind == "ospf-redist":
-            choices = [s.router for s in plan.stubs if s.mode == "redistribute"
-                       and s.router not in used_routers]
+            choices = [
+                s.router
+                for s in plan.stubs
+                if s.mode == "redistribute" and s.router not in used_routers
+            ]
             router = rng.choice(choices)
             used_routers.add(router)
             faults.append({"type": kind, "router": router, "intf": None, "link": None})
@@ -92,12 +102,21 @@ def draw_faults(rng: random.Random, plan: OspfPlan, label: str) -> list[Fault]:
         ends = [r for r in (link.a, link.b) if r not in used_routers] or [link.a, link.b]
         if kind == "ospf-cost":  # the end whose outgoing traffic the rise moves
             base = plan.shortest_paths()
-            ends = [r for r in ends if plan.shortest_paths({(r, link.peer(r)): 1000}) != base] or ends
+            ends = [
+                r for r in ends if plan.shortest_paths({(r, link.peer(r)): 1000}) != base
+            ] or ends
         router = rng.choice(ends)
         used_routers.add(router)
         intf, _ = link.end(router)
-        faults.append({"type": kind, "router": router, "intf": intf, "link": index,
-                       **_value(rng, kind, plan, link)})
+        faults.append(
+            {
+                "type": kind,
+                "router": router,
+                "intf": intf,
+                "link": index,
+                **_value(rng, kind, plan, link),
+            }
+        )
     return faults
 
 
@@ -145,6 +164,9 @@ def fault_lines(fault: Fault, plan: OspfPlan) -> tuple[list[str], list[str]]:
     if kind == "ospf-cost":
         return [*at, f"ip ospf cost {fault['cost']}"], []
     if kind == "ospf-auth":
-        return [*at, "no ip ospf message-digest-key 1",
-                f"ip ospf message-digest-key 1 md5 {fault['key']}"], []
+        return [
+            *at,
+            "no ip ospf message-digest-key 1",
+            f"ip ospf message-digest-key 1 md5 {fault['key']}",
+        ], []
     raise ValueError(f"unknown OSPF fault {kind}")

@@ -58,8 +58,10 @@ change, so they are judged in the RIB); ``hop`` keys the kernel's next hops, for
 
 def judged(routing: Routing) -> Routing:
     """The part of routing the judge compares (RIB routes and kernel route protocols)."""
-    return {r: {k: v for k, v in routes.items() if not k.startswith("hop ")}
-            for r, routes in routing.items()}
+    return {
+        r: {k: v for k, v in routes.items() if not k.startswith("hop ")}
+        for r, routes in routing.items()
+    }
 
 
 class OspfTopo(Topo):
@@ -71,12 +73,25 @@ class OspfTopo(Topo):
             self.addNode(router, cls=LinuxRouter, ip=None)
         for stub in plan.stubs:
             prefixlen = stub.network.split("/")[1]
-            self.addHost(stub.host, ip=f"{stub.host_ip}/{prefixlen}", defaultRoute=f"via {stub.gateway}")
-            self.addLink(stub.host, stub.router, intfName1=f"{stub.host}-eth0",
-                         intfName2=stub.router_intf, params2={"ip": f"{stub.gateway}/{prefixlen}"})
+            self.addHost(
+                stub.host, ip=f"{stub.host_ip}/{prefixlen}", defaultRoute=f"via {stub.gateway}"
+            )
+            self.addLink(
+                stub.host,
+                stub.router,
+                intfName1=f"{stub.host}-eth0",
+                intfName2=stub.router_intf,
+                params2={"ip": f"{stub.gateway}/{prefixlen}"},
+            )
         for link in plan.links:
-            self.addLink(link.a, link.b, intfName1=link.a_intf, intfName2=link.b_intf,
-                         params1={"ip": f"{link.a_ip}/30"}, params2={"ip": f"{link.b_ip}/30"})
+            self.addLink(
+                link.a,
+                link.b,
+                intfName1=link.a_intf,
+                intfName2=link.b_intf,
+                params1={"ip": f"{link.a_ip}/30"},
+                params2={"ip": f"{link.b_ip}/30"},
+            )
 
 
 class FrrNetwork(Network):
@@ -121,8 +136,14 @@ class FrrNetwork(Network):
         ip_batch([f"netns add {fabric}"])
         uid = episode_uid(self.prefix)
         with enter(fabric):
-            self.mininet = _ConcurrentMininet(topo=topo, switch=Bridge, controller=None,
-                                              autoSetMacs=False, waitConnected=False, build=False)
+            self.mininet = _ConcurrentMininet(
+                topo=topo,
+                switch=Bridge,
+                controller=None,
+                autoSetMacs=False,
+                waitConnected=False,
+                build=False,
+            )
             self.mininet.node_uid = uid
             self.mininet.build()
             self.mininet.start()
@@ -134,9 +155,14 @@ class FrrNetwork(Network):
         with ThreadPoolExecutor(len(self.ospf.routers)) as pool:
             list(pool.map(self._start_frr, self.ospf.routers))
         self.services = Services(self)
-        binds = {r: [(str(self.router_dir(r) / "run"), "/run/frr"),
-                     (str(self.router_dir(r) / "etc"), "/etc/frr"),
-                     (str(self.dirs / "pam.d"), "/etc/pam.d")] for r in self.ospf.routers}
+        binds = {
+            r: [
+                (str(self.router_dir(r) / "run"), "/run/frr"),
+                (str(self.router_dir(r) / "etc"), "/etc/frr"),
+                (str(self.dirs / "pam.d"), "/etc/pam.d"),
+            ]
+            for r in self.ospf.routers
+        }
         self.sandbox = EpisodeSandbox(self.prefix, self.plan, binds)  # type: ignore[arg-type]
 
     def _write_dirs(self, uid: int) -> None:
@@ -152,22 +178,42 @@ class FrrNetwork(Network):
             conf = self.router_dir(router) / "etc" / "frr.conf"
             conf.write_text(render(self.ospf, router))
             os.chown(conf, uid, uid)
-            (self.router_dir(router) / "etc" / "vtysh.conf").write_text("service integrated-vtysh-config\n")
+            (self.router_dir(router) / "etc" / "vtysh.conf").write_text(
+                "service integrated-vtysh-config\n"
+            )
 
     def _start_frr(self, router: str) -> None:
         """Start ``router``'s daemons as root of its user namespace, on its own directories."""
         assert self.mininet is not None
         pid = self.mininet.nameToNode[router].pid
         base = self.router_dir(router)
-        mounts = [(self.dirs / "group", "/etc/group"), (base / "etc", "/etc/frr"),
-                  (base / "run", "/var/run/frr")]
+        mounts = [
+            (self.dirs / "group", "/etc/group"),
+            (base / "etc", "/etc/frr"),
+            (base / "run", "/var/run/frr"),
+        ]
         script = " && ".join(f"mount --bind {shlex.quote(str(a))} {b}" for a, b in mounts)
         for daemon in DAEMONS:
-            script += (f" && {_FRR_BIN / daemon} -d -u root -g root -F traditional "
-                       f"-f /etc/frr/frr.conf --log file:/var/run/frr/{daemon}.log "
-                       "--log-level warnings")
-        argv = ["nsenter", f"--target={pid}", "--user", "--net", "--", "unshare", "--mount",
-                "--propagation", "private", "--", "sh", "-c", script]
+            script += (
+                f" && {_FRR_BIN / daemon} -d -u root -g root -F traditional "
+                f"-f /etc/frr/frr.conf --log file:/var/run/frr/{daemon}.log "
+                "--log-level warnings"
+            )
+        argv = [
+            "nsenter",
+            f"--target={pid}",
+            "--user",
+            "--net",
+            "--",
+            "unshare",
+            "--mount",
+            "--propagation",
+            "private",
+            "--",
+            "sh",
+            "-c",
+            script,
+        ]
         proc = subprocess.run(argv, capture_output=True, text=True, timeout=30)
         if proc.returncode != 0:
             raise EmulatorError(f"{router}: FRR did not start: {proc.stderr.strip()[-400:]}")
@@ -187,7 +233,9 @@ class FrrNetwork(Network):
         except subprocess.TimeoutExpired as exc:
             raise EmulatorError(f"{router}: vtysh timed out") from exc
         if proc.returncode != 0:
-            raise EmulatorError(f"{router}: vtysh failed: {(proc.stderr or proc.stdout).strip()[:300]}")
+            raise EmulatorError(
+                f"{router}: vtysh failed: {(proc.stderr or proc.stdout).strip()[:300]}"
+            )
         return proc.stdout
 
     def configure(self, router: str, lines: list[str]) -> None:
@@ -215,29 +263,49 @@ class FrrNetwork(Network):
                 if not entry.get("selected"):
                     continue
                 hops = sorted(
-                    f"{h.get('ip', 'direct')}@{h.get('interfaceName', h.get('blackhole') and 'blackhole')}"
-                    for h in entry.get("nexthops", []) if h.get("active")
+                    f"{h.get('ip', 'direct')}@{h.get('interfaceName', 'blackhole')}"
+                    for h in entry.get("nexthops", [])
+                    if h.get("active")
                 )
-                out[f"rib {prefix}"] = f"{entry['protocol']} metric {entry.get('metric', 0)} via {','.join(hops)}"
+                out[f"rib {prefix}"] = (
+                    f"{entry['protocol']} metric {entry.get('metric', 0)} via {','.join(hops)}"
+                )
         result = self.exec(router, ["ip", "-j", "route", "show", "table", "main"])
         if result.returncode != 0:
             raise EmulatorError(f"{router}: cannot list routes: {result.output.strip()}")
         for route in json.loads(result.output or "[]"):
-            hops = [f"{h.get('gateway', 'direct')}@{h.get('dev')}" for h in route.get("nexthops", [])]
+            hops = [
+                f"{h.get('gateway', 'direct')}@{h.get('dev')}" for h in route.get("nexthops", [])
+            ]
             if not hops:
                 hops = [f"{route.get('gateway', 'direct')}@{route.get('dev', route.get('type'))}"]
-            dst = route["dst"] if "/" in route["dst"] or route["dst"] == "default" else f"{route['dst']}/32"
+            dst = (
+                route["dst"]
+                if "/" in route["dst"] or route["dst"] == "default"
+                else f"{route['dst']}/32"
+            )
             out[f"fib {dst}"] = route.get("protocol", "boot")
             out[f"hop {dst}"] = ",".join(sorted(hops))  # shown, not judged (zebra's ECMP churn)
         return out
 
     def _kernel_routes(self) -> dict[str, dict[str, str]]:
         """Every router's kernel routes over rtnetlink (in-process, about a millisecond)."""
-        return {r: {k: v for k, v in self.reader.read(r, self.netns(r)).items()
-                    if k.startswith("route ")} for r in self.ospf.routers}
+        return {
+            r: {
+                k: v
+                for k, v in self.reader.read(r, self.netns(r)).items()
+                if k.startswith("route ")
+            }
+            for r in self.ospf.routers
+        }
 
-    def settle(self, quiet_s: float = 1.0, timeout_s: float = 12.0, complete: bool = False,
-               want: Routing | None = None) -> Routing:
+    def settle(
+        self,
+        quiet_s: float = 1.0,
+        timeout_s: float = 12.0,
+        complete: bool = False,
+        want: Routing | None = None,
+    ) -> Routing:
         """Routing once the kernel routes stopped changing for ``quiet_s``.
 
         Change is watched on the kernel routes (cheap); the RIB is read through vtysh once
@@ -341,6 +409,7 @@ def config_objects(text: str) -> NodeState:
 def _complete(plan: OspfPlan, routing: Routing) -> bool:
     """Whether every router has a route to every stub and loopback."""
     wanted = {s.network for s in plan.stubs} | {f"{lo}/32" for lo in plan.loopbacks.values()}
-    return all(all(f"fib {p}" in routes or p.endswith("/32") and f"rib {p}" in routes for p in wanted)
-               for routes in routing.values())
-
+    return all(
+        all(f"fib {p}" in routes or p.endswith("/32") and f"rib {p}" in routes for p in wanted)
+        for routes in routing.values()
+    )

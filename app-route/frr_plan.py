@@ -127,7 +127,9 @@ class OspfPlan:
         """The link between ``a`` and ``b``."""
         return next(x for x in self.links if {x.a, x.b} == {a, b})
 
-    def shortest_paths(self, costs: dict[tuple[str, str], int] | None = None) -> dict[str, dict[str, int]]:
+    def shortest_paths(
+        self, costs: dict[tuple[str, str], int] | None = None
+    ) -> dict[str, dict[str, int]]:
         """Router → router → distance, with ``costs`` overriding link costs (per direction)."""
         out: dict[str, dict[str, int]] = {}
         for source in self.routers:
@@ -174,9 +176,13 @@ def _key(rng: random.Random) -> str:
 
 def _extras(rng: random.Random, router: str, index: int) -> list[str]:
     """Undisclosed lines: what a real router carries beside the routing design."""
-    lines = [f"ip route 192.0.2.{rng.randrange(0, 256, 8)}/29 blackhole"] if rng.random() < 0.5 else []
+    lines = (
+        [f"ip route 192.0.2.{rng.randrange(0, 256, 8)}/29 blackhole"] if rng.random() < 0.5 else []
+    )
     if rng.random() < 0.6:
-        lines.append(f"ip prefix-list MGMT-{index} seq 5 permit 198.51.100.{rng.randrange(0, 256, 4)}/30")
+        lines.append(
+            f"ip prefix-list MGMT-{index} seq 5 permit 198.51.100.{rng.randrange(0, 256, 4)}/30"
+        )
     return lines
 
 
@@ -186,8 +192,12 @@ def draw_ospf_plan(rng: random.Random, num_routers: int) -> OspfPlan:
     pairs = [(i, (i + 1) % num_routers) for i in range(num_routers)]
     if num_routers == 3:
         pairs = [(0, 1), (1, 2), (0, 2)]
-    chords = [(i, j) for i in range(num_routers) for j in range(i + 2, num_routers)
-              if (i, j) != (0, num_routers - 1)]
+    chords = [
+        (i, j)
+        for i in range(num_routers)
+        for j in range(i + 2, num_routers)
+        if (i, j) != (0, num_routers - 1)
+    ]
     rng.shuffle(chords)
     pairs += chords[: rng.randint(0, min(2, len(chords)))]
     pairs = sorted({tuple(sorted(p)) for p in pairs})
@@ -200,11 +210,19 @@ def draw_ospf_plan(rng: random.Random, num_routers: int) -> OspfPlan:
         ports[a] += 1
         ports[b] += 1
         host = 4 * rng.randrange(0, 64)
-        links.append(TransitLink(
-            a, b, f"{a}-eth{ports[a]}", f"{b}-eth{ports[b]}", f"10.{base}.{octet}.{host}/30",
-            f"10.{base}.{octet}.{host + 1}", f"10.{base}.{octet}.{host + 2}",
-            rng.choice((10, 10, 10, 20, 30, 50)), _key(rng),
-        ))
+        links.append(
+            TransitLink(
+                a,
+                b,
+                f"{a}-eth{ports[a]}",
+                f"{b}-eth{ports[b]}",
+                f"10.{base}.{octet}.{host}/30",
+                f"10.{base}.{octet}.{host + 1}",
+                f"10.{base}.{octet}.{host + 2}",
+                rng.choice((10, 10, 10, 20, 30, 50)),
+                _key(rng),
+            )
+        )
     stub_octets = rng.sample(range(1, 255), num_routers)
     stub_base = rng.choice((172, 192))
     second = rng.randint(16, 31) if stub_base == 172 else 168
@@ -215,8 +233,17 @@ def draw_ospf_plan(rng: random.Random, num_routers: int) -> OspfPlan:
     for index, (router, octet, mode) in enumerate(zip(routers, stub_octets, modes, strict=True), 1):
         gw, host = rng.sample(range(1, 255), 2)
         net = f"{stub_base}.{second}.{octet}"
-        stubs.append(Stub(router, f"h{index}", f"{router}-eth0", f"{net}.0/24", f"{net}.{gw}",
-                          f"{net}.{host}", mode))
+        stubs.append(
+            Stub(
+                router,
+                f"h{index}",
+                f"{router}-eth0",
+                f"{net}.0/24",
+                f"{net}.{gw}",
+                f"{net}.{host}",
+                mode,
+            )
+        )
     lo_base = rng.randint(1, 254)
     loopbacks = {r: f"10.255.{lo_base}.{i}" for i, r in enumerate(routers, 1)}
     extras = {r: _extras(rng, r, i) for i, r in enumerate(routers, 1)}
@@ -226,7 +253,12 @@ def draw_ospf_plan(rng: random.Random, num_routers: int) -> OspfPlan:
 def render(plan: OspfPlan, router: str) -> str:
     """``router``'s healthy FRR configuration (``frr.conf``), undisclosed lines included."""
     stub = plan.stub_of(router)
-    lines = ["frr defaults traditional", f"hostname {router}", "service integrated-vtysh-config", "!"]
+    lines = [
+        "frr defaults traditional",
+        f"hostname {router}",
+        "service integrated-vtysh-config",
+        "!",
+    ]
     lines += [*plan.extras.get(router, []), "!"] if plan.extras.get(router) else []
     lines += ["interface lo", " ip ospf area 0", "exit", "!"]
     lines += [f"interface {stub.router_intf}", f" description stub {stub.network} ({stub.host})"]
@@ -253,6 +285,11 @@ def render(plan: OspfPlan, router: str) -> str:
     lines += ["router ospf", f" ospf router-id {plan.loopbacks[router]}"]
     if stub.mode == "redistribute":
         lines.append(" redistribute connected")
-    lines += [" timers throttle lsa all 0", " timers throttle spf 0 50 500",
-              " timers lsa min-arrival 0", "exit", "!"]
+    lines += [
+        " timers throttle lsa all 0",
+        " timers throttle spf 0 50 500",
+        " timers lsa min-arrival 0",
+        "exit",
+        "!",
+    ]
     return "\n".join(lines) + "\n"

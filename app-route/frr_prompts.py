@@ -52,8 +52,11 @@ def describe_design(plan: OspfPlan) -> list[str]:
         )
     lines.append("Stubs (one host each, default route via its router):")
     for stub in plan.stubs:
-        how = ("a passive OSPF interface in area 0" if stub.mode == "passive"
-               else "redistribute connected on its router")
+        how = (
+            "a passive OSPF interface in area 0"
+            if stub.mode == "passive"
+            else "redistribute connected on its router"
+        )
         lines.append(
             f"- {stub.host} {stub.host_ip} on {stub.network} behind {stub.router} "
             f"{stub.router_intf} {stub.gateway}, announced by {how}"
@@ -62,16 +65,21 @@ def describe_design(plan: OspfPlan) -> list[str]:
     return lines
 
 
-def designed_path(plan: OspfPlan, src: str, dst: str,
-                  costs: dict[tuple[str, str], int] | None = None) -> list[str] | None:
+def designed_path(
+    plan: OspfPlan, src: str, dst: str, costs: dict[tuple[str, str], int] | None = None
+) -> list[str] | None:
     """The routers a packet from router ``src`` to router ``dst`` crosses, if unique."""
     dist = plan.shortest_paths(costs)
     path, node = [src], src
     while node != dst:
-        steps = [link.peer(node) for link in plan.links_of(node)
-                 if (costs or {}).get((node, link.peer(node)), link.cost) < 1 << 20
-                 and dist[node].get(dst, 1 << 30) == (costs or {}).get((node, link.peer(node)), link.cost)
-                 + dist[link.peer(node)].get(dst, 1 << 30)]
+        steps = [
+            link.peer(node)
+            for link in plan.links_of(node)
+            if (costs or {}).get((node, link.peer(node)), link.cost) < 1 << 20
+            and dist[node].get(dst, 1 << 30)
+            == (costs or {}).get((node, link.peer(node)), link.cost)
+            + dist[link.peer(node)].get(dst, 1 << 30)
+        ]
         if len(steps) != 1:
             return None
         node = steps[0]
@@ -82,8 +90,12 @@ def designed_path(plan: OspfPlan, src: str, dst: str,
 def ticket_symptoms(
     plan: OspfPlan, faults: list[dict[str, object]], rng: random.Random
 ) -> tuple[list[str], list[tuple[str, str]]]:
-    """What monitoring reports (unreachable stubs, flows off their designed path), and the
-    ``(src, dst)`` host pairs it names, whose paths each observation shows."""
+    """What monitoring reports: unreachable stubs, and flows off their designed path.
+
+    Returns:
+        The ticket's lines, and the ``(src, dst)`` host pairs they name (each observation
+        shows their paths).
+    """
     costs, hidden = model_costs(plan, faults)  # type: ignore[arg-type]
     lines = []
     for stub in plan.stubs:
@@ -107,13 +119,15 @@ def ticket_symptoms(
     return lines, watch
 
 
-def dynamic_prompt(plan: OspfPlan, symptoms: list[str], style: PromptStyle,
-                   command_timeout_s: float = 5.0) -> str:
+def dynamic_prompt(
+    plan: OspfPlan, symptoms: list[str], style: PromptStyle, command_timeout_s: float = 5.0
+) -> str:
     """The fixed part of every observation of a dynamic-routing query."""
     parts = [
         "You are the on-call network engineer for an OSPF network emulated with Mininet: "
         "routers running FRR and hosts, each a network namespace.",
-        "## Incident ticket\nMonitoring reports, since the last change window:\n" + "\n".join(symptoms),
+        "## Incident ticket\nMonitoring reports, since the last change window:\n"
+        + "\n".join(symptoms),
         "## Routing design (from the runbook)\n" + "\n".join(describe_design(plan)),
         "## Task\nOne or more OSPF misconfigurations were introduced. Restore the design: "
         "every router's routing table as the design makes it (same prefixes, next hops and "

@@ -22,9 +22,7 @@ __all__ = ["Design", "read_design", "router_fixes", "DIAGNOSTIC", "next_dynamic_
 DIAGNOSTIC = "vtysh -c 'show running-config'; ip -o link show"
 """What the reference runs to look at a router."""
 
-_LINK = re.compile(
-    r"^- (\S+) (\S+) (\S+) <-> (\S+) (\S+) (\S+) \((\S+)\): cost (\d+), key (\S+)$"
-)
+_LINK = re.compile(r"^- (\S+) (\S+) (\S+) <-> (\S+) (\S+) (\S+) \((\S+)\): cost (\d+), key (\S+)$")
 _STUB = re.compile(r"^- (\S+) (\S+) on (\S+) behind (\S+) (\S+) (\S+), announced by (.*)$")
 _TIMERS = re.compile(r"hello (\d+) s, dead (\d+) s")
 _ROUTERS = re.compile(r"^Routers (.*?) run FRR")
@@ -112,8 +110,11 @@ def router_fixes(router: str, output: str, design: Design) -> str | None:
         vty += ["router ospf", "redistribute connected", "exit"]
     kernel = []
     for line in output.splitlines():
-        if (m := _MTU.match(line)) and m.group(1) in design.transit.get(router, {}) \
-                and m.group(2) != "1500":
+        if (
+            (m := _MTU.match(line))
+            and m.group(1) in design.transit.get(router, {})
+            and m.group(2) != "1500"
+        ):
             kernel.append(f"ip link set dev {m.group(1)} mtu 1500")
     if not vty and not kernel:
         return None

@@ -95,18 +95,24 @@ def main() -> None:
     print(f"6 routers: build + FRR start   median {statistics.median(p[0] for p in phases):.2f} s")
     print(f"6 routers: convergence         median {statistics.median(p[1] for p in phases):.2f} s")
     opened = [open_once(app, 200 + i) for i in range(args.repeat)]
-    print(f"6 routers: open() (build, FRR, converge, inject, verify) median "
-          f"{statistics.median(t for t, _ in opened):.2f} s (target <= 4 s)")
+    print(
+        f"6 routers: open() (build, FRR, converge, inject, verify) median "
+        f"{statistics.median(t for t, _ in opened):.2f} s (target <= 4 s)"
+    )
     memory = [kib for _, per in opened for kib in per]
-    print(f"FRR resident memory per router (zebra+staticd+ospfd): median "
-          f"{statistics.median(memory) / 1024:.1f} MiB, max {max(memory) / 1024:.1f} MiB")
+    print(
+        f"FRR resident memory per router (zebra+staticd+ospfd): median "
+        f"{statistics.median(memory) / 1024:.1f} MiB, max {max(memory) / 1024:.1f} MiB"
+    )
     started = time.perf_counter()
     with ThreadPoolExecutor(args.parallel) as pool:
         runs = list(pool.map(lambda s: solve(app, s), range(300, 300 + args.parallel)))
     wall = time.perf_counter() - started
     solved = sum(ok for _, ok in runs)
-    print(f"{args.parallel} reference episodes in parallel: {wall:.1f} s wall, "
-          f"{args.parallel / wall:.2f} episodes/s (target >= 1), solved safely {solved}/{len(runs)}")
+    print(
+        f"{args.parallel} reference episodes in parallel: {wall:.1f} s wall, "
+        f"{args.parallel / wall:.2f} episodes/s (target >= 1), solved safely {solved}/{len(runs)}"
+    )
 
 
 if __name__ == "__main__":

@@ -18,8 +18,9 @@ def test_dynamic_labels_run_only_when_asked() -> None:
     app = RouteApp()
     default = plan_queries(app, QueryPlan(num_queries=60, seed=1))
     assert default and not any(q.label.startswith("ospf") for q in default)
-    assert all(app.pick_label(random.Random(s), 1, None) in ROUTE_LABEL_SETS["static"]
-               for s in range(50))
+    assert all(
+        app.pick_label(random.Random(s), 1, None) in ROUTE_LABEL_SETS["static"] for s in range(50)
+    )
     for name in ("ospf", "dynamic"):
         asked = plan_queries(app, QueryPlan(num_queries=30, seed=1, labels=(name,)))
         assert {q.label for q in asked} <= set(ROUTE_LABEL_SETS[name])
@@ -60,8 +61,12 @@ def test_every_fault_changes_the_modelled_routing_and_the_ticket_says_so(kind: s
 def test_instances_are_distinct_within_and_across_seeds() -> None:
     app = RouteApp()
     labels = ROUTE_LABEL_SETS["ospf"]
-    first = [app.instance_key(app.generate(s, 1 + labels[s % len(labels)].count("+"),
-                                           labels[s % len(labels)])) for s in range(500)]
+    first = [
+        app.instance_key(
+            app.generate(s, 1 + labels[s % len(labels)].count("+"), labels[s % len(labels)])
+        )
+        for s in range(500)
+    ]
     assert len(set(first)) >= 0.99 * len(first)
     other = {app.instance_key(app.generate(10_000 + s, 1, "ospf-cost")) for s in range(200)}
     assert not other & set(first)
@@ -87,7 +92,8 @@ def test_the_solver_reads_the_design_and_repairs_only_what_differs() -> None:
         assert router_fixes(router, render(plan, router), design) is None
     (fault,) = q.truth["faults"]
     broken = render(plan, fault["router"]).replace(
-        f"md5 {plan.links[fault['link']].key}", f"md5 {fault['key']}")
+        f"md5 {plan.links[fault['link']].key}", f"md5 {fault['key']}"
+    )
     fix = router_fixes(fault["router"], broken, design)
     assert fix is not None and fault["intf"] in fix
     assert f"md5 {plan.links[fault['link']].key}" in fix and "ip route" not in fix

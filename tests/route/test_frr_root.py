@@ -52,11 +52,19 @@ def test_each_fault_shows_in_vtysh_and_the_reference_repairs_it(kind: str) -> No
         command, marker = SHOWS[kind]
         shown = episode.net.shell(fault["router"], f"vtysh -c '{command}'").output
         assert marker in shown, shown
-        if kind in ("ospf-area", "ospf-hello", "ospf-nettype", "ospf-passive",
-                    "ospf-missing", "ospf-auth", "ospf-mtu"):  # the adjacency is not Full
+        if kind in (
+            "ospf-area",
+            "ospf-hello",
+            "ospf-nettype",
+            "ospf-passive",
+            "ospf-missing",
+            "ospf-auth",
+            "ospf-mtu",
+        ):  # the adjacency is not Full
             peer_full = {n for r, n in episode.initial.adjacencies if r == fault["router"]}
-            assert len(peer_full) < len({n for r, n in episode.healthy_adjacencies
-                                         if r == fault["router"]})
+            assert len(peer_full) < len(
+                {n for r, n in episode.healthy_adjacencies if r == fault["router"]}
+            )
         if kind == "ospf-redist":
             stub = episode.plan.stub_of(fault["router"]).network
             other = next(r for r in episode.plan.routers if r != fault["router"])
@@ -74,8 +82,11 @@ def test_a_null_agent_scores_zero_and_a_flapping_agent_is_unsafe() -> None:
     query = app.generate(33, 1, "ospf-cost")
     with app.open(query) as episode:
         link = episode.plan.links[0]
-        episode.step(reply(link.a, f"vtysh -c 'conf t' -c 'interface {link.a_intf}' "
-                           "-c 'ip ospf area 0.0.0.9'"))
+        episode.step(
+            reply(
+                link.a, f"vtysh -c 'conf t' -c 'interface {link.a_intf}' -c 'ip ospf area 0.0.0.9'"
+            )
+        )
         score = episode.score()
     assert not score.safe and score.details["unsafe_steps"] >= 1
 
