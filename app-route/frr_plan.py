@@ -14,7 +14,7 @@ from __future__ import annotations
 import heapq
 import random
 import string
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from functools import cached_property
 from typing import Any
 
@@ -186,6 +186,35 @@ def _extras(rng: random.Random, router: str, index: int) -> list[str]:
     return lines
 
 
+def _unique_costs(
+    rng: random.Random, routers: tuple[str, ...], links: list[TransitLink]
+) -> list[TransitLink]:
+    """``links`` with costs under which every pair of routers has one lowest-cost path.
+
+    FRR's choice among equal-cost paths to an ASBR depends on the order LSAs arrived, so
+    a design with ties has no single healthy routing table; costs are redrawn until none.
+    """
+    while True:
+        drawn = [replace(link, cost=rng.randrange(5, 100, 5)) for link in links]
+        plan = OspfPlan(routers, tuple(drawn), (), {}, {})
+        if all(_paths(plan, src, dst) == 1 for src in routers for dst in routers):
+            return drawn
+
+
+def _paths(plan: OspfPlan, src: str, dst: str) -> int:
+    """How many lowest-cost paths lead from ``src`` to ``dst``."""
+    dist = plan.shortest_paths()[src]
+    order = sorted(plan.routers, key=lambda r: dist[r])
+    count = dict.fromkeys(plan.routers, 0)
+    count[src] = 1
+    for node in order:
+        for link in plan.links_of(node):
+            peer = link.peer(node)
+            if dist[node] + link.cost == dist[peer]:
+                count[peer] += count[node]
+    return count[dst]
+
+
 def draw_ospf_plan(rng: random.Random, num_routers: int) -> OspfPlan:
     """Draw a ring of ``num_routers`` with seeded chords, addresses, costs and keys."""
     routers = tuple(f"r{i}" for i in range(1, num_routers + 1))
@@ -219,10 +248,11 @@ def draw_ospf_plan(rng: random.Random, num_routers: int) -> OspfPlan:
                 f"10.{base}.{octet}.{host}/30",
                 f"10.{base}.{octet}.{host + 1}",
                 f"10.{base}.{octet}.{host + 2}",
-                rng.choice((10, 10, 10, 20, 30, 50)),
+                0,  # drawn below: every pair of routers gets one lowest-cost path
                 _key(rng),
             )
         )
+    links = _unique_costs(rng, routers, links)
     stub_octets = rng.sample(range(1, 255), num_routers)
     stub_base = rng.choice((172, 192))
     second = rng.randint(16, 31) if stub_base == 172 else 168
