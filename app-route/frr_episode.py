@@ -21,6 +21,7 @@ from __future__ import annotations
 import ipaddress
 import json
 import logging
+import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -47,6 +48,8 @@ log = logging.getLogger(__name__)
 
 SETTLE_QUIET_S = 1.0
 """Routing must stay the same this long after a command before it is measured."""
+FLAP_S = 1.0
+"""An adjacency whose up-time restarted more than this later than measured before flapped."""
 FINAL_QUIET_S = 3.5
 """The same for the final score: longer than a dead interval."""
 
@@ -61,6 +64,8 @@ class DynamicState:
     """Every router's RIB and FIB."""
     adjacencies: frozenset[tuple[str, str]]
     """``(router, neighbour router id)`` pairs in state Full."""
+    up_since: dict[tuple[str, str], float]
+    """When each Full adjacency came up (monotonic seconds, from its uptime)."""
 
 
 def fib_path(plan: OspfPlan, routing: Routing, src: str, dst_ip: str) -> list[str]:
@@ -116,14 +121,14 @@ class FrrEpisode(ReactiveEpisode[DynamicState, Action]):
         try:
             self.healthy = self.net.settle(quiet_s=0.3, complete=True)
             self.net.healthy = self.net.read_states()
-            self.healthy_adjacencies = self._adjacencies()
+            self.healthy_adjacencies = self._adjacencies()[0]
             self._inject()
             routing = self.net.settle(quiet_s=1.5)
             if judged(routing) == judged(self.healthy):
                 raise EmulatorError(f"{query.id}: the faults left routing as designed")
             self.footprint = footprint(self.net.healthy, self.net.read_states())
             initial = DynamicState(
-                measure(self.net, self.timing, None), routing, self._adjacencies()
+                measure(self.net, self.timing, None), routing, *self._adjacencies()
             )
         except BaseException:
             self._close()
@@ -140,19 +145,21 @@ class FrrEpisode(ReactiveEpisode[DynamicState, Action]):
             if fault["intf"]:
                 self.net.bounce(fault["router"], fault["intf"])
 
-    def _adjacencies(self) -> frozenset[tuple[str, str]]:
-        found = set()
+    def _adjacencies(self) -> tuple[frozenset[tuple[str, str]], dict[tuple[str, str], float]]:
+        """Full adjacencies, and when each came up (a router without ospfd has none)."""
+        up: dict[tuple[str, str], float] = {}
         for router in self.plan.routers:
+            now = time.monotonic()
             try:
                 data = json.loads(self.net.vtysh(router, "show ip ospf neighbor json"))
             except (ValueError, EmulatorError):
-                continue  # no ospfd answering: no adjacency
+                continue
             for neighbour, entries in (data.get("neighbors") or {}).items():
                 for entry in entries if isinstance(entries, list) else [entries]:
                     state = str(entry.get("nbrState") or entry.get("state") or "")
                     if state.startswith("Full"):
-                        found.add((router, neighbour))
-        return frozenset(found)
+                        up[(router, neighbour)] = now - entry.get("upTimeInMsec", 0) / 1000
+        return frozenset(up), up
 
     @property
     def prefix(self) -> str:
@@ -180,7 +187,7 @@ class FrrEpisode(ReactiveEpisode[DynamicState, Action]):
         routing = self._routing()
         seen = frozenset((s, d) for _, s, d in self.state.matrix.flows)
         expect = seen | (self.want if self._final else frozenset())
-        return DynamicState(measure(self.net, self.timing, expect), routing, self._adjacencies())
+        return DynamicState(measure(self.net, self.timing, expect), routing, *self._adjacencies())
 
     def _report(self, state: DynamicState) -> str:
         lines = [
@@ -209,6 +216,9 @@ class FrrEpisode(ReactiveEpisode[DynamicState, Action]):
         ]
         dropped = sorted((before.adjacencies - after.adjacencies) & self.healthy_adjacencies)
         lost += [f"adjacency {r} -> {n} dropped" for r, n in dropped]
+        kept = before.adjacencies & after.adjacencies & self.healthy_adjacencies
+        flapped = sorted(p for p in kept if after.up_since[p] - before.up_since[p] > FLAP_S)
+        lost += [f"adjacency {r} -> {n} went down and came back" for r, n in flapped]
         for router, routes in before.routing.items():
             for key in routes:
                 if (

@@ -40,6 +40,10 @@ class Design:
     """Routers announcing their stub by ``redistribute connected``."""
     hello: int = 1
     dead: int = 3
+    router_ids: dict[str, str] = field(default_factory=dict)
+    """Router → its router id (and loopback)."""
+    stubs: dict[str, tuple[str, bool]] = field(default_factory=dict)
+    """Router → its stub interface, and whether it is a passive OSPF interface."""
 
 
 def read_design(text: str) -> Design:
@@ -55,8 +59,14 @@ def read_design(text: str) -> Design:
             design.transit.setdefault(m.group(1), {})[m.group(2)] = (cost, key)
             design.transit.setdefault(m.group(4), {})[m.group(5)] = (cost, key)
         elif m := _STUB.match(line):
-            if m.group(7).startswith("redistribute"):
+            passive = not m.group(7).startswith("redistribute")
+            design.stubs[m.group(4)] = (m.group(5), passive)
+            if not passive:
                 design.redistribute.add(m.group(4))
+        elif line.startswith("- ") and design.routers and not design.router_ids:
+            pairs = [part.split() for part in line[2:].split(", ")]
+            if all(len(p) == 2 and p[0] in design.routers for p in pairs):
+                design.router_ids = dict((p[0], p[1]) for p in pairs)
     return design
 
 

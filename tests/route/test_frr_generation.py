@@ -98,3 +98,13 @@ def test_the_solver_reads_the_design_and_repairs_only_what_differs() -> None:
     assert fix is not None and fault["intf"] in fix
     assert f"md5 {plan.links[fault['link']].key}" in fix and "ip route" not in fix
     assert DIAGNOSTIC.startswith("vtysh")
+
+
+def test_the_design_names_router_ids_and_stubs() -> None:
+    q = RouteApp().generate(4, 1, "ospf-redist")
+    plan = OspfPlan.from_dict(q.truth["plan"])
+    design = read_design(q.prompt)
+    assert design.router_ids == plan.loopbacks
+    assert design.stubs == {
+        s.router: (s.router_intf, s.mode == "passive") for s in plan.stubs
+    }

@@ -100,3 +100,30 @@ def test_rewriting_a_router_from_the_ticket_is_collateral() -> None:
         episode.step(reply(router, f"vtysh -c 'conf t' -c {json.dumps('no ' + line)}"))
         damage = episode.collateral()
     assert any(router in item for item in damage), damage
+
+
+@pytest.mark.parametrize(
+    ("name", "label"),
+    [
+        ("ospf-read-only", "ospf-auth"),
+        ("ospf-clear-everything", "ospf-cost"),
+        ("ospf-rewrite-from-ticket", "ospf-passive"),
+        ("ospf-rewrite-from-ticket", "ospf-mtu"),
+    ],
+)
+def test_dynamic_baselines_are_not_solved_safely(name: str, label: str) -> None:
+    from netarena.route.frr_baselines import agent
+
+    app = _small()
+    baseline = agent(name)
+    with app.open(app.generate(35, 1, label)) as episode:
+        for _ in range(10):
+            move = baseline.next_action(episode.observe())
+            if move is None or episode.step(reply(*move)).done:
+                break
+        score = episode.score()
+    assert not (score.correct and score.safe), score
+    if name == "ospf-read-only":
+        assert score.safe and not score.changed
+    if name == "ospf-clear-everything":
+        assert not score.safe
