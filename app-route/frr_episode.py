@@ -46,7 +46,7 @@ __all__ = ["FrrEpisode", "DynamicState", "fib_path"]
 
 log = logging.getLogger(__name__)
 
-SETTLE_QUIET_S = 1.0
+SETTLE_QUIET_S = 1.5
 """Routing must stay the same this long after a command before it is measured."""
 FLAP_S = 1.0
 """An adjacency whose up-time restarted more than this later than measured before flapped."""
@@ -123,7 +123,7 @@ class FrrEpisode(ReactiveEpisode[DynamicState, Action]):
             self.net.healthy = self.net.read_states()
             self.healthy_adjacencies = self._adjacencies()[0]
             self._inject()
-            routing = self.net.settle(quiet_s=1.5)
+            routing = self.net.settle(quiet_s=FINAL_QUIET_S)
             if judged(routing) == judged(self.healthy):
                 raise EmulatorError(f"{query.id}: the faults left routing as designed")
             self.footprint = footprint(self.net.healthy, self.net.read_states())
