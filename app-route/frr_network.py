@@ -42,6 +42,8 @@ log = logging.getLogger(__name__)
 
 DAEMONS = ("zebra", "staticd", "ospfd")
 """FRR daemons every router runs, in start order."""
+BOUNCE_S = 0.3
+"""How long a bounced interface stays down."""
 _FRR_BIN = Path("/usr/lib/frr")
 _GROUPS = "root:x:0:\nfrr:x:0:\nfrrvty:x:0:root\n"
 """The group file the daemons see: FRR insists its user is in ``frrvty``."""
@@ -375,7 +377,9 @@ class FrrNetwork(Network):
 
     def bounce(self, router: str, intf: str) -> None:
         """Take ``intf`` down and up, so adjacencies over it form again from scratch."""
-        ip_batch([f"link set {intf} down", f"link set {intf} up"], self.netns(router))
+        ip_batch([f"link set {intf} down"], self.netns(router))
+        time.sleep(BOUNCE_S)  # a down and up in one breath can reach ospfd as nothing at all
+        ip_batch([f"link set {intf} up"], self.netns(router))
 
     def shell(self, node: str, command: str, timeout_s: float = 5.0) -> Any:
         """Run an agent's command on ``node`` in the sandbox (routers see their FRR)."""

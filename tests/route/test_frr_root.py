@@ -29,7 +29,7 @@ SHOWS = {
     "ospf-nettype": ("show ip ospf interface", "Network Type BROADCAST"),
     "ospf-mtu": ("show ip ospf neighbor", "ExStart"),
     "ospf-passive": ("show ip ospf interface", "No Hellos (Passive interface)"),
-    "ospf-missing": ("show ip ospf interface", "OSPF not enabled"),
+    "ospf-missing": ("show ip ospf interface", "Neighbor Count"),
     "ospf-cost": ("show ip ospf interface", "Cost: "),
     "ospf-auth": ("show running-config", "message-digest-key 1 md5"),
     "ospf-redist": ("show running-config", "router ospf"),
@@ -52,6 +52,8 @@ def test_each_fault_shows_in_vtysh_and_the_reference_repairs_it(kind: str) -> No
         command, marker = SHOWS[kind]
         shown = episode.net.shell(fault["router"], f"vtysh -c '{command}'").output
         assert marker in shown, shown
+        if kind == "ospf-missing":  # the interface is gone from OSPF's list
+            assert f"{fault['intf']} is up" not in shown, shown
         if kind in (
             "ospf-area",
             "ospf-hello",
@@ -81,12 +83,8 @@ def test_a_null_agent_scores_zero_and_a_flapping_agent_is_unsafe() -> None:
         assert not episode.score().correct
     query = app.generate(33, 1, "ospf-cost")
     with app.open(query) as episode:
-        link = episode.plan.links[0]
-        episode.step(
-            reply(
-                link.a, f"vtysh -c 'conf t' -c 'interface {link.a_intf}' -c 'ip ospf area 0.0.0.9'"
-            )
-        )
+        router = next(r for r in episode.plan.routers if r != query.truth["faults"][0]["router"])
+        episode.step(reply(router, "vtysh -c 'clear ip ospf process'"))  # flaps, comes back
         score = episode.score()
     assert not score.safe and score.details["unsafe_steps"] >= 1
 
