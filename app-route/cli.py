@@ -7,15 +7,12 @@ import os
 import select
 import signal
 import time
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import Annotated, Any
 
 import typer
 
 from netarena.common.signals import exit_on_signals
 from netarena.route.namespaces import cleanup as _cleanup
-
-if TYPE_CHECKING:
-    from netarena.route.episode import RouteEpisode
 
 __all__ = ["app"]
 
@@ -82,7 +79,7 @@ def shell(
             episode.close()
 
 
-def _explore(episode: RouteEpisode, prompt: str) -> None:
+def _explore(episode: Any, prompt: str) -> None:
     """Mininet's CLI on ``episode``'s network; then says which faults were injected."""
     from mininet.log import setLogLevel
 
@@ -90,6 +87,15 @@ def _explore(episode: RouteEpisode, prompt: str) -> None:
     from netarena.route.namespaces import enter
 
     print(prompt)
+    from netarena.route.frr_episode import FrrEpisode
+
+    if isinstance(episode, FrrEpisode):  # dynamic routing: vtysh works in router shells
+        print(f"\n## Current state\n{episode._report(episode.state)}\n")
+        with enter(episode.net.netns("net")):
+            _interruptible_cli()(episode.net.mininet)
+        print("The injected faults were: " + "; ".join(
+            f"{f['type']} on {f['router']} {f['intf'] or ''}".rstrip() for f in episode.faults))
+        return
     print(f"\n## Current connectivity\n{episode.matrix.text()}\n")
     setLogLevel("output")
     with enter(episode.net.netns("net")):  # `sh ...` sees the switches

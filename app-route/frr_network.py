@@ -156,6 +156,8 @@ class FrrNetwork(Network):
         self._write_dirs(uid)
         with ThreadPoolExecutor(len(self.ospf.routers)) as pool:
             list(pool.map(self._start_frr, self.ospf.routers))
+        for router in self.ospf.routers:
+            self._attach_shell(router)
         self.services = Services(self)
         binds = {
             r: [
@@ -190,6 +192,7 @@ class FrrNetwork(Network):
         pid = self.mininet.nameToNode[router].pid
         base = self.router_dir(router)
         mounts = [
+            (self.dirs / "pam.d", "/etc/pam.d"),
             (self.dirs / "group", "/etc/group"),
             (base / "etc", "/etc/frr"),
             (base / "run", "/var/run/frr"),
@@ -219,6 +222,22 @@ class FrrNetwork(Network):
         proc = subprocess.run(argv, capture_output=True, text=True, timeout=30)
         if proc.returncode != 0:
             raise EmulatorError(f"{router}: FRR did not start: {proc.stderr.strip()[-400:]}")
+
+    def _attach_shell(self, router: str) -> None:
+        """Give ``router``'s Mininet shell its FRR directories, so ``vtysh`` works there too.
+
+        The node's shell lives in a mount namespace of its own where the episode's files are
+        hidden; the directories are reached through zebra's view of them.
+        """
+        assert self.mininet is not None
+        pid = int((self.router_dir(router) / "run" / "zebra.pid").read_text())
+        node = self.mininet.nameToNode[router]
+        view = f"/proc/{pid}/root"
+        node.cmd(
+            f"mount --bind {view}/var/run/frr /var/run/frr && "
+            f"mount --bind {view}/etc/frr /etc/frr && "
+            f"mount --bind {view}/etc/pam.d /etc/pam.d"
+        )
 
     def vtysh(self, router: str, *commands: str, timeout_s: float = 10.0) -> str:
         """Run trusted ``vtysh -c`` commands on ``router``'s daemons (the judge's own).

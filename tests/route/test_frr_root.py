@@ -125,3 +125,15 @@ def test_dynamic_baselines_are_not_solved_safely(name: str, label: str) -> None:
         assert score.safe and not score.changed
     if name == "ospf-clear-everything":
         assert not score.safe
+
+
+def test_vtysh_works_in_the_agent_sandbox_and_in_mininet_shells() -> None:
+    app = _small()
+    with app.open(app.generate(36, 1, "ospf-redist")) as episode:
+        router = episode.plan.routers[1]
+        sandboxed = episode.net.shell(router, "vtysh -c 'show ip ospf neighbor'").output
+        assert "Full" in sandboxed, sandboxed
+        other = episode.net.shell(router, "ls /var/run/frr; ls /run/netarena-route").output
+        assert "zebra.vty" in other and "No such file" in other  # no host run dir
+        node = episode.net.mininet.nameToNode[router]
+        assert "Full" in node.cmd("vtysh -c 'show ip ospf neighbor'")
