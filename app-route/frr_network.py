@@ -4,7 +4,7 @@ Built like every route network (``network.py``: Mininet inside a private namespa
 node in a user namespace of its own), from an ``OspfPlan``: routers linked point to point,
 one host behind each router. Each router runs its own FRR daemons as root of the node's
 user namespace, with its own configuration and run directories
-(``/run/netarena-route/<prefix>.frr/<router>/{etc,run}``) bound over ``/etc/frr`` and
+(``/run/netarena-frr/<prefix>/<router>/{etc,run}``) bound over ``/etc/frr`` and
 ``/var/run/frr`` in a private mount namespace; the agent's sandbox on that router binds
 the same directories, so ``vtysh`` there talks to that router's daemons and no other.
 
@@ -28,7 +28,7 @@ from typing import Any
 
 from netarena.common.errors import EmulatorError
 from netarena.route.frr_plan import OspfPlan, render
-from netarena.route.namespaces import OWNER_DIR, enter, ip_batch, new_prefix, write_sysctl
+from netarena.route.namespaces import FRR_DIR, OWNER_DIR, enter, ip_batch, new_prefix, write_sysctl
 from netarena.route.network import Network, _ConcurrentMininet, _raise_open_file_limit
 from netarena.route.nodestate import NodeState, StateReader
 from netarena.route.sandbox import EpisodeSandbox, episode_uid
@@ -119,7 +119,7 @@ class FrrNetwork(Network):
         self.reader = StateReader(self._exec_output)
         self.healthy = {}
         self._closed = False
-        self.dirs = OWNER_DIR / f"{self.prefix}.frr"
+        self.dirs = FRR_DIR / self.prefix
         try:
             self._build(OspfTopo(plan))
         except BaseException:
@@ -170,7 +170,7 @@ class FrrNetwork(Network):
         self.sandbox = EpisodeSandbox(self.prefix, self.plan, binds)  # type: ignore[arg-type]
 
     def _write_dirs(self, uid: int) -> None:
-        self.dirs.mkdir(mode=0o755)
+        self.dirs.mkdir(mode=0o755, parents=True)
         (self.dirs / "group").write_text(_GROUPS)
         (self.dirs / "pam.d").mkdir()
         (self.dirs / "pam.d" / "frr").write_text(_PAM)
@@ -224,19 +224,14 @@ class FrrNetwork(Network):
             raise EmulatorError(f"{router}: FRR did not start: {proc.stderr.strip()[-400:]}")
 
     def _attach_shell(self, router: str) -> None:
-        """Give ``router``'s Mininet shell its FRR directories, so ``vtysh`` works there too.
-
-        The node's shell lives in a mount namespace of its own where the episode's files are
-        hidden; the directories are reached through zebra's view of them.
-        """
+        """Give ``router``'s Mininet shell its FRR directories, so ``vtysh`` works there too."""
         assert self.mininet is not None
-        pid = int((self.router_dir(router) / "run" / "zebra.pid").read_text())
+        base = self.router_dir(router)
         node = self.mininet.nameToNode[router]
-        view = f"/proc/{pid}/root"
         node.cmd(
-            f"mount --bind {view}/var/run/frr /var/run/frr && "
-            f"mount --bind {view}/etc/frr /etc/frr && "
-            f"mount --bind {view}/etc/pam.d /etc/pam.d"
+            f"mount --bind {base / 'run'} /var/run/frr && "
+            f"mount --bind {base / 'etc'} /etc/frr && "
+            f"mount --bind {self.dirs / 'pam.d'} /etc/pam.d"
         )
 
     def vtysh(self, router: str, *commands: str, timeout_s: float = 10.0) -> str:

@@ -37,6 +37,7 @@ from netarena.route.cgroups import remove_group, stale_groups
 __all__ = [
     "NETNS_DIR",
     "OWNER_DIR",
+    "FRR_DIR",
     "PREFIX_RE",
     "new_prefix",
     "fs_root",
@@ -55,6 +56,8 @@ NETNS_DIR = Path("/run/netns")
 """Where ``ip netns`` keeps its bind mounts."""
 OWNER_DIR = Path("/run/netarena-route")
 """Owner files: one ``<prefix>.pid`` per live episode."""
+FRR_DIR = Path("/run/netarena-frr")
+"""Dynamic-routing episodes' FRR directories: ``<prefix>/<router>/{etc,run}``."""
 PREFIX_RE = re.compile(r"^(nr[0-9a-z]{5})_[A-Za-z0-9]+$")
 """Namespace names of ours; group 1 is the episode prefix."""
 
@@ -112,7 +115,7 @@ def _remove_filesystem(prefix: str) -> None:
         subprocess.run(["umount", "-l", str(root)], capture_output=True)
         with contextlib.suppress(OSError):
             shutil.rmtree(root)
-    shutil.rmtree(OWNER_DIR / f"{prefix}.frr", ignore_errors=True)  # routers' FRR dirs
+    shutil.rmtree(FRR_DIR / prefix, ignore_errors=True)
 
 
 def ip_batch(lines: list[str], netns: str | None = None, check: bool = True) -> str:
