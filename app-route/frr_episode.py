@@ -64,8 +64,9 @@ class DynamicState:
     """Every router's RIB and FIB."""
     adjacencies: frozenset[tuple[str, str]]
     """``(router, neighbour router id)`` pairs in state Full."""
-    up_since: dict[tuple[str, str], float]
-    """When each Full adjacency came up (monotonic seconds, from its uptime)."""
+    up_since: dict[tuple[str, str], tuple[float, float]]
+    """When each Full adjacency came up: monotonic ``(earliest, latest)``, from its up-time
+    and the times the query was sent and answered."""
 
 
 def fib_path(plan: OspfPlan, routing: Routing, src: str, dst_ip: str) -> list[str]:
@@ -145,20 +146,24 @@ class FrrEpisode(ReactiveEpisode[DynamicState, Action]):
             if fault["intf"]:
                 self.net.bounce(fault["router"], fault["intf"])
 
-    def _adjacencies(self) -> tuple[frozenset[tuple[str, str]], dict[tuple[str, str], float]]:
+    def _adjacencies(
+        self,
+    ) -> tuple[frozenset[tuple[str, str]], dict[tuple[str, str], tuple[float, float]]]:
         """Full adjacencies, and when each came up (a router without ospfd has none)."""
-        up: dict[tuple[str, str], float] = {}
+        up: dict[tuple[str, str], tuple[float, float]] = {}
         for router in self.plan.routers:
-            now = time.monotonic()
+            sent = time.monotonic()
             try:
                 data = json.loads(self.net.vtysh(router, "show ip ospf neighbor json"))
             except (ValueError, EmulatorError):
                 continue
+            answered = time.monotonic()
             for neighbour, entries in (data.get("neighbors") or {}).items():
                 for entry in entries if isinstance(entries, list) else [entries]:
                     state = str(entry.get("nbrState") or entry.get("state") or "")
                     if state.startswith("Full"):
-                        up[(router, neighbour)] = now - entry.get("upTimeInMsec", 0) / 1000
+                        age = entry.get("upTimeInMsec", 0) / 1000
+                        up[(router, neighbour)] = (sent - age, answered - age)
         return frozenset(up), up
 
     @property
@@ -217,7 +222,7 @@ class FrrEpisode(ReactiveEpisode[DynamicState, Action]):
         dropped = sorted((before.adjacencies - after.adjacencies) & self.healthy_adjacencies)
         lost += [f"adjacency {r} -> {n} dropped" for r, n in dropped]
         kept = before.adjacencies & after.adjacencies & self.healthy_adjacencies
-        flapped = sorted(p for p in kept if after.up_since[p] - before.up_since[p] > FLAP_S)
+        flapped = sorted(p for p in kept if after.up_since[p][0] - before.up_since[p][1] > FLAP_S)
         lost += [f"adjacency {r} -> {n} went down and came back" for r, n in flapped]
         for router, routes in before.routing.items():
             for key in routes:
