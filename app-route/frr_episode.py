@@ -63,7 +63,7 @@ class DynamicState:
     routing: Routing
     """Every router's RIB and FIB."""
     adjacencies: frozenset[tuple[str, str]]
-    """``(router, neighbour router id)`` pairs in state Full."""
+    """``(router, neighbour router id)`` pairs in state Full at both ends."""
     up_since: dict[tuple[str, str], tuple[float, float]]
     """When each Full adjacency came up: monotonic ``(earliest, latest)``, from its up-time
     and the times the query was sent and answered."""
@@ -122,7 +122,7 @@ class FrrEpisode(ReactiveEpisode[DynamicState, Action]):
         try:
             self.healthy = self.net.settle(quiet_s=0.3, complete=True)
             self.net.healthy = self.net.read_states()
-            self.healthy_adjacencies = self._adjacencies()[0]
+            self.healthy_adjacencies = self._adjacencies()[0] - self._faulted_adjacencies()
             self._inject()
             routing = self.net.settle(quiet_s=FINAL_QUIET_S)
             if judged(routing) == judged(self.healthy):
@@ -146,6 +146,18 @@ class FrrEpisode(ReactiveEpisode[DynamicState, Action]):
             if fault["intf"]:
                 self.net.bounce(fault["router"], fault["intf"])
 
+    def _faulted_adjacencies(self) -> frozenset[tuple[str, str]]:
+        """Adjacencies over the links the faults touched: any repair resets them."""
+        found = set()
+        for fault in self.faults:
+            if fault.get("link") is not None:
+                link = self.plan.links[fault["link"]]
+                found |= {
+                    (link.a, self.plan.loopbacks[link.b]),
+                    (link.b, self.plan.loopbacks[link.a]),
+                }
+        return frozenset(found)
+
     def _adjacencies(
         self,
     ) -> tuple[frozenset[tuple[str, str]], dict[tuple[str, str], tuple[float, float]]]:
@@ -164,7 +176,13 @@ class FrrEpisode(ReactiveEpisode[DynamicState, Action]):
                     if state.startswith("Full"):
                         age = entry.get("upTimeInMsec", 0) / 1000
                         up[(router, neighbour)] = (sent - age, answered - age)
-        return frozenset(up), up
+        rid = {lo: router for router, lo in self.plan.loopbacks.items()}
+        both = {  # up only when both ends see Full (a network-type mismatch is Full one way)
+            (r, n): since
+            for (r, n), since in up.items()
+            if (rid.get(n), self.plan.loopbacks[r]) in up
+        }
+        return frozenset(both), both
 
     @property
     def prefix(self) -> str:
