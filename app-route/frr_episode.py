@@ -22,7 +22,7 @@ import ipaddress
 import json
 import logging
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from netarena.common.errors import EmulatorError
@@ -64,7 +64,7 @@ class DynamicState:
     """Every router's RIB and FIB."""
     adjacencies: frozenset[tuple[str, str]]
     """``(router, neighbour router id)`` pairs in state Full at both ends."""
-    up_since: dict[tuple[str, str], tuple[float, float]]
+    up_since: dict[tuple[str, str], tuple[float, float]] = field(compare=False)
     """When each Full adjacency came up: monotonic ``(earliest, latest)``, from its up-time
     and the times the query was sent and answered."""
 

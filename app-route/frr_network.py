@@ -425,9 +425,16 @@ def config_objects(text: str) -> NodeState:
 
 
 def _complete(plan: OspfPlan, routing: Routing) -> bool:
-    """Whether every router has a route to every stub and loopback."""
-    wanted = {s.network for s in plan.stubs} | {f"{lo}/32" for lo in plan.loopbacks.values()}
+    """Whether every router routes to every stub, and to every loopback at its design cost."""
+    stubs = {s.network for s in plan.stubs}
+    if not all(all(f"fib {p}" in routes for p in stubs) for routes in routing.values()):
+        return False
+    dist = plan.shortest_paths()
     return all(
-        all(f"fib {p}" in routes or p.endswith("/32") and f"rib {p}" in routes for p in wanted)
-        for routes in routing.values()
+        routing.get(r, {})
+        .get(f"rib {plan.loopbacks[o]}/32", "")
+        .startswith(f"ospf metric {dist[r][o]} ")
+        for r in plan.routers
+        for o in plan.routers
+        if o != r
     )
