@@ -120,11 +120,11 @@ class FrrEpisode(ReactiveEpisode[DynamicState, Action]):
             _LIVE.release(self._pairs)
             raise
         try:
-            self.healthy = self.net.settle(quiet_s=0.3, complete=True)
+            self.healthy = self.net.settle(quiet_s=0.3, timeout_s=30.0, complete=True)
             self.net.healthy = self.net.read_states()
             self.healthy_adjacencies = self._adjacencies()[0] - self._faulted_adjacencies()
             self._inject()
-            routing = self.net.settle(quiet_s=FINAL_QUIET_S)
+            routing = self.net.settle(quiet_s=FINAL_QUIET_S, timeout_s=30.0)
             if judged(routing) == judged(self.healthy):
                 raise EmulatorError(f"{query.id}: the faults left routing as designed")
             self.footprint = footprint(self.net.healthy, self.net.read_states())
