@@ -120,7 +120,7 @@ class FrrEpisode(ReactiveEpisode[DynamicState, Action]):
             _LIVE.release(self._pairs)
             raise
         try:
-            self.healthy = self.net.settle(quiet_s=0.3, timeout_s=30.0, complete=True)
+            self.healthy = self.net.settle(quiet_s=1.0, timeout_s=30.0, complete=True)
             self.net.healthy = self.net.read_states()
             self.healthy_adjacencies = self._adjacencies()[0] - self._faulted_adjacencies()
             self._inject()
