@@ -22,8 +22,8 @@ import subprocess
 import sys
 import time
 
-from netarena.common.agents import Observation
-from netarena.common.runner import QueryPlan, RunConfig, Runner, plan_queries
+from netarena.common.core.agents import Observation
+from netarena.common.core.runner import QueryPlan, RunConfig, Runner, plan_queries
 from netarena.malt import MaltApp, base_topology
 
 

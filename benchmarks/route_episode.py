@@ -21,7 +21,7 @@ import statistics
 import time
 from concurrent.futures import ThreadPoolExecutor
 
-from netarena.common.agents import Observation
+from netarena.common.core.agents import Observation
 from netarena.route import Network, RouteApp, RouterTopo, draw_plan, pingmesh
 from netarena.route.collateral import Footprint, collateral
 from netarena.route.intent import Intent

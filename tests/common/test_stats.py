@@ -4,7 +4,7 @@ import math
 
 import pytest
 
-from netarena.common.stats import (
+from netarena.common.core.stats import (
     consistent,
     latency,
     overlap,
@@ -17,7 +17,7 @@ from netarena.common.stats import (
     wald,
     wilson,
 )
-from netarena.common.types import QueryResult
+from netarena.common.core.types import QueryResult
 
 
 def _result(

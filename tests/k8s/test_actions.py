@@ -8,7 +8,7 @@ import json
 import pytest
 import yaml
 
-from netarena.common.errors import ForbiddenCommand, InvalidAction
+from netarena.common.core.errors import ForbiddenCommand, InvalidAction
 from netarena.k8s.actions import parse_kubectl
 
 NS = "default"

@@ -11,8 +11,8 @@ import asyncio
 
 import pytest
 
-from netarena.common.agents import find_baseline
-from netarena.common.runner import QueryPlan, RunConfig, Runner, plan_queries
+from netarena.common.core.agents import find_baseline
+from netarena.common.core.runner import QueryPlan, RunConfig, Runner, plan_queries
 from netarena.k8s import K8sApp
 
 pytestmark = pytest.mark.slow

@@ -7,7 +7,7 @@ import time
 import pytest
 import yaml
 
-from netarena.common.errors import ForbiddenCommand, InvalidAction
+from netarena.common.core.errors import ForbiddenCommand, InvalidAction
 from netarena.k8s.actions import command_from_reply, parse_kubectl
 from netarena.k8s.commandline import display, parse_script
 

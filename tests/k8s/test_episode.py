@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from netarena.common.errors import EpisodeClosed
+from netarena.common.core.errors import EpisodeClosed
 from netarena.k8s import K8sApp
 from netarena.k8s.actions import command_from_reply
 from netarena.k8s.episode import K8sEpisode

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from netarena.common.agents import Observation
+from netarena.common.core.agents import Observation
 from netarena.k8s import K8sApp
 from netarena.k8s.actions import command_from_reply
 from netarena.k8s.faults import apply_faults, model_namespaces, model_pods
@@ -92,7 +92,7 @@ async def test_repairs_agent_made_damage_through_kubectl() -> None:
 
 @pytest.mark.slow
 async def test_large_graph_reads_only_implicated_policies() -> None:
-    from netarena.common.runner import QueryPlan, RunConfig, Runner, plan_queries
+    from netarena.common.core.runner import QueryPlan, RunConfig, Runner, plan_queries
 
     app = K8sApp({"num_services": 40})
     queries = plan_queries(app, QueryPlan(num_queries=5, seed=12))

@@ -13,8 +13,8 @@ from collections import Counter
 
 import pytest
 
-from netarena.common.agents import find_baseline
-from netarena.common.runner import QueryPlan, RunConfig, Runner, plan_queries
+from netarena.common.core.agents import find_baseline
+from netarena.common.core.runner import QueryPlan, RunConfig, Runner, plan_queries
 from netarena.malt import LABELS, MaltApp
 
 APP = MaltApp()

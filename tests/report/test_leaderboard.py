@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 
 from netarena.a2a_llm import purple_app
-from netarena.common.leaderboard import PRELOAD, QUERIES, queries_json, run_queries
-from netarena.common.server import green_app
+from netarena.common.reporting.leaderboard import PRELOAD, QUERIES, queries_json, run_queries
+from netarena.common.serving.server import green_app
 from tests.a2a.servers import gateway_records, serving, stream_03
 from tests.helpers.toy import ToyApp
 
@@ -26,8 +26,8 @@ SHIPPED = ROOT / "leaderboard" / "queries"
 
 
 def test_shipped_query_files_are_the_queries(tmp_path: Path) -> None:
-    """leaderboard/queries is written from netarena.common.leaderboard and kept equal."""
-    from netarena.common.leaderboard import write_queries
+    """leaderboard/queries is written from netarena.common.reporting.leaderboard and kept equal."""
+    from netarena.common.reporting.leaderboard import write_queries
 
     written = {p.name: p.read_text() for p in write_queries(tmp_path)}
     assert written == {p.name: p.read_text() for p in SHIPPED.iterdir()}
@@ -163,7 +163,7 @@ def test_no_file_name_decides_and_a_resubmission_cannot_cherry_pick(
 def test_netarena_leaderboard_prints_the_table(board: Path) -> None:
     from typer.testing import CliRunner
 
-    from netarena.common.cli import cli
+    from netarena.common.cli.root import cli
 
     result = CliRunner().invoke(cli, ["leaderboard", str(board)], env={"COLUMNS": "250"})
     assert result.exit_code == 0, result.output
@@ -208,8 +208,8 @@ def test_results_records_have_no_keys_differing_only_in_case(board: Path) -> Non
 
 
 def test_query_record_renames_details_that_differ_only_in_case() -> None:
-    from netarena.common.server import query_record
-    from netarena.common.types import QueryResult
+    from netarena.common.core.types import QueryResult
+    from netarena.common.serving.server import query_record
 
     result = QueryResult(query_id="q", app="malt", level=1, label="add", agent="a",
                          correct=True, safe=True, latency_s=1.0, agent_latency_s=0.5, turns=1,

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from netarena.common.errors import ForbiddenCommand, InvalidAction
+from netarena.common.core.errors import ForbiddenCommand, InvalidAction
 from netarena.k8s.actions import parse_kubectl
 
 NS = "shop"
