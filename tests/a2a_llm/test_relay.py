@@ -1,4 +1,7 @@
-"""The strategies reuse the one LiteLLM relay in ``netarena.common.core.agents`` (LiteLLM's mock)."""
+"""The strategies reuse the one LiteLLM relay in ``netarena.common.core.agents``.
+
+LiteLLM's mock stands in for a provider.
+"""
 
 from __future__ import annotations
 

@@ -8,7 +8,8 @@ to is checked at connect time, and the connection goes to the checked address, s
 rebinding and redirects cannot slip past a check made earlier.
 
 Defaults: every special-purpose block that is not globally reachable (IANA's registries),
-and cloud metadata and wire-server addresses, are refused (``netarena.common.serving.special_addresses``
+and cloud metadata and wire-server addresses, are refused
+(``netarena.common.serving.special_addresses``
 lists each). Loopback and private addresses are allowed, because that is where purple agents live in
 every supported deployment: the AgentBeats gateway hands the green agent participant URLs on
 its own loopback proxy (``http://127.0.0.1:8080/<role>``), compose scenarios use private

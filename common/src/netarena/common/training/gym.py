@@ -1,7 +1,8 @@
 """Gymnasium environments for every NetArena app: ``gymnasium.make("netarena/route-v0")``.
 
 One ``NetArenaEnv`` class serves every installed app; importing this module registers
-``netarena/<app>-v0`` for each, with a lazy ``"netarena.common.training.gym:NetArenaEnv"`` entry point
+``netarena/<app>-v0`` for each, with a lazy
+``"netarena.common.training.gym:NetArenaEnv"`` entry point
 and the app's turn budget as ``max_episode_steps`` (Gymnasium's ``TimeLimit`` wrapper
 truncates; the environment itself only terminates). Observations and actions are text.
 
@@ -11,7 +12,8 @@ truncates; the environment itself only terminates). Observations and actions are
   ``info`` carries ``query_id``, ``app``, ``level``, ``label`` and ``seed``.
 * ``step(action_text)`` returns the next observation (the full text an agent sees each
   turn, as through ``netarena run``), the step reward (the reactive reward table of
-  ``common/src/netarena/common/core/reactive.py``, configurable with ``params``; MALT answers in one step),
+  ``common/src/netarena/common/core/reactive.py``, configurable with ``params``; MALT answers in
+  one step),
   ``terminated`` when the task is solved (or a one-turn answer is judged), and ``info``
   with ``correct``, ``safe``, ``turns``, ``valid``, ``output`` (what the action printed)
   and the app's own step details.
