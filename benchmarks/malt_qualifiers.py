@@ -18,7 +18,7 @@ import argparse
 import asyncio
 from collections import Counter
 
-from netarena.common.core.agents import find_baseline
+from netarena.common.core.app import find_baseline
 from netarena.common.core.runner import QueryPlan, RunConfig, Runner, plan_queries
 from netarena.common.core.types import Query
 from netarena.malt import LABELS, MaltApp, base_topology

@@ -26,7 +26,8 @@ import json
 import time
 from collections import Counter
 
-from netarena.common.core.agents import Observation, find_baseline
+from netarena.common.core.agents import Observation
+from netarena.common.core.app import find_baseline
 from netarena.common.core.runner import QueryPlan, RunConfig, Runner, plan_queries
 from netarena.common.core.stats import wilson
 from netarena.route import RouteApp

@@ -9,10 +9,11 @@ from typing import Any
 import pytest
 
 from netarena.a2a_llm import purple_app
-from netarena.common.core.agents import Observation, make_agent
+from netarena.common.core.agents import Observation
 from netarena.common.core.errors import AgentError, AgentTimeout
 from netarena.common.core.runner import QueryPlan, RunConfig, Runner, plan_queries
 from netarena.common.core.stats import summarize
+from netarena.common.serving.agent_spec import make_agent
 from netarena.common.serving.remote import RemoteAgent
 from tests.a2a.servers import http_response, message_result, prompt_of, raw_server, serving
 from tests.helpers.toy import ToyApp

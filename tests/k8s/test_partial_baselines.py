@@ -11,7 +11,8 @@ import asyncio
 
 import pytest
 
-from netarena.common.core.agents import Observation, find_baseline
+from netarena.common.core.agents import Observation
+from netarena.common.core.app import find_baseline
 from netarena.common.core.types import Query
 from netarena.k8s import K8sApp
 

@@ -13,7 +13,7 @@ from collections import Counter
 
 import pytest
 
-from netarena.common.core.agents import find_baseline
+from netarena.common.core.app import find_baseline
 from netarena.common.core.runner import QueryPlan, RunConfig, Runner, plan_queries
 from netarena.malt import LABELS, MaltApp
 

@@ -9,12 +9,9 @@ from pathlib import Path
 import pytest
 
 from netarena.common.core.errors import ConfigError
-from netarena.common.reporting.report import (
-    agentbeats_results,
-    load_results,
-    run_summaries,
-    write_agentbeats,
-)
+from netarena.common.reporting.report import agentbeats_results, write_agentbeats
+from netarena.common.reporting.results import load_results
+from netarena.common.reporting.summaries import run_summaries
 
 ROOT = Path(__file__).resolve().parents[2]
 

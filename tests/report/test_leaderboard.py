@@ -208,8 +208,7 @@ def test_results_records_have_no_keys_differing_only_in_case(board: Path) -> Non
 
 
 def test_query_record_renames_details_that_differ_only_in_case() -> None:
-    from netarena.common.core.types import QueryResult
-    from netarena.common.serving.server import query_record
+    from netarena.common.core.types import QueryResult, query_record
 
     result = QueryResult(query_id="q", app="malt", level=1, label="add", agent="a",
                          correct=True, safe=True, latency_s=1.0, agent_latency_s=0.5, turns=1,

@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 from netarena.common import NullAgent, QueryPlan, Runner, load_app, plan_queries
 from netarena.common.cli.calibrate import Rung
 from netarena.common.cli.root import cli
-from netarena.common.core.agents import find_baseline
+from netarena.common.core.app import find_baseline
 from netarena.common.core.stats import rate
 from netarena.common.reporting.power import compare, curves, sizes
 

@@ -13,7 +13,7 @@ import re
 
 import pytest
 
-from netarena.common.core.agents import find_baseline
+from netarena.common.core.app import find_baseline
 from netarena.common.core.runner import QueryPlan, RunConfig, Runner, plan_queries
 from netarena.route import RouteApp
 from netarena.route.repairs import HOST_DIAGNOSTIC, ROUTER_DIAGNOSTIC

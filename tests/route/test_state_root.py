@@ -6,7 +6,7 @@ import asyncio
 
 import pytest
 
-from netarena.common.core.agents import find_baseline
+from netarena.common.core.app import find_baseline
 from netarena.common.core.runner import QueryPlan, RunConfig, Runner, plan_queries
 from netarena.common.core.stats import summarize
 from netarena.route import RouteApp

@@ -3,7 +3,7 @@
 Users need only this package plus app ids (``malt``, ``route``, ``k8s``).
 """
 
-from netarena.common.core.agents import Agent, LiteLLMAgent, NullAgent, Observation, make_agent
+from netarena.common.core.agents import Agent, LiteLLMAgent, NullAgent, Observation
 from netarena.common.core.app import App, AppConfig, Episode, app_names, load_app
 from netarena.common.core.errors import (
     AgentError,
@@ -21,6 +21,7 @@ from netarena.common.core.reactive import Command, ReactiveEpisode, RewardConfig
 from netarena.common.core.runner import QueryPlan, RunConfig, Runner, plan_queries, read_results
 from netarena.common.core.stats import overlap, summarize, wald, wilson
 from netarena.common.core.types import Query, QueryResult, Score, StepResult
+from netarena.common.serving.agent_spec import make_agent
 
 __all__ = [
     "Agent",

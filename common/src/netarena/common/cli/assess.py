@@ -214,7 +214,7 @@ def write_assessment(run: Assessment, out: Path) -> list[Path]:
     it (``netarena report`` reads it); records that are not NetArena query records are left
     out of it (they stay in ``agentbeats.json``).
     """
-    from netarena.common.reporting.report import record_result
+    from netarena.common.reporting.results import record_result
 
     out.mkdir(parents=True, exist_ok=True)
     written = []

@@ -19,7 +19,6 @@ from rich.table import Table
 
 from netarena.common.cli.publish import register as register_publish_commands
 from netarena.common.cli.validity import register as register_validity_commands
-from netarena.common.core.agents import make_agent
 from netarena.common.core.app import load_app
 from netarena.common.core.errors import ConfigError
 from netarena.common.core.replay import CALLS_FILE, Tape
@@ -28,7 +27,9 @@ from netarena.common.core.runner import QueryPlan, ResultCallback, RunConfig, Ru
 from netarena.common.core.signals import run_until_stopped
 from netarena.common.core.stats import solved_safely, summarize
 from netarena.common.core.types import Query, QueryResult
-from netarena.common.reporting.report import SCORECARD_COLUMNS, load_results, scorecard_cells
+from netarena.common.reporting.results import load_results
+from netarena.common.reporting.summaries import SCORECARD_COLUMNS, scorecard_cells
+from netarena.common.serving.agent_spec import make_agent
 from netarena.common.training.runspec import (
     Executor,
     Play,
@@ -384,7 +385,8 @@ def report(
     ] = None,
 ) -> None:
     """Render results as an HTML page with PNG plots and a plain-text summary."""
-    from netarena.common.reporting.report import load_results, write_agentbeats, write_report
+    from netarena.common.reporting.report import write_agentbeats, write_report
+    from netarena.common.reporting.results import load_results
 
     logging.basicConfig(level=logging.WARNING)
     try:

@@ -122,7 +122,7 @@ def ladder_command(
 
 def _outcomes(paths: list[Path], metric: str) -> dict[str, list[bool]]:
     from netarena.common.reporting.power import flags
-    from netarena.common.reporting.report import load_results
+    from netarena.common.reporting.results import load_results
 
     groups: dict[str, list[Any]] = defaultdict(list)
     records = load_results(paths)

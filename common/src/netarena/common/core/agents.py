@@ -11,13 +11,10 @@ import os
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 from netarena.common.core.errors import AgentError, ConfigError
 from netarena.common.core.replay import Tape
-
-if TYPE_CHECKING:
-    from netarena.common.core.app import App
 
 __all__ = [
     "Observation",
@@ -27,8 +24,6 @@ __all__ = [
     "LiteLLMAgent",
     "DEFAULT_MAX_TOKENS",
     "completion_settings",
-    "find_baseline",
-    "make_agent",
 ]
 
 
@@ -100,19 +95,6 @@ class Baseline:
     """Builds a fresh agent."""
     expected: Mapping[str, tuple[float, float]] = field(default_factory=dict)
     """Rate name → measured ``(low, high)`` range on the default configuration and plan."""
-
-
-def find_baseline(app: App, name: str) -> Baseline:
-    """The baseline ``name`` of ``app``.
-
-    Raises:
-        ConfigError: The app has no baseline of that name (the message lists them).
-    """
-    found = {b.name: b for b in app.baselines()}
-    if name not in found:
-        names = ", ".join(sorted(found)) or "none"
-        raise ConfigError(f"{app.name} has no baseline {name!r}; its baselines: {names}")
-    return found[name]
 
 
 DEFAULT_MAX_TOKENS = 4096
@@ -207,33 +189,3 @@ class LiteLLMAgent:
     def episode_usage(self, query_id: str) -> dict[str, float]:
         """LLM calls, tokens and cost spent on ``query_id`` (the runner adds them to results)."""
         return self.tape.episode_usage(query_id)
-
-
-def make_agent(spec: str, app: App) -> Agent:
-    """Build an agent from a CLI/API spec.
-
-    Args:
-        spec: ``reference``, ``null``, ``baseline:NAME`` (one of ``app.baselines()``),
-            ``litellm:MODEL`` (with ``completion_settings()`` from the environment) or an
-            ``http(s)://`` A2A URL.
-        app: The app being evaluated (for its reference solver and baselines).
-
-    Raises:
-        ConfigError: The spec names no known agent.
-    """
-    if spec == "reference":
-        return app.reference_agent()
-    if spec == "null":
-        return NullAgent()
-    if spec.startswith("baseline:"):
-        return find_baseline(app, spec.removeprefix("baseline:")).make()
-    if spec.startswith("litellm:"):
-        return LiteLLMAgent(spec.removeprefix("litellm:"), **completion_settings())
-    if spec.startswith(("http://", "https://")):
-        from netarena.common.serving.remote import RemoteAgent
-
-        return RemoteAgent(spec)
-    raise ConfigError(
-        f"unknown agent {spec!r}: use reference, null, baseline:NAME, litellm:MODEL or an "
-        "http(s):// A2A URL"
-    )

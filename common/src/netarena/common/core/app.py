@@ -23,7 +23,9 @@ from netarena.common.core.types import Kind, Query, Score, StepResult
 if TYPE_CHECKING:
     from netarena.common.core.agents import Agent, Baseline
 
-__all__ = ["App", "AppConfig", "Episode", "PromptStyle", "app_names", "load_app"]
+__all__ = [
+    "App", "AppConfig", "Episode", "PromptStyle", "app_names", "find_baseline", "load_app",
+]
 
 PromptStyle = Literal["zeroshot_base", "fewshot_base", "zeroshot_cot", "fewshot_cot"]
 """How complete prompts are built: with or without worked examples and a reasoning cue.
@@ -225,3 +227,16 @@ def load_app(name: str, config: AppConfig | dict[str, Any] | None = None) -> App
         raise ConfigError(f"unknown app {name!r}; installed: {', '.join(app_names())}")
     cls: type[App] = matches[0].load()
     return cls(config)
+
+
+def find_baseline(app: App, name: str) -> Baseline:
+    """The baseline ``name`` of ``app``.
+
+    Raises:
+        ConfigError: The app has no baseline of that name (the message lists them).
+    """
+    found = {b.name: b for b in app.baselines()}
+    if name not in found:
+        names = ", ".join(sorted(found)) or "none"
+        raise ConfigError(f"{app.name} has no baseline {name!r}; its baselines: {names}")
+    return found[name]

@@ -12,7 +12,10 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-__all__ = ["Kind", "Query", "StepResult", "Score", "QueryResult", "query_id", "RESULT_FORMAT"]
+__all__ = [
+    "Kind", "Query", "StepResult", "Score", "QueryResult", "query_id", "query_record",
+    "RESULT_FORMAT",
+]
 
 Kind = Literal["constructive", "reactive"]
 
@@ -140,3 +143,19 @@ class QueryResult(_Record):
     """App-specific details from ``Score.details``."""
     format: int = RESULT_FORMAT
     """Record layout version."""
+
+
+def query_record(result: QueryResult, context: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The flat per-query record of the ``Result`` artifact: core fields plus app details.
+
+    A detail whose name collides with a core or context field, also when only letter case
+    differs (``Label`` next to ``label``: DuckDB's JSON reader refuses such files), is kept
+    as ``details_<name>``.
+    """
+    record = {**result.model_dump(exclude={"details"}), **(context or {})}
+    taken = {key.lower() for key in record}
+    for key, value in result.details.items():
+        name = f"details_{key}" if key.lower() in taken else key
+        record[name] = value
+        taken.add(name.lower())
+    return record

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from netarena.common.core.replay import USAGE_COLUMNS, usage_cells
-from netarena.common.reporting.report import SCORECARD_COLUMNS, scorecard_cells
+from netarena.common.reporting.summaries import SCORECARD_COLUMNS, scorecard_cells
 
 __all__ = ["render_html"]
 

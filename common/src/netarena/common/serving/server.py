@@ -43,7 +43,7 @@ from netarena.common.core.errors import ConfigError
 from netarena.common.core.result_files import keyed_name
 from netarena.common.core.runner import Runner, plan_queries
 from netarena.common.core.stats import summarize
-from netarena.common.core.types import Query, QueryResult
+from netarena.common.core.types import Query, QueryResult, query_record
 from netarena.common.serving.a2a import (
     BoundedTaskStore,
     a2a_routes,
@@ -60,7 +60,7 @@ from netarena.common.serving.requester import Requester, current_requester
 from netarena.common.serving.status import Board, Entry
 from netarena.common.serving.web import WebOptions, agent_web_app
 
-__all__ = ["GreenOptions", "GreenExecutor", "green_app", "query_record", "netarena_version",
+__all__ = ["GreenOptions", "GreenExecutor", "green_app", "netarena_version",
            "UNSCORED_FAIL_FRACTION"]
 
 log = logging.getLogger(__name__)
@@ -77,22 +77,6 @@ def netarena_version() -> str:
         return version("netarena")
     except PackageNotFoundError:  # pragma: no cover - running from an uninstalled tree
         return "unknown"
-
-
-def query_record(result: QueryResult, context: dict[str, Any] | None = None) -> dict[str, Any]:
-    """The flat per-query record of the ``Result`` artifact: core fields plus app details.
-
-    A detail whose name collides with a core or context field, also when only letter case
-    differs (``Label`` next to ``label``: DuckDB's JSON reader refuses such files), is kept
-    as ``details_<name>``.
-    """
-    record = {**result.model_dump(exclude={"details"}), **(context or {})}
-    taken = {key.lower() for key in record}
-    for key, value in result.details.items():
-        name = f"details_{key}" if key.lower() in taken else key
-        record[name] = value
-        taken.add(name.lower())
-    return record
 
 
 @dataclass(frozen=True)

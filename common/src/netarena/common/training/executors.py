@@ -29,12 +29,13 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from netarena.common.core.agents import Agent, LiteLLMAgent, make_agent
+from netarena.common.core.agents import Agent, LiteLLMAgent
 from netarena.common.core.app import App, load_app
 from netarena.common.core.errors import ConfigError
 from netarena.common.core.replay import LLMCall, Tape
 from netarena.common.core.runner import RunConfig, Runner, TurnRecord
 from netarena.common.core.types import Query, QueryResult, StepResult
+from netarena.common.serving.agent_spec import make_agent
 
 __all__ = ["AgentSource", "RayRunner", "build_agent", "start_ray"]
 

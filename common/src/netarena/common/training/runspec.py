@@ -21,7 +21,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from netarena.common.core.agents import Agent, LiteLLMAgent, make_agent
+from netarena.common.core.agents import Agent, LiteLLMAgent
 from netarena.common.core.app import App, load_app
 from netarena.common.core.environment import environment
 from netarena.common.core.errors import ConfigError
@@ -30,6 +30,7 @@ from netarena.common.core.result_files import read_regular, write_atomic
 from netarena.common.core.runner import QueryPlan, ResultCallback, RunConfig, Runner, plan_queries
 from netarena.common.core.stats import summarize
 from netarena.common.core.types import Query, QueryResult
+from netarena.common.serving.agent_spec import make_agent
 from netarena.common.training.adaptive import (
     ADAPTIVE_SUFFIX,
     AdaptivePlan,
