@@ -122,11 +122,14 @@ async def test_netarena_purple_command_serves_null_agent() -> None:
     (["--solver", "litellm", "--strategy", "tot", "--model", "x"], "unknown strategy 'tot'"),
 ])
 def test_netarena_purple_rejects_bad_options(args: list[str], message: str) -> None:
+    import typer
     from typer.testing import CliRunner
 
-    from netarena.common.cli.root import cli
+    from netarena.a2a_llm.cli import purple
 
-    result = CliRunner().invoke(cli, ["purple", *args])
+    cli = typer.Typer()  # one command: invoked without its name
+    cli.command()(purple)
+    result = CliRunner().invoke(cli, args)
     assert result.exit_code == 2
     assert message in result.output
 

@@ -102,7 +102,7 @@ class Evaluator:
     def malt(self, query_json: str, code: str) -> dict[str, Any]:
         """Play ``code`` as the answer to a MALT query: correct, safe and the reason."""
         from netarena.common.core.types import Query
-        from netarena.malt import MaltConfig
+        from netarena.malt.config import MaltConfig
         from netarena.malt.episode import MaltEpisode
 
         query = Query.model_validate_json(query_json)

@@ -14,7 +14,6 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 import networkx as nx
-from pydantic import Field
 
 from netarena.common.core.agents import Baseline
 from netarena.common.core.app import App, AppConfig
@@ -24,6 +23,7 @@ from netarena.common.sandbox.host import log_start_up_checks
 from netarena.malt import worker
 from netarena.malt.baselines import BASELINES
 from netarena.malt.checks import INVARIANTS, answer_mismatch, state_mismatch, violations
+from netarena.malt.config import MaltConfig
 from netarena.malt.episode import MaltEpisode, extract_code
 from netarena.malt.generator import LABEL_SETS, LABELS, draw
 from netarena.malt.loader import load_textproto, parse_textproto
@@ -51,33 +51,6 @@ __all__ = [
     "state_mismatch",
     "violations",
 ]
-
-
-class MaltConfig(AppConfig, TopologyParams):
-    """MALT parameters: topology size and capacity profile, prompt style, sandbox budget.
-
-    The topology fields come from ``TopologyParams``, so they are defined (and documented)
-    once.
-    """
-
-    runtime_fields: ClassVar[frozenset[str]] = frozenset(
-        {"sandbox_workers", "reward_correct", "reward_incorrect", "reward_invalid"}
-    )
-
-    timeout_s: float = Field(5.0, gt=0, le=120)
-    """Wall-clock (and, rounded up, CPU) limit of one answer's code, seconds."""
-    sandbox_workers: int = Field(2, ge=1, le=32)
-    """Warm sandbox workers (each answer runs in a fresh fork of one)."""
-    reward_correct: float = 100.0
-    """RL reward of an answer judged correct (MALT answers in one step)."""
-    reward_incorrect: float = 0.0
-    """RL reward of an answer judged wrong (including code that failed or was unsafe)."""
-    reward_invalid: float = -1.0
-    """RL reward of a reply with no code to run (the episode goes on to the next turn)."""
-
-    def topology_params(self) -> TopologyParams:
-        """The topology part of the configuration."""
-        return TopologyParams(**self.model_dump(include=set(TopologyParams.model_fields)))
 
 
 @functools.lru_cache(maxsize=8)

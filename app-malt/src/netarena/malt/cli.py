@@ -9,7 +9,7 @@ from typing import Annotated
 
 import typer
 
-from netarena.common.cli.root import parse_levels
+from netarena.common.cli.options import parse_levels
 from netarena.common.core.agents import Observation
 from netarena.common.core.runner import QueryPlan, plan_queries
 from netarena.malt import MaltApp

@@ -19,7 +19,7 @@ from netarena.malt.qualifiers import measure_variants
 from netarena.malt.sampler import PORT, SW
 
 if TYPE_CHECKING:
-    from netarena.malt.generator import TaskSampler
+    from netarena.malt.tasks import TaskSampler
 
 __all__ = ["control_flow"]
 

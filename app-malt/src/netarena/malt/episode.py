@@ -24,7 +24,7 @@ from netarena.common.sandbox import SandboxPool
 from netarena.malt.checks import DiffView, answer_mismatch, state_mismatch, violations
 
 if TYPE_CHECKING:
-    from netarena.malt import MaltConfig
+    from netarena.malt.config import MaltConfig
 
 __all__ = ["MaltEpisode", "extract_code", "parse_output"]
 

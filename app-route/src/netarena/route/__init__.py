@@ -6,9 +6,10 @@ one machine, inside a sandbox; a pingmesh that cannot be faked judges the result
 """
 
 from netarena.route.actions import Action, ForbiddenCommand, parse_reply
+from netarena.route.config import RouteConfig
 from netarena.route.episode import RouteEpisode
 from netarena.route.faults import FAULT_TYPES, LEVEL_LABELS, METHODS, sample_fault
-from netarena.route.generator import RouteApp, RouteConfig
+from netarena.route.generator import RouteApp
 from netarena.route.intent import Intent, intended_pairs
 from netarena.route.namespaces import cleanup
 from netarena.route.network import Network

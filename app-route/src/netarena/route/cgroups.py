@@ -30,6 +30,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 __all__ = [
+    "MAX_ADDRESS_SPACE",
+    "MAX_PROCESSES",
     "MEMORY_BYTES",
     "MAX_TASKS",
     "CPU_QUOTA",
@@ -57,6 +59,10 @@ _NAME = re.compile(r"^nr[0-9a-z]{5}$")
 _LOCK = threading.Lock()
 _SWAP_FILES = frozenset({"memory.memsw.limit_in_bytes", "memory.swap.max"})
 
+MAX_PROCESSES = 32
+"""Processes (threads) the agent's user may have at once (a per-process limit: ``prlimit``)."""
+MAX_ADDRESS_SPACE = 256 << 20
+"""Address space of each agent process, bytes (a per-process limit: ``prlimit``)."""
 
 @dataclass(frozen=True)
 class Hierarchy:
@@ -71,8 +77,6 @@ class Hierarchy:
 
     def describe(self) -> str:
         """The limits active on agents' commands, in one line."""
-        from netarena.route.sandbox import MAX_ADDRESS_SPACE, MAX_PROCESSES
-
         per_process = f"{MAX_PROCESSES} processes x {MAX_ADDRESS_SPACE >> 20} MiB address space"
         if self.version is None:
             return (

@@ -69,7 +69,7 @@ def shell(
     sandbox. The network is removed when the CLI exits, and on SIGTERM; Ctrl-C stops the
     command running (``iperf`` included) and returns to the prompt, or at the prompt leaves.
     """
-    from netarena.common.cli.root import parse_params  # lazily: common.cli loads this module
+    from netarena.common.cli.options import parse_params
     from netarena.route.generator import RouteApp
 
     route = RouteApp(parse_params(param))

@@ -26,10 +26,11 @@ from netarena.route.intent import intended_pairs
 from netarena.route.limits import LiveNetworks
 from netarena.route.network import Network
 from netarena.route.probe import PingMatrix, Watch
+from netarena.route.topology import topology_of
 from netarena.route.undisclosed import Undisclosed
 
 if TYPE_CHECKING:
-    from netarena.route.generator import RouteConfig
+    from netarena.route.config import RouteConfig
 
 __all__ = ["RouteEpisode"]
 
@@ -51,8 +52,6 @@ class RouteEpisode(ReactiveEpisode[PingMatrix, Action]):
     config: RouteConfig
 
     def __init__(self, query: Query, config: RouteConfig) -> None:
-        from netarena.route.generator import topology_of
-
         super().__init__(query, config)
         self.plan, self.intent, topo = topology_of(query)
         self.want = intended_pairs(self.plan, self.intent)

@@ -3,70 +3,25 @@
 from __future__ import annotations
 
 import random
-from functools import partial
 from typing import TYPE_CHECKING, Any, ClassVar
-
-from pydantic import Field, model_validator
 
 from netarena.common.core.app import App
 from netarena.common.core.errors import ConfigError
-from netarena.common.core.reactive import RewardConfig
 from netarena.common.core.types import Query, query_id
+from netarena.route.config import RouteConfig
 from netarena.route.faults import FAULT_TYPES, LEVEL_LABELS, fault_candidates
-from netarena.route.intent import Intent, draw_intent, intended_pairs
+from netarena.route.intent import draw_intent, intended_pairs
 from netarena.route.limits import MAX_CONCURRENT_EPISODES, MAX_MACHINES
 from netarena.route.plan import NetworkPlan, draw_plan
 from netarena.route.probe import PingMatrix
 from netarena.route.prompts import task_prompt
-from netarena.route.topology import RouterTopo, Topo, load_topo_class, plan_of
+from netarena.route.topology import load_topo_class, plan_of
 from netarena.route.undisclosed import draw_undisclosed
 
 if TYPE_CHECKING:
     from netarena.common.core.agents import Baseline
 
-__all__ = ["RouteConfig", "RouteApp"]
-
-
-class RouteConfig(RewardConfig):
-    """Parameters of the route app (all optional in an evaluation request).
-
-    Step rewards (``reward_invalid``, ``reward_valid``, ``reward_fix``, ``reward_unsafe``,
-    ``reward_forbidden``) come from ``RewardConfig``.
-    """
-
-    runtime_fields: ClassVar[frozenset[str]] = RewardConfig.runtime_fields | {
-        "command_timeout_s",
-        "probe_timeout_s",
-    }
-    operator_fields: ClassVar[frozenset[str]] = frozenset({"topo"})
-    """``topo`` imports code on the evaluator's machine: only its operator may set it
-    (``netarena run/serve route --param topo=...``), never a remote request."""
-
-    num_subnets: int | None = Field(None, ge=2, le=64)
-    """Switches/subnets behind the router; ``None`` lets each query's seed draw 2-4."""
-    hosts_per_subnet: int | None = Field(None, ge=1, le=64)
-    """Hosts per subnet; ``None`` lets each query's seed draw 2-4 per subnet."""
-    topo: str | None = None
-    """A Mininet ``Topo`` to use instead of generated ones: ``module:Class`` or
-    ``path/to/file.py:Class`` (a router ``r0`` linked to one switch per subnet)."""
-    command_timeout_s: float = Field(5.0, gt=0, le=60)
-    """Longest run of one agent command, seconds (it then gets SIGINT, then SIGKILL)."""
-    probe_timeout_s: float = Field(0.1, gt=0, le=5)
-    """Pingmesh: longest first round, seconds (lost pairs are confirmed after it)."""
-
-    @model_validator(mode="after")
-    def _within_measured_limits(self) -> RouteConfig:
-        if self.topo is not None and (self.num_subnets or self.hosts_per_subnet):
-            raise ValueError("topo fixes the network: drop num_subnets and hosts_per_subnet")
-        subnets = self.num_subnets or 4
-        machines = subnets * (self.hosts_per_subnet or 4) + 1
-        if machines > MAX_MACHINES:
-            raise ValueError(
-                f"{subnets} subnets x {self.hosts_per_subnet or 4} hosts is {machines} "
-                f"machines; at most {MAX_MACHINES} are supported (the limit measured for a "
-                "pingmesh without false results on a 2-core machine)"
-            )
-        return self
+__all__ = ["RouteApp"]
 
 
 class RouteApp(App):
@@ -163,18 +118,3 @@ class RouteApp(App):
         return BASELINES
 
 
-def topology_of(query: Query) -> tuple[NetworkPlan, Intent, partial[Topo]]:
-    """The plan, intent and a topology factory of a generated query.
-
-    Raises:
-        ConfigError: A user topology no longer matches the plan it was generated with.
-    """
-    plan = NetworkPlan.from_dict(query.truth["plan"])
-    intent = Intent.from_dict(query.truth["intent"])
-    spec = query.truth.get("topo")
-    if spec is None:
-        return plan, intent, partial(RouterTopo, plan)
-    cls = load_topo_class(spec)
-    if plan_of(cls()) != plan:
-        raise ConfigError(f"topology {spec} changed since the query was generated")
-    return plan, intent, partial(cls)

@@ -259,7 +259,7 @@ class Network:
         self._apply_intent()
         for node in self.plan.nodes:
             self._apply_undisclosed(node, self.local.on(node))
-        self.services = Services(self)
+        self.services = Services({n: self.netns(n) for n in self.plan.nodes}, self.local)
         self.sandbox = EpisodeSandbox(self.prefix, self.plan)
         self.healthy = self.read_states()
 

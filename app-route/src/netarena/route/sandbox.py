@@ -43,7 +43,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from netarena.common.core.errors import EmulatorError
-from netarena.route.cgroups import EpisodeGroup
+from netarena.route.cgroups import MAX_ADDRESS_SPACE, MAX_PROCESSES, EpisodeGroup
 from netarena.route.namespaces import NETNS_DIR, fs_root
 from netarena.route.plan import ROUTER, NetworkPlan
 from netarena.route.syscalls import filter_program
@@ -63,10 +63,6 @@ OUTPUT_CAP_CHARS = 8000
 """Longest command output kept (the rest is cut with a note)."""
 FS_BYTES = 16 << 20
 """Size of the per-episode writable filesystem (``/tmp`` and ``/root``)."""
-MAX_PROCESSES = 32
-"""Processes (threads) the agent's user may have at once."""
-MAX_ADDRESS_SPACE = 256 << 20
-"""Address space of each agent process, bytes."""
 GUARD_PERIOD_S = 0.2
 """How often a running command's guard looks at the node (``run_capped``)."""
 _UID_BASE = 1_900_000_000

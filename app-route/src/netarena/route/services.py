@@ -14,12 +14,13 @@ from __future__ import annotations
 import contextlib
 import socket
 import threading
+from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from netarena.route.namespaces import enter
 
 if TYPE_CHECKING:
-    from netarena.route.network import Network
+    from netarena.route.undisclosed import Undisclosed
 
 __all__ = ["Services"]
 
@@ -31,25 +32,26 @@ class Services:
     """The listening sockets of one network, by node.
 
     Args:
-        net: The live network (its ``local`` configuration gives the ports).
+        netns: Node name -> its network namespace, for every machine of the network.
+        local: The network's undisclosed configuration (it gives the ports).
     """
 
-    def __init__(self, net: Network) -> None:
+    def __init__(self, netns: Mapping[str, str], local: Undisclosed) -> None:
         self.tcp: dict[str, socket.socket] = {}
         self.udp: dict[str, socket.socket] = {}
         self.extra: list[socket.socket] = []
         self.lock = threading.Lock()
         """Held by a pingmesh while it reads the listeners (one mesh at a time)."""
         try:
-            for node in net.plan.nodes:
-                with enter(net.netns(node)):
-                    self.tcp[node] = _listen(net.local.tcp_port)
+            for node, ns in netns.items():
+                with enter(ns):
+                    self.tcp[node] = _listen(local.tcp_port)
                     udp = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
                     self.udp[node] = udp
                     udp.setsockopt(socket.IPPROTO_IP, IP_PKTINFO, 1)
-                    udp.bind(("0.0.0.0", net.local.udp_port))
+                    udp.bind(("0.0.0.0", local.udp_port))
                     udp.setblocking(False)
-                    self.extra += [_listen(port) for port in net.local.tcp_services(node)]
+                    self.extra += [_listen(port) for port in local.tcp_services(node)]
         except BaseException:
             self.close()
             raise

@@ -17,6 +17,7 @@ import ipaddress
 import os
 import re
 import warnings
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -29,9 +30,14 @@ with warnings.catch_warnings():  # mininet imports distutils, which warns on Pyt
     from mininet.util import macColonHex
 
 from netarena.common.core.errors import ConfigError
+from netarena.common.core.types import Query
+from netarena.route.intent import Intent
 from netarena.route.plan import ROUTER, HostPlan, NetworkPlan, Subnet, natural_key
 
-__all__ = ["LinuxRouter", "Bridge", "Mininet", "Topo", "RouterTopo", "plan_of", "load_topo_class"]
+__all__ = [
+    "LinuxRouter", "Bridge", "Mininet", "Topo", "RouterTopo", "plan_of", "load_topo_class",
+    "topology_of",
+]
 
 _SPEC = re.compile(r"^(?P<module>[A-Za-z_][\w.]*|[^:]+\.py):(?P<cls>[A-Za-z_]\w*)$")
 
@@ -202,3 +208,20 @@ def plan_of(topo: Topo) -> NetworkPlan:
         raise ConfigError(f"hosts not behind a router switch: {', '.join(missing)}")
     hosts.sort(key=lambda h: natural_key(h.name))
     return NetworkPlan(tuple(subnets), tuple(hosts))
+
+
+def topology_of(query: Query) -> tuple[NetworkPlan, Intent, partial[Topo]]:
+    """The plan, intent and a topology factory of a generated query.
+
+    Raises:
+        ConfigError: A user topology no longer matches the plan it was generated with.
+    """
+    plan = NetworkPlan.from_dict(query.truth["plan"])
+    intent = Intent.from_dict(query.truth["intent"])
+    spec = query.truth.get("topo")
+    if spec is None:
+        return plan, intent, partial(RouterTopo, plan)
+    cls = load_topo_class(spec)
+    if plan_of(cls()) != plan:
+        raise ConfigError(f"topology {spec} changed since the query was generated")
+    return plan, intent, partial(cls)

@@ -43,7 +43,7 @@ def assess_command(
     """Send an assessment request to a green agent as AgentBeats does; follow and save it."""
     from netarena.common.cli.assess import assess as send
     from netarena.common.cli.assess import write_assessment
-    from netarena.common.cli.root import _print_summary
+    from netarena.common.cli.console import print_summary
 
     logging.basicConfig(level=logging.WARNING)
     try:
@@ -61,7 +61,7 @@ def assess_command(
         for path in write_assessment(run, out):
             err.print(f"wrote {path}")
     if run.summary is not None:
-        _print_summary(run.summary, as_json, None)
+        print_summary(run.summary, as_json, None)
     if run.state != "completed":
         err.print(f"[red]{run.state}[/red]: {run.messages[-1] if run.messages else ''}")
         raise typer.Exit(1)
