@@ -12,8 +12,9 @@ schemas (``discovery``, ``models``, ``schema``); printing (``tables``); patching
 (``names``); and what runs inside pods (``probes``, ``logs``).
 """
 
-from netarena.k8s.apiserver.cluster import ClusterProfile, bootstrap, cluster_profile, deploy
+from netarena.k8s.apiserver.cluster import bootstrap, deploy
 from netarena.k8s.apiserver.kinds import ApiError
+from netarena.k8s.apiserver.profile import ClusterProfile, cluster_profile
 from netarena.k8s.apiserver.server import ApiServer
 from netarena.k8s.apiserver.store import ObjectStore
 

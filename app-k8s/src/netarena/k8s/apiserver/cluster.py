@@ -12,12 +12,11 @@ cluster's creation time, and the revision counter moves on as a cluster's would.
 from __future__ import annotations
 
 import hashlib
-import random
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from netarena.k8s.apiserver.events import deploy_events
 from netarena.k8s.apiserver.names import rfc3339
+from netarena.k8s.apiserver.profile import ClusterProfile
 from netarena.k8s.apiserver.rbac import operator_objects
 from netarena.k8s.apiserver.roles import cluster_roles
 from netarena.k8s.dns import DNS_LABELS, DNS_NAMESPACE, DNS_PORT, DNS_SERVICE, DNS_SERVICE_IP
@@ -25,13 +24,11 @@ from netarena.k8s.dns import DNS_LABELS, DNS_NAMESPACE, DNS_PORT, DNS_SERVICE, D
 if TYPE_CHECKING:
     from netarena.k8s.apiserver.store import ObjectStore
 
-__all__ = ["ClusterProfile", "bootstrap", "cluster_profile", "deploy", "REVISIONS_PER_HOUR"]
+__all__ = ["bootstrap", "deploy", "REVISIONS_PER_HOUR"]
 
 K8S_VERSION = "v1.37.1"
 REVISIONS_PER_HOUR = 1_450
 """etcd revisions a small idle cluster accumulates per hour (leases, status updates)."""
-_NAMES = ("kind", "boutique", "shop", "staging", "dev", "demo", "prod-eu", "ops")
-_KERNELS = ("6.8.0-60-generic", "6.8.0-71-generic", "6.11.0-29-generic", "6.1.0-37-amd64")
 _CONTROLLERS = (
     "attachdetach-controller", "bootstrap-signer", "certificate-controller",
     "clusterrole-aggregation-controller", "cronjob-controller", "daemon-set-controller",
@@ -45,51 +42,6 @@ _CONTROLLERS = (
     "root-ca-cert-publisher", "service-account-controller", "service-controller",
     "statefulset-controller", "token-cleaner", "ttl-after-finished-controller",
     "ttl-controller", "validatingadmissionpolicy-status-controller")
-
-
-@dataclass(frozen=True)
-class ClusterProfile:
-    """What tells one cluster from another: its name, size, age and host kernel.
-
-    Attributes:
-        name: kind cluster name; nodes are ``<name>-control-plane``, ``<name>-worker``...
-        workers: Number of worker nodes.
-        created_at: When the cluster was created (seconds since the epoch).
-        deployed_at: When the application was deployed (after ``created_at``).
-        now: The moment the episode starts (the clock ages are read against).
-        kernel: The nodes' kernel version.
-    """
-
-    name: str
-    workers: int
-    created_at: float
-    deployed_at: float
-    now: float
-    kernel: str
-
-    @property
-    def control_plane(self) -> str:
-        """Name of the control-plane node."""
-        return f"{self.name}-control-plane"
-
-    @property
-    def worker_names(self) -> list[str]:
-        """Names of the worker nodes (``-worker``, ``-worker2``, ...)."""
-        return [f"{self.name}-worker{i + 1 if i else ''}" for i in range(self.workers)]
-
-
-def cluster_profile(seed: int, now: float) -> ClusterProfile:
-    """A cluster drawn from ``seed``: 2-3 workers, created 4 to 90 days before ``now``.
-
-    The application went in between 5 minutes and 6 days ago (a third of the time within
-    the last hour, so its pods' events are still kept).
-    """
-    rng = random.Random(f"cluster/{seed}")
-    created = now - rng.uniform(4, 90) * 86_400
-    recent = rng.random() < 1 / 3
-    deployed = now - (rng.uniform(300, 3_300) if recent else rng.uniform(2, 144) * 3_600)
-    return ClusterProfile(rng.choice(_NAMES), rng.choice((2, 2, 3)), created, deployed, now,
-                          rng.choice(_KERNELS))
 
 
 def _meta(name: str, ns: str | None = None, labels: dict[str, str] | None = None,
@@ -153,7 +105,6 @@ def _node(profile: ClusterProfile, name: str, index: int) -> dict[str, Any]:
                          "systemUUID": _uuid(h[16:48])},
         },
     }
-
 
 
 def _uuid(hex32: str) -> str:

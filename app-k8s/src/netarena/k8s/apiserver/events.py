@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from netarena.k8s.apiserver.names import rfc3339
 
 if TYPE_CHECKING:
-    from netarena.k8s.apiserver.cluster import ClusterProfile
+    from netarena.k8s.apiserver.profile import ClusterProfile
     from netarena.k8s.apiserver.store import ObjectStore
 
 __all__ = ["deploy_events", "event"]

@@ -16,7 +16,7 @@ import socket
 import ssl
 from collections.abc import Callable, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 from urllib.parse import urlsplit
 
 from wsproto.connection import Connection as WsConnection
@@ -28,9 +28,9 @@ from netarena.k8s.apiserver.kinds import ApiError, BadRequest
 from netarena.k8s.apiserver.protobuf import decode_review
 
 if TYPE_CHECKING:
-    from netarena.k8s.apiserver.server import ApiServer
+    from netarena.k8s.apiserver.probes import ExecResult
 
-__all__ = ["PATCH_TYPES", "HttpServer", "Handler", "MethodNotAllowed", "Reply",
+__all__ = ["PATCH_TYPES", "Api", "HttpServer", "Handler", "MethodNotAllowed", "Reply",
            "UnsupportedMediaType"]
 
 logger = logging.getLogger(__name__)
@@ -260,12 +260,31 @@ def _exit_status(command: list[str], code: int) -> dict[str, Any]:
             "details": {"causes": [{"reason": "ExitCode", "message": str(code)}]}}
 
 
+class Api(Protocol):
+    """What the HTTP side asks of the API server (``server.ApiServer``)."""
+
+    token: str | None
+    """The bearer token every request must carry (``None``: no authentication)."""
+
+    def handle(self, method: str, path: str, headers: dict[str, str], raw: bytes) -> Reply:
+        """Answer one request."""
+        ...
+
+    def exec_target(self, path: str) -> tuple[dict[str, Any], list[str]]:
+        """The pod and command of an exec request."""
+        ...
+
+    def run_exec(self, pod: dict[str, Any], command: list[str]) -> ExecResult:
+        """Run ``command`` in ``pod``."""
+        ...
+
+
 class HttpServer(ThreadingHTTPServer):
     """The listening socket; ``api`` answers its requests."""
 
     daemon_threads = True
     allow_reuse_address = True
-    api: ApiServer
+    api: Api
     tls: ssl.SSLContext | None = None
     """Set for HTTPS: each connection is wrapped in its handler's thread."""
 

@@ -13,16 +13,13 @@ import itertools
 import threading
 import time
 from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from netarena.k8s.apiserver.kinds import KindInfo, clone
 from netarena.k8s.apiserver.tables import render_table
 from netarena.k8s.apiserver.transport import Reply
 
-if TYPE_CHECKING:
-    from netarena.k8s.apiserver.store import ObjectStore
-
-__all__ = ["ChangeLog", "Change", "watch_reply"]
+__all__ = ["ChangeLog", "Change", "Watched", "watch_reply"]
 
 Change = tuple[int, str, str, dict[str, Any]]
 """``(revision, "ADDED"|"MODIFIED"|"DELETED", kind key, object)``."""
@@ -73,7 +70,25 @@ def _bookmark(info: KindInfo, revision: int) -> dict[str, Any]:
         "annotations": {"k8s.io/initial-events-end": "true"}}}
 
 
-def watch_reply(store: ObjectStore, info: KindInfo, namespace: str | None,
+class Watched(Protocol):
+    """What a watch reads from the store (``store.ObjectStore``)."""
+
+    def list_with_revision(
+        self, kind: str, namespace: str | None = None, label_selector: str | None = None,
+        field_selector: str | None = None,
+    ) -> tuple[list[dict[str, Any]], int]:
+        """The matching objects and the revision they were read at."""
+        ...
+
+    def watch(
+        self, kind: str, namespace: str | None, since: int, stop: threading.Event,
+        label_selector: str | None = None, field_selector: str | None = None,
+    ) -> Iterator[tuple[str, dict[str, Any]]]:
+        """Changes of ``kind`` after revision ``since`` until ``stop`` is set."""
+        ...
+
+
+def watch_reply(store: Watched, info: KindInfo, namespace: str | None,
                 params: dict[str, str], table: bool, stopping: threading.Event) -> Reply:
     """Answer ``?watch=true`` with a stream of events.
 

@@ -1,6 +1,6 @@
 """What the ``netarena`` commands print: the error console and run summaries.
 
-With the rest of ``netarena.common.cli``, the only code that prints.
+With the rest of ``netarena.common.cli.root``, the only code that prints.
 """
 
 from __future__ import annotations
