@@ -16,7 +16,8 @@ import statistics
 import time
 
 from netarena.common.core.app import load_app
-from netarena.common.core.runner import QueryPlan, RunConfig, Runner, plan_queries
+from netarena.common.core.plan import QueryPlan, plan_queries
+from netarena.common.core.runner import RunConfig, Runner
 from netarena.common.training.executors import RayRunner, start_ray
 
 

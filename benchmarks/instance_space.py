@@ -29,7 +29,7 @@ import time
 from collections import Counter, defaultdict
 
 from netarena.common.core.app import App, app_names, load_app
-from netarena.common.core.runner import QueryPlan, plan_queries
+from netarena.common.core.plan import QueryPlan, plan_queries
 from netarena.common.core.types import Query
 
 

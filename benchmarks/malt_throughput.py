@@ -23,7 +23,8 @@ import sys
 import time
 
 from netarena.common.core.agents import Observation
-from netarena.common.core.runner import QueryPlan, RunConfig, Runner, plan_queries
+from netarena.common.core.plan import QueryPlan, plan_queries
+from netarena.common.core.runner import RunConfig, Runner
 from netarena.malt import MaltApp, base_topology
 
 

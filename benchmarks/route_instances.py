@@ -15,7 +15,7 @@ import argparse
 import json
 from collections import defaultdict
 
-from netarena.common.core.runner import QueryPlan, plan_queries
+from netarena.common.core.plan import QueryPlan, plan_queries
 from netarena.common.core.types import Query
 from netarena.route import RouteApp
 

@@ -18,7 +18,7 @@ import time
 import httpx
 
 from netarena.common.core.app import load_app
-from netarena.common.core.runner import QueryPlan, plan_queries
+from netarena.common.core.plan import QueryPlan, plan_queries
 from netarena.common.serving.server import green_app
 
 

@@ -15,7 +15,8 @@ import pytest
 from netarena.common.core.agents import Baseline, Observation
 from netarena.common.core.app import app_names, find_baseline, load_app
 from netarena.common.core.errors import ConfigError
-from netarena.common.core.runner import QueryPlan, RunConfig, Runner, plan_queries
+from netarena.common.core.plan import QueryPlan, plan_queries
+from netarena.common.core.runner import RunConfig, Runner
 from netarena.common.core.stats import RATES, consistent, summarize
 
 NEEDS_ROOT = {"route"}

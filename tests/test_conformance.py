@@ -15,7 +15,8 @@ import pytest
 
 from netarena.common.core.agents import NullAgent
 from netarena.common.core.app import app_names, load_app
-from netarena.common.core.runner import QueryPlan, RunConfig, Runner, plan_queries
+from netarena.common.core.plan import QueryPlan, plan_queries
+from netarena.common.core.runner import RunConfig, Runner
 
 NEEDS_ROOT = {"route"}
 

@@ -11,7 +11,8 @@ import pytest
 from netarena.a2a_llm import purple_app
 from netarena.common.core.agents import Observation
 from netarena.common.core.errors import AgentError, AgentTimeout
-from netarena.common.core.runner import QueryPlan, RunConfig, Runner, plan_queries
+from netarena.common.core.plan import QueryPlan, plan_queries
+from netarena.common.core.runner import RunConfig, Runner
 from netarena.common.core.stats import summarize
 from netarena.common.serving.agent_spec import make_agent
 from netarena.common.serving.remote import RemoteAgent

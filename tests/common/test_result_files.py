@@ -18,6 +18,7 @@ import pytest
 from typer.testing import CliRunner
 
 from netarena.common.cli.root import cli
+from netarena.common.core.plan import QueryPlan, plan_queries
 from netarena.common.core.result_files import (
     UnsafeResultsFile,
     keyed_name,
@@ -25,7 +26,7 @@ from netarena.common.core.result_files import (
     read_regular,
     write_atomic,
 )
-from netarena.common.core.runner import QueryPlan, Runner, plan_queries, read_results
+from netarena.common.core.runner import Runner, read_results
 from tests.helpers.toy import ToyApp
 
 pytestmark = pytest.mark.timeout(30)

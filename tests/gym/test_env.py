@@ -15,7 +15,8 @@ from typer.testing import CliRunner
 
 from netarena.common.cli.root import cli
 from netarena.common.core.app import app_names, load_app
-from netarena.common.core.runner import QueryPlan, RunConfig, Runner, plan_queries
+from netarena.common.core.plan import QueryPlan, plan_queries
+from netarena.common.core.runner import RunConfig, Runner
 from netarena.common.training.gym import NetArenaEnv, OutcomeReward, env_id, play, register_envs
 from tests.helpers.agents import RandomTextAgent
 from tests.helpers.toy import ToyApp, ToyEpisode

@@ -12,7 +12,8 @@ import asyncio
 import pytest
 
 from netarena.common.core.app import find_baseline
-from netarena.common.core.runner import QueryPlan, RunConfig, Runner, plan_queries
+from netarena.common.core.plan import QueryPlan, plan_queries
+from netarena.common.core.runner import RunConfig, Runner
 from netarena.k8s import K8sApp
 
 pytestmark = pytest.mark.slow

@@ -92,7 +92,8 @@ async def test_repairs_agent_made_damage_through_kubectl() -> None:
 
 @pytest.mark.slow
 async def test_large_graph_reads_only_implicated_policies() -> None:
-    from netarena.common.core.runner import QueryPlan, RunConfig, Runner, plan_queries
+    from netarena.common.core.plan import QueryPlan, plan_queries
+    from netarena.common.core.runner import RunConfig, Runner
 
     app = K8sApp({"num_services": 40})
     queries = plan_queries(app, QueryPlan(num_queries=5, seed=12))

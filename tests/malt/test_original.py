@@ -7,7 +7,7 @@ from collections import Counter
 import pytest
 
 from netarena.common.core.errors import ConfigError
-from netarena.common.core.runner import QueryPlan, plan_queries
+from netarena.common.core.plan import QueryPlan, plan_queries
 from netarena.common.serving.request import EvalRequest, parse_request
 from netarena.malt import LABEL_SETS, LABELS, MaltApp
 

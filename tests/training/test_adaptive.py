@@ -15,7 +15,8 @@ from typer.testing import CliRunner
 from netarena.common.cli.root import cli
 from netarena.common.core.app import load_app
 from netarena.common.core.errors import ConfigError
-from netarena.common.core.runner import QueryPlan, RunConfig, Runner, plan_queries, read_results
+from netarena.common.core.plan import QueryPlan, plan_queries
+from netarena.common.core.runner import RunConfig, Runner, read_results
 from netarena.common.core.types import QueryResult
 from netarena.common.training.adaptive import ADAPTIVE_SUFFIX, adaptive_plan, apportion
 from netarena.common.training.runspec import RunSpec

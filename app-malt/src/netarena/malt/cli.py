@@ -11,7 +11,7 @@ import typer
 
 from netarena.common.cli.options import parse_levels
 from netarena.common.core.agents import Observation
-from netarena.common.core.runner import QueryPlan, plan_queries
+from netarena.common.core.plan import QueryPlan, plan_queries
 from netarena.malt import MaltApp
 
 __all__ = ["app", "export_sft"]

@@ -17,8 +17,9 @@ from netarena.common.core.errors import (
     SandboxError,
     SandboxTimeout,
 )
+from netarena.common.core.plan import QueryPlan, plan_queries
 from netarena.common.core.reactive import Command, ReactiveEpisode, RewardConfig
-from netarena.common.core.runner import QueryPlan, RunConfig, Runner, plan_queries, read_results
+from netarena.common.core.runner import RunConfig, Runner, read_results
 from netarena.common.core.stats import overlap, summarize, wald, wilson
 from netarena.common.core.types import Query, QueryResult, Score, StepResult
 from netarena.common.serving.agent_spec import make_agent

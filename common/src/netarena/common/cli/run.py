@@ -36,9 +36,10 @@ from netarena.common.cli.options import (
 )
 from netarena.common.core.app import load_app
 from netarena.common.core.errors import ConfigError
+from netarena.common.core.plan import QueryPlan, fresh_seed
 from netarena.common.core.replay import CALLS_FILE, Tape
 from netarena.common.core.result_files import UnsafeResultsFile, write_atomic
-from netarena.common.core.runner import QueryPlan, ResultCallback, RunConfig, Runner, fresh_seed
+from netarena.common.core.runner import ResultCallback, RunConfig, Runner
 from netarena.common.core.signals import run_until_stopped
 from netarena.common.core.stats import solved_safely, summarize
 from netarena.common.core.types import Query, QueryResult

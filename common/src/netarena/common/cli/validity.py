@@ -46,7 +46,8 @@ def calibrate_command(
     """Run the calibration ladder and check each agent against its documented range."""
     from netarena.common.cli.calibrate import calibrate
     from netarena.common.core.app import load_app
-    from netarena.common.core.runner import QueryPlan, RunConfig, plan_queries
+    from netarena.common.core.plan import QueryPlan, plan_queries
+    from netarena.common.core.runner import RunConfig
 
     logging.basicConfig(level=logging.WARNING)
     try:

@@ -26,7 +26,8 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from netarena.common.core.app import App
 from netarena.common.core.errors import ConfigError
-from netarena.common.core.runner import QueryPlan, RunConfig, fresh_seed, plan_size
+from netarena.common.core.plan import QueryPlan, fresh_seed, plan_size
+from netarena.common.core.runner import RunConfig
 from netarena.common.serving.limits import ServerLimits, check_app_caps
 
 __all__ = [

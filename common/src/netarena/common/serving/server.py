@@ -40,8 +40,9 @@ from fastapi import FastAPI
 from netarena.common.core.app import App
 from netarena.common.core.environment import environment
 from netarena.common.core.errors import ConfigError
+from netarena.common.core.plan import plan_queries
 from netarena.common.core.result_files import keyed_name
-from netarena.common.core.runner import Runner, plan_queries
+from netarena.common.core.runner import Runner
 from netarena.common.core.stats import summarize
 from netarena.common.core.types import Query, QueryResult, query_record
 from netarena.common.serving.a2a import (

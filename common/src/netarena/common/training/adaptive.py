@@ -31,7 +31,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from netarena.common.core.app import App, load_app
 from netarena.common.core.errors import ConfigError
-from netarena.common.core.runner import QueryPlan
+from netarena.common.core.plan import QueryPlan
 from netarena.common.core.stats import solved_safely
 from netarena.common.core.types import Query, QueryResult, query_id
 

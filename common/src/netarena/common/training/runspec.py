@@ -25,9 +25,10 @@ from netarena.common.core.agents import Agent, LiteLLMAgent
 from netarena.common.core.app import App, load_app
 from netarena.common.core.environment import environment
 from netarena.common.core.errors import ConfigError
+from netarena.common.core.plan import QueryPlan, plan_queries
 from netarena.common.core.replay import CALLS_FILE, Tape, usage_summary
 from netarena.common.core.result_files import read_regular, write_atomic
-from netarena.common.core.runner import QueryPlan, ResultCallback, RunConfig, Runner, plan_queries
+from netarena.common.core.runner import ResultCallback, RunConfig, Runner
 from netarena.common.core.stats import summarize
 from netarena.common.core.types import Query, QueryResult
 from netarena.common.serving.agent_spec import make_agent
