@@ -10,9 +10,9 @@ import pytest
 from typer.testing import CliRunner
 
 from netarena.a2a_llm import purple_app
-from netarena.common.cli.assess import assess, write_assessment
 from netarena.common.cli.root import cli
 from netarena.common.reporting.results import load_results
+from netarena.common.serving.assess import assess, write_assessment
 from netarena.common.serving.server import green_app
 from tests.a2a.servers import serving
 from tests.helpers.toy import ToyApp

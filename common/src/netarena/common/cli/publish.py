@@ -1,6 +1,7 @@
 """Command line, part three: ``netarena assess`` and ``netarena leaderboard``.
 
-``assess`` drives any green agent as the AgentBeats gateway does (``netarena.common.cli.assess``);
+``assess`` drives any green agent as the AgentBeats gateway does
+(``netarena.common.serving.assess``);
 ``leaderboard`` runs the leaderboard's DuckDB queries over results files as the AgentBeats
 app does (``netarena.common.reporting.leaderboard``). Mounted on the main ``netarena`` command by
 ``register``.
@@ -41,9 +42,9 @@ def assess_command(
     as_json: Annotated[bool, typer.Option("--json", help="print the summary as JSON")] = False,
 ) -> None:
     """Send an assessment request to a green agent as AgentBeats does; follow and save it."""
-    from netarena.common.cli.assess import assess as send
-    from netarena.common.cli.assess import write_assessment
     from netarena.common.cli.console import print_summary
+    from netarena.common.serving.assess import assess as send
+    from netarena.common.serving.assess import write_assessment
 
     logging.basicConfig(level=logging.WARNING)
     try:
