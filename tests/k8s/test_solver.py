@@ -8,11 +8,11 @@ import pytest
 
 from netarena.common.core.agents import Observation
 from netarena.k8s import K8sApp
-from netarena.k8s.actions import command_from_reply
 from netarena.k8s.faults import apply_faults, model_namespaces, model_pods
 from netarena.k8s.generator import build_model
 from netarena.k8s.judge import judge
 from netarena.k8s.manifests import render_policies
+from netarena.k8s.reply_commands import command_from_reply
 from netarena.k8s.solver import SNAPSHOT_COMMAND, ReferenceK8sAgent, plan_fixes
 
 

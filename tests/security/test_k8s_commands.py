@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 
 from netarena.common.core.errors import ForbiddenCommand, InvalidAction
-from netarena.k8s.actions import parse_kubectl
+from netarena.k8s.reply_commands import parse_kubectl
 
 NS = "shop"
 MANIFEST = "kind: NetworkPolicy\nmetadata:\n  name: x\n"

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, ClassVar
 from netarena.common.core.agents import Baseline
 from netarena.common.core.app import App
 from netarena.common.core.types import Query, query_id
-from netarena.k8s.actions import ForbiddenCommand, KubectlCommand, parse_kubectl
+from netarena.k8s.actions import ForbiddenCommand, KubectlCommand
 from netarena.k8s.baselines import BASELINES
 from netarena.k8s.faults import FAULT_TYPES, apply_faults, inject_fault
 from netarena.k8s.generator import (
@@ -35,6 +35,7 @@ from netarena.k8s.policy_matrix import (
     ProbeResult,
     compute_connectivity,
 )
+from netarena.k8s.reply_commands import parse_kubectl
 from netarena.k8s.solver import ReferenceK8sAgent
 
 if TYPE_CHECKING:

@@ -22,12 +22,7 @@ from typing import Any
 from netarena.common.core.errors import EmulatorError, InvalidAction
 from netarena.common.core.reactive import Command, ReactiveEpisode
 from netarena.common.core.types import Query, Score
-from netarena.k8s.actions import (
-    ForbiddenKubectl,
-    KubectlCommand,
-    WriteLedger,
-    command_from_reply,
-)
+from netarena.k8s.actions import ForbiddenKubectl, KubectlCommand
 from netarena.k8s.apiserver import ApiServer, ObjectStore, bootstrap, cluster_profile, deploy
 from netarena.k8s.apiserver.rbac import OPERATOR_ACCOUNT, UserInfo, operator_kubeconfig
 from netarena.k8s.faults import apply_faults
@@ -40,10 +35,12 @@ from netarena.k8s.judge import (
     workload_state,
 )
 from netarena.k8s.kubectl import Kubectl
+from netarena.k8s.ledger import WriteLedger
 from netarena.k8s.live import LiveCluster
 from netarena.k8s.manifests import render_all
 from netarena.k8s.model import AppModel
 from netarena.k8s.policy_matrix import Connectivity, compute_connectivity
+from netarena.k8s.reply_commands import command_from_reply
 
 __all__ = ["K8sEpisode", "MAX_OUTPUT_CHARS", "KUBECTL_TIMEOUT_S", "STREAM_TIMEOUT_S"]
 
