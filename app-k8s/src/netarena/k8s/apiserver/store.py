@@ -17,7 +17,7 @@ import time
 from collections.abc import Callable, Iterator
 from typing import Any, Literal
 
-from netarena.k8s.apiserver.defaults import apply_defaults, validate
+from netarena.k8s.apiserver.defaults import apply_defaults
 from netarena.k8s.apiserver.derived import derived_objects, heartbeat
 from netarena.k8s.apiserver.fields import record_update, server_side_apply
 from netarena.k8s.apiserver.kinds import (
@@ -33,6 +33,7 @@ from netarena.k8s.apiserver.kinds import (
 from netarena.k8s.apiserver.patch import apply_patch
 from netarena.k8s.apiserver.schema import prune_unknown_fields
 from netarena.k8s.apiserver.selectors import field_matcher, label_matcher
+from netarena.k8s.apiserver.validation import validate
 from netarena.k8s.apiserver.watch import ChangeLog
 from netarena.k8s.apiserver.workloads import WorkloadController
 
