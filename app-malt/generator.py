@@ -84,7 +84,7 @@ _DRAWS = 40
 _DROPPABLE = frozenset({"depth", "speed", "stage", "total", "order", "top"})
 """Qualifiers whose ablation is itself a task the prompts can state."""
 
-_L1_PLACES = {
+_L1_PLACES: dict[str, dict[str, float]] = {
     "count": {"switch": 0, "block": 3, "superblock": 2, "group": 3},
     "capacity": {"switch": 4, "block": 3, "superblock": 1, "group": 3},
     "list": {"switch": 3, "block": 3.5, "superblock": 0.5, "group": 3},

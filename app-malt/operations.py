@@ -142,7 +142,8 @@ def total_capacity(
     ports = selected(graph, node, PORT, direct=direct, where=where)
     if PORT in graph._node[node]["type"] and _passes(graph, node, where):
         ports.append(node)
-    return sum(graph._node[p].get("physical_capacity_bps", 0) for p in ports)
+    total: int | float = sum(graph._node[p].get("physical_capacity_bps", 0) for p in ports)
+    return total
 
 
 def _need(graph: nx.DiGraph, name: str) -> None:

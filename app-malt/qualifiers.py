@@ -202,7 +202,7 @@ class _Outcomes:
         graph = fork(self.region)
         if not self._same_answer(lambda: apply_ops(graph, variant)):
             return False
-        return graph._node == self.after._node and graph._adj == self.after._adj
+        return bool(graph._node == self.after._node and graph._adj == self.after._adj)
 
     def _same_answer(self, run: Any) -> bool:
         try:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 from functools import partial
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -163,7 +164,7 @@ class RouteApp(App):
         return BASELINES
 
 
-def topology_of(query: Query) -> tuple[NetworkPlan, Intent, partial[Topo]]:
+def topology_of(query: Query) -> tuple[NetworkPlan, Intent, Callable[[], Topo]]:
     """The plan, intent and a topology factory of a generated query.
 
     Raises:
