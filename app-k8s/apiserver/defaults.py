@@ -321,7 +321,7 @@ def _check_deployment(errs: _Errors, spec: dict[str, Any]) -> None:
 
 
 def _check_service(errs: _Errors, spec: dict[str, Any]) -> None:
-    ports = spec.get("ports")
+    ports = spec.get("ports") or []
     if not ports and spec.get("clusterIP") != "None":
         errs.required("spec.ports")
     names = [p.get("name") for p in ports or [] if isinstance(p, dict)]

@@ -208,6 +208,8 @@ class ApiServer:
                                             name="k8s-apiserver", daemon=True)
             self._thread.start()
             host, port = server.server_address[:2]
+            if isinstance(host, bytes):  # only a unix socket's address; this one is TCP
+                host = host.decode()
             self.url = f"{'https' if self.tls else 'http'}://{host}:{port}"
             logger.debug("embedded Kubernetes API at %s", self.url)
             return self.url
