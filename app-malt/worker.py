@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import time
 
-TYPE_CHECKING = False  # no typing import: the sandbox's worker loads only what it needs
+TYPE_CHECKING = False  # names for the checker only; the sandbox worker imports no typing
 if TYPE_CHECKING:
     from collections.abc import Mapping
     from typing import Any, TypeAlias, TypedDict

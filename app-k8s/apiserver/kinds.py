@@ -30,12 +30,15 @@ _RW_VERBS = ("create", "delete", "get", "list", "patch", "update", "watch")
 _RO_VERBS = ("get", "list", "watch")
 _T = TypeVar("_T")
 
+
 @overload
 def clone(obj: dict[str, Any]) -> dict[str, Any]: ...
 @overload
 def clone(obj: list[Any]) -> list[Any]: ...
 @overload
 def clone(obj: _T) -> _T: ...
+
+
 def clone(obj: Any) -> Any:
     """Deep copy of a JSON value (faster than ``copy.deepcopy`` for plain dicts/lists)."""
     if isinstance(obj, dict):
