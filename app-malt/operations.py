@@ -39,6 +39,7 @@ __all__ = [
     "selection",
     "total_capacity",
     "apply_op",
+    "measure_value",
     "taken",
     "apply_ops",
     "READ_OPS",
@@ -201,7 +202,8 @@ def _read(graph: nx.DiGraph, op: Op) -> Answer:
     return {"type": "table", "data": rows}
 
 
-def _measure(graph: nx.DiGraph, measure: Op) -> int | float:
+def measure_value(graph: nx.DiGraph, measure: Op) -> int | float:
+    """What a count or capacity ``measure`` (an ``if``'s condition) reads on ``graph``."""
     value = _read(graph, measure)["data"]
     assert isinstance(value, (int, float))
     return value
@@ -252,7 +254,7 @@ def apply_op(graph: nx.DiGraph, op: Op) -> Answer | None:
             answer = apply_op(graph, _bind(op["do"], item)) or answer
         return answer
     if kind == "if":
-        return _sequence(graph, op[taken(op, _measure(graph, op["measure"]))])
+        return _sequence(graph, op[taken(op, measure_value(graph, op["measure"]))])
     raise ConfigError(f"malt: unknown operation {kind!r}")
 
 

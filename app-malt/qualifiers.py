@@ -31,7 +31,15 @@ import networkx as nx
 
 from netarena.common.errors import NetArenaError
 from netarena.malt.checks import answer_mismatch
-from netarena.malt.operations import READ_OPS, apply_op, apply_ops, contained, fork, taken
+from netarena.malt.operations import (
+    READ_OPS,
+    apply_op,
+    apply_ops,
+    contained,
+    fork,
+    measure_value,
+    taken,
+)
 
 __all__ = ["QUALIFIERS", "ablate", "idle", "measure_variants", "stated"]
 
@@ -79,7 +87,7 @@ def _ablated(op: Op, qualifier: str) -> Op:
 
 def _branch(graph: nx.DiGraph, op: Op) -> str:
     """The branch an if-else at the start of a task takes on ``graph``."""
-    return taken(op, apply_op(graph, op["measure"])["data"])  # type: ignore[index]
+    return taken(op, measure_value(graph, op["measure"]))
 
 
 def _walk(base: nx.DiGraph, ops: list[Op]) -> Iterator[tuple[Path, Op]]:
@@ -244,11 +252,11 @@ def measure_variants(graph: nx.DiGraph, measure: Op) -> list[int | float]:
     Only values that differ from the measure's own: an ablation that changes nothing (the
     kind of a count of a switch's ports) cannot change the branch.
     """
-    value = apply_op(graph, measure)["data"]  # type: ignore[index]
+    value = measure_value(graph, measure)
     values = []
     for qualifier in QUALIFIERS:
         if _states(measure, qualifier):
-            other = apply_op(graph, _ablated(measure, qualifier))["data"]  # type: ignore[index]
+            other = measure_value(graph, _ablated(measure, qualifier))
             if other != value:
                 values.append(other)
     return values

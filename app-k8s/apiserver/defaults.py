@@ -408,5 +408,6 @@ def _check_ip_block(errs: _Errors, field: str, block: Any) -> None:
         except ValueError:
             errs.invalid(f"{field}.except[{k}]", cidr, "must be a valid CIDR")
             continue
+        # mypy cannot tie the two networks' types to the version check that precedes the call
         if sub.version != net.version or not sub.subnet_of(net):  # type: ignore[arg-type]
             errs.invalid(f"{field}.except[{k}]", cidr, "must be a strict subset of `cidr`")
