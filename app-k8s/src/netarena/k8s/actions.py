@@ -183,7 +183,7 @@ def resource_targets(verb: str, words: list[str]) -> list[tuple[str | None, str 
     if not words:
         return []
     kinds = [resource_kind(k) for k in words[0].split(",")]
-    names = words[1:] or [None]
+    names: list[str | None] = [*words[1:]] or [None]
     return [(k, n) for k in kinds for n in names]
 
 

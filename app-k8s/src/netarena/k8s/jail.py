@@ -98,7 +98,10 @@ class KubectlJail:
 
     def popen(self, command: list[str], **kwargs: Any) -> subprocess.Popen[bytes]:
         """Start ``command`` from the confined thread (it inherits the domain)."""
-        return self._pool.submit(subprocess.Popen, command, **kwargs).result()
+        def start() -> subprocess.Popen[bytes]:
+            return subprocess.Popen(command, **kwargs)
+
+        return self._pool.submit(start).result()
 
     def close(self) -> None:
         """Stop the confined thread and release the ruleset. Idempotent."""

@@ -70,7 +70,7 @@ class ClusterState:
 
 def apply_faults(policies: Sequence[Obj], faults: Sequence[Mapping[str, Any]]) -> list[Any]:
     """Copies of ``policies`` with each fault's ``spec`` written over its policy."""
-    out = copy.deepcopy(list(policies))
+    out: list[dict[str, Any]] = [copy.deepcopy(dict(p)) for p in policies]
     by_name = {p["metadata"]["name"]: p for p in out}
     for fault in faults:
         by_name[fault["policy"]]["spec"] = canonical_policy(copy.deepcopy(fault["spec"]))

@@ -181,7 +181,7 @@ class LiveCluster:
                         stderr=True, stdout=True, stdin=False, tty=False,
                         _preload_content=False)
         client.run_forever(timeout=10)
-        code = client.returncode
+        code: int | None = client.returncode  # None: the command never reported its exit
         client.close()
         return code == 0
 

@@ -202,8 +202,10 @@ def render_policy(spec: ServiceSpec, namespace: str, model: AppModel | None = No
     pol_spec["egress"] = _egress(model, spec) if model is not None else [{}]
     meta = _meta(spec.name, namespace)
     _own(meta, detail, spec.name)
-    return canonical_policy({"apiVersion": "networking.k8s.io/v1", "kind": "NetworkPolicy",
-                             "metadata": meta, "spec": pol_spec})
+    policy: dict[str, Any] = canonical_policy({
+        "apiVersion": "networking.k8s.io/v1", "kind": "NetworkPolicy", "metadata": meta,
+        "spec": pol_spec})
+    return policy
 
 
 def _main_rules(spec: ServiceSpec, extras: PolicyExtras | None) -> list[dict[str, Any]]:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import random
 import re
 from dataclasses import dataclass, field
+from typing import Any
 
 from netarena.common.core.errors import ConfigError
 from netarena.k8s.detail import ClusterDetail
@@ -124,8 +125,8 @@ def online_boutique(namespace: str = "default") -> AppModel:
     """Google's Online Boutique, as its upstream manifests and 13 policies describe it."""
     fe, co = "frontend", "checkoutservice"
 
-    def svc(name: str, port: int | None, sources: tuple[str, ...], **kw: object) -> ServiceSpec:
-        return ServiceSpec(name, port, sources=sources, image=_OB_IMAGE.format(name), **kw)  # type: ignore[arg-type]
+    def svc(name: str, port: int | None, sources: tuple[str, ...], **kw: Any) -> ServiceSpec:
+        return ServiceSpec(name, port, sources=sources, image=_OB_IMAGE.format(name), **kw)
 
     return AppModel(
         namespace=namespace,

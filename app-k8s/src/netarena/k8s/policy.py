@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import ipaddress
 import logging
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -145,9 +145,9 @@ class PolicyEngine:
         policies: NetworkPolicy API objects (``metadata.namespace`` defaults to ``default``).
     """
 
-    pods: list[Obj]
-    namespaces: list[Obj] = field(default_factory=list)
-    policies: list[Obj] = field(default_factory=list)
+    pods: Sequence[Obj]
+    namespaces: Sequence[Obj] = field(default_factory=list)
+    policies: Sequence[Obj] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         self.views = [PodView.from_obj(p) for p in self.pods]

@@ -240,7 +240,7 @@ def _candidates(search: _Search, pol: Obj, direction: str,
     if "add-rule" in kinds and missing:
         added = []
         for tuples, views in sorted(missing.items(), key=lambda kv: sorted(kv[0])):
-            rule: Obj = {side: [_peer_for(v, ns) for v in views]}
+            rule = {side: [_peer_for(v, ns) for v in views]}
             entries = _entries(sorted(tuples))
             if entries is not None:
                 rule["ports"] = entries

@@ -86,19 +86,25 @@ class GraphView:
 
     def attrs(self, node: str) -> Mapping[str, Any] | None:
         """Attributes of ``node``, or ``None`` when it does not exist."""
-        return self.graph._node.get(node)
+        found: Mapping[str, Any] | None = self.graph._node.get(node)
+        return found
 
     def succ(self, node: str) -> Mapping[str, Mapping[str, Any]]:
         """``{child: edge attributes}`` of ``node``'s outgoing edges."""
-        return self.graph._adj.get(node, {})
+        found: Mapping[str, Mapping[str, Any]] = self.graph._adj.get(node, {})
+        return found
 
     def pred(self, node: str) -> Mapping[str, Mapping[str, Any]]:
         """``{parent: edge attributes}`` of ``node``'s incoming edges."""
-        return self.graph._pred.get(node, {}) if self.graph.is_directed() else self.succ(node)
+        if not self.graph.is_directed():
+            return self.succ(node)
+        found: Mapping[str, Mapping[str, Any]] = self.graph._pred.get(node, {})
+        return found
 
     def nodes(self) -> Iterable[str]:
         """The nodes to check."""
-        return self.graph._node
+        nodes: Iterable[str] = self.graph._node
+        return nodes
 
 
 class DiffView(GraphView):
@@ -120,9 +126,9 @@ class DiffView(GraphView):
 
     def attrs(self, node: str) -> Mapping[str, Any] | None:
         """Attributes of ``node``, or ``None`` when it does not exist."""
-        if node in self.node_changes:
-            return self.node_changes[node]
-        return self.graph._node.get(node)
+        found: Mapping[str, Any] | None
+        found = self.node_changes[node] if node in self.node_changes else self.graph._node.get(node)
+        return found
 
     def _merge(self, base: Mapping[str, Any], changes: Mapping[str, Any] | None) -> dict[str, Any]:
         merged = {k: v for k, v in base.items() if self.attrs(k) is not None}

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from netarena.malt.operations import apply_op, children, contained
+from netarena.malt.operations import children, contained, measure_value
 from netarena.malt.qualifiers import measure_variants
 from netarena.malt.sampler import PORT, SW
 
@@ -130,7 +130,7 @@ def _condition(s: TaskSampler, measure: Op) -> Op | None:
     blind to any of them takes the other branch, and either branch may be the true one;
     ``None`` when they lie on both sides.
     """
-    value = int(apply_op(s.g, measure)["data"])  # type: ignore[index]
+    value = int(measure_value(s.g, measure))
     others = [int(o) for o in measure_variants(s.g, measure)]
     reach = max(1, value // 4)
     rng = s.p.rng

@@ -39,6 +39,7 @@ __all__ = [
     "selection",
     "total_capacity",
     "apply_op",
+    "measure_value",
     "taken",
     "apply_ops",
     "READ_OPS",
@@ -142,7 +143,8 @@ def total_capacity(
     ports = selected(graph, node, PORT, direct=direct, where=where)
     if PORT in graph._node[node]["type"] and _passes(graph, node, where):
         ports.append(node)
-    return sum(graph._node[p].get("physical_capacity_bps", 0) for p in ports)
+    total: int | float = sum(graph._node[p].get("physical_capacity_bps", 0) for p in ports)
+    return total
 
 
 def _need(graph: nx.DiGraph, name: str) -> None:
@@ -200,7 +202,8 @@ def _read(graph: nx.DiGraph, op: Op) -> Answer:
     return {"type": "table", "data": rows}
 
 
-def _measure(graph: nx.DiGraph, measure: Op) -> int | float:
+def measure_value(graph: nx.DiGraph, measure: Op) -> int | float:
+    """What a count or capacity ``measure`` (an ``if``'s condition) reads on ``graph``."""
     value = _read(graph, measure)["data"]
     assert isinstance(value, (int, float))
     return value
@@ -251,7 +254,7 @@ def apply_op(graph: nx.DiGraph, op: Op) -> Answer | None:
             answer = apply_op(graph, _bind(op["do"], item)) or answer
         return answer
     if kind == "if":
-        return _sequence(graph, op[taken(op, _measure(graph, op["measure"]))])
+        return _sequence(graph, op[taken(op, measure_value(graph, op["measure"]))])
     raise ConfigError(f"malt: unknown operation {kind!r}")
 
 

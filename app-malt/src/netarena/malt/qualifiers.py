@@ -31,7 +31,15 @@ import networkx as nx
 
 from netarena.common.core.errors import NetArenaError
 from netarena.malt.checks import answer_mismatch
-from netarena.malt.operations import READ_OPS, apply_op, apply_ops, contained, fork, taken
+from netarena.malt.operations import (
+    READ_OPS,
+    apply_op,
+    apply_ops,
+    contained,
+    fork,
+    measure_value,
+    taken,
+)
 
 __all__ = ["QUALIFIERS", "ablate", "idle", "measure_variants", "stated"]
 
@@ -79,7 +87,7 @@ def _ablated(op: Op, qualifier: str) -> Op:
 
 def _branch(graph: nx.DiGraph, op: Op) -> str:
     """The branch an if-else at the start of a task takes on ``graph``."""
-    return taken(op, apply_op(graph, op["measure"])["data"])  # type: ignore[index]
+    return taken(op, measure_value(graph, op["measure"]))
 
 
 def _walk(base: nx.DiGraph, ops: list[Op]) -> Iterator[tuple[Path, Op]]:
@@ -202,7 +210,7 @@ class _Outcomes:
         graph = fork(self.region)
         if not self._same_answer(lambda: apply_ops(graph, variant)):
             return False
-        return graph._node == self.after._node and graph._adj == self.after._adj
+        return bool(graph._node == self.after._node and graph._adj == self.after._adj)
 
     def _same_answer(self, run: Any) -> bool:
         try:
@@ -244,11 +252,11 @@ def measure_variants(graph: nx.DiGraph, measure: Op) -> list[int | float]:
     Only values that differ from the measure's own: an ablation that changes nothing (the
     kind of a count of a switch's ports) cannot change the branch.
     """
-    value = apply_op(graph, measure)["data"]  # type: ignore[index]
+    value = measure_value(graph, measure)
     values = []
     for qualifier in QUALIFIERS:
         if _states(measure, qualifier):
-            other = apply_op(graph, _ablated(measure, qualifier))["data"]  # type: ignore[index]
+            other = measure_value(graph, _ablated(measure, qualifier))
             if other != value:
                 values.append(other)
     return values

@@ -12,8 +12,9 @@ from __future__ import annotations
 import functools
 import random
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 import networkx as nx
 
@@ -26,6 +27,7 @@ __all__ = ["FabricIndex", "Picker", "SW", "PORT", "AGG", "SUPERBLOCK", "index"]
 SW, PORT, AGG = "EK_PACKET_SWITCH", "EK_PORT", "EK_AGG_BLOCK"
 SUPERBLOCK, _SPINE = "EK_SUPERBLOCK", "EK_SPINEBLOCK"
 Op = dict[str, Any]
+_T = TypeVar("_T")
 
 
 @dataclass(frozen=True)
@@ -63,7 +65,7 @@ def index(base: nx.DiGraph) -> FabricIndex:
     home: dict[str, list[str]] = {b: [] for b in blocks}
     for group in groups:
         owners = {next(iter(base.predecessors(s)), None) for s in children(base, group, SW)}
-        for block in owners & set(home):
+        for block in set(home) & owners:
             home[block].append(group)
     return FabricIndex(
         blocks=blocks,
@@ -90,7 +92,7 @@ class Picker:
         self.rng = rng
         self.ix = index(base)
 
-    def pick(self, items: list[Any]) -> Any:
+    def pick(self, items: Sequence[_T]) -> _T:
         """One of ``items``."""
         return self.rng.choice(items)
 
@@ -138,7 +140,8 @@ class Picker:
 
     def upper(self, block: str) -> str:
         """The node that directly contains ``block`` (its superblock, or the fabric)."""
-        return next(iter(self.g.predecessors(block)))
+        parent: str = next(iter(self.g.predecessors(block)))
+        return parent
 
     def around(self, block: str) -> list[str]:
         """Places that hold ``block``'s switches and survive changes inside it."""

@@ -101,7 +101,7 @@ def _loop_item(text: str) -> str:
 
 def _fields(names: tuple[str, ...], values: tuple[str | None, ...]) -> dict[str, Any]:
     """Named regex groups as operation fields; ``cmp``/``bps`` become a ``speed`` filter."""
-    found = {
+    found: dict[str, Any] = {
         f: int(v) if f in _INTS else _loop_item(_WORDS.get(v, v))
         for f, v in zip(names, values, strict=True)
         if v is not None

@@ -25,7 +25,7 @@ Op = dict[str, Any]
 __all__ = ["TaskSampler"]
 
 
-_L1_PLACES = {
+_L1_PLACES: dict[str, dict[str, float]] = {
     "count": {"switch": 0, "block": 3, "superblock": 2, "group": 3},
     "capacity": {"switch": 4, "block": 3, "superblock": 1, "group": 3},
     "list": {"switch": 3, "block": 3.5, "superblock": 0.5, "group": 3},

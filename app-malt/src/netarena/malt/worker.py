@@ -7,8 +7,23 @@ and the resulting topology as a diff against the pristine topology (small, JSON,
 compare). The evaluator imports the same ``graph_diff`` to express ground truth as a diff.
 """
 
+from __future__ import annotations
+
 import json
 import time
+
+TYPE_CHECKING = False  # names for the checker only; the sandbox worker imports no typing
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+    from typing import Any, TypeAlias, TypedDict
+
+    Json: TypeAlias = None | bool | int | float | str | list["Json"] | dict[str, "Json"]
+
+    class GraphDiff(TypedDict):
+        """``graph_diff``'s result."""
+
+        nodes: dict[str, Json]
+        edges: list[list[Json]]
 
 __all__ = ["setup", "run", "graph_diff", "jsonable", "graph_payload"]
 
@@ -16,7 +31,7 @@ _MISSING = object()
 _MAX_DEPTH = 32
 
 
-def jsonable(value, depth=0):
+def jsonable(value: object, depth: int = 0) -> Json:
     """A JSON-safe copy of ``value``: containers become lists/dicts, other objects their repr."""
     if value is None or isinstance(value, (bool, int, str)):
         return value
@@ -39,18 +54,20 @@ def jsonable(value, depth=0):
     return repr(value)[:500]
 
 
-def _key(node):
+def _key(node: object) -> str:
     return node if isinstance(node, str) else repr(node)
 
 
-def _same(a, b):
+def _same(a: object, b: object) -> bool:
     try:
         return bool(a == b)
     except Exception:  # noqa: BLE001 - exotic values compare as different
         return False
 
 
-def graph_diff(base_node, base_adj, graph):
+def graph_diff(
+    base_node: Mapping[Any, Any], base_adj: Mapping[Any, Mapping[Any, Any]], graph: Any
+) -> GraphDiff:
     """The changes from a base graph to ``graph``, as plain JSON data.
 
     Args:
@@ -64,7 +81,7 @@ def graph_diff(base_node, base_adj, graph):
         ``None``; edges sorted by ``(u, v)``. Equal graphs give empty ``nodes`` and ``edges``.
     """
     node, adj = graph._node, graph._adj
-    nodes = {}
+    nodes: dict[str, Json] = {}
     for n, attrs in node.items():
         old = base_node.get(n, _MISSING)
         if old is _MISSING or not _same(old, attrs):
@@ -72,7 +89,7 @@ def graph_diff(base_node, base_adj, graph):
     for n in base_node:
         if n not in node:
             nodes[_key(n)] = None
-    edges = []
+    edges: list[list[Json]] = []
     for u, nbrs in adj.items():
         old_nbrs = base_adj.get(u)
         if old_nbrs is not None and _same(old_nbrs, nbrs):
@@ -92,7 +109,7 @@ def graph_diff(base_node, base_adj, graph):
     return {"nodes": nodes, "edges": edges}
 
 
-def graph_payload(graph):
+def graph_payload(graph: Any) -> bytes:
     """Serialize a topology for ``setup``: JSON nodes with attributes and typed edges."""
     return json.dumps(
         {
@@ -102,7 +119,7 @@ def graph_payload(graph):
     ).encode()
 
 
-def setup(payload):
+def setup(payload: bytes) -> dict[str, Any]:
     """Build the pristine topology and a private copy of it to diff answers against."""
     import copy
 
@@ -124,7 +141,7 @@ def setup(payload):
     return {"graph": graph, "base_node": base_node, "base_adj": base_adj, "nx": nx}
 
 
-def _as_graph(value, nx):
+def _as_graph(value: object, nx: Any) -> Any:
     if isinstance(value, nx.Graph):
         return value
     if isinstance(value, dict) and "nodes" in value and ("links" in value or "edges" in value):
@@ -136,13 +153,15 @@ def _as_graph(value, nx):
     return None
 
 
-def run(state, request):
+def run(state: dict[str, Any], request: bytes) -> bytes:
     """Run one answer: exec the code, call ``process_graph(graph)``, report answer and diff."""
     nx, graph = state["nx"], state["graph"]
-    out = {"error": None, "answer": None, "answer_error": None, "diff": None, "note": None}
+    out: dict[str, Any] = {
+        "error": None, "answer": None, "answer_error": None, "diff": None, "note": None
+    }
     started = time.perf_counter()
     try:
-        namespace = {"__name__": "__agent__"}
+        namespace: dict[str, Any] = {"__name__": "__agent__"}
         exec(compile(request.decode("utf-8", "replace"), "<agent code>", "exec"), namespace)
         fn = namespace.get("process_graph")
         if not callable(fn):

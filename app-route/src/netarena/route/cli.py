@@ -111,7 +111,7 @@ def _interruptible_cli() -> type:
     from mininet.log import output
     from mininet.util import quietRun
 
-    class InterruptibleCLI(CLI):  # type: ignore[misc]
+    class InterruptibleCLI(CLI):
         def run(self) -> None:
             while True:
                 try:

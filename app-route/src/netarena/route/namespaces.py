@@ -301,7 +301,7 @@ def own_user_namespace(node_class: type[Any], uid: int) -> type[Any]:
                 self.cmd(f"mount -t tmpfs -o size=4k,mode=0755 netarena {hidden} 2>/dev/null")
 
     methods = {"_popen": _popen, "startShell": startShell}
-    subclass = type(node_class.__name__, (node_class,), methods)
+    subclass: type[Any] = type(node_class.__name__, (node_class,), methods)
     subclass.__module__ = node_class.__module__
     subclass.__doc__ = node_class.__doc__
     return subclass

@@ -218,7 +218,8 @@ def _generation(netns: str, sock: socket.socket | None = None) -> int:
     _, mtype, _, _, _ = _HEADER.unpack_from(data, 0)
     if mtype != (10 << 8) | 15:
         raise EmulatorError(f"{netns}: cannot read the nftables generation")
-    return struct.unpack("!I", _attrs(data, _HEADER.size + 4)[1][:4])[0]
+    generation: int = struct.unpack("!I", _attrs(data, _HEADER.size + 4)[1][:4])[0]
+    return generation
 
 
 def _legacy_tools() -> list[str]:
@@ -314,7 +315,7 @@ def _statement(part: Any) -> str | None:
         return f"{kind} to {_operand(body.get('addr'))}{port}"
     if kind in ("jump", "goto") and isinstance(body, dict):
         return f"{kind} {body.get('target')}"
-    return kind
+    return str(kind)  # a JSON object key
 
 
 def describe(key: str) -> str:

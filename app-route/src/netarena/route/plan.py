@@ -158,7 +158,7 @@ def _subnet_block(rng: random.Random, prefix: str, octet: int) -> ipaddress.IPv4
     length = rng.choices((24, 25, 26, 27), weights=(6, 2, 1, 1))[0]
     size = 1 << (32 - length)
     offset = size * rng.randrange(0, 256 // size)
-    return ipaddress.ip_network(f"{prefix}.{octet}.{offset}/{length}")
+    return ipaddress.IPv4Network(f"{prefix}.{octet}.{offset}/{length}")
 
 
 def _host_addresses(
@@ -188,7 +188,8 @@ def draw_plan(rng: random.Random, host_counts: list[int]) -> NetworkPlan:
         last usable address, and hosts numbered from a random offset with a random stride.
     """
     prefix = _family(rng)
-    subnets, hosts = [], []
+    subnets: list[Subnet] = []
+    hosts: list[HostPlan] = []
     octets = _third_octets(rng, len(host_counts))
     for i, (octet, count) in enumerate(zip(octets, host_counts, strict=True), 1):
         block = _subnet_block(rng, prefix, octet)

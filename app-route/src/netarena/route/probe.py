@@ -162,7 +162,7 @@ def parse_pingall(text: str) -> PingMatrix:
 def _checksum(data: bytes) -> int:
     if len(data) % 2:
         data += b"\0"
-    total = sum(struct.unpack(f"!{len(data) // 2}H", data))
+    total: int = sum(struct.unpack(f"!{len(data) // 2}H", data))
     total = (total >> 16) + (total & 0xFFFF)
     total += total >> 16
     return ~total & 0xFFFF
@@ -198,7 +198,7 @@ class _Mesh:
         self.services.lock.acquire()
         self.sockets: dict[str, socket.socket] = {}
         self.clients: dict[str, socket.socket] = {}
-        self.handlers: dict[int, tuple[str, str, object]] = {}
+        self.handlers: dict[int, tuple[str, str, Flow | None]] = {}
         self.idents: dict[str, int] = {}
         self.poller = select.poll()  # select() fails past fd 1024 (many live networks)
         self.requests: dict[_Key, Pair] = {}
@@ -233,7 +233,7 @@ class _Mesh:
         self.idents = dict(zip(net.plan.nodes, idents, strict=True))
 
     def _watch(
-        self, sock: socket.socket, role: str, node: str, extra: object = None,
+        self, sock: socket.socket, role: str, node: str, extra: Flow | None = None,
         events: int = select.POLLIN, own: bool = True,
     ) -> None:
         sock.setblocking(False)
@@ -473,8 +473,8 @@ class _Mesh:
             self._accept_all(node)
         elif role == "tcp-conn":
             self._tcp_conn(self.open_fds[fd], node)
-        else:
-            self._tcp_client(self.open_fds[fd], extra)  # type: ignore[arg-type]
+        elif extra is not None:  # a TCP client's, connecting or awaiting its answer
+            self._tcp_client(self.open_fds[fd], extra)
 
     def wait(self, pending: set[Flow], deadline: float, quiet_s: float | None = None) -> None:
         """Collect answers until all ``pending`` flows answered, or ``deadline``.

@@ -185,7 +185,7 @@ def _intents_flows(inv: Inventory, pairs: set[tuple[str, str]]) -> list[Flow]:
     def where(ip: str) -> str | None:
         return next((sw for sw, net in subnet_of.items() if ipaddress.ip_address(ip) in net), None)
 
-    paths = []
+    paths: list[tuple[str, str, str, str, str | None, str | None]] = []
     for src, dst in pairs:
         dst_ip = inv.router_ip if dst == "r0" else inv.hosts[dst][1]
         dst_sw = where(dst_ip)
@@ -203,11 +203,11 @@ def _intents_flows(inv: Inventory, pairs: set[tuple[str, str]]) -> list[Flow]:
             out_intf = inv.subnets[dst_sw][2]
             paths.append(("FORWARD", "FORWARD", src_ip, dst_ip, in_intf, out_intf))
     flows = []
-    services = {"icmp": None, "tcp": inv.ports[0], "udp": inv.ports[1]}
-    for chain, back, src_ip, dst_ip, in_intf, out_intf in paths:
+    services: dict[str, int | None] = {"icmp": None, "tcp": inv.ports[0], "udp": inv.ports[1]}
+    for chain, back, src_ip, dst_ip, via_in, via_out in paths:
         for proto, port in services.items():
-            flows.append(Flow(chain, src_ip, dst_ip, in_intf, out_intf, False, proto, None, port))
-            flows.append(Flow(back, dst_ip, src_ip, out_intf, in_intf, True, proto, port, None))
+            flows.append(Flow(chain, src_ip, dst_ip, via_in, via_out, False, proto, None, port))
+            flows.append(Flow(back, dst_ip, src_ip, via_out, via_in, True, proto, port, None))
     return flows
 
 

@@ -17,6 +17,7 @@ import ipaddress
 import os
 import re
 import warnings
+from collections.abc import Callable
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -210,7 +211,7 @@ def plan_of(topo: Topo) -> NetworkPlan:
     return NetworkPlan(tuple(subnets), tuple(hosts))
 
 
-def topology_of(query: Query) -> tuple[NetworkPlan, Intent, partial[Topo]]:
+def topology_of(query: Query) -> tuple[NetworkPlan, Intent, Callable[[], Topo]]:
     """The plan, intent and a topology factory of a generated query.
 
     Raises:

@@ -82,7 +82,8 @@ class Item:
         """Inverse of ``asdict``."""
         data = dict(data)
         data["sysctls"] = tuple(tuple(kv) for kv in data.get("sysctls", ()))
-        return cls(**{k: tuple(v) if isinstance(v, list) else v for k, v in data.items()})
+        items: dict[str, Any] = {k: tuple(v) if isinstance(v, list) else v for k, v in data.items()}
+        return cls(**items)
 
 
 @dataclass(frozen=True)
@@ -192,7 +193,7 @@ def _policy_routing(d: _Draw) -> list[Item]:
     d.tables.add(table)
     pref = d.rng.randrange(1000, 30000)
     net = f"100.96.{d.octet()}.0/24"
-    lines = (
+    lines: tuple[str, ...] = (
         f"rule add from {subnet.network} to {net} lookup {table} pref {pref}",
         f"route add {net} via {host.ip} dev {d.router_side(host)} table {table}",
     )

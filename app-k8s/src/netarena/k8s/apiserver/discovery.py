@@ -99,7 +99,7 @@ def api_group(group: str) -> dict[str, Any]:
 
 def api_group_list() -> dict[str, Any]:
     """The legacy ``/apis`` document (``APIGroupList``)."""
-    groups = []
+    groups: list[dict[str, Any]] = []
     for group, _ in group_versions():
         if group and all(g["name"] != group for g in groups):
             entry = api_group(group)

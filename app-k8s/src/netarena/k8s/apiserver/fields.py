@@ -203,7 +203,7 @@ def server_side_apply(info: KindInfo, live: dict[str, Any], applied: dict[str, A
                         "kind": info.plural,
                         "causes": [{"reason": "FieldManagerConflict", "field": f,
                                     "message": f'conflict with "{m}"'} for m, f in conflicts]})
-    out = _merge(live, applied)
+    out: dict[str, Any] = _merge(live, applied)
     for path in sorted(before - wanted - set(others), key=len, reverse=True):
         _remove(out, path)
     kept = []

@@ -7,7 +7,7 @@ version, plural, short names, verbs) and the OpenAPI document, so they cannot di
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar, overload
 
 from netarena.common.core.errors import NetArenaError
 
@@ -28,6 +28,16 @@ __all__ = [
 
 _RW_VERBS = ("create", "delete", "get", "list", "patch", "update", "watch")
 _RO_VERBS = ("get", "list", "watch")
+_T = TypeVar("_T")
+
+
+@overload
+def clone(obj: dict[str, Any]) -> dict[str, Any]: ...
+@overload
+def clone(obj: list[Any]) -> list[Any]: ...
+@overload
+def clone(obj: _T) -> _T: ...
+
 
 def clone(obj: Any) -> Any:
     """Deep copy of a JSON value (faster than ``copy.deepcopy`` for plain dicts/lists)."""

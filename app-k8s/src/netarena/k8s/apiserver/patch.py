@@ -299,7 +299,8 @@ def apply_patch(doc: dict[str, Any], patch: Any, patch_type: str, kind: str) -> 
     if patch_type == "merge":
         if not isinstance(patch, dict):
             raise BadRequest("merge patch must be a JSON object")
-        return merge_patch(doc, patch)
+        merged: dict[str, Any] = merge_patch(doc, patch)
+        return merged
     if patch_type == "strategic":
         return strategic_merge_patch(doc, patch, kind)
     raise BadRequest(f"unsupported patch type {patch_type!r}")

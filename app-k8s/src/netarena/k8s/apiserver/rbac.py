@@ -76,7 +76,9 @@ def rules_for(store: ObjectStore, user: UserInfo, namespace: str | None) -> list
 
 def _matches(rule: dict[str, Any], attrs: dict[str, Any]) -> bool:
     def has(values: list[str] | None, value: str) -> bool:
-        return bool(values) and ("*" in values or value in values)
+        if not values:
+            return False
+        return "*" in values or value in values
 
     resource = attrs.get("resource", "")
     if attrs.get("subresource"):

@@ -47,7 +47,8 @@ def _json_type(value: Any) -> str:
         return f"number {value:g}"
     if isinstance(value, int):
         return "number"
-    return {str: "string", list: "array", dict: "object"}.get(type(value), "value")
+    names: dict[type, str] = {str: "string", list: "array", dict: "object"}
+    return names.get(type(value), "value")
 
 
 def _go_type(type_text: str) -> str:

@@ -22,7 +22,9 @@ Matcher = Callable[[Mapping[str, str]], bool]
 
 
 def _split_terms(text: str) -> list[str]:
-    terms, depth, cur = [], 0, []
+    terms: list[str] = []
+    cur: list[str] = []
+    depth = 0
     for ch in text:
         if ch == "(":
             depth += 1

@@ -107,10 +107,11 @@ def _wants_aggregated(headers: dict[str, str]) -> bool:
 def _field_validation(params: dict[str, str]) -> FieldValidation:
     """The request's ``fieldValidation``; the API server's default is ``Warn``."""
     mode = params.get("fieldValidation") or "Warn"
-    if mode not in ("Ignore", "Warn", "Strict"):
-        raise BadRequest(f'fieldValidation must be one of "Ignore", "Warn" or "Strict", not '
-                         f'"{mode}"')
-    return mode  # type: ignore[return-value]
+    for allowed in ("Ignore", "Warn", "Strict"):
+        if mode == allowed:
+            return allowed
+    raise BadRequest(f'fieldValidation must be one of "Ignore", "Warn" or "Strict", not '
+                     f'"{mode}"')
 
 
 def _warning_headers(warnings: list[str]) -> dict[str, str] | None:
@@ -208,6 +209,8 @@ class ApiServer:
                                             name="k8s-apiserver", daemon=True)
             self._thread.start()
             host, port = server.server_address[:2]
+            if isinstance(host, bytes):  # only a unix socket's address; this one is TCP
+                host = host.decode()
             self.url = f"{'https' if self.tls else 'http'}://{host}:{port}"
             logger.debug("embedded Kubernetes API at %s", self.url)
             return self.url

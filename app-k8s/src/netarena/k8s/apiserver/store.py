@@ -9,6 +9,7 @@ seed and sequence of writes, so episodes replay identically.
 
 from __future__ import annotations
 
+import builtins
 import contextlib
 import json
 import random
@@ -126,9 +127,9 @@ class ObjectStore(WorkloadController):
                     if meta["name"] == name and meta.get("namespace") == namespace:
                         return clone(obj)
             else:
-                obj = self._objects.get(kind, {}).get(self._key(info, namespace, name))
-                if obj is not None:
-                    return heartbeat(clone(obj), self._clock())
+                stored = self._objects.get(kind, {}).get(self._key(info, namespace, name))
+                if stored is not None:
+                    return heartbeat(clone(stored), self._clock())
         raise NotFound(f'{info.resource} "{name}" not found',
                        {"name": name, "group": info.group, "kind": info.plural})
 
@@ -173,7 +174,7 @@ class ObjectStore(WorkloadController):
     def list_with_revision(
         self, kind: str, namespace: str | None = None, label_selector: str | None = None,
         field_selector: str | None = None,
-    ) -> tuple[list[dict[str, Any]], int]:
+    ) -> tuple[builtins.list[dict[str, Any]], int]:
         """``list`` and the revision it reflects, read together (a watch's starting point)."""
         with self._lock:
             return self.list(kind, namespace, label_selector, field_selector), self._revision
@@ -214,7 +215,7 @@ class ObjectStore(WorkloadController):
         *,
         dry_run: bool = False,
         field_validation: FieldValidation = "Ignore",
-        warnings: list[str] | None = None,
+        warnings: builtins.list[str] | None = None,
         manager: str | None = None,
     ) -> dict[str, Any]:
         """Store a new object; a Deployment also creates its Pods.
@@ -263,7 +264,7 @@ class ObjectStore(WorkloadController):
         *,
         dry_run: bool = False,
         field_validation: FieldValidation = "Ignore",
-        warnings: list[str] | None = None,
+        warnings: builtins.list[str] | None = None,
         manager: str | None = None,
     ) -> dict[str, Any]:
         """Replace an existing object (PUT). Status of Pods/Deployments/Services is kept.
@@ -302,7 +303,7 @@ class ObjectStore(WorkloadController):
         *,
         dry_run: bool = False,
         field_validation: FieldValidation = "Ignore",
-        warnings: list[str] | None = None,
+        warnings: builtins.list[str] | None = None,
         manager: str | None = None,
     ) -> dict[str, Any]:
         """Patch one object: ``json`` (RFC 6902), ``merge`` (RFC 7386) or ``strategic``.
@@ -331,7 +332,7 @@ class ObjectStore(WorkloadController):
         force: bool = False,
         dry_run: bool = False,
         field_validation: FieldValidation = "Ignore",
-        warnings: list[str] | None = None,
+        warnings: builtins.list[str] | None = None,
     ) -> tuple[dict[str, Any], bool]:
         """Server-side apply of ``obj`` by ``manager``; creates the object when missing.
 

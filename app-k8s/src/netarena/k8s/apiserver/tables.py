@@ -165,7 +165,8 @@ def _event_row(ev: dict[str, Any], now: float) -> Row:
 
 def _node_row(node: dict[str, Any], now: float) -> Row:
     status, labels = node.get("status") or {}, node["metadata"].get("labels") or {}
-    ready = next((c for c in status.get("conditions") or [] if c.get("type") == "Ready"), {})
+    ready: dict[str, Any] = next(
+        (c for c in status.get("conditions") or [] if c.get("type") == "Ready"), {})
     state = "Ready" if ready.get("status") == "True" else "NotReady"
     roles = ",".join(sorted(k.split("/", 1)[1] for k in labels
                             if k.startswith("node-role.kubernetes.io/"))) or "<none>"

@@ -89,6 +89,7 @@ class Handler(BaseHTTPRequestHandler):
 
     protocol_version = "HTTP/1.1"
     server: HttpServer
+    _headers_buffer: list[bytes]  # BaseHTTPRequestHandler's, missing from its stubs
 
     def setup(self) -> None:
         """Turn off Nagle's algorithm; with TLS, shake hands (in this connection's thread)."""

@@ -184,7 +184,7 @@ def _check_deployment(errs: _Errors, spec: dict[str, Any]) -> None:
 
 
 def _check_service(errs: _Errors, spec: dict[str, Any]) -> None:
-    ports = spec.get("ports")
+    ports = spec.get("ports") or []
     if not ports and spec.get("clusterIP") != "None":
         errs.required("spec.ports")
     names = [p.get("name") for p in ports or [] if isinstance(p, dict)]
@@ -271,5 +271,6 @@ def _check_ip_block(errs: _Errors, field: str, block: Any) -> None:
         except ValueError:
             errs.invalid(f"{field}.except[{k}]", cidr, "must be a valid CIDR")
             continue
+        # mypy cannot tie the two networks' types to the version check that precedes the call
         if sub.version != net.version or not sub.subnet_of(net):  # type: ignore[arg-type]
             errs.invalid(f"{field}.except[{k}]", cidr, "must be a strict subset of `cidr`")

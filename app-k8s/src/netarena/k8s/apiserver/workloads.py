@@ -79,12 +79,14 @@ class WorkloadController:
 
     def _populate_namespace(self, ns: str) -> None:
         """The service-account and root-CA publishers' work in a new namespace."""
-        for obj in ({"apiVersion": "v1", "kind": "ServiceAccount",
-                     "metadata": {"name": "default", "namespace": ns}},
-                    {"apiVersion": "v1", "kind": "ConfigMap",
-                     "metadata": {"name": "kube-root-ca.crt", "namespace": ns,
-                                  "annotations": {"kubernetes.io/description": _CA_NOTE}},
-                     "data": {"ca.crt": cluster_ca(self.seed)}}):
+        published: tuple[dict[str, Any], ...] = (
+            {"apiVersion": "v1", "kind": "ServiceAccount",
+             "metadata": {"name": "default", "namespace": ns}},
+            {"apiVersion": "v1", "kind": "ConfigMap",
+             "metadata": {"name": "kube-root-ca.crt", "namespace": ns,
+                          "annotations": {"kubernetes.io/description": _CA_NOTE}},
+             "data": {"ca.crt": cluster_ca(self.seed)}})
+        for obj in published:
             info = kind_info(obj["kind"])
             obj["metadata"].update(uid=self._uid(), creationTimestamp=self._now())
             self._write(info, (ns, obj["metadata"]["name"]), obj)
@@ -97,7 +99,7 @@ class WorkloadController:
         nodes = [n for n in self._nodes() if tolerates(spec, n)]
         if not nodes:
             return self.node_name
-        load = {n["metadata"]["name"]: 0 for n in nodes}
+        load: dict[str, int] = {n["metadata"]["name"]: 0 for n in nodes}
         for pod in self._objects.get("Pod", {}).values():
             if pod["spec"].get("nodeName") in load:
                 load[pod["spec"]["nodeName"]] += 1
