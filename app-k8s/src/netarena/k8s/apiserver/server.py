@@ -9,7 +9,6 @@ apply, the ``scale``, ``log`` and ``exec`` subresources), and the access reviews
 
 from __future__ import annotations
 
-import json
 import logging
 import threading
 import time
@@ -30,10 +29,22 @@ from netarena.k8s.apiserver.kinds import (
     resource_info,
 )
 from netarena.k8s.apiserver.logs import LogHistory, container_log, follow_log
+from netarena.k8s.apiserver.nonresource import health_reply, openapi_reply, root_reply
 from netarena.k8s.apiserver.probes import ExecResult
 from netarena.k8s.apiserver.rbac import UserInfo, authorize, review
+from netarena.k8s.apiserver.request_args import (
+    check_body_target,
+    delete_dry_run,
+    field_manager,
+    field_validation,
+    json_body,
+    rbac_verb,
+    split_path,
+    wants_table,
+    warning_headers,
+)
 from netarena.k8s.apiserver.shell import run_in_pod
-from netarena.k8s.apiserver.store import FieldValidation, ObjectStore
+from netarena.k8s.apiserver.store import ObjectStore
 from netarena.k8s.apiserver.tables import render_table
 from netarena.k8s.apiserver.tls import server_context
 from netarena.k8s.apiserver.transport import (
@@ -49,101 +60,6 @@ from netarena.k8s.apiserver.watch import watch_reply
 __all__ = ["ApiServer"]
 
 logger = logging.getLogger(__name__)
-
-def _verb(method: str, name: str | None, params: dict[str, str]) -> str:
-    """The RBAC verb of a request (``get``, ``list``, ``watch``, ``create``, ...)."""
-    if method == "GET":
-        if params.get("watch") in ("true", "1"):
-            return "watch"
-        return "get" if name else "list"
-    if method == "DELETE" and not name:
-        return "deletecollection"
-    return {"POST": "create", "PUT": "update", "PATCH": "patch", "DELETE": "delete"}.get(
-        method, method.lower())
-
-
-def _query(path: str) -> tuple[list[str], dict[str, str]]:
-    parts = urlsplit(path)
-    params = {k: v[-1] for k, v in parse_qs(parts.query, keep_blank_values=True).items()}
-    return [p for p in parts.path.split("/") if p], params
-
-
-_HEALTH_CHECKS = ("ping", "log", "etcd", "poststarthook/start-apiserver-admission-initializer",
-                  "poststarthook/generic-apiserver-start-informers",
-                  "poststarthook/start-apiextensions-controllers",
-                  "poststarthook/crd-informer-synced", "poststarthook/rbac/bootstrap-roles",
-                  "poststarthook/scheduling/bootstrap-system-priority-classes",
-                  "poststarthook/bootstrap-controller", "poststarthook/aggregator-reload-"
-                  "proxy-client-cert", "poststarthook/apiservice-registration-controller",
-                  "autoregister-completion")
-_READY_ONLY = ("etcd-readiness", "informer-sync", "shutdown")
-
-
-def _health(parts: list[str], params: dict[str, str]) -> Reply:
-    """``/healthz``, ``/livez``, ``/readyz``: ``ok``, one check, or the verbose list."""
-    which = parts[0]
-    checks = _HEALTH_CHECKS + (_READY_ONLY if which == "readyz" else ())
-    if len(parts) > 1:
-        name = "/".join(parts[1:])
-        if name not in checks:
-            raise NotFound("the server could not find the requested resource")
-        return Reply("ok", content_type="text/plain")
-    if "verbose" not in params:
-        return Reply("ok", content_type="text/plain")
-    body = "".join(f"[+]{c} ok\n" for c in checks) + f"{which} check passed\n"
-    return Reply(body, content_type="text/plain")
-
-
-def _wants_table(headers: dict[str, str]) -> bool:
-    accept = next((v for k, v in headers.items() if k.lower() == "accept"), "")
-    return "as=Table" in accept
-
-
-def _wants_aggregated(headers: dict[str, str]) -> bool:
-    accept = next((v for k, v in headers.items() if k.lower() == "accept"), "")
-    return "as=APIGroupDiscoveryList" in accept and "v=v2" in accept
-
-
-def _field_validation(params: dict[str, str]) -> FieldValidation:
-    """The request's ``fieldValidation``; the API server's default is ``Warn``."""
-    mode = params.get("fieldValidation") or "Warn"
-    for allowed in ("Ignore", "Warn", "Strict"):
-        if mode == allowed:
-            return allowed
-    raise BadRequest(f'fieldValidation must be one of "Ignore", "Warn" or "Strict", not '
-                     f'"{mode}"')
-
-
-def _warning_headers(warnings: list[str]) -> dict[str, str] | None:
-    if not warnings:
-        return None
-    text = ", ".join('299 - "' + w.replace("\\", "\\\\").replace('"', '\\"') + '"'
-                     for w in warnings)
-    return {"Warning": text}
-
-
-def _manager(params: dict[str, str], headers: dict[str, str]) -> str:
-    """The writer's name: ``fieldManager``, else the client's User-Agent product."""
-    if params.get("fieldManager"):
-        return params["fieldManager"]
-    agent = next((v for k, v in headers.items() if k.lower() == "user-agent"), "")
-    return agent.split("/", 1)[0].split(" ", 1)[0] or "unknown"
-
-
-def _delete_dry_run(raw: bytes) -> bool:
-    """Whether a DELETE's ``DeleteOptions`` body asks for a dry run (kubectl sends it there)."""
-    try:
-        options = json.loads(raw or b"{}")
-    except ValueError:
-        raise BadRequest("the body of a DELETE must be DeleteOptions") from None
-    return isinstance(options, dict) and bool(options.get("dryRun"))
-
-
-def _body(raw: bytes) -> Any:
-    try:
-        return json.loads(raw or b"null")
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise BadRequest(f"the request body is not valid JSON: {exc}") from None
 
 
 class ApiServer:
@@ -284,14 +200,14 @@ class ApiServer:
             self.log_history.note(time.time())
 
     def _handle(self, method: str, path: str, headers: dict[str, str], raw: bytes) -> Reply:
-        parts, params = _query(path)
+        parts, params = split_path(path)
         if method == "GET" and parts[:1] in (["healthz"], ["livez"], ["readyz"]):
-            return _health(parts, params)
+            return health_reply(parts, params)
         if method == "GET" and not parts[1:] and parts[:1] in ([], ["version"], ["api"],
                                                                  ["apis"]):
-            return self._root(parts[0] if parts else "", headers)
+            return root_reply(parts[0] if parts else "", headers, self.url)
         if parts[:1] == ["openapi"]:
-            return self._openapi(parts)
+            return openapi_reply(parts)
         if parts[:1] == ["api"] and len(parts) >= 2:
             return self._group_version("", parts[1], parts[2:], method, params, headers, raw)
         if parts[:1] == ["apis"] and len(parts) == 2 and method == "GET":
@@ -301,32 +217,6 @@ class ApiServer:
             return self._group_version(parts[1], parts[2], parts[3:], method, params, headers,
                                        raw)
         raise NotFound("the server could not find the requested resource")
-
-    def _root(self, which: str, headers: dict[str, str]) -> Reply:
-        if which == "version":
-            return Reply(disc.version_info())
-        if which in {"api", "apis"} and _wants_aggregated(headers):
-            return Reply(disc.aggregated_discovery(core=which == "api"),
-                          content_type=disc.AGGREGATED_CONTENT_TYPE)
-        if which == "api":
-            host = self.url.split("//", 1)[-1] if self.url else "127.0.0.1"
-            return Reply(disc.legacy_api_versions(host))
-        if which == "apis":
-            return Reply(disc.api_group_list())
-        return Reply({"paths": ["/api", "/api/v1", "/apis", "/openapi/v3", "/version"]})
-
-    def _openapi(self, parts: list[str]) -> Reply:
-        if parts == ["openapi", "v3"]:
-            return Reply(disc.openapi_root())
-        rest = parts[2:]
-        doc = None
-        if parts[1:2] == ["v3"] and rest[:1] == ["api"] and len(rest) == 2:
-            doc = disc.openapi_document("", rest[1])
-        elif parts[1:2] == ["v3"] and rest[:1] == ["apis"] and len(rest) == 3:
-            doc = disc.openapi_document(rest[1], rest[2])
-        if doc is None:
-            raise NotFound("the server could not find the requested resource")
-        return Reply(doc, headers={"Cache-Control": "public, immutable"})
 
     def _group_version(self, group: str, version: str, rest: list[str], method: str,
                        params: dict[str, str], headers: dict[str, str], raw: bytes) -> Reply:
@@ -347,7 +237,7 @@ class ApiServer:
             raise NotFound("the server could not find the requested resource")
         if info.namespaced and name is not None and namespace is None:
             raise NotFound("the server could not find the requested resource")
-        self._authorize(info, namespace, name, sub, _verb(method, name, params))
+        self._authorize(info, namespace, name, sub, rbac_verb(method, name, params))
         if name is None:
             return self._collection(info, namespace, method, params, headers, raw)
         return self._item(info, namespace, name, sub, method, params, headers, raw)
@@ -374,36 +264,36 @@ class ApiServer:
                     params: dict[str, str], headers: dict[str, str], raw: bytes) -> Reply:
         if method == "GET":
             if params.get("watch") in {"true", "1"}:
-                return watch_reply(self.store, info, namespace, params, _wants_table(headers),
+                return watch_reply(self.store, info, namespace, params, wants_table(headers),
                                    self._stopping)
             items = self.store.list(info.key, namespace, params.get("labelSelector"),
                                     params.get("fieldSelector"))
             rv = str(self.store.revision)
-            if _wants_table(headers):
+            if wants_table(headers):
                 return Reply(render_table(info, items, rv, params.get("includeObject",
                                                                        "Metadata")))
             return Reply({"kind": info.list_kind, "apiVersion": info.api_version,
                            "metadata": {"resourceVersion": rv}, "items": items})
         if method == "POST":
-            obj = _body(raw)
+            obj = json_body(raw)
             if not isinstance(obj, dict):
                 raise BadRequest("the request body must be a JSON object")
             if info.verbs == ("create",):
                 return Reply(review(self.store, self.user, info, namespace, obj), 201)
-            self._check_target(info, obj, namespace, None)
+            check_body_target(info, obj, namespace, None)
             if info.namespaced:
                 obj.setdefault("metadata", {})["namespace"] = namespace
             warnings: list[str] = []
             created = self.store.create(obj, dry_run="dryRun" in params,
-                                        field_validation=_field_validation(params),
-                                        warnings=warnings, manager=_manager(params, headers))
-            return Reply(created, 201, headers=_warning_headers(warnings))
+                                        field_validation=field_validation(params),
+                                        warnings=warnings, manager=field_manager(params, headers))
+            return Reply(created, 201, headers=warning_headers(warnings))
         raise MethodNotAllowed(f"method {method} is not supported on {info.plural}")
 
     def _item(self, info: KindInfo, namespace: str | None, name: str, sub: str | None,
               method: str, params: dict[str, str], headers: dict[str, str],
               raw: bytes) -> Reply:
-        dry_run = "dryRun" in params or (method == "DELETE" and _delete_dry_run(raw))
+        dry_run = "dryRun" in params or (method == "DELETE" and delete_dry_run(raw))
         if sub == "log" and method == "GET":
             pod = self.store.get(info.key, namespace, name)
             if params.get("follow") == "true":
@@ -416,22 +306,22 @@ class ApiServer:
             return self._scale(info, namespace, name, method, raw, dry_run)
         if method == "GET":
             obj = self.store.get(info.key, namespace, name)
-            if _wants_table(headers):
+            if wants_table(headers):
                 return Reply(render_table(info, [obj], str(self.store.revision),
                                            params.get("includeObject", "Metadata")))
             return Reply(obj)
         if sub is not None:
             raise MethodNotAllowed(f"{info.plural}/{sub} is read-only here")
         if method == "PUT":
-            obj = _body(raw)
+            obj = json_body(raw)
             if not isinstance(obj, dict):
                 raise BadRequest("the request body must be a JSON object")
-            self._check_target(info, obj, namespace, name)
+            check_body_target(info, obj, namespace, name)
             warnings: list[str] = []
             replaced = self.store.replace(obj, dry_run=dry_run,
-                                          field_validation=_field_validation(params),
-                                          warnings=warnings, manager=_manager(params, headers))
-            return Reply(replaced, headers=_warning_headers(warnings))
+                                          field_validation=field_validation(params),
+                                          warnings=warnings, manager=field_manager(params, headers))
+            return Reply(replaced, headers=warning_headers(warnings))
         if method == "PATCH":
             ctype = next((v for k, v in headers.items() if k.lower() == "content-type"), "")
             patch_type = PATCH_TYPES.get(ctype.split(";")[0].strip())
@@ -443,11 +333,11 @@ class ApiServer:
             warnings = []
             if patch_type == "apply":
                 return self._apply(info, namespace, name, raw, params, headers)
-            patched = self.store.patch(info.key, namespace, name, _body(raw), patch_type,
+            patched = self.store.patch(info.key, namespace, name, json_body(raw), patch_type,
                                        dry_run=dry_run,
-                                       field_validation=_field_validation(params),
-                                       warnings=warnings, manager=_manager(params, headers))
-            return Reply(patched, headers=_warning_headers(warnings))
+                                       field_validation=field_validation(params),
+                                       warnings=warnings, manager=field_manager(params, headers))
+            return Reply(patched, headers=warning_headers(warnings))
         if method == "DELETE":
             obj = self.store.delete(info.key, namespace, name, dry_run=dry_run)
             return Reply({"kind": "Status", "apiVersion": "v1", "metadata": {},
@@ -467,20 +357,20 @@ class ApiServer:
         if not params.get("fieldManager"):
             raise BadRequest("PATCH, application/apply-patch+yaml requires fieldManager to "
                              "be set")
-        self._check_target(info, obj, namespace, name)
+        check_body_target(info, obj, namespace, name)
         if info.namespaced:
             obj["metadata"]["namespace"] = namespace
         warnings: list[str] = []
         result, created = self.store.apply(
             obj, params["fieldManager"], force=params.get("force") == "true",
-            dry_run="dryRun" in params, field_validation=_field_validation(params),
+            dry_run="dryRun" in params, field_validation=field_validation(params),
             warnings=warnings)
-        return Reply(result, 201 if created else 200, headers=_warning_headers(warnings))
+        return Reply(result, 201 if created else 200, headers=warning_headers(warnings))
 
     def _scale(self, info: KindInfo, namespace: str | None, name: str, method: str,
                raw: bytes, dry_run: bool) -> Reply:
         if method in {"PUT", "PATCH"}:
-            body = _body(raw)
+            body = json_body(raw)
             replicas = ((body or {}).get("spec") or {}).get("replicas")
             if not isinstance(replicas, int):
                 raise BadRequest("scale needs spec.replicas")
@@ -498,18 +388,3 @@ class ApiServer:
                        "selector": ",".join(f"{k}={v}" for k, v in sorted(
                            (obj["spec"]["selector"].get("matchLabels") or {}).items()))},
         })
-
-    @staticmethod
-    def _check_target(info: KindInfo, obj: dict[str, Any], namespace: str | None,
-                      name: str | None) -> None:
-        if obj.get("kind") not in (None, info.kind):
-            raise BadRequest(f"the body's kind {obj.get('kind')!r} does not match "
-                             f"{info.plural}")
-        obj["kind"] = info.kind
-        obj.setdefault("apiVersion", info.api_version)
-        meta = obj.setdefault("metadata", {})
-        if namespace is not None and meta.get("namespace") not in (None, namespace):
-            raise BadRequest("the namespace of the provided object does not match the "
-                             "namespace sent on the request")
-        if name is not None and meta.get("name") != name:
-            raise BadRequest("the name of the object does not match the name on the URL")
