@@ -412,7 +412,8 @@ async def _assess_inside(launch: _Launch, purple_url: str, port: int,
 
     def stream() -> None:
         try:
-            result = green.exec_run(command, stream=True, demux=True)
+            result = green.exec_run(command, stream=True, demux=True,
+                                    environment={"COLUMNS": "1000"})  # one line per status
             buffer = b""
             for _, err_chunk in result.output:
                 buffer += err_chunk or b""
