@@ -139,9 +139,12 @@ def test_shipped_selfhosted_route_compose_is_the_generators_output() -> None:
     assert shipped.read_text() == result.output
 
 
-_SELFHOSTED_ARGS = ["compose", "route", "--purple", "ghcr.io/OWNER/netarena-purple:latest",
-                    "--green", "ghcr.io/OWNER/netarena-route:latest",
-                    "-e", "NETARENA_SOLVER=reference",
-                    "--config", '{"num_queries": 6, "seed": 11}',
-                    "--client-script", "../../docker/smoke_client.py",
-                    "--client-out", "../../runs/route-selfhosted", "--expect-correctness", "1.0"]
+_SELFHOSTED_ARGS = [
+    "compose", "route",
+    "--purple", "${NETARENA_IMAGE_PREFIX-ghcr.io/your-org/}netarena-purple:${NETARENA_TAG-latest}",
+    "--green", "${NETARENA_IMAGE_PREFIX-ghcr.io/your-org/}netarena-route:${NETARENA_TAG-latest}",
+    "-e", "NETARENA_SOLVER=reference", "--config", '{"num_queries": 6, "seed": 11}',
+    "--client-script", "../../docker/smoke_client.py",
+    "--client-out", "${NETARENA_RESULTS:-../../runs/route-selfhosted}",
+    "--client-user", "${NETARENA_CLIENT_USER:-0:0}", "--expect-correctness", "1.0"]
+"""How ``scenarios/route/docker-compose.selfhosted.yml`` is written (docs/agentbeats.md)."""
