@@ -133,6 +133,8 @@ def compose_command(
     client_script: Annotated[str, typer.Option(
         help="host path of docker/smoke_client.py, mounted into the client")
     ] = "./smoke_client.py",
+    client_image: Annotated[str, typer.Option(
+        help="the client's image (python + httpx; default: the purple image)")] = "",
     client_user: Annotated[str, typer.Option(
         help="uid:gid the client runs as (default: the image's user)")] = "",
     expect_correctness: Annotated[float, typer.Option(
@@ -147,7 +149,7 @@ def compose_command(
             app=app_name, purple=purple, green=green or f"netarena-{app_name}:latest",
             purple_env=_env(purple_env), config=_config(config, None, None), network=network,
             client_out=client_out, client_script=client_script,
-            client_user=client_user,
+            client_user=client_user, client_image=client_image,
             expect_correctness=expect_correctness))
     except ConfigError as exc:
         err.print(f"[red]error:[/red] {escape(str(exc))}", highlight=False)

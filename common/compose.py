@@ -46,6 +46,9 @@ class ComposeSpec:
     """Host folder mounted as the client's ``/output`` (``results.json`` lands there)."""
     client_script: str = "./smoke_client.py"
     """Host path of ``docker/smoke_client.py``, mounted into the client."""
+    client_image: str = ""
+    """Image of the client service (python and httpx; default: ``purple``, when that is
+    NetArena's purple image)."""
     client_user: str = ""
     """``uid:gid`` the client runs as (so its results file is yours); empty: the image's."""
     expect_correctness: float = 0.0
@@ -88,7 +91,7 @@ def compose_document(spec: ComposeSpec) -> dict[str, Any]:
             **privileges(spec.app).compose(), "healthcheck": _health(_GREEN_PORT),
             "depends_on": {purple_name: {"condition": "service_healthy"}}},
         "agentbeats-client": {
-            "image": spec.purple,
+            "image": spec.client_image or spec.purple,
             "entrypoint": ["python", "/smoke_client.py"],
             "command": ["--green", green_url, "--purple", purple_url, "--role", role,
                         "--config", _json(spec.config),

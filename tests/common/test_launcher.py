@@ -141,7 +141,9 @@ def test_shipped_selfhosted_route_compose_is_the_generators_output() -> None:
 
 _SELFHOSTED_ARGS = [
     "compose", "route",
-    "--purple", "${NETARENA_IMAGE_PREFIX-ghcr.io/your-org/}netarena-purple:${NETARENA_TAG-latest}",
+    "--purple", "${PURPLE_IMAGE:-ghcr.io/your-org/netarena-purple:latest}",
+    "--client-image",
+    "${NETARENA_IMAGE_PREFIX-ghcr.io/your-org/}netarena-purple:${NETARENA_TAG-latest}",
     "--green", "${NETARENA_IMAGE_PREFIX-ghcr.io/your-org/}netarena-route:${NETARENA_TAG-latest}",
     "-e", "NETARENA_SOLVER=reference", "--config", '{"num_queries": 6, "seed": 11}',
     "--client-script", "../../docker/smoke_client.py",

@@ -2,7 +2,8 @@
 
 ``scenarios/route/docker-compose.selfhosted.yml`` (written by ``netarena compose``) started
 with compose on a live engine, the local images standing in for the published ones
-(``NETARENA_IMAGE_PREFIX=``): the client's results file must say completed, 6 of 6 correct.
+(``NETARENA_IMAGE_PREFIX=``, ``PURPLE_IMAGE=netarena-purple:latest``): the client's
+results file must say completed, 6 of 6 correct.
 Skipped, with the reason, without an engine, compose or the images.
 """
 
@@ -49,6 +50,7 @@ def test_route_scenario_runs_under_the_selfhosted_compose_file(tmp_path: Path) -
     compose = _compose()
     assert compose is not None
     env = {**os.environ, "NETARENA_IMAGE_PREFIX": "", "NETARENA_RESULTS": str(tmp_path),
+           "PURPLE_IMAGE": "netarena-purple:latest",
            "NETARENA_CLIENT_USER": f"{os.getuid()}:{os.getgid()}"}
     base = [*compose, "-f", str(FILE), "-p", f"netarena-selfhosted-{os.getpid()}"]
     try:
