@@ -192,6 +192,10 @@ class _Launch:
         self.containers: dict[str, Any] = {}
         self.network: Any = None
         self.logs: dict[str, str] = {}
+        # A creation still running in a worker thread when the run is cancelled must not
+        # outlive close(): both take the lock, and nothing is created once it is closed.
+        self._lock = threading.Lock()
+        self._closed = False
 
     # -- starting ---------------------------------------------------------------------------
 
@@ -207,8 +211,10 @@ class _Launch:
             raise ConfigError("--network shared needs a purple image, not a URL")
         if spec.network in ("auto", "bridge"):
             try:
-                self.network = self.client.networks.create(
-                    self.name, driver="bridge", labels={LABEL: self.run_id})
+                with self._lock:
+                    self._check_open()
+                    self.network = self.client.networks.create(
+                        self.name, driver="bridge", labels={LABEL: self.run_id})
                 return "bridge"
             except docker.errors.APIError as exc:
                 if spec.network == "bridge" or spec.purple_is_url:
@@ -260,15 +266,17 @@ class _Launch:
 
         name = f"{self.name}-{role}"
         health = self._healthcheck(image, command)
-        try:
-            container = self.client.containers.create(
-                image, command, name=name, detach=True, labels={LABEL: self.run_id},
-                healthcheck=health, **options)
-        except docker.errors.APIError as exc:
-            self._refused(exc, role)
-            raise LaunchError(f"the engine could not create the {role} container "
-                              f"({image}): {exc.explanation or exc}") from exc
-        self.containers[role] = container  # removed by close() even if it never starts
+        with self._lock:
+            self._check_open()
+            try:
+                container = self.client.containers.create(
+                    image, command, name=name, detach=True, labels={LABEL: self.run_id},
+                    healthcheck=health, **options)
+            except docker.errors.APIError as exc:
+                self._refused(exc, role)
+                raise LaunchError(f"the engine could not create the {role} container "
+                                  f"({image}): {exc.explanation or exc}") from exc
+            self.containers[role] = container  # removed by close() even if it never starts
         try:
             container.start()
         except docker.errors.APIError as exc:
@@ -277,6 +285,10 @@ class _Launch:
                               f"({image}): {exc.explanation or exc}") from exc
         self.on_event(f"started {role} container {name} ({image})")
         return container
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise LaunchError("the run was stopped")
 
     def _refused(self, exc: Exception, role: str) -> None:
         needs = privileges(self.spec.app)
@@ -370,6 +382,8 @@ class _Launch:
         """Keep each container's log, then remove every container and the network."""
         docker = _sdk()
 
+        with self._lock:
+            self._closed = True
         for role, container in list(self.containers.items()):
             self.logs[role] = self.tail(role, lines=2000)
             try:

@@ -193,3 +193,36 @@ def test_a_signal_removes_everything(sig: signal.Signals, tmp_path: Path) -> Non
     rest = proc.stderr.read()
     assert proc.wait(timeout=60) == 130, rest
     assert "every container and network of this run was removed" in rest
+
+
+@pytest.mark.timeout(300)
+def test_a_purple_url_on_loopback_is_evaluated_from_the_hosts_network(tmp_path: Path) -> None:
+    """No purple container: the green one shares the host's network to reach the URL."""
+    import socket
+
+    import httpx
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    purple = subprocess.Popen(
+        [str(Path(sys.executable).parent / "netarena"), "purple", "--solver", "reference",
+         "--app", "malt", "--host", "127.0.0.1", "--port", str(port)],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        env={**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True"})
+    try:
+        url = f"http://127.0.0.1:{port}/"
+        for _ in range(120):
+            try:
+                httpx.get(url + ".well-known/agent-card.json", timeout=1).raise_for_status()
+                break
+            except httpx.HTTPError:
+                time.sleep(0.5)
+        spec = UpSpec(app="malt", purple=url, config={"num_queries": 2, "seed": 4},
+                      pull="never")
+        result = asyncio.run(up(spec, out=tmp_path))
+    finally:
+        purple.terminate()
+        purple.wait(timeout=30)
+    assert result.network_mode == "host" and set(result.logs) == {"green"}
+    _check_run(tmp_path, "malt", 2)
