@@ -235,7 +235,8 @@ class _Launch:
         self.containers["purple"] = self._run(
             spec.purple, "purple", ["--host", "0.0.0.0", "--port", str(PURPLE_PORT),
                                     "--card-url", url],
-            environment={"NETARENA_APP": spec.app, "PYTHONUNBUFFERED": "1", **spec.purple_env},
+            environment={"NETARENA_APP": spec.app, "PYTHONUNBUFFERED": "1",
+                         "NETARENA_HEALTH_PORT": str(PURPLE_PORT), **spec.purple_env},
             **network)
         return url
 
@@ -257,7 +258,10 @@ class _Launch:
         self.containers["green"] = self._run(
             spec.green_image, "green", ["--host", "0.0.0.0", "--port", str(port),
                                         "--card-url", url],
-            environment={"PYTHONUNBUFFERED": "1"}, cap_add=list(needs.cap_add) or None,
+            # The image's check asks every listening port unless told which: on the host's
+            # network that would find other servers.
+            environment={"PYTHONUNBUFFERED": "1", "NETARENA_HEALTH_PORT": str(port)},
+            cap_add=list(needs.cap_add) or None,
             security_opt=list(needs.security_opt) or None, **extra)
         return url, port
 
@@ -335,14 +339,17 @@ class _Launch:
         state = container.attrs.get("State") or {}
         return state.get("Status", "unknown"), (state.get("Health") or {}).get("Status", "none")
 
-    def failure(self, role: str, what: str) -> LaunchError:
-        """The error for a container that failed, with its log tail (named privileges)."""
-        tail = self.tail(role)
-        image = self.containers[role].attrs.get("Config", {}).get("Image", "?")
-        message = f"the {role} container ({image}) {what}; its last log lines:\n{tail or '(none)'}"
-        if any(line.startswith("netarena: ") and "--cap-add" in line for line in tail.splitlines()):
-            return PrivilegeRefused(message)
-        return ContainerFailed(message)
+    def failure(self, roles: str | list[str], what: str) -> LaunchError:
+        """The error for containers that failed, with their log tails (named privileges)."""
+        parts, refused = [], False
+        for role in [roles] if isinstance(roles, str) else roles:
+            tail = self.tail(role)
+            image = self.containers[role].attrs.get("Config", {}).get("Image", "?")
+            parts.append(f"the {role} container ({image}) {what}; its last log lines:\n"
+                         f"{tail or '(none)'}")
+            refused |= any(line.startswith("netarena: ") and "--cap-add" in line
+                           for line in tail.splitlines())
+        return (PrivilegeRefused if refused else ContainerFailed)("\n\n".join(parts))
 
     def wait_healthy(self) -> None:
         """Block until every container is healthy; raise with its log tail otherwise."""
@@ -360,9 +367,8 @@ class _Launch:
                     waiting.discard(role)
                     self.on_event(f"{role} container healthy")
             if waiting and time.monotonic() > deadline:
-                role = sorted(waiting)[0]
-                raise self.failure(role, f"did not become healthy within "
-                                         f"{self.spec.health_timeout_s:g}s")
+                raise self.failure(sorted(waiting), f"did not become healthy within "
+                                                    f"{self.spec.health_timeout_s:g}s")
             if waiting:
                 time.sleep(0.5)
 
