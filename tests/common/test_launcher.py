@@ -68,12 +68,12 @@ def test_cli_rejects_bad_options_clearly(args: list[str], problem: str) -> None:
 
 
 def test_unknown_network_mode_is_a_config_error() -> None:
-    from netarena.common.launcher import _Launch
+    from netarena.common.containers import Launch
 
-    launch = _Launch(None, UpSpec(app="malt", purple="p", network="overlay"), print)
+    launch = Launch(None, UpSpec(app="malt", purple="p", network="overlay"), print)
     with pytest.raises(ConfigError, match="--network must be one of"):
         launch.choose_network()
-    shared_url = _Launch(None, UpSpec(app="malt", purple="http://10.1.2.3:9019/",
+    shared_url = Launch(None, UpSpec(app="malt", purple="http://10.1.2.3:9019/",
                                       network="shared"), print)
     with pytest.raises(ConfigError, match="needs a purple image"):
         shared_url.choose_network()
