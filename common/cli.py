@@ -20,6 +20,7 @@ from rich.table import Table
 from netarena.common.agents import make_agent
 from netarena.common.app import load_app
 from netarena.common.cli_publish import register as register_publish_commands
+from netarena.common.cli_up import register as register_up_commands
 from netarena.common.cli_validity import register as register_validity_commands
 from netarena.common.errors import ConfigError
 from netarena.common.replay import CALLS_FILE, Tape
@@ -499,6 +500,7 @@ def purple(
 
 register_validity_commands(cli)
 register_publish_commands(cli)
+register_up_commands(cli)
 
 
 def _add_app_commands() -> None:
