@@ -14,7 +14,13 @@ from typing import Any
 import pytest
 
 from netarena.a2a_llm import purple_app
-from netarena.common.reporting.leaderboard import PRELOAD, QUERIES, queries_json, run_queries
+from netarena.common.reporting.leaderboard import (
+    PRELOAD,
+    QUERIES,
+    normalise_keys,
+    queries_json,
+    run_queries,
+)
 from netarena.common.serving.server import green_app
 from tests.a2a.servers import gateway_records, serving, stream_03
 from tests.helpers.toy import ToyApp
@@ -198,6 +204,49 @@ def test_a_file_the_apps_preload_cannot_read_is_named_and_still_shown(
     assert rows[("id-d", "not recorded")][8] == 12
     labels = {r[1] for r in tables[2].rows if r[0] == "id-d"}
     assert labels == {"small"}
+
+
+def test_normalised_old_label_file_loads_in_the_apps_own_preload(
+        board: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Both files present (old ``Label``, new ``label``): after ``--normalise`` the app's
+    own preload loads the folder, every run ranks as before, and the new files (already in
+    NetArena's spelling) are untouched."""
+    folder = tmp_path / "mixed" / "results"
+    folder.mkdir(parents=True)
+    for path in (board / "results").iterdir():
+        (folder / path.name).write_text(path.read_text())
+    old = json.loads((folder / "d-old.json").read_text())
+    for record in old["results"]:
+        if record.get("kind") == "query":
+            record["Label"] = record.pop("label")
+    old["results"][0]["LABEL"] = "a third spelling"
+    (folder / "d-old.json").write_text(json.dumps(old))
+    before = {p.name: p.read_text() for p in folder.iterdir()}
+    monkeypatch.chdir(folder.parent)
+    with pytest.raises(duckdb.Error, match="Duplicate name"):
+        duckdb.connect().execute(PRELOAD.format(glob="results/*.json"))
+
+    assert normalise_keys(folder, write=False) == {
+        folder / "d-old.json": ["LABEL -> label", "Label -> label"]}
+    assert {p.name: p.read_text() for p in folder.iterdir()} == before  # a dry run
+    changed = normalise_keys(folder.parent)
+    assert list(changed) == [folder / "d-old.json"]
+    for name, text in before.items():
+        if name != "d-old.json":
+            assert (folder / name).read_text() == text
+    fixed = json.loads((folder / "d-old.json").read_text())
+    assert fixed["results"][0]["label"] == "small"
+    assert fixed["results"][0]["legacy_LABEL"] == "a third spelling"
+    assert [r.get("label") for r in fixed["results"]] == [r.get("Label") for r in old["results"]]
+    assert normalise_keys(folder) == {}  # idempotent
+
+    con = _preloaded(folder.parent, monkeypatch)  # the app's own preload, both files there
+    rows = _rows(con, "leaderboard")
+    assert {r["id"] for r in rows} == {"id-a", "id-b", "id-d"}
+    assert next(r for r in rows if r["id"] == "id-d")["Queries"] == 12
+    assert {r["Label"] for r in _rows(con, "by-label") if r["id"] == "id-d"} == {"small"}
+    tables, problem = run_queries(folder)
+    assert problem is None
 
 
 def test_results_records_have_no_keys_differing_only_in_case(board: Path) -> None:

@@ -82,9 +82,16 @@ def leaderboard_command(
         help="run only these queries (leaderboard, by-level, by-label, runs-not-ranked)")] = None,
     write_queries: Annotated[Path | None, typer.Option(
         help="write the queries (*.sql, agentbeats.json for the app's editor) here")] = None,
+    normalise: Annotated[bool, typer.Option(
+        "--normalise", help="first rename keys spelled in another letter case than in other "
+        "files (old `Label` beside `label`), which the app's preload refuses")] = False,
 ) -> None:
     """Run the leaderboard's DuckDB queries over results files, as the AgentBeats app does."""
     from netarena.common.reporting import leaderboard as board
+
+    if normalise and results is not None:
+        for path, renamed in board.normalise_keys(results).items():
+            err.print(f"normalised {path}: {', '.join(renamed)}")
     if write_queries is not None:
         for path in board.write_queries(write_queries):
             err.print(f"wrote {path}")

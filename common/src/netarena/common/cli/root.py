@@ -16,6 +16,7 @@ import typer
 from netarena.common.cli.publish import register as register_publish_commands
 from netarena.common.cli.run import register as register_run_commands
 from netarena.common.cli.serve import register as register_serve_commands
+from netarena.common.cli.up import register as register_up_commands
 from netarena.common.cli.validity import register as register_validity_commands
 
 __all__ = ["main", "cli"]
@@ -36,6 +37,7 @@ register_run_commands(cli)
 register_serve_commands(cli)
 register_validity_commands(cli)
 register_publish_commands(cli)
+register_up_commands(cli)
 
 
 def _add_app_commands() -> None:

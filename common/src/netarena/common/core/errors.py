@@ -17,6 +17,11 @@ __all__ = [
     "EpisodeClosed",
     "EmulatorError",
     "EmulatorUnavailable",
+    "LaunchError",
+    "EngineUnavailable",
+    "ImageMissing",
+    "PrivilegeRefused",
+    "ContainerFailed",
 ]
 
 
@@ -86,3 +91,23 @@ class EmulatorUnavailable(EmulatorError):
     What followed says nothing about the agent, so the runner leaves the episode unscored
     with this reason, however many turns were played.
     """
+
+
+class LaunchError(NetArenaError):
+    """``netarena up`` could not run its containers (the message says what to do)."""
+
+
+class EngineUnavailable(LaunchError):
+    """No container engine answers where the Docker client looked (socket or DOCKER_HOST)."""
+
+
+class ImageMissing(LaunchError):
+    """An image is neither present on the engine nor pullable."""
+
+
+class PrivilegeRefused(LaunchError):
+    """The engine or host refused a privilege a container needs (route's capabilities)."""
+
+
+class ContainerFailed(LaunchError):
+    """A container exited or never became healthy; the message ends with its last log lines."""
