@@ -19,7 +19,6 @@ from collections.abc import Callable, Iterator
 from typing import Any, Literal
 
 from netarena.k8s.apiserver.defaults import apply_defaults
-from netarena.k8s.apiserver.derived import derived_objects, heartbeat
 from netarena.k8s.apiserver.fields import record_update, server_side_apply
 from netarena.k8s.apiserver.kinds import (
     AlreadyExists,
@@ -32,8 +31,8 @@ from netarena.k8s.apiserver.kinds import (
     kind_info,
 )
 from netarena.k8s.apiserver.patch import apply_patch
+from netarena.k8s.apiserver.reads import Key, StoreReads
 from netarena.k8s.apiserver.schema import prune_unknown_fields
-from netarena.k8s.apiserver.selectors import field_matcher, label_matcher
 from netarena.k8s.apiserver.validation import validate
 from netarena.k8s.apiserver.watch import ChangeLog
 from netarena.k8s.apiserver.workloads import WorkloadController
@@ -45,12 +44,11 @@ MAX_OBJECT_BYTES = 1_572_864
 """The largest object etcd stores (``--max-request-bytes``, 1.5 MiB)."""
 _DEFAULT_NAMESPACES = ("default", "kube-node-lease", "kube-public", "kube-system")
 
-Key = tuple[str, str]
 FieldValidation = Literal["Ignore", "Warn", "Strict"]
 
 
 
-class ObjectStore(WorkloadController):
+class ObjectStore(StoreReads, WorkloadController):
     """Kubernetes objects by kind, namespace and name, with API-server write semantics.
 
     Args:
@@ -111,102 +109,6 @@ class ObjectStore(WorkloadController):
     def revision(self) -> int:
         """Bumped on every write; equal revisions mean identical state."""
         return self._revision
-
-    # ----------------------------------------------------------------- reads
-    def get(self, kind: str, namespace: str | None, name: str) -> dict[str, Any]:
-        """Return a copy of one object.
-
-        Raises:
-            NotFound: No such object (message as the API server words it).
-        """
-        info = kind_info(kind)
-        with self._lock:
-            if info.generated:
-                for obj in derived_objects(self._objects, info):
-                    meta = obj["metadata"]
-                    if meta["name"] == name and meta.get("namespace") == namespace:
-                        return clone(obj)
-            else:
-                stored = self._objects.get(kind, {}).get(self._key(info, namespace, name))
-                if stored is not None:
-                    return heartbeat(clone(stored), self._clock())
-        raise NotFound(f'{info.resource} "{name}" not found',
-                       {"name": name, "group": info.group, "kind": info.plural})
-
-    def list(
-        self,
-        kind: str,
-        namespace: str | None = None,
-        label_selector: str | None = None,
-        field_selector: str | None = None,
-    ) -> list[dict[str, Any]]:
-        """Return copies of matching objects, sorted by namespace then name (like etcd).
-
-        Args:
-            kind: Object kind (``Pod``).
-            namespace: Restrict to one namespace; None lists all namespaces.
-            label_selector: kubectl ``-l`` syntax (``app=x,tier in (a,b),!canary``).
-            field_selector: ``metadata.name=x`` style; any dotted path is accepted.
-
-        Raises:
-            BadRequest: A selector does not parse.
-        """
-        info = kind_info(kind)
-        labels_ok = label_matcher(label_selector)
-        fields_ok = field_matcher(field_selector)
-        with self._lock:
-            if info.generated:
-                pool = derived_objects(self._objects, info)
-            else:
-                pool = list(self._objects.get(kind, {}).values())
-            out = [
-                o
-                for o in pool
-                if (namespace is None or not info.namespaced
-                    or o["metadata"].get("namespace") == namespace)
-                and labels_ok(o["metadata"].get("labels") or {})
-                and fields_ok(o)
-            ]
-            out.sort(key=lambda o: (o["metadata"].get("namespace", ""), o["metadata"]["name"]))
-            now = self._clock()
-            return [heartbeat(clone(o), now) for o in out]
-
-    def list_with_revision(
-        self, kind: str, namespace: str | None = None, label_selector: str | None = None,
-        field_selector: str | None = None,
-    ) -> tuple[builtins.list[dict[str, Any]], int]:
-        """``list`` and the revision it reflects, read together (a watch's starting point)."""
-        with self._lock:
-            return self.list(kind, namespace, label_selector, field_selector), self._revision
-
-    def watch(
-        self,
-        kind: str,
-        namespace: str | None,
-        since: int,
-        stop: threading.Event,
-        label_selector: str | None = None,
-        field_selector: str | None = None,
-    ) -> Iterator[tuple[str, dict[str, Any]]]:
-        """Follow changes of ``kind`` after revision ``since`` until ``stop`` is set.
-
-        Yields ``("ADDED"|"MODIFIED"|"DELETED", object)`` for objects in ``namespace`` (all
-        when None) matching the selectors.
-
-        Raises:
-            BadRequest: A selector does not parse.
-        """
-        info = kind_info(kind)
-        labels_ok = label_matcher(label_selector)
-        fields_ok = field_matcher(field_selector)
-
-        def wanted(key: str, obj: dict[str, Any]) -> bool:
-            meta = obj["metadata"]
-            return (key == info.key and (namespace is None or not info.namespaced
-                                         or meta.get("namespace") == namespace)
-                    and labels_ok(meta.get("labels") or {}) and fields_ok(obj))
-
-        return self.changes.follow(since, wanted, stop)
 
     # ---------------------------------------------------------------- writes
     def create(
@@ -399,9 +301,6 @@ class ObjectStore(WorkloadController):
         if not isinstance(obj, dict) or not isinstance(obj.get("kind"), str):
             raise BadRequest("Object 'Kind' is missing in the request body")
         return kind_info(obj["kind"])
-
-    def _key(self, info: KindInfo, namespace: str | None, name: str) -> Key:
-        return ((namespace or "default") if info.namespaced else "", name)
 
     def _place(self, info: KindInfo, meta: dict[str, Any]) -> None:
         if not info.namespaced:
