@@ -37,8 +37,23 @@ __all__ = ["RouteEpisode"]
 
 log = logging.getLogger(__name__)
 
+_PATIENT_ROUNDS = 3
+_PATIENT_FLOOR_S = 1.0
+"""Re-measurement before a flow is reported lost: rounds, and each one's shortest window."""
+
 _LIVE = LiveNetworks()
 """Live route networks in this process (more wait for room, see ``limits.py``)."""
+
+
+def _union(a: PingMatrix, b: PingMatrix) -> PingMatrix:
+    """Every flow either measurement saw answering."""
+
+    def both(x: frozenset[Any] | None, y: frozenset[Any] | None) -> frozenset[Any] | None:
+        return None if x is None and y is None else (x or frozenset()) | (y or frozenset())
+
+    return PingMatrix(
+        a.nodes, a.ok | b.ok, both(a.tcp, b.tcp), both(a.udp, b.udp), both(a.services, b.services)
+    )
 
 
 class RouteEpisode(ReactiveEpisode[PingMatrix, Action]):
@@ -122,7 +137,11 @@ class RouteEpisode(ReactiveEpisode[PingMatrix, Action]):
         """The steady-state pingmesh.
 
         Pairs that answered before (and, for the final score, every intended pair) are
-        confirmed before being reported lost.
+        confirmed before being reported lost. When a flow that answered before still did
+        not, the whole mesh is measured again with patient windows before the agent is
+        blamed (or a repaired network judged broken): a loaded host can starve the
+        prober, but never lend a path an answer (answers carry tokens), so a flow counts
+        as answering when either measurement saw it.
         """
         if self._torn_down is not None:
             return PingMatrix(self.plan.nodes, frozenset())
@@ -131,7 +150,12 @@ class RouteEpisode(ReactiveEpisode[PingMatrix, Action]):
         served = (self.state.services or frozenset()) & self.want_services
         if self._final:
             served = self.want_services
-        return measure(self.net, self.timing, expect, served)
+        first = measure(self.net, self.timing, expect, served)
+        before = self.state.flows | ((self.state.services or frozenset()) & self.want_services)
+        if not before - first.flows - (first.services or frozenset()):
+            return first
+        patient = ProbeTiming(self.timing.timeout_s, _PATIENT_ROUNDS, _PATIENT_FLOOR_S)
+        return _union(first, measure(self.net, patient, expect, served))
 
     def _report(self, state: PingMatrix) -> str:
         if not (volatile := self.volatile_rules):

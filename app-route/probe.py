@@ -518,6 +518,8 @@ class _Mesh:
                 self._dispatch(fd)
             if (len(self.answered), self.progress) > before:  # answers, or TCP exchanges
                 last = time.monotonic()  # under way: not quiet yet
+        for fd, _ in self.poller.poll(0):  # what arrived while this thread waited for
+            self._dispatch(fd)  # a CPU (a loaded host), TCP exchanges under way included
         for fd, (role, _, _) in list(self.handlers.items()):  # queued replies of a
             if role in ("icmp", "udp-server", "udp-client", "tcp-listen"):  # late prober
                 self._dispatch(fd)

@@ -16,6 +16,10 @@ from .conftest import NEEDS_ROOT, play_reference, reply
 pytestmark = [pytest.mark.root, NEEDS_ROOT]
 
 
+def endpoints_flows(endpoint: Endpoint) -> list[tuple[str, str, str]]:
+    return [(endpoint.label, s, endpoint.node) for s in endpoint.sources]
+
+
 def _with_services(app: RouteApp) -> tuple[Query, Endpoint, Endpoint, list[str]]:
     """A query with a reachable port-forward and a one-subnet service someone may not reach.
 
@@ -32,9 +36,8 @@ def _with_services(app: RouteApp) -> tuple[Query, Endpoint, Endpoint, list[str]]
         acl = next((e for e in found if e.clients and any(f[0] == e.label for f in model)), None)
         if forward is None or acl is None or not forward.label.startswith("port-forward"):
             continue
-        refused = [
-            s for s in acl.sources if (s, acl.node) in want and (acl.label, s, acl.node) not in model
-        ]
+        blocked = {f for f in endpoints_flows(acl) if f not in model}
+        refused = [s for _, s, d in sorted(blocked) if (s, d) in want]
         if refused:
             return query, forward, acl, refused
     raise AssertionError("no query with both services")
