@@ -49,11 +49,12 @@ def regressions(
     """What a step made worse: flows it lost, and blocked flows it opened.
 
     The undisclosed services' flows count alike (``want_services``: those that answer in
-    the healthy network; the others must stay blocked). Losing a service flow the faults
-    opened is no regression.
+    the healthy network; the others must stay blocked). A service flow the faults opened
+    is neither lost when it closes nor opened while it stays open.
     """
-    was = before.flows | ((before.services or frozenset()) & want_services)
+    served = before.services or frozenset()
     now = after.flows | (after.services or frozenset())
-    lost = [f"lost {describe_flow(f)}" for f in sorted(was - now)]
-    opened = sorted(now - was - intended_flows(want) - want_services)
+    kept = before.flows | (served & want_services)
+    lost = [f"lost {describe_flow(f)}" for f in sorted(kept - now)]
+    opened = sorted(now - before.flows - served - intended_flows(want) - want_services)
     return lost + [f"opened {describe_flow(f)} (must stay blocked)" for f in opened]

@@ -178,7 +178,8 @@ class RouteEpisode(ReactiveEpisode[PingMatrix, Action]):
     def _regressions(self, before: PingMatrix, after: PingMatrix) -> list[str]:
         allowed = intended_flows(self.want) | self.want_services
         now = after.flows | (after.services or frozenset())
-        opened = sorted(self._opened_meanwhile - now - allowed)
+        was = before.flows | (before.services or frozenset())
+        opened = sorted(self._opened_meanwhile - now - was - allowed)
         meanwhile = [
             f"opened {describe_flow(f)} during the command (must stay blocked)" for f in opened
         ]
