@@ -1,13 +1,15 @@
 """Building a faulted network and proving each fault breaks it, in its steady state.
 
 The fresh network must match the owners' intent exactly on ICMP, TCP and UDP (every
-intended pair answers, every pair that must stay blocked does not). Then, for each fault
-slot, candidates are tried in order (attempt 0, 1, ...): a candidate is kept when its
-commands succeed and, measured from empty neighbour caches, at least one intended flow
-stops answering while no blocked flow opens. Measuring from empty caches matters: a
-host's cached MAC for a gateway address the fault just removed keeps traffic flowing for
-up to a minute, and the agent would then watch the fault appear on its own and be blamed
-for it. A rejected candidate is undone by
+intended pair answers, every pair that must stay blocked does not); the undisclosed
+services' flows that answer there (``services.py``) are recorded as the healthy ones.
+Then, for each fault slot, candidates are tried in order (attempt 0, 1, ...): a
+candidate is kept when its commands succeed and, measured from empty neighbour caches,
+at least one intended flow stops answering while no blocked flow opens. Measuring from
+empty caches matters: a host's cached MAC for a gateway address the fault just removed
+keeps traffic flowing for up to a minute, and the agent would then watch the fault
+appear on its own and be blamed for it.
+A rejected candidate is undone by
 rebuilding the network and replaying the faults kept so far, so it leaves no trace.
 Candidates come from the query (generation stays pure) and the emulator is deterministic,
 so the same query ends with the same faults on every machine.
