@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-import yaml  # type: ignore[import-untyped]
+import yaml
 
 from netarena.common.errors import ConfigError
 from netarena.common.privileges import privileges
