@@ -139,8 +139,8 @@ def test_every_write_attempt_counts_and_blind_ones_apart() -> None:
         ep.step("```\nkubectl delete networkpolicy deny-all -n kube-system\n```")
         ep.step("```\nkubectl get networkpolicy adservice -o yaml\n```")
         ep.step("```\nkubectl label networkpolicy adservice a=b --dry-run=server\n```")
-        details = ep.score().details
-        assert details["write_attempts"] == 3 and details["blind_writes"] == 2
+        score = ep.score()
+        assert score.details["write_attempts"] == 3 and score.blind_writes == 2
     finally:
         ep.close()
 
