@@ -16,15 +16,16 @@ from __future__ import annotations
 import copy
 import ipaddress
 import re
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence, Set
 from dataclasses import dataclass
 from typing import Any
 
 from netarena.k8s.manifests import NS_NAME
 from netarena.k8s.policy import PodView, policy_types, selector_matches
+from netarena.k8s.policy_matrix import UNINTENDED
 from netarena.k8s.reachability import OTHER_PORT, PROTOCOLS, Universe, reachable, universe
 
-__all__ = ["Edit", "Mismatch", "parse_report", "repairs", "EDIT_KINDS"]
+__all__ = ["Edit", "Mismatch", "parse_report", "parse_unintended", "repairs", "EDIT_KINDS"]
 
 Obj = dict[str, Any]
 Mismatch = tuple[str, str, int, str, bool]  # source, destination, port, protocol, expected
@@ -36,6 +37,7 @@ faults did not touch."""
 _COST = {k: i for i, k in enumerate(EDIT_KINDS)}
 _LINE = re.compile(r"^(\S+) → (\S+):(\{[^}]*\}|\S+) \(Expected: (True|False), Actual: "
                    r"(?:True|False)\)$", re.MULTILINE)
+_UNINTENDED = re.compile(rf"^(\S+) → (\S+): {re.escape(UNINTENDED)}$", re.MULTILINE)
 _NOISE_LABELS = ("pod-template-hash", "controller-revision-hash", "pod-template-generation")
 
 
@@ -64,6 +66,11 @@ def parse_report(text: str) -> list[Mismatch]:
     for src, dst, ports, expected in _LINE.findall(text):
         out += [(src, dst, port, proto, expected == "True") for port, proto in _ports(ports)]
     return out
+
+
+def parse_unintended(text: str) -> set[tuple[str, str]]:
+    """The (source, destination) pairs a probe report says connect but must not."""
+    return set(_UNINTENDED.findall(text))
 
 
 def _is_address(text: str) -> bool:
@@ -97,11 +104,13 @@ class _Search:
     """One planning step's universe, expected masks and candidate scoring."""
 
     def __init__(self, namespace: str, policies: list[Obj], pods: Sequence[Obj],
-                 namespaces: Sequence[Obj], report: list[Mismatch]) -> None:
+                 namespaces: Sequence[Obj], report: list[Mismatch],
+                 unintended: Set[tuple[str, str]] = frozenset()) -> None:
         self.ns = namespace
         self.namespaces = namespaces
-        addresses = sorted({e for m in report for e in m[:2] if _is_address(e)})
-        spaces = {e.split("/")[0] for m in report for e in m[:2] if "/" in e}
+        ends = {e for m in report for e in m[:2]} | {e for pair in unintended for e in pair}
+        addresses = sorted(e for e in ends if _is_address(e))
+        spaces = {e.split("/")[0] for e in ends if "/" in e}
         for peer in _all_peers(policies):
             spaces.add(((peer.get("namespaceSelector") or {}).get("matchLabels") or {})
                        .get(NS_NAME, namespace))
@@ -113,6 +122,14 @@ class _Search:
         actual = reachable(self.uni, namespaces, policies)
         self.expected = dict(actual)
         self.report = []
+        for src, dst in sorted(unintended):  # refused on every tuple the report does not list
+            s, d = self.names.get(src), self.names.get(dst)
+            if s is None or d is None:
+                continue
+            for t in range(len(self.uni.tuples)):
+                if self.expected.get((d, t), 0) >> s & 1:
+                    self.expected[(d, t)] &= ~(1 << s)
+                    self.report.append((s, d, t, False))
         for src, dst, port, proto, want in report:
             s, d, t = self.names.get(src), self.names.get(dst), self.tindex.get((port, proto))
             if s is None or d is None or t is None:
@@ -255,7 +272,8 @@ def _candidates(search: _Search, pol: Obj, direction: str,
 def repairs(namespace: str, policies: Sequence[Obj], pods: Sequence[Obj],
             namespaces: Sequence[Obj], report: list[Mismatch],
             kinds: frozenset[str] = frozenset(EDIT_KINDS), max_steps: int = 8,
-            directions: frozenset[str] = frozenset({"ingress", "egress"})) -> list[Edit]:
+            directions: frozenset[str] = frozenset({"ingress", "egress"}),
+            unintended: Set[tuple[str, str]] = frozenset()) -> list[Edit]:
     """The greedy sequence of single edits that makes the report empty (or as small as it gets).
 
     Args:
@@ -267,6 +285,9 @@ def repairs(namespace: str, policies: Sequence[Obj], pods: Sequence[Obj],
         kinds: Edits allowed (``EDIT_KINDS``).
         max_steps: Most edits planned.
         directions: Which sides of a policy may be edited.
+        unintended: (source, destination) pairs the report says connect but must not
+            (``parse_unintended``); each is taken as refused on every port and protocol
+            the report does not list as one that must answer.
 
     Returns:
         Edits in the order to apply them; each leaves every matching probe matching.
@@ -276,9 +297,9 @@ def repairs(namespace: str, policies: Sequence[Obj], pods: Sequence[Obj],
     edits: list[Edit] = []
     remaining = report
     for _ in range(max_steps):
-        if not remaining:
+        if not remaining and not unintended:
             break
-        search = _Search(namespace, current, pods, namespaces, remaining)
+        search = _Search(namespace, current, pods, namespaces, remaining, unintended)
         if not search.wrong:
             break
         best: tuple[int, int, str, Obj, Obj] | None = None
