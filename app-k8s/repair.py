@@ -101,20 +101,26 @@ def _entries(tuples: Sequence[tuple[int, str]]) -> list[Obj] | None:
 
 
 class _Search:
-    """One planning step's universe, expected masks and candidate scoring."""
+    """One planning step's universe, expected masks and candidate scoring.
+
+    ``also`` are further policies whose peers, ports and ranges join the universe (a
+    candidate's, to check it on every probe it moves).
+    """
 
     def __init__(self, namespace: str, policies: list[Obj], pods: Sequence[Obj],
                  namespaces: Sequence[Obj], report: list[Mismatch],
-                 unintended: Set[tuple[str, str]] = frozenset()) -> None:
+                 unintended: Set[tuple[str, str]] = frozenset(),
+                 also: Sequence[Obj] = ()) -> None:
         self.ns = namespace
         self.namespaces = namespaces
+        self.pods = pods
         ends = {e for m in report for e in m[:2]} | {e for pair in unintended for e in pair}
         addresses = sorted(e for e in ends if _is_address(e))
         spaces = {e.split("/")[0] for e in ends if "/" in e}
-        for peer in _all_peers(policies):
+        for peer in _all_peers([*policies, *also]):
             spaces.add(((peer.get("namespaceSelector") or {}).get("matchLabels") or {})
                        .get(NS_NAME, namespace))
-        self.uni: Universe = universe(namespace, pods, [policies], addresses,
+        self.uni: Universe = universe(namespace, pods, [policies, also], addresses,
                                       namespaces=spaces - {"kube-system"},
                                       tuples={(m[2], m[3]) for m in report})
         self.names = {e.name: i for i, e in enumerate(self.uni.endpoints)}
@@ -302,26 +308,39 @@ def repairs(namespace: str, policies: Sequence[Obj], pods: Sequence[Obj],
         search = _Search(namespace, current, pods, namespaces, remaining, unintended)
         if not search.wrong:
             break
-        best: tuple[int, int, str, Obj, Obj] | None = None
+        found: list[tuple[int, int, int, str, Obj, Obj]] = []
         for pol, direction in _implicated(search, current):
             if direction not in directions:
                 continue
             for kind, spec in _candidates(search, pol, direction, kinds):
                 trial = [({**p, "spec": spec} if p is pol else p) for p in current]
                 left = search.score(trial)
-                if left is None or left >= len(search.wrong):
-                    continue
-                key = (left, _COST[kind])
-                if best is None or key < best[:2]:
-                    best = (left, _COST[kind], kind, spec, pol)
+                if left is not None and left < len(search.wrong):
+                    found.append((left, _COST[kind], len(found), kind, spec, pol))
+        best = next((f for f in sorted(found, key=lambda f: f[:3])
+                     if _moves_nothing_else(search, current, f[5], f[4])), None)
         if best is None:
             break
-        left, _, kind, spec, pol = best
+        left, _, _, kind, spec, pol = best
         name = pol["metadata"]["name"]
         current = [({**p, "spec": spec} if p is pol else p) for p in current]
         edits.append(Edit(name, kind, spec, left))
         remaining = _left(search, current)
     return edits
+
+
+def _moves_nothing_else(search: _Search, current: list[Obj], pol: Obj, spec: Obj) -> bool:
+    """Whether an edit breaks no probe, judged also on the ports and peers it brings in.
+
+    The step's universe holds the current policies' ports and ranges; an edit can move a
+    port or end a range outside them, so it is checked once more on a universe that
+    holds both.
+    """
+    trial = [({**p, "spec": spec} if p is pol else p) for p in current]
+    eps, tuples = search.uni.endpoints, search.uni.tuples
+    report = [(eps[s].name, eps[d].name, *tuples[t], want) for s, d, t, want in search.report]
+    both = _Search(search.ns, current, search.pods, search.namespaces, report, also=trial)
+    return both.score(trial) is not None
 
 
 def _left(search: _Search, policies: list[Obj]) -> list[Mismatch]:

@@ -21,6 +21,7 @@ from netarena.k8s.generator import K8sConfig, build_model, generate_faults
 from netarena.k8s.judge import collateral, judge
 from netarena.k8s.manifests import render_policies
 from netarena.k8s.model import AppModel
+from netarena.k8s.policy_matrix import UNINTENDED
 from netarena.k8s.repair import parse_report
 
 
@@ -71,8 +72,9 @@ def test_an_extra_protocol_is_a_mismatch() -> None:
     rule["ports"].append({"protocol": "UDP", "port": 6379})
     bad = _state(model, policies).mismatches
     assert bad and {(r.dest, r.port, r.protocol) for r in bad} == {("redis-cart", 6379, "UDP")}
-    assert "redis-cart:6379/UDP (Expected: False, Actual: True)" in _state(
-        model, policies).report()
+    report = _state(model, policies).report()
+    assert f"cartservice → redis-cart: {UNINTENDED}" in report
+    assert "UDP" not in report, "the report names who gets in, not the port that lets them"
 
 
 def test_healthy_policies_carry_detail_the_runbook_does_not_show() -> None:
