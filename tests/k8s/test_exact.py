@@ -63,6 +63,16 @@ def test_an_add_only_fix_of_a_wrong_port_is_not_correct(seed: int) -> None:
     assert all(r.port != wrong for r in _state(model, fixed).mismatches if r.expected)
 
 
+@pytest.mark.parametrize("seed", range(3))
+def test_the_report_names_who_gets_in_not_the_faulted_port(seed: int) -> None:
+    model, faults = _faulted(seed, "CP", "other_port")
+    wrong = faults[0]["description"].rsplit(" ", 1)[-1]
+    state = _state(model, apply_faults(render_policies(model), faults))
+    assert any(r.port == int(wrong) for r in state.mismatches if not r.expected), "judged"
+    report = state.report()
+    assert UNINTENDED in report and f":{wrong}" not in report and f"{{{wrong}" not in report
+
+
 def test_an_extra_protocol_is_a_mismatch() -> None:
     model = build_model(K8sConfig(), 3)
     policies = render_policies(model)
