@@ -175,5 +175,5 @@ strategies stay at or under 0.3 solved safely: what they solve is mostly faults 
 take connectivity away (a rule allowing exactly the missing probes repairs those).
 test-guarded measured 0.275, 0.225, 0.350 (seeds 1–3, 40 queries) while the report listed
 the port and protocol of every connection that must be refused; since it names only the
-admitted source, 0.000, 0.050, 0.025 at the same seeds (it can no longer test for a
+admitted source, 0.000, 0.025, 0.025 at the same seeds (it can no longer test for a
 changed port's value; its guesses cost turns the add-only rules then lack)."""
