@@ -132,10 +132,10 @@ class _Search:
             s, d = self.names.get(src), self.names.get(dst)
             if s is None or d is None:
                 continue
-            for t in range(len(self.uni.tuples)):
-                if self.expected.get((d, t), 0) >> s & 1:
-                    self.expected[(d, t)] &= ~(1 << s)
-                    self.report.append((s, d, t, False))
+            for tup in range(len(self.uni.tuples)):
+                if self.expected.get((d, tup), 0) >> s & 1:
+                    self.expected[(d, tup)] &= ~(1 << s)
+                    self.report.append((s, d, tup, False))
         for src, dst, port, proto, want in report:
             s, d, t = self.names.get(src), self.names.get(dst), self.tindex.get((port, proto))
             if s is None or d is None or t is None:
