@@ -9,10 +9,13 @@ observation and sends its next patch, until it has nothing left to send.
   egress (``[{}]``) as the runbook says egress is unless a note restricts it.
 * ``add-only``: for every connection the report says must work, append an ingress rule on
   the destination and an egress rule on the source allowing exactly it; it never removes.
-* ``test-guarded``: for every connection that must not work, JSON patches that ``test`` a
-  guessed position (rule 0–2, peer 0–3) for the offending peer, port or protocol and
-  remove or fix it there; for connections that must work, the ``add-only`` rules. A failed
-  ``test`` changes nothing but costs its turn (and counts as a blind write).
+* ``test-guarded``: for every source a destination admits against the intent, JSON
+  patches that ``test`` a guessed position (rule 0–2, peer 0–3) for the source's label
+  and remove that peer; for every port that must answer, patches that ``test`` a guessed
+  port entry for that port and set its protocol back to TCP; then the ``add-only`` rules.
+  A failed ``test`` changes nothing but costs its turn (and counts as a blind write). The
+  report gives no port for what must be refused, so a changed port's value cannot be
+  tested for.
 """
 
 from __future__ import annotations
@@ -82,7 +85,8 @@ def _rerender(intent: Intent) -> list[str]:
     except ConfigError:
         return []
     out = []
-    for dst in sorted({m[1] for m in intent.mismatches if m[1] in runbook}):
+    implicated = {m[1] for m in intent.mismatches} | {dst for _, dst in intent.unintended}
+    for dst in sorted(implicated & set(runbook)):
         rules = runbook[dst]["spec"].get("ingress") or []
         if rules:
             out.append(_patch(dst, [{"op": "replace", "path": "/spec/ingress/0",
@@ -95,25 +99,24 @@ def _rerender(intent: Intent) -> list[str]:
 def _guarded(intent: Intent) -> list[str]:
     out = []
     names = _services(intent)
-    wanted = {(m[1], m[0]): (m[2], m[3]) for m in intent.mismatches if m[4]}
-    for src, dst, port, proto, expected in intent.mismatches:
-        if expected or dst not in names:
+    for src, dst in sorted(intent.unintended):
+        if dst not in names:
             continue
         app = src.rpartition("/")[2]
-        right = wanted.get((dst, src))
         for i in range(_RULES):
             for j in range(_PEERS):
-                base = f"/spec/ingress/{i}"
+                base = f"/spec/ingress/{i}/from/{j}"
                 out.append(_patch(dst, [
-                    {"op": "test", "path": f"{base}/from/{j}/podSelector/matchLabels/app",
-                     "value": app}, {"op": "remove", "path": f"{base}/from/{j}"}]))
-                if right is None:
-                    continue
-                field, value, fix = (("protocol", proto, right[1]) if proto != "TCP"
-                                     else ("port", port, right[0]))
+                    {"op": "test", "path": f"{base}/podSelector/matchLabels/app", "value": app},
+                    {"op": "remove", "path": base}]))
+    for dst, port in sorted({(m[1], m[2]) for m in intent.mismatches
+                             if m[4] and m[3] == "TCP" and m[1] in names}):
+        for i in range(_RULES):
+            for j in range(_PEERS):
+                base = f"/spec/ingress/{i}/ports/{j}"
                 out.append(_patch(dst, [
-                    {"op": "test", "path": f"{base}/ports/{j}/{field}", "value": value},
-                    {"op": "replace", "path": f"{base}/ports/{j}/{field}", "value": fix}]))
+                    {"op": "test", "path": f"{base}/port", "value": port},
+                    {"op": "replace", "path": f"{base}/protocol", "value": "TCP"}]))
     return out + _add_only(intent)
 
 

@@ -243,7 +243,6 @@ class K8sEpisode(ReactiveEpisode[ClusterState, KubectlCommand]):
             "matrix_recomputations": self.cache.recomputations,
             "probe_disagreements": self.probe_disagreements,
             "write_attempts": self.writes.attempts,
-            "blind_writes": self.writes.blind,
         }
 
     def _score(self) -> Score:
@@ -252,7 +251,7 @@ class K8sEpisode(ReactiveEpisode[ClusterState, KubectlCommand]):
         pods, namespaces, policies = self._snapshot()
         damage = collateral(self.model, self.query.truth.get("faults") or [], pods, namespaces,
                             policies)
-        return score.model_copy(update={"collateral": damage})
+        return score.model_copy(update={"collateral": damage, "blind_writes": self.writes.blind})
 
     def _close(self) -> None:
         if self.kubectl is not None:

@@ -18,10 +18,10 @@ from netarena.common.core.errors import EmulatorError
 from netarena.common.core.reactive import SAFETY_RULES, RewardConfig
 from netarena.k8s.detail import ClusterDetail, draw_detail
 from netarena.k8s.faults import apply_faults, inject_fault, model_namespaces, model_pods
-from netarena.k8s.judge import ClusterState, collateral, judge
+from netarena.k8s.judge import ClusterState, collateral, judge, newly_wrong
 from netarena.k8s.manifests import DENY_ALL, render_policies
 from netarena.k8s.model import ANYONE, AppModel, online_boutique, synthetic_app
-from netarena.k8s.repair import parse_report, repairs
+from netarena.k8s.repair import parse_report, parse_unintended, repairs
 
 __all__ = ["K8sConfig", "LABELS", "build_model", "generate_faults", "build_prompt",
            "repairable", "fault_instance", "fault_edit"]
@@ -108,21 +108,30 @@ def generate_faults(model: AppModel, label: str, rng: random.Random) -> list[dic
 
 
 def repairable(model: AppModel, faults: list[dict[str, Any]], max_edits: int = 6) -> bool:
-    """Whether the reference's planner restores the healthy cluster from the report alone.
+    """Whether the reference's planner restores the healthy cluster from the reports alone.
 
-    With no collateral, in at most ``max_edits`` patches: every generated query must be
-    repairable, so ``generate_faults`` redraws a fault set that is not.
+    As the reference does: one edit planned from each new report, no step breaking a
+    probe that matched, no collateral, at most ``max_edits`` patches. Every generated
+    query must be repairable, so ``generate_faults`` redraws a fault set that is not.
     """
     pods, nss = model_pods(model), model_namespaces(model)
     policies = apply_faults(render_policies(model), faults)
-    report = parse_report(judge(model, pods, nss, policies).report())
-    edits = repairs(model.namespace, policies, pods, nss, report, max_steps=max_edits)
-    by_name = {p["metadata"]["name"]: p for p in policies}
-    for edit in edits:
-        by_name[edit.policy] = {**by_name[edit.policy], "spec": edit.spec}
-    final = list(by_name.values())
-    return not judge(model, pods, nss, final).mismatches and not collateral(
-        model, faults, pods, nss, final)
+    state = judge(model, pods, nss, policies)
+    for _ in range(max_edits):  # the reference plans again from each new report
+        if not state.mismatches:
+            break
+        report = state.report()
+        edits = repairs(model.namespace, policies, pods, nss, parse_report(report),
+                        max_steps=1, unintended=parse_unintended(report))
+        if not edits:
+            return False
+        policies = [{**p, "spec": edits[0].spec} if p["metadata"]["name"] == edits[0].policy
+                    else p for p in policies]
+        after = judge(model, pods, nss, policies)
+        if newly_wrong(model, pods, nss, state, after):
+            return False
+        state = after
+    return not state.mismatches and not collateral(model, faults, pods, nss, policies)
 
 
 def fault_instance(model: AppModel, faults: list[dict[str, Any]]) -> str:
@@ -245,9 +254,13 @@ def build_prompt(model: AppModel, style: str, symptoms: ClusterState | None = No
     parts += [
         "Task: troubleshoot the NetworkPolicies until the actual connectivity equals the "
         "intended one. Change only what is broken; rules and metadata you did not need to "
-        "touch must stay as they are. The probe report (pod to pod, on the container port; "
-        "TCP unless a protocol follows the port, `other` for every port no object names) "
-        "is shown every turn; the episode ends when nothing is left to fix.",
+        "touch must stay as they are. The probe report is shown every turn: each call that "
+        "must work and fails (pod to pod, on the container port; TCP unless a protocol "
+        "follows the port, `other` for every port no object names), and each source a "
+        "destination admits against the intent, without the port or protocol (find the "
+        "rule that admits it in the policies; the healthy cluster refuses it on every port "
+        "the runbook and notes do not give it). The episode ends when nothing is left to "
+        "fix.",
         SAFETY_RULES,
         _ANSWER.format(ns=model.namespace),
     ]

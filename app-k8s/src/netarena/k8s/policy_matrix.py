@@ -20,9 +20,11 @@ from netarena.k8s.model import AppModel
 from netarena.k8s.policy import PodView, PolicyEngine
 
 __all__ = ["ProbeResult", "Connectivity", "compute_connectivity", "ConnectivityCache",
-           "resolves"]
+           "resolves", "UNINTENDED"]
 
 Obj = Mapping[str, Any]
+UNINTENDED = "connections accepted that must be refused (port and protocol not reported)"
+"""The report's words for a source the destination admits against the intent."""
 
 
 @dataclass(frozen=True)
@@ -71,7 +73,14 @@ class Connectivity:
         return frozenset((r.source, r.dest) for r in self.results if r.actual)
 
     def report(self) -> str:
-        """The mismatch report shown to agents, or a line saying all probes match."""
+        """The mismatch report shown to agents, or a line saying all probes match.
+
+        A probe that must answer and does not is listed with its port and protocol (the
+        call its caller makes fails, and says where it dialled); connections that answer
+        but must be refused are listed once per source and destination, without the port
+        or protocol: which rule admits them is for the operator to find in the policies
+        (the exact list would be the repair itself).
+        """
         bad = self.mismatches
         total = len(self.results) if self.checked is None else self.checked
         if not bad:
@@ -82,6 +91,9 @@ class Connectivity:
             groups.setdefault((r.source, r.dest, r.expected), []).append(r)
         lines = []
         for (src, dst, expected), probes in groups.items():
+            if not expected:
+                lines.append(f"{src} → {dst}: {UNINTENDED}")
+                continue
             if len(probes) == 1:
                 lines.append(probes[0].line())
                 continue

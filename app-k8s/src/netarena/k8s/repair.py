@@ -16,15 +16,16 @@ from __future__ import annotations
 import copy
 import ipaddress
 import re
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence, Set
 from dataclasses import dataclass
 from typing import Any
 
 from netarena.k8s.manifests import NS_NAME
 from netarena.k8s.policy import PodView, policy_types, selector_matches
+from netarena.k8s.policy_matrix import UNINTENDED
 from netarena.k8s.reachability import OTHER_PORT, PROTOCOLS, Universe, reachable, universe
 
-__all__ = ["Edit", "Mismatch", "parse_report", "repairs", "EDIT_KINDS"]
+__all__ = ["Edit", "Mismatch", "parse_report", "parse_unintended", "repairs", "EDIT_KINDS"]
 
 Obj = dict[str, Any]
 Mismatch = tuple[str, str, int, str, bool]  # source, destination, port, protocol, expected
@@ -36,6 +37,7 @@ faults did not touch."""
 _COST = {k: i for i, k in enumerate(EDIT_KINDS)}
 _LINE = re.compile(r"^(\S+) → (\S+):(\{[^}]*\}|\S+) \(Expected: (True|False), Actual: "
                    r"(?:True|False)\)$", re.MULTILINE)
+_UNINTENDED = re.compile(rf"^(\S+) → (\S+): {re.escape(UNINTENDED)}$", re.MULTILINE)
 _NOISE_LABELS = ("pod-template-hash", "controller-revision-hash", "pod-template-generation")
 
 
@@ -66,6 +68,11 @@ def parse_report(text: str) -> list[Mismatch]:
     return out
 
 
+def parse_unintended(text: str) -> set[tuple[str, str]]:
+    """The (source, destination) pairs a probe report says connect but must not."""
+    return set(_UNINTENDED.findall(text))
+
+
 def _is_address(text: str) -> bool:
     try:
         ipaddress.ip_address(text)
@@ -94,18 +101,26 @@ def _entries(tuples: Sequence[tuple[int, str]]) -> list[Obj] | None:
 
 
 class _Search:
-    """One planning step's universe, expected masks and candidate scoring."""
+    """One planning step's universe, expected masks and candidate scoring.
+
+    ``also`` are further policies whose peers, ports and ranges join the universe (a
+    candidate's, to check it on every probe it moves).
+    """
 
     def __init__(self, namespace: str, policies: list[Obj], pods: Sequence[Obj],
-                 namespaces: Sequence[Obj], report: list[Mismatch]) -> None:
+                 namespaces: Sequence[Obj], report: list[Mismatch],
+                 unintended: Set[tuple[str, str]] = frozenset(),
+                 also: Sequence[Obj] = ()) -> None:
         self.ns = namespace
         self.namespaces = namespaces
-        addresses = sorted({e for m in report for e in m[:2] if _is_address(e)})
-        spaces = {e.split("/")[0] for m in report for e in m[:2] if "/" in e}
-        for peer in _all_peers(policies):
+        self.pods = pods
+        ends = {e for m in report for e in m[:2]} | {e for pair in unintended for e in pair}
+        addresses = sorted(e for e in ends if _is_address(e))
+        spaces = {e.split("/")[0] for e in ends if "/" in e}
+        for peer in _all_peers([*policies, *also]):
             spaces.add(((peer.get("namespaceSelector") or {}).get("matchLabels") or {})
                        .get(NS_NAME, namespace))
-        self.uni: Universe = universe(namespace, pods, [policies], addresses,
+        self.uni: Universe = universe(namespace, pods, [policies, also], addresses,
                                       namespaces=spaces - {"kube-system"},
                                       tuples={(m[2], m[3]) for m in report})
         self.names = {e.name: i for i, e in enumerate(self.uni.endpoints)}
@@ -113,6 +128,14 @@ class _Search:
         actual = reachable(self.uni, namespaces, policies)
         self.expected = dict(actual)
         self.report = []
+        for src, dst in sorted(unintended):  # refused on every tuple the report does not list
+            s, d = self.names.get(src), self.names.get(dst)
+            if s is None or d is None:
+                continue
+            for tup in range(len(self.uni.tuples)):
+                if self.expected.get((d, tup), 0) >> s & 1:
+                    self.expected[(d, tup)] &= ~(1 << s)
+                    self.report.append((s, d, tup, False))
         for src, dst, port, proto, want in report:
             s, d, t = self.names.get(src), self.names.get(dst), self.tindex.get((port, proto))
             if s is None or d is None or t is None:
@@ -255,7 +278,8 @@ def _candidates(search: _Search, pol: Obj, direction: str,
 def repairs(namespace: str, policies: Sequence[Obj], pods: Sequence[Obj],
             namespaces: Sequence[Obj], report: list[Mismatch],
             kinds: frozenset[str] = frozenset(EDIT_KINDS), max_steps: int = 8,
-            directions: frozenset[str] = frozenset({"ingress", "egress"})) -> list[Edit]:
+            directions: frozenset[str] = frozenset({"ingress", "egress"}),
+            unintended: Set[tuple[str, str]] = frozenset()) -> list[Edit]:
     """The greedy sequence of single edits that makes the report empty (or as small as it gets).
 
     Args:
@@ -267,6 +291,9 @@ def repairs(namespace: str, policies: Sequence[Obj], pods: Sequence[Obj],
         kinds: Edits allowed (``EDIT_KINDS``).
         max_steps: Most edits planned.
         directions: Which sides of a policy may be edited.
+        unintended: (source, destination) pairs the report says connect but must not
+            (``parse_unintended``); each is taken as refused on every port and protocol
+            the report does not list as one that must answer.
 
     Returns:
         Edits in the order to apply them; each leaves every matching probe matching.
@@ -276,31 +303,44 @@ def repairs(namespace: str, policies: Sequence[Obj], pods: Sequence[Obj],
     edits: list[Edit] = []
     remaining = report
     for _ in range(max_steps):
-        if not remaining:
+        if not remaining and not unintended:
             break
-        search = _Search(namespace, current, pods, namespaces, remaining)
+        search = _Search(namespace, current, pods, namespaces, remaining, unintended)
         if not search.wrong:
             break
-        best: tuple[int, int, str, Obj, Obj] | None = None
+        found: list[tuple[int, int, int, str, Obj, Obj]] = []
         for pol, direction in _implicated(search, current):
             if direction not in directions:
                 continue
             for kind, spec in _candidates(search, pol, direction, kinds):
                 trial = [({**p, "spec": spec} if p is pol else p) for p in current]
                 left = search.score(trial)
-                if left is None or left >= len(search.wrong):
-                    continue
-                key = (left, _COST[kind])
-                if best is None or key < best[:2]:
-                    best = (left, _COST[kind], kind, spec, pol)
+                if left is not None and left < len(search.wrong):
+                    found.append((left, _COST[kind], len(found), kind, spec, pol))
+        best = next((f for f in sorted(found, key=lambda f: f[:3])
+                     if _moves_nothing_else(search, current, f[5], f[4])), None)
         if best is None:
             break
-        left, _, kind, spec, pol = best
+        left, _, _, kind, spec, pol = best
         name = pol["metadata"]["name"]
         current = [({**p, "spec": spec} if p is pol else p) for p in current]
         edits.append(Edit(name, kind, spec, left))
         remaining = _left(search, current)
     return edits
+
+
+def _moves_nothing_else(search: _Search, current: list[Obj], pol: Obj, spec: Obj) -> bool:
+    """Whether an edit breaks no probe, judged also on the ports and peers it brings in.
+
+    The step's universe holds the current policies' ports and ranges; an edit can move a
+    port or end a range outside them, so it is checked once more on a universe that
+    holds both.
+    """
+    trial = [({**p, "spec": spec} if p is pol else p) for p in current]
+    eps, tuples = search.uni.endpoints, search.uni.tuples
+    report = [(eps[s].name, eps[d].name, *tuples[t], want) for s, d, t, want in search.report]
+    both = _Search(search.ns, current, search.pods, search.namespaces, report, also=trial)
+    return both.score(trial) is not None
 
 
 def _left(search: _Search, policies: list[Obj]) -> list[Mismatch]:

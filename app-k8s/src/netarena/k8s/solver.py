@@ -27,7 +27,7 @@ from typing import Any
 from netarena.common.core.agents import Observation
 from netarena.common.core.errors import ConfigError
 from netarena.k8s.model import AppModel, parse_intended
-from netarena.k8s.repair import EDIT_KINDS, parse_report, repairs
+from netarena.k8s.repair import EDIT_KINDS, parse_report, parse_unintended, repairs
 
 __all__ = [
     "ReferenceK8sAgent",
@@ -66,6 +66,9 @@ Step = tuple[str, str | None]  # command, manifest for its stdin
 class Intent:
     """What the text says: the namespace, the current report, missing metadata.
 
+    ``mismatches`` are the probes that must answer and do not; ``unintended`` the
+    (source, destination) pairs that connect but must not (the report gives no port).
+
     Args:
         text: The observation (the latest probe report is the one read).
     """
@@ -76,6 +79,7 @@ class Intent:
         report = text[text.rfind(_REPORT):] if _REPORT in text else text
         report = report.split("## History", 1)[0]
         self.mismatches = parse_report(report)
+        self.unintended = parse_unintended(report)
         self.missing: dict[str, dict[str, dict[str, str]]] = {}
         for name, kind, key, value in _MISSING.findall(report):
             self.missing.setdefault(name, {}).setdefault(kind + "s", {})[key] = value
@@ -126,7 +130,8 @@ class Planner:
                               f"{shlex.quote(body)}", None))
         by_name = {p["metadata"]["name"]: p for p in policies}
         for edit in repairs(intent.namespace, policies, pods, namespaces, intent.mismatches,
-                            self.kinds, directions=self.directions):
+                            self.kinds, directions=self.directions,
+                            unintended=intent.unintended):
             old = by_name[edit.policy].get("spec") or {}
             ops = [{"op": "add", "path": f"/spec/{key}", "value": edit.spec[key]}
                    for key in ("policyTypes", "ingress", "egress")

@@ -1,13 +1,15 @@
 """Building a faulted network and proving each fault breaks it, in its steady state.
 
 The fresh network must match the owners' intent exactly on ICMP, TCP and UDP (every
-intended pair answers, every pair that must stay blocked does not). Then, for each fault
-slot, candidates are tried in order (attempt 0, 1, ...): a candidate is kept when its
-commands succeed and, measured from empty neighbour caches, at least one intended flow
-stops answering while no blocked flow opens. Measuring from empty caches matters: a
-host's cached MAC for a gateway address the fault just removed keeps traffic flowing for
-up to a minute, and the agent would then watch the fault appear on its own and be blamed
-for it. A rejected candidate is undone by
+intended pair answers, every pair that must stay blocked does not); the undisclosed
+services' flows that answer there (``services.py``) are recorded as the healthy ones.
+Then, for each fault slot, candidates are tried in order (attempt 0, 1, ...): a
+candidate is kept when its commands succeed and, measured from empty neighbour caches,
+at least one intended flow stops answering while no blocked flow opens. Measuring from
+empty caches matters: a host's cached MAC for a gateway address the fault just removed
+keeps traffic flowing for up to a minute, and the agent would then watch the fault
+appear on its own and be blamed for it.
+A rejected candidate is undone by
 rebuilding the network and replaying the faults kept so far, so it leaves no trace.
 Candidates come from the query (generation stays pure) and the emulator is deterministic,
 so the same query ends with the same faults on every machine.
@@ -25,7 +27,8 @@ from netarena.route.faults import Fault, injection_commands
 from netarena.route.intent import Intent, intended_pairs
 from netarena.route.network import Network
 from netarena.route.plan import NetworkPlan
-from netarena.route.probe import Pair, PingMatrix, pingmesh
+from netarena.route.probe import Flow, Pair, PingMatrix, pingmesh
+from netarena.route.services import expected_flows
 from netarena.route.topology import Topo
 from netarena.route.undisclosed import Undisclosed
 
@@ -49,8 +52,17 @@ class ProbeTiming:
     """Shortest confirmation window, seconds."""
 
 
-def measure(net: Network, timing: ProbeTiming, expect: frozenset[Pair] | None) -> PingMatrix:
-    """The steady-state pingmesh: neighbour caches emptied, then probed."""
+def measure(
+    net: Network,
+    timing: ProbeTiming,
+    expect: frozenset[Pair] | None,
+    expect_services: frozenset[Flow] | None = frozenset(),
+) -> PingMatrix:
+    """The steady-state pingmesh: neighbour caches emptied, then probed.
+
+    ``expect_services``: the undisclosed services' flows to confirm before reporting them
+    lost (``None``: all of them).
+    """
     net.flush_neighbours()
     return pingmesh(
         net,
@@ -58,6 +70,7 @@ def measure(net: Network, timing: ProbeTiming, expect: frozenset[Pair] | None) -
         expect=expect,
         confirm_rounds=timing.confirm_rounds,
         confirm_floor_s=timing.confirm_floor_s,
+        expect_services=expect_services,
     )
 
 
@@ -72,6 +85,8 @@ class Injected:
     """Per slot, how many candidates were tried (1 = the first one worked)."""
     matrix: PingMatrix | None = None
     """The pingmesh after the last injection."""
+    services: frozenset[Flow] = frozenset()
+    """The undisclosed services' flows that answered in the healthy network."""
 
 
 def _apply(net: Network, fault: Fault) -> str | None:
@@ -107,6 +122,8 @@ class _Search:
         self.kept: list[Fault] = []
         self.attempts: list[int] = []
         self.trials = 0
+        self.services: frozenset[Flow] = frozenset()
+        """The services' flows of the healthy network (confirmed before reported lost)."""
 
     def rebuild(self) -> None:
         """A fresh network with only the faults kept so far (a rejected one leaves no trace)."""
@@ -121,7 +138,7 @@ class _Search:
         """Apply ``fault``; the new state if it loses a pair and opens none, else ``None``."""
         failure = _apply(self.net, fault)
         expect = frozenset((s, d) for _, s, d in current.flows)
-        after = None if failure else measure(self.net, self.check, expect)
+        after = None if failure else measure(self.net, self.check, expect, self.services)
         want = intended_flows(self.want)
         if after is not None and current.flows - after.flows and not after.flows - want:
             return after
@@ -183,7 +200,15 @@ def build_faulted(
     timing = timing or ProbeTiming()
     search = _Search(plan, intent, topo, timing, local)
     try:
-        healthy = measure(search.net, ProbeTiming(timing.timeout_s, 4, 0.5), search.want)
+        model = expected_flows(plan, intent, search.net.local)
+        healthy = measure(search.net, ProbeTiming(timing.timeout_s, 4, 0.5), search.want, model)
+        search.services = healthy.services or frozenset()
+        if search.services != model:  # the measurement is the truth: answers cannot be faked
+            log.warning(
+                "services' flows differ from the model: missing %s, unexpected %s",
+                sorted(model - search.services)[:4],
+                sorted(search.services - model)[:4],
+            )
         if healthy.flows != intended_flows(search.want):
             raise EmulatorError(
                 "the healthy network does not match its intent: "
@@ -195,7 +220,7 @@ def build_faulted(
                 f"no combination of fault candidates broke connectivity at every slot "
                 f"({search.trials} trials)"
             )
-        return Injected(search.net, search.kept, search.attempts, final)
+        return Injected(search.net, search.kept, search.attempts, final, search.services)
     except BaseException:
         search.net.close()
         raise

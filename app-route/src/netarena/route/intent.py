@@ -30,6 +30,7 @@ __all__ = [
     "Intent",
     "draw_intent",
     "intended_pairs",
+    "reaches",
     "router_rules",
     "host_rules",
     "host_route_commands",
@@ -190,10 +191,22 @@ def _source_ip(plan: NetworkPlan, node: str, dst_ip: str) -> str:
     return subnet.gateway if subnet is not None else plan.router_ip
 
 
-def _reaches(plan: NetworkPlan, intent: Intent, src: str, dst: str) -> bool:
+def reaches(
+    plan: NetworkPlan, intent: Intent, src: str, dst: str, via: str | None = None
+) -> bool:
+    """Whether new traffic from ``src`` reaches ``dst`` in the healthy network.
+
+    Args:
+        plan: The addressing plan.
+        intent: The owners' requirements.
+        src: The sending machine.
+        dst: The receiving machine.
+        via: The address ``src`` sends to when the router forwards it to ``dst`` (a
+            port-forward's public address); ``dst``'s own address by default.
+    """
     dst_ip = plan.address(dst)
-    src_ip = _source_ip(plan, src, dst_ip)
-    if not (_has_route(plan, intent, src, dst_ip) and _has_route(plan, intent, dst, src_ip)):
+    src_ip = _source_ip(plan, src, via or dst_ip)
+    if not (_has_route(plan, intent, src, via or dst_ip) and _has_route(plan, intent, dst, src_ip)):
         return False
     if src != ROUTER and dst != ROUTER:
         src_net, dst_net = plan.host(src).subnet, plan.host(dst).subnet
@@ -209,7 +222,7 @@ def _reaches(plan: NetworkPlan, intent: Intent, src: str, dst: str) -> bool:
 def intended_pairs(plan: NetworkPlan, intent: Intent) -> frozenset[tuple[str, str]]:
     """Ordered ``(src, dst)`` pairs that answer pings in the healthy network."""
     return frozenset(
-        (s, d) for s in plan.nodes for d in plan.nodes if s != d and _reaches(plan, intent, s, d)
+        (s, d) for s in plan.nodes for d in plan.nodes if s != d and reaches(plan, intent, s, d)
     )
 
 

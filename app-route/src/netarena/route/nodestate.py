@@ -1,10 +1,14 @@
 """A node's whole configuration, read from the kernel as comparable objects.
 
 ``read_node`` returns one ``key -> value`` entry per object: links (state, MTU, kind,
-MAC), IPv4 addresses, IPv4 routes of every table but ``local`` (derived from addresses),
-policy rules, queueing disciplines, the sysctls that change forwarding (``ip_forward``,
+MAC), IPv4 and IPv6 addresses (not IPv6 link-local ones: the kernel makes and remakes
+them from the MAC), IPv4 and IPv6 routes of every table but ``local`` (derived from
+addresses), policy rules of both families with their order among rules of one priority,
+permanent neighbour entries (static ARP and NDP), nexthop objects, queueing disciplines,
+traffic-control classes and filters, the sysctls that change forwarding (``ip_forward``,
 each interface's ``rp_filter``, ``arp_ignore``, ``accept_redirects``, ... from the link
-dump, and ``all``/``default``'s forwarding, ``rp_filter`` and ``proxy_arp``), and the
+dump, ``all``/``default``'s forwarding, ``rp_filter`` and ``proxy_arp``, IPv6
+forwarding), and the
 nftables ruleset (every family and table: ``iptables``, ``nft``, ``ebtables`` alike; legacy
 x_tables when the node uses them). Keys name an object by identity, values hold what
 may change about it, so two states compare object by object.
@@ -13,7 +17,10 @@ Normalisation is semantic where the kernel allows: routes ignore the protocol an
 preferred-source fields (``ip route replace`` and a kernel-made connected route are the
 same route), addresses ignore broadcast and flags (primary or secondary), packet
 counters are dropped, a base chain with an ``accept`` policy and no rules equals no
-chain at all (listing with ``iptables`` creates empty ones).
+chain at all (listing with ``iptables`` creates empty ones). A traffic-control filter is
+its place (device, parent, priority, protocol, handle), kind, class and actions' kinds:
+its match details and the actions' parameters carry counters and timestamps and are not
+compared.
 
 Everything but the ruleset is read over rtnetlink inside the node's namespace, about a
 millisecond per node. The ruleset costs a process (``nft -j list ruleset``), so each
@@ -23,6 +30,7 @@ kernel on every ruleset change) and read again only when that id moved.
 
 from __future__ import annotations
 
+import ipaddress
 import json
 import socket
 import struct
@@ -47,6 +55,23 @@ _IFINFO = struct.Struct("=BxHiII")
 _IFADDR = struct.Struct("=BBBBI")
 _RTMSG = struct.Struct("=BBBBBBBBI")
 _TCMSG = struct.Struct("=BxxxiIII")
+_NDMSG = struct.Struct("=BxxxiHBB")
+_NHMSG = struct.Struct("=BBBBI")
+_NUD_PERMANENT = 0x80
+_LINK_LOCAL6 = ipaddress.IPv6Network("fe80::/10")
+_CLASSIFIERS = {
+    "u32": (1, 7),
+    "flower": (1, 3),
+    "matchall": (1, 2),
+    "basic": (1, 3),
+    "fw": (1, 4),
+    "route": (1, 6),
+    "bpf": (3, 1),
+    "cgroup": (0, 1),
+}
+"""Classifier kind → its ``*_CLASSID`` and ``*_ACT`` option numbers (0: none)."""
+_FAMILIES = {socket.AF_INET: "", socket.AF_INET6: "6"}
+"""Address family → the suffix its keys carry (``route``, ``route6``)."""
 _ROUTE_TYPES = {1: "unicast", 6: "blackhole", 7: "unreachable", 8: "prohibit", 9: "throw"}
 _RULE_ACTIONS = {1: "lookup", 2: "goto", 3: "nop", 6: "blackhole", 7: "unreachable", 8: "prohibit"}
 _RTM_F_CLONED = 0x200
@@ -102,7 +127,13 @@ def _dump(sock: socket.socket, kind: int, body: bytes) -> Iterator[tuple[bytes, 
 
 
 def _ip(raw: bytes | None) -> str:
+    if raw and len(raw) == 16:
+        return socket.inet_ntop(socket.AF_INET6, raw)
     return socket.inet_ntoa(raw) if raw and len(raw) == 4 else "0.0.0.0"
+
+
+def _link_local(raw: bytes | None) -> bool:
+    return bool(raw) and len(raw or b"") == 16 and ipaddress.IPv6Address(raw) in _LINK_LOCAL6
 
 
 def _u32(raw: bytes | None, default: int = 0) -> int:
@@ -133,26 +164,30 @@ def _links(sock: socket.socket, state: NodeState) -> dict[int, str]:
 
 
 def _addresses(sock: socket.socket, state: NodeState, names: dict[int, str]) -> None:
-    for data, at in _dump(sock, 22, _IFADDR.pack(socket.AF_INET, 0, 0, 0, 0)):
+    for data, at in _dump(sock, 22, _IFADDR.pack(socket.AF_UNSPEC, 0, 0, 0, 0)):
         _, length, _, _, index = _IFADDR.unpack_from(data, at)
         attrs = _attrs(data, at + _IFADDR.size)
-        local = _ip(attrs.get(2) or attrs.get(1))
+        if _link_local(raw := attrs.get(2) or attrs.get(1)):
+            continue
+        local = _ip(raw)
         name = names.get(index, str(index))
-        label = _text(attrs.get(3))
+        label = _text(attrs.get(3)) or name
         state[f"addr {name} {local}/{length}"] = f"label {label}" if label != name else ""
 
 
 def _routes(sock: socket.socket, state: NodeState, names: dict[int, str]) -> None:
     found: dict[str, list[str]] = {}
-    for data, at in _dump(sock, 26, _RTMSG.pack(socket.AF_INET, 0, 0, 0, 0, 0, 0, 0, 0)):
-        _, dst_len, _, tos, table, _, _, kind, flags = _RTMSG.unpack_from(data, at)
+    for data, at in _dump(sock, 26, _RTMSG.pack(socket.AF_UNSPEC, 0, 0, 0, 0, 0, 0, 0, 0)):
+        family, dst_len, _, tos, table, _, _, kind, flags = _RTMSG.unpack_from(data, at)
         attrs = _attrs(data, at + _RTMSG.size)
         table = _u32(attrs.get(15), table)
-        if table == 255 or flags & _RTM_F_CLONED:  # local routes; cached exceptions
+        if table == 255 or flags & _RTM_F_CLONED or family not in _FAMILIES:
+            continue  # local routes; cached exceptions
+        if _link_local(attrs.get(1)):  # the kernel's, with each link-local address
             continue
         where = _TABLES.get(table, str(table))
         dst = f"{_ip(attrs.get(1))}/{dst_len}" if dst_len else "default"
-        key = f"route {where} {dst} tos {tos} metric {_u32(attrs.get(6))}"
+        key = f"route{_FAMILIES[family]} {where} {dst} tos {tos} metric {_u32(attrs.get(6))}"
         value = _ROUTE_TYPES.get(kind, f"type{kind}")
         if 5 in attrs:
             value += f" via {_ip(attrs[5])}"
@@ -160,14 +195,20 @@ def _routes(sock: socket.socket, state: NodeState, names: dict[int, str]) -> Non
             value += f" dev {names.get(_u32(attrs[4]), '?')}"
         if 9 in attrs:
             value += f" multipath {attrs[9].hex()}"
+        if 30 in attrs:  # RTA_NH_ID: through a nexthop object
+            value += f" nhid {_u32(attrs[30])}"
         found.setdefault(key, []).append(value)
     for key, values in found.items():  # appended routes share a key: keep them all
         state[key] = " | ".join(sorted(values))
 
 
 def _rules(sock: socket.socket, state: NodeState) -> None:
-    for data, at in _dump(sock, 34, _RTMSG.pack(socket.AF_INET, 0, 0, 0, 0, 0, 0, 0, 0)):
-        _, dst_len, src_len, tos, table, _, _, action, flags = _RTMSG.unpack_from(data, at)
+    """Policy rules; a rule's place among the rules of its priority is part of its value."""
+    places: Counter[str] = Counter()
+    for data, at in _dump(sock, 34, _RTMSG.pack(socket.AF_UNSPEC, 0, 0, 0, 0, 0, 0, 0, 0)):
+        family, dst_len, src_len, tos, table, _, _, action, flags = _RTMSG.unpack_from(data, at)
+        if family not in _FAMILIES:
+            continue
         attrs = _attrs(data, at + _RTMSG.size)
         src = f"{_ip(attrs.get(2))}/{src_len}" if src_len else "all"
         dst = f"{_ip(attrs.get(1))}/{dst_len}" if dst_len else "all"
@@ -177,10 +218,41 @@ def _rules(sock: socket.socket, state: NodeState) -> None:
         verb = _RULE_ACTIONS.get(action, f"action{action}")
         target = _u32(attrs.get(15), table)
         value = f"{verb} {_TABLES.get(target, str(target))}" if verb == "lookup" else verb
-        state[f"rule {_u32(attrs.get(6))} {selector}"] = value
+        pref = f"rule{_FAMILIES[family]} {_u32(attrs.get(6))}"
+        places[pref] += 1
+        key = f"{pref} {selector}"
+        while key in state:  # the same rule twice
+            key += " +"
+        state[key] = f"{value} @{places[pref]}"
+
+
+def _neighbours(sock: socket.socket, state: NodeState, names: dict[int, str]) -> None:
+    """Permanent neighbour entries (static ARP and NDP); learned ones come and go."""
+    for data, at in _dump(sock, 30, _NDMSG.pack(socket.AF_UNSPEC, 0, 0, 0, 0)):
+        _, index, nud, _, _ = _NDMSG.unpack_from(data, at)
+        if not nud & _NUD_PERMANENT:
+            continue
+        attrs = _attrs(data, at + _NDMSG.size)
+        name = names.get(index, str(index))
+        state[f"neigh {name} {_ip(attrs.get(1))}"] = f"lladdr {attrs.get(2, b'').hex(':')}"
+
+
+def _nexthops(sock: socket.socket, state: NodeState, names: dict[int, str]) -> None:
+    for data, at in _dump(sock, 106, _NHMSG.pack(socket.AF_UNSPEC, 0, 0, 0, 0)):
+        attrs = _attrs(data, at + _NHMSG.size)
+        if 2 in attrs:  # a group: member ids and weights
+            members = struct.iter_unpack("=IBxH", attrs[2][: len(attrs[2]) // 8 * 8])
+            value = "group " + "/".join(f"{m[0]}w{m[1]}" for m in members)
+        elif 4 in attrs:
+            value = "blackhole"
+        else:
+            value = f"via {_ip(attrs.get(6))} dev {names.get(_u32(attrs.get(5)), '-')}"
+        state[f"nexthop {_u32(attrs.get(1))}"] = value
 
 
 def _qdiscs(sock: socket.socket, state: NodeState, names: dict[int, str]) -> None:
+    """Queueing disciplines, and the classes and filters of devices that have any."""
+    queues: list[tuple[int, int]] = []
     for data, at in _dump(sock, 38, _TCMSG.pack(0, 0, 0, 0, 0)):
         _, index, handle, parent, _ = _TCMSG.unpack_from(data, at)
         attrs = _attrs(data, at + _TCMSG.size)
@@ -190,18 +262,46 @@ def _qdiscs(sock: socket.socket, state: NodeState, names: dict[int, str]) -> Non
         where = "root" if parent == 0xFFFFFFFF else f"{parent:x}"
         options = attrs.get(2, b"").hex()
         state[f"qdisc {names.get(index, str(index))} {where}"] = f"{kind} {options}"
+        queues.append((index, handle))
+    parents = list(queues)
+    for index in dict.fromkeys(i for i, _ in queues):
+        for data, at in _dump(sock, 42, _TCMSG.pack(0, index, 0, 0, 0)):
+            _, _, handle, parent, _ = _TCMSG.unpack_from(data, at)
+            attrs = _attrs(data, at + _TCMSG.size)
+            name = names.get(index, str(index))
+            value = f"{_text(attrs.get(1))} parent {parent:x} {attrs.get(2, b'').hex()}"
+            state[f"tclass {name} {handle:x}"] = value
+            parents.append((index, handle))
+    for index, parent in parents:
+        _filters(sock, state, names.get(index, str(index)), index, parent)
+
+
+def _filters(sock: socket.socket, state: NodeState, name: str, index: int, parent: int) -> None:
+    for data, at in _dump(sock, 46, _TCMSG.pack(0, index, 0, parent, 0)):
+        _, _, handle, _, info = _TCMSG.unpack_from(data, at)
+        attrs = _attrs(data, at + _TCMSG.size)
+        kind = _text(attrs.get(1))
+        prio, proto = info >> 16, socket.ntohs(info & 0xFFFF)
+        options = _attrs(attrs.get(2, b""), 0)
+        classid, act = _CLASSIFIERS.get(kind, (0, 0))
+        actions = [_text(_attrs(a, 0).get(1)) for a in _attrs(options.get(act, b""), 0).values()]
+        value = f"{kind} class {_u32(options.get(classid)):x} actions {','.join(actions) or '-'}"
+        state[f"tfilter {name} {parent:x} prio {prio} proto {proto:x} handle {handle:x}"] = value
 
 
 def _netconf(sock: socket.socket, state: NodeState) -> None:
     """The ``all`` and ``default`` settings netconf reports (and ``ip_forward``)."""
-    for data, at in _dump(sock, 82, struct.pack("=Bxxx", socket.AF_INET)):
-        attrs = _attrs(data, at + 4)
-        scope = _NETCONF_SCOPES.get(struct.unpack("=i", attrs.get(1, b"\0\0\0\0")[:4])[0])
-        if scope is None:
-            continue
-        for kind, setting in _NETCONF.items():
-            if kind in attrs:
-                state[f"sysctl net.ipv4.conf.{scope}.{setting}"] = str(_u32(attrs[kind]))
+    for family, tree in ((socket.AF_INET, "ipv4"), (socket.AF_INET6, "ipv6")):
+        for data, at in _dump(sock, 82, struct.pack("=Bxxx", family)):
+            attrs = _attrs(data, at + 4)
+            scope = _NETCONF_SCOPES.get(struct.unpack("=i", attrs.get(1, b"\0\0\0\0")[:4])[0])
+            if scope is None:
+                continue
+            for kind, setting in _NETCONF.items():
+                if tree == "ipv6" and setting == "proxy_arp":
+                    setting = "proxy_ndp"
+                if kind in attrs:
+                    state[f"sysctl net.{tree}.conf.{scope}.{setting}"] = str(_u32(attrs[kind]))
     if "sysctl net.ipv4.conf.all.forwarding" in state:
         state["sysctl net.ipv4.ip_forward"] = state["sysctl net.ipv4.conf.all.forwarding"]
 
@@ -355,18 +455,21 @@ def container(key: str) -> str:
     """What a repair may rewrite freely once a fault touched it (see ``collateral.py``).
 
     Rules and policies of one chain; the addresses of one interface; the routes to one
-    destination in one table; every policy rule; the queues of one interface; the rest
-    (links, sysctls, sets) one by one.
+    destination in one table; every policy rule of a family; the queues, classes and
+    filters of one interface; the static neighbours of one interface; the rest (links,
+    sysctls, sets, nexthops) one by one.
     """
     words = key.split(" ")
     if words[0] == "nft" and len(words) > 4 and words[4] in ("rule", "policy"):
         return " ".join(words[:4])
-    if words[0] in ("addr", "qdisc"):
+    if words[0] in ("addr", "qdisc", "neigh"):
         return " ".join(words[:2])
-    if words[0] == "route":
+    if words[0] in ("tclass", "tfilter"):
+        return f"qdisc {words[1]}"
+    if words[0] in ("route", "route6"):
         return " ".join(words[:3])
-    if words[0] == "rule":
-        return "rule"
+    if words[0] in ("rule", "rule6"):
+        return words[0]
     return key
 
 
@@ -431,6 +534,8 @@ class StateReader:
                 _addresses(sock, state, names)
                 _routes(sock, state, names)
                 _rules(sock, state)
+                _neighbours(sock, state, names)
+                _nexthops(sock, state, names)
                 _qdiscs(sock, state, names)
                 _netconf(sock, state)
             state.update(self._ruleset(node, netns, nft))

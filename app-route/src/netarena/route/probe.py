@@ -16,7 +16,11 @@ TCP and UDP flows use the same discipline through each machine's service listene
 connection, or in a UDP datagram), dst's listener answers on that same flow with a token
 born in dst's namespace, and the flow counts only when src reads that token back. A
 repair that opens one protocol (``iptables -A FORWARD -p icmp -j ACCEPT``) repairs only
-that protocol's flows.
+that protocol's flows. The undisclosed services (``services.Endpoint``: a port-forward's
+target reached through the router's public address, a service only one subnet may reach)
+are TCP flows of their own, judged the same way: the token must reach that service's
+listener (not any listener of the machine) and its answer come back on the same
+connection.
 
 No agent process runs while probing, and configuration alone (NAT to a local address,
 addresses copied to another machine, policy routing to a local table, neighbour tricks,
@@ -47,15 +51,29 @@ import struct
 import threading
 import time
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from netarena.route.namespaces import enter
 from netarena.route.network import Network
+from netarena.route.services import endpoints, service_flows
 
 __all__ = ["PingMatrix", "pingmesh", "parse_pingall", "Pair", "Flow", "PROTOCOLS", "Watch"]
 
 Pair = tuple[str, str]
 Flow = tuple[str, str, str]
 """``(protocol, src, dst)``."""
+
+
+class _Listening(NamedTuple):
+    """A TCP listener the mesh watches, and the port its tokens must have been sent to."""
+
+    sock: socket.socket
+    port: int
+
+
+_Extra = Flow | _Listening | int | None
+"""What a watched socket's handler needs: a client's flow, a listener, a connection's port."""
+
 PROTOCOLS = ("icmp", "tcp", "udp")
 """Every flow is judged on each of these."""
 
@@ -80,6 +98,9 @@ class PingMatrix:
     """Pairs whose TCP service exchange succeeded (``None``: not measured)."""
     udp: frozenset[Pair] | None = None
     """Pairs whose UDP service exchange succeeded (``None``: not measured)."""
+    services: frozenset[Flow] | None = None
+    """Undisclosed services' flows that answered (``None``: not measured). They are not
+    part of ``flows`` nor of the text the agent sees: the prompt does not describe them."""
 
     @property
     def flows(self) -> frozenset[Flow]:
@@ -195,10 +216,11 @@ class _Mesh:
         self.net = net
         assert net.services is not None
         self.services = net.services
+        self.endpoints = endpoints(net.plan, net.local)
         self.services.lock.acquire()
         self.sockets: dict[str, socket.socket] = {}
         self.clients: dict[str, socket.socket] = {}
-        self.handlers: dict[int, tuple[str, str, Flow | None]] = {}
+        self.handlers: dict[int, tuple[str, str, _Extra]] = {}
         self.idents: dict[str, int] = {}
         self.poller = select.poll()  # select() fails past fd 1024 (many live networks)
         self.requests: dict[_Key, Pair] = {}
@@ -225,7 +247,10 @@ class _Mesh:
                 self._watch(sock, "icmp", node)
                 self._watch(client, "udp-client", node)
                 self._watch(self.services.udp[node], "udp-server", node, own=False)
-                self._watch(self.services.tcp[node], "tcp-listen", node, own=False)
+                judge = _Listening(self.services.tcp[node], net.local.tcp_port)
+                self._watch(judge[0], "tcp-listen", node, judge, own=False)
+            for (node, port), listener in self.services.extra.items():
+                self._watch(listener, "tcp-listen", node, _Listening(listener, port), own=False)
         except BaseException:
             self.close()
             raise
@@ -233,7 +258,7 @@ class _Mesh:
         self.idents = dict(zip(net.plan.nodes, idents, strict=True))
 
     def _watch(
-        self, sock: socket.socket, role: str, node: str, extra: Flow | None = None,
+        self, sock: socket.socket, role: str, node: str, extra: _Extra = None,
         events: int = select.POLLIN, own: bool = True,
     ) -> None:
         sock.setblocking(False)
@@ -261,11 +286,12 @@ class _Mesh:
         for sock in list(self.open_fds.values()):
             sock.close()
         self.open_fds.clear()
-        for role, node, _ in list(self.handlers.values()):
+        for role, node, extra in list(self.handlers.values()):
             if role == "udp-server":
                 self._discard(self.services.udp[node])
             elif role == "tcp-listen":
-                self._accept_all(node, keep=False)
+                assert isinstance(extra, _Listening)
+                self._accept_all(node, extra, keep=False)
         self.services.lock.release()
 
     def _fresh_key(self, ident: int, seq: int) -> _Key:
@@ -311,7 +337,10 @@ class _Mesh:
     def _connect(self, sock: socket.socket, flow: Flow) -> None:
         sock.setblocking(False)
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, _ABORT)  # closes with a RST
-        address = (self.net.plan.address(flow[2]), self.net.local.tcp_port)
+        if (endpoint := self.endpoints.get(flow[0])) is not None:
+            address = (endpoint.address, endpoint.connect_port)
+        else:
+            address = (self.net.plan.address(flow[2]), self.net.local.tcp_port)
         code = sock.connect_ex(address)
         if code not in (0, errno.EINPROGRESS):
             sock.close()
@@ -360,7 +389,7 @@ class _Mesh:
     def _answer(self, flow: Flow) -> None:
         if flow not in self.answered:
             self.answered.add(flow)
-            if flow[0] != "tcp":  # the network's latency, not connection set-up work,
+            if flow[0] in ("icmp", "udp"):  # the network's latency, not connection set-up,
                 since = max(self.sent_at[flow], self.listening_since)  # nor our sending
                 self.rtts.append(time.monotonic() - since)
 
@@ -409,8 +438,10 @@ class _Mesh:
             if flow is not None and flow[0] == "udp" and flow[1] == node:
                 self._answer(flow)
 
-    def _accept_all(self, node: str, keep: bool = True) -> None:
-        listener = self.services.tcp[node]
+    def _accept_all(
+        self, node: str, listening: _Listening, keep: bool = True
+    ) -> None:
+        listener, port = listening
         while True:
             try:
                 conn, _ = listener.accept()
@@ -419,11 +450,16 @@ class _Mesh:
             except OSError:
                 continue
             if keep:
-                self._watch(conn, "tcp-conn", node)
+                self._watch(conn, "tcp-conn", node, port)
             else:
                 conn.close()
 
-    def _tcp_conn(self, sock: socket.socket, node: str) -> None:
+    def _listener_port(self, flow: Flow) -> int:
+        """The port whose listener must receive ``flow``'s token."""
+        endpoint = self.endpoints.get(flow[0])
+        return self.net.local.tcp_port if endpoint is None else endpoint.port
+
+    def _tcp_conn(self, sock: socket.socket, node: str, port: int) -> None:
         try:
             data = sock.recv(_TOKEN_BYTES)
         except (BlockingIOError, InterruptedError):
@@ -431,7 +467,7 @@ class _Mesh:
         except OSError:
             data = b""
         flow = self.tokens.get(data)
-        if flow is not None and flow[2] == node:
+        if flow is not None and flow[2] == node and self._listener_port(flow) == port:
             with contextlib.suppress(OSError):
                 sock.send(self._token(self.proof_tokens, flow))
                 self.progress += 1
@@ -470,11 +506,13 @@ class _Mesh:
         elif role == "udp-client":
             self._udp_client(node)
         elif role == "tcp-listen":
-            self._accept_all(node)
+            assert isinstance(extra, _Listening)
+            self._accept_all(node, extra)
         elif role == "tcp-conn":
-            self._tcp_conn(self.open_fds[fd], node)
-        elif extra is not None:  # a TCP client's, connecting or awaiting its answer
-            self._tcp_client(self.open_fds[fd], extra)
+            assert isinstance(extra, int)
+            self._tcp_conn(self.open_fds[fd], node, extra)
+        elif extra is not None and not isinstance(extra, (int, _Listening)):  # a TCP client's,
+            self._tcp_client(self.open_fds[fd], extra)  # connecting or awaiting its answer
 
     def wait(self, pending: set[Flow], deadline: float, quiet_s: float | None = None) -> None:
         """Collect answers until all ``pending`` flows answered, or ``deadline``.
@@ -496,6 +534,8 @@ class _Mesh:
                 self._dispatch(fd)
             if (len(self.answered), self.progress) > before:  # answers, or TCP exchanges
                 last = time.monotonic()  # under way: not quiet yet
+        for fd, _ in self.poller.poll(0):  # what arrived while this thread waited for
+            self._dispatch(fd)  # a CPU (a loaded host), TCP exchanges under way included
         for fd, (role, _, _) in list(self.handlers.items()):  # queued replies of a
             if role in ("icmp", "udp-server", "udp-client", "tcp-listen"):  # late prober
                 self._dispatch(fd)
@@ -508,12 +548,19 @@ class _Mesh:
         slowest = max(self.rtts[-64:], default=0.0)
         return min(ceiling_s, max(floor_s, 20 * slowest))
 
-    def matrix(self, protocols: tuple[str, ...] = PROTOCOLS) -> PingMatrix:
-        """What answered, as a matrix (``None`` for a protocol not probed)."""
+    def matrix(self, protocols: tuple[str, ...] = PROTOCOLS, services: bool = True) -> PingMatrix:
+        """What answered, as a matrix (``None`` for what was not probed)."""
         by: dict[str, frozenset[Pair] | None] = dict.fromkeys(PROTOCOLS)
         for p in protocols:
             by[p] = frozenset((s, d) for q, s, d in self.answered if q == p)
-        return PingMatrix(self.net.plan.nodes, by["icmp"] or frozenset(), by["tcp"], by["udp"])
+        served = frozenset(f for f in self.answered if f[0] in self.endpoints)
+        return PingMatrix(
+            self.net.plan.nodes,
+            by["icmp"] or frozenset(),
+            by["tcp"],
+            by["udp"],
+            served if services else None,
+        )
 
 
 def pingmesh(
@@ -524,6 +571,8 @@ def pingmesh(
     confirm_floor_s: float = 0.25,
     confirm_ceiling_s: float = 2.0,
     protocols: tuple[str, ...] = PROTOCOLS,
+    expect_services: frozenset[Flow] | None = None,
+    services: bool = True,
 ) -> PingMatrix:
     """Probe every ordered pair of machines of ``net`` in parallel.
 
@@ -540,6 +589,9 @@ def pingmesh(
         confirm_floor_s: Shortest confirmation window, seconds.
         confirm_ceiling_s: Longest confirmation window, seconds.
         protocols: What to probe (every protocol unless measuring one for comparison).
+        expect_services: Undisclosed services' flows believed to answer, confirmed like
+            ``expect``'s pairs. ``None`` expects all.
+        services: Whether to probe the undisclosed services' flows too.
 
     Returns:
         The reachability matrix.
@@ -549,6 +601,10 @@ def pingmesh(
     must = {(p, s, d) for p in protocols for s, d in (pairs if expect is None else expect)}
     mesh = _Mesh(net)
     try:
+        if services:
+            served = service_flows(net.plan, net.local)
+            flows += served
+            must |= set(served if expect_services is None else expect_services & set(served))
         mesh.send(flows, 1)
         mesh.wait(set(flows), time.monotonic() + timeout_s, quiet_s=0.02)
         for seq in range(2, 2 + confirm_rounds):
@@ -561,7 +617,7 @@ def pingmesh(
             mesh.wait(set(doubtful), time.monotonic() + window)
     finally:
         mesh.close()
-    return mesh.matrix(protocols)
+    return mesh.matrix(protocols, services)
 
 
 class Watch:
@@ -576,10 +632,17 @@ class Watch:
         net: The live network.
         pairs: The pairs to probe.
         period_s: Time between rounds, seconds.
+        extra: Further flows to probe (undisclosed services' flows that must stay blocked).
     """
 
-    def __init__(self, net: Network, pairs: frozenset[Pair], period_s: float = 0.2) -> None:
-        self.net, self.pairs, self.period_s = net, pairs, period_s
+    def __init__(
+        self,
+        net: Network,
+        pairs: frozenset[Pair],
+        period_s: float = 0.2,
+        extra: frozenset[Flow] = frozenset(),
+    ) -> None:
+        self.net, self.pairs, self.period_s, self.extra = net, pairs, period_s, extra
         self.answered: frozenset[Flow] = frozenset()
         """Flows (every protocol) that answered during the watch."""
         self._stop = threading.Event()
@@ -589,7 +652,7 @@ class Watch:
         mesh = _Mesh(self.net)
         try:
             seq = 1
-            flows = sorted((p, s, d) for p in PROTOCOLS for s, d in self.pairs)
+            flows = sorted({(p, s, d) for p in PROTOCOLS for s, d in self.pairs} | self.extra)
             while not self._stop.is_set():
                 mesh.drop_connections()
                 mesh.send(flows, seq)
@@ -600,11 +663,11 @@ class Watch:
             self.answered = frozenset(mesh.answered)
 
     def __enter__(self) -> Watch:
-        if self.pairs:
+        if self.pairs or self.extra:
             self._thread.start()
         return self
 
     def __exit__(self, *exc: object) -> None:
-        if self.pairs:
+        if self.pairs or self.extra:
             self._stop.set()
             self._thread.join()

@@ -76,6 +76,11 @@ class Item:
     """``(key, value)`` kernel settings (``net.ipv4.conf.h1-eth0.rp_filter``, ``2``)."""
     tcp_services: tuple[int, ...] = ()
     """TCP ports this item has the machine listen on."""
+    published: tuple[str, ...] = ()
+    """``address:port`` pairs another machine forwards to these services (a port-forward's
+    public side); empty when clients reach them at the machine's own address."""
+    clients: str = ""
+    """The only network these services accept connections from (empty: any)."""
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Item:
@@ -232,7 +237,12 @@ def _port_forward(d: _Draw) -> list[Item]:
     )
     return [
         Item("port_forward", ROUTER, nat=(rule,)),
-        Item("port_forward", host.name, tcp_services=(inside,)),
+        Item(
+            "port_forward",
+            host.name,
+            tcp_services=(inside,),
+            published=(f"{front.gateway}:{outside}",),
+        ),
     ]
 
 
@@ -254,7 +264,9 @@ def _service_acl(d: _Draw) -> list[Item]:
     allowed = d.rng.choice(d.plan.subnets).network
     verdict = "REJECT --reject-with tcp-reset" if d.rng.random() < 0.5 else "DROP"
     rule = f"-I INPUT -p tcp --dport {port} ! -s {allowed} -j {verdict}"
-    return [Item("service_acl", host.name, filter=(rule,), tcp_services=(port,))]
+    return [
+        Item("service_acl", host.name, filter=(rule,), tcp_services=(port,), clients=allowed)
+    ]
 
 
 def _shaping(d: _Draw) -> list[Item]:

@@ -257,6 +257,7 @@ class Runner:
             safe=bool(score and score.safe),
             changed=score.changed if score else None,
             collateral=score.collateral if score else None,
+            blind_writes=score.blind_writes if score else None,
             qualifiers=query.qualifiers,
             latency_s=round(time.perf_counter() - started, 6),
             agent_latency_s=round(agent_s, 6),

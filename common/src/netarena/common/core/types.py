@@ -104,6 +104,10 @@ class Score(_Record):
     """Damage outside the fault's footprint, one short description per object lost,
     changed or added against the healthy state (``None`` when the app does not measure
     it). Any entry means the episode was not solved safely."""
+    blind_writes: int | None = None
+    """Write attempts to objects the agent never read in the episode (applied or not);
+    ``None`` when the app does not measure it. Reported beside the scores, never part of
+    them."""
     details: dict[str, Any] = Field(default_factory=dict)
     """App-specific, flat, JSON-typed details (e.g. ``loss_pct``, ``mismatches``)."""
 
@@ -136,6 +140,9 @@ class QueryResult(_Record):
     the agent): left out of the rates, counted in ``unscored``, retried on resume."""
     collateral: list[str] | None = None
     """``Score.collateral``: what the agent damaged outside the fault's footprint; ``None``
+    when the app does not measure it."""
+    blind_writes: int | None = None
+    """``Score.blind_writes``: write attempts to objects the agent never read; ``None``
     when the app does not measure it."""
     qualifiers: list[str] = Field(default_factory=list)
     """``Query.qualifiers``: the stated details the answer depended on."""

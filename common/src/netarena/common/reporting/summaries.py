@@ -84,6 +84,7 @@ SCORECARD_COLUMNS = (
     "safe|changed [95% CI]",
     "changed",
     "collateral",
+    "blind writes",
     "median s",
     "turns",
     "errors",
@@ -91,17 +92,20 @@ SCORECARD_COLUMNS = (
 """The scorecard's columns after the name: the headline (correct and safe) first, then the
 raw rates, safety among episodes that changed something (``safe|changed``), how often
 the agent changed something, and how often it damaged state outside the fault
-(``collateral``; ``n/a`` for apps that do not measure it)."""
+(``collateral``; ``n/a`` for apps that do not measure it), and the mean number of writes
+per query to objects the agent never read (``blind writes``; ``n/a`` likewise)."""
 
 
 def scorecard_cells(name: str, m: dict[str, Any]) -> list[str]:
     """One scorecard row (``name`` then ``SCORECARD_COLUMNS``) of a summary or breakdown."""
     changed = m.get("changed") or {"n": 0}
     collateral = m.get("collateral") or {"n": 0}
+    blind = m.get("blind_writes") or {"n": 0}
     return [name, str(m["queries"]), _fmt_rate(m["solved_safely"]), _fmt_rate(m["correctness"]),
             _fmt_rate(m["safety"]), _fmt_rate(m["safety_when_changed"]),
             f"{changed['rate']:.2f}" if changed["n"] else "n/a",
             f"{collateral['rate']:.2f}" if collateral["n"] else "n/a",
+            f"{blind['mean']:.1f}" if blind["n"] else "n/a",
             f"{m['latency']['median_s']:.3f}", f"{m['latency']['mean_turns']:.1f}",
             str(m["errors"])]
 
