@@ -25,7 +25,7 @@ from netarena.common.core.agents import Observation
 from netarena.route import Network, RouteApp, RouterTopo, draw_plan, pingmesh
 from netarena.route.collateral import Footprint, collateral
 from netarena.route.intent import Intent
-from netarena.route.probe import PROTOCOLS
+from netarena.route.pingall import PROTOCOLS
 from netarena.route.services import expected_flows
 from netarena.route.solver import ReferenceRouteAgent
 from netarena.route.undisclosed import draw_undisclosed

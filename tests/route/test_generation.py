@@ -11,8 +11,8 @@ import netarena.route as route
 from netarena.common.core.errors import ConfigError
 from netarena.route import METHODS, RouteApp, RouterTopo, draw_plan, intended_pairs, parse_pingall
 from netarena.route.intent import Intent, draw_intent
+from netarena.route.pingall import PingMatrix
 from netarena.route.plan import NetworkPlan
-from netarena.route.probe import PingMatrix
 from netarena.route.topology import load_topo_class, plan_of
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from netarena.route.checks import is_correct, regressions
-from netarena.route.probe import PingMatrix
+from netarena.route.pingall import PingMatrix
 
 NODES = ("h1", "h2", "r0")
 PAIRS = frozenset((s, d) for s in NODES for d in NODES if s != d)

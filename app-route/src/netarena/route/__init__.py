@@ -13,8 +13,9 @@ from netarena.route.generator import RouteApp
 from netarena.route.intent import Intent, intended_pairs
 from netarena.route.namespaces import cleanup
 from netarena.route.network import Network
+from netarena.route.pingall import PingMatrix, parse_pingall
 from netarena.route.plan import NetworkPlan, draw_plan
-from netarena.route.probe import PingMatrix, parse_pingall, pingmesh
+from netarena.route.probe import pingmesh
 from netarena.route.solver import ReferenceRouteAgent
 from netarena.route.topology import RouterTopo, plan_of
 

@@ -21,7 +21,7 @@ import re
 from collections.abc import Callable
 
 from netarena.common.core.agents import Baseline
-from netarena.route.probe import PingMatrix, parse_pingall
+from netarena.route.pingall import PingMatrix, parse_pingall
 from netarena.route.repairs import Inventory
 from netarena.route.solver import Move, ReferenceRouteAgent, RoutePlanner, read_inventory
 

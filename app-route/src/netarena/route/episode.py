@@ -26,7 +26,8 @@ from netarena.route.injection import ProbeTiming, build_faulted, measure
 from netarena.route.intent import intended_pairs
 from netarena.route.limits import LiveNetworks
 from netarena.route.network import Network
-from netarena.route.probe import PingMatrix, Watch
+from netarena.route.pingall import PingMatrix
+from netarena.route.probe import Watch
 from netarena.route.services import service_flows
 from netarena.route.topology import topology_of
 from netarena.route.undisclosed import Undisclosed

@@ -12,8 +12,8 @@ from netarena.route.config import RouteConfig
 from netarena.route.faults import FAULT_TYPES, LEVEL_LABELS, fault_candidates
 from netarena.route.intent import draw_intent, intended_pairs
 from netarena.route.limits import MAX_CONCURRENT_EPISODES, MAX_MACHINES
+from netarena.route.pingall import PingMatrix
 from netarena.route.plan import NetworkPlan, draw_plan
-from netarena.route.probe import PingMatrix
 from netarena.route.prompts import task_prompt
 from netarena.route.topology import load_topo_class, plan_of
 from netarena.route.undisclosed import draw_undisclosed

@@ -26,8 +26,9 @@ from netarena.route.checks import intended_flows
 from netarena.route.faults import Fault, injection_commands
 from netarena.route.intent import Intent, intended_pairs
 from netarena.route.network import Network
+from netarena.route.pingall import Flow, Pair, PingMatrix
 from netarena.route.plan import NetworkPlan
-from netarena.route.probe import Flow, Pair, PingMatrix, pingmesh
+from netarena.route.probe import pingmesh
 from netarena.route.services import expected_flows
 from netarena.route.topology import Topo
 from netarena.route.undisclosed import Undisclosed

@@ -20,7 +20,7 @@ import re
 from dataclasses import dataclass
 
 from netarena.common.core.agents import Observation
-from netarena.route.probe import PingMatrix, parse_pingall
+from netarena.route.pingall import PingMatrix, parse_pingall
 from netarena.route.repairs import (
     HOST_DIAGNOSTIC,
     ROUTER_DIAGNOSTIC,
