@@ -186,15 +186,7 @@ def test_a_file_the_apps_preload_cannot_read_is_named_and_still_shown(
     """malt's old ``Label`` next to ``label``: DuckDB's own preload refuses the folder
     (keys that differ only in case); netarena leaderboard says so, names the file, and
     still shows every run from the records as JSON."""
-    folder = tmp_path / "mixed" / "results"
-    folder.mkdir(parents=True)
-    for path in (board / "results").iterdir():
-        (folder / path.name).write_text(path.read_text())
-    old = json.loads((folder / "d-old.json").read_text())
-    for record in old["results"]:
-        if record.get("kind") == "query":
-            record["Label"] = record.pop("label")
-    (folder / "d-old.json").write_text(json.dumps(old))
+    folder = _with_old_label_file(board, tmp_path)
     monkeypatch.chdir(folder.parent)
     with pytest.raises(duckdb.Error, match="Duplicate name"):
         duckdb.connect().execute(PRELOAD.format(glob="results/*.json"))
@@ -211,14 +203,8 @@ def test_normalised_old_label_file_loads_in_the_apps_own_preload(
     """Both files present (old ``Label``, new ``label``): after ``--normalise`` the app's
     own preload loads the folder, every run ranks as before, and the new files (already in
     NetArena's spelling) are untouched."""
-    folder = tmp_path / "mixed" / "results"
-    folder.mkdir(parents=True)
-    for path in (board / "results").iterdir():
-        (folder / path.name).write_text(path.read_text())
+    folder = _with_old_label_file(board, tmp_path)
     old = json.loads((folder / "d-old.json").read_text())
-    for record in old["results"]:
-        if record.get("kind") == "query":
-            record["Label"] = record.pop("label")
     old["results"][0]["LABEL"] = "a third spelling"
     (folder / "d-old.json").write_text(json.dumps(old))
     before = {p.name: p.read_text() for p in folder.iterdir()}
@@ -267,3 +253,15 @@ def test_query_record_renames_details_that_differ_only_in_case() -> None:
     assert "Label" not in record and "Error" not in record and record["details_Error"] == "x"
 
 
+def _with_old_label_file(board: Path, tmp_path: Path) -> Path:
+    """A copy of the board's results where d-old.json spells malt's ``label`` as ``Label``."""
+    folder = tmp_path / "mixed" / "results"
+    folder.mkdir(parents=True)
+    for path in (board / "results").iterdir():
+        (folder / path.name).write_text(path.read_text())
+    old = json.loads((folder / "d-old.json").read_text())
+    for record in old["results"]:
+        if record.get("kind") == "query":
+            record["Label"] = record.pop("label")
+    (folder / "d-old.json").write_text(json.dumps(old))
+    return folder

@@ -13,13 +13,16 @@ import asyncio
 import json
 import logging
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console
 from rich.table import Table
 
 from netarena.common.core.errors import AgentError, ConfigError
+
+if TYPE_CHECKING:
+    from netarena.common.serving.assess import Assessment
 
 __all__ = ["register", "assess_command", "leaderboard_command"]
 
@@ -42,25 +45,40 @@ def assess_command(
     as_json: Annotated[bool, typer.Option("--json", help="print the summary as JSON")] = False,
 ) -> None:
     """Send an assessment request to a green agent as AgentBeats does; follow and save it."""
-    from netarena.common.cli.console import print_summary
     from netarena.common.serving.assess import assess as send
     from netarena.common.serving.assess import write_assessment
 
     logging.basicConfig(level=logging.WARNING)
     try:
         roles = dict(_role_url(p) for p in participant)
-        settings = json.loads(config)
-        if not isinstance(settings, dict):
-            raise ConfigError("--config must be a JSON object")
+        settings = config_object(config)
         run = asyncio.run(send(green_url, roles, settings, protocol=protocol, token=token,
                                idle_timeout_s=idle_timeout,
                                on_status=lambda state, text: err.print(f"{state}: {text}")))
-    except (ConfigError, AgentError, json.JSONDecodeError) as exc:
+    except (ConfigError, AgentError) as exc:
         err.print(f"[red]error:[/red] {exc}")
         raise typer.Exit(2) from exc
     if out is not None:
         for path in write_assessment(run, out):
             err.print(f"wrote {path}")
+    print_assessment(run, as_json)
+
+
+def config_object(text: str) -> dict[str, Any]:
+    """An assessment's ``--config``: a JSON object, or a clear error."""
+    try:
+        config = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ConfigError(f"--config is not JSON: {exc}") from exc
+    if not isinstance(config, dict):
+        raise ConfigError("--config must be a JSON object")
+    return config
+
+
+def print_assessment(run: Assessment, as_json: bool) -> None:
+    """The summary of a finished assessment; exit 1 when it did not complete."""
+    from netarena.common.cli.console import print_summary
+
     if run.summary is not None:
         print_summary(run.summary, as_json, None)
     if run.state != "completed":

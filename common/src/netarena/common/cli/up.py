@@ -8,7 +8,6 @@ users who run compose themselves (``netarena.common.launch.compose``). Mounted o
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 from pathlib import Path
@@ -18,6 +17,7 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
+from netarena.common.cli.publish import config_object, print_assessment
 from netarena.common.core.errors import AgentError, ConfigError, LaunchError
 
 __all__ = ["register", "up_command", "compose_command"]
@@ -41,12 +41,7 @@ def _env(pairs: list[str]) -> dict[str, str]:
 
 
 def _config(text: str, queries: int | None, seed: int | None) -> dict[str, Any]:
-    try:
-        config = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise ConfigError(f"--config is not JSON: {exc}") from exc
-    if not isinstance(config, dict):
-        raise ConfigError("--config must be a JSON object")
+    config = config_object(text)
     if queries is not None:
         config["num_queries"] = queries
     if seed is not None:
@@ -80,7 +75,6 @@ def up_command(
     as_json: Annotated[bool, typer.Option("--json", help="print the summary as JSON")] = False,
 ) -> None:
     """Run one assessment with the green and purple agents in containers; remove them after."""
-    from netarena.common.cli.console import print_summary
     from netarena.common.core.signals import run_until_stopped
     from netarena.common.launch.launcher import UpSpec, up
 
@@ -106,11 +100,7 @@ def up_command(
     err.print(f"up: {result.network_mode} network; {phases}")
     if out is not None:
         err.print(f"wrote {out}/results.jsonl, summary.json, agentbeats.json and logs")
-    if run.summary is not None:
-        print_summary(run.summary, as_json, None)
-    if run.state != "completed":
-        err.print(f"[red]{run.state}[/red]: {run.messages[-1] if run.messages else ''}")
-        raise typer.Exit(1)
+    print_assessment(run, as_json)
     rate = (run.summary or {}).get("correctness", {}).get("rate")
     if expect_correctness is not None and (rate is None or rate < expect_correctness):
         err.print(f"[red]correctness {rate} < {expect_correctness}[/red]")
