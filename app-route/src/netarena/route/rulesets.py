@@ -35,8 +35,8 @@ from collections.abc import Iterator
 from typing import Any
 
 from netarena.common.core.errors import NetArenaError
+from netarena.route.capped import run_capped
 from netarena.route.namespaces import enter
-from netarena.route.sandbox import run_capped
 
 __all__ = [
     "HOST_WRITING_TARGETS",

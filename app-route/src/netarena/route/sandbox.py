@@ -33,16 +33,20 @@ import contextlib
 import hashlib
 import logging
 import os
-import select
 import shutil
 import subprocess
-import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from netarena.common.core.errors import EmulatorError
+from netarena.route.capped import (
+    CAP_READ_BYTES,
+    cap_output,
+    pipe_of,
+    run_capped,
+)
 from netarena.route.cgroups import MAX_ADDRESS_SPACE, MAX_PROCESSES, EpisodeGroup
 from netarena.route.namespaces import NETNS_DIR, fs_root
 from netarena.route.plan import ROUTER, NetworkPlan
@@ -51,20 +55,14 @@ from netarena.route.syscalls import filter_program
 __all__ = [
     "ExecResult",
     "EpisodeSandbox",
-    "OUTPUT_CAP_CHARS",
-    "run_capped",
     "FS_BYTES",
     "episode_uid",
 ]
 
 log = logging.getLogger(__name__)
 
-OUTPUT_CAP_CHARS = 8000
-"""Longest command output kept (the rest is cut with a note)."""
 FS_BYTES = 16 << 20
 """Size of the per-episode writable filesystem (``/tmp`` and ``/root``)."""
-GUARD_PERIOD_S = 0.2
-"""How often a running command's guard looks at the node (``run_capped``)."""
 _UID_BASE = 1_900_000_000
 _PATH = "/opt/netarena/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 _CAPS = ("net_admin", "net_raw", "net_bind_service", "setuid", "setgid")
@@ -86,7 +84,6 @@ _SUDO_SHIM = (
     '#!/bin/sh\nwhile [ $# -gt 0 ]; do case "$1" in -*) shift;; *) break;; esac; done\n'
     'exec "$@"\n'
 )
-_CAP_READ_BYTES = 4 * OUTPUT_CAP_CHARS + 4
 _JOIN = 'while [ "$1" != -- ]; do echo 0 > "$1" || exit 125; shift; done; shift; exec "$@"'
 """Joins the control groups named before ``--``, then runs the rest (as ``sh -c``)."""
 
@@ -256,23 +253,23 @@ class EpisodeSandbox:
             except OSError as exc:
                 raise EmulatorError(f"{node}: its user namespace is gone: {exc}") from exc
             descriptors.callback(os.close, userns_fd)
-            seccomp_fd = _readable(filter_program())
+            seccomp_fd = pipe_of(filter_program())
             descriptors.callback(os.close, seccomp_fd)
             argv = self.argv(node, netns, userns_fd, seccomp_fd, command, timeout_s)
             at, end = argv.index("bwrap") + 1, argv.index("--", argv.index("bwrap"))
             options = argv[at:end]  # through a descriptor: `ps` shows no host paths
-            args_fd = _readable(b"".join(a.encode() + b"\0" for a in options))
+            args_fd = pipe_of(b"".join(a.encode() + b"\0" for a in options))
             descriptors.callback(os.close, args_fd)
             started = time.monotonic()
             code, raw, killed = run_capped(
                 [*argv[:at], "--args", str(args_fd), *argv[end:]],
                 timeout_s + 3,
-                _CAP_READ_BYTES,
+                CAP_READ_BYTES,
                 env,
                 (userns_fd, seccomp_fd, args_fd),
                 check if guard is not None else None,
             )
-        text = _cap(raw)
+        text = cap_output(raw)
         if stopped:
             return ExecResult(code, text.rstrip("\n") + f"\n[stopped: {stopped[0]}]")
         late = time.monotonic() - started >= timeout_s
@@ -292,107 +289,3 @@ class EpisodeSandbox:
             shutil.rmtree(self.root)
 
 
-def run_capped(
-    argv: list[str],
-    timeout_s: float,
-    limit: int,
-    env: dict[str, str] | None = None,
-    pass_fds: tuple[int, ...] = (),
-    guard: Callable[[], bool] | None = None,
-    stdin: str | None = None,
-) -> tuple[int, bytes, bool]:
-    """Run ``argv`` (stdout and stderr merged), keeping at most ``limit`` bytes of output.
-
-    A chatty command must not grow the evaluator's memory for its whole timeout (``yes``
-    writes gigabytes in five seconds), so output past ``limit`` is read and dropped: the
-    command still runs to completion (or the timeout), so its exit status is its own.
-
-    Args:
-        argv: The command line.
-        timeout_s: When the command is killed, seconds.
-        limit: Most output bytes kept.
-        env: Its environment.
-        pass_fds: Descriptors it inherits.
-        guard: Called every ``GUARD_PERIOD_S`` while it runs; ``True`` kills it at once.
-        stdin: Its input (written from a thread); none by default.
-
-    Returns:
-        ``(returncode, output, killed)``; a command still running at ``timeout_s`` is
-        killed (returncode -9).
-
-    Raises:
-        OSError: The command could not be started.
-    """
-    proc = subprocess.Popen(
-        argv,
-        stdin=subprocess.DEVNULL if stdin is None else subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        env=env,
-        cwd="/",
-        pass_fds=pass_fds,
-    )
-    assert proc.stdout is not None
-    if stdin is not None:
-        threading.Thread(target=_feed, args=(proc, stdin.encode()), daemon=True).start()
-    fd, kept = proc.stdout.fileno(), bytearray()
-    poller = select.poll()  # select() fails past fd 1024 (many live networks)
-    poller.register(fd, select.POLLIN | select.POLLHUP)
-    deadline = time.monotonic() + timeout_s
-    checked = time.monotonic()
-    killed = False
-    try:
-        while True:
-            now = time.monotonic()
-            if guard is not None and now - checked >= GUARD_PERIOD_S:
-                checked = now
-                if guard():
-                    killed = True
-                    break
-            left = deadline - now
-            if left <= 0:
-                killed = True
-                break
-            wait_s = left if guard is None else min(left, GUARD_PERIOD_S)
-            if not poller.poll(wait_s * 1000):
-                continue
-            chunk = os.read(fd, 65536)
-            if not chunk:
-                break
-            if len(kept) < limit:
-                kept += chunk[: limit - len(kept)]
-        if not killed:
-            try:
-                proc.wait(timeout=max(0.0, deadline - time.monotonic()))
-            except subprocess.TimeoutExpired:  # closed its output but kept running
-                killed = True
-    finally:
-        proc.stdout.close()
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-    return (-9 if killed else proc.returncode), bytes(kept), killed
-
-
-def _feed(proc: subprocess.Popen[bytes], data: bytes) -> None:
-    assert proc.stdin is not None
-    with contextlib.suppress(OSError):  # it may exit without reading
-        with proc.stdin:
-            proc.stdin.write(data)
-
-
-def _readable(data: bytes) -> int:
-    """A descriptor to read ``data`` from (a pipe; the caller closes it)."""
-    read_end, write_end = os.pipe()
-    try:
-        os.write(write_end, data)  # a few kilobytes at most: within a pipe's buffer
-    finally:
-        os.close(write_end)
-    return read_end
-
-
-def _cap(raw: bytes) -> str:
-    text = raw.decode("utf-8", "replace")
-    if len(text) > OUTPUT_CAP_CHARS:
-        text = text[:OUTPUT_CAP_CHARS] + f"\n[output cut at {OUTPUT_CAP_CHARS} characters]"
-    return text

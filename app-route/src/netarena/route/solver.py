@@ -17,9 +17,9 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
 
 from netarena.common.core.agents import Observation
+from netarena.route.history import Move, _history
 from netarena.route.pingall import PingMatrix, parse_pingall
 from netarena.route.repairs import (
     HOST_DIAGNOSTIC,
@@ -29,23 +29,13 @@ from netarena.route.repairs import (
     router_fixes,
 )
 
-__all__ = ["Move", "ReferenceRouteAgent", "RoutePlanner", "read_inventory"]
+__all__ = ["ReferenceRouteAgent", "RoutePlanner", "read_inventory"]
 
-_ENTRY = re.compile(r"^\[turn (\d+)\] (\S+) \$ (.*)$")
-_EXIT = re.compile(r"^\[exit (-?\d+)\]$")
 _SUBNET = re.compile(r"^- (\S+): (\S+), gateway (\S+) on (\S+); hosts (.*)$")
 _HOST = re.compile(r"(\S+) (\d+\.\d+\.\d+\.\d+) \((\S+)\)")
 _ROUTER_IP = re.compile(r"pings r0 at (\S+) ")
 _PORTS = re.compile(r"TCP service on port (\d+) and a UDP service on port (\d+)")
 _RESTRICTED = re.compile(r"^- (\S+) \(\S+\) is the .*?, routed only to (.*?): its hosts")
-
-
-@dataclass(frozen=True)
-class _Entry:
-    index: int
-    machine: str
-    command: str
-    output: str
 
 
 def read_inventory(text: str) -> Inventory:
@@ -72,22 +62,6 @@ def _section(text: str, start: str, end: str) -> str:
     return text.split(start, 1)[-1].split(end, 1)[0]
 
 
-def _history(text: str) -> list[_Entry]:
-    section = text.split("## History of your commands", 1)[-1]
-    entries: list[_Entry] = []
-    current: tuple[str, str] | None = None
-    lines: list[str] = []
-    for line in section.splitlines():
-        if m := _ENTRY.match(line):
-            current, lines = (m.group(2), m.group(3)), []
-        elif current is not None and _EXIT.match(line):
-            entries.append(_Entry(len(entries), current[0], current[1], "\n".join(lines)))
-            current = None
-        elif current is not None:
-            lines.append(line)
-    return entries
-
-
 def _suspects(current: PingMatrix, expected: PingMatrix, hosts: list[str]) -> list[str]:
     """Hosts in pairs that differ from the expected matrix, most involved first."""
     count = dict.fromkeys(hosts, 0)
@@ -104,10 +78,6 @@ def _suspects(current: PingMatrix, expected: PingMatrix, hosts: list[str]) -> li
 
 def _diagnostic(machine: str) -> str:
     return ROUTER_DIAGNOSTIC if machine == "r0" else HOST_DIAGNOSTIC
-
-
-Move = tuple[str, str]
-"""``(machine, command)``."""
 
 
 class RoutePlanner:
