@@ -22,6 +22,7 @@ import base64
 import logging
 import os
 import re
+import select
 import shutil
 import socket
 import ssl
@@ -294,18 +295,18 @@ class Kubectl:
         if self._dir is None:
             raise EmulatorError("this Kubectl is closed")
         root = Path(self._dir.name)
-        with tempfile.TemporaryFile(dir=root) as out, tempfile.TemporaryFile(dir=root) as err:
+        with (tempfile.TemporaryFile(dir=root) as given,
+              tempfile.TemporaryFile(dir=root) as out, tempfile.TemporaryFile(dir=root) as err):
+            given.write((stdin or "").encode())  # a file, not a pipe: nothing to pump
+            given.seek(0)
             start = self._jail.popen if self._jail is not None else subprocess.Popen
             proc = start(  # fixed binary, argv list, no shell
-                _bounded(command, timeout_s), stdin=subprocess.PIPE, stdout=out,
+                _bounded(command, timeout_s), stdin=given, stdout=out,
                 stderr=err, env=self._env, cwd=root)  # relative paths land in its own dir
-            timed_out = False
-            try:
-                proc.communicate((stdin or "").encode(), timeout=timeout_s)
-            except subprocess.TimeoutExpired:
+            timed_out = not _exited_within(proc, timeout_s)
+            if timed_out:
                 proc.kill()
-                proc.wait()
-                timed_out = True
+            proc.wait()
             stdout, stderr = _read_capped(out), _read_capped(err)
         code = proc.returncode
         if timed_out:
@@ -358,6 +359,21 @@ def _bounded(command: list[str], timeout_s: float) -> list[str]:
 def _last_line(text: str) -> str:
     lines = [ln for ln in text.strip().splitlines() if ln.strip()]
     return lines[-1][:300] if lines else ""
+
+
+def _exited_within(proc: subprocess.Popen[bytes], timeout_s: float) -> bool:
+    """Whether ``proc`` exits within ``timeout_s``, woken by the kernel when it does.
+
+    ``Popen.wait(timeout)`` polls with sleeps of up to 50 ms, which doubled kubectl's round
+    trip; a pidfd becomes readable the moment the process exits.
+    """
+    pidfd = os.pidfd_open(proc.pid)
+    try:
+        waiter = select.poll()
+        waiter.register(pidfd, select.POLLIN)
+        return bool(waiter.poll(timeout_s * 1000))
+    finally:
+        os.close(pidfd)
 
 
 def _read_capped(handle: BinaryIO) -> str:
