@@ -50,6 +50,9 @@ fi
 # plain src/ path to sys.path (a static .pth), which editors, pyright and mypy follow. The root
 # is the netarena meta-distribution (no code of its own, so not editable: an editable install
 # of it would be an empty import hook) and carries the test tools (the dev extra).
+# A venv made before the split holds one `netarena` distribution that owns the `netarena` script;
+# pip would replace it after installing common and so delete the script common just wrote.
+"$VENV/bin/python" -m pip uninstall -y -q netarena 2>/dev/null || true
 "$VENV/bin/python" -m pip install -q \
   -e ./common -e ./app-malt -e ./app-route -e ./app-k8s -e ./a2a_llm ".[dev]"
 echo "setup: ready ($VENV)" >&2
