@@ -22,7 +22,6 @@ import base64
 import logging
 import os
 import re
-import select
 import shutil
 import socket
 import ssl
@@ -42,6 +41,7 @@ from urllib.parse import urlsplit
 import yaml
 
 from netarena.common.core.errors import EmulatorError, EmulatorUnavailable
+from netarena.common.core.processes import exited_within
 from netarena.k8s.jail import KubectlJail, landlock_available
 
 __all__ = ["Kubectl", "KubeconfigIdentity", "KubectlResult", "find_kubectl",
@@ -303,7 +303,7 @@ class Kubectl:
             proc = start(  # fixed binary, argv list, no shell
                 _bounded(command, timeout_s), stdin=given, stdout=out,
                 stderr=err, env=self._env, cwd=root)  # relative paths land in its own dir
-            timed_out = not _exited_within(proc, timeout_s)
+            timed_out = not exited_within(proc, timeout_s)
             if timed_out:
                 proc.kill()
             proc.wait()
@@ -359,21 +359,6 @@ def _bounded(command: list[str], timeout_s: float) -> list[str]:
 def _last_line(text: str) -> str:
     lines = [ln for ln in text.strip().splitlines() if ln.strip()]
     return lines[-1][:300] if lines else ""
-
-
-def _exited_within(proc: subprocess.Popen[bytes], timeout_s: float) -> bool:
-    """Whether ``proc`` exits within ``timeout_s``, woken by the kernel when it does.
-
-    ``Popen.wait(timeout)`` polls with sleeps of up to 50 ms, which doubled kubectl's round
-    trip; a pidfd becomes readable the moment the process exits.
-    """
-    pidfd = os.pidfd_open(proc.pid)
-    try:
-        waiter = select.poll()
-        waiter.register(pidfd, select.POLLIN)
-        return bool(waiter.poll(timeout_s * 1000))
-    finally:
-        os.close(pidfd)
 
 
 def _read_capped(handle: BinaryIO) -> str:
