@@ -15,9 +15,10 @@ import asyncio
 import statistics
 import time
 
-from netarena.common.app import load_app
-from netarena.common.executors import RayRunner, start_ray
-from netarena.common.runner import QueryPlan, RunConfig, Runner, plan_queries
+from netarena.common.core.app import load_app
+from netarena.common.core.plan import QueryPlan, plan_queries
+from netarena.common.core.runner import RunConfig, Runner
+from netarena.common.training.executors import RayRunner, start_ray
 
 
 def _rate(runner: Runner, queries: list) -> float:

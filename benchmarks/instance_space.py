@@ -28,9 +28,9 @@ import argparse
 import time
 from collections import Counter, defaultdict
 
-from netarena.common.app import App, app_names, load_app
-from netarena.common.runner import QueryPlan, plan_queries
-from netarena.common.types import Query
+from netarena.common.core.app import App, app_names, load_app
+from netarena.common.core.plan import QueryPlan, plan_queries
+from netarena.common.core.types import Query
 
 
 def _edit(q: Query) -> str:

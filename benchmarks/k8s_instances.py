@@ -11,7 +11,7 @@ import sys
 import time
 from collections import defaultdict
 
-from netarena.common.runner import QueryPlan, plan_queries
+from netarena.common.core.plan import QueryPlan, plan_queries
 from netarena.k8s import K8sApp
 
 

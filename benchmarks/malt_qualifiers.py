@@ -18,9 +18,10 @@ import argparse
 import asyncio
 from collections import Counter
 
-from netarena.common.agents import find_baseline
-from netarena.common.runner import QueryPlan, RunConfig, Runner, plan_queries
-from netarena.common.types import Query
+from netarena.common.core.app import find_baseline
+from netarena.common.core.plan import QueryPlan, plan_queries
+from netarena.common.core.runner import RunConfig, Runner
+from netarena.common.core.types import Query
 from netarena.malt import LABELS, MaltApp, base_topology
 from netarena.malt.generator import misses_truth
 from netarena.malt.qualifiers import QUALIFIERS, ablate

@@ -22,8 +22,9 @@ import subprocess
 import sys
 import time
 
-from netarena.common.agents import Observation
-from netarena.common.runner import QueryPlan, RunConfig, Runner, plan_queries
+from netarena.common.core.agents import Observation
+from netarena.common.core.plan import QueryPlan, plan_queries
+from netarena.common.core.runner import RunConfig, Runner
 from netarena.malt import MaltApp, base_topology
 
 

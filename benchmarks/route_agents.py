@@ -26,9 +26,11 @@ import json
 import time
 from collections import Counter
 
-from netarena.common.agents import Observation, find_baseline
-from netarena.common.runner import QueryPlan, RunConfig, Runner, plan_queries
-from netarena.common.stats import wilson
+from netarena.common.core.agents import Observation
+from netarena.common.core.app import find_baseline
+from netarena.common.core.plan import QueryPlan, plan_queries
+from netarena.common.core.runner import RunConfig, Runner
+from netarena.common.core.stats import wilson
 from netarena.route import RouteApp
 from tests.route.agents import FAKES, reader
 

@@ -17,10 +17,10 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from netarena.common.agents import Observation
+from netarena.common.core.agents import Observation
 from netarena.route import RouteApp
-from netarena.route.frr_network import DAEMONS, FrrNetwork
-from netarena.route.frr_plan import OspfPlan
+from netarena.route.frr.network import DAEMONS, FrrNetwork
+from netarena.route.frr.plan import OspfPlan
 from netarena.route.solver import ReferenceRouteAgent
 
 _LABELS = ("ospf-area", "ospf-cost", "ospf-auth", "ospf-redist", "ospf-mtu", "ospf-passive")

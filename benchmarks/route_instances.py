@@ -15,8 +15,8 @@ import argparse
 import json
 from collections import defaultdict
 
-from netarena.common.runner import QueryPlan, plan_queries
-from netarena.common.types import Query
+from netarena.common.core.plan import QueryPlan, plan_queries
+from netarena.common.core.types import Query
 from netarena.route import RouteApp
 
 

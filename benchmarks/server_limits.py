@@ -17,9 +17,9 @@ import time
 
 import httpx
 
-from netarena.common.app import load_app
-from netarena.common.runner import QueryPlan, plan_queries
-from netarena.common.server import green_app
+from netarena.common.core.app import load_app
+from netarena.common.core.plan import QueryPlan, plan_queries
+from netarena.common.serving.server import green_app
 
 
 def _rss_mb() -> float:

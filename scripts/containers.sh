@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Builds every NetArena image and runs a containerised smoke evaluation per app: the app's green
-# container plus the reference purple container, and a client sending one evaluation request the
-# way the AgentBeats gateway does (A2A 0.3 message/stream). Each green container must serve its
-# agent card and the evaluation must complete with correctness 1.0.
+# container plus the reference purple container under `netarena up`, whose client (the one of
+# `netarena assess`) sends one evaluation request the way the AgentBeats gateway does (A2A 0.3
+# message/stream). Both containers must become healthy and the evaluation must complete with
+# correctness 1.0.
 #
 #   scripts/containers.sh [build|smoke|all]       (default: all)
 #
@@ -13,20 +14,16 @@
 #   TAG             image tag (default latest); images are netarena-{malt,route,k8s,purple}
 #   APPS            apps to smoke-test (default "malt route k8s")
 #   SMOKE_QUERIES   queries per app (default 3); SMOKE_SEED (default 7)
-#   SMOKE_NETWORK   bridge: a user-defined Docker network (default when the engine has its
-#                           default bridge, else shared);
-#                   shared: green and client join the purple container's private network
-#                           namespace and talk over its loopback (for engines started with
-#                           --bridge=none; nothing is exposed on the host);
-#                   host:   the host's network, loopback, ports 291x9 (route then builds its
-#                           namespaces from the host's network namespace)
+#   SMOKE_NETWORK   auto (default): a private bridge network where the engine can make one,
+#                   else shared; bridge; shared: the green container joins the purple
+#                   container's private network namespace and they talk over its loopback
+#                   (engines started with --bridge=none; nothing is exposed on the host)
 #   BUILD_NETWORK   network for RUN steps at build time (default: host when the engine has no
 #                   default bridge, else Docker's default)
-#   ROUTE_FLAGS     docker run flags for the route green container (default: the narrowest set
-#                   measured to work, --cap-add NET_ADMIN --cap-add SYS_ADMIN
-#                   --cap-add SYS_PTRACE --security-opt seccomp=unconfined, with
-#                   --security-opt apparmor=unconfined for AppArmor hosts; --privileged
-#                   works too where the engine may grant it)
+#   NETARENA        the netarena command (default .venv/bin/netarena, else netarena on PATH).
+#                   The smoke evaluation is `netarena up` (common/src/netarena/common/launch/launcher.py): it starts each
+#                   container with the privileges netarena.common.launch.privileges lists (route's
+#                   capabilities), waits on the HEALTHCHECKs and removes everything it made.
 #   NETARENA_EXTRA_CA  PEM CA bundle to trust at build time (TLS-inspecting proxies)
 #   SMOKE_OUT       where results files and build times go (default runs/containers)
 set -euo pipefail
@@ -38,21 +35,15 @@ TAG="${TAG:-latest}"
 APPS="${APPS:-malt route k8s}"
 SMOKE_QUERIES="${SMOKE_QUERIES:-3}"
 SMOKE_SEED="${SMOKE_SEED:-7}"
-SMOKE_NETWORK="${SMOKE_NETWORK:-}"
+SMOKE_NETWORK="${SMOKE_NETWORK:-auto}"
+if [ -z "${NETARENA:-}" ]; then
+  if [ -x .venv/bin/netarena ]; then NETARENA="$ROOT/.venv/bin/netarena"; else NETARENA=netarena; fi
+fi
 SMOKE_OUT="$(mkdir -p "${SMOKE_OUT:-runs/containers}" && cd "${SMOKE_OUT:-runs/containers}" && pwd)"
 declare -A DOCKERFILE=([malt]=app-malt/Dockerfile [route]=app-route/Dockerfile
                        [k8s]=app-k8s/Dockerfile [purple]=a2a_llm/Dockerfile)
-# What the route container needs (docs/agentbeats.md, "Route's privileges").
-ROUTE_NARROW_FLAGS="--cap-add=NET_ADMIN --cap-add=SYS_ADMIN --cap-add=SYS_PTRACE"
-ROUTE_NARROW_FLAGS+=" --security-opt=seccomp=unconfined --security-opt=apparmor=unconfined"
-declare -A PORT=([malt]=29109 [route]=29209 [k8s]=29309)
-
 say() { echo "containers: $*" >&2; }
 docker info >/dev/null 2>&1 || { say "no Docker engine reachable (start dockerd)"; exit 2; }
-if [ -z "$SMOKE_NETWORK" ]; then
-  # An engine started with --bridge=none cannot make bridge networks: share a namespace instead.
-  if docker network inspect bridge >/dev/null 2>&1; then SMOKE_NETWORK=bridge; else SMOKE_NETWORK=shared; fi
-fi
 
 build_network_args() {
   local net="${BUILD_NETWORK:-}"
@@ -89,55 +80,22 @@ build() {
   docker image ls --format '{{.Repository}}:{{.Tag}} {{.Size}}' | grep '^netarena-' >&2
 }
 
-STARTED=()
-cleanup() {
-  for c in "${STARTED[@]}"; do docker rm -f "$c" >/dev/null 2>&1 || true; done
-  if [ "$SMOKE_NETWORK" = bridge ]; then docker network rm netarena-smoke >/dev/null 2>&1 || true; fi
-}
-trap cleanup EXIT
-
 smoke_app() {
-  local app="$1" green="netarena-smoke-$1-green" purple="netarena-smoke-$1-purple"
-  local gport="${PORT[$app]}" pport=$(( ${PORT[$app]} + 10 ))
-  local net_p net_g green_url purple_url
-  case "$SMOKE_NETWORK" in
-    bridge) net_p="--network=netarena-smoke"; net_g="$net_p"
-            green_url="http://$green:$gport/"; purple_url="http://$purple:$pport/" ;;
-    shared) net_p="--network=none"; net_g="--network=container:$purple"
-            green_url="http://127.0.0.1:$gport/"; purple_url="http://127.0.0.1:$pport/" ;;
-    host)   net_p="--network=host"; net_g="$net_p"
-            green_url="http://127.0.0.1:$gport/"; purple_url="http://127.0.0.1:$pport/" ;;
-    *) say "unknown SMOKE_NETWORK=$SMOKE_NETWORK"; return 2 ;;
-  esac
-  local priv=(); [ "$app" = route ] && read -r -a priv <<< "${ROUTE_FLAGS:-$ROUTE_NARROW_FLAGS}"
-  docker rm -f "$green" "$purple" >/dev/null 2>&1 || true
-  STARTED+=("$green" "$purple")
-  docker run -d --name "$purple" "$net_p" "netarena-purple:$TAG" \
-    --solver reference --app "$app" --host 0.0.0.0 --port "$pport" --card-url "$purple_url" >/dev/null
-  docker run -d --name "$green" "$net_g" "${priv[@]}" "netarena-$app:$TAG" \
-    --host 0.0.0.0 --port "$gport" --card-url "$green_url" >/dev/null
-  local start=$SECONDS rc=0
-  docker run --rm "$net_g" --user "$(id -u):$(id -g)" \
-    -v "$ROOT/docker/smoke_client.py:/smoke_client.py:ro" -v "$SMOKE_OUT:/out" \
-    --entrypoint python "netarena-purple:$TAG" /smoke_client.py \
-    --green "$green_url" --purple "$purple_url" --role "${app}_operator" \
-    --config "{\"num_queries\": $SMOKE_QUERIES, \"seed\": $SMOKE_SEED}" \
-    --expect-correctness 1.0 --out "/out/agentbeats-$app.json" || rc=$?
+  local app="$1" start=$SECONDS rc=0
+  "$NETARENA" up "$app" --purple "netarena-purple:$TAG" --green "netarena-$app:$TAG" \
+    -e NETARENA_SOLVER=reference --queries "$SMOKE_QUERIES" --seed "$SMOKE_SEED" \
+    --network "$SMOKE_NETWORK" --pull never --expect-correctness 1.0 \
+    --out "$SMOKE_OUT/$app" || rc=$?
   if [ "$rc" != 0 ]; then
-    say "$app smoke FAILED; green and purple logs follow"
-    docker logs --tail 60 "$green" >&2 || true
-    docker logs --tail 30 "$purple" >&2 || true
+    say "$app smoke FAILED (exit $rc); logs in $SMOKE_OUT/$app/"
   else
+    cp "$SMOKE_OUT/$app/agentbeats.json" "$SMOKE_OUT/agentbeats-$app.json"
     say "$app smoke passed in $((SECONDS - start))s ($SMOKE_OUT/agentbeats-$app.json)"
   fi
-  docker rm -f "$green" "$purple" >/dev/null 2>&1 || true
   return "$rc"
 }
 
 smoke() {
-  if [ "$SMOKE_NETWORK" = bridge ]; then
-    docker network inspect netarena-smoke >/dev/null 2>&1 || docker network create netarena-smoke >/dev/null
-  fi
   local failed=()
   for app in $APPS; do smoke_app "$app" || failed+=("$app"); done
   if [ ${#failed[@]} -gt 0 ]; then say "smoke failed for: ${failed[*]}"; return 1; fi

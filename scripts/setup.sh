@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs everything NetArena needs on a fresh Debian bookworm machine (run as root):
-# the system tools the emulators use, a virtual environment, and the project with its test extras.
+# the system tools the emulators use, a virtual environment, and the five distributions with the
+# test extras.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 VENV="${NETARENA_VENV:-.venv}"
@@ -46,5 +47,13 @@ if [ ! -x "$VENV/bin/python" ]; then
   python3 -m venv "$VENV"
 fi
 "$VENV/bin/python" -m pip install -q --upgrade pip
-"$VENV/bin/python" -m pip install -q -e ".[dev]"
+# One distribution per folder (src/netarena/<name>/, PEP 420), all editable: each install adds a
+# plain src/ path to sys.path (a static .pth), which editors, pyright and mypy follow. The root
+# is the netarena meta-distribution (no code of its own, so not editable: an editable install
+# of it would be an empty import hook) and carries the test tools (the dev extra).
+# A venv made before the split holds one `netarena` distribution that owns the `netarena` script;
+# pip would replace it after installing common and so delete the script common just wrote.
+"$VENV/bin/python" -m pip uninstall -y -q netarena 2>/dev/null || true
+"$VENV/bin/python" -m pip install -q \
+  -e ./common -e ./app-malt -e ./app-route -e ./app-k8s -e ./a2a_llm ".[dev]"
 echo "setup: ready ($VENV)" >&2

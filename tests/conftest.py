@@ -6,9 +6,69 @@ import os
 
 import pytest
 
+# Tests that took 5 s or more in the fast tier (pytest --durations on this 2-core machine, load
+# 30-50, 2026-11-25; every parametrization of each): the `slow` tier, so that
+# `bash scripts/test.sh` stays within minutes. `bash scripts/test.sh --all` runs them.
+MEASURED_SLOW = (
+    "tests/a2a/test_limits.py::test_authenticated_requesters_get_the_trusted_limits",
+    "tests/a2a/test_limits.py::test_disconnect_cancels_the_evaluation",
+    "tests/a2a/test_limits.py::test_sigterm_ends_running_evaluations_and_exits_cleanly",
+    "tests/a2a/test_limits.py::test_slow_headers_and_bodies_are_cut_off",
+    "tests/a2a/test_limits.py::test_task_store_stays_bounded_after_1000_junk_requests",
+    "tests/a2a/test_purple_replies.py::test_compressed_replies_are_capped_after_decompression",
+    "tests/a2a_llm/test_model_env.py::test_netarena_run_reaches_a_local_model_at_model_api_base",
+    "tests/common/test_run_errors.py::test_half_erring_warns_and_fewer_say_nothing",
+    "tests/common/test_sandbox.py::test_preloaded_state_and_allowed_imports",
+    "tests/common/test_sandbox.py::test_shared_pools_are_bounded_and_never_closed_under_a_holder",
+    "tests/common/test_verify.py::test_a_plan_the_reference_solves_is_scored",
+    "tests/containers/test_images.py::test_healthcheck_finds_the_server_on_any_port",
+    "tests/gym/test_env.py::test_gymnasium_env_checker_passes",
+    "tests/gym/test_env.py::test_random_text_scores_the_same_through_gymnasium_and_the_runner",
+    "tests/gym/test_env.py::test_reference_solver_scores_the_same_through_gymnasium_and_netarena_run",
+    "tests/gym/test_env.py::test_reset_is_seeded_and_can_name_the_query",
+    "tests/k8s/test_cluster.py::test_faulted_policies_carry_no_write_history",
+    "tests/k8s/test_generator.py::test_each_label_injects_its_fault_types_and_breaks_connectivity",
+    "tests/k8s/test_generator.py::test_fault_methods_vary_with_the_seed",
+    "tests/k8s/test_generator.py::test_same_seed_same_query_and_different_seeds_differ",
+    "tests/k8s/test_generator.py::test_synthetic_application_queries",
+    "tests/malt/test_cli.py::test_export_sft_writes_chat_records",
+    "tests/malt/test_cli.py::test_null_agent_scores_about_zero",
+    "tests/malt/test_generation.py::test_every_operation_and_answer_type_is_covered",
+    "tests/malt/test_generation.py::test_if_queries_take_both_branches",
+    "tests/malt/test_generation.py::test_selections_are_never_empty",
+    "tests/malt/test_generation.py::test_the_prompt_states_exactly_the_operations_of_the_truth",
+    "tests/malt/test_ladder.py::test_every_malt_baseline_runs_from_the_cli",
+    "tests/malt/test_qualifiers.py::test_every_label_states_its_qualifiers_often_enough",
+    "tests/malt/test_qualifiers.py::test_every_stated_qualifier_is_load_bearing",
+    "tests/malt/test_qualifiers.py::test_on_googles_uniform_example_idle_qualifiers_are_dropped_not_stated",
+    "tests/malt/test_validity.py::test_each_strategy_fails_exactly_where_its_mistake_matters",
+    "tests/malt/test_validity.py::test_no_constant_is_right_more_than_a_tenth_of_the_time",
+    "tests/malt/test_validity.py::test_on_googles_example_name_order_and_constants_do_win",
+    "tests/report/test_agentbeats.py::test_report_cli_on_a_leaderboard_folder_has_no_traceback",
+    "tests/report/test_leaderboard.py::test_one_row_per_configuration_in_the_apps_preload",
+    "tests/report/test_report.py::test_cli_report_and_agentbeats",
+    "tests/report/test_report.py::test_report_of_merged_apps",
+    "tests/report/test_report.py::test_writes_every_file",
+    "tests/security/test_malt_sandbox.py::test_escape_attempts_are_refused",
+    "tests/test_answer_formats.py::test_every_prompt_states_its_answer_format",
+    "tests/test_baselines.py::test_baseline_is_deterministic_and_within_its_range",
+    "tests/training/test_adaptive.py::test_the_cli_reports_the_adaptive_set_apart_and_replays_it_without_the_source",
+    "tests/training/test_replay.py::test_a_replay_with_the_server_stopped_gives_identical_results",
+    "tests/training/test_rollouts.py::test_a_20_episode_rollout_file_loads_with_datasets",
+    "tests/training/test_rollouts.py::test_the_grpo_recipe_dataset_and_environment_reward",
+)
+
+
+def _measured_slow(nodeid: str) -> bool:
+    name = nodeid.split("[", 1)[0]
+    return name in MEASURED_SLOW
+
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Skip tests marked ``root`` when not root: they create network namespaces."""
+    """Mark the measured slow tests ``slow``; skip tests marked ``root`` when not root."""
+    for item in items:
+        if _measured_slow(item.nodeid):
+            item.add_marker(pytest.mark.slow)
     if os.geteuid() == 0:
         return
     skip = pytest.mark.skip(reason="needs root to create network namespaces (CI runs as root)")

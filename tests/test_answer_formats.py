@@ -12,7 +12,7 @@ from typing import get_args
 
 import pytest
 
-from netarena.common.app import PromptStyle, app_names, load_app
+from netarena.common.core.app import PromptStyle, app_names, load_app
 
 FORMATS: dict[str, tuple[str, ...]] = {
     "malt": ("process_graph(graph_data)", '"type"', '"data"', '"updated_graph"'),

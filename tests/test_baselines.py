@@ -1,6 +1,6 @@
 """One conformance suite over every registered baseline of every app (the calibration ladder).
 
-The contract (``netarena.common.agents.Baseline``): a baseline runs with no network, model
+The contract (``netarena.common.core.agents.Baseline``): a baseline runs with no network, model
 or key; answers from the observation alone, deterministically; and on the app's default
 configuration its rates stay within the documented ranges (judged on a small sample by the
 99% Wilson interval, as ``netarena calibrate`` judges a full one).
@@ -12,11 +12,12 @@ import asyncio
 
 import pytest
 
-from netarena.common.agents import Baseline, Observation, find_baseline
-from netarena.common.app import app_names, load_app
-from netarena.common.errors import ConfigError
-from netarena.common.runner import QueryPlan, RunConfig, Runner, plan_queries
-from netarena.common.stats import RATES, consistent, summarize
+from netarena.common.core.agents import Baseline, Observation
+from netarena.common.core.app import app_names, find_baseline, load_app
+from netarena.common.core.errors import ConfigError
+from netarena.common.core.plan import QueryPlan, plan_queries
+from netarena.common.core.runner import RunConfig, Runner
+from netarena.common.core.stats import RATES, consistent, summarize
 
 NEEDS_ROOT = {"route"}
 PER_LABEL = {"route": 1}

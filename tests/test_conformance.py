@@ -13,9 +13,10 @@ import sys
 
 import pytest
 
-from netarena.common.agents import NullAgent
-from netarena.common.app import app_names, load_app
-from netarena.common.runner import QueryPlan, RunConfig, Runner, plan_queries
+from netarena.common.core.agents import NullAgent
+from netarena.common.core.app import app_names, load_app
+from netarena.common.core.plan import QueryPlan, plan_queries
+from netarena.common.core.runner import RunConfig, Runner
 
 NEEDS_ROOT = {"route"}
 
@@ -62,7 +63,7 @@ def test_close_is_idempotent(name: str) -> None:
 
 _DIGEST = """
 import hashlib, sys
-from netarena.common.app import load_app
+from netarena.common.core.app import load_app
 app = load_app(sys.argv[1])
 h = hashlib.sha256()
 for seed in (1, 2, 3):

@@ -22,10 +22,10 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from netarena.common.app import app_names, load_app
-from netarena.common.calibrate import ladder, ladder_table, write_ladder_table
-from netarena.common.cli import cli
-from netarena.common.errors import ConfigError
+from netarena.common.cli.calibrate import ladder, ladder_table, write_ladder_table
+from netarena.common.cli.root import cli
+from netarena.common.core.app import app_names, load_app
+from netarena.common.core.errors import ConfigError
 
 ROOT = Path(__file__).resolve().parents[1]
 CARD = ROOT / "docs" / "validity.md"
@@ -209,7 +209,7 @@ def test_a_rate_outside_the_summary_headline_still_gets_a_column() -> None:
             return load_app("malt").reference_agent()
 
         def baselines(self):
-            from netarena.common.agents import Baseline, NullAgent
+            from netarena.common.core.agents import Baseline, NullAgent
 
             def make() -> NullAgent:
                 agent = NullAgent()

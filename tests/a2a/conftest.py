@@ -12,8 +12,8 @@ import pytest
 from a2a.client import ClientConfig, ClientFactory
 from a2a.types import Message, Part, Role, SendMessageRequest, TaskState
 
-from netarena.common.a2a import json_records, text_of
-from netarena.common.app import App
+from netarena.common.core.app import App
+from netarena.common.serving.a2a import json_records, text_of
 from tests.helpers.toy import ToyApp
 
 

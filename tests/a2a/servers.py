@@ -18,7 +18,7 @@ from typing import Any
 import httpx
 import uvicorn
 
-from netarena.common.a2a import listen_socket
+from netarena.common.serving.a2a import listen_socket
 
 __all__ = ["listen_socket", "serving", "raw_server", "stream_03", "card_v03", "http_response",
            "message_result", "prompt_of", "gateway_records"]

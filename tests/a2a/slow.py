@@ -7,12 +7,12 @@ import asyncio
 import time
 from typing import Any
 
-from netarena.common.agents import Observation
-from netarena.common.app import Episode
-from netarena.common.limits import ServerLimits
-from netarena.common.server import GreenOptions, green_app
-from netarena.common.types import Query
-from netarena.common.web import serve
+from netarena.common.core.agents import Observation
+from netarena.common.core.app import Episode
+from netarena.common.core.types import Query
+from netarena.common.serving.limits import ServerLimits
+from netarena.common.serving.server import GreenOptions, green_app
+from netarena.common.serving.web import serve
 from tests.helpers.toy import ReferenceToyAgent, ToyApp, ToyEpisode
 
 

@@ -10,10 +10,10 @@ import pytest
 from typer.testing import CliRunner
 
 from netarena.a2a_llm import purple_app
-from netarena.common.assess import assess, write_assessment
-from netarena.common.cli import cli
-from netarena.common.report import load_results
-from netarena.common.server import green_app
+from netarena.common.cli.root import cli
+from netarena.common.reporting.results import load_results
+from netarena.common.serving.assess import assess, write_assessment
+from netarena.common.serving.server import green_app
 from tests.a2a.servers import serving
 from tests.helpers.toy import ToyApp
 
@@ -73,7 +73,7 @@ async def test_assess_cli_streams_progress_writes_files_and_fails_on_rejection(
 
 
 async def test_assess_reports_an_unreachable_green_agent() -> None:
-    from netarena.common.errors import AgentError
+    from netarena.common.core.errors import AgentError
 
     async with serving(lambda url: purple_app(ToyApp().reference_agent(), url)) as purple:
         dead = purple.rsplit(":", 1)[0] + ":9/"  # discard port on loopback: refused

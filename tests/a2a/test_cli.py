@@ -10,7 +10,7 @@ import sys
 import httpx
 import pytest
 
-from netarena.common.app import app_names
+from netarena.common.core.app import app_names
 from tests.a2a.servers import gateway_records, listen_socket, stream_03
 
 pytestmark = pytest.mark.slow
@@ -25,7 +25,7 @@ def _port() -> int:
 
 
 def _start(*args: str, **extra_env: str) -> subprocess.Popen:
-    cmd = [sys.executable, "-c", "from netarena.common.cli import main; main()", *args]
+    cmd = [sys.executable, "-c", "from netarena.common.cli.root import main; main()", *args]
     env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True", **extra_env}
     return subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
 

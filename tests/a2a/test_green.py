@@ -10,8 +10,8 @@ import pytest
 from a2a.types import TaskState
 
 from netarena.a2a_llm import purple_app
-from netarena.common.agents import NullAgent
-from netarena.common.server import GreenOptions, green_app
+from netarena.common.core.agents import NullAgent
+from netarena.common.serving.server import GreenOptions, green_app
 from tests.a2a.conftest import APPS, evaluate, reference_agent
 from tests.a2a.servers import gateway_records, serving, stream_03
 from tests.helpers.toy import ToyApp

@@ -11,7 +11,7 @@ import httpx
 import pytest
 
 from netarena.a2a_llm import purple_app
-from netarena.common.server import green_app
+from netarena.common.serving.server import green_app
 from tests.a2a.servers import serving
 from tests.a2a.slow import SlowToyAgent
 from tests.helpers.toy import ToyApp
@@ -121,7 +121,7 @@ async def test_the_task_store_is_bounded_in_bytes_not_only_in_tasks() -> None:
     from a2a.server.context import ServerCallContext
     from a2a.types import Artifact, Part, Task, TaskState, TaskStatus
 
-    from netarena.common.a2a import BoundedTaskStore
+    from netarena.common.serving.a2a import BoundedTaskStore
 
     def task(task_id: str, state: int, size: int) -> Task:
         return Task(id=task_id, context_id="c", status=TaskStatus(state=state),
@@ -241,7 +241,7 @@ async def test_a_rejection_is_logged_on_one_short_line(caplog: pytest.LogCapture
     async with httpx.AsyncClient(transport=transport, base_url="http://green") as http:
         request = {"participants": {"a": "http://127.0.0.1:9/"},
                    "config": {"x\n" * 200_000 + "FORGED LOG LINE": 1}}
-        with caplog.at_level("INFO", logger="netarena.common.server"):
+        with caplog.at_level("INFO", logger="netarena.common.serving.server"):
             await http.post("/", json=_send(request, blocking=True))
     (line,) = [r.getMessage() for r in caplog.records if "rejected request" in r.getMessage()]
     assert len(line) < 4200 and "\n" not in line  # cut at 2,000 chars, then escaped

@@ -16,12 +16,12 @@ import httpx
 import pytest
 
 from netarena.a2a_llm import purple_app
-from netarena.common.agents import Observation
-from netarena.common.errors import AgentError
-from netarena.common.limits import ServerLimits
-from netarena.common.outbound import OutboundPolicy
-from netarena.common.remote import RemoteAgent
-from netarena.common.server import GreenOptions, green_app
+from netarena.common.core.agents import Observation
+from netarena.common.core.errors import AgentError
+from netarena.common.serving.limits import ServerLimits
+from netarena.common.serving.outbound import OutboundPolicy
+from netarena.common.serving.remote import RemoteAgent
+from netarena.common.serving.server import GreenOptions, green_app
 from tests.a2a.servers import (
     gateway_records,
     http_response,

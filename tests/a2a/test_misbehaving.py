@@ -9,11 +9,11 @@ from typing import Any
 import pytest
 from a2a.types import TaskState
 
-from netarena.common.agents import Observation
-from netarena.common.app import Episode
-from netarena.common.replies import last_code_block
-from netarena.common.server import green_app
-from netarena.common.types import Query, StepResult
+from netarena.common.core.agents import Observation
+from netarena.common.core.app import Episode
+from netarena.common.core.replies import last_code_block
+from netarena.common.core.types import Query, StepResult
+from netarena.common.serving.server import green_app
 from tests.a2a.conftest import evaluate
 from tests.a2a.servers import http_response, message_result, prompt_of, raw_server, serving
 from tests.helpers.toy import ReferenceToyAgent, ToyApp, ToyEpisode

@@ -9,11 +9,11 @@ import socket
 import pytest
 
 from netarena.a2a_llm import purple_app
-from netarena.common.agents import Observation
-from netarena.common.errors import AgentError
-from netarena.common.outbound import OutboundPolicy, OutboundRefused, same_origin
-from netarena.common.remote import RemoteAgent
-from netarena.common.special_addresses import SERVICE_ADDRESSES, SPECIAL_BLOCKS
+from netarena.common.core.agents import Observation
+from netarena.common.core.errors import AgentError
+from netarena.common.serving.outbound import OutboundPolicy, OutboundRefused, same_origin
+from netarena.common.serving.remote import RemoteAgent
+from netarena.common.serving.special_addresses import SERVICE_ADDRESSES, SPECIAL_BLOCKS
 from tests.a2a.servers import serving
 from tests.helpers.toy import ToyApp
 

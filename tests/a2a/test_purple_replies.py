@@ -16,9 +16,9 @@ from typing import Any
 
 import pytest
 
-from netarena.common.agents import Observation
-from netarena.common.errors import AgentError
-from netarena.common.remote import RemoteAgent
+from netarena.common.core.agents import Observation
+from netarena.common.core.errors import AgentError
+from netarena.common.serving.remote import RemoteAgent
 from tests.a2a.servers import http_response, raw_server
 
 

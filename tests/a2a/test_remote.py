@@ -9,11 +9,13 @@ from typing import Any
 import pytest
 
 from netarena.a2a_llm import purple_app
-from netarena.common.agents import Observation, make_agent
-from netarena.common.errors import AgentError, AgentTimeout
-from netarena.common.remote import RemoteAgent
-from netarena.common.runner import QueryPlan, RunConfig, Runner, plan_queries
-from netarena.common.stats import summarize
+from netarena.common.core.agents import Observation
+from netarena.common.core.errors import AgentError, AgentTimeout
+from netarena.common.core.plan import QueryPlan, plan_queries
+from netarena.common.core.runner import RunConfig, Runner
+from netarena.common.core.stats import summarize
+from netarena.common.serving.agent_spec import make_agent
+from netarena.common.serving.remote import RemoteAgent
 from tests.a2a.servers import http_response, message_result, prompt_of, raw_server, serving
 from tests.helpers.toy import ToyApp
 
@@ -132,7 +134,7 @@ async def test_03_purple_reply_text_and_huge_reply_is_capped() -> None:
     async with raw_server(on_post) as url:
         agent = RemoteAgent(url, timeout_s=10)
         assert await agent.act(Observation("ping", "c", 0)) == "ok: ping"
-        from netarena.common.replies import MAX_REPLY_CHARS
+        from netarena.common.core.replies import MAX_REPLY_CHARS
 
         assert len(await agent.act(Observation("huge", "c", 1))) == MAX_REPLY_CHARS
         await agent.aclose()
@@ -165,7 +167,7 @@ class TaskReplyExecutor:
 async def test_task_replies_are_read_from_artifacts_and_failures_named() -> None:
     from starlette.applications import Starlette
 
-    from netarena.common.a2a import BoundedTaskStore, a2a_routes, agent_card
+    from netarena.common.serving.a2a import BoundedTaskStore, a2a_routes, agent_card
 
     def build(url: str):
         card_routes, rpc_routes = a2a_routes(

@@ -8,10 +8,10 @@ from typing import ClassVar
 import pytest
 from a2a.types import TaskState
 
-from netarena.common.errors import ConfigError
-from netarena.common.request import load_request, parse_request
-from netarena.common.server import green_app
-from netarena.common.types import Query
+from netarena.common.core.errors import ConfigError
+from netarena.common.core.types import Query
+from netarena.common.serving.request import load_request, parse_request
+from netarena.common.serving.server import green_app
 from tests.a2a.conftest import evaluate
 from tests.a2a.servers import serving, stream_03
 from tests.helpers.toy import ToyApp
@@ -147,7 +147,7 @@ def test_operator_only_parameters_are_refused_in_requests(key: str, value: str) 
 
 
 async def test_the_operators_parameters_apply_under_each_request() -> None:
-    from netarena.common.server import GreenOptions, _Evaluation
+    from netarena.common.serving.server import GreenOptions, _Evaluation
 
     class Req:
         app_config: ClassVar[dict] = {"max_target": 3}

@@ -14,9 +14,9 @@ from starlette.applications import Starlette
 from starlette.routing import Mount
 
 from netarena.a2a_llm import purple_app
-from netarena.common.a2a import data_part
-from netarena.common.environment import environment
-from netarena.common.server import UNSCORED_FAIL_FRACTION, green_app, netarena_version
+from netarena.common.core.environment import environment
+from netarena.common.serving.a2a import data_part
+from netarena.common.serving.server import UNSCORED_FAIL_FRACTION, green_app, netarena_version
 from tests.a2a.conftest import evaluate
 from tests.a2a.servers import gateway_records, serving, stream_03
 from tests.helpers.toy import ToyApp

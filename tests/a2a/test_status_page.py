@@ -12,7 +12,7 @@ import pytest
 from PIL import Image
 
 from netarena.a2a_llm import purple_app
-from netarena.common.server import green_app
+from netarena.common.serving.server import green_app
 from tests.a2a.servers import serving, stream_03
 from tests.a2a.slow import SlowToyAgent
 from tests.helpers.toy import ToyApp

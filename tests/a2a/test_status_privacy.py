@@ -8,10 +8,10 @@ import httpx
 import pytest
 
 from netarena.a2a_llm import purple_app
-from netarena.common.outbound import public_text, public_url
-from netarena.common.server import green_app
-from netarena.common.stats import summarize
-from netarena.common.status import Entry
+from netarena.common.core.stats import summarize
+from netarena.common.serving.outbound import public_text, public_url
+from netarena.common.serving.server import green_app
+from netarena.common.serving.status import Entry
 from tests.a2a.servers import gateway_records, serving, stream_03
 from tests.helpers.toy import ToyApp
 

@@ -12,7 +12,7 @@ import httpx
 import pytest
 
 from netarena.a2a_llm import purple_app
-from netarena.common.server import green_app
+from netarena.common.serving.server import green_app
 from tests.helpers.toy import ToyApp
 
 CARD_FIELDS = ("name", "description", "url", "version", "capabilities", "defaultInputModes",

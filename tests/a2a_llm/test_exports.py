@@ -1,7 +1,7 @@
 """Pin the public surface of the A2A and server modules."""
 
 import netarena.a2a_llm as a2a_llm
-from netarena.common import (
+from netarena.common.serving import (
     a2a,
     limits,
     outbound,
@@ -20,7 +20,7 @@ def test_public_names() -> None:
     assert sorted(a2a_llm.__all__) == sorted(
         ["LLMAgent", "PurpleExecutor", "STRATEGIES", "Strategy", "from_env", "purple_app"])
     assert remote.__all__ == ["RemoteAgent", "reply_text"]
-    assert set(server.__all__) == {"GreenOptions", "GreenExecutor", "green_app", "query_record",
+    assert set(server.__all__) == {"GreenOptions", "GreenExecutor", "green_app",
                                    "netarena_version", "UNSCORED_FAIL_FRACTION"}
     assert set(request.__all__) == {"CORE_KEYS", "REFERENCE_KEYS", "IGNORED_KEYS", "TOOLING_KEYS",
                                     "EvalRequest", "ParsedRequest", "parse_request",

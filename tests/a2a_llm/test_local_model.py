@@ -25,7 +25,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from netarena.common.a2a import listen_socket
+from netarena.common.serving.a2a import listen_socket
 
 pytestmark = [
     pytest.mark.slow,

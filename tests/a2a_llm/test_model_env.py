@@ -14,15 +14,11 @@ from starlette.routing import Route
 from typer.testing import CliRunner
 
 from netarena.a2a_llm import from_env
-from netarena.common.agents import (
-    DEFAULT_MAX_TOKENS,
-    Observation,
-    completion_settings,
-    make_agent,
-)
-from netarena.common.app import load_app
-from netarena.common.cli import cli
-from netarena.common.errors import ConfigError
+from netarena.common.cli.root import cli
+from netarena.common.core.agents import DEFAULT_MAX_TOKENS, Observation, completion_settings
+from netarena.common.core.app import load_app
+from netarena.common.core.errors import ConfigError
+from netarena.common.serving.agent_spec import make_agent
 from tests.a2a.servers import serving
 from tests.helpers.toy import ToyApp
 

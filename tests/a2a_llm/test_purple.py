@@ -20,10 +20,10 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 
 from netarena.a2a_llm import LLMAgent, purple_app
-from netarena.common.agents import Observation
-from netarena.common.errors import AgentError
-from netarena.common.remote import RemoteAgent
-from netarena.common.server import green_app
+from netarena.common.core.agents import Observation
+from netarena.common.core.errors import AgentError
+from netarena.common.serving.remote import RemoteAgent
+from netarena.common.serving.server import green_app
 from tests.a2a.conftest import evaluate
 from tests.a2a.servers import serving
 from tests.helpers.toy import ToyApp
@@ -92,7 +92,7 @@ def _free_port() -> int:
 @pytest.mark.slow
 async def test_netarena_purple_command_serves_null_agent() -> None:
     port = _free_port()
-    cmd = [sys.executable, "-c", "from netarena.common.cli import main; main()", "purple",
+    cmd = [sys.executable, "-c", "from netarena.common.cli.root import main; main()", "purple",
            "--solver", "null", "--port", str(port)]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             env={**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True"})
@@ -122,11 +122,14 @@ async def test_netarena_purple_command_serves_null_agent() -> None:
     (["--solver", "litellm", "--strategy", "tot", "--model", "x"], "unknown strategy 'tot'"),
 ])
 def test_netarena_purple_rejects_bad_options(args: list[str], message: str) -> None:
+    import typer
     from typer.testing import CliRunner
 
-    from netarena.common.cli import cli
+    from netarena.a2a_llm.cli import purple
 
-    result = CliRunner().invoke(cli, ["purple", *args])
+    cli = typer.Typer()  # one command: invoked without its name
+    cli.command()(purple)
+    result = CliRunner().invoke(cli, args)
     assert result.exit_code == 2
     assert message in result.output
 
@@ -134,7 +137,7 @@ def test_netarena_purple_rejects_bad_options(args: list[str], message: str) -> N
 def test_netarena_serve_rejects_unknown_app() -> None:
     from typer.testing import CliRunner
 
-    from netarena.common.cli import cli
+    from netarena.common.cli.root import cli
 
     result = CliRunner().invoke(cli, ["serve", "nosuchapp"])
     assert result.exit_code == 2 and "unknown app 'nosuchapp'" in result.output

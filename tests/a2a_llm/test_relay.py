@@ -1,12 +1,15 @@
-"""The strategies reuse the one LiteLLM relay in ``netarena.common.agents`` (LiteLLM's mock)."""
+"""The strategies reuse the one LiteLLM relay in ``netarena.common.core.agents``.
+
+LiteLLM's mock stands in for a provider.
+"""
 
 from __future__ import annotations
 
 import pytest
 
 from netarena.a2a_llm import LLMAgent
-from netarena.common.agents import LiteLLMAgent, Observation
-from netarena.common.errors import AgentError
+from netarena.common.core.agents import LiteLLMAgent, Observation
+from netarena.common.core.errors import AgentError
 
 
 class Shouting(LiteLLMAgent):

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from netarena.a2a_llm import STRATEGIES, LLMAgent, from_env
-from netarena.common.agents import DEFAULT_MAX_TOKENS, Observation
-from netarena.common.errors import AgentError, ConfigError
+from netarena.common.core.agents import DEFAULT_MAX_TOKENS, Observation
+from netarena.common.core.errors import AgentError, ConfigError
 
 
 def obs(text: str, ctx: str = "c1", turn: int = 0) -> Observation:

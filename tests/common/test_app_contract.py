@@ -3,10 +3,10 @@ from __future__ import annotations
 import pytest
 
 import netarena.common as common
-from netarena.common.app import load_app
-from netarena.common.commands import split_command
-from netarena.common.errors import ConfigError, EpisodeClosed, InvalidAction
-from netarena.common.replies import code_blocks, json_objects, last_code_block
+from netarena.common.core.app import load_app
+from netarena.common.core.commands import split_command
+from netarena.common.core.errors import ConfigError, EpisodeClosed, InvalidAction
+from netarena.common.core.replies import code_blocks, json_objects, last_code_block
 from tests.helpers.toy import ToyApp
 
 

@@ -14,8 +14,8 @@ from pathlib import Path
 
 from typer.testing import CliRunner
 
-from netarena.common.cli import cli
-from netarena.common.environment import TOOLS, environment
+from netarena.common.cli.root import cli
+from netarena.common.core.environment import TOOLS, environment
 
 
 def test_environment_names_interpreter_kernel_and_netarena() -> None:
@@ -27,7 +27,7 @@ def test_environment_names_interpreter_kernel_and_netarena() -> None:
 
 
 def test_tools_on_path_are_named_with_their_version(monkeypatch) -> None:
-    import netarena.common.environment as module
+    import netarena.common.core.environment as module
 
     monkeypatch.setitem(module.TOOLS, "python3", ("python3", "--version"))
     monkeypatch.setitem(module.TOOLS, "no-such-tool", ("no-such-tool-anywhere", "-v"))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from netarena.common.runner import QueryPlan, instance_key, plan_queries
+from netarena.common.core.plan import QueryPlan, instance_key, plan_queries
 from tests.helpers.toy import ToyApp
 
 
@@ -22,7 +22,7 @@ def test_a_plan_repeats_no_instance_while_the_label_has_fresh_ones() -> None:
 def test_without_redraws_the_same_plan_would_repeat() -> None:
     """The toy's 50 targets: 30 independent draws almost surely repeat one (p > 0.99)."""
     app = ToyApp({"max_target": 50})
-    from netarena.common.runner import _derive_seed
+    from netarena.common.core.plan import _derive_seed
 
     raw = [app.generate(_derive_seed(4, i), 1, "small") for i in range(30)]
     assert max(_targets(raw).values()) > 1

@@ -6,9 +6,9 @@ import asyncio
 
 import pytest
 
-from netarena.common.agents import Observation
-from netarena.common.errors import EpisodeClosed, ForbiddenCommand, InvalidAction
-from netarena.common.reactive import (
+from netarena.common.core.agents import Observation
+from netarena.common.core.errors import EpisodeClosed, ForbiddenCommand, InvalidAction
+from netarena.common.core.reactive import (
     HISTORY_OUTPUT_CHARS,
     Command,
     ReactiveEpisode,

@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from netarena.common.replies import code_blocks, json_objects, strip_reasoning, tool_call_hint
+from netarena.common.core.replies import code_blocks, json_objects, strip_reasoning, tool_call_hint
 
 
 @pytest.mark.parametrize(("open_", "close"), [

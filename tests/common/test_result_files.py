@@ -17,15 +17,16 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from netarena.common.cli import cli
-from netarena.common.result_files import (
+from netarena.common.cli.root import cli
+from netarena.common.core.plan import QueryPlan, plan_queries
+from netarena.common.core.result_files import (
     UnsafeResultsFile,
     keyed_name,
     open_regular,
     read_regular,
     write_atomic,
 )
-from netarena.common.runner import QueryPlan, Runner, plan_queries, read_results
+from netarena.common.core.runner import Runner, read_results
 from tests.helpers.toy import ToyApp
 
 pytestmark = pytest.mark.timeout(30)

@@ -10,10 +10,10 @@ from __future__ import annotations
 import pytest
 from typer.testing import CliRunner
 
-import netarena.common.runspec as runspec
-from netarena.common.agents import Observation
-from netarena.common.cli import cli
-from netarena.common.errors import AgentError
+import netarena.common.training.runspec as runspec
+from netarena.common.cli.root import cli
+from netarena.common.core.agents import Observation
+from netarena.common.core.errors import AgentError
 
 
 class _Down:

@@ -8,10 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from netarena.common.agents import NullAgent, Observation
-from netarena.common.errors import AgentError, ConfigError
-from netarena.common.runner import QueryPlan, RunConfig, Runner, plan_queries, read_results
-from netarena.common.stats import summarize
+from netarena.common.core.agents import NullAgent, Observation
+from netarena.common.core.errors import AgentError, ConfigError
+from netarena.common.core.plan import QueryPlan, plan_queries
+from netarena.common.core.runner import RunConfig, Runner, read_results
+from netarena.common.core.stats import summarize
 from tests.helpers.toy import ToyApp
 
 
@@ -34,7 +35,7 @@ def test_plan_is_deterministic_and_cycles_levels() -> None:
 def test_plan_is_identical_in_another_process() -> None:
     code = (
         "import json; from tests.helpers.toy import ToyApp; "
-        "from netarena.common.runner import QueryPlan, plan_queries; "
+        "from netarena.common.core.plan import QueryPlan, plan_queries; "
         "plan = QueryPlan(num_queries=5, seed=11); "
         "print(json.dumps([q.model_dump() for q in plan_queries(ToyApp(), plan)]))"
     )

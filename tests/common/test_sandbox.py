@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from netarena.common.errors import SandboxError
+from netarena.common.core.errors import SandboxError
 from netarena.common.sandbox import (
     KEEP_WARM,
     HostLayers,

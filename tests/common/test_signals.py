@@ -10,11 +10,12 @@ import time
 
 import pytest
 
-from netarena.common.app import Episode
-from netarena.common.reactive import Command
-from netarena.common.runner import QueryPlan, RunConfig, Runner, plan_queries
-from netarena.common.signals import exit_on_signals, run_until_stopped
-from netarena.common.types import Query
+from netarena.common.core.app import Episode
+from netarena.common.core.plan import QueryPlan, plan_queries
+from netarena.common.core.reactive import Command
+from netarena.common.core.runner import RunConfig, Runner
+from netarena.common.core.signals import exit_on_signals, run_until_stopped
+from netarena.common.core.types import Query
 from tests.helpers.toy import ReferenceToyAgent, ToyApp, ToyEpisode
 
 

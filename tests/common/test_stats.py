@@ -4,7 +4,7 @@ import math
 
 import pytest
 
-from netarena.common.stats import (
+from netarena.common.core.stats import (
     consistent,
     latency,
     overlap,
@@ -17,7 +17,8 @@ from netarena.common.stats import (
     wald,
     wilson,
 )
-from netarena.common.types import QueryResult
+from netarena.common.core.types import QueryResult, query_record
+from netarena.common.reporting.summaries import SCORECARD_COLUMNS, scorecard_cells
 
 
 def _result(
@@ -102,6 +103,23 @@ def test_collateral_denies_solved_safely_and_is_counted() -> None:
     assert s["solved_safely"]["k"] == 2 and s["correctness"]["k"] == 3
     assert s["collateral"]["n"] == 2 and s["collateral"]["k"] == 1
     assert s["collateral"]["items"] == 1
+
+
+def test_blind_writes_are_reported_beside_the_scores() -> None:
+    blind = _result(1, True).model_copy(update={"blind_writes": 3})
+    reads_first = _result(2, True).model_copy(update={"blind_writes": 0})
+    unmeasured = _result(3, False)
+    s = summarize([blind, reads_first, unmeasured], app="toy", agent="x", seed=1)
+    assert s["solved_safely"]["k"] == 2
+    assert (s["blind_writes"]["n"], s["blind_writes"]["k"], s["blind_writes"]["items"]) == (2, 1, 3)
+    assert s["blind_writes"]["mean"] == 1.5
+    row = dict(zip(("group", *SCORECARD_COLUMNS), scorecard_cells("all", s), strict=True))
+    assert row["blind writes"] == "1.5"
+    none = summarize([unmeasured], app="toy", agent="x", seed=1)
+    assert none["blind_writes"]["n"] == 0 and none["blind_writes"]["mean"] is None
+    assert scorecard_cells("all", none)[1 + SCORECARD_COLUMNS.index("blind writes")] == "n/a"
+    record = query_record(blind)
+    assert record["blind_writes"] == 3 and "details" not in record
 
 
 def test_by_qualifier_counts_each_stated_qualifier() -> None:

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from netarena.common.agents import NullAgent
-from netarena.common.cli import cli
+from netarena.common.cli.root import cli
+from netarena.common.core.agents import NullAgent
 from netarena.malt import MaltApp
 
 ARGS = ["run", "malt", "-n", "3", "--seed", "5", "--verify", "--json"]

@@ -11,9 +11,9 @@ import json5
 import pytest
 import yaml
 
-from netarena.common.app import load_app
-from netarena.common.limits import ServerLimits
-from netarena.common.request import EvalRequest, parse_request
+from netarena.common.core.app import load_app
+from netarena.common.serving.limits import ServerLimits
+from netarena.common.serving.request import EvalRequest, parse_request
 
 ROOT = Path(__file__).resolve().parents[2]
 APPS = ("malt", "route", "k8s")

@@ -13,10 +13,11 @@ import pytest
 from gymnasium.utils.env_checker import check_env
 from typer.testing import CliRunner
 
-from netarena.common.app import app_names, load_app
-from netarena.common.cli import cli
-from netarena.common.gym import NetArenaEnv, OutcomeReward, env_id, play, register_envs
-from netarena.common.runner import QueryPlan, RunConfig, Runner, plan_queries
+from netarena.common.cli.root import cli
+from netarena.common.core.app import app_names, load_app
+from netarena.common.core.plan import QueryPlan, plan_queries
+from netarena.common.core.runner import RunConfig, Runner
+from netarena.common.training.gym import NetArenaEnv, OutcomeReward, env_id, play, register_envs
 from tests.helpers.agents import RandomTextAgent
 from tests.helpers.toy import ToyApp, ToyEpisode
 
@@ -35,7 +36,7 @@ def test_every_installed_app_is_registered_with_its_turn_budget() -> None:
     assert register_envs() == [env_id(name) for name in app_names()]
     for name in app_names():
         spec = gymnasium.spec(env_id(name))
-        assert spec.entry_point == "netarena.common.gym:NetArenaEnv"
+        assert spec.entry_point == "netarena.common.training.gym:NetArenaEnv"
         assert spec.max_episode_steps == load_app(name).default_max_turns
 
 

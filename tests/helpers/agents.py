@@ -12,9 +12,9 @@ import random
 import string
 from collections.abc import Callable, Iterable
 
-from netarena.common.agents import Agent, Observation
-from netarena.common.app import App
-from netarena.common.types import Query
+from netarena.common.core.agents import Agent, Observation
+from netarena.common.core.app import App
+from netarena.common.core.types import Query
 
 
 class RandomTextAgent:

@@ -21,8 +21,8 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
-from netarena.common.a2a import listen_socket
-from netarena.common.agents import Agent, Observation
+from netarena.common.core.agents import Agent, Observation
+from netarena.common.serving.a2a import listen_socket
 
 
 class FakeLLM:

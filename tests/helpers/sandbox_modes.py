@@ -92,7 +92,7 @@ class Evaluator:
 
     def raw(self, code: str) -> dict[str, Any]:
         """Run ``code`` as one request: the output text, or the SandboxError's message."""
-        from netarena.common.errors import SandboxError
+        from netarena.common.core.errors import SandboxError
 
         try:
             return {"output": self.pool.run(code.encode()).output.decode(), "error": None}
@@ -101,8 +101,8 @@ class Evaluator:
 
     def malt(self, query_json: str, code: str) -> dict[str, Any]:
         """Play ``code`` as the answer to a MALT query: correct, safe and the reason."""
-        from netarena.common.types import Query
-        from netarena.malt import MaltConfig
+        from netarena.common.core.types import Query
+        from netarena.malt.config import MaltConfig
         from netarena.malt.episode import MaltEpisode
 
         query = Query.model_validate_json(query_json)

@@ -12,11 +12,11 @@ import random
 import re
 from typing import ClassVar
 
-from netarena.common.agents import Observation
-from netarena.common.app import App, Episode
-from netarena.common.errors import EmulatorError, InvalidAction
-from netarena.common.reactive import Command, ReactiveEpisode, RewardConfig
-from netarena.common.types import Query, query_id
+from netarena.common.core.agents import Observation
+from netarena.common.core.app import App, Episode
+from netarena.common.core.errors import EmulatorError, InvalidAction
+from netarena.common.core.reactive import Command, ReactiveEpisode, RewardConfig
+from netarena.common.core.types import Query, query_id
 
 
 class ToyConfig(RewardConfig):

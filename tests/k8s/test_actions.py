@@ -8,8 +8,8 @@ import json
 import pytest
 import yaml
 
-from netarena.common.errors import ForbiddenCommand, InvalidAction
-from netarena.k8s.actions import parse_kubectl
+from netarena.common.core.errors import ForbiddenCommand, InvalidAction
+from netarena.k8s.reply_commands import parse_kubectl
 
 NS = "default"
 

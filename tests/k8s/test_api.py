@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import netarena.k8s as k8s
-from netarena.common.app import load_app
+from netarena.common.core.app import load_app
 
 
 def test_k8s_exports() -> None:

@@ -11,8 +11,9 @@ import asyncio
 
 import pytest
 
-from netarena.common.agents import find_baseline
-from netarena.common.runner import QueryPlan, RunConfig, Runner, plan_queries
+from netarena.common.core.app import find_baseline
+from netarena.common.core.plan import QueryPlan, plan_queries
+from netarena.common.core.runner import RunConfig, Runner
 from netarena.k8s import K8sApp
 
 pytestmark = pytest.mark.slow
@@ -27,5 +28,5 @@ def test_blind_strategies_solve_at_most_three_in_ten(name: str) -> None:
     assert not [r.error for r in results if r.error]
     solved = [r for r in results if r.correct and r.safe and not r.collateral]
     assert len(solved) <= 0.3 * len(results), (name, len(solved))
-    writes = [r.details for r in results if r.details.get("write_attempts")]
-    assert writes and all(d["blind_writes"] == d["write_attempts"] for d in writes)
+    writes = [r for r in results if r.details.get("write_attempts")]
+    assert writes and all(r.blind_writes == r.details["write_attempts"] for r in writes)

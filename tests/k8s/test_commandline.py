@@ -7,9 +7,9 @@ import time
 import pytest
 import yaml
 
-from netarena.common.errors import ForbiddenCommand, InvalidAction
-from netarena.k8s.actions import command_from_reply, parse_kubectl
+from netarena.common.core.errors import ForbiddenCommand, InvalidAction
 from netarena.k8s.commandline import display, parse_script
+from netarena.k8s.reply_commands import command_from_reply, parse_kubectl
 
 NS = "default"
 POLICY = "apiVersion: networking.k8s.io/v1\nkind: NetworkPolicy\nmetadata:\n  name: x\n"

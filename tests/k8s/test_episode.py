@@ -7,11 +7,11 @@ import re
 
 import pytest
 
-from netarena.common.errors import EpisodeClosed
+from netarena.common.core.errors import EpisodeClosed
 from netarena.k8s import K8sApp
-from netarena.k8s.actions import command_from_reply
 from netarena.k8s.episode import K8sEpisode
 from netarena.k8s.generator import build_model
+from netarena.k8s.reply_commands import command_from_reply
 from netarena.k8s.solver import ReferenceK8sAgent
 
 pytestmark = pytest.mark.slow

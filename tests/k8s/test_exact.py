@@ -21,6 +21,7 @@ from netarena.k8s.generator import K8sConfig, build_model, generate_faults
 from netarena.k8s.judge import collateral, judge
 from netarena.k8s.manifests import render_policies
 from netarena.k8s.model import AppModel
+from netarena.k8s.policy_matrix import UNINTENDED
 from netarena.k8s.repair import parse_report
 
 
@@ -62,6 +63,16 @@ def test_an_add_only_fix_of_a_wrong_port_is_not_correct(seed: int) -> None:
     assert all(r.port != wrong for r in _state(model, fixed).mismatches if r.expected)
 
 
+@pytest.mark.parametrize("seed", range(3))
+def test_the_report_names_who_gets_in_not_the_faulted_port(seed: int) -> None:
+    model, faults = _faulted(seed, "CP", "other_port")
+    wrong = faults[0]["description"].rsplit(" ", 1)[-1]
+    state = _state(model, apply_faults(render_policies(model), faults))
+    assert any(r.port == int(wrong) for r in state.mismatches if not r.expected), "judged"
+    report = state.report()
+    assert UNINTENDED in report and f":{wrong}" not in report and f"{{{wrong}" not in report
+
+
 def test_an_extra_protocol_is_a_mismatch() -> None:
     model = build_model(K8sConfig(), 3)
     policies = render_policies(model)
@@ -71,8 +82,9 @@ def test_an_extra_protocol_is_a_mismatch() -> None:
     rule["ports"].append({"protocol": "UDP", "port": 6379})
     bad = _state(model, policies).mismatches
     assert bad and {(r.dest, r.port, r.protocol) for r in bad} == {("redis-cart", 6379, "UDP")}
-    assert "redis-cart:6379/UDP (Expected: False, Actual: True)" in _state(
-        model, policies).report()
+    report = _state(model, policies).report()
+    assert f"cartservice → redis-cart: {UNINTENDED}" in report
+    assert "UDP" not in report, "the report names who gets in, not the port that lets them"
 
 
 def test_healthy_policies_carry_detail_the_runbook_does_not_show() -> None:
@@ -139,8 +151,8 @@ def test_every_write_attempt_counts_and_blind_ones_apart() -> None:
         ep.step("```\nkubectl delete networkpolicy deny-all -n kube-system\n```")
         ep.step("```\nkubectl get networkpolicy adservice -o yaml\n```")
         ep.step("```\nkubectl label networkpolicy adservice a=b --dry-run=server\n```")
-        details = ep.score().details
-        assert details["write_attempts"] == 3 and details["blind_writes"] == 2
+        score = ep.score()
+        assert score.details["write_attempts"] == 3 and score.blind_writes == 2
     finally:
         ep.close()
 

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import pytest
 
-from netarena.common.agents import Agent, Observation
-from netarena.common.errors import EmulatorUnavailable
-from netarena.common.runner import RunConfig, Runner
+from netarena.common.core.agents import Agent, Observation
+from netarena.common.core.errors import EmulatorUnavailable
+from netarena.common.core.runner import RunConfig, Runner
 from netarena.k8s import K8sApp
 from netarena.k8s.episode import K8sEpisode
 

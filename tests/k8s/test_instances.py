@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from netarena.common.runner import QueryPlan, plan_queries
+from netarena.common.core.plan import QueryPlan, plan_queries
 from netarena.k8s import K8sApp
 
 pytestmark = pytest.mark.slow

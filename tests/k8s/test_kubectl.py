@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 import yaml
 
-from netarena.common.errors import EmulatorError
+from netarena.common.core.errors import EmulatorError
 from netarena.k8s.apiserver import ApiServer, ObjectStore
 from netarena.k8s.kubectl import Kubectl, find_kubectl, measure_round_trip
 

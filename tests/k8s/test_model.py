@@ -7,7 +7,7 @@ import random
 import pytest
 import yaml
 
-from netarena.common.errors import ConfigError
+from netarena.common.core.errors import ConfigError
 from netarena.k8s.faults import model_namespaces, model_pods
 from netarena.k8s.manifests import render_all, render_policies
 from netarena.k8s.model import online_boutique, parse_intended, synthetic_app

@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 import yaml
 
-from netarena.common.runner import QueryPlan, plan_queries
+from netarena.common.core.plan import QueryPlan, plan_queries
 from netarena.k8s import K8sApp
 from netarena.k8s.apiserver.tls import serving_certificate
 

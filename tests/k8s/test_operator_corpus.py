@@ -14,7 +14,7 @@ from collections.abc import Iterator
 import pytest
 import yaml
 
-from netarena.common.errors import EmulatorError
+from netarena.common.core.errors import EmulatorError
 from netarena.k8s import K8sApp
 from netarena.k8s.episode import K8sEpisode
 from netarena.k8s.kubectl import find_kubectl

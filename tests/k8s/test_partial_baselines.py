@@ -11,8 +11,9 @@ import asyncio
 
 import pytest
 
-from netarena.common.agents import Observation, find_baseline
-from netarena.common.types import Query
+from netarena.common.core.agents import Observation
+from netarena.common.core.app import find_baseline
+from netarena.common.core.types import Query
 from netarena.k8s import K8sApp
 
 pytestmark = pytest.mark.slow

@@ -10,8 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from netarena.common.agents import NullAgent
-from netarena.common.runner import QueryPlan, RunConfig, Runner, plan_queries
+from netarena.common.core.agents import NullAgent
+from netarena.common.core.plan import QueryPlan, plan_queries
+from netarena.common.core.runner import RunConfig, Runner
 from netarena.k8s import K8sApp
 
 pytestmark = pytest.mark.slow

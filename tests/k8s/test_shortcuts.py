@@ -14,8 +14,9 @@ import asyncio
 
 import pytest
 
-from netarena.common.agents import Observation, find_baseline
-from netarena.common.runner import QueryPlan, plan_queries
+from netarena.common.core.agents import Observation
+from netarena.common.core.app import find_baseline
+from netarena.common.core.plan import QueryPlan, plan_queries
 from netarena.k8s import K8sApp
 from netarena.k8s.baselines import ALLOW_ALL
 

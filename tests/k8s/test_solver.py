@@ -3,16 +3,18 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
-from netarena.common.agents import Observation
+from netarena.common.core.agents import Observation
 from netarena.k8s import K8sApp
-from netarena.k8s.actions import command_from_reply
 from netarena.k8s.faults import apply_faults, model_namespaces, model_pods
-from netarena.k8s.generator import build_model
-from netarena.k8s.judge import judge
+from netarena.k8s.generator import K8sConfig, build_model
+from netarena.k8s.judge import judge, newly_wrong
 from netarena.k8s.manifests import render_policies
+from netarena.k8s.repair import repairs
+from netarena.k8s.reply_commands import command_from_reply
 from netarena.k8s.solver import SNAPSHOT_COMMAND, ReferenceK8sAgent, plan_fixes
 
 
@@ -92,7 +94,8 @@ async def test_repairs_agent_made_damage_through_kubectl() -> None:
 
 @pytest.mark.slow
 async def test_large_graph_reads_only_implicated_policies() -> None:
-    from netarena.common.runner import QueryPlan, RunConfig, Runner, plan_queries
+    from netarena.common.core.plan import QueryPlan, plan_queries
+    from netarena.common.core.runner import RunConfig, Runner
 
     app = K8sApp({"num_services": 40})
     queries = plan_queries(app, QueryPlan(num_queries=5, seed=12))
@@ -105,3 +108,29 @@ async def test_large_graph_reads_only_implicated_policies() -> None:
         assert command_from_reply(first, "default").argv[:3] == ("get", "networkpolicy", "-o")
     finally:
         ep.close()
+
+
+_RANGE_CASE = json.loads((Path(__file__).parent / "data" / "range_case.json").read_text())
+"""A CP+CPR instance (seed 20260's plan before issue 19's report change): cartservice's
+range 44032–44053 turned UDP. A port-only planner moved the range's start onto a port the
+step's universe did not probe, and broke two probes that matched."""
+
+
+def test_a_planned_edit_breaks_no_probe_it_moves() -> None:
+    model = build_model(K8sConfig(), _RANGE_CASE["seed"])
+    pods, nss = model_pods(model), model_namespaces(model)
+    policies = apply_faults(render_policies(model), _RANGE_CASE["faults"])
+    state = judge(model, pods, nss, policies)
+    steps = 0
+    for _ in range(10):
+        report = [(r.source, r.dest, r.port, r.protocol, r.expected) for r in state.mismatches]
+        edits = repairs(model.namespace, policies, pods, nss, report, frozenset({"port"}),
+                        max_steps=1, directions=frozenset({"ingress"}))
+        if not edits:
+            break
+        policies = [{**p, "spec": edits[0].spec} if p["metadata"]["name"] == edits[0].policy
+                    else p for p in policies]
+        after = judge(model, pods, nss, policies)
+        assert not newly_wrong(model, pods, nss, state, after), edits[0]
+        state, steps = after, steps + 1
+    assert steps >= 1, "the port edit of currencyservice is still made"

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from netarena.common.errors import NetArenaError
+from netarena.common.core.errors import NetArenaError
 from netarena.k8s.apiserver import ObjectStore
 from netarena.k8s.apiserver.kinds import AlreadyExists, BadRequest, Conflict, Invalid, NotFound
 

@@ -42,7 +42,7 @@ def test_server_speaks_https_verified_by_the_ca() -> None:
 
 
 def test_https_kubeconfig_needs_a_token() -> None:
-    from netarena.common.errors import EmulatorError
+    from netarena.common.core.errors import EmulatorError
     from netarena.k8s.kubectl import KubeconfigIdentity, Kubectl
 
     with pytest.raises(EmulatorError, match="needs a token"):

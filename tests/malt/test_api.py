@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import netarena.common.sandbox as sandbox
 import netarena.malt as malt
-from netarena.common.app import load_app
+from netarena.common.core.app import load_app
 
 
 def test_malt_exports() -> None:

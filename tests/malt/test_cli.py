@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from netarena.common.cli import cli
+from netarena.common.cli.root import cli
 from netarena.malt import MaltApp, extract_code
 
 RUN = ["run", "malt", "--queries", "60", "--levels", "1,2,3", "--seed", "7", "--json"]
@@ -58,7 +58,7 @@ def test_export_sft_writes_chat_records(tmp_path: Path) -> None:
         "--out",
         str(out),
     ]
-    main = "from netarena.common.cli import main; main()"
+    main = "from netarena.common.cli.root import main; main()"
     done = subprocess.run(
         [sys.executable, "-c", main, *args], capture_output=True, text=True, timeout=120
     )

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from netarena.common.agents import Observation
-from netarena.common.runner import RunConfig, Runner
-from netarena.common.types import Query
+from netarena.common.core.agents import Observation
+from netarena.common.core.runner import RunConfig, Runner
+from netarena.common.core.types import Query
 from netarena.malt import MaltApp, extract_code
 from netarena.malt.solver import parse_steps, write_program
 

@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from netarena.common.errors import ConfigError
+from netarena.common.core.errors import ConfigError
 from netarena.malt import LABELS, MaltApp, base_topology
 from netarena.malt.checks import DiffView, violations
 from netarena.malt.operations import READ_OPS, WRITE_OPS

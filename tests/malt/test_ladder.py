@@ -7,7 +7,7 @@ import json
 import pytest
 from typer.testing import CliRunner
 
-from netarena.common.cli import cli
+from netarena.common.cli.root import cli
 from netarena.malt import MaltApp
 from tests.a2a.servers import gateway_records, stream_03
 from tests.a2a.test_cli import _port, _start, _wait_card

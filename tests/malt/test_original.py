@@ -6,9 +6,9 @@ from collections import Counter
 
 import pytest
 
-from netarena.common.errors import ConfigError
-from netarena.common.request import EvalRequest, parse_request
-from netarena.common.runner import QueryPlan, plan_queries
+from netarena.common.core.errors import ConfigError
+from netarena.common.core.plan import QueryPlan, plan_queries
+from netarena.common.serving.request import EvalRequest, parse_request
 from netarena.malt import LABEL_SETS, LABELS, MaltApp
 
 ORIGINAL = {

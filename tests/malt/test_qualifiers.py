@@ -14,10 +14,11 @@ from collections import Counter
 
 import pytest
 
-from netarena.common.agents import find_baseline
-from netarena.common.runner import QueryPlan, RunConfig, Runner, plan_queries
-from netarena.common.server import query_record
-from netarena.common.stats import summarize
+from netarena.common.core.app import find_baseline
+from netarena.common.core.plan import QueryPlan, plan_queries
+from netarena.common.core.runner import RunConfig, Runner
+from netarena.common.core.stats import summarize
+from netarena.common.core.types import query_record
 from netarena.malt import LABELS, MaltApp, base_topology
 from netarena.malt.generator import misses_truth
 from netarena.malt.qualifiers import QUALIFIERS, ablate, stated

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from netarena.common.errors import ConfigError
+from netarena.common.core.errors import ConfigError
 from netarena.malt.checks import violations
 from netarena.malt.loader import graph_from_model, load_textproto, parse_textproto
 from netarena.malt.topology import (

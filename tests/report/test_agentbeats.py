@@ -8,13 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from netarena.common.errors import ConfigError
-from netarena.common.report import (
-    agentbeats_results,
-    load_results,
-    run_summaries,
-    write_agentbeats,
-)
+from netarena.common.core.errors import ConfigError
+from netarena.common.reporting.report import agentbeats_results, write_agentbeats
+from netarena.common.reporting.results import load_results
+from netarena.common.reporting.summaries import run_summaries
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -95,7 +92,7 @@ def test_leaderboard_queries_pool_shards_and_read_v1_v2_and_old_files(
     """Files without recorded settings pool per participant; the old ``Label`` file makes
     the app's preload fail (named), and ``netarena leaderboard`` still reads every run."""
     pytest.importorskip("duckdb", reason="duckdb is in the dev extra")
-    from netarena.common.leaderboard import run_queries
+    from netarena.common.reporting.leaderboard import run_queries
 
     tables, problem = run_queries(_leaderboard_dir(toy_results, tmp_path))
     assert problem is not None and "null-old.json" in problem
@@ -133,8 +130,8 @@ def test_netarena_report_separates_participants(toy_results: list[Path], tmp_pat
 
 @pytest.mark.parametrize("app", ["malt", "route", "k8s"])
 def test_scenario_is_a_valid_local_run(app: str) -> None:
-    from netarena.common.app import load_app
-    from netarena.common.request import EvalRequest, parse_request
+    from netarena.common.core.app import load_app
+    from netarena.common.serving.request import EvalRequest, parse_request
 
     scenario = tomllib.loads((ROOT / "scenarios" / f"{app}.toml").read_text())
     green, (purple,) = scenario["green_agent"], scenario["participants"]
@@ -203,7 +200,7 @@ def test_report_cli_on_a_leaderboard_folder_has_no_traceback(
         toy_results: list[Path], tmp_path: Path) -> None:
     from typer.testing import CliRunner
 
-    from netarena.common.cli import cli
+    from netarena.common.cli.root import cli
 
     board = _leaderboard_dir(toy_results, tmp_path) / "results"
     result = CliRunner().invoke(cli, ["report", *map(str, sorted(board.glob("*.json"))),

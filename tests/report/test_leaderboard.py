@@ -14,8 +14,14 @@ from typing import Any
 import pytest
 
 from netarena.a2a_llm import purple_app
-from netarena.common.leaderboard import PRELOAD, QUERIES, queries_json, run_queries
-from netarena.common.server import green_app
+from netarena.common.reporting.leaderboard import (
+    PRELOAD,
+    QUERIES,
+    normalise_keys,
+    queries_json,
+    run_queries,
+)
+from netarena.common.serving.server import green_app
 from tests.a2a.servers import gateway_records, serving, stream_03
 from tests.helpers.toy import ToyApp
 
@@ -26,8 +32,8 @@ SHIPPED = ROOT / "leaderboard" / "queries"
 
 
 def test_shipped_query_files_are_the_queries(tmp_path: Path) -> None:
-    """leaderboard/queries is written from netarena.common.leaderboard and kept equal."""
-    from netarena.common.leaderboard import write_queries
+    """leaderboard/queries is written from netarena.common.reporting.leaderboard and kept equal."""
+    from netarena.common.reporting.leaderboard import write_queries
 
     written = {p.name: p.read_text() for p in write_queries(tmp_path)}
     assert written == {p.name: p.read_text() for p in SHIPPED.iterdir()}
@@ -163,7 +169,7 @@ def test_no_file_name_decides_and_a_resubmission_cannot_cherry_pick(
 def test_netarena_leaderboard_prints_the_table(board: Path) -> None:
     from typer.testing import CliRunner
 
-    from netarena.common.cli import cli
+    from netarena.common.cli.root import cli
 
     result = CliRunner().invoke(cli, ["leaderboard", str(board)], env={"COLUMNS": "250"})
     assert result.exit_code == 0, result.output
@@ -180,15 +186,7 @@ def test_a_file_the_apps_preload_cannot_read_is_named_and_still_shown(
     """malt's old ``Label`` next to ``label``: DuckDB's own preload refuses the folder
     (keys that differ only in case); netarena leaderboard says so, names the file, and
     still shows every run from the records as JSON."""
-    folder = tmp_path / "mixed" / "results"
-    folder.mkdir(parents=True)
-    for path in (board / "results").iterdir():
-        (folder / path.name).write_text(path.read_text())
-    old = json.loads((folder / "d-old.json").read_text())
-    for record in old["results"]:
-        if record.get("kind") == "query":
-            record["Label"] = record.pop("label")
-    (folder / "d-old.json").write_text(json.dumps(old))
+    folder = _with_old_label_file(board, tmp_path)
     monkeypatch.chdir(folder.parent)
     with pytest.raises(duckdb.Error, match="Duplicate name"):
         duckdb.connect().execute(PRELOAD.format(glob="results/*.json"))
@@ -200,6 +198,43 @@ def test_a_file_the_apps_preload_cannot_read_is_named_and_still_shown(
     assert labels == {"small"}
 
 
+def test_normalised_old_label_file_loads_in_the_apps_own_preload(
+        board: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Both files present (old ``Label``, new ``label``): after ``--normalise`` the app's
+    own preload loads the folder, every run ranks as before, and the new files (already in
+    NetArena's spelling) are untouched."""
+    folder = _with_old_label_file(board, tmp_path)
+    old = json.loads((folder / "d-old.json").read_text())
+    old["results"][0]["LABEL"] = "a third spelling"
+    (folder / "d-old.json").write_text(json.dumps(old))
+    before = {p.name: p.read_text() for p in folder.iterdir()}
+    monkeypatch.chdir(folder.parent)
+    with pytest.raises(duckdb.Error, match="Duplicate name"):
+        duckdb.connect().execute(PRELOAD.format(glob="results/*.json"))
+
+    assert normalise_keys(folder, write=False) == {
+        folder / "d-old.json": ["LABEL -> label", "Label -> label"]}
+    assert {p.name: p.read_text() for p in folder.iterdir()} == before  # a dry run
+    changed = normalise_keys(folder.parent)
+    assert list(changed) == [folder / "d-old.json"]
+    for name, text in before.items():
+        if name != "d-old.json":
+            assert (folder / name).read_text() == text
+    fixed = json.loads((folder / "d-old.json").read_text())
+    assert fixed["results"][0]["label"] == "small"
+    assert fixed["results"][0]["legacy_LABEL"] == "a third spelling"
+    assert [r.get("label") for r in fixed["results"]] == [r.get("Label") for r in old["results"]]
+    assert normalise_keys(folder) == {}  # idempotent
+
+    con = _preloaded(folder.parent, monkeypatch)  # the app's own preload, both files there
+    rows = _rows(con, "leaderboard")
+    assert {r["id"] for r in rows} == {"id-a", "id-b", "id-d"}
+    assert next(r for r in rows if r["id"] == "id-d")["Queries"] == 12
+    assert {r["Label"] for r in _rows(con, "by-label") if r["id"] == "id-d"} == {"small"}
+    tables, problem = run_queries(folder)
+    assert problem is None
+
+
 def test_results_records_have_no_keys_differing_only_in_case(board: Path) -> None:
     for path in (board / "results").iterdir():
         for record in json.loads(path.read_text())["results"]:
@@ -208,8 +243,7 @@ def test_results_records_have_no_keys_differing_only_in_case(board: Path) -> Non
 
 
 def test_query_record_renames_details_that_differ_only_in_case() -> None:
-    from netarena.common.server import query_record
-    from netarena.common.types import QueryResult
+    from netarena.common.core.types import QueryResult, query_record
 
     result = QueryResult(query_id="q", app="malt", level=1, label="add", agent="a",
                          correct=True, safe=True, latency_s=1.0, agent_latency_s=0.5, turns=1,
@@ -219,3 +253,15 @@ def test_query_record_renames_details_that_differ_only_in_case() -> None:
     assert "Label" not in record and "Error" not in record and record["details_Error"] == "x"
 
 
+def _with_old_label_file(board: Path, tmp_path: Path) -> Path:
+    """A copy of the board's results where d-old.json spells malt's ``label`` as ``Label``."""
+    folder = tmp_path / "mixed" / "results"
+    folder.mkdir(parents=True)
+    for path in (board / "results").iterdir():
+        (folder / path.name).write_text(path.read_text())
+    old = json.loads((folder / "d-old.json").read_text())
+    for record in old["results"]:
+        if record.get("kind") == "query":
+            record["Label"] = record.pop("label")
+    (folder / "d-old.json").write_text(json.dumps(old))
+    return folder

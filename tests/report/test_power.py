@@ -10,11 +10,11 @@ import pytest
 from typer.testing import CliRunner
 
 from netarena.common import NullAgent, QueryPlan, Runner, load_app, plan_queries
-from netarena.common.agents import find_baseline
-from netarena.common.calibrate import Rung
-from netarena.common.cli import cli
-from netarena.common.power import compare, curves, sizes
-from netarena.common.stats import rate
+from netarena.common.cli.calibrate import Rung
+from netarena.common.cli.root import cli
+from netarena.common.core.app import find_baseline
+from netarena.common.core.stats import rate
+from netarena.common.reporting.power import compare, curves, sizes
 
 
 def test_power_from_assumed_rates_prints_the_needed_n_and_draws(tmp_path: Path) -> None:

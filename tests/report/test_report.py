@@ -10,10 +10,12 @@ import matplotlib.image
 import pytest
 from typer.testing import CliRunner
 
-from netarena.common.cli import cli
-from netarena.common.errors import ConfigError
-from netarena.common.report import load_results, overlap_matrix, run_summaries, write_report
-from netarena.common.stats import summarize, wilson
+from netarena.common.cli.root import cli
+from netarena.common.core.errors import ConfigError
+from netarena.common.core.stats import summarize, wilson
+from netarena.common.reporting.report import write_report
+from netarena.common.reporting.results import load_results
+from netarena.common.reporting.summaries import overlap_matrix, run_summaries
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 

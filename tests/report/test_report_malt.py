@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from netarena.common import NullAgent, QueryPlan, Runner, load_app, plan_queries
-from netarena.common.report import load_results, write_report
+from netarena.common.reporting.report import write_report
+from netarena.common.reporting.results import load_results
 
 
 @pytest.mark.slow

@@ -10,7 +10,7 @@ from collections.abc import Callable
 
 import pytest
 
-from netarena.common.agents import Observation
+from netarena.common.core.agents import Observation
 
 _TOOLS = ("ip", "nsenter", "bwrap", "mnexec", "brctl", "iptables", "nft", "setpriv", "prlimit")
 NEEDS_ROOT = pytest.mark.skipif(

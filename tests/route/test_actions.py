@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from netarena.common.errors import InvalidAction
+from netarena.common.core.errors import InvalidAction
 from netarena.route.actions import parse_reply
 
 from .conftest import reply

@@ -6,7 +6,7 @@ The ``__all__`` list itself is pinned in ``test_generation.py``.
 from __future__ import annotations
 
 import netarena.route as route
-from netarena.common.app import load_app
+from netarena.common.core.app import load_app
 
 
 def test_every_export_resolves() -> None:

@@ -171,7 +171,7 @@ def test_rules_are_described_in_words() -> None:
 
 
 def test_service_matrices_read_back() -> None:
-    from netarena.route.probe import PingMatrix, parse_pingall
+    from netarena.route.pingall import PingMatrix, parse_pingall
 
     pairs = frozenset({("h1", "h2"), ("h2", "h1"), ("r0", "h1")})
     matrix = PingMatrix(("h1", "h2", "r0"), pairs, frozenset({("h1", "h2")}), frozenset())

@@ -8,7 +8,7 @@ import pytest
 
 from netarena.route import METHODS, RouteApp, sample_fault
 from netarena.route.checks import intended_flows
-from netarena.route.generator import topology_of
+from netarena.route.topology import topology_of
 from netarena.route.undisclosed import Undisclosed
 
 from .conftest import NEEDS_ROOT, play_reference

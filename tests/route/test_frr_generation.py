@@ -6,11 +6,11 @@ import random
 
 import pytest
 
-from netarena.common.runner import QueryPlan, plan_queries
+from netarena.common.core.plan import QueryPlan, plan_queries
 from netarena.route import RouteApp
-from netarena.route.frr_faults import OSPF_FAULTS, OSPF_LEVEL_LABELS, draw_faults, fault_lines
-from netarena.route.frr_plan import OspfPlan, draw_ospf_plan, render
-from netarena.route.frr_solver import DIAGNOSTIC, read_design, router_fixes
+from netarena.route.frr.faults import OSPF_FAULTS, OSPF_LEVEL_LABELS, draw_faults, fault_lines
+from netarena.route.frr.plan import OspfPlan, draw_ospf_plan, render
+from netarena.route.frr.solver import DIAGNOSTIC, read_design, router_fixes
 from netarena.route.generator import ROUTE_LABEL_SETS
 
 

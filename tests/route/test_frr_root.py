@@ -12,7 +12,7 @@ import shutil
 import pytest
 
 from netarena.route import RouteApp
-from netarena.route.frr_faults import OSPF_FAULTS
+from netarena.route.frr.faults import OSPF_FAULTS
 
 from .conftest import NEEDS_ROOT, play_reference, reply
 
@@ -101,7 +101,7 @@ def test_rewriting_a_router_from_the_ticket_is_collateral() -> None:
     ],
 )
 def test_dynamic_baselines_are_not_solved_safely(name: str, label: str) -> None:
-    from netarena.route.frr_baselines import agent
+    from netarena.route.frr.baselines import agent
 
     app = _small()
     baseline = agent(name)

@@ -8,11 +8,11 @@ from pathlib import Path
 import pytest
 
 import netarena.route as route
-from netarena.common.errors import ConfigError
+from netarena.common.core.errors import ConfigError
 from netarena.route import METHODS, RouteApp, RouterTopo, draw_plan, intended_pairs, parse_pingall
 from netarena.route.intent import Intent, draw_intent
+from netarena.route.pingall import PingMatrix
 from netarena.route.plan import NetworkPlan
-from netarena.route.probe import PingMatrix
 from netarena.route.topology import load_topo_class, plan_of
 
 
@@ -207,8 +207,8 @@ def test_bad_parameters_rejected(bad: dict) -> None:
 
 
 def test_concurrency_above_the_measured_limit_is_rejected() -> None:
-    from netarena.common.agents import NullAgent
-    from netarena.common.runner import RunConfig, Runner
+    from netarena.common.core.agents import NullAgent
+    from netarena.common.core.runner import RunConfig, Runner
     from netarena.route.limits import MAX_CONCURRENT_EPISODES
 
     app = RouteApp()
@@ -241,7 +241,7 @@ def test_live_networks_share_a_pair_budget() -> None:
 def test_a_remote_request_cannot_choose_code_to_import() -> None:
     import json as _json
 
-    from netarena.common.request import load_request, parse_request
+    from netarena.common.serving.request import load_request, parse_request
 
     text = _json.dumps(
         {"participants": {"route_operator": "http://127.0.0.1:1"}, "config": {"topo": "os:sep"}}

@@ -70,8 +70,8 @@ def test_healthy_networks_match_their_intent() -> None:
         if kinds <= seen:
             continue
         seen |= kinds
-        from netarena.route.generator import topology_of
         from netarena.route.network import Network
+        from netarena.route.topology import topology_of
 
         plan, intent_, topo = topology_of(query)
         with Network(plan, intent_, topo()) as net:

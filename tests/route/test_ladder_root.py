@@ -13,8 +13,9 @@ import re
 
 import pytest
 
-from netarena.common.agents import find_baseline
-from netarena.common.runner import QueryPlan, RunConfig, Runner, plan_queries
+from netarena.common.core.app import find_baseline
+from netarena.common.core.plan import QueryPlan, plan_queries
+from netarena.common.core.runner import RunConfig, Runner
 from netarena.route import RouteApp
 from netarena.route.repairs import HOST_DIAGNOSTIC, ROUTER_DIAGNOSTIC
 from tests.a2a.servers import gateway_records, stream_03

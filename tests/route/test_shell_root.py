@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from netarena.route import RouteApp
-from netarena.route.sandbox import OUTPUT_CAP_CHARS
+from netarena.route.capped import OUTPUT_CAP_CHARS
 
 from .conftest import NEEDS_ROOT, reply
 

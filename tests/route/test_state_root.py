@@ -6,9 +6,10 @@ import asyncio
 
 import pytest
 
-from netarena.common.agents import find_baseline
-from netarena.common.runner import QueryPlan, RunConfig, Runner, plan_queries
-from netarena.common.stats import summarize
+from netarena.common.core.app import find_baseline
+from netarena.common.core.plan import QueryPlan, plan_queries
+from netarena.common.core.runner import RunConfig, Runner
+from netarena.common.core.stats import summarize
 from netarena.route import RouteApp
 from netarena.route.undisclosed import Undisclosed
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import pytest
 
-from netarena.common.errors import ForbiddenCommand, InvalidAction
-from netarena.k8s.actions import parse_kubectl
+from netarena.common.core.errors import ForbiddenCommand, InvalidAction
+from netarena.k8s.reply_commands import parse_kubectl
 
 NS = "shop"
 MANIFEST = "kind: NetworkPolicy\nmetadata:\n  name: x\n"

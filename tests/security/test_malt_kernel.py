@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from netarena.common.types import Query
+from netarena.common.core.types import Query
 from netarena.malt import MaltApp, base_topology
 from netarena.malt.solver import parse_steps, write_program
 from tests.helpers.sandbox_modes import (

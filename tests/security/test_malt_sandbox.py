@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from netarena.common.errors import SandboxError
-from netarena.common.types import Query
+from netarena.common.core.errors import SandboxError
+from netarena.common.core.types import Query
 from netarena.malt import MaltApp
 from netarena.malt.episode import parse_output
 from netarena.malt.solver import parse_steps, write_program

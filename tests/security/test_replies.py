@@ -7,9 +7,9 @@ import time
 
 import pytest
 
-from netarena.common.commands import split_command
-from netarena.common.errors import InvalidAction
-from netarena.common.replies import code_blocks, json_objects, last_code_block
+from netarena.common.core.commands import split_command
+from netarena.common.core.errors import InvalidAction
+from netarena.common.core.replies import code_blocks, json_objects, last_code_block
 
 # The fence regex the parser used to have: quadratic on a long unclosed fence.
 _OLD_FENCE = re.compile(r"```[ \t]*([A-Za-z0-9_+-]*)[^\n]*\n(.*?)```", re.DOTALL)

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from netarena.common.errors import ForbiddenCommand, InvalidAction
+from netarena.common.core.errors import ForbiddenCommand, InvalidAction
 from netarena.route import RouteApp, pingmesh
 from netarena.route.actions import MAX_COMMAND_CHARS, parse_reply
 from netarena.route.namespaces import list_prefixes

@@ -12,13 +12,14 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from netarena.common.adaptive import ADAPTIVE_SUFFIX, adaptive_plan, apportion
-from netarena.common.app import load_app
-from netarena.common.cli import cli
-from netarena.common.errors import ConfigError
-from netarena.common.runner import QueryPlan, RunConfig, Runner, plan_queries, read_results
-from netarena.common.runspec import RunSpec
-from netarena.common.types import QueryResult
+from netarena.common.cli.root import cli
+from netarena.common.core.app import load_app
+from netarena.common.core.errors import ConfigError
+from netarena.common.core.plan import QueryPlan, plan_queries
+from netarena.common.core.runner import RunConfig, Runner, read_results
+from netarena.common.core.types import QueryResult
+from netarena.common.training.adaptive import ADAPTIVE_SUFFIX, adaptive_plan, apportion
+from netarena.common.training.runspec import RunSpec
 from tests.helpers.agents import FailsOn
 
 FAILING = {"rank", "remove-rank", "loop-add"}

@@ -11,14 +11,15 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from netarena.common.agents import Agent, LiteLLMAgent
-from netarena.common.app import App, load_app
-from netarena.common.cli import cli
-from netarena.common.executors import RayRunner, start_ray
-from netarena.common.replay import CALLS_FILE, Tape
-from netarena.common.rollouts import collect, read_rollouts
-from netarena.common.runner import QueryPlan, RunConfig, Runner, plan_queries
-from netarena.common.types import QueryResult
+from netarena.common.cli.root import cli
+from netarena.common.core.agents import Agent, LiteLLMAgent
+from netarena.common.core.app import App, load_app
+from netarena.common.core.plan import QueryPlan, plan_queries
+from netarena.common.core.replay import CALLS_FILE, Tape
+from netarena.common.core.runner import RunConfig, Runner
+from netarena.common.core.types import QueryResult
+from netarena.common.training.executors import RayRunner, start_ray
+from netarena.common.training.rollouts import collect, read_rollouts
 from tests.helpers.agents import coinflip, crashes_on
 from tests.helpers.fake_llm import fake_llm_server
 

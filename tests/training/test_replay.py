@@ -10,12 +10,13 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from netarena.common.agents import LiteLLMAgent, Observation
-from netarena.common.app import load_app
-from netarena.common.cli import cli
-from netarena.common.errors import AgentError, ConfigError
-from netarena.common.replay import CALLS_FILE, LLMCall, Tape
-from netarena.common.runner import QueryPlan, RunConfig, Runner, plan_queries
+from netarena.common.cli.root import cli
+from netarena.common.core.agents import LiteLLMAgent, Observation
+from netarena.common.core.app import load_app
+from netarena.common.core.errors import AgentError, ConfigError
+from netarena.common.core.plan import QueryPlan, plan_queries
+from netarena.common.core.replay import CALLS_FILE, LLMCall, Tape
+from netarena.common.core.runner import RunConfig, Runner
 from tests.helpers.fake_llm import fake_llm_server
 
 MODEL = "openai/gpt-4o-mini"  # priced by LiteLLM's local cost map; served by the fake

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from netarena.common.cli import cli
-from netarena.common.rollouts import EnvReward, grpo_rows, read_rollouts
+from netarena.common.cli.root import cli
+from netarena.common.training.rollouts import EnvReward, grpo_rows, read_rollouts
 
 PARAMS = {"malt": [], "k8s": [], "route": ["--param", "num_subnets=2", "--param",
                                            "hosts_per_subnet=2"]}

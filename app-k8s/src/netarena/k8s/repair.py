@@ -1,0 +1,353 @@
+"""Repairs found by simulation: the smallest policy edits that explain the probe report.
+
+The reference operator does not rebuild policies from the runbook (that destroys what
+other teams put in them). It reads the live policies, pods and namespaces, takes the probe
+report as the difference between the live reachability and the intended one, and asks the
+policy engine which single edit of one rule entry (a port, a protocol, a peer, a rule, an
+egress list) removes reported differences without creating any; it applies the best, and
+repeats. Every edit touches only the entry the report implicates, so peers, named ports,
+ranges, exceptions and rule order it does not need to touch stay as they were.
+
+``Planner.kinds`` lists the edits a planner may make; calibration baselines restrict it.
+"""
+
+from __future__ import annotations
+
+import copy
+import ipaddress
+import re
+from collections.abc import Iterator, Mapping, Sequence, Set
+from dataclasses import dataclass
+from typing import Any
+
+from netarena.k8s.manifests import NS_NAME
+from netarena.k8s.policy import PodView, policy_types, selector_matches
+from netarena.k8s.policy_matrix import UNINTENDED
+from netarena.k8s.reachability import OTHER_PORT, PROTOCOLS, Universe, reachable, universe
+
+__all__ = ["Edit", "Mismatch", "parse_report", "parse_unintended", "repairs", "EDIT_KINDS"]
+
+Obj = dict[str, Any]
+Mismatch = tuple[str, str, int, str, bool]  # source, destination, port, protocol, expected
+EDIT_KINDS = ("port", "protocol", "remove-peer", "merge-peers", "remove-entry", "remove-rule",
+              "replace-peer", "add-rule", "add-peer", "open-egress")
+"""Every edit a planner may make, cheapest first. A new rule is preferred to a new peer in
+an existing rule: when several rules could take the peer, a new rule never changes one the
+faults did not touch."""
+_COST = {k: i for i, k in enumerate(EDIT_KINDS)}
+_LINE = re.compile(r"^(\S+) → (\S+):(\{[^}]*\}|\S+) \(Expected: (True|False), Actual: "
+                   r"(?:True|False)\)$", re.MULTILINE)
+_UNINTENDED = re.compile(rf"^(\S+) → (\S+): {re.escape(UNINTENDED)}$", re.MULTILINE)
+_NOISE_LABELS = ("pod-template-hash", "controller-revision-hash", "pod-template-generation")
+
+
+@dataclass(frozen=True)
+class Edit:
+    """One simulated change: the policy's new spec, and what kind of edit it is."""
+
+    policy: str
+    kind: str
+    spec: Obj
+    remaining: int
+    """Reported differences left after it."""
+
+
+def _ports(text: str) -> list[tuple[int, str]]:
+    out = []
+    for item in text.strip("{}").split(","):
+        port, _, proto = item.partition("/")
+        out.append((OTHER_PORT if port == "other" else int(port), proto or "TCP"))
+    return out
+
+
+def parse_report(text: str) -> list[Mismatch]:
+    """The differing probes of a probe report (grouped lines expanded)."""
+    out = []
+    for src, dst, ports, expected in _LINE.findall(text):
+        out += [(src, dst, port, proto, expected == "True") for port, proto in _ports(ports)]
+    return out
+
+
+def parse_unintended(text: str) -> set[tuple[str, str]]:
+    """The (source, destination) pairs a probe report says connect but must not."""
+    return set(_UNINTENDED.findall(text))
+
+
+def _is_address(text: str) -> bool:
+    try:
+        ipaddress.ip_address(text)
+    except ValueError:
+        return False
+    return True
+
+
+def _peer_for(view: PodView, policy_ns: str) -> Obj:
+    """The narrowest peer selecting ``view`` (its app, or its labels; an address /32)."""
+    if not view.namespace:
+        return {"ipBlock": {"cidr": f"{view.name}/32"}}
+    labels = {k: v for k, v in view.labels.items() if k not in _NOISE_LABELS}
+    if "app" in labels:
+        labels = {"app": labels["app"]}
+    pod = {"podSelector": {"matchLabels": labels}}
+    if view.namespace == policy_ns:
+        return pod
+    return {**pod, "namespaceSelector": {"matchLabels": {NS_NAME: view.namespace}}}
+
+
+def _entries(tuples: Sequence[tuple[int, str]]) -> list[Obj] | None:
+    if all((OTHER_PORT, p) in tuples for p in PROTOCOLS):
+        return None
+    return [{"protocol": proto, "port": port} for port, proto in tuples if port != OTHER_PORT]
+
+
+class _Search:
+    """One planning step's universe, expected masks and candidate scoring.
+
+    ``also`` are further policies whose peers, ports and ranges join the universe (a
+    candidate's, to check it on every probe it moves).
+    """
+
+    def __init__(self, namespace: str, policies: list[Obj], pods: Sequence[Obj],
+                 namespaces: Sequence[Obj], report: list[Mismatch],
+                 unintended: Set[tuple[str, str]] = frozenset(),
+                 also: Sequence[Obj] = ()) -> None:
+        self.ns = namespace
+        self.namespaces = namespaces
+        self.pods = pods
+        ends = {e for m in report for e in m[:2]} | {e for pair in unintended for e in pair}
+        addresses = sorted(e for e in ends if _is_address(e))
+        spaces = {e.split("/")[0] for e in ends if "/" in e}
+        for peer in _all_peers([*policies, *also]):
+            spaces.add(((peer.get("namespaceSelector") or {}).get("matchLabels") or {})
+                       .get(NS_NAME, namespace))
+        self.uni: Universe = universe(namespace, pods, [policies, also], addresses,
+                                      namespaces=spaces - {"kube-system"},
+                                      tuples={(m[2], m[3]) for m in report})
+        self.names = {e.name: i for i, e in enumerate(self.uni.endpoints)}
+        self.tindex = {t: i for i, t in enumerate(self.uni.tuples)}
+        actual = reachable(self.uni, namespaces, policies)
+        self.expected = dict(actual)
+        self.report = []
+        for src, dst in sorted(unintended):  # refused on every tuple the report does not list
+            s, d = self.names.get(src), self.names.get(dst)
+            if s is None or d is None:
+                continue
+            for tup in range(len(self.uni.tuples)):
+                if self.expected.get((d, tup), 0) >> s & 1:
+                    self.expected[(d, tup)] &= ~(1 << s)
+                    self.report.append((s, d, tup, False))
+        for src, dst, port, proto, want in report:
+            s, d, t = self.names.get(src), self.names.get(dst), self.tindex.get((port, proto))
+            if s is None or d is None or t is None:
+                continue
+            self.report.append((s, d, t, want))
+            bit, key = 1 << s, (d, t)
+            mask = self.expected.get(key, 0)
+            self.expected[key] = (mask | bit) if want else (mask & ~bit)
+        self.expected = {k: v for k, v in self.expected.items() if v}
+        self.wrong = self._wrong(actual)
+
+    def _wrong(self, actual: Mapping[tuple[int, int], int]) -> set[tuple[int, int, int]]:
+        out = set()
+        for key in set(actual) | set(self.expected):
+            diff = actual.get(key, 0) ^ self.expected.get(key, 0)
+            while diff:
+                low = diff & -diff
+                out.add((low.bit_length() - 1, *key))
+                diff ^= low
+        return out
+
+    def score(self, policies: list[Obj]) -> int | None:
+        """Differences left after ``policies``; ``None`` when any new one appears."""
+        wrong = self._wrong(reachable(self.uni, self.namespaces, policies))
+        return None if wrong - self.wrong else len(wrong)
+
+
+def _all_peers(policies: list[Obj]) -> Iterator[Obj]:
+    for pol in policies:
+        spec = pol.get("spec") or {}
+        for direction, side in (("ingress", "from"), ("egress", "to")):
+            for rule in spec.get(direction) or []:
+                yield from rule.get(side) or []
+
+
+def _implicated(search: _Search, policies: list[Obj]) -> Iterator[tuple[Obj, str]]:
+    eps = search.uni.endpoints
+    dsts = [eps[d].view for d in sorted({d for _, d, _, _ in search.report})]
+    srcs = [eps[s].view for s in sorted({s for s, _, _, _ in search.report})]
+    for pol in policies:
+        spec = pol.get("spec") or {}
+        types = policy_types(pol)
+        for direction, views in (("Ingress", dsts), ("Egress", srcs)):
+            if direction in types and any(
+                    v.namespace == search.ns and selector_matches(spec.get("podSelector"), v.labels)
+                    for v in views):
+                yield pol, direction.lower()
+
+
+def _missing(search: _Search, pol: Obj, direction: str) -> dict[frozenset[tuple[int, str]],
+                                                                 list[PodView]]:
+    """Peers the report says must get through, grouped by the tuples they miss."""
+    eps = search.uni.endpoints
+    spec = pol.get("spec") or {}
+    by_peer: dict[int, set[tuple[int, str]]] = {}
+    for s, d, t, want in search.report:
+        if not want:
+            continue
+        me, other = (d, s) if direction == "ingress" else (s, d)
+        view = eps[me].view
+        if view.namespace == search.ns and selector_matches(spec.get("podSelector"), view.labels):
+            by_peer.setdefault(other, set()).add(search.uni.tuples[t])
+    groups: dict[frozenset[tuple[int, str]], list[PodView]] = {}
+    for other, tuples in sorted(by_peer.items()):
+        groups.setdefault(frozenset(tuples), []).append(eps[other].view)
+    return groups
+
+
+def _candidates(search: _Search, pol: Obj, direction: str,
+                kinds: frozenset[str]) -> Iterator[tuple[str, Obj]]:
+    spec = pol.get("spec") or {}
+    rules: list[Obj] = spec.get(direction) or []
+    side = "from" if direction == "ingress" else "to"
+    ns = (pol.get("metadata") or {}).get("namespace") or "default"
+    missing = _missing(search, pol, direction)
+    wanted = sorted({t for group in missing for t in group})
+
+    def with_rules(new: list[Obj]) -> Obj:
+        out = copy.deepcopy(spec)
+        out[direction] = new
+        return out
+
+    for i, rule in enumerate(rules):
+        peers = rule.get(side) or []
+        entries = rule.get("ports") or []
+        for k, entry in enumerate(entries):
+            for port, _ in wanted:
+                if "port" in kinds and port != OTHER_PORT and entry.get("port") != port:
+                    new = copy.deepcopy(rules)
+                    new[i]["ports"][k]["port"] = port
+                    new[i]["ports"][k].pop("endPort", None)
+                    yield "port", with_rules(new)
+            for proto in sorted({p for _, p in wanted}):
+                if "protocol" in kinds and (entry.get("protocol") or "TCP") != proto:
+                    new = copy.deepcopy(rules)
+                    new[i]["ports"][k]["protocol"] = proto
+                    yield "protocol", with_rules(new)
+            if "remove-entry" in kinds and len(entries) > 1:
+                new = copy.deepcopy(rules)
+                del new[i]["ports"][k]
+                yield "remove-entry", with_rules(new)
+        for j in range(len(peers)):
+            if "remove-peer" in kinds and len(peers) > 1:
+                new = copy.deepcopy(rules)
+                del new[i][side][j]
+                yield "remove-peer", with_rules(new)
+            if "merge-peers" in kinds and j + 1 < len(peers):
+                a, b = peers[j], peers[j + 1]
+                if {"podSelector", "namespaceSelector"} == set(a) | set(b) and not set(a) & set(b):
+                    new = copy.deepcopy(rules)
+                    new[i][side][j:j + 2] = [{**a, **b}]
+                    yield "merge-peers", with_rules(new)
+            for views in missing.values():
+                if "replace-peer" in kinds and len(views) == 1:
+                    new = copy.deepcopy(rules)
+                    new[i][side][j] = _peer_for(views[0], ns)
+                    yield "replace-peer", with_rules(new)
+        if "remove-rule" in kinds:
+            yield "remove-rule", with_rules(rules[:i] + rules[i + 1:])
+        for views in missing.values():
+            if "add-peer" in kinds and peers:
+                new = copy.deepcopy(rules)
+                new[i][side] += [_peer_for(v, ns) for v in views]
+                yield "add-peer", with_rules(new)
+    if "add-rule" in kinds and missing:
+        added = []
+        for tuples, views in sorted(missing.items(), key=lambda kv: sorted(kv[0])):
+            rule = {side: [_peer_for(v, ns) for v in views]}
+            entries = _entries(sorted(tuples))
+            if entries is not None:
+                rule["ports"] = entries
+            added.append(rule)
+            yield "add-rule", with_rules(copy.deepcopy(rules) + [rule])
+        if len(added) > 1:
+            yield "add-rule", with_rules(copy.deepcopy(rules) + added)
+    if "open-egress" in kinds and direction == "egress" and rules != [{}]:
+        yield "open-egress", with_rules([{}])
+
+
+def repairs(namespace: str, policies: Sequence[Obj], pods: Sequence[Obj],
+            namespaces: Sequence[Obj], report: list[Mismatch],
+            kinds: frozenset[str] = frozenset(EDIT_KINDS), max_steps: int = 8,
+            directions: frozenset[str] = frozenset({"ingress", "egress"}),
+            unintended: Set[tuple[str, str]] = frozenset()) -> list[Edit]:
+    """The greedy sequence of single edits that makes the report empty (or as small as it gets).
+
+    Args:
+        namespace: The application's namespace (only its policies are edited).
+        policies: The live NetworkPolicies.
+        pods: Pod objects (every namespace).
+        namespaces: Namespace objects.
+        report: The differing probes (``parse_report``).
+        kinds: Edits allowed (``EDIT_KINDS``).
+        max_steps: Most edits planned.
+        directions: Which sides of a policy may be edited.
+        unintended: (source, destination) pairs the report says connect but must not
+            (``parse_unintended``); each is taken as refused on every port and protocol
+            the report does not list as one that must answer.
+
+    Returns:
+        Edits in the order to apply them; each leaves every matching probe matching.
+    """
+    current = [copy.deepcopy(dict(p)) for p in policies
+               if ((p.get("metadata") or {}).get("namespace") or "default") == namespace]
+    edits: list[Edit] = []
+    remaining = report
+    for _ in range(max_steps):
+        if not remaining and not unintended:
+            break
+        search = _Search(namespace, current, pods, namespaces, remaining, unintended)
+        if not search.wrong:
+            break
+        found: list[tuple[int, int, int, str, Obj, Obj]] = []
+        for pol, direction in _implicated(search, current):
+            if direction not in directions:
+                continue
+            for kind, spec in _candidates(search, pol, direction, kinds):
+                trial = [({**p, "spec": spec} if p is pol else p) for p in current]
+                left = search.score(trial)
+                if left is not None and left < len(search.wrong):
+                    found.append((left, _COST[kind], len(found), kind, spec, pol))
+        best = next((f for f in sorted(found, key=lambda f: f[:3])
+                     if _moves_nothing_else(search, current, f[5], f[4])), None)
+        if best is None:
+            break
+        left, _, _, kind, spec, pol = best
+        name = pol["metadata"]["name"]
+        current = [({**p, "spec": spec} if p is pol else p) for p in current]
+        edits.append(Edit(name, kind, spec, left))
+        remaining = _left(search, current)
+    return edits
+
+
+def _moves_nothing_else(search: _Search, current: list[Obj], pol: Obj, spec: Obj) -> bool:
+    """Whether an edit breaks no probe, judged also on the ports and peers it brings in.
+
+    The step's universe holds the current policies' ports and ranges; an edit can move a
+    port or end a range outside them, so it is checked once more on a universe that
+    holds both.
+    """
+    trial = [({**p, "spec": spec} if p is pol else p) for p in current]
+    eps, tuples = search.uni.endpoints, search.uni.tuples
+    report = [(eps[s].name, eps[d].name, *tuples[t], want) for s, d, t, want in search.report]
+    both = _Search(search.ns, current, search.pods, search.namespaces, report, also=trial)
+    return both.score(trial) is not None
+
+
+def _left(search: _Search, policies: list[Obj]) -> list[Mismatch]:
+    eps, tuples = search.uni.endpoints, search.uni.tuples
+    wrong = search._wrong(reachable(search.uni, search.namespaces, policies))
+    out = []
+    for s, d, t in sorted(wrong):
+        want = bool(search.expected.get((d, t), 0) >> s & 1)
+        out.append((eps[s].name, eps[d].name, *tuples[t], want))
+    return out

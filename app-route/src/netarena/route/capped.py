@@ -1,0 +1,133 @@
+"""Running a command with its output, time and input bounded (``sandbox.EpisodeSandbox``).
+
+A command cut at its time limit returns what it printed so far; output beyond
+``OUTPUT_CAP_CHARS`` is cut with a note.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import select
+import subprocess
+import threading
+import time
+from collections.abc import Callable
+
+__all__ = [
+    "CAP_READ_BYTES", "GUARD_PERIOD_S", "OUTPUT_CAP_CHARS", "cap_output", "pipe_of", "run_capped",
+]
+
+OUTPUT_CAP_CHARS = 8000
+"""Longest command output kept (the rest is cut with a note)."""
+GUARD_PERIOD_S = 0.2
+"""How often a running command's guard looks at the node (``run_capped``)."""
+CAP_READ_BYTES = 4 * OUTPUT_CAP_CHARS + 4
+"""Bytes read of a command's output: enough for ``OUTPUT_CAP_CHARS`` characters."""
+
+
+def run_capped(
+    argv: list[str],
+    timeout_s: float,
+    limit: int,
+    env: dict[str, str] | None = None,
+    pass_fds: tuple[int, ...] = (),
+    guard: Callable[[], bool] | None = None,
+    stdin: str | None = None,
+) -> tuple[int, bytes, bool]:
+    """Run ``argv`` (stdout and stderr merged), keeping at most ``limit`` bytes of output.
+
+    A chatty command must not grow the evaluator's memory for its whole timeout (``yes``
+    writes gigabytes in five seconds), so output past ``limit`` is read and dropped: the
+    command still runs to completion (or the timeout), so its exit status is its own.
+
+    Args:
+        argv: The command line.
+        timeout_s: When the command is killed, seconds.
+        limit: Most output bytes kept.
+        env: Its environment.
+        pass_fds: Descriptors it inherits.
+        guard: Called every ``GUARD_PERIOD_S`` while it runs; ``True`` kills it at once.
+        stdin: Its input (written from a thread); none by default.
+
+    Returns:
+        ``(returncode, output, killed)``; a command still running at ``timeout_s`` is
+        killed (returncode -9).
+
+    Raises:
+        OSError: The command could not be started.
+    """
+    proc = subprocess.Popen(
+        argv,
+        stdin=subprocess.DEVNULL if stdin is None else subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        env=env,
+        cwd="/",
+        pass_fds=pass_fds,
+    )
+    assert proc.stdout is not None
+    if stdin is not None:
+        threading.Thread(target=_feed, args=(proc, stdin.encode()), daemon=True).start()
+    fd, kept = proc.stdout.fileno(), bytearray()
+    poller = select.poll()  # select() fails past fd 1024 (many live networks)
+    poller.register(fd, select.POLLIN | select.POLLHUP)
+    deadline = time.monotonic() + timeout_s
+    checked = time.monotonic()
+    killed = False
+    try:
+        while True:
+            now = time.monotonic()
+            if guard is not None and now - checked >= GUARD_PERIOD_S:
+                checked = now
+                if guard():
+                    killed = True
+                    break
+            left = deadline - now
+            if left <= 0:
+                killed = True
+                break
+            wait_s = left if guard is None else min(left, GUARD_PERIOD_S)
+            if not poller.poll(wait_s * 1000):
+                continue
+            chunk = os.read(fd, 65536)
+            if not chunk:
+                break
+            if len(kept) < limit:
+                kept += chunk[: limit - len(kept)]
+        if not killed:
+            try:
+                proc.wait(timeout=max(0.0, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:  # closed its output but kept running
+                killed = True
+    finally:
+        proc.stdout.close()
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    return (-9 if killed else proc.returncode), bytes(kept), killed
+
+
+def _feed(proc: subprocess.Popen[bytes], data: bytes) -> None:
+    assert proc.stdin is not None
+    with contextlib.suppress(OSError):  # it may exit without reading
+        with proc.stdin:
+            proc.stdin.write(data)
+
+
+def pipe_of(data: bytes) -> int:
+    """A descriptor to read ``data`` from (a pipe; the caller closes it)."""
+    read_end, write_end = os.pipe()
+    try:
+        os.write(write_end, data)  # a few kilobytes at most: within a pipe's buffer
+    finally:
+        os.close(write_end)
+    return read_end
+
+
+def cap_output(raw: bytes) -> str:
+    """Decode a command's output, cut at ``OUTPUT_CAP_CHARS`` characters with a note."""
+    text = raw.decode("utf-8", "replace")
+    if len(text) > OUTPUT_CAP_CHARS:
+        text = text[:OUTPUT_CAP_CHARS] + f"\n[output cut at {OUTPUT_CAP_CHARS} characters]"
+    return text

@@ -1,0 +1,101 @@
+"""Dynamic-routing calibration baselines: scripted agents that must not score.
+
+Each answers from the observation text alone, deterministically, as the reference does
+(``frr_solver.py``), and gets one thing wrong the way real agents do:
+
+* ``ospf-read-only`` looks at every router and changes nothing (correctness 0, safe);
+* ``ospf-clear-everything`` runs ``clear ip ospf process`` on every router, the
+  "turn it off and on again" of OSPF: every adjacency flaps (unsafe) and no
+  misconfiguration goes away;
+* ``ospf-rewrite-from-ticket`` never looks: it re-applies the design to every router
+  (``no router ospf`` and each interface's OSPF settings rebuilt from the runbook), which
+  repairs most configuration faults but flaps every adjacency on the way and cannot see
+  a kernel MTU (not solved safely).
+
+They are not rungs of ``netarena ladder`` yet (a rung is measured on the app's default
+plan, which holds no dynamic label); ``tests/route/test_frr_root.py`` pins their verdicts.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+
+from netarena.route.baselines import ScriptedRouteAgent
+from netarena.route.frr.solver import DIAGNOSTIC, Design, read_design
+from netarena.route.history import Move, _history
+
+__all__ = ["read_only", "clear_everything", "rewrite_from_ticket", "DYNAMIC_BASELINES", "agent"]
+
+CLEAR = "vtysh -c 'clear ip ospf process'"
+
+
+def _each_router_once(text: str, command: str) -> Move | None:
+    done = {e.machine for e in _history(text) if e.command == command}
+    for router in read_design(text).routers:
+        if router not in done:
+            return router, command
+    return None
+
+
+def read_only(text: str) -> Move | None:
+    """Look at every router once, then give up."""
+    return _each_router_once(text, DIAGNOSTIC)
+
+
+def clear_everything(text: str) -> Move | None:
+    """Clear the OSPF process on every router once, then give up."""
+    return _each_router_once(text, CLEAR)
+
+
+def _rewrite(router: str, design: Design) -> str:
+    lines = ["no router ospf", "router ospf", f"ospf router-id {design.router_ids.get(router)}"]
+    if router in design.redistribute:
+        lines.append("redistribute connected")
+    lines += ["timers throttle spf 0 50 500", "exit"]
+    for intf, (cost, key) in sorted(design.transit.get(router, {}).items()):
+        lines += [
+            f"interface {intf}",
+            "no ip ospf area",
+            "ip ospf area 0",
+            "no ip ospf passive",
+            f"ip ospf cost {cost}",
+            f"ip ospf hello-interval {design.hello}",
+            f"ip ospf dead-interval {design.dead}",
+            "ip ospf network point-to-point",
+            "ip ospf authentication message-digest",
+            "no ip ospf message-digest-key 1",
+            f"ip ospf message-digest-key 1 md5 {key}",
+            "exit",
+        ]
+    if router in design.stubs:
+        intf, passive = design.stubs[router]
+        lines += [f"interface {intf}", "no ip ospf area"]
+        lines += ["ip ospf area 0", "ip ospf passive"] if passive else []
+        lines.append("exit")
+    return "vtysh -c 'conf t' " + " ".join(f"-c {shlex.quote(x)}" for x in lines)
+
+
+def rewrite_from_ticket(text: str) -> Move | None:
+    """Re-apply the runbook's design to every router once, never looking, then give up."""
+    design = read_design(text)
+    done = {
+        e.machine for e in _history(text) if re.match(r"vtysh -c 'conf t' -c 'no router", e.command)
+    }
+    for router in design.routers:
+        if router not in done:
+            return router, _rewrite(router, design)
+    return None
+
+
+DYNAMIC_BASELINES = {
+    "ospf-read-only": read_only,
+    "ospf-clear-everything": clear_everything,
+    "ospf-rewrite-from-ticket": rewrite_from_ticket,
+}
+"""Name → script; ``ScriptedRouteAgent(name, script)`` makes the agent."""
+
+
+def agent(name: str) -> ScriptedRouteAgent:
+    """The baseline agent called ``name``."""
+    return ScriptedRouteAgent(name, DYNAMIC_BASELINES[name])

@@ -1,0 +1,255 @@
+"""One dynamic-routing query played out: OSPF on FRR routers, one shell command per turn.
+
+The loop is ``netarena.common.core.reactive.ReactiveEpisode``, as for static route queries; the
+state is what a routing judge needs:
+
+* **routing**: every router's FRR RIB and kernel FIB, normalised (``frr_network.py``),
+  read once it stopped changing;
+* the token **pingmesh** over every host and router loopback on ICMP, TCP and UDP
+  (``probe.py``, the same judge as static queries);
+* the **adjacencies** that are Full.
+
+Solved when routing equals the healthy routing and every flow answers. A step is worse
+when a flow that answered stops, an adjacency of the healthy network that was Full drops,
+or a prefix a router had (and the healthy network has) disappears from its RIB. The score
+adds the collateral diff (``collateral.py``) of every node's kernel state and every
+router's running configuration against the healthy ones, outside the faults' footprint.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import json
+import logging
+import time
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from netarena.common.core.errors import EmulatorError
+from netarena.common.core.types import Query
+from netarena.route.checks import describe_flow
+from netarena.route.collateral import footprint
+from netarena.route.frr.faults import fault_lines
+from netarena.route.frr.network import FrrNetwork
+from netarena.route.frr.plan import OspfPlan
+from netarena.route.frr.routing import Routing, judged
+from netarena.route.guarded import GuardedEpisode
+from netarena.route.injection import ProbeTiming, measure, measure_patiently
+from netarena.route.namespaces import ip_batch
+from netarena.route.pingall import PingMatrix
+
+if TYPE_CHECKING:
+    from netarena.route.config import RouteConfig
+
+__all__ = ["FrrEpisode", "DynamicState", "fib_path"]
+
+log = logging.getLogger(__name__)
+
+SETTLE_QUIET_S = 1.5
+"""Routing must stay the same this long after a command before it is measured."""
+FLAP_S = 1.0
+"""An adjacency whose up-time restarted more than this later than measured before flapped."""
+FINAL_QUIET_S = 3.5
+"""The same for the final score: longer than a dead interval."""
+
+
+@dataclass(frozen=True)
+class DynamicState:
+    """What the judge measured after a step."""
+
+    matrix: PingMatrix
+    """The pingmesh."""
+    routing: Routing
+    """Every router's RIB and FIB."""
+    adjacencies: frozenset[tuple[str, str]]
+    """``(router, neighbour router id)`` pairs in state Full at both ends."""
+    up_since: dict[tuple[str, str], tuple[float, float]] = field(compare=False)
+    """When each Full adjacency came up: monotonic ``(earliest, latest)``, from its up-time
+    and the times the query was sent and answered."""
+
+
+def fib_path(plan: OspfPlan, routing: Routing, src: str, dst_ip: str) -> list[str]:
+    """The routers a packet from router ``src`` to ``dst_ip`` crosses, per the kernel FIBs."""
+    owner = {
+        ip: link.b if ip == link.b_ip else link.a
+        for link in plan.links
+        for ip in (link.a_ip, link.b_ip)
+    }
+    address = ipaddress.IPv4Address(dst_ip)
+    path, node = [src], src
+    while len(path) <= len(plan.routers):
+        best = None
+        for key, value in routing.get(node, {}).items():
+            if key.startswith("hop ") and key[4:] != "default":
+                net = ipaddress.IPv4Network(key[4:], strict=False)
+                if address in net and (best is None or net.prefixlen > best[0].prefixlen):
+                    best = (net, value)
+        if best is None:
+            return [*path, "(no route)"]
+        hops = best[1].split(",")
+        gateway = hops[0].split("@")[0]
+        if gateway == "direct":
+            return path
+        node = owner.get(gateway, gateway)
+        path.append(node)
+    return [*path, "(loop)"]
+
+
+class FrrEpisode(GuardedEpisode[DynamicState]):
+    """A troubleshooting episode over a live OSPF network of FRR routers."""
+
+    state_title = "Current state"
+
+    def __init__(self, query: Query, config: RouteConfig) -> None:
+        plan = OspfPlan.from_dict(query.truth["plan"])
+        super().__init__(query, config, plan.nodes)
+        self.plan = plan
+        self.faults: list[dict[str, Any]] = query.truth["faults"]
+        self.watch: list[tuple[str, str]] = [tuple(w) for w in query.truth["watch"]]
+        self.timing = ProbeTiming(timeout_s=config.probe_timeout_s)
+        nodes = self.plan.nodes
+        self.want = frozenset((s, d) for s in nodes for d in nodes if s != d)
+        try:
+            self.net: FrrNetwork = FrrNetwork(self.plan)
+            self.healthy = self.net.settle(quiet_s=1.0, timeout_s=30.0, complete=True)
+            self.net.healthy = self.net.read_states()
+            self.healthy_adjacencies = self._adjacencies()[0] - self._faulted_adjacencies()
+            self._inject()
+            routing = self.net.settle(quiet_s=FINAL_QUIET_S, timeout_s=30.0)
+            if judged(routing) == judged(self.healthy):
+                raise EmulatorError(f"{query.id}: the faults left routing as designed")
+            self.footprint = footprint(self.net.healthy, self.net.read_states())
+            initial = DynamicState(
+                measure(self.net, self.timing, None), routing, *self._adjacencies()
+            )
+        except BaseException:
+            self.close()
+            raise
+        self._begin(initial)
+
+    def _inject(self) -> None:
+        for fault in self.faults:
+            lines, ip_lines = fault_lines(fault, self.plan)
+            if lines:
+                self.net.configure(fault["router"], lines)
+            if ip_lines:
+                ip_batch(ip_lines, self.net.netns(fault["router"]))
+            if fault["intf"]:
+                self.net.bounce(fault["router"], fault["intf"])
+
+    def _faulted_adjacencies(self) -> frozenset[tuple[str, str]]:
+        """Adjacencies over the links the faults touched: any repair resets them."""
+        found = set()
+        for fault in self.faults:
+            if fault.get("link") is not None:
+                link = self.plan.links[fault["link"]]
+                found |= {
+                    (link.a, self.plan.loopbacks[link.b]),
+                    (link.b, self.plan.loopbacks[link.a]),
+                }
+        return frozenset(found)
+
+    def _adjacencies(
+        self,
+    ) -> tuple[frozenset[tuple[str, str]], dict[tuple[str, str], tuple[float, float]]]:
+        """Full adjacencies, and when each came up (a router without ospfd has none)."""
+        up: dict[tuple[str, str], tuple[float, float]] = {}
+        for router in self.plan.routers:
+            sent = time.monotonic()
+            try:
+                data = json.loads(self.net.vtysh(router, "show ip ospf neighbor json"))
+            except (ValueError, EmulatorError):
+                continue
+            answered = time.monotonic()
+            for neighbour, entries in (data.get("neighbors") or {}).items():
+                for entry in entries if isinstance(entries, list) else [entries]:
+                    state = str(entry.get("nbrState") or entry.get("state") or "")
+                    if state.startswith("Full"):
+                        age = entry.get("upTimeInMsec", 0) / 1000
+                        up[(router, neighbour)] = (sent - age, answered - age)
+        rid = {lo: router for router, lo in self.plan.loopbacks.items()}
+        both = {  # up only when both ends see Full (a network-type mismatch is Full one way)
+            (r, n): since
+            for (r, n), since in up.items()
+            if (rid.get(n), self.plan.loopbacks[r]) in up
+        }
+        return frozenset(both), both
+
+    def _routing(self) -> Routing:
+        quiet = FINAL_QUIET_S if self.final else SETTLE_QUIET_S
+        try:
+            return self.net.settle(quiet_s=quiet, timeout_s=15.0, want=self.healthy)
+        except EmulatorError as exc:
+            log.info("%s: %s", self.query.id, exc)
+            return {"unsettled": {"error": str(exc)}}
+
+    def _measure(self) -> DynamicState:
+        if self.torn_down is not None:
+            return DynamicState(PingMatrix(self.plan.nodes, frozenset()), {}, frozenset(), {})
+        routing = self._routing()
+        before = self.state.matrix.flows
+        expect = frozenset((s, d) for _, s, d in before) | (
+            self.want if self.final else frozenset()
+        )
+        matrix = measure_patiently(self.net, self.timing, expect, frozenset(), before)
+        return DynamicState(matrix, routing, *self._adjacencies())
+
+    def _report(self, state: DynamicState) -> str:
+        lines = [
+            state.matrix.text(),
+            "Paths of the flows in the ticket (from the forwarding tables):",
+        ]
+        for src, dst in self.watch:
+            path = fib_path(
+                self.plan, state.routing, self.plan.stub_of_host(src).router, self.plan.address(dst)
+            )
+            lines.append(f"- {src} -> {dst}: {src} {' '.join(path)} {dst}")
+        return "\n".join(lines) + self.volatile_note()
+
+    def _solved(self, state: DynamicState) -> bool:
+        m = state.matrix
+        return (
+            judged(state.routing) == judged(self.healthy)
+            and m.ok == self.want
+            and m.tcp == self.want
+            and m.udp == self.want
+            and self.guard_clear
+        )
+
+    def _regressions(self, before: DynamicState, after: DynamicState) -> list[str]:
+        lost = [
+            f"lost {describe_flow(f)}" for f in sorted(before.matrix.flows - after.matrix.flows)
+        ]
+        dropped = sorted((before.adjacencies - after.adjacencies) & self.healthy_adjacencies)
+        lost += [f"adjacency {r} -> {n} dropped" for r, n in dropped]
+        kept = before.adjacencies & after.adjacencies & self.healthy_adjacencies
+        flapped = sorted(p for p in kept if after.up_since[p][0] - before.up_since[p][1] > FLAP_S)
+        lost += [f"adjacency {r} -> {n} went down and came back" for r, n in flapped]
+        for router, routes in before.routing.items():
+            for key in routes:
+                if (
+                    key.startswith("rib ")
+                    and key in self.healthy.get(router, {})
+                    and key not in after.routing.get(router, {})
+                ):
+                    lost.append(f"{router} lost route {key[4:]}")
+        return lost
+
+    def _details(self, state: DynamicState) -> dict[str, Any]:
+        now, healthy = judged(state.routing), judged(self.healthy)
+        wrong = sum(
+            1
+            for r, routes in healthy.items()
+            for k in set(routes) | set(now.get(r, {}))
+            if routes.get(k) != now.get(r, {}).get(k)
+        )
+        return {
+            "wrong_routes": wrong,
+            "wrong_flows": len(
+                state.matrix.flows
+                ^ {(p, s, d) for p in ("icmp", "tcp", "udp") for s, d in self.want}
+            ),
+            "adjacencies": len(state.adjacencies),
+            "num_routers": len(self.plan.routers),
+            "faults": ",".join(f"{f['type']}@{f['router']}" for f in self.faults),
+        }

@@ -1,0 +1,387 @@
+"""A live dynamic-routing network: Mininet routers each running FRR (zebra, staticd, ospfd).
+
+Built like every route network (``network.py``: Mininet inside a private namespace, each
+node in a user namespace of its own), from an ``OspfPlan``: routers linked point to point,
+one host behind each router. Each router runs its own FRR daemons as root of the node's
+user namespace, with its own configuration and run directories
+(``/run/netarena-frr/<prefix>/<router>/{etc,run}``) bound over ``/etc/frr`` and
+``/var/run/frr`` in a private mount namespace; the agent's sandbox on that router binds
+the same directories, so ``vtysh`` there talks to that router's daemons and no other.
+
+The judge reads routing state from outside the node: FRR's RIB (``show ip route json``
+through the router's vty sockets, as host root) and the kernel's FIB (rtnetlink, via
+``ip -j route``), both normalised; and each router's running configuration as objects
+(``frr <section> <line>``) for the collateral diff.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import shlex
+import subprocess
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+from netarena.common.core.errors import EmulatorError
+from netarena.route.frr.plan import OspfPlan, render
+from netarena.route.frr.routing import Routing, config_objects, judged, routes_complete
+from netarena.route.mininet_build import ConcurrentMininet, raise_open_file_limit
+from netarena.route.namespaces import FRR_DIR, OWNER_DIR, enter, ip_batch, new_prefix, write_sysctl
+from netarena.route.network import Network
+from netarena.route.nodestate import NodeState, StateReader
+from netarena.route.sandbox import EpisodeSandbox, episode_uid
+from netarena.route.services import Services
+from netarena.route.topology import Bridge, LinuxRouter, Topo
+from netarena.route.undisclosed import Undisclosed
+
+__all__ = ["FrrNetwork", "OspfTopo", "DAEMONS"]
+
+log = logging.getLogger(__name__)
+
+DAEMONS = ("zebra", "staticd", "ospfd")
+"""FRR daemons every router runs, in start order."""
+BOUNCE_S = 0.3
+"""How long a bounced interface stays down."""
+_FRR_BIN = Path("/usr/lib/frr")
+_GROUPS = "root:x:0:\nfrr:x:0:\nfrrvty:x:0:root\n"
+"""The group file the daemons see: FRR insists its user is in ``frrvty``."""
+_PAM = "auth sufficient pam_permit.so\naccount sufficient pam_permit.so\n"
+"""vtysh's PAM service in the sandbox (it has no shadow file to check accounts against)."""
+
+
+class OspfTopo(Topo):
+    """Routers ``r1..rN`` linked point to point, host ``h<i>`` behind ``r<i>``."""
+
+    def build(self, plan: OspfPlan) -> None:
+        """Add the routers, hosts and links of ``plan``."""
+        for router in plan.routers:
+            self.addNode(router, cls=LinuxRouter, ip=None)
+        for stub in plan.stubs:
+            prefixlen = stub.network.split("/")[1]
+            self.addHost(
+                stub.host, ip=f"{stub.host_ip}/{prefixlen}", defaultRoute=f"via {stub.gateway}"
+            )
+            self.addLink(
+                stub.host,
+                stub.router,
+                intfName1=f"{stub.host}-eth0",
+                intfName2=stub.router_intf,
+                params2={"ip": f"{stub.gateway}/{prefixlen}"},
+            )
+        for link in plan.links:
+            self.addLink(
+                link.a,
+                link.b,
+                intfName1=link.a_intf,
+                intfName2=link.b_intf,
+                params1={"ip": f"{link.a_ip}/30"},
+                params2={"ip": f"{link.b_ip}/30"},
+            )
+
+
+class FrrNetwork(Network):
+    """The live network of one dynamic-routing episode.
+
+    Args:
+        plan: The design (rendered into each router's ``frr.conf``).
+        configs: Router → configuration to boot with instead of the healthy one.
+        prefix: Namespace prefix; a fresh one by default.
+
+    Raises:
+        EmulatorError: Building or starting FRR failed (everything is removed first).
+    """
+
+    def __init__(self, plan: OspfPlan, prefix: str | None = None) -> None:  # noqa: D107
+        self.ospf = plan
+        self.plan = plan  # type: ignore[assignment]  # nodes/address as a NetworkPlan's
+        self.local = Undisclosed()
+        self.prefix = prefix or new_prefix()
+        self.mininet = None
+        self.sandbox = None
+        self.services = None
+        self.reader = StateReader(self._exec_output)
+        self.healthy = {}
+        self._closed = False
+        self.dirs = FRR_DIR / self.prefix
+        try:
+            self._build(OspfTopo(plan))
+        except BaseException:
+            self.close()
+            raise
+
+    def router_dir(self, router: str) -> Path:
+        """``router``'s FRR directory (``etc`` and ``run`` inside)."""
+        return self.dirs / router
+
+    def _build(self, topo: Topo) -> None:
+        raise_open_file_limit()
+        OWNER_DIR.mkdir(parents=True, exist_ok=True)
+        (OWNER_DIR / f"{self.prefix}.pid").write_text(str(os.getpid()))
+        fabric = self.netns("net")
+        ip_batch([f"netns add {fabric}"])
+        uid = episode_uid(self.prefix)
+        with enter(fabric):
+            self.mininet = ConcurrentMininet(
+                topo=topo,
+                switch=Bridge,
+                controller=None,
+                autoSetMacs=False,
+                waitConnected=False,
+                build=False,
+            )
+            self.mininet.node_uid = uid
+            self.mininet.build()
+            self.mininet.start()
+        ip_batch([f"netns attach {self.netns(h.name)} {h.pid}" for h in self.mininet.hosts])
+        for router in self.ospf.routers:
+            ip_batch([f"addr add {self.ospf.loopbacks[router]}/32 dev lo"], self.netns(router))
+            write_sysctl(self.netns(router), "net.ipv4.conf.all.promote_secondaries", "1")
+        self._write_dirs(uid)
+        with ThreadPoolExecutor(len(self.ospf.routers)) as pool:
+            list(pool.map(self._start_frr, self.ospf.routers))
+        for router in self.ospf.routers:
+            self._attach_shell(router)
+        self.services = Services({n: self.netns(n) for n in self.plan.nodes}, self.local)
+        binds = {
+            r: [
+                (str(self.router_dir(r) / "run"), "/run/frr"),
+                (str(self.router_dir(r) / "etc"), "/etc/frr"),
+                (str(self.dirs / "pam.d"), "/etc/pam.d"),
+            ]
+            for r in self.ospf.routers
+        }
+        self.sandbox = EpisodeSandbox(self.prefix, self.plan, binds)
+
+    def _write_dirs(self, uid: int) -> None:
+        self.dirs.mkdir(mode=0o755, parents=True)
+        (self.dirs / "group").write_text(_GROUPS)
+        (self.dirs / "pam.d").mkdir()
+        (self.dirs / "pam.d" / "frr").write_text(_PAM)
+        for router in self.ospf.routers:
+            for sub in ("", "etc", "run"):
+                path = self.router_dir(router) / sub
+                path.mkdir(mode=0o755, exist_ok=True)
+                os.chown(path, uid, uid)
+            conf = self.router_dir(router) / "etc" / "frr.conf"
+            conf.write_text(render(self.ospf, router))
+            os.chown(conf, uid, uid)
+            (self.router_dir(router) / "etc" / "vtysh.conf").write_text(
+                "service integrated-vtysh-config\n"
+            )
+
+    def _start_frr(self, router: str) -> None:
+        """Start ``router``'s daemons as root of its user namespace, on its own directories."""
+        assert self.mininet is not None
+        pid = self.mininet.nameToNode[router].pid
+        base = self.router_dir(router)
+        mounts = [
+            (self.dirs / "pam.d", "/etc/pam.d"),
+            (self.dirs / "group", "/etc/group"),
+            (base / "etc", "/etc/frr"),
+            (base / "run", "/var/run/frr"),
+        ]
+        script = " && ".join(f"mount --bind {shlex.quote(str(a))} {b}" for a, b in mounts)
+        for daemon in DAEMONS:
+            script += (
+                f" && {_FRR_BIN / daemon} -d -u root -g root -F traditional "
+                f"-f /etc/frr/frr.conf --log file:/var/run/frr/{daemon}.log "
+                "--log-level warnings"
+            )
+        argv = [
+            "nsenter",
+            f"--target={pid}",
+            "--user",
+            "--net",
+            "--",
+            "unshare",
+            "--mount",
+            "--propagation",
+            "private",
+            "--",
+            "sh",
+            "-c",
+            script,
+        ]
+        proc = subprocess.run(argv, capture_output=True, text=True, timeout=30)
+        if proc.returncode != 0:
+            raise EmulatorError(f"{router}: FRR did not start: {proc.stderr.strip()[-400:]}")
+
+    def _attach_shell(self, router: str) -> None:
+        """Give ``router``'s Mininet shell its FRR directories, so ``vtysh`` works there too."""
+        assert self.mininet is not None
+        base = self.router_dir(router)
+        node = self.mininet.nameToNode[router]
+        node.cmd(
+            f"mount --bind {base / 'run'} /var/run/frr && "
+            f"mount --bind {base / 'etc'} /etc/frr && "
+            f"mount --bind {self.dirs / 'pam.d'} /etc/pam.d"
+        )
+
+    def vtysh(self, router: str, *commands: str, timeout_s: float = 10.0) -> str:
+        """Run trusted ``vtysh -c`` commands on ``router``'s daemons (the judge's own).
+
+        Raises:
+            EmulatorError: vtysh failed or timed out (the judge fails closed).
+        """
+        self._check_open(router)
+        argv = ["vtysh", "--vty_socket", str(self.router_dir(router) / "run")]
+        for command in commands:
+            argv += ["-c", command]
+        try:
+            proc = subprocess.run(argv, capture_output=True, text=True, timeout=timeout_s)
+        except subprocess.TimeoutExpired as exc:
+            raise EmulatorError(f"{router}: vtysh timed out") from exc
+        if proc.returncode != 0:
+            raise EmulatorError(
+                f"{router}: vtysh failed: {(proc.stderr or proc.stdout).strip()[:300]}"
+            )
+        return proc.stdout
+
+    def configure(self, router: str, lines: list[str]) -> None:
+        """Apply configuration ``lines`` on ``router`` (``conf t`` then each line)."""
+        self.vtysh(router, "configure terminal", *lines)
+
+    def routing(self) -> Routing:
+        """Every router's RIB (FRR's selected routes) and kernel FIB, normalised.
+
+        Raises:
+            EmulatorError: A router's routes could not be read (the judge fails closed).
+        """
+        with ThreadPoolExecutor(len(self.ospf.routers)) as pool:
+            found = list(pool.map(self._routes_of, self.ospf.routers))
+        return dict(zip(self.ospf.routers, found, strict=True))
+
+    def _routes_of(self, router: str) -> dict[str, str]:
+        try:
+            rib = json.loads(self.vtysh(router, "show ip route json"))
+        except ValueError as exc:
+            raise EmulatorError(f"{router}: unreadable RIB: {exc}") from exc
+        out: dict[str, str] = {}
+        for prefix, entries in rib.items():
+            for entry in entries:
+                if not entry.get("selected"):
+                    continue
+                hops = sorted(
+                    f"{h.get('ip', 'direct')}@{h.get('interfaceName', 'blackhole')}"
+                    for h in entry.get("nexthops", [])
+                    if h.get("active")
+                )
+                out[f"rib {prefix}"] = (
+                    f"{entry['protocol']} metric {entry.get('metric', 0)} via {','.join(hops)}"
+                )
+        result = self.exec(router, ["ip", "-j", "route", "show", "table", "main"])
+        if result.returncode != 0:
+            raise EmulatorError(f"{router}: cannot list routes: {result.output.strip()}")
+        for route in json.loads(result.output or "[]"):
+            hops = [
+                f"{h.get('gateway', 'direct')}@{h.get('dev')}" for h in route.get("nexthops", [])
+            ]
+            if not hops:
+                hops = [f"{route.get('gateway', 'direct')}@{route.get('dev', route.get('type'))}"]
+            dst = (
+                route["dst"]
+                if "/" in route["dst"] or route["dst"] == "default"
+                else f"{route['dst']}/32"
+            )
+            out[f"fib {dst}"] = route.get("protocol", "boot")
+            out[f"hop {dst}"] = ",".join(sorted(hops))  # shown, not judged (zebra's ECMP churn)
+        return out
+
+    def _kernel_routes(self) -> dict[str, dict[str, str]]:
+        """Every router's kernel routes over rtnetlink (in-process, about a millisecond)."""
+        return {
+            r: {
+                k: v
+                for k, v in self.reader.read(r, self.netns(r)).items()
+                if k.startswith("route ")
+            }
+            for r in self.ospf.routers
+        }
+
+    def settle(
+        self,
+        quiet_s: float = 1.0,
+        timeout_s: float = 12.0,
+        complete: bool = False,
+        want: Routing | None = None,
+    ) -> Routing:
+        """Routing once the kernel routes stopped changing for ``quiet_s``.
+
+        Change is watched on the kernel routes (cheap); the RIB is read through vtysh once
+        they are quiet, and every half second when ``want`` may already be reached.
+
+        Args:
+            quiet_s: How long routing must stay the same, seconds.
+            timeout_s: Longest wait, seconds.
+            complete: Also wait until every router routes to every stub and loopback.
+            want: Routing to stop at as soon as it is reached.
+
+        Raises:
+            EmulatorError: It kept changing (or stayed incomplete) for ``timeout_s``.
+        """
+        end = time.monotonic() + timeout_s
+        last = self._kernel_routes()
+        since = checked = time.monotonic()
+        while time.monotonic() < end:
+            now = time.monotonic()
+            if now - since >= quiet_s:
+                routing = self.routing()
+                if not complete or routes_complete(self.ospf, routing):
+                    return routing
+                since = now
+            elif want is not None and now - checked >= 0.5:
+                checked = now
+                routing = self.routing()
+                if judged(routing) == judged(want):
+                    return routing
+            time.sleep(0.1)
+            kernel = self._kernel_routes()
+            if kernel != last:
+                last, since = kernel, time.monotonic()
+        raise EmulatorError(f"routing did not settle within {timeout_s:g}s")
+
+    def running_config(self, router: str) -> NodeState:
+        """``router``'s running configuration as objects: ``frr <section> <line>`` → ``""``.
+
+        Raises:
+            EmulatorError: vtysh failed (the judge fails closed).
+        """
+        text = self.vtysh(router, "show running-config")
+        return config_objects(text)
+
+    def read_states(self) -> dict[str, NodeState]:
+        """Every node's kernel state, routers with their FRR configuration (no routes).
+
+        Routes are the routing protocol's output, judged by ``routing()``; the rest (links,
+        addresses, filters, sysctls, FRR configuration) is what collateral compares.
+        """
+        self._check_open(self.ospf.routers[0])
+        states = {}
+        for node in self.plan.nodes:
+            state = self.reader.read(node, self.netns(node))
+            if node in self.ospf.routers:
+                state = {k: v for k, v in state.items() if not k.startswith("route ")}
+                state.update(self.running_config(node))
+            states[node] = state
+        return states
+
+    def flush_neighbours(self) -> None:
+        """Forget learned neighbour entries on every node (hosts and routers)."""
+        from netarena.route.rtnetlink import flush_learned
+
+        for node in self.plan.nodes:
+            flush_learned(self.netns(node))
+
+    def bounce(self, router: str, intf: str) -> None:
+        """Take ``intf`` down and up, so adjacencies over it form again from scratch."""
+        ip_batch([f"link set {intf} down"], self.netns(router))
+        time.sleep(BOUNCE_S)  # a down and up in one breath can reach ospfd as nothing at all
+        ip_batch([f"link set {intf} up"], self.netns(router))
+
+    def shell(self, node: str, command: str, timeout_s: float = 5.0) -> Any:
+        """Run an agent's command on ``node`` in the sandbox (routers see their FRR)."""
+        return super().shell(node, command, timeout_s)

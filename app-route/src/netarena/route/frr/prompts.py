@@ -1,0 +1,158 @@
+"""The fixed part of a dynamic-routing observation: an incident ticket and the design in words.
+
+The agent learns the network as an on-call engineer knows it from the runbook: routers,
+links with their interfaces, addresses, OSPF costs and MD5 keys, the timers, how each
+stub is announced, and the designed path of the flows the ticket names. Never the
+configurations: the rest of each router's configuration is legitimate and undisclosed.
+The ticket's symptom is computed from the link-state model of the faults
+(``frr_faults.model_costs``), so it is what monitoring would report.
+"""
+
+from __future__ import annotations
+
+import random
+
+from netarena.common.core.app import PromptStyle
+from netarena.common.core.reactive import SAFETY_RULES
+from netarena.route.frr.faults import model_costs
+from netarena.route.frr.plan import DEAD_S, HELLO_S, OspfPlan
+from netarena.route.prompts import COMMAND_TIMEOUT_NOTE
+
+__all__ = ["dynamic_prompt", "describe_design", "designed_path", "ticket_symptoms"]
+
+_FEWSHOT = """\
+## Examples
+Example 1. Look at a router's OSPF neighbours and its configuration:
+{"machine": "r2", "command": "vtysh -c 'show ip ospf neighbor' -c 'show running-config'"}
+Example 2. Change one interface's OSPF setting:
+{"machine": "r2", "command": "vtysh -c 'conf t' -c 'interface r2-eth1' -c 'ip ospf cost 10'"}
+"""
+
+_COT = (
+    "Think step by step: compare what the routers show (neighbours, interfaces, the link-state "
+    "database, routes, configuration) with the design, find where they differ, then fix only "
+    "that. Write your reasoning first and end your reply with the JSON object."
+)
+
+
+def describe_design(plan: OspfPlan) -> list[str]:
+    """The routing design, one sentence per router, link and stub."""
+    lines = [
+        f"Routers {', '.join(plan.routers)} run FRR (zebra, staticd, ospfd) in OSPF area 0 "
+        f"(0.0.0.0). Every OSPF interface uses hello {HELLO_S} s, dead {DEAD_S} s; every "
+        "transit link is point-to-point with MD5 authentication (key id 1) and the MTU of "
+        "its interfaces is 1500. Router ids are the loopbacks, announced in area 0:",
+        "- " + ", ".join(f"{r} {plan.loopbacks[r]}" for r in plan.routers),
+        "Transit links (both ends: the same cost and key):",
+    ]
+    for link in plan.links:
+        lines.append(
+            f"- {link.a} {link.a_intf} {link.a_ip} <-> {link.b} {link.b_intf} {link.b_ip} "
+            f"({link.network}): cost {link.cost}, key {link.key}"
+        )
+    lines.append("Stubs (one host each, default route via its router):")
+    for stub in plan.stubs:
+        how = (
+            "a passive OSPF interface in area 0"
+            if stub.mode == "passive"
+            else "redistribute connected on its router"
+        )
+        lines.append(
+            f"- {stub.host} {stub.host_ip} on {stub.network} behind {stub.router} "
+            f"{stub.router_intf} {stub.gateway}, announced by {how}"
+        )
+    lines.append("Traffic follows the lowest total OSPF cost; every machine reaches every other.")
+    return lines
+
+
+def designed_path(
+    plan: OspfPlan, src: str, dst: str, costs: dict[tuple[str, str], int] | None = None
+) -> list[str] | None:
+    """The routers a packet from router ``src`` to router ``dst`` crosses, if unique."""
+    dist = plan.shortest_paths(costs)
+    path, node = [src], src
+    while node != dst:
+        steps = [
+            link.peer(node)
+            for link in plan.links_of(node)
+            if (costs or {}).get((node, link.peer(node)), link.cost) < 1 << 20
+            and dist[node].get(dst, 1 << 30)
+            == (costs or {}).get((node, link.peer(node)), link.cost)
+            + dist[link.peer(node)].get(dst, 1 << 30)
+        ]
+        if len(steps) != 1:
+            return None
+        node = steps[0]
+        path.append(node)
+    return path
+
+
+def ticket_symptoms(
+    plan: OspfPlan, faults: list[dict[str, object]], rng: random.Random
+) -> tuple[list[str], list[tuple[str, str]]]:
+    """What monitoring reports: unreachable stubs, and flows off their designed path.
+
+    Returns:
+        The ticket's lines, and the ``(src, dst)`` host pairs they name (each observation
+        shows their paths).
+    """
+    costs, hidden = model_costs(plan, faults)
+    lines = []
+    for stub in plan.stubs:
+        if stub.network in hidden:
+            lines.append(f"- {stub.host} ({stub.network}) cannot be reached from the other stubs.")
+    moved = []
+    before, after = plan.shortest_paths(), plan.shortest_paths(costs)
+    for a in plan.stubs:
+        for b in plan.stubs:
+            if a is b or b.network in hidden:
+                continue
+            if before[a.router].get(b.router) != after[a.router].get(b.router):
+                moved.append((a.host, b.host, designed_path(plan, a.router, b.router)))
+    watch = []
+    for src, dst, path in rng.sample(moved, min(2, len(moved))):
+        shown = f" {src} {' '.join(path)} {dst}" if path else ""
+        lines.append(f"- Traffic {src} -> {dst} no longer follows its designed path{shown}.")
+        watch.append((src, dst))
+    if not lines:
+        lines.append("- Routing alarms: some routes differ from the design's.")
+    return lines, watch
+
+
+def dynamic_prompt(
+    plan: OspfPlan, symptoms: list[str], style: PromptStyle, command_timeout_s: float = 5.0
+) -> str:
+    """The fixed part of every observation of a dynamic-routing query."""
+    parts = [
+        "You are the on-call network engineer for an OSPF network emulated with Mininet: "
+        "routers running FRR and hosts, each a network namespace.",
+        "## Incident ticket\nMonitoring reports, since the last change window:\n"
+        + "\n".join(symptoms),
+        "## Routing design (from the runbook)\n" + "\n".join(describe_design(plan)),
+        "## Task\nOne or more OSPF misconfigurations were introduced. Restore the design: "
+        "every router's routing table as the design makes it (same prefixes, next hops and "
+        "costs), every machine reaching every other for ICMP, TCP and UDP. Each router's "
+        "configuration holds more than the design describes (static routes, prefix lists, "
+        "descriptions...): it is legitimate, keep it; change only what is broken. Breaking a "
+        "working adjacency or losing a route that worked counts against you, and so does any "
+        "change outside what was broken.",
+        "## How you work\nEach turn you run one shell command on one machine, as `bash -c` "
+        "in that machine's shell. On routers, `vtysh` talks to that router's FRR: "
+        "`vtysh -c 'show ip ospf neighbor'`, `-c 'show ip ospf interface'`, "
+        "`-c 'show ip ospf database'`, `-c 'show ip route'`, `-c 'show running-config'`; "
+        "configure with `vtysh -c 'conf t' -c 'interface X' -c '...'` or a here-document. "
+        "ip, ping, traceroute and the usual tools work everywhere. "
+        + COMMAND_TIMEOUT_NOTE.format(timeout=command_timeout_s)
+        + " and output is cut at 8000 characters. After each command the network is given "
+        "a moment to converge and measured again; the episode ends when routing matches "
+        "the design.",
+        SAFETY_RULES,
+        "## Answer format\nReply with one JSON object, nothing after it:\n"
+        '{"machine": "r1", "command": "vtysh -c \'show ip ospf neighbor\'"}\n'
+        f"machine: one of {', '.join(plan.nodes)}. command: one shell command line.",
+    ]
+    if style.startswith("fewshot"):
+        parts.append(_FEWSHOT)
+    if style.endswith("cot"):
+        parts.append(_COT)
+    return "\n\n".join(parts)

@@ -1,0 +1,63 @@
+"""An OSPF network's routing and its routers' running configurations, as comparable objects."""
+
+from __future__ import annotations
+
+from netarena.route.frr.plan import OspfPlan
+from netarena.route.nodestate import NodeState
+
+__all__ = ["Routing", "config_objects", "judged", "routes_complete"]
+
+Routing = dict[str, dict[str, str]]
+"""Router → route key (``rib 10.1.2.0/24``, ``fib 10.1.2.0/24``) → normalised value.
+
+``rib`` keys hold FRR's selected route (protocol, metric, active next hops); ``fib`` keys
+the kernel route's protocol (next hops of kernel ECMP routes lag behind zebra's after a
+change, so they are judged in the RIB); ``hop`` keys the kernel's next hops, for paths."""
+
+
+def judged(routing: Routing) -> Routing:
+    """The part of routing the judge compares (RIB routes and kernel route protocols)."""
+    return {
+        r: {k: v for k, v in routes.items() if not k.startswith("hop ")}
+        for r, routes in routing.items()
+    }
+
+
+_SKIPPED = ("Building configuration", "Current configuration", "frr version", "end")
+
+
+def config_objects(text: str) -> NodeState:
+    """A running configuration as objects keyed by section and line (order-free)."""
+    out: NodeState = {}
+    section = "global"
+    for raw in text.splitlines():
+        line = raw.rstrip()
+        if not line.strip() or line.strip() == "!" or line.startswith(_SKIPPED):
+            continue
+        if line == "exit" or line.strip() == "exit":
+            section = "global"
+            continue
+        if not line.startswith(" "):
+            words = line.split()
+            if words[0] in ("interface", "router"):
+                section = "-".join(words)
+                out[f"frr {section}"] = ""
+                continue
+        out[f"frr {section} {line.strip()}"] = ""
+    return out
+
+
+def routes_complete(plan: OspfPlan, routing: Routing) -> bool:
+    """Whether every router routes to every stub, and to every loopback at its design cost."""
+    stubs = {s.network for s in plan.stubs}
+    if not all(all(f"fib {p}" in routes for p in stubs) for routes in routing.values()):
+        return False
+    dist = plan.shortest_paths()
+    return all(
+        routing.get(r, {})
+        .get(f"rib {plan.loopbacks[o]}/32", "")
+        .startswith(f"ospf metric {dist[r][o]} ")
+        for r in plan.routers
+        for o in plan.routers
+        if o != r
+    )

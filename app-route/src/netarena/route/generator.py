@@ -1,0 +1,167 @@
+"""The route app: its parameters, pure query generation, and episode factory."""
+
+from __future__ import annotations
+
+import random
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from netarena.common.core.app import App
+from netarena.common.core.errors import ConfigError
+from netarena.common.core.types import Query, query_id
+from netarena.route.config import RouteConfig
+from netarena.route.faults import FAULT_TYPES, LEVEL_LABELS, fault_candidates
+from netarena.route.frr.faults import OSPF_FAULTS, OSPF_LEVEL_LABELS, draw_faults
+from netarena.route.frr.plan import draw_ospf_plan
+from netarena.route.frr.prompts import dynamic_prompt, ticket_symptoms
+from netarena.route.intent import draw_intent, intended_pairs
+from netarena.route.limits import MAX_CONCURRENT_EPISODES, MAX_MACHINES
+from netarena.route.pingall import PingMatrix
+from netarena.route.plan import NetworkPlan, draw_plan
+from netarena.route.prompts import task_prompt
+from netarena.route.topology import load_topo_class, plan_of
+from netarena.route.undisclosed import draw_undisclosed
+
+if TYPE_CHECKING:
+    from netarena.common.core.agents import Baseline
+
+__all__ = ["RouteApp", "ROUTE_LABELS", "ROUTE_LABEL_SETS"]
+
+ROUTE_LABELS: dict[int, tuple[str, ...]] = {
+    level: (*LEVEL_LABELS[level], *OSPF_LEVEL_LABELS.get(level, ())) for level in LEVEL_LABELS
+}
+"""Static fault combinations, then dynamic-routing (OSPF on FRR) ones, per level."""
+_OSPF = tuple(label for labels in OSPF_LEVEL_LABELS.values() for label in labels)
+ROUTE_LABEL_SETS: dict[str, tuple[str, ...]] = {
+    "original": tuple(label for labels in LEVEL_LABELS.values() for label in labels),
+    "static": tuple(label for labels in LEVEL_LABELS.values() for label in labels),
+    "ospf": _OSPF,
+    "dynamic": _OSPF,
+}
+"""``original``/``static``: the original NetArena's faults on one Linux router;
+``ospf``/``dynamic``: OSPF misconfigurations on FRR routers (run only when asked)."""
+
+
+class RouteApp(App):
+    """Routing misconfiguration troubleshooting on a Mininet network."""
+
+    name = "route"
+    kind = "reactive"
+    labels: ClassVar[dict[int, tuple[str, ...]]] = ROUTE_LABELS
+    label_sets: ClassVar[dict[str, tuple[str, ...]]] = ROUTE_LABEL_SETS
+    opt_in_labels: ClassVar[frozenset[str]] = frozenset(_OSPF)
+    config_model = RouteConfig
+    default_max_turns = 30
+    max_concurrency = MAX_CONCURRENT_EPISODES
+    legacy_keys: ClassVar[dict[str, str]] = {
+        "num_switches": "num_subnets",
+        "num_hosts_per_subnet": "hosts_per_subnet",
+    }
+    config: RouteConfig
+
+    def _topology(self, rng: random.Random) -> tuple[NetworkPlan, str | None]:
+        if self.config.topo is not None:
+            try:
+                topo = load_topo_class(self.config.topo)()
+            except TypeError as exc:
+                raise ConfigError(
+                    f"{self.config.topo} must build with no arguments: {exc}"
+                ) from exc
+            plan = plan_of(topo)
+            if len(plan.nodes) > MAX_MACHINES:
+                raise ConfigError(f"{self.config.topo} has more than {MAX_MACHINES} machines")
+            return plan, self.config.topo
+        n = self.config.num_subnets or rng.randint(2, 4)
+        counts = [self.config.hosts_per_subnet or rng.randint(2, 4) for _ in range(n)]
+        return draw_plan(rng, counts), None
+
+    def generate(self, seed: int, level: int, label: str | None = None) -> Query:
+        """Draw the network, its intent and the fault plan (with re-sampling candidates).
+
+        Pure: nothing touches the emulator; ``open()`` verifies the candidates.
+        """
+        rng = random.Random(seed)
+        label = self.pick_label(rng, level, label)
+        if label.split("+")[0] in OSPF_FAULTS:
+            return self._generate_dynamic(rng, seed, level, label)
+        plan, topo = self._topology(rng)
+        intent = draw_intent(rng, plan)
+        local = draw_undisclosed(random.Random(f"route/{seed}/undisclosed"), plan, intent)
+        faults: list[dict[str, Any]] = [
+            {
+                "type": code,
+                "name": FAULT_TYPES[code],
+                "candidates": fault_candidates(seed, slot, plan, intent, code, local.tcp_port),
+            }
+            for slot, code in enumerate(label.split("+"))
+        ]
+        expected = PingMatrix(plan.nodes, intended_pairs(plan, intent))
+        params = self.params()
+        return Query(
+            id=query_id(self.name, seed, level, label, params),
+            app=self.name,
+            seed=seed,
+            level=level,
+            label=label,
+            prompt=task_prompt(
+                plan,
+                intent,
+                expected,
+                self.config.prompt_style,
+                self.config.command_timeout_s,
+                (local.tcp_port, local.udp_port),
+            ),
+            params=params,
+            truth={
+                "plan": plan.to_dict(),
+                "intent": intent.to_dict(),
+                "topo": topo,
+                "faults": faults,
+                "undisclosed": local.to_dict(),
+            },
+        )
+
+    def _generate_dynamic(self, rng: random.Random, seed: int, level: int, label: str) -> Query:
+        """An OSPF network, its faults and the incident ticket (``frr/``)."""
+        plan = draw_ospf_plan(rng, self.config.num_routers or rng.randint(4, 6))
+        faults = draw_faults(rng, plan, label)
+        symptoms, watch = ticket_symptoms(plan, faults, rng)
+        params = self.params()
+        return Query(
+            id=query_id(self.name, seed, level, label, params),
+            app=self.name,
+            seed=seed,
+            level=level,
+            label=label,
+            prompt=dynamic_prompt(
+                plan, symptoms, self.config.prompt_style, self.config.command_timeout_s
+            ),
+            params=params,
+            truth={
+                "kind": "ospf",
+                "plan": plan.to_dict(),
+                "faults": faults,
+                "watch": [list(w) for w in watch],
+            },
+        )
+
+    def open(self, query: Query) -> Any:
+        """Build the network, inject and verify the faults, and return the episode."""
+        if query.truth.get("kind") == "ospf":
+            from netarena.route.frr.episode import FrrEpisode
+
+            return FrrEpisode(query, self.config)
+        from netarena.route.episode import RouteEpisode
+
+        return RouteEpisode(query, self.config)
+
+    def reference_agent(self) -> Any:
+        """The reference solver (reads observations only, never ``Query.truth``)."""
+        from netarena.route.solver import ReferenceRouteAgent
+
+        return ReferenceRouteAgent()
+
+    def baselines(self) -> tuple[Baseline, ...]:
+        """Route's calibration ladder (``netarena.route.baselines``)."""
+        from netarena.route.baselines import BASELINES
+
+        return BASELINES

@@ -1,0 +1,360 @@
+"""Network namespaces: naming, entering, batch configuration and leftover cleanup.
+
+Every episode owns a unique name prefix (``nr`` + 5 base-36 characters, e.g. ``nr3k9az``).
+All its namespaces are named ``<prefix>_<node>`` (``nr3k9az_net`` holds the bridges,
+``nr3k9az_r0``/``nr3k9az_h1`` are the nodes), so a cleanup can find them by prefix after a
+killed process. An owner file ``/run/netarena-route/<prefix>.pid`` records the owning
+process, so ``cleanup`` spares episodes of processes that are still alive.
+
+Python 3.11 has no ``os.setns``; ``enter`` calls libc's ``setns`` for the current thread
+only (network namespaces are per thread), so sockets can be opened inside a node.
+
+Each node's network namespace belongs to a user namespace of its own
+(``own_user_namespace``), whose root is the episode's unprivileged uid on the host: an
+agent holds its network capabilities there, over its node alone (the switch fabric and
+the host stay in the host's user namespace, out of its reach).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import logging
+import os
+import random
+import re
+import shutil
+import signal
+import subprocess
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from netarena.common.core.errors import EmulatorError
+from netarena.route.cgroups import remove_group, stale_groups
+
+__all__ = [
+    "NETNS_DIR",
+    "OWNER_DIR",
+    "FRR_DIR",
+    "PREFIX_RE",
+    "new_prefix",
+    "fs_root",
+    "enter",
+    "ip_batch",
+    "write_sysctl",
+    "list_prefixes",
+    "remove_prefix",
+    "cleanup",
+    "own_user_namespace",
+]
+
+log = logging.getLogger(__name__)
+
+NETNS_DIR = Path("/run/netns")
+"""Where ``ip netns`` keeps its bind mounts."""
+OWNER_DIR = Path("/run/netarena-route")
+"""Owner files: one ``<prefix>.pid`` per live episode."""
+FRR_DIR = Path("/run/netarena-frr")
+"""Dynamic-routing episodes' FRR directories: ``<prefix>/<router>/{etc,run}``."""
+PREFIX_RE = re.compile(r"^(nr[0-9a-z]{5})_[A-Za-z0-9]+$")
+"""Namespace names of ours; group 1 is the episode prefix."""
+
+_CLONE_NEWNET = 0x40000000
+_libc = ctypes.CDLL(None, use_errno=True)
+_ALPHABET = "0123456789abcdefghijklmnopqrstuvwxyz"
+
+
+def new_prefix(rng: random.Random | None = None) -> str:
+    """A fresh episode prefix not used by any namespace on this machine."""
+    rng = rng or random.Random(os.urandom(8))
+    while True:
+        prefix = "nr" + "".join(rng.choice(_ALPHABET) for _ in range(5))
+        if prefix not in list_prefixes():
+            return prefix
+
+
+def fs_root(prefix: str) -> Path:
+    """Where episode ``prefix`` mounts its agents' writable filesystem."""
+    return OWNER_DIR / f"{prefix}.fs"
+
+
+def _setns(fd: int) -> None:
+    if _libc.setns(fd, _CLONE_NEWNET) != 0:
+        err = ctypes.get_errno()
+        raise EmulatorError(f"setns failed: {os.strerror(err)}")
+
+
+@contextlib.contextmanager
+def enter(netns: str) -> Iterator[None]:
+    """Run the body with the current thread inside namespace ``netns``, then come back.
+
+    Sockets opened in the body stay bound to ``netns`` after the body ends.
+    """
+    home = os.open("/proc/thread-self/ns/net", os.O_RDONLY)
+    try:
+        target = os.open(NETNS_DIR / netns, os.O_RDONLY)
+    except OSError as exc:
+        os.close(home)
+        raise EmulatorError(f"no namespace {netns}: {exc}") from exc
+    try:
+        _setns(target)
+        try:
+            yield
+        finally:
+            _setns(home)
+    finally:
+        os.close(target)
+        os.close(home)
+
+
+def _remove_filesystem(prefix: str) -> None:
+    root = fs_root(prefix)
+    if root.exists():
+        subprocess.run(["umount", "-l", str(root)], capture_output=True)
+        with contextlib.suppress(OSError):
+            shutil.rmtree(root)
+    shutil.rmtree(FRR_DIR / prefix, ignore_errors=True)
+
+
+def ip_batch(lines: list[str], netns: str | None = None, check: bool = True) -> str:
+    """Run many ``ip`` commands in one process (``ip -batch``), optionally in ``netns``.
+
+    Returns:
+        Combined stderr (empty on success).
+
+    Raises:
+        EmulatorError: A command failed and ``check`` is set.
+    """
+    argv = ["ip"] + (["-n", netns] if netns else []) + (["-force"] if not check else [])
+    argv += ["-batch", "-"]
+    proc = subprocess.run(
+        argv, input="\n".join(lines) + "\n", capture_output=True, text=True, timeout=30
+    )
+    if check and proc.returncode != 0:
+        raise EmulatorError(f"ip batch failed in {netns or 'host'}: {proc.stderr.strip()}")
+    return proc.stderr
+
+
+def write_sysctl(netns: str, key: str, value: str) -> None:
+    """Write ``/proc/sys/<key>`` as seen from inside ``netns`` (``net.*`` keys)."""
+    path = "/proc/sys/" + key.replace(".", "/")
+    with enter(netns), open(path, "w") as f:
+        f.write(value)
+
+
+def list_prefixes() -> set[str]:
+    """Episode prefixes that have at least one namespace on this machine."""
+    if not NETNS_DIR.exists():
+        return set()
+    found = set()
+    for entry in NETNS_DIR.iterdir():
+        m = PREFIX_RE.match(entry.name)
+        if m:
+            found.add(m.group(1))
+    return found
+
+
+def _namespace_inodes(prefix: str) -> dict[int, str]:
+    inodes = {}
+    for entry in NETNS_DIR.glob(f"{prefix}_*"):
+        with contextlib.suppress(OSError):
+            inodes[entry.stat().st_ino] = entry.name
+    return inodes
+
+
+def _processes_in(inodes: dict[int, str]) -> list[int]:
+    """Processes (not this one) whose network namespace is one of ``inodes``."""
+    found = []
+    me = os.getpid()
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit() or int(proc.name) == me:
+            continue
+        try:
+            ino = os.stat(proc / "ns" / "net").st_ino
+        except OSError:
+            continue
+        if ino in inodes:
+            found.append(int(proc.name))
+    return found
+
+
+def _kill_processes_in(inodes: dict[int, str], deadline_s: float = 10.0) -> int:
+    """SIGKILL every process in the namespaces ``inodes``, until none is left.
+
+    A process can fork between the scan and the kill, and a killed one takes a moment to
+    leave its namespaces on a loaded machine, so the scan repeats until it finds none (or
+    ``deadline_s`` passes; the survivors are logged).
+    """
+    killed = 0
+    end = time.monotonic() + deadline_s
+    while pids := _processes_in(inodes):
+        if time.monotonic() > end:
+            log.warning("processes still in namespaces %s: %s", sorted(inodes.values()), pids)
+            break
+        for pid in pids:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+                killed += 1
+        time.sleep(0.01)
+    return killed
+
+
+def remove_prefix(prefix: str) -> list[str]:
+    """Delete every namespace of episode ``prefix`` and kill processes left inside them.
+
+    Deleting a namespace takes its links, bridges and iptables rules with it.
+
+    Returns:
+        Names of the namespaces removed.
+    """
+    if not re.fullmatch(r"nr[0-9a-z]{5}", prefix):
+        raise EmulatorError(f"not one of our prefixes: {prefix!r}")
+    inodes = _namespace_inodes(prefix)
+    remove_group(prefix)  # every agent command of the episode, however many it forked
+    _kill_processes_in(inodes)
+    removed = []
+    for name in sorted(inodes.values()):
+        proc = subprocess.run(["ip", "netns", "del", name], capture_output=True, text=True)
+        if proc.returncode == 0:
+            removed.append(name)
+        else:
+            log.warning("could not delete namespace %s: %s", name, proc.stderr.strip())
+    _remove_filesystem(prefix)
+    with contextlib.suppress(FileNotFoundError):
+        (OWNER_DIR / f"{prefix}.pid").unlink()
+    return removed
+
+
+def _owner_alive(prefix: str) -> bool:
+    try:
+        pid = int((OWNER_DIR / f"{prefix}.pid").read_text().strip())
+    except (OSError, ValueError):
+        return False
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def cleanup(include_live: bool = False) -> list[str]:
+    """Remove leftovers of killed episodes: namespaces named ``nr?????_*`` and owner files.
+
+    Args:
+        include_live: Also remove episodes whose owner process is still running.
+
+    Returns:
+        Names of the namespaces removed. Nothing outside our prefixes is touched.
+    """
+    removed: list[str] = []
+    for prefix in sorted(list_prefixes()):
+        if include_live or not _owner_alive(prefix):
+            removed += remove_prefix(prefix)
+    if OWNER_DIR.exists():
+        for owner in OWNER_DIR.glob("nr*.pid"):
+            prefix = owner.stem
+            if prefix not in list_prefixes() and (include_live or not _owner_alive(prefix)):
+                _remove_filesystem(prefix)
+                with contextlib.suppress(FileNotFoundError):
+                    owner.unlink()
+    for prefix in stale_groups() - list_prefixes():
+        if include_live or not _owner_alive(prefix):
+            remove_group(prefix)
+    return removed
+
+
+def own_user_namespace(node_class: type[Any], uid: int) -> type[Any]:
+    """A Mininet node class whose nodes get a user namespace of their own.
+
+    Mininet starts a node as ``mnexec -cdn ... bash``, which makes its network (and mount)
+    namespace. The class returned starts that command as host ``uid`` inside a new user
+    namespace (``unshare --user --keep-caps``), so the network namespace belongs to it,
+    then maps ``uid`` to root there: the node's shell stays root of its node, and a
+    process entering that user namespace has capabilities over the node and nothing else.
+    The node's shell (the one ``netarena route shell`` types into) sees empty
+    ``/run/netns`` and ``/run/netarena-route``, so ``ip addr`` shows ``link-netnsid 0``
+    as on a Mininet host, never the names of this or other episodes' namespaces.
+
+    Args:
+        node_class: The node's class (``Host``, a router class, a user's class).
+        uid: The episode's unprivileged host uid (root inside).
+
+    Returns:
+        A subclass of ``node_class`` with the same name.
+    """
+    wrapper = _own_user_namespace_wrapper(uid)
+    _check_node_start(wrapper)
+
+    def _popen(self: Any, cmd: list[str], **params: Any) -> Any:
+        if cmd[:1] == ["mnexec"] and "n" in cmd[1]:
+            cmd = [*wrapper, *cmd]
+        return super(subclass, self)._popen(cmd, **params)
+
+    def startShell(self: Any, mnopts: str | None = None) -> None:  # noqa: N802 - Mininet's
+        super(subclass, self).startShell(mnopts)
+        if self.inNamespace:
+            _map_root(self.pid, uid)
+            # in the node's own mount namespace: `ip` finds no names for other namespaces
+            for hidden in (NETNS_DIR, OWNER_DIR):
+                self.cmd(f"mount -t tmpfs -o size=4k,mode=0755 netarena {hidden} 2>/dev/null")
+
+    methods = {"_popen": _popen, "startShell": startShell}
+    subclass: type[Any] = type(node_class.__name__, (node_class,), methods)
+    subclass.__module__ = node_class.__module__
+    subclass.__doc__ = node_class.__doc__
+    return subclass
+
+
+def _own_user_namespace_wrapper(uid: int) -> list[str]:
+    """The command prefix that starts a node's command as ``uid`` in a new user namespace."""
+    become = ["setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups"]
+    return [*become, "unshare", "--user", "--keep-caps", "--"]
+
+
+_node_start_checked = False
+
+
+def _check_node_start(wrapper: list[str]) -> None:
+    """Fail with the reason, once per process, if a node cannot start in its user namespace.
+
+    Mininet waits for a node's shell prompt with no timeout, so a shell that dies at start
+    (``mnexec`` cannot mount the node's ``/sys``, as in a container whose ``/sys`` is
+    read-only or has masked paths) would hang the episode for ever instead of failing it.
+
+    Raises:
+        EmulatorError: The node's start command failed or did not finish in 10 s.
+    """
+    global _node_start_checked
+    if _node_start_checked:
+        return
+    try:
+        proc = subprocess.run(
+            [*wrapper, "mnexec", "-cdn", "true"], capture_output=True, text=True, timeout=10
+        )
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise EmulatorError(f"a route node cannot start: {exc}") from exc
+    if proc.returncode != 0:
+        raise EmulatorError(
+            "a route node cannot start in a user namespace of its own "
+            f"({proc.stderr.strip() or f'exit {proc.returncode}'}): mounting the node's /sys "
+            "needs /sys read-write with no masked paths; in a container, run the image's "
+            "entrypoint, which remounts them; on Ubuntu >= 23.10 hosts, also set "
+            "kernel.apparmor_restrict_unprivileged_userns=0 (docs/agentbeats.md, "
+            "\"Route's privileges\")"
+        )
+    _node_start_checked = True
+
+
+def _map_root(pid: int, uid: int) -> None:
+    """Make host ``uid`` root of process ``pid``'s (fresh, unmapped) user namespace."""
+    if os.readlink(f"/proc/{pid}/ns/user") == os.readlink("/proc/self/ns/user"):
+        raise EmulatorError(f"process {pid} did not get a user namespace of its own")
+    for kind in ("uid", "gid"):
+        with open(f"/proc/{pid}/{kind}_map", "w") as mapping:
+            mapping.write(f"0 {uid} 1\n")

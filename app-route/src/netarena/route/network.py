@@ -1,0 +1,332 @@
+"""A live episode network: Mininet inside a private network namespace.
+
+Each episode builds its ``Topo`` with Mininet's own API (``Mininet(topo, switch=LinuxBridge,
+controller=None, autoSetMacs=True)``), so node names, MAC addresses, interface names and
+command outputs are those a Mininet user knows. The whole network lives inside a private
+namespace ``<prefix>_net``: Mininet's switches, which it creates in its caller's
+namespace, land there instead of on the host, out of reach of the host's firewall (with
+Docker running, ``br_netfilter`` and a FORWARD DROP policy drop bridged traffic in the
+host namespace) and of other episodes. Each node's namespace is named ``<prefix>_<node>``
+so the prober and cleanup can find it; agents never see those names (their sandbox has no
+``/run``).
+
+Mininet's process-wide start-up (``Mininet.init``: raising host limits and sysctls such as
+``kernel.pty.max``) is skipped: nothing here changes the host.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import subprocess
+from dataclasses import dataclass, field
+
+from netarena.common.core.errors import EmulatorError
+from netarena.route.intent import Intent, host_route_commands, host_rules, router_rules
+from netarena.route.limits import OBJECT_BUDGET, count_node, limit_icmp, over_budget
+from netarena.route.mininet_build import ConcurrentMininet, raise_open_file_limit
+from netarena.route.namespaces import (
+    OWNER_DIR,
+    enter,
+    ip_batch,
+    new_prefix,
+    remove_prefix,
+    write_sysctl,
+)
+from netarena.route.nodestate import NodeState, StateReader
+from netarena.route.plan import ROUTER, NetworkPlan
+from netarena.route.rtnetlink import flush_learned
+from netarena.route.rulesets import (
+    UnreadableState,
+    host_writing_rules,
+    legacy_cleaned,
+    legacy_volatile,
+    parse_ruleset,
+    read_listing,
+    removal_commands,
+    volatile_rules,
+)
+from netarena.route.sandbox import EpisodeSandbox, ExecResult, episode_uid
+from netarena.route.services import Services
+from netarena.route.topology import Bridge, Mininet, Topo
+from netarena.route.undisclosed import Item, Undisclosed
+
+__all__ = ["Network", "ExecResult", "RuleFindings", "OBJECT_BUDGET"]
+
+log = logging.getLogger(__name__)
+
+
+_FABRIC = "net"
+_BRIDGE_FIREWALL = ("arptables", "iptables", "ip6tables")
+
+
+@dataclass
+class RuleFindings:
+    """What ``Network.inspect`` found in a node's packet filters."""
+
+    removed: list[str] = field(default_factory=list)
+    """Rules whose targets write host state, deleted (each makes the step unsafe)."""
+    volatile: list[str] = field(default_factory=list)
+    """Rules whose verdict depends on time or traffic history (no repair relies on them)."""
+    counts: dict[str, int] = field(default_factory=dict)
+    """Kernel objects the node holds, by kind (see ``OBJECT_BUDGET``)."""
+    unreadable: list[str] = field(default_factory=list)
+    """Why the node's rulesets could not be read (each makes the step invalid and unsafe)."""
+
+    def over_budget(self) -> list[str]:
+        """Kinds of object the node holds more of than ``OBJECT_BUDGET`` allows."""
+        return over_budget(self.counts)
+
+
+class Network:
+    """The live network of one episode.
+
+    Args:
+        plan: The addressing plan (read from ``topo``).
+        intent: The owners' requirements, applied as firewall rules and routes.
+        topo: The Mininet topology to build.
+        prefix: Namespace prefix; a fresh one by default.
+        local: The judge's service ports and the undisclosed configuration (none by
+            default: services on ``undisclosed.DEFAULT_PORTS``).
+
+    Raises:
+        EmulatorError: Building failed (everything created so far is removed first).
+    """
+
+    def __init__(
+        self,
+        plan: NetworkPlan,
+        intent: Intent,
+        topo: Topo,
+        prefix: str | None = None,
+        local: Undisclosed | None = None,
+    ) -> None:
+        self.plan = plan
+        self.intent = intent
+        self.local = local or Undisclosed()
+        self.prefix = prefix or new_prefix()
+        self.mininet: Mininet | None = None
+        self.sandbox: EpisodeSandbox | None = None
+        self.services: Services | None = None
+        self.reader = StateReader(self._exec_output)
+        self.healthy: dict[str, NodeState] = {}
+        """Every node's state once built (intent and undisclosed configuration applied)."""
+        self._closed = False
+        try:
+            self._build(topo)
+        except BaseException:
+            self.close()
+            raise
+
+    def netns(self, node: str) -> str:
+        """Namespace name of ``node`` (``r0``, ``h3``), or of the switch fabric (``net``)."""
+        return f"{self.prefix}_{node}"
+
+    def _build(self, topo: Topo) -> None:
+        raise_open_file_limit()
+        OWNER_DIR.mkdir(parents=True, exist_ok=True)
+        (OWNER_DIR / f"{self.prefix}.pid").write_text(str(os.getpid()))
+        fabric = self.netns(_FABRIC)
+        ip_batch([f"netns add {fabric}"])
+        for table in _BRIDGE_FIREWALL:  # our own namespace: bridges just switch
+            with contextlib.suppress(OSError):
+                write_sysctl(fabric, f"net.bridge.bridge-nf-call-{table}", "0")
+        self._skip_node_ifindexes(fabric)
+        with enter(fabric):
+            self.mininet = ConcurrentMininet(
+                topo=topo,
+                switch=Bridge,
+                controller=None,
+                autoSetMacs=False,
+                waitConnected=False,
+                build=False,
+            )
+            self.mininet.node_uid = episode_uid(self.prefix)
+            self.mininet.build()
+            self.mininet.start()
+        limit_icmp(fabric)
+        ip_batch([f"netns attach {self.netns(h.name)} {h.pid}" for h in self.mininet.hosts])
+        missing = set(self.plan.nodes) - {h.name for h in self.mininet.hosts}
+        if missing:
+            raise EmulatorError(f"topology lacks nodes of the plan: {sorted(missing)}")
+        for node in self.plan.nodes:  # as on a systemd host: deleting a primary address
+            for scope in ("all", "default"):  # promotes the next instead of dropping all
+                write_sysctl(self.netns(node), f"net.ipv4.conf.{scope}.promote_secondaries", "1")
+        self._apply_intent()
+        for node in self.plan.nodes:
+            self._apply_undisclosed(node, self.local.on(node))
+        self.services = Services({n: self.netns(n) for n in self.plan.nodes}, self.local)
+        self.sandbox = EpisodeSandbox(self.prefix, self.plan)
+        self.healthy = self.read_states()
+
+    def _skip_node_ifindexes(self, fabric: str) -> None:
+        """Make the switch ports' interface numbers differ from their peers'.
+
+        A veth end whose ifindex equals its peer's (both ``2`` in fresh namespaces: a
+        host's first interface and the first switch port) has its carrier changes treated
+        as non-urgent by the kernel: the bridge enables that port up to a second late, and
+        the host cannot talk meanwhile. Burning the fabric's low numbers (throwaway veth
+        pairs) puts every switch port above any node interface's number.
+        """
+        pairs = (len(self.plan.subnets) + 3) // 2
+        names = [(f"nax{i}a", f"nax{i}b") for i in range(pairs)]
+        ip_batch([f"link add {a} type veth peer name {b}" for a, b in names], fabric)
+        ip_batch([f"link del {a}" for a, _ in names], fabric)
+
+    def _apply_intent(self) -> None:
+        rules = router_rules(self.plan, self.intent)
+        if rules is not None:
+            self._restore(ROUTER, rules)
+        for guard in self.intent.protected:
+            self._restore(guard.host, host_rules(self.plan, self.intent, guard))
+        for host in self.plan.hosts:
+            commands = host_route_commands(self.plan, self.intent, host.name)
+            if commands:
+                ip_batch([" ".join(c[1:]) for c in commands], self.netns(host.name))
+
+    def _apply_undisclosed(self, node: str, items: list[Item]) -> None:
+        """Apply ``node``'s undisclosed configuration (``undisclosed.py``)."""
+        netns = self.netns(node)
+        if lines := [line for item in items for line in item.ip]:
+            ip_batch(lines, netns)
+        tables = []
+        for table in ("filter", "nat"):
+            if lines := [line for item in items for line in getattr(item, table)]:
+                tables += [f"*{table}", *lines, "COMMIT"]
+        if tables:
+            self._restore(node, "\n".join([*tables, ""]), "--noflush")
+        if lines := [line for item in items for line in item.tc]:
+            result = self.exec(node, ["tc", "-batch", "-"], stdin="\n".join(lines) + "\n")
+            if result.returncode != 0:
+                raise EmulatorError(f"{node}: tc failed: {result.output.strip()}")
+        for item in items:
+            for key, value in item.sysctls:
+                write_sysctl(netns, key, value)
+
+    def _exec_output(self, node: str, argv: list[str]) -> tuple[int, str]:
+        result = self.exec(node, argv)
+        return result.returncode, result.output
+
+    def read_states(self) -> dict[str, NodeState]:
+        """Every node's current state (``nodestate.py``).
+
+        Raises:
+            EmulatorError: A node's state could not be read (the judge fails closed).
+        """
+        self._check_open(ROUTER)
+        return {node: self.reader.read(node, self.netns(node)) for node in self.plan.nodes}
+
+    def _restore(self, node: str, rules: str, *options: str) -> None:
+        result = self.exec(node, ["iptables-restore", *options], stdin=rules)
+        if result.returncode != 0:
+            raise EmulatorError(f"{node}: iptables-restore failed: {result.output.strip()}")
+
+    def _check_open(self, node: str) -> None:
+        if self._closed:
+            raise EmulatorError("network is closed")
+        if node not in self.plan.nodes:
+            raise EmulatorError(f"unknown node {node}")
+
+    def exec(
+        self, node: str, argv: list[str], stdin: str | None = None, timeout_s: float = 10.0
+    ) -> ExecResult:
+        """Run a trusted command (ours, not the agent's) in ``node``'s namespace."""
+        self._check_open(node)
+        with enter(self.netns(node)):
+            proc = subprocess.Popen(
+                argv,
+                stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                text=True,
+                env={"PATH": "/usr/sbin:/usr/bin:/sbin:/bin", "LC_ALL": "C"},
+            )
+        try:
+            out, _ = proc.communicate(stdin, timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            out, _ = proc.communicate()
+            return ExecResult(-9, out, True)
+        return ExecResult(proc.returncode, out)
+
+    def shell(self, node: str, command: str, timeout_s: float = 5.0) -> ExecResult:
+        """Run an agent's ``command`` as ``bash -c`` on ``node``, inside the sandbox."""
+        self._check_open(node)
+        assert self.sandbox is not None and self.mininet is not None
+        userns = f"/proc/{self.mininet.nameToNode[node].pid}/ns/user"
+        netns = self.netns(node)
+
+        def guard() -> str | None:  # stops a command piling up objects before it is done
+            return ", ".join(over_budget(count_node(netns))) or None
+
+        return self.sandbox.run(node, netns, userns, command, timeout_s, guard)
+
+    def inspect(self, node: str) -> RuleFindings:
+        """Read ``node``'s packet filters and count its kernel objects.
+
+        Rules that write host state are deleted on the spot (``rulesets.py``). A node over
+        its object budget is not listed; one whose listing fails is reported unreadable.
+        """
+        findings = RuleFindings(counts=count_node(self.netns(node)))
+        if findings.over_budget():
+            return findings
+        try:
+            self._read_filters(node, findings)
+        except UnreadableState as exc:
+            findings.unreadable.append(f"{node}: its packet filters cannot be read: {exc}")
+        return findings
+
+    def _read_filters(self, node: str, findings: RuleFindings) -> None:
+        netns = self.netns(node)
+        rules = parse_ruleset(read_listing(netns, ["nft", "-j", "list", "ruleset"]))
+        if writing := host_writing_rules(rules):
+            read_listing(netns, ["nft", "-j", "-f", "-"], stdin=removal_commands(writing))
+            findings.removed.append(
+                f"{node}: {len(writing)} packet-filter rule(s) with a target that writes host "
+                "state (IDLETIMER, LED, AUDIT), removed"
+            )
+        findings.volatile += [f"{node}: {rule}" for rule in volatile_rules(rules)]
+        names = "cat /proc/net/ip_tables_names /proc/net/ip6_tables_names 2>/dev/null || true"
+        if not read_listing(netns, ["sh", "-c", names]).strip():
+            return  # no legacy x_tables in use (or none in this kernel)
+        for tool in ("iptables-legacy", "ip6tables-legacy"):
+            saved = read_listing(netns, [f"{tool}-save"])
+            if (cleaned := legacy_cleaned(saved)) is not None:
+                read_listing(netns, [f"{tool}-restore"], stdin=cleaned)
+                findings.removed.append(f"{node}: {tool} rules that write host state, removed")
+            findings.volatile += [f"{node}: {tool}: {rule}" for rule in legacy_volatile(saved)]
+
+    def flush_neighbours(self) -> None:
+        """Forget every learned neighbour entry on every node (static entries stay).
+
+        Measuring right after a flush sees the configuration's steady state: a cached
+        entry for an address that no longer exists cannot make a broken path look fine.
+        """
+        for node in self.plan.nodes:
+            flush_learned(self.netns(node))
+
+    def close(self) -> None:
+        """Stop Mininet's node shells and remove every namespace and file of the episode.
+
+        Idempotent.
+        """
+        if self._closed:
+            return
+        self._closed = True
+        if self.mininet is not None:
+            for node in [*self.mininet.hosts, *self.mininet.switches]:
+                with contextlib.suppress(OSError):
+                    node.terminate()
+        if self.sandbox is not None:
+            self.sandbox.close()
+        if self.services is not None:
+            self.services.close()
+        removed = remove_prefix(self.prefix)
+        log.debug("closed %s: %d namespaces", self.prefix, len(removed))
+
+    def __enter__(self) -> Network:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

@@ -1,0 +1,161 @@
+"""The reference solver: repairs any generated fault from the observation text alone.
+
+It never sees ``Query.truth``; it reads the inventory, the intent and the expected matrix
+from the prompt, the current matrix, and the outputs of its own earlier diagnostic
+commands from the history, so it is stateless and works the same served as a remote A2A
+agent.
+
+Plan: look at the router with one diagnostic command (links, addresses, routes, rules,
+filters, forwarding, queues), then at every host involved in a pair that differs from the
+expected matrix, most involved first. After each diagnostic it sends all the fixes that
+turn what it saw into the inventory and intent (``repairs.py``) as one command, and looks
+at a machine again only when a fix was made there and pairs are still wrong. That fits in
+the original dialect's ten turns for every generated combination of two faults.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+from netarena.common.core.agents import Observation
+from netarena.route.history import Move, _history
+from netarena.route.pingall import PingMatrix, parse_pingall
+from netarena.route.repairs import (
+    HOST_DIAGNOSTIC,
+    ROUTER_DIAGNOSTIC,
+    Inventory,
+    host_fixes,
+    router_fixes,
+)
+
+__all__ = ["ReferenceRouteAgent", "RoutePlanner", "read_inventory"]
+
+_SUBNET = re.compile(r"^- (\S+): (\S+), gateway (\S+) on (\S+); hosts (.*)$")
+_HOST = re.compile(r"(\S+) (\d+\.\d+\.\d+\.\d+) \((\S+)\)")
+_ROUTER_IP = re.compile(r"pings r0 at (\S+) ")
+_PORTS = re.compile(r"TCP service on port (\d+) and a UDP service on port (\d+)")
+_RESTRICTED = re.compile(r"^- (\S+) \(\S+\) is the .*?, routed only to (.*?): its hosts")
+
+
+def read_inventory(text: str) -> Inventory:
+    """The network and intent as the prompt states them."""
+    subnets, hosts, restricted = {}, {}, {}
+    router_ip = ""
+    ports = (5001, 5002)
+    for line in text.splitlines():
+        if m := _SUBNET.match(line):
+            switch = m.group(1)
+            subnets[switch] = (m.group(2), m.group(3), m.group(4))
+            for name, ip, intf in _HOST.findall(m.group(5)):
+                hosts[name] = (intf, ip, switch)
+        elif m := _RESTRICTED.match(line):
+            restricted[m.group(1)] = re.findall(r"\((\d+\.\d+\.\d+\.\d+/\d+)\)", m.group(2))
+        elif m := _ROUTER_IP.search(line):
+            router_ip = m.group(1)
+        if m := _PORTS.search(line):
+            ports = (int(m.group(1)), int(m.group(2)))
+    return Inventory(subnets, hosts, restricted, router_ip, ports)
+
+
+def _section(text: str, start: str, end: str) -> str:
+    return text.split(start, 1)[-1].split(end, 1)[0]
+
+
+def _suspects(current: PingMatrix, expected: PingMatrix, hosts: list[str]) -> list[str]:
+    """Hosts in pairs that differ from the expected matrix, most involved first."""
+    count = dict.fromkeys(hosts, 0)
+    wrong = current.ok ^ expected.ok
+    for pairs in (current.tcp, current.udp):
+        wrong |= expected.ok ^ pairs if pairs is not None else frozenset()
+    for pair in wrong:
+        for node in pair:
+            if node in count:
+                count[node] += 1
+    order = {h: i for i, h in enumerate(hosts)}
+    return sorted((h for h in hosts if count[h]), key=lambda h: (-count[h], order[h]))
+
+
+def _diagnostic(machine: str) -> str:
+    return ROUTER_DIAGNOSTIC if machine == "r0" else HOST_DIAGNOSTIC
+
+
+class RoutePlanner:
+    """How the reference chooses its next command, one overridable step per method.
+
+    The calibration baselines (``baselines.py``) are this plan with one step changed: which
+    machines it looks at, which fixes it sends, what it does once it has nothing left to do.
+    """
+
+    def machines(self, inv: Inventory, current: PingMatrix, expected: PingMatrix) -> list[str]:
+        """The machines to look at, in order: the router, then hosts in wrong pairs."""
+        return ["r0", *_suspects(current, expected, list(inv.hosts))]
+
+    def fixes(self, machine: str, output: str, inv: Inventory, expected: PingMatrix) -> list[str]:
+        """The commands that turn what ``machine``'s diagnostic showed into the intent."""
+        if machine == "r0":
+            return router_fixes(output, inv, set(expected.ok))
+        return host_fixes(output, inv, machine)
+
+    def idle(self) -> Move | None:
+        """The command once every machine was seen since its last fix and none needs one.
+
+        ``None`` gives up (an empty reply). The reference looks at the router again (on a
+        generated query it is done before it gets here).
+        """
+        return "r0", ROUTER_DIAGNOSTIC
+
+    def next_action(self, text: str) -> Move | None:
+        """Choose ``(machine, command)`` from an observation's text alone."""
+        inv = read_inventory(text)
+        expected = parse_pingall(_section(text, "Expected ping matrix", "## Task"))
+        current = parse_pingall(_section(text, "## Current connectivity", "## History"))
+        history = _history(text)
+        revisit = []
+        for machine in self.machines(inv, current, expected):
+            mine = [e for e in history if e.machine == machine]
+            looks = [e for e in mine if e.command == _diagnostic(machine)]
+            if not looks:
+                return machine, _diagnostic(machine)
+            last = looks[-1]
+            changed = any(e.index > last.index for e in mine)
+            fixes = self.fixes(machine, last.output, inv, expected)
+            if fixes and not changed:
+                return machine, "; ".join(fixes)
+            if changed:
+                revisit.append(machine)
+        for machine in revisit:
+            return machine, _diagnostic(machine)
+        return self.idle()
+
+
+class ReferenceRouteAgent:
+    """Stateless reference solver for the route app (no LLM)."""
+
+    name = "route-reference"
+
+    def next_action(self, text: str) -> Move | None:
+        """The next ``(machine, command)`` for an observation's text; ``None`` gives up.
+
+        A dynamic-routing observation (it states a routing design) goes to
+        ``frr_solver.next_dynamic_action``.
+        """
+        if "## Routing design" in text:
+            from netarena.route.frr.solver import next_dynamic_action
+
+            return next_dynamic_action(text)
+        return _REFERENCE.next_action(text)
+
+    async def act(self, observation: Observation) -> str:
+        """Answer with the next diagnostic or fix as ``{"machine", "command"}`` JSON.
+
+        An agent that gives up (``next_action`` is ``None``) replies with nothing.
+        """
+        action = self.next_action(observation.text)
+        if action is None:
+            return ""
+        machine, command = action
+        return json.dumps({"machine": machine, "command": command})
+
+
+_REFERENCE = RoutePlanner()

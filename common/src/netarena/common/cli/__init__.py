@@ -1,0 +1,1 @@
+"""The ``netarena`` command line."""

@@ -1,0 +1,1 @@
+"""Agents in containers: ``netarena up`` (Docker SDK) and compose files."""

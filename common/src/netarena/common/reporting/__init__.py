@@ -1,0 +1,1 @@
+"""Reports: tables, plots, HTML, statistical power and the leaderboard's queries."""

@@ -1,0 +1,1 @@
+"""Training: RL environments, rollouts, failure-targeted plans and executors."""
