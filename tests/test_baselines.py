@@ -66,8 +66,13 @@ def test_baseline_is_deterministic_and_within_its_range(app_name: str, baseline:
     results = asyncio.run(Runner(app, agent, RunConfig(concurrency=4)).run(queries))
     assert not [r.error for r in results if r.error]
     summary = summarize(results, app=app_name, agent=agent.name, seed=None)
+    why = [  # what the judge held against each unsafe or changing episode, for the log
+        (r.query_id, r.changed, r.collateral, r.details.get("unsafe_reasons"))
+        for r in results
+        if not r.safe or r.changed
+    ]
     for metric, expected in spec.expected.items():
-        assert consistent(summary[metric], expected), (metric, summary[metric], expected)
+        assert consistent(summary[metric], expected), (metric, summary[metric], expected, why)
 
 
 def test_unknown_baselines_are_named_in_the_error() -> None:
