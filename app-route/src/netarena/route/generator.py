@@ -163,5 +163,6 @@ class RouteApp(App):
     def baselines(self) -> tuple[Baseline, ...]:
         """Route's calibration ladder (``netarena.route.baselines``)."""
         from netarena.route.baselines import BASELINES
+        from netarena.route.frr.baselines import LADDER
 
-        return BASELINES
+        return BASELINES + LADDER

@@ -12,8 +12,9 @@ Each answers from the observation text alone, deterministically, as the referenc
   repairs most configuration faults but flaps every adjacency on the way and cannot see
   a kernel MTU (not solved safely).
 
-They are not rungs of ``netarena ladder`` yet (a rung is measured on the app's default
-plan, which holds no dynamic label); ``tests/route/test_frr_root.py`` pins their verdicts.
+They are rungs of route's ladder measured on the ``dynamic`` labels (``Baseline.labels``):
+``netarena calibrate route`` plans those labels for them, ``tests/test_baselines.py`` samples
+them, and ``tests/route/test_frr_root.py`` pins their verdicts on chosen faults.
 """
 
 from __future__ import annotations
@@ -21,11 +22,19 @@ from __future__ import annotations
 import re
 import shlex
 
-from netarena.route.baselines import ScriptedRouteAgent
+from netarena.common.core.agents import Baseline
+from netarena.route.baselines import ScriptedRouteAgent, scripted_baseline
 from netarena.route.frr.solver import DIAGNOSTIC, Design, read_design
 from netarena.route.history import Move, _history
 
-__all__ = ["read_only", "clear_everything", "rewrite_from_ticket", "DYNAMIC_BASELINES", "agent"]
+__all__ = [
+    "read_only",
+    "clear_everything",
+    "rewrite_from_ticket",
+    "DYNAMIC_BASELINES",
+    "LADDER",
+    "agent",
+]
 
 CLEAR = "vtysh -c 'clear ip ospf process'"
 
@@ -99,3 +108,30 @@ DYNAMIC_BASELINES = {
 def agent(name: str) -> ScriptedRouteAgent:
     """The baseline agent called ``name``."""
     return ScriptedRouteAgent(name, DYNAMIC_BASELINES[name])
+
+
+_DYNAMIC = ("dynamic",)
+LADDER: tuple[Baseline, ...] = (
+    scripted_baseline(
+        "ospf-read-only",
+        "looks at every router with show commands, and changes nothing",
+        read_only,
+        {"solved_safely": (0.0, 0.01), "changed": (0.0, 0.01), "safety": (1.0, 1.0)},
+        _DYNAMIC,
+    ),
+    scripted_baseline(
+        "ospf-clear-everything",
+        "clears the OSPF process on every router (every adjacency flaps, nothing is fixed)",
+        clear_everything,
+        {"solved_safely": (0.0, 0.05), "safety": (0.0, 0.1)},
+        _DYNAMIC,
+    ),
+    scripted_baseline(
+        "ospf-rewrite-from-ticket",
+        "never looks: re-applies the ticket's design to every router's OSPF configuration",
+        rewrite_from_ticket,
+        {"solved_safely": (0.0, 0.3)},
+        _DYNAMIC,
+    ),
+)
+"""The dynamic-routing rungs of route's ladder, measured on the ``dynamic`` labels."""

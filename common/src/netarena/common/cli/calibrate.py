@@ -28,6 +28,7 @@ __all__ = [
     "calibrate",
     "ladder",
     "ladder_table",
+    "ladder_plan_labels",
     "write_ladder_table",
     "REFERENCE_EXPECTED",
     "NULL_EXPECTED",
@@ -73,13 +74,26 @@ class Rung:
 Progress = Callable[[str, int, int], Any]
 
 
-def _ladder(app: App) -> list[tuple[Agent, dict[str, tuple[float, float]], str]]:
-    ladder: list[tuple[Agent, dict[str, tuple[float, float]], str]] = [
-        (app.reference_agent(), dict(REFERENCE_EXPECTED), "the reference solver"),
-        (NullAgent(), dict(NULL_EXPECTED), "an empty reply every turn"),
+_Step = tuple[Agent, dict[str, tuple[float, float]], str, tuple[str, ...] | None]
+"""An agent of the ladder, its ranges, its description and its labels (``None``: all)."""
+
+
+def _ladder(app: App) -> list[_Step]:
+    ladder: list[_Step] = [
+        (app.reference_agent(), dict(REFERENCE_EXPECTED), "the reference solver", None),
+        (NullAgent(), dict(NULL_EXPECTED), "an empty reply every turn", None),
     ]
-    ladder += [(b.make(), dict(b.expected), b.description) for b in app.baselines()]
+    for b in app.baselines():
+        text = f"{b.description} (on {', '.join(b.labels)} queries)" if b.labels else b.description
+        ladder.append((b.make(), dict(b.expected), text, b.labels))
     return ladder
+
+
+def ladder_plan_labels(app: App) -> list[tuple[str, ...]]:
+    """The label lists a full calibration plans: the default (``()``), then the baselines' own."""
+    found: list[tuple[str, ...]] = [()]
+    found += [b.labels for b in app.baselines() if b.labels and b.labels not in found]
+    return found
 
 
 def ladder(app: App) -> list[tuple[str, dict[str, tuple[float, float]], str]]:
@@ -89,7 +103,7 @@ def ladder(app: App) -> list[tuple[str, dict[str, tuple[float, float]], str]]:
         ``(agent name, rate name → (low, high), description)`` per rung, reference and null
         first, then the app's baselines in their registered order.
     """
-    return [(agent.name, expected, text) for agent, expected, text in _ladder(app)]
+    return [(agent.name, expected, text) for agent, expected, text, _ in _ladder(app)]
 
 
 def _bound(x: float) -> str:
@@ -163,8 +177,14 @@ def calibrate(
         One ``Rung`` per agent, reference and null first.
     """
     rungs = []
-    for agent, expected, description in _ladder(app):
+    for agent, expected, description, labels in _ladder(app):
         if only is not None and agent.name not in only:
+            continue
+        mine = queries
+        if labels is not None:  # a baseline runs on its own labels (the default plan's: none)
+            scope = app.label_scope(labels)
+            mine = [q for q in queries if q.label in scope]
+        if not mine:
             continue
         path = out / agent.name.replace(":", "_") / "results.jsonl" if out else None
 
@@ -172,9 +192,7 @@ def calibrate(
             if progress is not None:
                 progress(name, done, total)
 
-        results = run_until_stopped(
-            Runner(app, agent, config).run(queries, out=path, on_result=tick)
-        )
+        results = run_until_stopped(Runner(app, agent, config).run(mine, out=path, on_result=tick))
         summary = summarize(results, app=app.name, agent=agent.name, seed=None)
         rungs.append(Rung(agent.name, expected, summary, results, description))
     return rungs

@@ -44,7 +44,7 @@ def calibrate_command(
     out: Annotated[Path | None, typer.Option(help="directory for each agent's results")] = None,
 ) -> None:
     """Run the calibration ladder and check each agent against its documented range."""
-    from netarena.common.cli.calibrate import calibrate
+    from netarena.common.cli.calibrate import calibrate, ladder_plan_labels
     from netarena.common.core.app import load_app
     from netarena.common.core.plan import QueryPlan, plan_queries
     from netarena.common.core.runner import RunConfig
@@ -52,7 +52,13 @@ def calibrate_command(
     logging.basicConfig(level=logging.WARNING)
     try:
         app = load_app(app_name)
-        plan = plan_queries(app, QueryPlan(num_queries=queries, seed=seed))
+        plan = [  # the default plan, then the labels a baseline is measured on
+            query
+            for labels in ladder_plan_labels(app)
+            for query in plan_queries(
+                app, QueryPlan(num_queries=queries, seed=seed, labels=labels or None)
+            )
+        ]
         only = agents.split(",") if agents else None
 
         def progress(agent: str, done: int, total: int) -> None:

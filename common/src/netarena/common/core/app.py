@@ -201,6 +201,14 @@ class App(abc.ABC):
                     out.append(label)
         return tuple(out)
 
+    @classmethod
+    def label_scope(cls, names: Sequence[str]) -> frozenset[str]:
+        """The labels a plan naming ``names`` covers: the default plan's when none."""
+        if names:
+            return frozenset(cls.expand_labels(names))
+        every = {label for labels in cls.labels.values() for label in labels}
+        return frozenset(every - cls.opt_in_labels)
+
     def pick_label(self, rng: random.Random, level: int, label: str | None) -> str:
         """Validate ``label`` against ``level`` or draw one with ``rng``."""
         choices: Sequence[str] = self.labels.get(level, ())
