@@ -239,6 +239,10 @@ def _neighbours(sock: socket.socket, state: NodeState, names: dict[int, str]) ->
         state[f"neigh {name} {_ip(attrs.get(1))}"] = f"lladdr {attrs.get(2, b'').hex(':')}"
 
 
+RTPROT_ZEBRA = 11
+"""The protocol of the routes and nexthop objects FRR's zebra installs."""
+
+
 def _nexthops(sock: socket.socket, state: NodeState, names: dict[int, str]) -> None:
     for data, at in _dump(sock, 106, _NHMSG.pack(socket.AF_UNSPEC, 0, 0, 0, 0)):
         attrs = attributes(data, at + _NHMSG.size)
@@ -249,6 +253,9 @@ def _nexthops(sock: socket.socket, state: NodeState, names: dict[int, str]) -> N
             value = "blackhole"
         else:
             value = f"via {_ip(attrs.get(6))} dev {names.get(_u32(attrs.get(5)), '-')}"
+        protocol = data[at + 2]  # nhmsg.nh_protocol
+        if protocol == RTPROT_ZEBRA:
+            value += " proto zebra"  # FRR's: its routing output, judged apart (frr/network.py)
         state[f"nexthop {_u32(attrs.get(1))}"] = value
 
 

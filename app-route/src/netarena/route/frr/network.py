@@ -53,6 +53,11 @@ _PAM = "auth sufficient pam_permit.so\naccount sufficient pam_permit.so\n"
 """vtysh's PAM service in the sandbox (it has no shadow file to check accounts against)."""
 
 
+def _routing_output(key: str, value: str) -> bool:
+    """Whether a kernel object is FRR's output (routes, zebra's nexthops), not configuration."""
+    return key.startswith("route ") or (key.startswith("nexthop ") and value.endswith("zebra"))
+
+
 class OspfTopo(Topo):
     """Routers ``r1..rN`` linked point to point, host ``h<i>`` behind ``r<i>``."""
 
@@ -356,15 +361,16 @@ class FrrNetwork(Network):
     def read_states(self) -> dict[str, NodeState]:
         """Every node's kernel state, routers with their FRR configuration (no routes).
 
-        Routes are the routing protocol's output, judged by ``routing()``; the rest (links,
-        addresses, filters, sysctls, FRR configuration) is what collateral compares.
+        Routes (and zebra's nexthop objects) are the routing protocol's output, judged by
+        ``routing()``; the rest (links, addresses, filters, sysctls, FRR configuration) is
+        what collateral compares.
         """
         self._check_open(self.ospf.routers[0])
         states = {}
         for node in self.plan.nodes:
             state = self.reader.read(node, self.netns(node))
             if node in self.ospf.routers:
-                state = {k: v for k, v in state.items() if not k.startswith("route ")}
+                state = {k: v for k, v in state.items() if not _routing_output(k, v)}
                 state.update(self.running_config(node))
             states[node] = state
         return states
