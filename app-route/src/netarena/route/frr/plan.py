@@ -287,7 +287,8 @@ def render(plan: OspfPlan, router: str) -> str:
         "frr defaults traditional",
         f"hostname {router}",
         "service integrated-vtysh-config",
-        "!",
+        "no zebra nexthop kernel enable",  # plain kernel routes: FRR 8.4's nexthop objects
+        "!",  # can vanish under a route that zebra still reports as installed
     ]
     lines += [*plan.extras.get(router, []), "!"] if plan.extras.get(router) else []
     lines += ["interface lo", " ip ospf area 0", "exit", "!"]
