@@ -266,15 +266,22 @@ class Network:
         """Read ``node``'s packet filters and count its kernel objects.
 
         Rules that write host state are deleted on the spot (``rulesets.py``). A node over
-        its object budget is not listed; one whose listing fails is reported unreadable.
+        its object budget is not listed; one whose listing fails twice (a loaded host can
+        fail one) is reported unreadable.
         """
         findings = RuleFindings(counts=count_node(self.netns(node)))
         if findings.over_budget():
             return findings
-        try:
-            self._read_filters(node, findings)
-        except UnreadableState as exc:
-            findings.unreadable.append(f"{node}: its packet filters cannot be read: {exc}")
+        for attempt in (1, 2):
+            try:
+                self._read_filters(node, findings)
+                break
+            except UnreadableState as exc:
+                log.info("%s: listing failed (attempt %d): %s", node, attempt, exc)
+                if attempt == 2:
+                    reason = f"{node}: its packet filters cannot be read: {exc}"
+                    findings.unreadable.append(reason)
+                findings.volatile.clear()
         return findings
 
     def _read_filters(self, node: str, findings: RuleFindings) -> None:
