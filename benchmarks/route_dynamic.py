@@ -11,17 +11,16 @@ Run as root: ``python benchmarks/route_dynamic.py [--repeat 5] [--parallel 8]``.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import statistics
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from netarena.common.core.agents import Observation
+from route_episode import play_reference  # a sibling script: benchmarks/ is on sys.path
+
 from netarena.route import RouteApp
 from netarena.route.frr.network import DAEMONS, FrrNetwork
 from netarena.route.frr.plan import OspfPlan
-from netarena.route.solver import ReferenceRouteAgent
 
 _LABELS = ("ospf-area", "ospf-cost", "ospf-auth", "ospf-redist", "ospf-mtu", "ospf-passive")
 
@@ -70,19 +69,7 @@ def converge_once(app: RouteApp, seed: int) -> tuple[float, float]:
 
 
 def solve(app: RouteApp, seed: int) -> tuple[float, bool]:
-    label = _LABELS[seed % len(_LABELS)]
-    started = time.perf_counter()
-    episode = app.open(app.generate(seed, 1, label))
-    agent = ReferenceRouteAgent()
-    try:
-        for turn in range(10):
-            reply = asyncio.run(agent.act(Observation(episode.observe(), "b", turn)))
-            if episode.step(reply).done:
-                break
-        score = episode.score()
-    finally:
-        episode.close()
-    return time.perf_counter() - started, score.correct and score.safe
+    return play_reference(app, app.generate(seed, 1, _LABELS[seed % len(_LABELS)]))
 
 
 def main() -> None:

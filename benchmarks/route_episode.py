@@ -22,6 +22,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 
 from netarena.common.core.agents import Observation
+from netarena.common.core.types import Query
 from netarena.route import Network, RouteApp, RouterTopo, draw_plan, pingmesh
 from netarena.route.collateral import Footprint, collateral
 from netarena.route.intent import Intent
@@ -36,8 +37,13 @@ def median_s(samples: list[float]) -> str:
 
 
 def solve(app: RouteApp, seed: int, level: int) -> tuple[float, bool]:
+    return play_reference(app, app.generate(seed, level))
+
+
+def play_reference(app: RouteApp, query: Query) -> tuple[float, bool]:
+    """Open ``query`` and let the reference play it: seconds taken, solved safely."""
     started = time.perf_counter()
-    episode = app.open(app.generate(seed, level))
+    episode = app.open(query)
     agent = ReferenceRouteAgent()
     try:
         for turn in range(10):

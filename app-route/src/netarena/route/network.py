@@ -123,7 +123,8 @@ class Network:
         """Namespace name of ``node`` (``r0``, ``h3``), or of the switch fabric (``net``)."""
         return f"{self.prefix}_{node}"
 
-    def _build(self, topo: Topo) -> None:
+    def _start_mininet(self, topo: Topo) -> None:
+        """Build and start ``topo`` in the episode's private switch fabric (every network)."""
         raise_open_file_limit()
         OWNER_DIR.mkdir(parents=True, exist_ok=True)
         (OWNER_DIR / f"{self.prefix}.pid").write_text(str(os.getpid()))
@@ -132,7 +133,7 @@ class Network:
         for table in _BRIDGE_FIREWALL:  # our own namespace: bridges just switch
             with contextlib.suppress(OSError):
                 write_sysctl(fabric, f"net.bridge.bridge-nf-call-{table}", "0")
-        self._skip_node_ifindexes(fabric)
+        self._skip_node_ifindexes(fabric, len(topo.switches()))
         with enter(fabric):
             self.mininet = ConcurrentMininet(
                 topo=topo,
@@ -147,6 +148,10 @@ class Network:
             self.mininet.start()
         limit_icmp(fabric)
         ip_batch([f"netns attach {self.netns(h.name)} {h.pid}" for h in self.mininet.hosts])
+
+    def _build(self, topo: Topo) -> None:
+        self._start_mininet(topo)
+        assert self.mininet is not None
         missing = set(self.plan.nodes) - {h.name for h in self.mininet.hosts}
         if missing:
             raise EmulatorError(f"topology lacks nodes of the plan: {sorted(missing)}")
@@ -160,7 +165,7 @@ class Network:
         self.sandbox = EpisodeSandbox(self.prefix, self.plan)
         self.healthy = self.read_states()
 
-    def _skip_node_ifindexes(self, fabric: str) -> None:
+    def _skip_node_ifindexes(self, fabric: str, switches: int) -> None:
         """Make the switch ports' interface numbers differ from their peers'.
 
         A veth end whose ifindex equals its peer's (both ``2`` in fresh namespaces: a
@@ -169,7 +174,7 @@ class Network:
         the host cannot talk meanwhile. Burning the fabric's low numbers (throwaway veth
         pairs) puts every switch port above any node interface's number.
         """
-        pairs = (len(self.plan.subnets) + 3) // 2
+        pairs = (switches + 3) // 2
         names = [(f"nax{i}a", f"nax{i}b") for i in range(pairs)]
         ip_batch([f"link add {a} type veth peer name {b}" for a, b in names], fabric)
         ip_batch([f"link del {a}" for a, _ in names], fabric)

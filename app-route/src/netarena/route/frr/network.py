@@ -29,13 +29,12 @@ from typing import Any
 from netarena.common.core.errors import EmulatorError
 from netarena.route.frr.plan import OspfPlan, render
 from netarena.route.frr.routing import Routing, config_objects, judged, routes_complete
-from netarena.route.mininet_build import ConcurrentMininet, raise_open_file_limit
-from netarena.route.namespaces import FRR_DIR, OWNER_DIR, enter, ip_batch, new_prefix, write_sysctl
+from netarena.route.namespaces import FRR_DIR, ip_batch, new_prefix, write_sysctl
 from netarena.route.network import Network
 from netarena.route.nodestate import NodeState, StateReader
 from netarena.route.sandbox import EpisodeSandbox, episode_uid
 from netarena.route.services import Services
-from netarena.route.topology import Bridge, LinuxRouter, Topo
+from netarena.route.topology import LinuxRouter, Topo
 from netarena.route.undisclosed import Undisclosed
 
 __all__ = ["FrrNetwork", "OspfTopo", "DAEMONS"]
@@ -123,25 +122,8 @@ class FrrNetwork(Network):
         return self.dirs / router
 
     def _build(self, topo: Topo) -> None:
-        raise_open_file_limit()
-        OWNER_DIR.mkdir(parents=True, exist_ok=True)
-        (OWNER_DIR / f"{self.prefix}.pid").write_text(str(os.getpid()))
-        fabric = self.netns("net")
-        ip_batch([f"netns add {fabric}"])
+        self._start_mininet(topo)
         uid = episode_uid(self.prefix)
-        with enter(fabric):
-            self.mininet = ConcurrentMininet(
-                topo=topo,
-                switch=Bridge,
-                controller=None,
-                autoSetMacs=False,
-                waitConnected=False,
-                build=False,
-            )
-            self.mininet.node_uid = uid
-            self.mininet.build()
-            self.mininet.start()
-        ip_batch([f"netns attach {self.netns(h.name)} {h.pid}" for h in self.mininet.hosts])
         for router in self.ospf.routers:
             ip_batch([f"addr add {self.ospf.loopbacks[router]}/32 dev lo"], self.netns(router))
             write_sysctl(self.netns(router), "net.ipv4.conf.all.promote_secondaries", "1")
