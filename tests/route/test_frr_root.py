@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -172,3 +173,20 @@ def test_a_reader_is_never_unsafe_on_dynamic_queries() -> None:
     with ThreadPoolExecutor(8) as pool:
         scores = list(pool.map(one, range(960, 968)))
     assert all(s.safe and not s.changed for s in scores), [s.details for s in scores]
+
+
+def test_the_ticket_paths_are_traced_with_real_probes() -> None:
+    """Path intent is checked by tracing the ticket's flows once routing is healthy: the
+    repaired network's traces follow the design, and a trace that leaves it is not solved."""
+    from netarena.route.frr.paths import traced_path
+
+    app = _small()
+    query = app.generate(31, 1, "ospf-cost")
+    with app.open(query) as episode:
+        assert episode.intended_paths and not episode.initial.paths  # routing is not healthy
+        (src, dst), designed = next(iter(episode.intended_paths.items()))
+        assert traced_path(episode.net, episode.plan, src, dst) != designed  # the fault moved it
+        play_reference(episode, 10)
+        assert episode.state.paths == episode.intended_paths
+        detour = {**episode.state.paths, (src, dst): ("r9",)}
+        assert not episode._solved(replace(episode.state, paths=detour))

@@ -31,7 +31,9 @@ from netarena.route.checks import describe_flow
 from netarena.route.collateral import footprint
 from netarena.route.frr.faults import fault_lines
 from netarena.route.frr.network import FrrNetwork
+from netarena.route.frr.paths import Path, traced_path
 from netarena.route.frr.plan import OspfPlan
+from netarena.route.frr.prompts import designed_path
 from netarena.route.frr.routing import Routing, judged
 from netarena.route.guarded import GuardedEpisode
 from netarena.route.injection import ProbeTiming, measure, measure_patiently
@@ -66,6 +68,9 @@ class DynamicState:
     up_since: dict[tuple[str, str], tuple[float, float]] = field(compare=False)
     """When each Full adjacency came up: monotonic ``(earliest, latest)``, from its up-time
     and the times the query was sent and answered."""
+    paths: dict[tuple[str, str], Path | None] = field(default_factory=dict)
+    """The ticket's flows → the routers they cross, traced (``paths.py``); measured only
+    once routing equals the healthy routing (empty before)."""
 
 
 def fib_path(plan: OspfPlan, routing: Routing, src: str, dst_ip: str) -> list[str]:
@@ -106,6 +111,10 @@ class FrrEpisode(GuardedEpisode[DynamicState]):
         self.plan = plan
         self.faults: list[dict[str, Any]] = query.truth["faults"]
         self.watch: list[tuple[str, str]] = [tuple(w) for w in query.truth["watch"]]
+        self.intended_paths = {
+            (s, d): path for s, d in self.watch if (path := self._designed(s, d)) is not None
+        }
+        """The ticket's flows → the routers the design sends them through."""
         self.timing = ProbeTiming(timeout_s=config.probe_timeout_s)
         nodes = self.plan.nodes
         self.want = frozenset((s, d) for s in nodes for d in nodes if s != d)
@@ -126,6 +135,11 @@ class FrrEpisode(GuardedEpisode[DynamicState]):
             self.close()
             raise
         self._begin(initial)
+
+    def _designed(self, src: str, dst: str) -> Path | None:
+        a, b = self.plan.stub_of_host(src).router, self.plan.stub_of_host(dst).router
+        path = designed_path(self.plan, a, b)
+        return tuple(path) if path is not None else None
 
     def _inject(self) -> None:
         for fault in self.faults:
@@ -192,7 +206,10 @@ class FrrEpisode(GuardedEpisode[DynamicState]):
             self.want if self.final else frozenset()
         )
         matrix = measure_patiently(self.net, self.timing, expect, frozenset(), before)
-        return DynamicState(matrix, routing, *self._adjacencies())
+        paths = {}
+        if judged(routing) == judged(self.healthy):  # only then can the paths hold
+            paths = {(s, d): traced_path(self.net, self.plan, s, d) for s, d in self.watch}
+        return DynamicState(matrix, routing, *self._adjacencies(), paths)
 
     def _report(self, state: DynamicState) -> str:
         lines = [
@@ -213,6 +230,7 @@ class FrrEpisode(GuardedEpisode[DynamicState]):
             and m.ok == self.want
             and m.tcp == self.want
             and m.udp == self.want
+            and all(state.paths.get(w) == path for w, path in self.intended_paths.items())
             and self.guard_clear
         )
 
