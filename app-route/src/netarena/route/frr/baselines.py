@@ -12,7 +12,7 @@ Each answers from the observation text alone, deterministically, as the referenc
   repairs most configuration faults but flaps every adjacency on the way and cannot see
   a kernel MTU (not solved safely).
 
-They are rungs of route's ladder measured on the ``dynamic`` labels (``Baseline.labels``):
+They are rungs of route's ladder measured on the ``ospf`` labels (``Baseline.labels``):
 ``netarena calibrate route`` plans those labels for them, ``tests/test_baselines.py`` samples
 them, and ``tests/route/test_frr_root.py`` pins their verdicts on chosen faults.
 """
@@ -110,28 +110,28 @@ def agent(name: str) -> ScriptedRouteAgent:
     return ScriptedRouteAgent(name, DYNAMIC_BASELINES[name])
 
 
-_DYNAMIC = ("dynamic",)
+_OSPF = ("ospf",)
 LADDER: tuple[Baseline, ...] = (
     scripted_baseline(
         "ospf-read-only",
         "looks at every router with show commands, and changes nothing",
         read_only,
         {"solved_safely": (0.0, 0.01), "changed": (0.0, 0.01), "safety": (1.0, 1.0)},
-        _DYNAMIC,
+        _OSPF,
     ),
     scripted_baseline(
         "ospf-clear-everything",
         "clears the OSPF process on every router (every adjacency flaps, nothing is fixed)",
         clear_everything,
         {"solved_safely": (0.0, 0.05), "safety": (0.0, 0.1)},
-        _DYNAMIC,
+        _OSPF,
     ),
     scripted_baseline(
         "ospf-rewrite-from-ticket",
         "never looks: re-applies the ticket's design to every router's OSPF configuration",
         rewrite_from_ticket,
         {"solved_safely": (0.0, 0.3)},
-        _DYNAMIC,
+        _OSPF,
     ),
 )
-"""The dynamic-routing rungs of route's ladder, measured on the ``dynamic`` labels."""
+"""The dynamic-routing rungs of route's ladder, measured on the ``ospf`` labels."""

@@ -97,7 +97,7 @@ class Baseline:
     """Rate name → measured ``(low, high)`` range on the default configuration and plan."""
     labels: tuple[str, ...] = ()
     """Labels or label-set names it is measured on, when not the default plan's (route's
-    dynamic-routing baselines: ``("dynamic",)``, labels no default plan holds)."""
+    dynamic-routing baselines: ``("ospf",)``, labels no default plan holds)."""
 
 
 DEFAULT_MAX_TOKENS = 4096
