@@ -87,3 +87,21 @@ def test_unknown_baselines_are_named_in_the_error() -> None:
     app = load_app("malt")
     with pytest.raises(ConfigError, match="rank-by-name"):
         find_baseline(app, "nope")
+
+
+def test_a_rung_on_its_own_labels_is_planned_once_and_played_only_there() -> None:
+    """Route's dynamic rungs (``Baseline.labels``): calibration plans their labels once
+    beside the default plan, and plays them only on queries of their labels; the default
+    plan holds none of those labels (they are opt-in)."""
+    from netarena.common.cli.calibrate import _ladder, ladder_plan_labels
+
+    app = load_app("route")
+    assert ladder_plan_labels(app) == [(), ("ospf",)]
+    default = app.label_scope(())
+    ospf = app.label_scope(("ospf",))
+    assert ospf and not default & ospf and not default & app.opt_in_labels
+    plan = plan_queries(app, QueryPlan(num_queries=40, seed=3))
+    assert {q.label for q in plan} <= default
+    scoped = {agent.name: labels for agent, _, _, labels in _ladder(app)}
+    assert scoped["route-reference"] is None and scoped["baseline:read-only"] == ()
+    assert scoped["baseline:ospf-read-only"] == ("ospf",)

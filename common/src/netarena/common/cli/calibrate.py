@@ -92,7 +92,9 @@ def _ladder(app: App) -> list[_Step]:
 def ladder_plan_labels(app: App) -> list[tuple[str, ...]]:
     """The label lists a full calibration plans: the default (``()``), then the baselines' own."""
     found: list[tuple[str, ...]] = [()]
-    found += [b.labels for b in app.baselines() if b.labels and b.labels not in found]
+    for baseline in app.baselines():
+        if baseline.labels and baseline.labels not in found:
+            found.append(baseline.labels)
     return found
 
 
