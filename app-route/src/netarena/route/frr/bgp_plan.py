@@ -20,7 +20,7 @@ words, and ``bgp_lines`` renders it the way FRR prints it in ``show running-conf
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cached_property
 from typing import Any, ClassVar
 
@@ -206,11 +206,9 @@ class BgpPlan(OspfPlan):
 def _sizes(rng: random.Random, num_routers: int | None) -> list[int]:
     if num_routers is None:
         return [rng.randint(2, 3) for _ in range(rng.choice((2, 3)))]
-    options = [
-        s
-        for s in ([a, b] for a in (2, 3) for b in (2, 3))
-        if sum(s) == num_routers
-    ] + [s for s in ([a, b, c] for a in (2, 3) for b in (2, 3) for c in (2, 3)) if sum(s) == num_routers]
+    splits = [[a, b] for a in (2, 3) for b in (2, 3)]
+    splits += [[a, b, c] for a in (2, 3) for b in (2, 3) for c in (2, 3)]
+    options = [s for s in splits if sum(s) == num_routers]
     if not options:
         raise ValueError(f"no split of {num_routers} routers into ASes of 2-3")
     return rng.choice(options)
@@ -262,7 +260,7 @@ def draw_bgp_plan(rng: random.Random, num_routers: int | None = None) -> BgpPlan
 
 def _bare(link: TransitLink) -> TransitLink:
     """An inter-AS link: no OSPF cost or key."""
-    return TransitLink(link.a, link.b, link.a_intf, link.b_intf, link.network, link.a_ip, link.b_ip, 0, "")
+    return replace(link, cost=0, key="")
 
 
 def neighbor_lines(n: Neighbor) -> tuple[list[str], list[str]]:
@@ -280,7 +278,9 @@ def neighbor_lines(n: Neighbor) -> tuple[list[str], list[str]]:
     return top, family
 
 
-def bgp_lines(asn: int, router_id: str, neighbors: list[Neighbor], networks: list[str]) -> list[str]:
+def bgp_lines(
+    asn: int, router_id: str, neighbors: list[Neighbor], networks: list[str]
+) -> list[str]:
     """A router's ``router bgp`` section, as FRR prints it."""
     top = [
         f"router bgp {asn}",

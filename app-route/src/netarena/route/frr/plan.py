@@ -14,9 +14,9 @@ from __future__ import annotations
 import heapq
 import random
 import string
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, replace
 from functools import cached_property
-from collections.abc import Callable
 from typing import Any, ClassVar
 
 from netarena.route.plan import natural_key
