@@ -1,0 +1,201 @@
+"""The reference solver for multi-AS BGP queries: show commands, then vtysh repairs.
+
+It reads the design from the prompt (ASes, router ids, every session with its addresses
+and kind, the border routers, the stubs), and from it each router's ``router bgp``
+section the way FRR prints it (``bgp_plan.bgp_lines``, the same words the runbook turns
+into). Each turn it looks at one router (``show running-config`` and ``show bgp
+summary``) or repairs one: every neighbour the design does not name is removed, every
+missing neighbour or neighbour line is added, every extra line on a designed neighbour
+(a filter, a prefix limit, a TTL check) is removed, a wrong remote AS is set again, a
+missing ``network`` statement is put back; a session a prefix limit shut down is cleared
+once its limit is gone. It never touches lines the design does not describe (global
+prefix lists, route-maps, static routes stay). Routers come in the order the evidence
+points: those behind unreachable stubs, the far ends of sessions a looked-at router shows
+down, the border routers, the rest. Stateless: everything comes from the observation.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from dataclasses import dataclass, field
+
+from netarena.route.frr.bgp_plan import Neighbor, bgp_lines
+from netarena.route.history import Move, _history
+
+__all__ = ["BgpDesign", "read_bgp_design", "bgp_router_fix", "BGP_DIAGNOSTIC", "next_bgp_action"]
+
+BGP_DIAGNOSTIC = "vtysh -c 'show running-config' -c 'show bgp summary'"
+"""What the reference runs to look at a router."""
+
+_ROUTERS = re.compile(r"^Routers (.*?) run FRR \(.*bgpd\)")
+_AS = re.compile(r"^- AS (\d+): (.*)$")
+_SESSION = re.compile(
+    r"^- (\S+) (\S+) \(AS (\d+)\) <-> (\S+) (\S+) \(AS (\d+)\): (iBGP|eBGP over|eBGP between)"
+)
+_STUB = re.compile(r"^- (\S+) (\S+) on (\S+) behind (\S+) (\S+) (\S+)$")
+_BORDERS = re.compile(r"^Border routers set themselves as next hop towards their iBGP peers: (.*)$")
+_SUMMARY = re.compile(r"^(\d+\.\d+\.\d+\.\d+)\s+4\s+\d+\s+\d+\s+\d+\s+\d+\s+\d+\s+\d+\s+\S+\s+(\S+)")
+
+
+@dataclass
+class BgpDesign:
+    """What the runbook says about BGP."""
+
+    routers: list[str] = field(default_factory=list)
+    asn: dict[str, int] = field(default_factory=dict)
+    """Router → its AS."""
+    router_ids: dict[str, str] = field(default_factory=dict)
+    neighbors: dict[str, list[Neighbor]] = field(default_factory=dict)
+    """Router → its neighbour statements."""
+    networks: dict[str, list[str]] = field(default_factory=dict)
+    """Router → the prefixes it announces."""
+    peers: dict[str, dict[str, str]] = field(default_factory=dict)
+    """Router → neighbour address → the router there."""
+    stub_router: dict[str, str] = field(default_factory=dict)
+    """Host → the router its stub is behind."""
+
+
+def read_bgp_design(text: str) -> BgpDesign:
+    """The BGP design as the prompt states it."""
+    design = BgpDesign()
+    sessions: list[tuple[str, str, str, str, str]] = []
+    borders: set[str] = set()
+    for line in text.split("## Task", 1)[0].splitlines():
+        if m := _ROUTERS.match(line):
+            design.routers = [r.strip() for r in m.group(1).split(",")]
+        elif m := _AS.match(line):
+            design.asn.update({r.strip(): int(m.group(1)) for r in m.group(2).split(",")})
+        elif m := _SESSION.match(line):
+            sessions.append((m.group(1), m.group(2), m.group(4), m.group(5), m.group(7)))
+        elif m := _BORDERS.match(line):
+            borders = {r.strip() for r in m.group(1).split(",")}
+        elif m := _STUB.match(line):
+            design.networks.setdefault(m.group(4), []).append(m.group(3))
+            design.stub_router[m.group(1)] = m.group(4)
+        elif line.startswith("- ") and design.routers and not design.router_ids:
+            pairs = [part.split() for part in line[2:].split(", ")]
+            if all(len(p) == 2 and p[0] in design.routers for p in pairs):
+                design.router_ids = {p[0]: p[1] for p in pairs}
+    for a, a_addr, b, b_addr, kind in sessions:
+        for me, peer, addr in ((a, b, b_addr), (b, a, a_addr)):
+            design.neighbors.setdefault(me, []).append(
+                Neighbor(
+                    addr,
+                    design.asn[peer],
+                    kind == "iBGP",
+                    kind == "eBGP between",
+                    kind == "iBGP" and me in borders,
+                )
+            )
+            design.peers.setdefault(me, {})[addr] = peer
+    return design
+
+
+def _bgp_section(config: str) -> tuple[set[str], set[str]]:
+    """The ``router bgp`` section's own lines and its IPv4 unicast family's, stripped."""
+    top: set[str] = set()
+    family: set[str] = set()
+    inside = in_family = False
+    for raw in config.splitlines():
+        if raw.startswith("router bgp"):
+            inside = True
+        elif inside and not raw.startswith(" "):
+            inside = in_family = False
+        elif inside and raw.strip() == "address-family ipv4 unicast":
+            in_family = True
+        elif inside and raw.strip() == "exit-address-family":
+            in_family = False
+        elif inside and raw.strip() not in ("", "!"):
+            (family if in_family else top).add(raw.strip())
+    return top, family
+
+
+def _neighbor_of(line: str) -> str | None:
+    words = line.split()
+    return words[1] if len(words) > 2 and words[0] == "neighbor" else None
+
+
+def bgp_router_fix(router: str, output: str, design: BgpDesign) -> str | None:
+    """The one command that repairs what ``router``'s diagnostic showed, if anything."""
+    want = bgp_lines(
+        design.asn[router],
+        design.router_ids.get(router, ""),
+        design.neighbors.get(router, []),
+        design.networks.get(router, []),
+    )
+    want_top, want_family = _bgp_section("\n".join(want))
+    have_top, have_family = _bgp_section(output)
+    designed = {n.address for n in design.neighbors.get(router, [])}
+    present = {a for line in have_top | have_family if (a := _neighbor_of(line))}
+    top = [f"no neighbor {a}" for a in sorted(present - designed)]
+    for line in sorted(have_top - want_top):  # a wrong remote AS is overwritten below
+        if _neighbor_of(line) in designed & present and " remote-as " not in line:
+            top.append(f"no {line}")
+    top += sorted(  # a new neighbour's remote AS first: FRR wants it before the rest
+        (line for line in want_top - have_top if _neighbor_of(line) in designed),
+        key=lambda x: (" remote-as " not in x, x),
+    )
+    family = [
+        f"no {line}"
+        for line in sorted(have_family - want_family)
+        if _neighbor_of(line) in designed or line.startswith("network ")
+    ]
+    family += sorted(want_family - have_family, key=lambda x: "activate" not in x)
+    if not top and not family:
+        return None
+    vty = [f"router bgp {design.asn[router]}", *top]
+    if family:
+        vty += ["address-family ipv4 unicast", *family, "exit-address-family"]
+    command = "vtysh -c 'conf t' " + " ".join(f"-c {shlex.quote(x)}" for x in vty)
+    cleared = [_neighbor_of(x[3:]) for x in family if x.startswith("no ") and "maximum-prefix" in x]
+    for address in cleared:
+        command += f" && vtysh -c 'clear bgp {address}'"
+    return command
+
+
+def _down_peers(router: str, output: str, design: BgpDesign) -> list[str]:
+    """Routers at the far end of sessions ``router``'s summary shows not Established."""
+    peers = design.peers.get(router, {})
+    found = []
+    for line in output.splitlines():
+        if (m := _SUMMARY.match(line)) and not m.group(2).isdigit() and m.group(1) in peers:
+            found.append(peers[m.group(1)])
+    return found
+
+
+def _order(text: str, design: BgpDesign, looked: dict[str, str]) -> list[str]:
+    ticket = text.split("## Incident ticket", 1)[-1].split("## Routing design", 1)[0]
+    first = []
+    for m in re.finditer(r"(h\d+) \(\S+\) cannot be reached from (.*)\.", ticket):
+        first.append(design.stub_router.get(m.group(1), ""))
+    pointed = [p for r, out in looked.items() for p in _down_peers(r, out, design)]
+    borders = [r for r in design.routers if any(not n.ibgp for n in design.neighbors.get(r, []))]
+    order = [*pointed, *first, *borders, *design.routers]
+    return [r for r in dict.fromkeys(order) if r in design.routers]
+
+
+def next_bgp_action(text: str) -> Move | None:
+    """The next ``(router, command)`` for a BGP observation."""
+    design = read_bgp_design(text)
+    history = _history(text)
+    looked: dict[str, str] = {}
+    for entry in history:
+        if entry.command == BGP_DIAGNOSTIC:
+            looked[entry.machine] = entry.output
+    revisit = []
+    for router in _order(text, design, looked):
+        mine = [e for e in history if e.machine == router]
+        looks = [e for e in mine if e.command == BGP_DIAGNOSTIC]
+        if not looks:
+            return router, BGP_DIAGNOSTIC
+        last = looks[-1]
+        changed = any(e.index > last.index for e in mine)
+        fix = bgp_router_fix(router, last.output, design)
+        if fix and not changed:
+            return router, fix
+        if changed:
+            revisit.append(router)
+    for router in revisit:
+        return router, BGP_DIAGNOSTIC
+    return (design.routers[0], BGP_DIAGNOSTIC) if design.routers else None
