@@ -35,7 +35,8 @@ _SESSION = re.compile(
 )
 _STUB = re.compile(r"^- (\S+) (\S+) on (\S+) behind (\S+) (\S+) (\S+)$")
 _BORDERS = re.compile(r"^Border routers set themselves as next hop towards their iBGP peers: (.*)$")
-_SUMMARY = re.compile(r"^(\d+\.\d+\.\d+\.\d+)\s+4\s+\d+\s+\d+\s+\d+\s+\d+\s+\d+\s+\d+\s+\S+\s+(\S+)")
+_SUMMARY = re.compile(r"^(\d+\.\d+\.\d+\.\d+)\s+4(?:\s+\d+){6}\s+\S+\s+(\S+)")
+"""A ``show bgp summary`` neighbour row: its address and its state (or prefix count)."""
 
 
 @dataclass
