@@ -205,7 +205,7 @@ class BgpPlan(OspfPlan):
 
 def _sizes(rng: random.Random, num_routers: int | None) -> list[int]:
     if num_routers is None:
-        return [rng.randint(2, 3) for _ in range(rng.choice((2, 3)))]
+        num_routers = rng.randint(4, 8)
     splits = [[a, b] for a in (2, 3) for b in (2, 3)]
     splits += [[a, b, c] for a in (2, 3) for b in (2, 3) for c in (2, 3)]
     options = [s for s in splits if sum(s) == num_routers]

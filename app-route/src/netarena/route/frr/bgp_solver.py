@@ -10,8 +10,9 @@ missing neighbour or neighbour line is added, every extra line on a designed nei
 missing ``network`` statement is put back; a session a prefix limit shut down is cleared
 once its limit is gone. It never touches lines the design does not describe (global
 prefix lists, route-maps, static routes stay). Routers come in the order the evidence
-points: those behind unreachable stubs, the far ends of sessions a looked-at router shows
-down, the border routers, the rest. Stateless: everything comes from the observation.
+points: the far ends of sessions a looked-at router shows down, then by how often the
+ticket names their stub, border routers first among equals. Stateless: everything comes
+from the observation.
 """
 
 from __future__ import annotations
@@ -166,14 +167,26 @@ def _down_peers(router: str, output: str, design: BgpDesign) -> list[str]:
 
 
 def _order(text: str, design: BgpDesign, looked: dict[str, str]) -> list[str]:
+    """Routers in the order to look at them.
+
+    Far ends of sessions seen down first, then by how much of the ticket names their stub
+    (borders first among equals).
+    """
     ticket = text.split("## Incident ticket", 1)[-1].split("## Routing design", 1)[0]
-    first = []
+    named: dict[str, int] = dict.fromkeys(design.routers, 0)
     for m in re.finditer(r"(h\d+) \(\S+\) cannot be reached from (.*)\.", ticket):
-        first.append(design.stub_router.get(m.group(1), ""))
+        for host in [m.group(1), *(h.strip() for h in m.group(2).split(","))]:
+            router = design.stub_router.get(host)
+            if router in named:
+                named[router] += 1
+    for m in re.finditer(r"Traffic (h\d+) -> (h\d+)", ticket):
+        for host in m.groups():
+            if (router := design.stub_router.get(host)) in named:
+                named[router] += 1
     pointed = [p for r, out in looked.items() for p in _down_peers(r, out, design)]
-    borders = [r for r in design.routers if any(not n.ibgp for n in design.neighbors.get(r, []))]
-    order = [*pointed, *first, *borders, *design.routers]
-    return [r for r in dict.fromkeys(order) if r in design.routers]
+    border = {r for r in design.routers if any(not n.ibgp for n in design.neighbors.get(r, []))}
+    ranked = sorted(design.routers, key=lambda r: (-named[r], r not in border))
+    return [r for r in dict.fromkeys([*pointed, *ranked]) if r in design.routers]
 
 
 def next_bgp_action(text: str) -> Move | None:
