@@ -10,7 +10,8 @@ missing neighbour or neighbour line is added, every extra line on a designed nei
 missing ``network`` statement is put back; a session a prefix limit shut down is cleared
 once its limit is gone. It never touches lines the design does not describe (global
 prefix lists, route-maps, static routes stay). Routers come in the order the evidence
-points: the far ends of sessions a looked-at router shows down, then by how often the
+points: the far ends of sessions a looked-at router shows down and the borders whose
+routes it cannot resolve, then by how often the
 ticket names their stub, border routers first among equals. Stateless: everything comes
 from the observation.
 """
@@ -26,7 +27,7 @@ from netarena.route.history import Move, _history
 
 __all__ = ["BgpDesign", "read_bgp_design", "bgp_router_fix", "BGP_DIAGNOSTIC", "next_bgp_action"]
 
-BGP_DIAGNOSTIC = "vtysh -c 'show running-config' -c 'show bgp summary'"
+BGP_DIAGNOSTIC = "vtysh -c 'show running-config' -c 'show bgp summary' -c 'show ip bgp'"
 """What the reference runs to look at a router."""
 
 _ROUTERS = re.compile(r"^Routers (.*?) run FRR \(.*bgpd\)")
@@ -36,6 +37,8 @@ _SESSION = re.compile(
 )
 _STUB = re.compile(r"^- (\S+) (\S+) on (\S+) behind (\S+) (\S+) (\S+)$")
 _BORDERS = re.compile(r"^Border routers set themselves as next hop towards their iBGP peers: (.*)$")
+_PATH = re.compile(r"^([ *>=sdhirSR]{0,3})\s*\d+\.\d+\.\d+\.\d+/\d+\s+(\d+\.\d+\.\d+\.\d+)\s")
+"""A ``show ip bgp`` row: its status codes and its next hop."""
 _SUMMARY = re.compile(r"^(\d+\.\d+\.\d+\.\d+)\s+4(?:\s+\d+){6}\s+\S+\s+(\S+)")
 """A ``show bgp summary`` neighbour row: its address and its state (or prefix count)."""
 
@@ -56,6 +59,8 @@ class BgpDesign:
     """Router → neighbour address → the router there."""
     stub_router: dict[str, str] = field(default_factory=dict)
     """Host → the router its stub is behind."""
+    border_of: dict[str, str] = field(default_factory=dict)
+    """eBGP address → the router at the session's other end (the next hop it hands on)."""
 
 
 def read_bgp_design(text: str) -> BgpDesign:
@@ -91,6 +96,8 @@ def read_bgp_design(text: str) -> BgpDesign:
                 )
             )
             design.peers.setdefault(me, {})[addr] = peer
+            if kind != "iBGP":
+                design.border_of[addr] = me
     return design
 
 
@@ -166,10 +173,20 @@ def _down_peers(router: str, output: str, design: BgpDesign) -> list[str]:
     return found
 
 
+def _unresolved(output: str, design: BgpDesign) -> list[str]:
+    """Border routers that handed on routes whose next hop does not resolve here."""
+    found = []
+    for line in output.split("BGP table version", 1)[-1].splitlines():
+        if (m := _PATH.match(line)) and "*" not in m.group(1) and m.group(2) in design.border_of:
+            found.append(design.border_of[m.group(2)])
+    return found
+
+
 def _order(text: str, design: BgpDesign, looked: dict[str, str]) -> list[str]:
     """Routers in the order to look at them.
 
-    Far ends of sessions seen down first, then by how much of the ticket names their stub
+    Far ends of sessions seen down and borders that handed on unresolvable next hops
+    first, then by how much of the ticket names their stub
     (borders first among equals).
     """
     ticket = text.split("## Incident ticket", 1)[-1].split("## Routing design", 1)[0]
@@ -184,6 +201,7 @@ def _order(text: str, design: BgpDesign, looked: dict[str, str]) -> list[str]:
             if (router := design.stub_router.get(host)) in named:
                 named[router] += 1
     pointed = [p for r, out in looked.items() for p in _down_peers(r, out, design)]
+    pointed += [p for out in looked.values() for p in _unresolved(out, design)]
     border = {r for r in design.routers if any(not n.ibgp for n in design.neighbors.get(r, []))}
     ranked = sorted(design.routers, key=lambda r: (-named[r], r not in border))
     return [r for r in dict.fromkeys([*pointed, *ranked]) if r in design.routers]
