@@ -13,6 +13,7 @@ import pytest
 
 from netarena.route import RouteApp
 from netarena.route.frr.bgp_faults import BGP_FAULTS
+from netarena.route.frr.bgp_model import reachable
 
 from .conftest import NEEDS_ROOT, play_reference, reply
 
@@ -85,6 +86,13 @@ def test_each_fault_shows_in_vtysh_and_the_reference_repairs_it(kind: str) -> No
     with app.open(query) as episode:
         assert episode.initial.routing != episode.healthy  # verified in the steady state
         _shows(episode, fault)
+        behind = {s.host: s.router for s in episode.plan.stubs}
+        answered = {
+            (behind[a], behind[b])
+            for a, b in episode.initial.matrix.ok
+            if a in behind and b in behind
+        }
+        assert answered == reachable(episode.plan, [fault])  # the ticket's model is the network
         turns = play_reference(episode, 10)
         score = episode.score()
     assert score.correct and score.safe and not score.collateral, (turns, score)

@@ -3,15 +3,15 @@
 It reads the design from the prompt (ASes, router ids, every session with its addresses
 and kind, the border routers, the stubs), and from it each router's ``router bgp``
 section the way FRR prints it (``bgp_plan.bgp_lines``, the same words the runbook turns
-into). Each turn it looks at one router (``show running-config`` and ``show bgp
-summary``) or repairs one: every neighbour the design does not name is removed, every
+into). Each turn it looks at one router (``show running-config``, ``show bgp summary``,
+``show ip bgp``) or repairs one: every neighbour the design does not name is removed, every
 missing neighbour or neighbour line is added, every extra line on a designed neighbour
 (a filter, a prefix limit, a TTL check) is removed, a wrong remote AS is set again, a
 missing ``network`` statement is put back; a session a prefix limit shut down is cleared
 once its limit is gone. It never touches lines the design does not describe (global
 prefix lists, route-maps, static routes stay). Routers come in the order the evidence
-points: the far ends of sessions a looked-at router shows down and the borders whose
-routes it cannot resolve, then by how often the
+points: the far ends of sessions a looked-at router shows down, the borders whose routes
+it cannot resolve, those that should have sent it a stub it lacks; then by how often the
 ticket names their stub, border routers first among equals. Stateless: everything comes
 from the observation.
 """
@@ -182,12 +182,33 @@ def _unresolved(output: str, design: BgpDesign) -> list[str]:
     return found
 
 
+def _missing(router: str, output: str, design: BgpDesign) -> list[str]:
+    """Who should have given ``router`` the stubs its BGP table lacks.
+
+    The stub's own router inside the AS; the AS's border routers for other ASes' stubs.
+    """
+    table = output.split("BGP table version", 1)[-1]
+    if table is output:
+        return []
+    mine = design.asn.get(router)
+    borders = [
+        r
+        for r in design.routers
+        if design.asn.get(r) == mine and any(not n.ibgp for n in design.neighbors.get(r, []))
+    ]
+    found: list[str] = []
+    for owner, prefixes in design.networks.items():
+        if owner != router and any(p not in table for p in prefixes):
+            found += [owner] if design.asn.get(owner) == mine else borders
+    return found
+
+
 def _order(text: str, design: BgpDesign, looked: dict[str, str]) -> list[str]:
     """Routers in the order to look at them.
 
-    Far ends of sessions seen down and borders that handed on unresolvable next hops
-    first, then by how much of the ticket names their stub
-    (borders first among equals).
+    Far ends of sessions seen down, borders that handed on unresolvable next hops, the
+    routers that should have sent a missing stub first; then by how much of the ticket
+    names their stub (borders first among equals).
     """
     ticket = text.split("## Incident ticket", 1)[-1].split("## Routing design", 1)[0]
     named: dict[str, int] = dict.fromkeys(design.routers, 0)
@@ -202,6 +223,7 @@ def _order(text: str, design: BgpDesign, looked: dict[str, str]) -> list[str]:
                 named[router] += 1
     pointed = [p for r, out in looked.items() for p in _down_peers(r, out, design)]
     pointed += [p for out in looked.values() for p in _unresolved(out, design)]
+    pointed += [p for r, out in looked.items() for p in _missing(r, out, design)]
     border = {r for r in design.routers if any(not n.ibgp for n in design.neighbors.get(r, []))}
     ranked = sorted(design.routers, key=lambda r: (-named[r], r not in border))
     return [r for r in dict.fromkeys([*pointed, *ranked]) if r in design.routers]
