@@ -4,16 +4,17 @@ It reads the design from the prompt (ASes, router ids, every session with its ad
 and kind, the border routers, the stubs), and from it each router's ``router bgp``
 section the way FRR prints it (``bgp_plan.bgp_lines``, the same words the runbook turns
 into). Each turn it looks at one router (``show running-config``, ``show bgp summary``,
-``show ip bgp``) or repairs one: every neighbour the design does not name is removed, every
-missing neighbour or neighbour line is added, every extra line on a designed neighbour
-(a filter, a prefix limit, a TTL check) is removed, a wrong remote AS is set again, a
-missing ``network`` statement is put back; a session a prefix limit shut down is cleared
-once its limit is gone. It never touches lines the design does not describe (global
-prefix lists, route-maps, static routes stay). Routers come in the order the evidence
-points: the far ends of sessions a looked-at router shows down, the borders whose routes
-it cannot resolve, those that should have sent it a stub it lacks; then by how often the
-ticket names their stub, border routers first among equals. Stateless: everything comes
-from the observation.
+``show ip bgp``) or repairs one: every neighbour the design does not name is removed,
+every missing neighbour or neighbour line is added, every extra line on a designed
+neighbour (a filter, a prefix limit, a TTL check) is removed, a wrong remote AS is set
+again, a missing ``network`` statement is put back; sessions still down after a repair
+are cleared (a prefix limit's shutdown stays until then, and FRR waits longer after each
+failed attempt), here and, once the far end was repaired, at the far end too. It never
+touches lines the design does not describe (global prefix lists, route-maps, static
+routes stay). Routers come in the order the evidence points: the far ends of sessions a
+looked-at router shows down, the borders whose routes it cannot resolve, those that
+should have sent it a stub it lacks; then by how often the ticket names their stub,
+border routers first among equals. Stateless: everything comes from the observation.
 """
 
 from __future__ import annotations
@@ -157,20 +158,28 @@ def bgp_router_fix(router: str, output: str, design: BgpDesign) -> str | None:
     if family:
         vty += ["address-family ipv4 unicast", *family, "exit-address-family"]
     command = "vtysh -c 'conf t' " + " ".join(f"-c {shlex.quote(x)}" for x in vty)
-    cleared = [_neighbor_of(x[3:]) for x in family if x.startswith("no ") and "maximum-prefix" in x]
-    for address in cleared:
-        command += f" && vtysh -c 'clear bgp {address}'"
-    return command
+    down = [a for a in _down(router, output, design) if a in designed]
+    return command + (f" && {_clear(down)}" if down else "")
+
+
+def _clear(addresses: list[str]) -> str:
+    """Restart sessions that are down now (FRR backs off longer after each failed try)."""
+    return "vtysh " + " ".join(f"-c 'clear bgp {a}'" for a in addresses)
+
+
+def _down(router: str, output: str, design: BgpDesign) -> list[str]:
+    """Neighbour addresses ``router``'s summary shows not Established."""
+    peers = design.peers.get(router, {})
+    return [
+        m.group(1)
+        for line in output.splitlines()
+        if (m := _SUMMARY.match(line)) and not m.group(2).isdigit() and m.group(1) in peers
+    ]
 
 
 def _down_peers(router: str, output: str, design: BgpDesign) -> list[str]:
     """Routers at the far end of sessions ``router``'s summary shows not Established."""
-    peers = design.peers.get(router, {})
-    found = []
-    for line in output.splitlines():
-        if (m := _SUMMARY.match(line)) and not m.group(2).isdigit() and m.group(1) in peers:
-            found.append(peers[m.group(1)])
-    return found
+    return [design.peers[router][a] for a in _down(router, output, design)]
 
 
 def _unresolved(output: str, design: BgpDesign) -> list[str]:
@@ -248,6 +257,12 @@ def next_bgp_action(text: str) -> Move | None:
         fix = bgp_router_fix(router, last.output, design)
         if fix and not changed:
             return router, fix
+        repaired = {e.machine for e in history if "conf t" in e.command}
+        waiting = [  # down only for a fault its far end has had repaired since
+            a for a in _down(router, last.output, design) if design.peers[router][a] in repaired
+        ]
+        if waiting and not changed:
+            return router, _clear(waiting)
         if changed:
             revisit.append(router)
     for router in revisit:
