@@ -3,8 +3,8 @@
 It reads the design from the prompt (ASes, router ids, every session with its addresses
 and kind, the border routers, the stubs), and from it each router's ``router bgp``
 section the way FRR prints it (``bgp_plan.bgp_lines``, the same words the runbook turns
-into). Each turn it looks at one router (``show running-config``, ``show bgp summary``,
-``show ip bgp``) or repairs one: every neighbour the design does not name is removed,
+into). Each turn it looks at one router (``show bgp summary``, ``show running-config
+bgpd``, ``show ip bgp``) or repairs one: every neighbour the design does not name is removed,
 every missing neighbour or neighbour line is added, every extra line on a designed
 neighbour (a filter, a prefix limit, a TTL check) is removed, a wrong remote AS is set
 again, a missing ``network`` statement is put back; sessions still down after a repair
@@ -28,8 +28,9 @@ from netarena.route.history import Move, _history
 
 __all__ = ["BgpDesign", "read_bgp_design", "bgp_router_fix", "BGP_DIAGNOSTIC", "next_bgp_action"]
 
-BGP_DIAGNOSTIC = "vtysh -c 'show running-config' -c 'show bgp summary' -c 'show ip bgp'"
-"""What the reference runs to look at a router."""
+BGP_DIAGNOSTIC = "vtysh -c 'show bgp summary' -c 'show running-config bgpd' -c 'show ip bgp'"
+"""What the reference runs to look at a router (the history keeps 3000 characters of it:
+the summary and bgpd's configuration fit, the table may be cut)."""
 
 _ROUTERS = re.compile(r"^Routers (.*?) run FRR \(.*bgpd\)")
 _AS = re.compile(r"^- AS (\d+): (.*)$")
@@ -185,7 +186,7 @@ def _down_peers(router: str, output: str, design: BgpDesign) -> list[str]:
 def _unresolved(output: str, design: BgpDesign) -> list[str]:
     """Border routers that handed on routes whose next hop does not resolve here."""
     found = []
-    for line in output.split("BGP table version", 1)[-1].splitlines():
+    for line in output.split("BGP table version is", 1)[-1].splitlines():
         if (m := _PATH.match(line)) and "*" not in m.group(1) and m.group(2) in design.border_of:
             found.append(design.border_of[m.group(2)])
     return found
@@ -196,8 +197,8 @@ def _missing(router: str, output: str, design: BgpDesign) -> list[str]:
 
     The stub's own router inside the AS; the AS's border routers for other ASes' stubs.
     """
-    table = output.split("BGP table version", 1)[-1]
-    if table is output:
+    table = output.split("BGP table version is", 1)[-1]
+    if table is output or "output cut" in table:
         return []
     mine = design.asn.get(router)
     borders = [
