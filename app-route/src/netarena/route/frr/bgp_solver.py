@@ -9,7 +9,7 @@ every missing neighbour or neighbour line is added, every extra line on a design
 neighbour (a filter, a prefix limit, a TTL check) is removed, a wrong remote AS is set
 again, a missing ``network`` statement is put back; sessions still down after a repair
 are cleared (a prefix limit's shutdown stays until then, and FRR waits longer after each
-failed attempt), here and, once the far end was repaired, at the far end too. It never
+failed attempt), here and at the far end. It never
 touches lines the design does not describe (global prefix lists, route-maps, static
 routes stay). Routers come in the order the evidence points: the far ends of sessions a
 looked-at router shows down, the borders whose routes it cannot resolve, those that
@@ -22,6 +22,7 @@ from __future__ import annotations
 import re
 import shlex
 from dataclasses import dataclass, field
+from typing import Any
 
 from netarena.route.frr.bgp_plan import Neighbor, bgp_lines
 from netarena.route.history import Move, _history
@@ -159,8 +160,13 @@ def bgp_router_fix(router: str, output: str, design: BgpDesign) -> str | None:
     if family:
         vty += ["address-family ipv4 unicast", *family, "exit-address-family"]
     command = "vtysh -c 'conf t' " + " ".join(f"-c {shlex.quote(x)}" for x in vty)
-    down = [a for a in _down(router, output, design) if a in designed]
+    down = [a for a in _down(router, output, design) if a in _touched(command)]
     return command + (f" && {_clear(down)}" if down else "")
+
+
+def _touched(command: str) -> set[str]:
+    """Neighbour addresses a repair command changed."""
+    return set(re.findall(r"neighbor (\d+\.\d+\.\d+\.\d+) ", command))
 
 
 def _clear(addresses: list[str]) -> str:
@@ -168,19 +174,25 @@ def _clear(addresses: list[str]) -> str:
     return "vtysh " + " ".join(f"-c 'clear bgp {a}'" for a in addresses)
 
 
-def _down(router: str, output: str, design: BgpDesign) -> list[str]:
-    """Neighbour addresses ``router``'s summary shows not Established."""
+def _down(router: str, output: str, design: BgpDesign, silent: bool = False) -> list[str]:
+    """Neighbour addresses ``router``'s summary shows not Established.
+
+    With ``silent``, also those Established that sent nothing (every designed peer sends
+    at least one stub): evidence where to look, never a reason to reset a session.
+    """
     peers = design.peers.get(router, {})
     return [
         m.group(1)
         for line in output.splitlines()
-        if (m := _SUMMARY.match(line)) and not m.group(2).isdigit() and m.group(1) in peers
+        if (m := _SUMMARY.match(line))
+        and m.group(1) in peers
+        and (not m.group(2).isdigit() or (silent and m.group(2) == "0"))
     ]
 
 
 def _down_peers(router: str, output: str, design: BgpDesign) -> list[str]:
     """Routers at the far end of sessions ``router``'s summary shows not Established."""
-    return [design.peers[router][a] for a in _down(router, output, design)]
+    return [design.peers[router][a] for a in _down(router, output, design, silent=True)]
 
 
 def _unresolved(output: str, design: BgpDesign) -> list[str]:
@@ -239,33 +251,59 @@ def _order(text: str, design: BgpDesign, looked: dict[str, str]) -> list[str]:
     return [r for r in dict.fromkeys([*pointed, *ranked]) if r in design.routers]
 
 
+def _far_end_clear(design: BgpDesign, history: list[Any]) -> Move | None:
+    """A clear at the far end of a session repaired while down, if it has not had one.
+
+    The repaired end clears its side; the far end still waits out a back-off that grows
+    after each failed attempt (up to two minutes), so it is cleared too.
+    """
+    for entry in history:
+        if "conf t" not in entry.command:
+            continue
+        looks = [e for e in history[: entry.index] if e.machine == entry.machine]
+        looks = [e for e in looks if e.command == BGP_DIAGNOSTIC]
+        if not looks:
+            continue
+        touched = _touched(entry.command.split("&&")[0])
+        for address in _down(entry.machine, looks[-1].output, design):
+            if address not in touched:
+                continue
+            peer = design.peers[entry.machine][address]
+            if any(e.machine == peer for e in history[entry.index + 1 :]):
+                continue
+            mine = [a for a, r in design.peers.get(peer, {}).items() if r == entry.machine]
+            if mine:
+                return peer, _clear(mine)
+    return None
+
+
 def next_bgp_action(text: str) -> Move | None:
-    """The next ``(router, command)`` for a BGP observation."""
+    """The next ``(router, command)`` for a BGP observation.
+
+    Repairs come before new looks; after a repair, the far ends of its sessions that were
+    down are cleared; then routers are looked at in the order the evidence points.
+    """
     design = read_bgp_design(text)
     history = _history(text)
     looked: dict[str, str] = {}
     for entry in history:
         if entry.command == BGP_DIAGNOSTIC:
             looked[entry.machine] = entry.output
-    revisit = []
-    for router in _order(text, design, looked):
+    order = _order(text, design, looked)
+    fresh: dict[str, bool] = {}  # router → nothing ran on it since its last look
+    for router in looked:
         mine = [e for e in history if e.machine == router]
-        looks = [e for e in mine if e.command == BGP_DIAGNOSTIC]
-        if not looks:
-            return router, BGP_DIAGNOSTIC
-        last = looks[-1]
-        changed = any(e.index > last.index for e in mine)
-        fix = bgp_router_fix(router, last.output, design)
-        if fix and not changed:
+        last = max(e.index for e in mine if e.command == BGP_DIAGNOSTIC)
+        fresh[router] = not any(e.index > last for e in mine)
+    for router in order:
+        if fresh.get(router) and (fix := bgp_router_fix(router, looked[router], design)):
             return router, fix
-        repaired = {e.machine for e in history if "conf t" in e.command}
-        waiting = [  # down only for a fault its far end has had repaired since
-            a for a in _down(router, last.output, design) if design.peers[router][a] in repaired
-        ]
-        if waiting and not changed:
-            return router, _clear(waiting)
-        if changed:
-            revisit.append(router)
-    for router in revisit:
-        return router, BGP_DIAGNOSTIC
+    if (clear := _far_end_clear(design, history)) is not None:
+        return clear
+    for router in order:
+        if router not in looked:
+            return router, BGP_DIAGNOSTIC
+    for router in order:
+        if not fresh.get(router):
+            return router, BGP_DIAGNOSTIC
     return (design.routers[0], BGP_DIAGNOSTIC) if design.routers else None
