@@ -44,6 +44,7 @@ __all__ = [
     "draw_bgp_plan",
     "render_bgp",
     "bgp_lines",
+    "neighbor_lines",
     "KEEPALIVE_S",
     "HOLD_S",
 ]
