@@ -161,7 +161,7 @@ def bgp_router_fix(router: str, output: str, design: BgpDesign) -> str | None:
         vty += ["address-family ipv4 unicast", *family, "exit-address-family"]
     command = "vtysh -c 'conf t' " + " ".join(f"-c {shlex.quote(x)}" for x in vty)
     down = [a for a in _down(router, output, design) if a in _touched(command)]
-    return command + (f" && {_clear(down)}" if down else "")
+    return command + (f" && {{ {_clear(down)}; }}" if down else "")
 
 
 def _touched(command: str) -> set[str]:
@@ -170,8 +170,15 @@ def _touched(command: str) -> set[str]:
 
 
 def _clear(addresses: list[str]) -> str:
-    """Restart sessions that are down now (FRR backs off longer after each failed try)."""
-    return "vtysh " + " ".join(f"-c 'clear bgp {a}'" for a in addresses)
+    """Restart those sessions that are not up; one that came up meanwhile is left alone.
+
+    FRR waits longer after each failed attempt to open a session (up to two minutes).
+    """
+    return "; ".join(
+        f"vtysh -c 'show bgp neighbors {a}' | grep -q 'BGP state = Established' "
+        f"|| vtysh -c 'clear bgp {a}'"
+        for a in addresses
+    )
 
 
 def _down(router: str, output: str, design: BgpDesign, silent: bool = False) -> list[str]:
@@ -255,13 +262,14 @@ def _far_end_clear(design: BgpDesign, history: list[Any]) -> Move | None:
     """A clear at the far end of a session repaired while down, if it has not had one.
 
     The repaired end clears its side; the far end still waits out a back-off that grows
-    after each failed attempt (up to two minutes), so it is cleared too.
+    after each failed attempt (up to two minutes), so it is cleared too, and looked at in
+    the same command.
     """
     for entry in history:
         if "conf t" not in entry.command:
             continue
         looks = [e for e in history[: entry.index] if e.machine == entry.machine]
-        looks = [e for e in looks if e.command == BGP_DIAGNOSTIC]
+        looks = [e for e in looks if _is_look(e.command)]
         if not looks:
             continue
         touched = _touched(entry.command.split("&&")[0])
@@ -269,12 +277,16 @@ def _far_end_clear(design: BgpDesign, history: list[Any]) -> Move | None:
             if address not in touched:
                 continue
             peer = design.peers[entry.machine][address]
-            if any(e.machine == peer for e in history[entry.index + 1 :]):
-                continue
             mine = [a for a, r in design.peers.get(peer, {}).items() if r == entry.machine]
-            if mine:
-                return peer, _clear(mine)
+            later = [e.command for e in history[entry.index + 1 :] if e.machine == peer]
+            if mine and not any(f"clear bgp {mine[0]}" in c for c in later):
+                return peer, f"{_clear(mine)}; {BGP_DIAGNOSTIC}"
     return None
+
+
+def _is_look(command: str) -> bool:
+    """Whether ``command`` shows the router as the diagnostic does (last)."""
+    return command == BGP_DIAGNOSTIC or command.endswith(f"; {BGP_DIAGNOSTIC}")
 
 
 def next_bgp_action(text: str) -> Move | None:
@@ -287,13 +299,13 @@ def next_bgp_action(text: str) -> Move | None:
     history = _history(text)
     looked: dict[str, str] = {}
     for entry in history:
-        if entry.command == BGP_DIAGNOSTIC:
+        if _is_look(entry.command):
             looked[entry.machine] = entry.output
     order = _order(text, design, looked)
     fresh: dict[str, bool] = {}  # router → nothing ran on it since its last look
     for router in looked:
         mine = [e for e in history if e.machine == router]
-        last = max(e.index for e in mine if e.command == BGP_DIAGNOSTIC)
+        last = max(e.index for e in mine if _is_look(e.command))
         fresh[router] = not any(e.index > last for e in mine)
     for router in order:
         if fresh.get(router) and (fix := bgp_router_fix(router, looked[router], design)):
