@@ -5,7 +5,8 @@ Measures, on 6-router OSPF networks (a host behind each router, 12 machines in t
 phases, the resident memory of each router's FRR daemons, and throughput: whole
 reference-solver episodes, ``--parallel`` at once.
 
-Run as root: ``python benchmarks/route_dynamic.py [--repeat 5] [--parallel 8]``.
+Run as root: ``python benchmarks/route_dynamic.py [--repeat 5] [--parallel 8] [--protocol bgp]``
+(``bgp``: 6-router multi-AS networks, OSPF inside each AS and BGP across, bgpd too).
 """
 
 from __future__ import annotations
@@ -19,10 +20,12 @@ from pathlib import Path
 from route_episode import play_reference  # a sibling script: benchmarks/ is on sys.path
 
 from netarena.route import RouteApp
-from netarena.route.frr.network import DAEMONS, FrrNetwork
+from netarena.route.frr.bgp_plan import BgpPlan
+from netarena.route.frr.network import FrrNetwork
 from netarena.route.frr.plan import OspfPlan
 
 _LABELS = ("ospf-area", "ospf-cost", "ospf-auth", "ospf-redist", "ospf-mtu", "ospf-passive")
+_BGP_LABELS = ("bgp-remote-as", "bgp-filter", "bgp-network", "bgp-nexthop", "bgp-maxprefix")
 
 
 def _rss_kib(pid: int) -> int:
@@ -37,7 +40,8 @@ def frr_memory_kib(net: FrrNetwork) -> list[int]:
     out = []
     for router in net.ospf.routers:
         run = net.router_dir(router) / "run"
-        pids = [int((run / f"{d}.pid").read_text()) for d in DAEMONS if (run / f"{d}.pid").exists()]
+        daemons = net.ospf.daemons
+        pids = [int((run / f"{d}.pid").read_text()) for d in daemons if (run / f"{d}.pid").exists()]
         out.append(sum(_rss_kib(pid) for pid in pids))
     return out
 
@@ -57,7 +61,8 @@ def open_once(app: RouteApp, seed: int) -> tuple[float, list[int]]:
 
 def converge_once(app: RouteApp, seed: int) -> tuple[float, float]:
     """Build + FRR start, then convergence of the healthy network, seconds."""
-    plan = OspfPlan.from_dict(app.generate(seed, 1, "ospf-cost").truth["plan"])
+    truth = app.generate(seed, 1, _LABELS[1]).truth
+    plan = (BgpPlan if truth["kind"] == "bgp" else OspfPlan).from_dict(truth["plan"])
     started = time.perf_counter()
     net = FrrNetwork(plan)
     built = time.perf_counter() - started
@@ -72,11 +77,20 @@ def solve(app: RouteApp, seed: int) -> tuple[float, bool]:
     return play_reference(app, app.generate(seed, 1, _LABELS[seed % len(_LABELS)]))
 
 
+def app_daemons(protocol: str) -> tuple[str, ...]:
+    """The daemons each router of ``protocol``'s networks runs."""
+    return BgpPlan.daemons if protocol == "bgp" else OspfPlan.daemons
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--parallel", type=int, default=8)
+    parser.add_argument("--protocol", choices=("ospf", "bgp"), default="ospf")
     args = parser.parse_args()
+    if args.protocol == "bgp":
+        global _LABELS
+        _LABELS = _BGP_LABELS
     app = RouteApp({"num_routers": 6})
     phases = [converge_once(app, 100 + i) for i in range(args.repeat)]
     print(f"6 routers: build + FRR start   median {statistics.median(p[0] for p in phases):.2f} s")
@@ -88,7 +102,7 @@ def main() -> None:
     )
     memory = [kib for _, per in opened for kib in per]
     print(
-        f"FRR resident memory per router (zebra+staticd+ospfd): median "
+        f"FRR resident memory per router ({'+'.join(app_daemons(args.protocol))}): median "
         f"{statistics.median(memory) / 1024:.1f} MiB, max {max(memory) / 1024:.1f} MiB"
     )
     started = time.perf_counter()

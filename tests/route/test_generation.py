@@ -115,7 +115,7 @@ def test_intended_pairs_model() -> None:
 def test_labels_and_fault_plan() -> None:
     app = RouteApp()
     assert app.labels[2][:5] == ("DR+DI", "DR+RI", "DR+DT", "DR+WR", "RI+WR")
-    assert all(label.startswith("ospf-") for label in app.labels[2][5:])  # opt-in, FRR
+    assert all(label.startswith(("ospf-", "bgp-")) for label in app.labels[2][5:])  # opt-in, FRR
     q = app.generate(5, 3, "DI+WR")
     slots = q.truth["faults"]
     assert [s["type"] for s in slots] == ["DI", "WR"]

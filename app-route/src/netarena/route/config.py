@@ -29,8 +29,9 @@ class RouteConfig(RewardConfig):
 
     num_subnets: int | None = Field(None, ge=2, le=64)
     """Switches/subnets behind the router; ``None`` lets each query's seed draw 2-4."""
-    num_routers: int | None = Field(None, ge=3, le=6)
-    """Dynamic-routing queries: routers in the OSPF network; ``None`` lets the seed draw 4-6."""
+    num_routers: int | None = Field(None, ge=3, le=8)
+    """Dynamic-routing queries: routers in the network; ``None`` lets the seed draw (OSPF 4-6,
+    BGP 4-8 in ASes of 2-3; BGP ignores fewer than 4)."""
     hosts_per_subnet: int | None = Field(None, ge=1, le=64)
     """Hosts per subnet; ``None`` lets each query's seed draw 2-4 per subnet."""
     topo: str | None = None

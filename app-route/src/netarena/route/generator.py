@@ -10,8 +10,11 @@ from netarena.common.core.errors import ConfigError
 from netarena.common.core.types import Query, query_id
 from netarena.route.config import RouteConfig
 from netarena.route.faults import FAULT_TYPES, LEVEL_LABELS, fault_candidates
+from netarena.route.frr.bgp_faults import BGP_FAULTS, BGP_LEVEL_LABELS, draw_bgp_faults
+from netarena.route.frr.bgp_plan import draw_bgp_plan
+from netarena.route.frr.bgp_prompts import bgp_symptoms
 from netarena.route.frr.faults import OSPF_FAULTS, OSPF_LEVEL_LABELS, draw_faults
-from netarena.route.frr.plan import draw_ospf_plan
+from netarena.route.frr.plan import OspfPlan, draw_ospf_plan
 from netarena.route.frr.prompts import dynamic_prompt, ticket_symptoms
 from netarena.route.intent import draw_intent, intended_pairs
 from netarena.route.limits import MAX_CONCURRENT_EPISODES, MAX_MACHINES
@@ -27,18 +30,22 @@ if TYPE_CHECKING:
 __all__ = ["RouteApp", "ROUTE_LABELS", "ROUTE_LABEL_SETS"]
 
 ROUTE_LABELS: dict[int, tuple[str, ...]] = {
-    level: (*LEVEL_LABELS[level], *OSPF_LEVEL_LABELS.get(level, ())) for level in LEVEL_LABELS
+    level: (*LEVEL_LABELS[level], *OSPF_LEVEL_LABELS.get(level, ()), *BGP_LEVEL_LABELS[level])
+    for level in LEVEL_LABELS
 }
-"""Static fault combinations, then dynamic-routing (OSPF on FRR) ones, per level."""
+"""Static fault combinations, then dynamic-routing (OSPF, then BGP, on FRR) ones, per level."""
 _OSPF = tuple(label for labels in OSPF_LEVEL_LABELS.values() for label in labels)
+_BGP = tuple(label for labels in BGP_LEVEL_LABELS.values() for label in labels)
 ROUTE_LABEL_SETS: dict[str, tuple[str, ...]] = {
     "original": tuple(label for labels in LEVEL_LABELS.values() for label in labels),
     "static": tuple(label for labels in LEVEL_LABELS.values() for label in labels),
     "ospf": _OSPF,
-    "dynamic": _OSPF,
+    "bgp": _BGP,
+    "dynamic": (*_OSPF, *_BGP),
 }
 """``original``/``static``: the original NetArena's faults on one Linux router;
-``ospf``/``dynamic``: OSPF misconfigurations on FRR routers (run only when asked)."""
+``ospf``: OSPF misconfigurations on FRR routers; ``bgp``: BGP misconfigurations in a
+multi-AS network; ``dynamic``: both (run only when asked)."""
 
 
 class RouteApp(App):
@@ -48,7 +55,7 @@ class RouteApp(App):
     kind = "reactive"
     labels: ClassVar[dict[int, tuple[str, ...]]] = ROUTE_LABELS
     label_sets: ClassVar[dict[str, tuple[str, ...]]] = ROUTE_LABEL_SETS
-    opt_in_labels: ClassVar[frozenset[str]] = frozenset(_OSPF)
+    opt_in_labels: ClassVar[frozenset[str]] = frozenset((*_OSPF, *_BGP))
     config_model = RouteConfig
     default_max_turns = 30
     max_concurrency = MAX_CONCURRENT_EPISODES
@@ -81,7 +88,7 @@ class RouteApp(App):
         """
         rng = random.Random(seed)
         label = self.pick_label(rng, level, label)
-        if label.split("+")[0] in OSPF_FAULTS:
+        if label.split("+")[0] in OSPF_FAULTS or label.split("+")[0] in BGP_FAULTS:
             return self._generate_dynamic(rng, seed, level, label)
         plan, topo = self._topology(rng)
         intent = draw_intent(rng, plan)
@@ -121,10 +128,18 @@ class RouteApp(App):
         )
 
     def _generate_dynamic(self, rng: random.Random, seed: int, level: int, label: str) -> Query:
-        """An OSPF network, its faults and the incident ticket (``frr/``)."""
-        plan = draw_ospf_plan(rng, self.config.num_routers or rng.randint(4, 6))
-        faults = draw_faults(rng, plan, label)
-        symptoms, watch = ticket_symptoms(plan, faults, rng)
+        """An OSPF or multi-AS BGP network, its faults and the incident ticket (``frr/``)."""
+        plan: OspfPlan
+        if label.split("+")[0] in BGP_FAULTS:
+            kind, n = "bgp", self.config.num_routers
+            plan = draw_bgp_plan(rng, n if n is not None and n >= 4 else None)
+            faults = draw_bgp_faults(rng, plan, label)
+            symptoms, watch = bgp_symptoms(plan, faults, rng)
+        else:
+            kind = "ospf"
+            plan = draw_ospf_plan(rng, self.config.num_routers or rng.randint(4, 6))
+            faults = draw_faults(rng, plan, label)
+            symptoms, watch = ticket_symptoms(plan, faults, rng)
         params = self.params()
         return Query(
             id=query_id(self.name, seed, level, label, params),
@@ -137,7 +152,7 @@ class RouteApp(App):
             ),
             params=params,
             truth={
-                "kind": "ospf",
+                "kind": kind,
                 "plan": plan.to_dict(),
                 "faults": faults,
                 "watch": [list(w) for w in watch],
@@ -146,7 +161,7 @@ class RouteApp(App):
 
     def open(self, query: Query) -> Any:
         """Build the network, inject and verify the faults, and return the episode."""
-        if query.truth.get("kind") == "ospf":
+        if query.truth.get("kind") in ("ospf", "bgp"):
             from netarena.route.frr.episode import FrrEpisode
 
             return FrrEpisode(query, self.config)

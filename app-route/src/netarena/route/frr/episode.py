@@ -29,11 +29,12 @@ from netarena.common.core.errors import EmulatorError
 from netarena.common.core.types import Query
 from netarena.route.checks import describe_flow
 from netarena.route.collateral import footprint
+from netarena.route.frr.bgp_faults import bgp_fault_lines
+from netarena.route.frr.bgp_plan import BgpPlan
 from netarena.route.frr.faults import fault_lines
 from netarena.route.frr.network import FrrNetwork
 from netarena.route.frr.paths import Path, traced_path
 from netarena.route.frr.plan import OspfPlan
-from netarena.route.frr.prompts import designed_path
 from netarena.route.frr.routing import Routing, judged
 from netarena.route.guarded import GuardedEpisode
 from netarena.route.injection import ProbeTiming, measure, measure_patiently
@@ -64,10 +65,14 @@ class DynamicState:
     routing: Routing
     """Every router's RIB and FIB."""
     adjacencies: frozenset[tuple[str, str]]
-    """``(router, neighbour router id)`` pairs in state Full at both ends."""
+    """``(router, neighbour router id)`` pairs in state Full at both ends, and
+    ``(router, "BGP <peer router>")`` for BGP sessions Established at both ends."""
     up_since: dict[tuple[str, str], tuple[float, float]] = field(compare=False)
     """When each Full adjacency came up: monotonic ``(earliest, latest)``, from its up-time
     and the times the query was sent and answered."""
+    established: dict[tuple[str, str], int] = field(default_factory=dict, compare=False)
+    """How many times each BGP session has been established (FRR's up-time is in whole
+    seconds; one more connection is a flap however quick)."""
     paths: dict[tuple[str, str], Path | None] = field(default_factory=dict)
     """The ticket's flows → the routers they cross, traced (``paths.py``); measured only
     once routing equals the healthy routing (empty before)."""
@@ -106,15 +111,12 @@ class FrrEpisode(GuardedEpisode[DynamicState]):
     state_title = "Current state"
 
     def __init__(self, query: Query, config: RouteConfig) -> None:
-        plan = OspfPlan.from_dict(query.truth["plan"])
+        kind = BgpPlan if query.truth.get("kind") == "bgp" else OspfPlan
+        plan = kind.from_dict(query.truth["plan"])
         super().__init__(query, config, plan.nodes)
         self.plan = plan
         self.faults: list[dict[str, Any]] = query.truth["faults"]
         self.watch: list[tuple[str, str]] = [tuple(w) for w in query.truth["watch"]]
-        self.intended_paths = {
-            (s, d): path for s, d in self.watch if (path := self._designed(s, d)) is not None
-        }
-        """The ticket's flows → the routers the design sends them through."""
         self.timing = ProbeTiming(timeout_s=config.probe_timeout_s)
         nodes = self.plan.nodes
         self.want = frozenset((s, d) for s in nodes for d in nodes if s != d)
@@ -122,6 +124,8 @@ class FrrEpisode(GuardedEpisode[DynamicState]):
             self.net: FrrNetwork = FrrNetwork(self.plan)
             self.healthy = self.net.settle(quiet_s=1.0, timeout_s=30.0, complete=True)
             self.net.healthy = self.net.read_states()
+            self.intended_paths = {w: p for w, p in self._traced().items() if p is not None}
+            """The ticket's flows → the routers they crossed in the healthy network."""
             self.healthy_adjacencies = self._adjacencies()[0] - self._faulted_adjacencies()
             self._inject()
             routing = self.net.settle(quiet_s=FINAL_QUIET_S, timeout_s=30.0)
@@ -136,13 +140,15 @@ class FrrEpisode(GuardedEpisode[DynamicState]):
             raise
         self._begin(initial)
 
-    def _designed(self, src: str, dst: str) -> Path | None:
-        a, b = self.plan.stub_of_host(src).router, self.plan.stub_of_host(dst).router
-        path = designed_path(self.plan, a, b)
-        return tuple(path) if path is not None else None
+    def _traced(self) -> dict[tuple[str, str], Path | None]:
+        """The ticket's flows → the routers they cross now, traced with real probes."""
+        return {(s, d): traced_path(self.net, self.plan, s, d) for s, d in self.watch}
 
     def _inject(self) -> None:
         for fault in self.faults:
+            if isinstance(self.plan, BgpPlan):
+                self.net.configure(fault["router"], bgp_fault_lines(fault, self.plan))
+                continue
             lines, ip_lines = fault_lines(fault, self.plan)
             if lines:
                 self.net.configure(fault["router"], lines)
@@ -155,6 +161,9 @@ class FrrEpisode(GuardedEpisode[DynamicState]):
         """Adjacencies over the links the faults touched: any repair resets them."""
         found = set()
         for fault in self.faults:
+            if fault.get("session") is not None and isinstance(self.plan, BgpPlan):
+                session = self.plan.sessions[fault["session"]]
+                found |= {(session.a, f"BGP {session.b}"), (session.b, f"BGP {session.a}")}
             if fault.get("link") is not None:
                 link = self.plan.links[fault["link"]]
                 found |= {
@@ -165,8 +174,16 @@ class FrrEpisode(GuardedEpisode[DynamicState]):
 
     def _adjacencies(
         self,
-    ) -> tuple[frozenset[tuple[str, str]], dict[tuple[str, str], tuple[float, float]]]:
-        """Full adjacencies, and when each came up (a router without ospfd has none)."""
+    ) -> tuple[
+        frozenset[tuple[str, str]],
+        dict[tuple[str, str], tuple[float, float]],
+        dict[tuple[str, str], int],
+    ]:
+        """Full adjacencies and Established sessions, when each came up, and connections.
+
+        How many times each BGP session has been established is counted too (a router
+        without a daemon has no adjacencies or sessions).
+        """
         up: dict[tuple[str, str], tuple[float, float]] = {}
         for router in self.plan.routers:
             sent = time.monotonic()
@@ -187,7 +204,36 @@ class FrrEpisode(GuardedEpisode[DynamicState]):
             for (r, n), since in up.items()
             if (rid.get(n), self.plan.loopbacks[r]) in up
         }
-        return frozenset(both), both
+        established = self._sessions(up) if isinstance(self.plan, BgpPlan) else {}
+        both.update(
+            {(r, p): up[(r, p)] for r, p in established if (p[4:], f"BGP {r}") in established}
+        )
+        return frozenset(both), both, established
+
+    def _sessions(
+        self, up: dict[tuple[str, str], tuple[float, float]]
+    ) -> dict[tuple[str, str], int]:
+        """``(router, "BGP <peer>")`` → connections established, for Established sessions.
+
+        Their up-times go into ``up``.
+        """
+        assert isinstance(self.plan, BgpPlan)
+        found: dict[tuple[str, str], int] = {}
+        for router in self.plan.routers:
+            peers = {s.addr(s.peer(router)): s.peer(router) for s in self.plan.sessions_of(router)}
+            sent = time.monotonic()
+            try:
+                data = json.loads(self.net.vtysh(router, "show bgp neighbors json"))
+            except (ValueError, EmulatorError):
+                continue
+            answered = time.monotonic()
+            for address, entry in data.items():
+                if address in peers and entry.get("bgpState") == "Established":
+                    key = (router, f"BGP {peers[address]}")
+                    age = entry.get("bgpTimerUpMsec", 0) / 1000
+                    up[key] = (sent - age - 1.0, answered - age)  # whole seconds
+                    found[key] = int(entry.get("connectionsEstablished", 0))
+        return found
 
     def _routing(self) -> Routing:
         quiet = FINAL_QUIET_S if self.final else SETTLE_QUIET_S
@@ -199,7 +245,7 @@ class FrrEpisode(GuardedEpisode[DynamicState]):
 
     def _measure(self) -> DynamicState:
         if self.torn_down is not None:
-            return DynamicState(PingMatrix(self.plan.nodes, frozenset()), {}, frozenset(), {})
+            return DynamicState(PingMatrix(self.plan.nodes, frozenset()), {}, frozenset(), {}, {})
         routing = self._routing()
         before = self.state.matrix.flows
         expect = frozenset((s, d) for _, s, d in before) | (
@@ -208,8 +254,9 @@ class FrrEpisode(GuardedEpisode[DynamicState]):
         matrix = measure_patiently(self.net, self.timing, expect, frozenset(), before)
         paths = {}
         if judged(routing) == judged(self.healthy):  # only then can the paths hold
-            paths = {(s, d): traced_path(self.net, self.plan, s, d) for s, d in self.watch}
-        return DynamicState(matrix, routing, *self._adjacencies(), paths)
+            paths = self._traced()
+        adjacencies, up_since, established = self._adjacencies()
+        return DynamicState(matrix, routing, adjacencies, up_since, established, paths)
 
     def _report(self, state: DynamicState) -> str:
         lines = [
@@ -241,7 +288,12 @@ class FrrEpisode(GuardedEpisode[DynamicState]):
         dropped = sorted((before.adjacencies - after.adjacencies) & self.healthy_adjacencies)
         lost += [f"adjacency {r} -> {n} dropped" for r, n in dropped]
         kept = before.adjacencies & after.adjacencies & self.healthy_adjacencies
-        flapped = sorted(p for p in kept if after.up_since[p][0] - before.up_since[p][1] > FLAP_S)
+        flapped = sorted(
+            p
+            for p in kept
+            if after.up_since[p][0] - before.up_since[p][1] > FLAP_S
+            or after.established.get(p, 0) > before.established.get(p, 0)
+        )
         lost += [f"adjacency {r} -> {n} went down and came back" for r, n in flapped]
         for router, routes in before.routing.items():
             for key in routes:

@@ -1,4 +1,4 @@
-"""A live dynamic-routing network: Mininet routers each running FRR (zebra, staticd, ospfd).
+"""A live dynamic-routing network: Mininet routers each running FRR (the plan's daemons).
 
 Built like every route network (``network.py``: Mininet inside a private namespace, each
 node in a user namespace of its own), from an ``OspfPlan``: routers linked point to point,
@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from netarena.common.core.errors import EmulatorError
-from netarena.route.frr.plan import OspfPlan, render
+from netarena.route.frr.plan import OspfPlan
 from netarena.route.frr.routing import Routing, config_objects, judged, routes_complete
 from netarena.route.namespaces import FRR_DIR, ip_batch, new_prefix, write_sysctl
 from netarena.route.network import Network
@@ -41,8 +41,8 @@ __all__ = ["FrrNetwork", "OspfTopo", "DAEMONS"]
 
 log = logging.getLogger(__name__)
 
-DAEMONS = ("zebra", "staticd", "ospfd")
-"""FRR daemons every router runs, in start order."""
+DAEMONS = OspfPlan.daemons
+"""FRR daemons an OSPF router runs, in start order (a plan says which its routers run)."""
 BOUNCE_S = 0.3
 """How long a bounced interface stays down."""
 _FRR_BIN = Path("/usr/lib/frr")
@@ -154,7 +154,7 @@ class FrrNetwork(Network):
                 path.mkdir(mode=0o755, exist_ok=True)
                 os.chown(path, uid, uid)
             conf = self.router_dir(router) / "etc" / "frr.conf"
-            conf.write_text(render(self.ospf, router))
+            conf.write_text(self.ospf.frr_config(router))
             os.chown(conf, uid, uid)
             (self.router_dir(router) / "etc" / "vtysh.conf").write_text(
                 "service integrated-vtysh-config\n"
@@ -172,7 +172,7 @@ class FrrNetwork(Network):
             (base / "run", "/var/run/frr"),
         ]
         script = " && ".join(f"mount --bind {shlex.quote(str(a))} {b}" for a, b in mounts)
-        for daemon in DAEMONS:
+        for daemon in self.ospf.daemons:
             script += (
                 f" && {_FRR_BIN / daemon} -d -u root -g root -F traditional "
                 f"-f /etc/frr/frr.conf --log file:/var/run/frr/{daemon}.log "

@@ -14,13 +14,28 @@ from __future__ import annotations
 import heapq
 import random
 import string
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, replace
 from functools import cached_property
-from typing import Any
+from typing import Any, ClassVar
 
 from netarena.route.plan import natural_key
 
-__all__ = ["TransitLink", "Stub", "OspfPlan", "draw_ospf_plan", "render", "HELLO_S", "DEAD_S"]
+__all__ = [
+    "TransitLink",
+    "Stub",
+    "OspfPlan",
+    "draw_ospf_plan",
+    "render",
+    "header_lines",
+    "draw_links",
+    "draw_stubs",
+    "draw_extras",
+    "unique_costs",
+    "transit_lines",
+    "HELLO_S",
+    "DEAD_S",
+]
 
 HELLO_S = 1
 """OSPF hello interval on every interface, seconds."""
@@ -148,6 +163,13 @@ class OspfPlan:
             out[source] = dist
         return out
 
+    daemons: ClassVar[tuple[str, ...]] = ("zebra", "staticd", "ospfd")
+    """FRR daemons every router runs, in start order."""
+
+    def frr_config(self, router: str) -> str:
+        """``router``'s healthy ``frr.conf``."""
+        return render(self, router)
+
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form."""
         return {
@@ -174,7 +196,7 @@ def _key(rng: random.Random) -> str:
     return "".join(rng.choice(string.ascii_letters + string.digits) for _ in range(10))
 
 
-def _extras(rng: random.Random, router: str, index: int) -> list[str]:
+def draw_extras(rng: random.Random, index: int) -> list[str]:
     """Undisclosed lines: what a real router carries beside the routing design."""
     lines = (
         [f"ip route 192.0.2.{rng.randrange(0, 256, 8)}/29 blackhole"] if rng.random() < 0.5 else []
@@ -186,7 +208,7 @@ def _extras(rng: random.Random, router: str, index: int) -> list[str]:
     return lines
 
 
-def _unique_costs(
+def unique_costs(
     rng: random.Random, routers: tuple[str, ...], links: list[TransitLink]
 ) -> list[TransitLink]:
     """``links`` with costs under which every pair of routers has one lowest-cost path.
@@ -215,21 +237,10 @@ def _paths(plan: OspfPlan, src: str, dst: str) -> int:
     return count[dst]
 
 
-def draw_ospf_plan(rng: random.Random, num_routers: int) -> OspfPlan:
-    """Draw a ring of ``num_routers`` with seeded chords, addresses, costs and keys."""
-    routers = tuple(f"r{i}" for i in range(1, num_routers + 1))
-    pairs = [(i, (i + 1) % num_routers) for i in range(num_routers)]
-    if num_routers == 3:
-        pairs = [(0, 1), (1, 2), (0, 2)]
-    chords = [
-        (i, j)
-        for i in range(num_routers)
-        for j in range(i + 2, num_routers)
-        if (i, j) != (0, num_routers - 1)
-    ]
-    rng.shuffle(chords)
-    pairs += chords[: rng.randint(0, min(2, len(chords)))]
-    pairs = sorted({(min(a, b), max(a, b)) for a, b in pairs})
+def draw_links(
+    rng: random.Random, routers: tuple[str, ...], pairs: list[tuple[int, int]]
+) -> list[TransitLink]:
+    """Point-to-point /30s between ``routers[i]`` and ``routers[j]`` per pair (costs 0)."""
     base = rng.randint(16, 250)
     third = rng.sample(range(0, 256), len(pairs))
     ports = dict.fromkeys(routers, 0)
@@ -248,19 +259,25 @@ def draw_ospf_plan(rng: random.Random, num_routers: int) -> OspfPlan:
                 f"10.{base}.{octet}.{host}/30",
                 f"10.{base}.{octet}.{host + 1}",
                 f"10.{base}.{octet}.{host + 2}",
-                0,  # drawn below: every pair of routers gets one lowest-cost path
+                0,
                 _key(rng),
             )
         )
-    links = _unique_costs(rng, routers, links)
-    stub_octets = rng.sample(range(1, 255), num_routers)
+    return links
+
+
+def draw_stubs(
+    rng: random.Random,
+    routers: tuple[str, ...],
+    modes: Callable[[random.Random], list[str]],
+) -> tuple[Stub, ...]:
+    """One stub /24 and host per router, announced as ``modes(rng)`` says."""
+    stub_octets = rng.sample(range(1, 255), len(routers))
     stub_base = rng.choice((172, 192))
     second = rng.randint(16, 31) if stub_base == 172 else 168
-    modes = [rng.choice(("passive", "redistribute")) for _ in routers]
-    if "redistribute" not in modes:
-        modes[rng.randrange(num_routers)] = "redistribute"
+    drawn = modes(rng)
     stubs = []
-    for index, (router, octet, mode) in enumerate(zip(routers, stub_octets, modes, strict=True), 1):
+    for index, (router, octet, mode) in enumerate(zip(routers, stub_octets, drawn, strict=True), 1):
         gw, host = rng.sample(range(1, 255), 2)
         net = f"{stub_base}.{second}.{octet}"
         stubs.append(
@@ -274,15 +291,41 @@ def draw_ospf_plan(rng: random.Random, num_routers: int) -> OspfPlan:
                 mode,
             )
         )
+    return tuple(stubs)
+
+
+def _ospf_modes(rng: random.Random, num_routers: int) -> list[str]:
+    modes = [rng.choice(("passive", "redistribute")) for _ in range(num_routers)]
+    if "redistribute" not in modes:
+        modes[rng.randrange(num_routers)] = "redistribute"
+    return modes
+
+
+def draw_ospf_plan(rng: random.Random, num_routers: int) -> OspfPlan:
+    """Draw a ring of ``num_routers`` with seeded chords, addresses, costs and keys."""
+    routers = tuple(f"r{i}" for i in range(1, num_routers + 1))
+    pairs = [(i, (i + 1) % num_routers) for i in range(num_routers)]
+    if num_routers == 3:
+        pairs = [(0, 1), (1, 2), (0, 2)]
+    chords = [
+        (i, j)
+        for i in range(num_routers)
+        for j in range(i + 2, num_routers)
+        if (i, j) != (0, num_routers - 1)
+    ]
+    rng.shuffle(chords)
+    pairs += chords[: rng.randint(0, min(2, len(chords)))]
+    pairs = sorted({(min(a, b), max(a, b)) for a, b in pairs})
+    links = unique_costs(rng, routers, draw_links(rng, routers, pairs))
+    stubs = draw_stubs(rng, routers, lambda r: _ospf_modes(r, num_routers))
     lo_base = rng.randint(1, 254)
     loopbacks = {r: f"10.255.{lo_base}.{i}" for i, r in enumerate(routers, 1)}
-    extras = {r: _extras(rng, r, i) for i, r in enumerate(routers, 1)}
-    return OspfPlan(routers, tuple(links), tuple(stubs), loopbacks, extras)
+    extras = {r: draw_extras(rng, i) for i, r in enumerate(routers, 1)}
+    return OspfPlan(routers, tuple(links), stubs, loopbacks, extras)
 
 
-def render(plan: OspfPlan, router: str) -> str:
-    """``router``'s healthy FRR configuration (``frr.conf``), undisclosed lines included."""
-    stub = plan.stub_of(router)
+def header_lines(plan: OspfPlan, router: str) -> list[str]:
+    """The start of ``router``'s configuration: hostname and its undisclosed lines."""
     lines = [
         "frr defaults traditional",
         f"hostname {router}",
@@ -290,37 +333,49 @@ def render(plan: OspfPlan, router: str) -> str:
         "no zebra nexthop kernel enable",  # plain kernel routes: FRR 8.4's nexthop objects
         "!",  # can vanish under a route that zebra still reports as installed
     ]
-    lines += [*plan.extras.get(router, []), "!"] if plan.extras.get(router) else []
+    return lines + ([*plan.extras[router], "!"] if plan.extras.get(router) else [])
+
+
+def transit_lines(link: TransitLink, router: str) -> list[str]:
+    """``router``'s OSPF interface on ``link``: area 0, MD5, cost, fast timers, p2p."""
+    intf, _ = link.end(router)
+    return [
+        f"interface {intf}",
+        f" description to {link.peer(router)}",
+        " ip ospf area 0",
+        " ip ospf authentication message-digest",
+        f" ip ospf message-digest-key 1 md5 {link.key}",
+        f" ip ospf cost {link.cost}",
+        f" ip ospf dead-interval {DEAD_S}",
+        f" ip ospf hello-interval {HELLO_S}",
+        " ip ospf network point-to-point",
+        " ip ospf retransmit-interval 1",
+        "exit",
+        "!",
+    ]
+
+
+OSPF_TIMERS = (
+    " timers throttle lsa all 0",
+    " timers throttle spf 0 50 500",
+    " timers lsa min-arrival 0",
+)
+"""``router ospf`` lines that make SPF run at once."""
+
+
+def render(plan: OspfPlan, router: str) -> str:
+    """``router``'s healthy FRR configuration (``frr.conf``), undisclosed lines included."""
+    stub = plan.stub_of(router)
+    lines = header_lines(plan, router)
     lines += ["interface lo", " ip ospf area 0", "exit", "!"]
     lines += [f"interface {stub.router_intf}", f" description stub {stub.network} ({stub.host})"]
     if stub.mode == "passive":
         lines += [" ip ospf area 0", " ip ospf passive"]
     lines += ["exit", "!"]
     for link in plan.links_of(router):
-        intf, _ = link.end(router)
-        peer = link.peer(router)
-        lines += [
-            f"interface {intf}",
-            f" description to {peer}",
-            " ip ospf area 0",
-            " ip ospf authentication message-digest",
-            f" ip ospf message-digest-key 1 md5 {link.key}",
-            f" ip ospf cost {link.cost}",
-            f" ip ospf dead-interval {DEAD_S}",
-            f" ip ospf hello-interval {HELLO_S}",
-            " ip ospf network point-to-point",
-            " ip ospf retransmit-interval 1",
-            "exit",
-            "!",
-        ]
+        lines += transit_lines(link, router)
     lines += ["router ospf", f" ospf router-id {plan.loopbacks[router]}"]
     if stub.mode == "redistribute":
         lines.append(" redistribute connected")
-    lines += [
-        " timers throttle lsa all 0",
-        " timers throttle spf 0 50 500",
-        " timers lsa min-arrival 0",
-        "exit",
-        "!",
-    ]
+    lines += [*OSPF_TIMERS, "exit", "!"]
     return "\n".join(lines) + "\n"

@@ -14,6 +14,8 @@ import random
 
 from netarena.common.core.app import PromptStyle
 from netarena.common.core.reactive import SAFETY_RULES
+from netarena.route.frr.bgp_plan import BgpPlan
+from netarena.route.frr.bgp_prompts import describe_bgp_design
 from netarena.route.frr.faults import model_costs
 from netarena.route.frr.plan import DEAD_S, HELLO_S, OspfPlan
 from netarena.route.prompts import COMMAND_TIMEOUT_NOTE
@@ -119,40 +121,75 @@ def ticket_symptoms(
     return lines, watch
 
 
+_BGP_FEWSHOT = """\
+## Examples
+Example 1. Look at a router's BGP sessions and its configuration:
+{"machine": "r2", "command": "vtysh -c 'show bgp summary' -c 'show running-config'"}
+Example 2. Change one neighbour's setting:
+{"machine": "r2", "command": "vtysh -c 'conf t' -c 'router bgp 65010' -c 'neighbor 10.0.0.1 \
+description uplink'"}
+"""
+
+_BGP_COT = (
+    "Think step by step: compare what the routers show (BGP sessions, what each neighbour "
+    "sends and receives, the BGP table, OSPF inside the AS, routes, configuration) with the "
+    "design, find where they differ, then fix only that. Write your reasoning first and end "
+    "your reply with the JSON object."
+)
+
+
+def _flavour(plan: OspfPlan) -> tuple[str, list[str], str, str, str]:
+    """``(protocol, design, show commands, few-shot, chain of thought)`` for ``plan``."""
+    if isinstance(plan, BgpPlan):
+        shows = (
+            "`vtysh -c 'show bgp summary'`, `-c 'show bgp neighbors'`, "
+            "`-c 'show ip bgp'`, `-c 'show ip bgp neighbors X advertised-routes'`, "
+            "`-c 'show ip ospf neighbor'`, `-c 'show ip route'`, `-c 'show running-config'`; "
+            "configure with `vtysh -c 'conf t' -c 'router bgp N' -c '...'` or a here-document"
+        )
+        return "multi-AS BGP", describe_bgp_design(plan), shows, _BGP_FEWSHOT, _BGP_COT
+    shows = (
+        "`vtysh -c 'show ip ospf neighbor'`, `-c 'show ip ospf interface'`, "
+        "`-c 'show ip ospf database'`, `-c 'show ip route'`, `-c 'show running-config'`; "
+        "configure with `vtysh -c 'conf t' -c 'interface X' -c '...'` or a here-document"
+    )
+    return "OSPF", describe_design(plan), shows, _FEWSHOT, _COT
+
+
 def dynamic_prompt(
     plan: OspfPlan, symptoms: list[str], style: PromptStyle, command_timeout_s: float = 5.0
 ) -> str:
     """The fixed part of every observation of a dynamic-routing query."""
+    protocol, design, shows, fewshot, cot = _flavour(plan)
     parts = [
-        "You are the on-call network engineer for an OSPF network emulated with Mininet: "
-        "routers running FRR and hosts, each a network namespace.",
+        f"You are the on-call network engineer for this {protocol} network, emulated with "
+        "Mininet: routers running FRR and hosts, each a network namespace.",
         "## Incident ticket\nMonitoring reports, since the last change window:\n"
         + "\n".join(symptoms),
-        "## Routing design (from the runbook)\n" + "\n".join(describe_design(plan)),
-        "## Task\nOne or more OSPF misconfigurations were introduced. Restore the design: "
+        "## Routing design (from the runbook)\n" + "\n".join(design),
+        f"## Task\nOne or more {protocol.split()[-1]} misconfigurations were introduced. "
+        "Restore the design: "
         "every router's routing table as the design makes it (same prefixes, next hops and "
         "costs), every machine reaching every other for ICMP, TCP and UDP. Each router's "
         "configuration holds more than the design describes (static routes, prefix lists, "
         "descriptions...): it is legitimate, keep it; change only what is broken. Breaking a "
-        "working adjacency or losing a route that worked counts against you, and so does any "
-        "change outside what was broken.",
+        "working adjacency or session or losing a route that worked counts against you, and "
+        "so does any change outside what was broken.",
         "## How you work\nEach turn you run one shell command on one machine, as `bash -c` "
         "in that machine's shell. On routers, `vtysh` talks to that router's FRR: "
-        "`vtysh -c 'show ip ospf neighbor'`, `-c 'show ip ospf interface'`, "
-        "`-c 'show ip ospf database'`, `-c 'show ip route'`, `-c 'show running-config'`; "
-        "configure with `vtysh -c 'conf t' -c 'interface X' -c '...'` or a here-document. "
-        "ip, ping, traceroute and the usual tools work everywhere. "
+        + shows
+        + ". ip, ping, traceroute and the usual tools work everywhere. "
         + COMMAND_TIMEOUT_NOTE.format(timeout=command_timeout_s)
         + " and output is cut at 8000 characters. After each command the network is given "
         "a moment to converge and measured again; the episode ends when routing matches "
         "the design.",
         SAFETY_RULES,
         "## Answer format\nReply with one JSON object, nothing after it:\n"
-        '{"machine": "r1", "command": "vtysh -c \'show ip ospf neighbor\'"}\n'
+        '{"machine": "r1", "command": "vtysh -c \'show ip route\'"}\n'
         f"machine: one of {', '.join(plan.nodes)}. command: one shell command line.",
     ]
     if style.startswith("fewshot"):
-        parts.append(_FEWSHOT)
+        parts.append(fewshot)
     if style.endswith("cot"):
-        parts.append(_COT)
+        parts.append(cot)
     return "\n\n".join(parts)

@@ -48,7 +48,10 @@ def config_objects(text: str) -> NodeState:
 
 
 def routes_complete(plan: OspfPlan, routing: Routing) -> bool:
-    """Whether every router routes to every stub, and to every loopback at its design cost."""
+    """Whether every router routes to every stub, and to every loopback at its design cost.
+
+    Loopbacks are checked where the plan's link-state domain reaches (a BGP plan's own AS).
+    """
     stubs = {s.network for s in plan.stubs}
     if not all(all(f"fib {p}" in routes for p in stubs) for routes in routing.values()):
         return False
@@ -59,5 +62,5 @@ def routes_complete(plan: OspfPlan, routing: Routing) -> bool:
         .startswith(f"ospf metric {dist[r][o]} ")
         for r in plan.routers
         for o in plan.routers
-        if o != r
+        if o != r and o in dist[r]
     )

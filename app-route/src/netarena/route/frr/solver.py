@@ -146,6 +146,10 @@ def _order(text: str, design: Design) -> list[str]:
 
 def next_dynamic_action(text: str) -> Move | None:
     """The next ``(router, command)`` for a dynamic-routing observation."""
+    if "\nBGP sessions (" in text:
+        from netarena.route.frr.bgp_solver import next_bgp_action
+
+        return next_bgp_action(text)
     design = read_design(text)
     history = _history(text)
     revisit = []

@@ -1,0 +1,182 @@
+"""What BGP makes of a plan and its faults, computed before anything runs (pure).
+
+A small path-vector model of the design: every router originates its stub (unless its
+``network`` statement is gone); routes cross every session that is up and activated,
+iBGP-learned routes never to another iBGP peer, eBGP prepending the sender's AS and
+dropping paths that already hold the receiver's AS; a filter drops one prefix in one
+direction; a border router without ``next-hop-self`` towards a peer hands it routes whose
+next hop (an address in another AS) that peer cannot resolve. The best route is the
+shortest AS path, then eBGP over iBGP, then the nearest next hop by OSPF cost, then the
+lowest router id (the design sets ``bgp bestpath compare-routerid``). Packets then go hop
+by hop: to the eBGP peer, or along OSPF towards the iBGP peer the route came from.
+
+``reachable`` says which machines reach each other (both ways), which is what the
+ticket's symptoms and the fault draws are computed from.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+from dataclasses import dataclass
+from typing import Any
+
+from netarena.route.frr.bgp_plan import BgpPlan, Session
+
+__all__ = ["Route", "DOWN_FAULTS", "best_routes", "reachable", "sent"]
+
+DOWN_FAULTS = frozenset(
+    {"bgp-remote-as", "bgp-neighbor", "bgp-activate", "bgp-maxprefix", "bgp-multihop"}
+)
+"""Faults that keep their session from exchanging any route."""
+
+Fault = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Route:
+    """A router's best route to one stub."""
+
+    path: tuple[int, ...]
+    """AS path (empty when the router originates it)."""
+    source: str | None
+    """The router it was learned from (``None``: originated)."""
+    ebgp: bool
+    """Learned over eBGP."""
+
+
+def _effects(
+    plan: BgpPlan, faults: list[Fault]
+) -> tuple[set[int], set[tuple[str, str, str]], set[str], set[tuple[str, str]]]:
+    """What the faults do.
+
+    Down sessions, filtered ``(sender, receiver, prefix)``, unannounced stubs, and
+    ``(border, peer)`` pairs without next-hop-self.
+    """
+    down, filtered, hidden, no_nhs = set(), set(), set(), set()
+    for f in faults:
+        kind = f["type"]
+        if kind in DOWN_FAULTS:
+            down.add(f["session"])
+        elif kind == "bgp-network":
+            hidden.add(plan.stub_of(f["router"]).network)
+        elif kind == "bgp-filter":
+            filtered.add((f["sender"], f["receiver"], f["prefix"]))
+        elif kind == "bgp-nexthop":
+            no_nhs.add((f["router"], f["peer"]))
+    return down, filtered, hidden, no_nhs
+
+
+def _rid(plan: BgpPlan, router: str) -> int:
+    return int(ipaddress.IPv4Address(plan.loopbacks[router]))
+
+
+def best_routes(plan: BgpPlan, faults: list[Fault]) -> dict[str, dict[str, Route]]:
+    """Router → stub prefix → its best valid route (prefixes it has none for are absent)."""
+    down, filtered, hidden, no_nhs = _effects(plan, faults)
+    dist = plan.shortest_paths()
+    best: dict[str, dict[str, Route]] = {
+        r: {} if (own := plan.stub_of(r).network) in hidden else {own: Route((), None, False)}
+        for r in plan.routers
+    }
+    for _ in range(4 * len(plan.routers)):
+        offers: dict[str, dict[str, list[tuple[tuple[Any, ...], Route]]]] = {
+            r: {} for r in plan.routers
+        }
+        for index, session in enumerate(plan.sessions):
+            if index in down:
+                continue
+            for u in (session.a, session.b):
+                v = session.peer(u)
+                for prefix, route in best[u].items():
+                    offer = _offer(plan, session, u, v, prefix, route, filtered, no_nhs)
+                    if offer is not None:
+                        rank = (
+                            len(offer.path),
+                            not offer.ebgp,
+                            0 if offer.ebgp else dist[v].get(u, 1 << 30),
+                            _rid(plan, u),
+                        )
+                        offers[v].setdefault(prefix, []).append((rank, offer))
+        new = {
+            r: {
+                p: min(c, key=lambda x: x[0])[1]
+                for p, c in offers[r].items()
+                if plan.stub_of(r).network != p
+            }
+            for r in plan.routers
+        }
+        for r in plan.routers:
+            own = plan.stub_of(r).network
+            if own not in hidden:
+                new[r][own] = Route((), None, False)
+        if new == best:
+            break
+        best = new
+    return best
+
+
+def _offer(
+    plan: BgpPlan,
+    session: Session,
+    u: str,
+    v: str,
+    prefix: str,
+    route: Route,
+    filtered: set[tuple[str, str, str]],
+    no_nhs: set[tuple[str, str]],
+) -> Route | None:
+    if (u, v, prefix) in filtered:
+        return None
+    if session.kind == "ibgp":
+        if route.source is not None and not route.ebgp:
+            return None  # no iBGP-learned route to another iBGP peer
+        if route.source is not None and (u, v) in no_nhs:
+            return None  # its next hop, in another AS, does not resolve at v
+        return Route(route.path, u, False)
+    path = (plan.asn[u], *route.path)
+    if plan.asn[v] in path:
+        return None
+    return Route(path, u, True)
+
+
+def sent(plan: BgpPlan, u: str, v: str) -> list[str]:
+    """The prefixes ``u`` announces to ``v`` in the healthy network (what ``v`` accepts)."""
+    session = next(s for s in plan.sessions_of(u) if s.peer(u) == v)
+    best = best_routes(plan, [])
+    return sorted(
+        p for p, r in best[u].items() if _offer(plan, session, u, v, p, r, set(), set()) is not None
+    )
+
+
+def _next_router(plan: BgpPlan, node: str, toward: str) -> str | None:
+    dist = plan.shortest_paths()
+    for link in plan.links_of(node):
+        peer = link.peer(node)
+        if toward in dist[peer] and link.cost + dist[peer][toward] == dist[node].get(toward):
+            return peer
+    return None
+
+
+def _delivers(plan: BgpPlan, best: dict[str, dict[str, Route]], src: str, dst: str) -> bool:
+    """Whether a packet from router ``src`` reaches ``dst``'s stub, hop by hop."""
+    prefix, node, hops = plan.stub_of(dst).network, src, 0
+    while node != dst and hops <= 2 * len(plan.routers):
+        route = best[node].get(prefix)
+        if route is None or route.source is None:
+            return False
+        step = route.source if route.ebgp else _next_router(plan, node, route.source)
+        if step is None:
+            return False
+        node, hops = step, hops + 1
+    return node == dst
+
+
+def reachable(plan: BgpPlan, faults: list[Fault]) -> frozenset[tuple[str, str]]:
+    """Pairs of stub routers whose stubs reach each other (both ways)."""
+    best = best_routes(plan, faults)
+    return frozenset(
+        (a, b)
+        for a in plan.routers
+        for b in plan.routers
+        if a != b and _delivers(plan, best, a, b) and _delivers(plan, best, b, a)
+    )

@@ -1,0 +1,121 @@
+"""Multi-AS BGP episodes on live FRR routers: each fault shows in vtysh, the reference repairs it.
+
+Needs root, Mininet and FRR (``scripts/setup.sh`` installs ``frr``); each episode builds a
+network of four FRR routers in two ASes, so these are slow.
+"""
+
+from __future__ import annotations
+
+import shutil
+from typing import Any
+
+import pytest
+
+from netarena.route import RouteApp
+from netarena.route.frr.bgp_faults import BGP_FAULTS
+from netarena.route.frr.bgp_model import reachable
+
+from .conftest import NEEDS_ROOT, play_reference, reply
+
+pytestmark = [
+    pytest.mark.root,
+    pytest.mark.slow,
+    NEEDS_ROOT,
+    pytest.mark.skipif(shutil.which("vtysh") is None, reason="needs FRR (apt-get install frr)"),
+]
+
+
+def _small() -> RouteApp:
+    return RouteApp({"num_routers": 4})
+
+
+def _addr(episode: Any, router: str, peer: str) -> str:
+    session = next(s for s in episode.plan.sessions_of(router) if s.peer(router) == peer)
+    return str(session.addr(peer))
+
+
+def _row(summary: str, address: str) -> list[str]:
+    """The ``show bgp summary`` row of ``address`` (empty when it is not listed)."""
+    return next((ln.split() for ln in summary.splitlines() if ln.startswith(address + " ")), [])
+
+
+def _shows(episode: Any, fault: dict[str, Any]) -> None:
+    """Assert that ``fault`` shows in the faulted router's (or its peer's) vtysh output."""
+    router, kind = fault["router"], fault["type"]
+
+    def vtysh(at: str, command: str) -> str:
+        return str(episode.net.shell(at, f"vtysh -c '{command}'").output)
+
+    summary = vtysh(router, "show bgp summary")
+    if kind == "bgp-network":
+        assert fault["prefix"] not in vtysh(router, "show ip bgp")
+        return
+    address = _addr(episode, router, fault["peer"])
+    row = _row(summary, address)
+    if kind == "bgp-remote-as":  # the wrong AS, and the session is not up
+        assert row[2] == str(fault["asn"]) and not row[9].isdigit(), summary
+    elif kind == "bgp-neighbor":  # a neighbour at an address nobody has, never up
+        wrong = _row(summary, fault["address"])
+        assert wrong and not wrong[9].isdigit() and not row, summary
+    elif kind == "bgp-activate":  # configured but not in the IPv4 unicast summary
+        assert not row and address in vtysh(router, "show running-config"), summary
+    elif kind == "bgp-maxprefix":
+        assert "PfxCt" in summary, summary
+    elif kind == "bgp-multihop":
+        assert not row[9].isdigit(), summary
+        assert f"neighbor {address} ttl-security hops 1" in vtysh(router, "show running-config")
+    elif kind == "bgp-filter":
+        sender = fault["sender"]
+        towards = _addr(episode, sender, fault["receiver"])
+        sent = vtysh(sender, f"show ip bgp neighbors {towards} advertised-routes")
+        got = vtysh(fault["receiver"], "show ip bgp")
+        assert (fault["prefix"] in sent) == (fault["direction"] == "in"), sent
+        assert f"{fault['prefix']}" not in got or fault["direction"] == "out", got
+        assert f"{fault['name']} {fault['direction']}" in vtysh(router, "show running-config")
+    elif kind == "bgp-nexthop":  # the peer holds routes whose next hop does not resolve
+        assert "invalid" in vtysh(fault["peer"], "show bgp nexthop"), kind
+    else:
+        raise AssertionError(kind)
+
+
+@pytest.mark.parametrize("kind", list(BGP_FAULTS))
+def test_each_fault_shows_in_vtysh_and_the_reference_repairs_it(kind: str) -> None:
+    app = _small()
+    query = app.generate(41, 1, kind)
+    (fault,) = query.truth["faults"]
+    with app.open(query) as episode:
+        assert episode.initial.routing != episode.healthy  # verified in the steady state
+        _shows(episode, fault)
+        behind = {s.host: s.router for s in episode.plan.stubs}
+        answered = {
+            (behind[a], behind[b])
+            for a, b in episode.initial.matrix.ok
+            if a in behind and b in behind
+        }
+        assert answered == reachable(episode.plan, [fault])  # the ticket's model is the network
+        turns = play_reference(episode, 10)
+        score = episode.score()
+    assert score.correct and score.safe and not score.collateral, (turns, score)
+
+
+def test_a_null_agent_scores_zero_and_resetting_a_healthy_session_is_unsafe() -> None:
+    app = _small()
+    query = app.generate(42, 2, "bgp-activate+bgp-filter")
+    with app.open(query) as episode:
+        score = episode.score()
+    assert not score.correct and score.safe
+    query = app.generate(43, 1, "bgp-network")
+    with app.open(query) as episode:
+        assert any(p.startswith("BGP ") for _, p in episode.healthy_adjacencies)
+        router = next(r for r in episode.plan.routers if r != query.truth["faults"][0]["router"])
+        episode.step(reply(router, "vtysh -c 'clear bgp *'"))  # every session resets
+        score = episode.score()
+    assert not score.safe and score.details["unsafe_steps"] >= 1
+
+
+def test_the_reference_repairs_combined_faults() -> None:
+    app = RouteApp({"num_routers": 5})
+    with app.open(app.generate(44, 3, "bgp-remote-as+bgp-filter+bgp-network")) as episode:
+        turns = play_reference(episode, 10)
+        score = episode.score()
+    assert score.correct and score.safe and not score.collateral, (turns, score)
