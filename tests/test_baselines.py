@@ -96,7 +96,7 @@ def test_a_rung_on_its_own_labels_is_planned_once_and_played_only_there() -> Non
     from netarena.common.cli.calibrate import _ladder, ladder_plan_labels
 
     app = load_app("route")
-    assert ladder_plan_labels(app) == [(), ("ospf",)]
+    assert ladder_plan_labels(app) == [(), ("ospf",), ("bgp",)]
     default = app.label_scope(())
     ospf = app.label_scope(("ospf",))
     assert ospf and not default & ospf and not default & app.opt_in_labels
