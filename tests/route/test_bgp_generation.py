@@ -11,7 +11,7 @@ from netarena.route import RouteApp
 from netarena.route.frr.bgp_faults import BGP_LEVEL_LABELS, bgp_fault_lines
 from netarena.route.frr.bgp_model import best_routes, reachable
 from netarena.route.frr.bgp_plan import BgpPlan, draw_bgp_plan
-from netarena.route.frr.bgp_solver import bgp_router_fix, read_bgp_design
+from netarena.route.frr.bgp_solver import BGP_DIAGNOSTIC, bgp_router_fix, read_bgp_design
 from netarena.route.frr.plan import OspfPlan
 from netarena.route.frr.solver import next_dynamic_action
 from netarena.route.generator import ROUTE_LABEL_SETS
@@ -135,3 +135,24 @@ def test_the_solver_looks_first_where_the_evidence_points() -> None:
     (fault,) = q.truth["faults"]
     machine, command = next_dynamic_action(q.prompt) or ("", "")
     assert machine == fault["router"] and "show running-config" in command
+
+
+def test_a_session_repaired_while_down_is_cleared_at_the_far_end_only_if_still_down() -> None:
+    q = _query(11, "bgp-remote-as", num_routers=4)
+    plan = BgpPlan.from_dict(q.truth["plan"])
+    (fault,) = q.truth["faults"]
+    router, peer = fault["router"], fault["peer"]
+    address = next(s.addr(peer) for s in plan.sessions_of(router) if s.peer(router) == peer)
+    summary = f"{address:<15} 4 {fault['asn']:>10} 0 0 0 0 0 never Active 0 N/A"
+    look = f"{summary}\n{plan.frr_config(router).replace(str(plan.asn[peer]), str(fault['asn']))}"
+    fix = bgp_router_fix(router, look, read_bgp_design(q.prompt))
+    assert fix is not None and f"neighbor {address} remote-as {plan.asn[peer]}" in fix
+    assert f"grep -q 'BGP state = Established' || vtysh -c 'clear bgp {address}'" in fix
+    history = (
+        f"\n## History of your commands\n[turn 1] {router} $ {BGP_DIAGNOSTIC}\n{look}\n[exit 0]\n"
+        f"[turn 2] {router} $ {fix}\n[exit 0]\n"
+    )
+    machine, command = next_dynamic_action(q.prompt + history) or ("", "")
+    mine = next(s.addr(router) for s in plan.sessions_of(peer) if s.peer(peer) == router)
+    assert machine == peer and f"|| vtysh -c 'clear bgp {mine}'" in command
+    assert command.endswith(BGP_DIAGNOSTIC)  # the far end is looked at in the same turn
