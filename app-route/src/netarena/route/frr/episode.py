@@ -3,7 +3,7 @@
 The loop is ``netarena.common.core.reactive.ReactiveEpisode``, as for static route queries; the
 state is what a routing judge needs:
 
-* **routing**: every router's FRR RIB and kernel FIB, normalised (``frr_network.py``),
+* **routing**: every router's FRR RIB and kernel FIB, normalised (``network.py``),
   read once it stopped changing;
 * the token **pingmesh** over every host and router loopback on ICMP, TCP and UDP
   (``probe.py``, the same judge as static queries);

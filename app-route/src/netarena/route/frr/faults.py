@@ -4,7 +4,7 @@ Each fault sits on one router: an interface of a transit link (area, timers, net
 type, MTU, passive, not in OSPF, cost, authentication key) or the router's OSPF process
 (its ``redistribute connected`` gone). ``draw_faults`` draws distinct positions and values
 from the plan; ``model_costs`` says what the fault does to the link-state graph, so the
-ticket can describe its symptom before anything runs. Injection (``frr_episode.py``)
+ticket can describe its symptom before anything runs. Injection (``episode.py``)
 applies the configuration lines with vtysh and the kernel changes with ``ip``, bounces
 the touched interfaces so adjacencies form again from scratch, and verifies in the
 steady state that routing differs from the healthy routing.
