@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, ClassVar
 
 from netarena.common.core.agents import Baseline
 from netarena.common.core.app import App
-from netarena.common.core.types import Query, query_id
+from netarena.common.core.types import Query
 from netarena.k8s.actions import ForbiddenCommand, KubectlCommand
 from netarena.k8s.baselines import BASELINES
 from netarena.k8s.faults import FAULT_TYPES, apply_faults, inject_fault
@@ -86,15 +86,11 @@ class K8sApp(App):
         label = self.pick_label(rng, level, label)
         model = build_model(self.config, seed)
         faults = generate_faults(model, label, rng)
-        params = self.params()
         prompt = build_prompt(model, self.config.prompt_style, faulted_state(model, faults),
                               random.Random(f"k8s-words/{seed}"))
-        return Query(
-            id=query_id(self.name, seed, level, label, params),
-            app=self.name, seed=seed, level=level, label=label, params=params,
-            prompt=prompt, truth={"faults": faults, "application": model.name,
-                                  "instance": fault_instance(model, faults)},
-        )
+        truth = {"faults": faults, "application": model.name,
+                 "instance": fault_instance(model, faults)}
+        return self.make_query(seed, level, label, prompt, truth)
 
     def instance_key(self, query: Query) -> str:
         """The fault instance: every policy as the faults leave it.

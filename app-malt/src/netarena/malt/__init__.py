@@ -17,7 +17,7 @@ import networkx as nx
 
 from netarena.common.core.agents import Baseline
 from netarena.common.core.app import App, AppConfig
-from netarena.common.core.types import Query, query_id
+from netarena.common.core.types import Query
 from netarena.common.sandbox import SandboxLimits, SandboxPool, SandboxSpec, shared_pool
 from netarena.common.sandbox.host import log_start_up_checks
 from netarena.malt import worker
@@ -117,18 +117,8 @@ class MaltApp(App):
         base = base_topology(topology)
         truth, qualifiers = draw(base, rng, level, label)
         stats = {**_facts(topology), "timeout": self.config.timeout_s}
-        params = self.params()
-        return Query(
-            id=query_id(self.name, seed, level, label, params),
-            app=self.name,
-            seed=seed,
-            level=level,
-            label=label,
-            params=params,
-            prompt=render_prompt(truth["ops"], self.config.prompt_style, stats),
-            qualifiers=qualifiers,
-            truth=truth,
-        )
+        prompt = render_prompt(truth["ops"], self.config.prompt_style, stats)
+        return self.make_query(seed, level, label, prompt, truth, qualifiers=qualifiers)
 
     _pool: SandboxPool | None = None
 

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from netarena.common.core.app import App
 from netarena.common.core.errors import ConfigError
-from netarena.common.core.types import Query, query_id
+from netarena.common.core.types import Query
 from netarena.route.config import RouteConfig
 from netarena.route.faults import FAULT_TYPES, LEVEL_LABELS, fault_candidates
 from netarena.route.frr.bgp_faults import BGP_FAULTS, BGP_LEVEL_LABELS, draw_bgp_faults
@@ -102,30 +102,22 @@ class RouteApp(App):
             for slot, code in enumerate(label.split("+"))
         ]
         expected = PingMatrix(plan.nodes, intended_pairs(plan, intent))
-        params = self.params()
-        return Query(
-            id=query_id(self.name, seed, level, label, params),
-            app=self.name,
-            seed=seed,
-            level=level,
-            label=label,
-            prompt=task_prompt(
-                plan,
-                intent,
-                expected,
-                self.config.prompt_style,
-                self.config.command_timeout_s,
-                (local.tcp_port, local.udp_port),
-            ),
-            params=params,
-            truth={
-                "plan": plan.to_dict(),
-                "intent": intent.to_dict(),
-                "topo": topo,
-                "faults": faults,
-                "undisclosed": local.to_dict(),
-            },
+        prompt = task_prompt(
+            plan,
+            intent,
+            expected,
+            self.config.prompt_style,
+            self.config.command_timeout_s,
+            (local.tcp_port, local.udp_port),
         )
+        truth = {
+            "plan": plan.to_dict(),
+            "intent": intent.to_dict(),
+            "topo": topo,
+            "faults": faults,
+            "undisclosed": local.to_dict(),
+        }
+        return self.make_query(seed, level, label, prompt, truth)
 
     def _generate_dynamic(self, rng: random.Random, seed: int, level: int, label: str) -> Query:
         """An OSPF or multi-AS BGP network, its faults and the incident ticket (``frr/``)."""
@@ -140,24 +132,16 @@ class RouteApp(App):
             plan = draw_ospf_plan(rng, self.config.num_routers or rng.randint(4, 6))
             faults = draw_faults(rng, plan, label)
             symptoms, watch = ticket_symptoms(plan, faults, rng)
-        params = self.params()
-        return Query(
-            id=query_id(self.name, seed, level, label, params),
-            app=self.name,
-            seed=seed,
-            level=level,
-            label=label,
-            prompt=dynamic_prompt(
-                plan, symptoms, self.config.prompt_style, self.config.command_timeout_s
-            ),
-            params=params,
-            truth={
-                "kind": kind,
-                "plan": plan.to_dict(),
-                "faults": faults,
-                "watch": [list(w) for w in watch],
-            },
+        prompt = dynamic_prompt(
+            plan, symptoms, self.config.prompt_style, self.config.command_timeout_s
         )
+        truth = {
+            "kind": kind,
+            "plan": plan.to_dict(),
+            "faults": faults,
+            "watch": [list(w) for w in watch],
+        }
+        return self.make_query(seed, level, label, prompt, truth)
 
     def open(self, query: Query) -> Any:
         """Build the network, inject and verify the faults, and return the episode."""

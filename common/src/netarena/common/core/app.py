@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from netarena.common.core.errors import ConfigError, EpisodeClosed
-from netarena.common.core.types import Kind, Query, Score, StepResult
+from netarena.common.core.types import Kind, Query, Score, StepResult, query_id
 
 if TYPE_CHECKING:
     from netarena.common.core.agents import Agent, Baseline
@@ -189,6 +189,23 @@ class App(abc.ABC):
         """The app parameters that shape generated queries (part of each query id)."""
         return self.config.model_dump(
             exclude_defaults=True, exclude=set(self.config.runtime_fields)
+        )
+
+    def make_query(
+        self, seed: int, level: int, label: str, prompt: str, truth: dict[str, Any], **more: Any
+    ) -> Query:
+        """A query of this app, with its id, app name and parameters filled in (one id scheme)."""
+        params = self.params()
+        return Query(
+            id=query_id(self.name, seed, level, label, params),
+            app=self.name,
+            seed=seed,
+            level=level,
+            label=label,
+            params=params,
+            prompt=prompt,
+            truth=truth,
+            **more,
         )
 
     @classmethod
