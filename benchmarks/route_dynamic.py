@@ -23,6 +23,7 @@ from netarena.route import RouteApp
 from netarena.route.frr.bgp_plan import BgpPlan
 from netarena.route.frr.network import FrrNetwork
 from netarena.route.frr.plan import OspfPlan
+from netarena.route.frr.settle import settle
 
 _LABELS = ("ospf-area", "ospf-cost", "ospf-auth", "ospf-redist", "ospf-mtu", "ospf-passive")
 _BGP_LABELS = ("bgp-remote-as", "bgp-filter", "bgp-network", "bgp-nexthop", "bgp-maxprefix")
@@ -67,7 +68,7 @@ def converge_once(app: RouteApp, seed: int) -> tuple[float, float]:
     net = FrrNetwork(plan)
     built = time.perf_counter() - started
     try:
-        net.settle(quiet_s=0.3, complete=True)
+        settle(net, quiet_s=0.3, complete=True)
         return built, time.perf_counter() - started - built
     finally:
         net.close()

@@ -67,7 +67,7 @@ def _rewrite(router: str, design: Design) -> str:
     lines = ["no router ospf", "router ospf", f"ospf router-id {design.router_ids.get(router)}"]
     if router in design.redistribute:
         lines.append("redistribute connected")
-    lines += ["timers throttle spf 0 50 500", "exit"]
+    lines += ["timers throttle spf 0 50 200", "exit"]
     for intf, (cost, key) in sorted(design.transit.get(router, {}).items()):
         lines += [
             f"interface {intf}",
@@ -75,8 +75,8 @@ def _rewrite(router: str, design: Design) -> str:
             "ip ospf area 0",
             "no ip ospf passive",
             f"ip ospf cost {cost}",
-            f"ip ospf hello-interval {design.hello}",
-            f"ip ospf dead-interval {design.dead}",
+            "no ip ospf hello-interval",
+            design.timers,
             "ip ospf network point-to-point",
             "ip ospf authentication message-digest",
             "no ip ospf message-digest-key 1",

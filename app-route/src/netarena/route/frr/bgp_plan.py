@@ -107,6 +107,8 @@ class BgpPlan(OspfPlan):
     """Index of the inter-AS link whose session is peered between loopbacks."""
 
     daemons: ClassVar[tuple[str, ...]] = ("zebra", "staticd", "ospfd", "bgpd")
+    detect_s: ClassVar[float] = HOLD_S
+    """A BGP session broken silently stays up until its hold time runs out."""
 
     @cached_property
     def ases(self) -> dict[int, tuple[str, ...]]:

@@ -15,7 +15,7 @@ from typing import Any
 
 from netarena.route.frr.bgp_model import best_routes, reachable
 from netarena.route.frr.bgp_plan import HOLD_S, KEEPALIVE_S, BgpPlan
-from netarena.route.frr.plan import DEAD_S, HELLO_S
+from netarena.route.frr.plan import TIMERS_IN_WORDS
 
 __all__ = ["describe_bgp_design", "bgp_symptoms"]
 
@@ -26,8 +26,8 @@ def describe_bgp_design(plan: BgpPlan) -> list[str]:
         f"Routers {', '.join(plan.routers)} run FRR (zebra, staticd, ospfd, bgpd) in "
         f"{len(plan.ases)} autonomous systems:",
         *(f"- AS {asn}: {', '.join(rs)}" for asn, rs in plan.ases.items()),
-        f"Inside each AS, OSPF area 0 carries the loopbacks and the internal links (hello "
-        f"{HELLO_S} s, dead {DEAD_S} s; point-to-point with MD5 authentication, key id 1; "
+        "Inside each AS, OSPF area 0 carries the loopbacks and the internal links "
+        f"({TIMERS_IN_WORDS}; point-to-point with MD5 authentication, key id 1; "
         "MTU 1500); the stubs and the inter-AS links are not in OSPF. Router ids (OSPF and "
         "BGP) are the loopbacks:",
         "- " + ", ".join(f"{r} {plan.loopbacks[r]}" for r in plan.routers),

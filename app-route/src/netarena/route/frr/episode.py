@@ -19,7 +19,6 @@ router's running configuration against the healthy ones, outside the faults' foo
 from __future__ import annotations
 
 import ipaddress
-import json
 import logging
 import time
 from dataclasses import dataclass, field
@@ -31,11 +30,12 @@ from netarena.route.checks import describe_flow
 from netarena.route.collateral import footprint
 from netarena.route.frr.bgp_faults import bgp_fault_lines
 from netarena.route.frr.bgp_plan import BgpPlan
-from netarena.route.frr.faults import fault_lines
+from netarena.route.frr.faults import ADJACENCY_FAULTS, fault_lines
 from netarena.route.frr.network import FrrNetwork
 from netarena.route.frr.paths import Path, traced_path
 from netarena.route.frr.plan import OspfPlan
 from netarena.route.frr.routing import Routing, judged
+from netarena.route.frr.settle import settle
 from netarena.route.guarded import GuardedEpisode
 from netarena.route.injection import ProbeTiming, measure, measure_patiently
 from netarena.route.namespaces import ip_batch
@@ -48,12 +48,20 @@ __all__ = ["FrrEpisode", "DynamicState", "fib_path"]
 
 log = logging.getLogger(__name__)
 
-SETTLE_QUIET_S = 1.5
-"""Routing must stay the same this long after a command before it is measured."""
+HEALTHY_QUIET_S = 0.5
+"""The healthy network is measured once every designed adjacency is up, every router
+routes everywhere and routing stayed the same this long (SPF's longest hold is 0.2 s)."""
+SETTLE_QUIET_S = 1.2
+"""Routing must stay the same this long after a command (or the injection) before it is
+measured: longer than OSPF's dead interval and ospfd's one-second delay before external
+routes are recomputed. (Injected BGP faults act at once, each resetting or updating its
+session; a BGP session an agent breaks silently may drop only at a later step, or at
+the final score.)"""
+MARGIN_S = 0.5
+"""Added to the plan's ``detect_s`` for the final score, so a neighbour broken silently
+has gone down by then."""
 FLAP_S = 1.0
 """An adjacency whose up-time restarted more than this later than measured before flapped."""
-FINAL_QUIET_S = 3.5
-"""The same for the final score: longer than a dead interval."""
 
 
 @dataclass(frozen=True)
@@ -122,13 +130,13 @@ class FrrEpisode(GuardedEpisode[DynamicState]):
         self.want = frozenset((s, d) for s in nodes for d in nodes if s != d)
         try:
             self.net: FrrNetwork = FrrNetwork(self.plan)
-            self.healthy = self.net.settle(quiet_s=1.0, timeout_s=30.0, complete=True)
+            self.healthy = self._settle_healthy()
             self.net.healthy = self.net.read_states()
             self.intended_paths = {w: p for w, p in self._traced().items() if p is not None}
             """The ticket's flows → the routers they crossed in the healthy network."""
-            self.healthy_adjacencies = self._adjacencies()[0] - self._faulted_adjacencies()
+            self.healthy_adjacencies = self._designed_adjacencies() - self._faulted_adjacencies()
             self._inject()
-            routing = self.net.settle(quiet_s=FINAL_QUIET_S, timeout_s=30.0)
+            routing = settle(self.net, SETTLE_QUIET_S, 30.0, idle=self.idle_settles)
             if judged(routing) == judged(self.healthy):
                 raise EmulatorError(f"{query.id}: the faults left routing as designed")
             self.footprint = footprint(self.net.healthy, self.net.read_states())
@@ -139,6 +147,58 @@ class FrrEpisode(GuardedEpisode[DynamicState]):
             self.close()
             raise
         self._begin(initial)
+
+    @property
+    def idle_settles(self) -> bool:
+        """Whether open() may stop waiting once ospfd is idle (``FrrNetwork.settle``).
+
+        Only OSPF networks: bgpd's work ahead is not visible the same way.
+        """
+        return not isinstance(self.plan, BgpPlan)
+
+    @property
+    def steady_quiet_s(self) -> float:
+        """How long routing must stay the same for the final score."""
+        return self.plan.detect_s + MARGIN_S
+
+    def _settle_healthy(self, timeout_s: float = 30.0) -> Routing:
+        """The healthy routing, once every designed adjacency and session is up.
+
+        Raises:
+            EmulatorError: The healthy network did not converge within ``timeout_s``.
+        """
+        end = time.monotonic() + timeout_s
+        while True:
+            routing = settle(
+                self.net,
+                HEALTHY_QUIET_S,
+                end - time.monotonic(),
+                complete=True,
+                idle=self.idle_settles,
+            )
+            if self._adjacencies()[0] >= self._designed_adjacencies():
+                return routing
+            if time.monotonic() >= end:
+                raise EmulatorError(f"{self.query.id}: the healthy network never fully formed")
+
+    def _designed_adjacencies(self) -> frozenset[tuple[str, str]]:
+        """Every OSPF adjacency and BGP session the design has, both ends."""
+        plan = self.plan
+        ospf_links = (
+            [x for x in plan.links if plan.internal(x)] if isinstance(plan, BgpPlan) else plan.links
+        )
+        found = {
+            (router, plan.loopbacks[link.peer(router)])
+            for link in ospf_links
+            for router in (link.a, link.b)
+        }
+        if isinstance(plan, BgpPlan):
+            found |= {
+                (router, f"BGP {session.peer(router)}")
+                for session in plan.sessions
+                for router in (session.a, session.b)
+            }
+        return frozenset(found)
 
     def _traced(self) -> dict[tuple[str, str], Path | None]:
         """The ticket's flows → the routers they cross now, traced with real probes."""
@@ -154,7 +214,7 @@ class FrrEpisode(GuardedEpisode[DynamicState]):
                 self.net.configure(fault["router"], lines)
             if ip_lines:
                 ip_batch(ip_lines, self.net.netns(fault["router"]))
-            if fault["intf"]:
+            if fault["type"] in ADJACENCY_FAULTS:
                 self.net.bounce(fault["router"], fault["intf"])
 
     def _faulted_adjacencies(self) -> frozenset[tuple[str, str]]:
@@ -185,13 +245,8 @@ class FrrEpisode(GuardedEpisode[DynamicState]):
         without a daemon has no adjacencies or sessions).
         """
         up: dict[tuple[str, str], tuple[float, float]] = {}
-        for router in self.plan.routers:
-            sent = time.monotonic()
-            try:
-                data = json.loads(self.net.vtysh(router, "show ip ospf neighbor json"))
-            except (ValueError, EmulatorError):
-                continue
-            answered = time.monotonic()
+        neighbours = self.net.ask_all("ospfd", "show ip ospf neighbor json")
+        for router, (sent, answered, data) in neighbours:
             for neighbour, entries in (data.get("neighbors") or {}).items():
                 for entry in entries if isinstance(entries, list) else [entries]:
                     state = str(entry.get("nbrState") or entry.get("state") or "")
@@ -219,14 +274,8 @@ class FrrEpisode(GuardedEpisode[DynamicState]):
         """
         assert isinstance(self.plan, BgpPlan)
         found: dict[tuple[str, str], int] = {}
-        for router in self.plan.routers:
+        for router, (sent, answered, data) in self.net.ask_all("bgpd", "show bgp neighbors json"):
             peers = {s.addr(s.peer(router)): s.peer(router) for s in self.plan.sessions_of(router)}
-            sent = time.monotonic()
-            try:
-                data = json.loads(self.net.vtysh(router, "show bgp neighbors json"))
-            except (ValueError, EmulatorError):
-                continue
-            answered = time.monotonic()
             for address, entry in data.items():
                 if address in peers and entry.get("bgpState") == "Established":
                     key = (router, f"BGP {peers[address]}")
@@ -236,9 +285,17 @@ class FrrEpisode(GuardedEpisode[DynamicState]):
         return found
 
     def _routing(self) -> Routing:
-        quiet = FINAL_QUIET_S if self.final else SETTLE_QUIET_S
+        """Routing after a step, once it stopped changing.
+
+        The final score waits out a whole steady period even when routing already looks
+        healthy, so a neighbour broken silently is seen down.
+        """
+        if self.final:
+            quiet, want = self.steady_quiet_s, None
+        else:
+            quiet, want = SETTLE_QUIET_S, self.healthy
         try:
-            return self.net.settle(quiet_s=quiet, timeout_s=15.0, want=self.healthy)
+            return settle(self.net, quiet_s=quiet, timeout_s=15.0, want=want)
         except EmulatorError as exc:
             log.info("%s: %s", self.query.id, exc)
             return {"unsettled": {"error": str(exc)}}

@@ -6,8 +6,8 @@ type, MTU, passive, not in OSPF, cost, authentication key) or the router's OSPF 
 from the plan; ``model_costs`` says what the fault does to the link-state graph, so the
 ticket can describe its symptom before anything runs. Injection (``episode.py``)
 applies the configuration lines with vtysh and the kernel changes with ``ip``, bounces
-the touched interfaces so adjacencies form again from scratch, and verifies in the
-steady state that routing differs from the healthy routing.
+the interfaces whose adjacency the fault breaks so it goes down at once, and verifies in
+the steady state that routing differs from the healthy routing.
 """
 
 from __future__ import annotations
@@ -18,7 +18,14 @@ from typing import Any
 
 from netarena.route.frr.plan import DEAD_S, OspfPlan
 
-__all__ = ["OSPF_FAULTS", "OSPF_LEVEL_LABELS", "draw_faults", "model_costs", "fault_lines"]
+__all__ = [
+    "OSPF_FAULTS",
+    "ADJACENCY_FAULTS",
+    "OSPF_LEVEL_LABELS",
+    "draw_faults",
+    "model_costs",
+    "fault_lines",
+]
 
 OSPF_FAULTS = {
     "ospf-area": "area mismatch on one end of a link",
@@ -48,16 +55,17 @@ OSPF_LEVEL_LABELS: dict[int, tuple[str, ...]] = {
 """Dynamic-routing labels per level (single faults, then combinations on other links)."""
 
 Fault = dict[str, Any]
-_LINK_FAULTS = frozenset(OSPF_FAULTS) - {"ospf-redist"}
+ADJACENCY_FAULTS = frozenset(OSPF_FAULTS) - {"ospf-redist", "ospf-cost"}
+"""Faults that keep an adjacency from forming: injection bounces their interface, so the
+adjacency up now goes down at once instead of at its dead interval."""
 
 
 def _value(rng: random.Random, kind: str, plan: OspfPlan, link: Any) -> dict[str, Any]:
     if kind == "ospf-area":
         return {"area": f"0.0.0.{rng.randint(1, 254)}"}
     if kind == "ospf-hello":
-        return rng.choice(
-            ({"hello": 2}, {"dead": rng.choice([d for d in range(4, 41) if d != DEAD_S])})
-        )
+        dead = rng.randint(DEAD_S + 1, 40)  # leaves fast hellos: hello 10 s unless set
+        return rng.choice(({"dead": dead}, {"dead": dead, "hello": rng.randint(1, dead - 1)}))
     if kind == "ospf-nettype":
         return {"network": "broadcast"}
     if kind == "ospf-mtu":
@@ -152,9 +160,8 @@ def fault_lines(fault: Fault, plan: OspfPlan) -> tuple[list[str], list[str]]:
     if kind == "ospf-area":
         return [*at, "no ip ospf area", f"ip ospf area {fault['area']}"], []
     if kind == "ospf-hello":
-        if "hello" in fault:
-            return [*at, f"ip ospf hello-interval {fault['hello']}"], []
-        return [*at, f"ip ospf dead-interval {fault['dead']}"], []
+        hello = [f"ip ospf hello-interval {fault['hello']}"] if "hello" in fault else []
+        return [*at, f"ip ospf dead-interval {fault['dead']}", *hello], []
     if kind == "ospf-nettype":
         return [*at, f"ip ospf network {fault['network']}"], []
     if kind == "ospf-passive":

@@ -28,7 +28,13 @@ from typing import Any
 
 from netarena.common.core.errors import EmulatorError
 from netarena.route.frr.plan import OspfPlan
-from netarena.route.frr.routing import Routing, config_objects, judged, routes_complete
+from netarena.route.frr.routing import (
+    Routing,
+    config_objects,
+    fib_routes,
+    rib_routes,
+)
+from netarena.route.frr.vty import vty_show
 from netarena.route.namespaces import FRR_DIR, ip_batch, new_prefix, write_sysctl
 from netarena.route.network import Network
 from netarena.route.nodestate import NodeState, StateReader
@@ -43,7 +49,7 @@ log = logging.getLogger(__name__)
 
 DAEMONS = OspfPlan.daemons
 """FRR daemons an OSPF router runs, in start order (a plan says which its routers run)."""
-BOUNCE_S = 0.3
+BOUNCE_S = 0.1
 """How long a bounced interface stays down."""
 _FRR_BIN = Path("/usr/lib/frr")
 _GROUPS = "root:x:0:\nfrr:x:0:\nfrrvty:x:0:root\n"
@@ -228,6 +234,41 @@ class FrrNetwork(Network):
             )
         return proc.stdout
 
+    def show(self, router: str, daemon: str, command: str, timeout_s: float = 10.0) -> str:
+        """One ``show`` command's output, straight from ``daemon``'s vty socket on ``router``.
+
+        The judge reads state this way many times a step (``vty.py``: no process, where
+        ``vtysh`` costs tens of milliseconds of CPU).
+
+        Raises:
+            EmulatorError: The daemon did not answer, or refused the command.
+        """
+        self._check_open(router)
+        try:
+            return vty_show(self.router_dir(router) / "run" / f"{daemon}.vty", command, timeout_s)
+        except EmulatorError as exc:
+            raise EmulatorError(f"{router}: {exc}") from exc
+
+    def ask_all(
+        self, daemon: str, command: str
+    ) -> list[tuple[str, tuple[float, float, dict[str, Any]]]]:
+        """``command``'s JSON answer from every router at once, and when it was sent and answered.
+
+        Times are monotonic; a router that cannot answer is left out (it has no state).
+        """
+
+        def ask(router: str) -> tuple[float, float, dict[str, Any]] | None:
+            sent = time.monotonic()
+            try:
+                data = json.loads(self.show(router, daemon, command))
+            except (ValueError, EmulatorError):
+                return None
+            return sent, time.monotonic(), data if isinstance(data, dict) else {}
+
+        with ThreadPoolExecutor(len(self.ospf.routers)) as pool:
+            answers = list(pool.map(ask, self.ospf.routers))
+        return [(r, a) for r, a in zip(self.ospf.routers, answers, strict=True) if a is not None]
+
     def configure(self, router: str, lines: list[str]) -> None:
         """Apply configuration ``lines`` on ``router`` (``conf t`` then each line)."""
         self.vtysh(router, "configure terminal", *lines)
@@ -244,92 +285,13 @@ class FrrNetwork(Network):
 
     def _routes_of(self, router: str) -> dict[str, str]:
         try:
-            rib = json.loads(self.vtysh(router, "show ip route json"))
+            rib = json.loads(self.show(router, "zebra", "show ip route json"))
         except ValueError as exc:
             raise EmulatorError(f"{router}: unreadable RIB: {exc}") from exc
-        out: dict[str, str] = {}
-        for prefix, entries in rib.items():
-            for entry in entries:
-                if not entry.get("selected"):
-                    continue
-                hops = sorted(
-                    f"{h.get('ip', 'direct')}@{h.get('interfaceName', 'blackhole')}"
-                    for h in entry.get("nexthops", [])
-                    if h.get("active")
-                )
-                out[f"rib {prefix}"] = (
-                    f"{entry['protocol']} metric {entry.get('metric', 0)} via {','.join(hops)}"
-                )
         result = self.exec(router, ["ip", "-j", "route", "show", "table", "main"])
         if result.returncode != 0:
             raise EmulatorError(f"{router}: cannot list routes: {result.output.strip()}")
-        for route in json.loads(result.output or "[]"):
-            hops = [
-                f"{h.get('gateway', 'direct')}@{h.get('dev')}" for h in route.get("nexthops", [])
-            ]
-            if not hops:
-                hops = [f"{route.get('gateway', 'direct')}@{route.get('dev', route.get('type'))}"]
-            dst = (
-                route["dst"]
-                if "/" in route["dst"] or route["dst"] == "default"
-                else f"{route['dst']}/32"
-            )
-            out[f"fib {dst}"] = route.get("protocol", "boot")
-            out[f"hop {dst}"] = ",".join(sorted(hops))  # shown, not judged (zebra's ECMP churn)
-        return out
-
-    def _kernel_routes(self) -> dict[str, dict[str, str]]:
-        """Every router's kernel routes over rtnetlink (in-process, about a millisecond)."""
-        return {
-            r: {
-                k: v
-                for k, v in self.reader.read(r, self.netns(r)).items()
-                if k.startswith("route ")
-            }
-            for r in self.ospf.routers
-        }
-
-    def settle(
-        self,
-        quiet_s: float = 1.0,
-        timeout_s: float = 12.0,
-        complete: bool = False,
-        want: Routing | None = None,
-    ) -> Routing:
-        """Routing once the kernel routes stopped changing for ``quiet_s``.
-
-        Change is watched on the kernel routes (cheap); the RIB is read through vtysh once
-        they are quiet, and every half second when ``want`` may already be reached.
-
-        Args:
-            quiet_s: How long routing must stay the same, seconds.
-            timeout_s: Longest wait, seconds.
-            complete: Also wait until every router routes to every stub and loopback.
-            want: Routing to stop at as soon as it is reached.
-
-        Raises:
-            EmulatorError: It kept changing (or stayed incomplete) for ``timeout_s``.
-        """
-        end = time.monotonic() + timeout_s
-        last = self._kernel_routes()
-        since = checked = time.monotonic()
-        while time.monotonic() < end:
-            now = time.monotonic()
-            if now - since >= quiet_s:
-                routing = self.routing()
-                if not complete or routes_complete(self.ospf, routing):
-                    return routing
-                since = now
-            elif want is not None and now - checked >= 0.5:
-                checked = now
-                routing = self.routing()
-                if judged(routing) == judged(want):
-                    return routing
-            time.sleep(0.1)
-            kernel = self._kernel_routes()
-            if kernel != last:
-                last, since = kernel, time.monotonic()
-        raise EmulatorError(f"routing did not settle within {timeout_s:g}s")
+        return rib_routes(rib) | fib_routes(json.loads(result.output or "[]"))
 
     def running_config(self, router: str) -> NodeState:
         """``router``'s running configuration as objects: ``frr <section> <line>`` → ``""``.
@@ -348,12 +310,15 @@ class FrrNetwork(Network):
         what collateral compares.
         """
         self._check_open(self.ospf.routers[0])
+        with ThreadPoolExecutor(len(self.ospf.routers)) as pool:
+            read = pool.map(self.running_config, self.ospf.routers)
+            configs = dict(zip(self.ospf.routers, read, strict=True))
         states = {}
         for node in self.plan.nodes:
             state = self.reader.read(node, self.netns(node))
-            if node in self.ospf.routers:
+            if node in configs:
                 state = {k: v for k, v in state.items() if not _routing_output(k, v)}
-                state.update(self.running_config(node))
+                state.update(configs[node])
             states[node] = state
         return states
 
@@ -369,7 +334,3 @@ class FrrNetwork(Network):
         ip_batch([f"link set {intf} down"], self.netns(router))
         time.sleep(BOUNCE_S)  # a down and up in one breath can reach ospfd as nothing at all
         ip_batch([f"link set {intf} up"], self.netns(router))
-
-    def shell(self, node: str, command: str, timeout_s: float = 5.0) -> Any:
-        """Run an agent's command on ``node`` in the sandbox (routers see their FRR)."""
-        return super().shell(node, command, timeout_s)

@@ -1,8 +1,9 @@
 """A dynamic-routing network as its owners designed it: routers, links, stubs (pure data).
 
 An ``OspfPlan`` is the design an operator's runbook states: routers ``r1..rN`` in one
-OSPF area (a ring plus seeded chords), every transit link a point-to-point /30 with its
-cost and MD5 key, hello 1 s / dead 3 s, one host ``h<i>`` on a stub /24 behind router
+OSPF area (a ring, a partial mesh or a dual-hub hub-and-spoke: ``shapes.py``), every
+transit link a point-to-point /30 with its cost and MD5 key, fast hellos (dead interval
+1 s), one host ``h<i>`` on a stub /24 behind router
 ``r<i>``, announced either as a passive OSPF interface or by ``redistribute connected``.
 It is drawn from a seed (sizes, chords, addresses, costs, keys, stub modes and the
 undisclosed rest of each router's configuration all vary) and round-trips through JSON
@@ -19,6 +20,7 @@ from dataclasses import asdict, dataclass, replace
 from functools import cached_property
 from typing import Any, ClassVar
 
+from netarena.route.frr.shapes import SHAPES, draw_pairs
 from netarena.route.plan import natural_key
 
 __all__ = [
@@ -33,14 +35,18 @@ __all__ = [
     "draw_extras",
     "unique_costs",
     "transit_lines",
-    "HELLO_S",
+    "HELLO_MULTIPLIER",
+    "TIMERS_IN_WORDS",
     "DEAD_S",
 ]
 
-HELLO_S = 1
-"""OSPF hello interval on every interface, seconds."""
-DEAD_S = 3
-"""OSPF dead interval on every interface, seconds."""
+DEAD_S = 1
+"""OSPF dead interval on every interface, seconds (``minimal``: fast hellos)."""
+HELLO_MULTIPLIER = 4
+"""OSPF hellos per dead interval (sub-second hellos, so adjacencies form in a fraction of
+a second)."""
+TIMERS_IN_WORDS = f"dead interval minimal ({DEAD_S} s) with hello multiplier {HELLO_MULTIPLIER}"
+"""How the design states the timers (the reference solver reads it back)."""
 
 
 @dataclass(frozen=True)
@@ -165,6 +171,8 @@ class OspfPlan:
 
     daemons: ClassVar[tuple[str, ...]] = ("zebra", "staticd", "ospfd")
     """FRR daemons every router runs, in start order."""
+    detect_s: ClassVar[float] = DEAD_S
+    """The longest a broken neighbour stays up: what changes after a command may take."""
 
     def frr_config(self, router: str) -> str:
         """``router``'s healthy ``frr.conf``."""
@@ -302,20 +310,9 @@ def _ospf_modes(rng: random.Random, num_routers: int) -> list[str]:
 
 
 def draw_ospf_plan(rng: random.Random, num_routers: int) -> OspfPlan:
-    """Draw a ring of ``num_routers`` with seeded chords, addresses, costs and keys."""
+    """Draw ``num_routers`` in a seeded shape, with addresses, costs and keys."""
     routers = tuple(f"r{i}" for i in range(1, num_routers + 1))
-    pairs = [(i, (i + 1) % num_routers) for i in range(num_routers)]
-    if num_routers == 3:
-        pairs = [(0, 1), (1, 2), (0, 2)]
-    chords = [
-        (i, j)
-        for i in range(num_routers)
-        for j in range(i + 2, num_routers)
-        if (i, j) != (0, num_routers - 1)
-    ]
-    rng.shuffle(chords)
-    pairs += chords[: rng.randint(0, min(2, len(chords)))]
-    pairs = sorted({(min(a, b), max(a, b)) for a, b in pairs})
+    pairs = draw_pairs(rng, rng.choice(SHAPES), num_routers)
     links = unique_costs(rng, routers, draw_links(rng, routers, pairs))
     stubs = draw_stubs(rng, routers, lambda r: _ospf_modes(r, num_routers))
     lo_base = rng.randint(1, 254)
@@ -346,8 +343,7 @@ def transit_lines(link: TransitLink, router: str) -> list[str]:
         " ip ospf authentication message-digest",
         f" ip ospf message-digest-key 1 md5 {link.key}",
         f" ip ospf cost {link.cost}",
-        f" ip ospf dead-interval {DEAD_S}",
-        f" ip ospf hello-interval {HELLO_S}",
+        f" ip ospf dead-interval minimal hello-multiplier {HELLO_MULTIPLIER}",
         " ip ospf network point-to-point",
         " ip ospf retransmit-interval 1",
         "exit",
@@ -357,7 +353,7 @@ def transit_lines(link: TransitLink, router: str) -> list[str]:
 
 OSPF_TIMERS = (
     " timers throttle lsa all 0",
-    " timers throttle spf 0 50 500",
+    " timers throttle spf 0 50 200",
     " timers lsa min-arrival 0",
 )
 """``router ospf`` lines that make SPF run at once."""

@@ -17,7 +17,7 @@ from netarena.common.core.reactive import SAFETY_RULES
 from netarena.route.frr.bgp_plan import BgpPlan
 from netarena.route.frr.bgp_prompts import describe_bgp_design
 from netarena.route.frr.faults import model_costs
-from netarena.route.frr.plan import DEAD_S, HELLO_S, OspfPlan
+from netarena.route.frr.plan import TIMERS_IN_WORDS, OspfPlan
 from netarena.route.prompts import COMMAND_TIMEOUT_NOTE
 
 __all__ = ["dynamic_prompt", "describe_design", "designed_path", "ticket_symptoms"]
@@ -41,7 +41,7 @@ def describe_design(plan: OspfPlan) -> list[str]:
     """The routing design, one sentence per router, link and stub."""
     lines = [
         f"Routers {', '.join(plan.routers)} run FRR (zebra, staticd, ospfd) in OSPF area 0 "
-        f"(0.0.0.0). Every OSPF interface uses hello {HELLO_S} s, dead {DEAD_S} s; every "
+        f"(0.0.0.0). Every OSPF interface uses {TIMERS_IN_WORDS}; every "
         "transit link is point-to-point with MD5 authentication (key id 1) and the MTU of "
         "its interfaces is 1500. Router ids are the loopbacks, announced in area 0:",
         "- " + ", ".join(f"{r} {plan.loopbacks[r]}" for r in plan.routers),

@@ -2,10 +2,19 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from netarena.route.frr.plan import OspfPlan
 from netarena.route.nodestate import NodeState
 
-__all__ = ["Routing", "config_objects", "judged", "routes_complete"]
+__all__ = [
+    "Routing",
+    "config_objects",
+    "fib_routes",
+    "judged",
+    "rib_routes",
+    "routes_complete",
+]
 
 Routing = dict[str, dict[str, str]]
 """Router → route key (``rib 10.1.2.0/24``, ``fib 10.1.2.0/24``) → normalised value.
@@ -13,6 +22,38 @@ Routing = dict[str, dict[str, str]]
 ``rib`` keys hold FRR's selected route (protocol, metric, active next hops); ``fib`` keys
 the kernel route's protocol (next hops of kernel ECMP routes lag behind zebra's after a
 change, so they are judged in the RIB); ``hop`` keys the kernel's next hops, for paths."""
+
+
+def rib_routes(rib: dict[str, Any]) -> dict[str, str]:
+    """FRR's selected routes (``show ip route json``) as ``rib`` keys."""
+    out: dict[str, str] = {}
+    for prefix, entries in rib.items():
+        for entry in entries:
+            if not entry.get("selected"):
+                continue
+            hops = sorted(
+                f"{h.get('ip', 'direct')}@{h.get('interfaceName', 'blackhole')}"
+                for h in entry.get("nexthops", [])
+                if h.get("active")
+            )
+            out[f"rib {prefix}"] = (
+                f"{entry['protocol']} metric {entry.get('metric', 0)} via {','.join(hops)}"
+            )
+    return out
+
+
+def fib_routes(routes: list[dict[str, Any]]) -> dict[str, str]:
+    """The kernel's main table (``ip -j route``) as ``fib`` and ``hop`` keys."""
+    out: dict[str, str] = {}
+    for route in routes:
+        hops = [f"{h.get('gateway', 'direct')}@{h.get('dev')}" for h in route.get("nexthops", [])]
+        if not hops:
+            hops = [f"{route.get('gateway', 'direct')}@{route.get('dev', route.get('type'))}"]
+        dst = route["dst"]
+        dst = dst if "/" in dst or dst == "default" else f"{dst}/32"
+        out[f"fib {dst}"] = route.get("protocol", "boot")
+        out[f"hop {dst}"] = ",".join(sorted(hops))  # shown, not judged (zebra's ECMP churn)
+    return out
 
 
 def judged(routing: Routing) -> Routing:

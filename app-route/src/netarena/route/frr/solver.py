@@ -24,7 +24,7 @@ DIAGNOSTIC = "vtysh -c 'show running-config'; ip -o link show"
 
 _LINK = re.compile(r"^- (\S+) (\S+) (\S+) <-> (\S+) (\S+) (\S+) \((\S+)\): cost (\d+), key (\S+)$")
 _STUB = re.compile(r"^- (\S+) (\S+) on (\S+) behind (\S+) (\S+) (\S+), announced by (.*)$")
-_TIMERS = re.compile(r"hello (\d+) s, dead (\d+) s")
+_TIMERS = re.compile(r"dead interval minimal \((\d+) s\) with hello multiplier (\d+)")
 _ROUTERS = re.compile(r"^Routers (.*?) run FRR")
 _MTU = re.compile(r"^\d+: ([^:@\s]+)(?:@\S+)?: .*? mtu (\d+)")
 
@@ -38,12 +38,17 @@ class Design:
     """Router → interface → ``(cost, key)``."""
     redistribute: set[str] = field(default_factory=set)
     """Routers announcing their stub by ``redistribute connected``."""
-    hello: int = 1
-    dead: int = 3
+    hello_multiplier: int = 4
+    """Fast hellos: this many per (minimal, one-second) dead interval."""
     router_ids: dict[str, str] = field(default_factory=dict)
     """Router → its router id (and loopback)."""
     stubs: dict[str, tuple[str, bool]] = field(default_factory=dict)
     """Router → its stub interface, and whether it is a passive OSPF interface."""
+
+    @property
+    def timers(self) -> str:
+        """The interface line that sets the design's timers."""
+        return f"ip ospf dead-interval minimal hello-multiplier {self.hello_multiplier}"
 
 
 def read_design(text: str) -> Design:
@@ -53,7 +58,7 @@ def read_design(text: str) -> Design:
         if m := _ROUTERS.match(line):
             design.routers = [r.strip() for r in m.group(1).split(",")]
         if m := _TIMERS.search(line):
-            design.hello, design.dead = int(m.group(1)), int(m.group(2))
+            design.hello_multiplier = int(m.group(2))
         if m := _LINK.match(line):
             cost, key = int(m.group(8)), m.group(9)
             design.transit.setdefault(m.group(1), {})[m.group(2)] = (cost, key)
@@ -95,10 +100,10 @@ def _interface_fixes(lines: list[str], cost: int, key: str, design: Design) -> l
         fixes.append("no ip ospf passive")
     if f"ip ospf cost {cost}" not in lines:
         fixes.append(f"ip ospf cost {cost}")
-    if f"ip ospf hello-interval {design.hello}" not in lines:
-        fixes.append(f"ip ospf hello-interval {design.hello}")
-    if f"ip ospf dead-interval {design.dead}" not in lines:
-        fixes.append(f"ip ospf dead-interval {design.dead}")
+    if any(ln.startswith("ip ospf hello-interval") for ln in lines):
+        fixes.append("no ip ospf hello-interval")
+    if design.timers not in lines:
+        fixes.append(design.timers)
     if "ip ospf network point-to-point" not in lines:
         fixes.append("ip ospf network point-to-point")
     if f"ip ospf message-digest-key 1 md5 {key}" not in lines:

@@ -1,0 +1,100 @@
+"""When a dynamic-routing network has settled: routing read once it stopped changing.
+
+Change is watched on every router's kernel routes over rtnetlink (in-process, about a
+millisecond), and ospfd's scheduled work over its vty socket; FRR's RIB is read once
+they are quiet. How long "quiet" must be is the caller's: after an agent's command, past
+the dead interval; for the final score, past the longest a neighbour broken silently
+stays up (``OspfPlan.detect_s``).
+"""
+
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING
+
+from netarena.common.core.errors import EmulatorError
+from netarena.route.frr.routing import Routing, judged, routes_complete
+
+if TYPE_CHECKING:
+    from netarena.route.frr.network import FrrNetwork
+
+__all__ = ["settle", "ospf_busy", "kernel_routes", "ASE_DELAY_S", "KERNEL_QUIET_S"]
+
+ASE_DELAY_S = 1.0
+"""ospfd recomputes its external routes this long after an SPF run."""
+KERNEL_QUIET_S = 0.3
+"""With ``idle``, how long the kernel routes must stay the same once ospfd is idle."""
+
+
+def kernel_routes(net: FrrNetwork) -> dict[str, dict[str, str]]:
+    """Every router's kernel routes over rtnetlink (in-process, about a millisecond)."""
+    return {
+        r: {k: v for k, v in net.reader.read(r, net.netns(r)).items() if k.startswith("route ")}
+        for r in net.ospf.routers
+    }
+
+
+def ospf_busy(net: FrrNetwork) -> bool:
+    """Whether some router's ospfd still has routing work ahead.
+
+    An SPF run is due, or one ran so recently that the external routes it leads to
+    (``ASE_DELAY_S`` later) are not computed yet. A router whose ospfd does not answer
+    has none.
+    """
+    recent_ms = (ASE_DELAY_S + 0.2) * 1000
+    return any(
+        "spfTimerDueInMsecs" in data or data.get("spfLastExecutedMsecs", recent_ms) < recent_ms
+        for _, (_, _, data) in net.ask_all("ospfd", "show ip ospf json")
+    )
+
+
+def settle(
+    net: FrrNetwork,
+    quiet_s: float = 1.0,
+    timeout_s: float = 12.0,
+    complete: bool = False,
+    want: Routing | None = None,
+    idle: bool = False,
+) -> Routing:
+    """Routing once the kernel routes stopped changing for ``quiet_s``.
+
+    Change is watched on the kernel routes (cheap); the RIB is read once they are
+    quiet, and every half second when ``want`` may already be reached.
+
+    Args:
+        net: The network.
+        quiet_s: How long routing must stay the same, seconds.
+        timeout_s: Longest wait, seconds.
+        complete: Also wait until every router routes to every stub and loopback.
+        want: Routing to stop at as soon as it is reached.
+        idle: Stop sooner, once the kernel routes stayed the same ``KERNEL_QUIET_S``
+            and no ospfd has work ahead (``ospf_busy``). Only for changes whose
+            effects start at once (the healthy start; injections that bounce the
+            interfaces they break): a neighbour broken silently goes down only at
+            its dead interval, which no daemon has scheduled work for.
+
+    Raises:
+        EmulatorError: It kept changing (or stayed incomplete) for ``timeout_s``.
+    """
+    end = time.monotonic() + timeout_s
+    last = kernel_routes(net)
+    since = checked = time.monotonic()
+    while time.monotonic() < end:
+        now = time.monotonic()
+        if idle and now - since >= KERNEL_QUIET_S and not ospf_busy(net):
+            quiet_s = 0.0  # nothing more is coming: read it now
+        if now - since >= quiet_s:
+            routing = net.routing()
+            if not complete or routes_complete(net.ospf, routing):
+                return routing
+            since = now
+        elif want is not None and now - checked >= 0.5:
+            checked = now
+            routing = net.routing()
+            if judged(routing) == judged(want):
+                return routing
+        time.sleep(0.1)
+        kernel = kernel_routes(net)
+        if kernel != last:
+            last, since = kernel, time.monotonic()
+    raise EmulatorError(f"routing did not settle within {timeout_s:g}s")
