@@ -130,16 +130,18 @@ class FrrEpisode(GuardedEpisode[DynamicState]):
         self.want = frozenset((s, d) for s in nodes for d in nodes if s != d)
         try:
             self.net: FrrNetwork = FrrNetwork(self.plan)
-            self.healthy = self._settle_healthy()
+            # Configuration and kernel state (routes aside) are final once the daemons
+            # started, and the faults' once injected: read them while routing converges.
             self.net.healthy = self.net.read_states()
+            self.healthy = self._settle_healthy()
             self.intended_paths = {w: p for w, p in self._traced().items() if p is not None}
             """The ticket's flows → the routers they crossed in the healthy network."""
             self.healthy_adjacencies = self._designed_adjacencies() - self._faulted_adjacencies()
             self._inject()
+            self.footprint = footprint(self.net.healthy, self.net.read_states())
             routing = settle(self.net, SETTLE_QUIET_S, 30.0, idle=self.idle_settles)
             if judged(routing) == judged(self.healthy):
                 raise EmulatorError(f"{query.id}: the faults left routing as designed")
-            self.footprint = footprint(self.net.healthy, self.net.read_states())
             initial = DynamicState(
                 measure(self.net, self.timing, None), routing, *self._adjacencies()
             )

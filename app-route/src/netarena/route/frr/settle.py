@@ -21,8 +21,9 @@ if TYPE_CHECKING:
 __all__ = ["settle", "ospf_busy", "kernel_routes", "ASE_DELAY_S", "KERNEL_QUIET_S"]
 
 ASE_DELAY_S = 1.0
-"""ospfd recomputes its external routes this long after an SPF run."""
-KERNEL_QUIET_S = 0.3
+"""ospfd recomputes its external routes at most this long after an SPF run (its timer
+starts at the first run and is not restarted by later ones)."""
+KERNEL_QUIET_S = 0.2
 """With ``idle``, how long the kernel routes must stay the same once ospfd is idle."""
 
 
@@ -41,7 +42,7 @@ def ospf_busy(net: FrrNetwork) -> bool:
     (``ASE_DELAY_S`` later) are not computed yet. A router whose ospfd does not answer
     has none.
     """
-    recent_ms = (ASE_DELAY_S + 0.2) * 1000
+    recent_ms = (ASE_DELAY_S + 0.1) * 1000
     return any(
         "spfTimerDueInMsecs" in data or data.get("spfLastExecutedMsecs", recent_ms) < recent_ms
         for _, (_, _, data) in net.ask_all("ospfd", "show ip ospf json")
