@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import random
 
+import networkx as nx
 import pytest
 
 from netarena.common.core.plan import QueryPlan, plan_queries
@@ -108,3 +109,42 @@ def test_the_design_names_router_ids_and_stubs() -> None:
     assert design.stubs == {
         s.router: (s.router_intf, s.mode == "passive") for s in plan.stubs
     }
+
+
+def _shape(plan: OspfPlan) -> str:
+    n, links = len(plan.routers), len(plan.links)
+    degrees = sorted(sum(r in (x.a, x.b) for x in plan.links) for r in plan.routers)
+    if n > 3 and links == 2 * n - 3 and degrees[-2:] == [n - 1, n - 1]:
+        return "hub-and-spoke"
+    return "ring" if links == n else "meshed"
+
+
+def test_designs_come_in_every_shape_and_survive_any_one_link_lost() -> None:
+    shapes = set()
+    for seed in range(120):
+        rng = random.Random(seed)
+        plan = draw_ospf_plan(rng, rng.randint(3, 6))
+        graph = nx.MultiGraph([(link.a, link.b) for link in plan.links])
+        assert set(graph) == set(plan.routers)
+        assert nx.edge_connectivity(graph) >= 2, f"seed {seed}: one lost link cuts the design"
+        shapes.add(_shape(plan))
+    assert shapes == {"hub-and-spoke", "ring", "meshed"}
+
+
+def test_the_hello_fault_leaves_fast_hellos_and_the_solver_restores_them() -> None:
+    app = RouteApp()
+    for seed in range(12):
+        q = app.generate(seed, 1, "ospf-hello")
+        plan = OspfPlan.from_dict(q.truth["plan"])
+        (fault,) = q.truth["faults"]
+        lines, _ = fault_lines(fault, plan)
+        assert f"ip ospf dead-interval {fault['dead']}" in lines and fault["dead"] >= 2
+        design = read_design(q.prompt)
+        head, rest = render(plan, fault["router"]).split(f"interface {fault['intf']}\n", 1)
+        section, tail = rest.split("exit\n", 1)
+        assert f" {design.timers}\n" in section
+        section = section.replace(f" {design.timers}\n", "".join(f" {x}\n" for x in lines[1:]))
+        broken = f"{head}interface {fault['intf']}\n{section}exit\n{tail}"
+        fix = router_fixes(fault["router"], broken, design)
+        assert fix is not None and design.timers in fix and fix.count("interface ") == 1
+        assert ("no ip ospf hello-interval" in fix) == ("hello" in fault)
