@@ -64,8 +64,10 @@ def _value(rng: random.Random, kind: str, plan: OspfPlan, link: Any) -> dict[str
     if kind == "ospf-area":
         return {"area": f"0.0.0.{rng.randint(1, 254)}"}
     if kind == "ospf-hello":
-        dead = rng.randint(DEAD_S + 1, 40)  # leaves fast hellos: hello 10 s unless set
-        return rng.choice(({"dead": dead}, {"dead": dead, "hello": rng.randint(1, dead - 1)}))
+        # Leaves fast hellos. The hello interval stays short: ospfd keeps a pending hello
+        # on its old schedule, so a repaired interface would otherwise stay silent up to
+        # the default 10 s.
+        return {"dead": rng.randint(DEAD_S + 2, 40), "hello": rng.randint(1, 2)}
     if kind == "ospf-nettype":
         return {"network": "broadcast"}
     if kind == "ospf-mtu":
@@ -160,8 +162,11 @@ def fault_lines(fault: Fault, plan: OspfPlan) -> tuple[list[str], list[str]]:
     if kind == "ospf-area":
         return [*at, "no ip ospf area", f"ip ospf area {fault['area']}"], []
     if kind == "ospf-hello":
-        hello = [f"ip ospf hello-interval {fault['hello']}"] if "hello" in fault else []
-        return [*at, f"ip ospf dead-interval {fault['dead']}", *hello], []
+        return [
+            *at,
+            f"ip ospf dead-interval {fault['dead']}",
+            f"ip ospf hello-interval {fault['hello']}",
+        ], []
     if kind == "ospf-nettype":
         return [*at, f"ip ospf network {fault['network']}"], []
     if kind == "ospf-passive":
