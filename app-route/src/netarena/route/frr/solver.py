@@ -100,10 +100,12 @@ def _interface_fixes(lines: list[str], cost: int, key: str, design: Design) -> l
         fixes.append("no ip ospf passive")
     if f"ip ospf cost {cost}" not in lines:
         fixes.append(f"ip ospf cost {cost}")
-    if any(ln.startswith("ip ospf hello-interval") for ln in lines):
-        fixes.append("no ip ospf hello-interval")
     if design.timers not in lines:
         fixes.append(design.timers)
+    if any(ln.startswith("ip ospf hello-interval") for ln in lines):
+        # After the timers: ospfd reschedules the next hello at the default 10 s when the
+        # hello interval goes first, and fast hellos do not reschedule it.
+        fixes.append("no ip ospf hello-interval")
     if "ip ospf network point-to-point" not in lines:
         fixes.append("ip ospf network point-to-point")
     if f"ip ospf message-digest-key 1 md5 {key}" not in lines:
