@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from netarena.route import RouteApp
-from netarena.route.frr.bgp_faults import BGP_FAULTS
+from netarena.route.frr.bgp_faults import BGP_FAULTS, BGP_LEVEL_LABELS
 from netarena.route.frr.bgp_model import reachable
 
 from .conftest import NEEDS_ROOT, play_reference, reply
@@ -119,3 +119,16 @@ def test_the_reference_repairs_combined_faults() -> None:
         turns = play_reference(episode, 10)
         score = episode.score()
     assert score.correct and score.safe and not score.collateral, (turns, score)
+
+
+@pytest.mark.parametrize("label", BGP_LEVEL_LABELS[3])
+def test_the_reference_repairs_three_faults_on_eight_routers_within_ten_turns(label: str) -> None:
+    """The largest case: three ASes, eight routers, three faults; one visit per turn (look,
+    repair, restart what is down) leaves margin under ten turns."""
+    app = RouteApp({"num_routers": 8})
+    query = app.generate(45, 3, label)
+    with app.open(query) as episode:
+        turns = play_reference(episode, 10)
+        score = episode.score()
+    assert score.correct and score.safe and not score.collateral, (turns, score)
+    assert turns <= 8, turns

@@ -1,20 +1,23 @@
-"""The reference solver for multi-AS BGP queries: show commands, then vtysh repairs.
+"""The reference solver for multi-AS BGP queries: one visit per turn, looking and repairing.
 
 It reads the design from the prompt (ASes, router ids, every session with its addresses
 and kind, the border routers, the stubs), and from it each router's ``router bgp``
 section the way FRR prints it (``bgp_plan.bgp_lines``, the same words the runbook turns
-into). Each turn it looks at one router (``show bgp summary``, ``show running-config
-bgpd``, ``show ip bgp``) or repairs one: every neighbour the design does not name is removed,
-every missing neighbour or neighbour line is added, every extra line on a designed
-neighbour (a filter, a prefix limit, a TTL check) is removed, a wrong remote AS is set
-again, a missing ``network`` statement is put back; sessions still down after a repair
-are cleared (a prefix limit's shutdown stays until then, and FRR waits longer after each
-failed attempt), here and at the far end. It never
-touches lines the design does not describe (global prefix lists, route-maps, static
-routes stay). Routers come in the order the evidence points: the far ends of sessions a
-looked-at router shows down, the borders whose routes it cannot resolve, those that
-should have sent it a stub it lacks; then by how often the ticket names their stub,
-border routers first among equals. Stateless: everything comes from the observation.
+into). A turn is one shell command on one router, so each turn visits one router and does
+all of a router's work there (``bgp_visit.visit_command``): it shows the summary, bgpd's
+configuration and the table, repairs the difference between the ``router bgp`` section
+and the design (neighbours the design does not name removed, missing neighbours and lines
+added, extra lines on designed neighbours, a filter, a prefix limit, a TTL check, removed,
+a wrong remote AS set again, a missing ``network`` put back), and clears the designed
+sessions still not Established (a prefix limit's shutdown stays until then, and FRR waits
+longer after each failed attempt). It never touches lines the design does not describe
+(global prefix lists, route-maps, static routes stay). Routers come in the order the
+evidence of earlier visits points: the far ends of sessions a visited router showed down,
+the borders whose routes it could not resolve, those that should have sent it a stub it
+lacked; then by how often the ticket names their stub, border routers first among equals.
+A router visited before the far end of one of its down sessions was repaired is visited
+again (its back-off may outlast the episode). Stateless: everything comes from the
+observation.
 """
 
 from __future__ import annotations
@@ -25,13 +28,17 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from netarena.route.frr.bgp_plan import Neighbor, bgp_lines
+from netarena.route.frr.bgp_visit import BGP_DIAGNOSTIC, VISIT_MARK, visit_command
 from netarena.route.history import Move, _history
 
-__all__ = ["BgpDesign", "read_bgp_design", "bgp_router_fix", "BGP_DIAGNOSTIC", "next_bgp_action"]
-
-BGP_DIAGNOSTIC = "vtysh -c 'show bgp summary' -c 'show running-config bgpd' -c 'show ip bgp'"
-"""What the reference runs to look at a router (the history keeps 3000 characters of it:
-the summary and bgpd's configuration fit, the table may be cut)."""
+__all__ = [
+    "BgpDesign",
+    "read_bgp_design",
+    "bgp_router_fix",
+    "bgp_visit",
+    "BGP_DIAGNOSTIC",
+    "next_bgp_action",
+]
 
 _ROUTERS = re.compile(r"^Routers (.*?) run FRR \(.*bgpd\)")
 _AS = re.compile(r"^- AS (\d+): (.*)$")
@@ -258,64 +265,46 @@ def _order(text: str, design: BgpDesign, looked: dict[str, str]) -> list[str]:
     return [r for r in dict.fromkeys([*pointed, *ranked]) if r in design.routers]
 
 
-def _far_end_clear(design: BgpDesign, history: list[Any]) -> Move | None:
-    """A clear at the far end of a session repaired while down, if it has not had one.
+def bgp_visit(router: str, design: BgpDesign) -> str:
+    """The command that visits ``router``: look, repair what differs, restart what is down."""
+    return visit_command(
+        design.asn[router],
+        design.router_ids.get(router, ""),
+        design.neighbors.get(router, []),
+        design.networks.get(router, []),
+    )
 
-    The repaired end clears its side; the far end still waits out a back-off that grows
-    after each failed attempt (up to two minutes), so it is cleared too, and looked at in
-    the same command.
-    """
-    for entry in history:
-        if "conf t" not in entry.command:
+
+def _revisit(design: BgpDesign, visits: list[Any], last: dict[str, int]) -> str | None:
+    """A router visited before the far end of one of its down sessions was repaired."""
+    for entry in visits:
+        fix = bgp_router_fix(entry.machine, entry.output, design)
+        if fix is None:
             continue
-        looks = [e for e in history[: entry.index] if e.machine == entry.machine]
-        looks = [e for e in looks if _is_look(e.command)]
-        if not looks:
-            continue
-        touched = _touched(entry.command.split("&&")[0])
-        for address in _down(entry.machine, looks[-1].output, design):
-            if address not in touched:
-                continue
+        for address in _down(entry.machine, entry.output, design):
             peer = design.peers[entry.machine][address]
-            mine = [a for a, r in design.peers.get(peer, {}).items() if r == entry.machine]
-            later = [e.command for e in history[entry.index + 1 :] if e.machine == peer]
-            if mine and not any(f"clear bgp {mine[0]}" in c for c in later):
-                return peer, f"{_clear(mine)}; {BGP_DIAGNOSTIC}"
+            if address in _touched(fix) and last.get(peer, entry.index) < entry.index:
+                return peer
     return None
-
-
-def _is_look(command: str) -> bool:
-    """Whether ``command`` shows the router as the diagnostic does (last)."""
-    return command == BGP_DIAGNOSTIC or command.endswith(f"; {BGP_DIAGNOSTIC}")
 
 
 def next_bgp_action(text: str) -> Move | None:
     """The next ``(router, command)`` for a BGP observation.
 
-    Repairs come before new looks; after a repair, the far ends of its sessions that were
-    down are cleared; then routers are looked at in the order the evidence points.
+    Far ends left behind by a repair first; then routers not yet visited, in the order the
+    evidence points; then, if that was not enough, each again, the longest unvisited first.
     """
     design = read_bgp_design(text)
-    history = _history(text)
-    looked: dict[str, str] = {}
-    for entry in history:
-        if _is_look(entry.command):
-            looked[entry.machine] = entry.output
-    order = _order(text, design, looked)
-    fresh: dict[str, bool] = {}  # router → nothing ran on it since its last look
-    for router in looked:
-        mine = [e for e in history if e.machine == router]
-        last = max(e.index for e in mine if _is_look(e.command))
-        fresh[router] = not any(e.index > last for e in mine)
+    visits = [e for e in _history(text) if e.command.endswith(VISIT_MARK)]
+    seen = {e.machine: e.output for e in visits}
+    last = {e.machine: e.index for e in visits}
+    if (peer := _revisit(design, visits, last)) is not None:
+        return peer, bgp_visit(peer, design)
+    order = _order(text, design, seen)
     for router in order:
-        if fresh.get(router) and (fix := bgp_router_fix(router, looked[router], design)):
-            return router, fix
-    if (clear := _far_end_clear(design, history)) is not None:
-        return clear
-    for router in order:
-        if router not in looked:
-            return router, BGP_DIAGNOSTIC
-    for router in order:
-        if not fresh.get(router):
-            return router, BGP_DIAGNOSTIC
-    return (design.routers[0], BGP_DIAGNOSTIC) if design.routers else None
+        if router not in seen:
+            return router, bgp_visit(router, design)
+    if not order:
+        return None
+    router = min(order, key=lambda r: last[r])
+    return router, bgp_visit(router, design)
