@@ -49,6 +49,12 @@ _STUB = re.compile(r"^- (\S+) (\S+) on (\S+) behind (\S+) (\S+) (\S+)$")
 _BORDERS = re.compile(r"^Border routers set themselves as next hop towards their iBGP peers: (.*)$")
 _PATH = re.compile(r"^([ *>=sdhirSR]{0,3})\s*\d+\.\d+\.\d+\.\d+/\d+\s+(\d+\.\d+\.\d+\.\d+)\s")
 """A ``show ip bgp`` row: its status codes and its next hop."""
+_BEST = re.compile(r"^([ *>=sdhirSR]{0,3})\s*(\d+\.\d+\.\d+\.\d+/\d+)\s+(\d+\.\d+\.\d+\.\d+)\s")
+"""A ``show ip bgp`` row: its status codes, its prefix and its next hop."""
+_CUT = re.compile(r"(h\d+) \((\S+)\) cannot be reached from (.*)\.")
+"""A ticket line: a host, its stub, and the hosts that cannot reach it."""
+_LINK = re.compile(r"^- (\S+) \S+ \S+ <-> (\S+) \S+ \S+ \(\S+\): cost (\d+), key \S+$")
+"""An internal link of the design: its routers and its OSPF cost."""
 _SUMMARY = re.compile(r"^(\d+\.\d+\.\d+\.\d+)\s+4(?:\s+\d+){6}\s+\S+\s+(\S+)")
 """A ``show bgp summary`` neighbour row: its address and its state (or prefix count)."""
 
@@ -71,6 +77,8 @@ class BgpDesign:
     """Host → the router its stub is behind."""
     border_of: dict[str, str] = field(default_factory=dict)
     """eBGP address → the router at the session's other end (the next hop it hands on)."""
+    costs: dict[frozenset[str], int] = field(default_factory=dict)
+    """Internal link (its two routers) → its OSPF cost."""
 
 
 def read_bgp_design(text: str) -> BgpDesign:
@@ -85,6 +93,8 @@ def read_bgp_design(text: str) -> BgpDesign:
             design.asn.update({r.strip(): int(m.group(1)) for r in m.group(2).split(",")})
         elif m := _SESSION.match(line):
             sessions.append((m.group(1), m.group(2), m.group(4), m.group(5), m.group(7)))
+        elif m := _LINK.match(line):
+            design.costs[frozenset((m.group(1), m.group(2)))] = int(m.group(3))
         elif m := _BORDERS.match(line):
             borders = {r.strip() for r in m.group(1).split(",")}
         elif m := _STUB.match(line):
@@ -239,17 +249,42 @@ def _missing(router: str, output: str, design: BgpDesign) -> list[str]:
     return found
 
 
+def _transit(router: str, output: str, design: BgpDesign, ticket: str) -> list[str]:
+    """Routers inside ``router``'s AS on the way to a route's iBGP next hop.
+
+    Only routes to stubs the ticket says ``router``'s host cannot reach: each router its
+    packets cross there must hold the route too.
+    """
+    host = next((h for h, r in design.stub_router.items() if r == router), None)
+    cut = {m.group(2) for m in _CUT.finditer(ticket) if host in m.group(3).split(", ")}
+    owner = {rid: r for r, rid in design.router_ids.items()}
+    mine = [r for r in design.routers if design.asn.get(r) == design.asn.get(router)]
+    found: list[str] = []
+    for line in output.split("BGP table version is", 1)[-1].splitlines():
+        m = _BEST.match(line)
+        if not m or ">" not in m.group(1) or m.group(2) not in cut:
+            continue
+        to = owner.get(m.group(3))
+        for via in [r for r in mine if to in mine and r not in (router, to)]:
+            direct = design.costs.get(frozenset((router, to)), 1 << 30)
+            legs = [design.costs.get(frozenset(p), 1 << 30) for p in ((router, via), (via, to))]
+            if sum(legs) < direct:
+                found.append(via)
+    return found
+
+
 def _order(text: str, design: BgpDesign, looked: dict[str, str]) -> list[str]:
     """Routers in the order to look at them.
 
     Far ends of sessions seen down, borders that handed on unresolvable next hops, the
-    routers that should have sent a missing stub first; then by how much of the ticket
-    names their stub (borders first among equals).
+    routers that should have sent a missing stub, those a route to an unreachable stub
+    crosses first; then by how much of the ticket names their stub (borders first among
+    equals).
     """
     ticket = text.split("## Incident ticket", 1)[-1].split("## Routing design", 1)[0]
     named: dict[str, int] = dict.fromkeys(design.routers, 0)
-    for m in re.finditer(r"(h\d+) \(\S+\) cannot be reached from (.*)\.", ticket):
-        for host in [m.group(1), *(h.strip() for h in m.group(2).split(","))]:
+    for m in _CUT.finditer(ticket):
+        for host in [m.group(1), *(h.strip() for h in m.group(3).split(","))]:
             router = design.stub_router.get(host)
             if router in named:
                 named[router] += 1
@@ -260,6 +295,7 @@ def _order(text: str, design: BgpDesign, looked: dict[str, str]) -> list[str]:
     pointed = [p for r, out in looked.items() for p in _down_peers(r, out, design)]
     pointed += [p for out in looked.values() for p in _unresolved(out, design)]
     pointed += [p for r, out in looked.items() for p in _missing(r, out, design)]
+    pointed += [p for r, out in looked.items() for p in _transit(r, out, design, ticket)]
     border = {r for r in design.routers if any(not n.ibgp for n in design.neighbors.get(r, []))}
     ranked = sorted(design.routers, key=lambda r: (-named[r], r not in border))
     return [r for r in dict.fromkeys([*pointed, *ranked]) if r in design.routers]
