@@ -264,7 +264,7 @@ def _transit(router: str, output: str, design: BgpDesign, ticket: str) -> list[s
         m = _BEST.match(line)
         if not m or ">" not in m.group(1) or m.group(2) not in cut:
             continue
-        to = owner.get(m.group(3))
+        to = owner.get(m.group(3), "")
         for via in [r for r in mine if to in mine and r not in (router, to)]:
             direct = design.costs.get(frozenset((router, to)), 1 << 30)
             legs = [design.costs.get(frozenset(p), 1 << 30) for p in ((router, via), (via, to))]
