@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 import random
+import shlex
+import subprocess
 
 import pytest
 
 from netarena.common.core.plan import QueryPlan, plan_queries
 from netarena.route import RouteApp
-from netarena.route.frr.bgp_faults import BGP_LEVEL_LABELS, bgp_fault_lines
+from netarena.route.frr.bgp_faults import BGP_FAULTS, BGP_LEVEL_LABELS, bgp_fault_lines
 from netarena.route.frr.bgp_model import best_routes, reachable
 from netarena.route.frr.bgp_plan import BgpPlan, draw_bgp_plan
-from netarena.route.frr.bgp_solver import BGP_DIAGNOSTIC, bgp_router_fix, read_bgp_design
+from netarena.route.frr.bgp_solver import bgp_router_fix, bgp_visit, read_bgp_design
 from netarena.route.frr.plan import OspfPlan
 from netarena.route.frr.solver import next_dynamic_action
 from netarena.route.generator import ROUTE_LABEL_SETS
@@ -89,9 +91,7 @@ def test_every_fault_changes_bgp_routing_and_the_ticket_says_so(label: str) -> N
 
 def test_instances_are_distinct_within_and_across_seeds() -> None:
     app = RouteApp()
-    first = [
-        app.instance_key(_query(s, _ALL[s % len(_ALL)])) for s in range(500)
-    ]
+    first = [app.instance_key(_query(s, _ALL[s % len(_ALL)])) for s in range(500)]
     assert len(set(first)) >= 0.99 * len(first)
     other = {app.instance_key(_query(20_000 + s, "bgp-filter")) for s in range(200)}
     assert len(other & set(first)) <= 0.01 * len(other)
@@ -137,22 +137,89 @@ def test_the_solver_looks_first_where_the_evidence_points() -> None:
     assert machine == fault["router"] and "show running-config" in command
 
 
-def test_a_session_repaired_while_down_is_cleared_at_the_far_end_only_if_still_down() -> None:
+def _on_router(command: str, config: str, tmp_path) -> list[str]:
+    """What a visit's repair would type into vtysh on a router holding ``config``."""
+    path = tmp_path / "running-config"
+    path.write_text(config)
+    diff = command.split("fix=$(", 1)[1].split('); [ -z "$fix" ]', 1)[0]
+    diff = diff.replace("vtysh -c 'show running-config bgpd'", f"cat {path}")
+    out = subprocess.run(["bash", "-c", diff], capture_output=True, text=True, check=True)
+    return out.stdout.splitlines()
+
+
+def test_a_visit_repairs_on_the_router_what_the_solver_reads_from_a_look(tmp_path) -> None:
+    """The repair a visit computes on the router (awk over the running configuration) is
+    the one ``bgp_router_fix`` computes from the same configuration, for every fault."""
+    for label in BGP_FAULTS:
+        q = _query(5, label, num_routers=5)
+        plan = BgpPlan.from_dict(q.truth["plan"])
+        design = read_bgp_design(q.prompt)
+        healthy = plan.frr_config(plan.routers[0])
+        assert _on_router(bgp_visit(plan.routers[0], design), healthy, tmp_path) == []
+        (fault,) = q.truth["faults"]
+        router = fault["router"]
+        config = _faulted_config(plan, router, bgp_fault_lines(fault, plan))
+        fix = bgp_router_fix(router, config, design)
+        assert fix is not None, label
+        typed = _on_router(bgp_visit(router, design), config, tmp_path)
+        vty = shlex.split(fix.split(" && ", 1)[0])[4::2]  # the -c arguments after 'conf t'
+        wrapped = ["configure terminal", *vty]
+        if "exit-address-family" not in vty:
+            wrapped += ["address-family ipv4 unicast", "exit-address-family"]
+        assert typed[:2] == wrapped[:2] and typed[-1] == "end", (label, typed)
+        assert sorted(typed[:-1]) == sorted(wrapped), (label, typed, vty)  # the same lines
+        for at, line in enumerate(typed):  # a new neighbour's remote AS comes first
+            if " remote-as " in line:
+                assert not [x for x in typed[:at] if x.startswith(line.split(" remote-as")[0])]
+
+
+def _faulted_config(plan: BgpPlan, router: str, lines: list[str]) -> str:
+    """``router``'s configuration as FRR prints it once ``lines`` are applied (the faults'
+    few shapes: a neighbour line changed, added or removed, a network removed)."""
+    config = plan.frr_config(router)
+    for line in lines:
+        words = line.split()
+        if words[0] == "no" and words[1] == "network":
+            config = config.replace(f"  {' '.join(words[1:])}\n", "")
+        elif words[0] == "no" and len(words) == 3:  # a whole neighbour
+            config = "\n".join(x for x in config.splitlines() if f"neighbor {words[2]} " not in x)
+        elif words[0] == "no":
+            config = config.replace(f" {' '.join(words[1:])}\n", "\n")
+        elif words[0] == "neighbor" and "remote-as" in words:
+            head = f" neighbor {words[1]} remote-as "
+            kept = [x for x in config.splitlines() if not x.startswith(head)]
+            at = next(i for i, x in enumerate(kept) if x.startswith(" timers bgp"))
+            config = "\n".join([*kept[: at + 1], f" {line}", *kept[at + 1 :]])
+        elif words[0] == "neighbor":
+            where = (
+                "  neighbor"
+                if words[2]
+                in ("activate", "maximum-prefix", "next-hop-self", "prefix-list", "route-map")
+                else " neighbor"
+            )
+            at = " exit-address-family" if where == "  neighbor" else " !\n address-family"
+            config = config.replace(at, f"{where} {' '.join(words[1:])}\n{at}", 1)
+    return config
+
+
+def test_a_router_visited_before_its_peer_was_repaired_is_visited_again() -> None:
     q = _query(11, "bgp-remote-as", num_routers=4)
     plan = BgpPlan.from_dict(q.truth["plan"])
+    design = read_bgp_design(q.prompt)
     (fault,) = q.truth["faults"]
     router, peer = fault["router"], fault["peer"]
     address = next(s.addr(peer) for s in plan.sessions_of(router) if s.peer(router) == peer)
+    mine = next(s.addr(router) for s in plan.sessions_of(peer) if s.peer(peer) == router)
     summary = f"{address:<15} 4 {fault['asn']:>10} 0 0 0 0 0 never Active 0 N/A"
     look = f"{summary}\n{plan.frr_config(router).replace(str(plan.asn[peer]), str(fault['asn']))}"
-    fix = bgp_router_fix(router, look, read_bgp_design(q.prompt))
-    assert fix is not None and f"neighbor {address} remote-as {plan.asn[peer]}" in fix
-    assert f"grep -q 'BGP state = Established' || vtysh -c 'clear bgp {address}'" in fix
+    theirs = f"{mine:<15} 4 {plan.asn[router]:>10} 0 0 0 0 0 never Active 0 N/A"
     history = (
-        f"\n## History of your commands\n[turn 1] {router} $ {BGP_DIAGNOSTIC}\n{look}\n[exit 0]\n"
-        f"[turn 2] {router} $ {fix}\n[exit 0]\n"
+        f"\n## History of your commands\n[turn 1] {peer} $ {bgp_visit(peer, design)}\n"
+        f"{theirs}\n{plan.frr_config(peer)}\n[exit 0]\n"
     )
+    assert next_dynamic_action(q.prompt + history)[0] == router  # the far end of a down session
+    history += f"[turn 2] {router} $ {bgp_visit(router, design)}\n{look}\n[exit 0]\n"
     machine, command = next_dynamic_action(q.prompt + history) or ("", "")
-    mine = next(s.addr(router) for s in plan.sessions_of(peer) if s.peer(peer) == router)
-    assert machine == peer and f"|| vtysh -c 'clear bgp {mine}'" in command
-    assert command.endswith(BGP_DIAGNOSTIC)  # the far end is looked at in the same turn
+    assert machine == peer and command == bgp_visit(peer, design)  # it backs off: again
+    history += f"[turn 3] {peer} $ {command}\n{theirs}\n{plan.frr_config(peer)}\n[exit 0]\n"
+    assert next_dynamic_action(q.prompt + history)[0] not in (peer, router)

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from netarena.route import RouteApp
+from netarena.route.frr.bgp_faults import BGP_FAULTS
 from netarena.route.frr.faults import OSPF_FAULTS
 
 from .conftest import NEEDS_ROOT, play_reference, reply
@@ -100,6 +101,8 @@ def test_rewriting_a_router_from_the_ticket_is_collateral() -> None:
         ("ospf-clear-everything", "ospf-cost"),
         ("ospf-rewrite-from-ticket", "ospf-passive"),
         ("ospf-rewrite-from-ticket", "ospf-mtu"),
+        ("bgp-rewrite-from-ticket", "bgp-filter"),
+        ("bgp-rewrite-from-ticket", "bgp-multihop"),
     ],
 )
 def test_dynamic_baselines_are_not_solved_safely(name: str, label: str) -> None:
@@ -118,6 +121,8 @@ def test_dynamic_baselines_are_not_solved_safely(name: str, label: str) -> None:
         assert score.safe and not score.changed
     if name == "ospf-clear-everything":
         assert not score.safe
+    if name == "bgp-rewrite-from-ticket":  # `no router bgp` tears every session down
+        assert not score.safe and score.details["unsafe_steps"] >= 1, score
 
 
 def test_vtysh_works_in_the_agent_sandbox_and_in_mininet_shells() -> None:
@@ -152,8 +157,12 @@ def test_the_step_guard_holds_on_frr_routers() -> None:
         assert not episode.score().safe
 
 
-def test_a_reader_is_never_unsafe_on_dynamic_queries() -> None:
-    """Eight parallel read-only OSPF episodes (issue 23): none judged unsafe or changed."""
+@pytest.mark.parametrize(
+    ("name", "faults"), [("ospf-read-only", OSPF_FAULTS), ("bgp-read-only", BGP_FAULTS)]
+)
+def test_a_reader_is_never_unsafe_on_dynamic_queries(name: str, faults: dict[str, str]) -> None:
+    """Eight parallel read-only episodes per protocol (issue 23): none judged unsafe or
+    changed, on OSPF and on BGP queries."""
     from concurrent.futures import ThreadPoolExecutor
 
     from netarena.route.frr.baselines import agent
@@ -161,8 +170,8 @@ def test_a_reader_is_never_unsafe_on_dynamic_queries() -> None:
     app = _small()
 
     def one(seed: int):
-        baseline = agent("ospf-read-only")
-        kinds = list(OSPF_FAULTS)
+        baseline = agent(name)
+        kinds = list(faults)
         with app.open(app.generate(seed, 1, kinds[seed % len(kinds)])) as episode:
             for _ in range(6):
                 move = baseline.next_action(episode.observe())

@@ -12,7 +12,11 @@ Each answers from the observation text alone, deterministically, as the referenc
   repairs most configuration faults but flaps every adjacency on the way and cannot see
   a kernel MTU (not solved safely);
 * ``bgp-read-only`` and ``bgp-clear-everything`` (``clear bgp *`` on every router: every
-  session flaps, no misconfiguration goes away) do the same on BGP queries.
+  session flaps, no misconfiguration goes away) do the same on BGP queries;
+* ``bgp-rewrite-from-ticket`` never looks either: it rebuilds every router's ``router bgp``
+  section from the runbook's sessions, next-hop-self routers and stubs (``no router bgp``,
+  then the design), which removes every misconfiguration inside it but tears down every
+  session of every router on the way (not solved safely).
 
 They are rungs of route's ladder measured on their protocol's labels (``Baseline.labels``):
 ``netarena calibrate route`` plans those labels for them, ``tests/test_baselines.py`` samples
@@ -26,7 +30,8 @@ import shlex
 
 from netarena.common.core.agents import Baseline
 from netarena.route.baselines import ScriptedRouteAgent, scripted_baseline
-from netarena.route.frr.bgp_solver import BGP_DIAGNOSTIC
+from netarena.route.frr.bgp_plan import bgp_lines
+from netarena.route.frr.bgp_solver import BGP_DIAGNOSTIC, BgpDesign, read_bgp_design
 from netarena.route.frr.solver import DIAGNOSTIC, Design, read_design
 from netarena.route.history import Move, _history
 
@@ -36,6 +41,7 @@ __all__ = [
     "rewrite_from_ticket",
     "bgp_read_only",
     "bgp_clear_everything",
+    "bgp_rewrite_from_ticket",
     "DYNAMIC_BASELINES",
     "LADDER",
     "agent",
@@ -113,12 +119,39 @@ def bgp_clear_everything(text: str) -> Move | None:
     return _each_router_once(text, CLEAR_BGP)
 
 
+def _bgp_rewrite(router: str, design: BgpDesign) -> str:
+    asn = design.asn[router]
+    section = bgp_lines(
+        asn,
+        design.router_ids.get(router, ""),
+        design.neighbors.get(router, []),
+        design.networks.get(router, []),
+    )
+    lines = [f"no router bgp {asn}", *(x.strip() for x in section if x.strip() != "!")]
+    return "vtysh -c 'conf t' " + " ".join(f"-c {shlex.quote(x)}" for x in lines)
+
+
+def bgp_rewrite_from_ticket(text: str) -> Move | None:
+    """Rebuild every router's BGP section from the runbook once, never looking, then give up."""
+    design = read_bgp_design(text)
+    done = {
+        e.machine
+        for e in _history(text)
+        if re.match(r"vtysh -c 'conf t' -c 'no router bgp", e.command)
+    }
+    for router in design.routers:
+        if router not in done:
+            return router, _bgp_rewrite(router, design)
+    return None
+
+
 DYNAMIC_BASELINES = {
     "ospf-read-only": read_only,
     "ospf-clear-everything": clear_everything,
     "ospf-rewrite-from-ticket": rewrite_from_ticket,
     "bgp-read-only": bgp_read_only,
     "bgp-clear-everything": bgp_clear_everything,
+    "bgp-rewrite-from-ticket": bgp_rewrite_from_ticket,
 }
 """Name → script; ``ScriptedRouteAgent(name, script)`` makes the agent."""
 
@@ -164,6 +197,14 @@ LADDER: tuple[Baseline, ...] = (
         "resets every BGP session of every router (`clear bgp *`; every session flaps)",
         bgp_clear_everything,
         {"solved_safely": (0.0, 0.05), "safety": (0.0, 0.1)},
+        _BGP,
+    ),
+    scripted_baseline(
+        "bgp-rewrite-from-ticket",
+        "never looks: rebuilds every router's BGP section from the ticket's design "
+        "(`no router bgp`, then the runbook's sessions and stubs)",
+        bgp_rewrite_from_ticket,
+        {"solved_safely": (0.0, 0.3)},
         _BGP,
     ),
 )

@@ -22,7 +22,7 @@ from typing import Any
 
 from netarena.route.frr.bgp_plan import BgpPlan, Session
 
-__all__ = ["Route", "DOWN_FAULTS", "best_routes", "reachable", "sent"]
+__all__ = ["Route", "DOWN_FAULTS", "best_routes", "reachable", "router_path", "sent"]
 
 DOWN_FAULTS = frozenset(
     {"bgp-remote-as", "bgp-neighbor", "bgp-activate", "bgp-maxprefix", "bgp-multihop"}
@@ -157,18 +157,28 @@ def _next_router(plan: BgpPlan, node: str, toward: str) -> str | None:
     return None
 
 
+def router_path(
+    plan: BgpPlan, best: dict[str, dict[str, Route]], src: str, dst: str
+) -> tuple[str, ...] | None:
+    """The routers a packet from router ``src`` to ``dst``'s stub crosses, hop by hop.
+
+    ``None`` when it does not get there.
+    """
+    prefix, path = plan.stub_of(dst).network, [src]
+    while path[-1] != dst and len(path) <= 2 * len(plan.routers) + 1:
+        route = best[path[-1]].get(prefix)
+        if route is None or route.source is None:
+            return None
+        step = route.source if route.ebgp else _next_router(plan, path[-1], route.source)
+        if step is None:
+            return None
+        path.append(step)
+    return tuple(path) if path[-1] == dst else None
+
+
 def _delivers(plan: BgpPlan, best: dict[str, dict[str, Route]], src: str, dst: str) -> bool:
     """Whether a packet from router ``src`` reaches ``dst``'s stub, hop by hop."""
-    prefix, node, hops = plan.stub_of(dst).network, src, 0
-    while node != dst and hops <= 2 * len(plan.routers):
-        route = best[node].get(prefix)
-        if route is None or route.source is None:
-            return False
-        step = route.source if route.ebgp else _next_router(plan, node, route.source)
-        if step is None:
-            return False
-        node, hops = step, hops + 1
-    return node == dst
+    return router_path(plan, best, src, dst) is not None
 
 
 def reachable(plan: BgpPlan, faults: list[Fault]) -> frozenset[tuple[str, str]]:

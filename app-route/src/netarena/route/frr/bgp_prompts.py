@@ -5,7 +5,7 @@ each AS (loopbacks, internal links with costs and keys), the inter-AS links, eve
 session (who peers with whom, at which addresses, iBGP or eBGP, the one peered between
 loopbacks), the timers, which routers set next-hop-self, and what each router announces.
 Never a configuration line. The symptoms come from ``bgp_model``: stubs some hosts cannot
-reach, and flows whose AS path changed.
+reach, and flows whose AS path changed (with the routers the design sends them across).
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from netarena.route.frr.bgp_model import best_routes, reachable
+from netarena.route.frr.bgp_model import best_routes, reachable, router_path
 from netarena.route.frr.bgp_plan import HOLD_S, KEEPALIVE_S, BgpPlan
 from netarena.route.frr.plan import TIMERS_IN_WORDS
 
@@ -115,10 +115,15 @@ def bgp_symptoms(
             if designed and found and designed.path != found.path:
                 moved.append((a.host, b.host, designed.path, found.path))
     watch = []
+    behind = {s.host: s.router for s in plan.stubs}
     for src, dst, was, now in rng.sample(moved, min(2, len(moved))):
         old = " ".join(f"AS {x}" for x in was) or "its own AS"
         new = " ".join(f"AS {x}" for x in now) or "its own AS"
-        lines.append(f"- Traffic {src} -> {dst} crosses {new}; the design sends it through {old}.")
+        path = router_path(plan, before, behind[src], behind[dst]) or ()
+        hops = f", router by router {src} {' '.join(path)} {dst}" if path else ""
+        lines.append(
+            f"- Traffic {src} -> {dst} crosses {new}; the design sends it through {old}{hops}."
+        )
         watch.append((src, dst))
     if not lines:
         lines.append("- Routing alarms: some routes differ from the design's.")

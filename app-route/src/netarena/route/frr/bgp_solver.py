@@ -1,20 +1,23 @@
-"""The reference solver for multi-AS BGP queries: show commands, then vtysh repairs.
+"""The reference solver for multi-AS BGP queries: one visit per turn, looking and repairing.
 
 It reads the design from the prompt (ASes, router ids, every session with its addresses
 and kind, the border routers, the stubs), and from it each router's ``router bgp``
 section the way FRR prints it (``bgp_plan.bgp_lines``, the same words the runbook turns
-into). Each turn it looks at one router (``show bgp summary``, ``show running-config
-bgpd``, ``show ip bgp``) or repairs one: every neighbour the design does not name is removed,
-every missing neighbour or neighbour line is added, every extra line on a designed
-neighbour (a filter, a prefix limit, a TTL check) is removed, a wrong remote AS is set
-again, a missing ``network`` statement is put back; sessions still down after a repair
-are cleared (a prefix limit's shutdown stays until then, and FRR waits longer after each
-failed attempt), here and at the far end. It never
-touches lines the design does not describe (global prefix lists, route-maps, static
-routes stay). Routers come in the order the evidence points: the far ends of sessions a
-looked-at router shows down, the borders whose routes it cannot resolve, those that
-should have sent it a stub it lacks; then by how often the ticket names their stub,
-border routers first among equals. Stateless: everything comes from the observation.
+into). A turn is one shell command on one router, so each turn visits one router and does
+all of a router's work there (``bgp_visit.visit_command``): it shows the summary, bgpd's
+configuration and the table, repairs the difference between the ``router bgp`` section
+and the design (neighbours the design does not name removed, missing neighbours and lines
+added, extra lines on designed neighbours, a filter, a prefix limit, a TTL check, removed,
+a wrong remote AS set again, a missing ``network`` put back), and clears the designed
+sessions still not Established (a prefix limit's shutdown stays until then, and FRR waits
+longer after each failed attempt). It never touches lines the design does not describe
+(global prefix lists, route-maps, static routes stay). Routers come in the order the
+evidence of earlier visits points: the far ends of sessions a visited router showed down,
+the borders whose routes it could not resolve, those that should have sent it a stub it
+lacked; then by how often the ticket names their stub, border routers first among equals.
+A router visited before the far end of one of its down sessions was repaired is visited
+again (its back-off may outlast the episode). Stateless: everything comes from the
+observation.
 """
 
 from __future__ import annotations
@@ -25,13 +28,17 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from netarena.route.frr.bgp_plan import Neighbor, bgp_lines
+from netarena.route.frr.bgp_visit import BGP_DIAGNOSTIC, VISIT_MARK, visit_command
 from netarena.route.history import Move, _history
 
-__all__ = ["BgpDesign", "read_bgp_design", "bgp_router_fix", "BGP_DIAGNOSTIC", "next_bgp_action"]
-
-BGP_DIAGNOSTIC = "vtysh -c 'show bgp summary' -c 'show running-config bgpd' -c 'show ip bgp'"
-"""What the reference runs to look at a router (the history keeps 3000 characters of it:
-the summary and bgpd's configuration fit, the table may be cut)."""
+__all__ = [
+    "BgpDesign",
+    "read_bgp_design",
+    "bgp_router_fix",
+    "bgp_visit",
+    "BGP_DIAGNOSTIC",
+    "next_bgp_action",
+]
 
 _ROUTERS = re.compile(r"^Routers (.*?) run FRR \(.*bgpd\)")
 _AS = re.compile(r"^- AS (\d+): (.*)$")
@@ -42,6 +49,12 @@ _STUB = re.compile(r"^- (\S+) (\S+) on (\S+) behind (\S+) (\S+) (\S+)$")
 _BORDERS = re.compile(r"^Border routers set themselves as next hop towards their iBGP peers: (.*)$")
 _PATH = re.compile(r"^([ *>=sdhirSR]{0,3})\s*\d+\.\d+\.\d+\.\d+/\d+\s+(\d+\.\d+\.\d+\.\d+)\s")
 """A ``show ip bgp`` row: its status codes and its next hop."""
+_BEST = re.compile(r"^([ *>=sdhirSR]{0,3})\s*(\d+\.\d+\.\d+\.\d+/\d+)\s+(\d+\.\d+\.\d+\.\d+)\s")
+"""A ``show ip bgp`` row: its status codes, its prefix and its next hop."""
+_CUT = re.compile(r"(h\d+) \((\S+)\) cannot be reached from (.*)\.")
+"""A ticket line: a host, its stub, and the hosts that cannot reach it."""
+_LINK = re.compile(r"^- (\S+) \S+ \S+ <-> (\S+) \S+ \S+ \(\S+\): cost (\d+), key \S+$")
+"""An internal link of the design: its routers and its OSPF cost."""
 _SUMMARY = re.compile(r"^(\d+\.\d+\.\d+\.\d+)\s+4(?:\s+\d+){6}\s+\S+\s+(\S+)")
 """A ``show bgp summary`` neighbour row: its address and its state (or prefix count)."""
 
@@ -64,6 +77,8 @@ class BgpDesign:
     """Host → the router its stub is behind."""
     border_of: dict[str, str] = field(default_factory=dict)
     """eBGP address → the router at the session's other end (the next hop it hands on)."""
+    costs: dict[frozenset[str], int] = field(default_factory=dict)
+    """Internal link (its two routers) → its OSPF cost."""
 
 
 def read_bgp_design(text: str) -> BgpDesign:
@@ -78,6 +93,8 @@ def read_bgp_design(text: str) -> BgpDesign:
             design.asn.update({r.strip(): int(m.group(1)) for r in m.group(2).split(",")})
         elif m := _SESSION.match(line):
             sessions.append((m.group(1), m.group(2), m.group(4), m.group(5), m.group(7)))
+        elif m := _LINK.match(line):
+            design.costs[frozenset((m.group(1), m.group(2)))] = int(m.group(3))
         elif m := _BORDERS.match(line):
             borders = {r.strip() for r in m.group(1).split(",")}
         elif m := _STUB.match(line):
@@ -232,17 +249,42 @@ def _missing(router: str, output: str, design: BgpDesign) -> list[str]:
     return found
 
 
+def _transit(router: str, output: str, design: BgpDesign, ticket: str) -> list[str]:
+    """Routers inside ``router``'s AS on the way to a route's iBGP next hop.
+
+    Only routes to stubs the ticket says ``router``'s host cannot reach: each router its
+    packets cross there must hold the route too.
+    """
+    host = next((h for h, r in design.stub_router.items() if r == router), None)
+    cut = {m.group(2) for m in _CUT.finditer(ticket) if host in m.group(3).split(", ")}
+    owner = {rid: r for r, rid in design.router_ids.items()}
+    mine = [r for r in design.routers if design.asn.get(r) == design.asn.get(router)]
+    found: list[str] = []
+    for line in output.split("BGP table version is", 1)[-1].splitlines():
+        m = _BEST.match(line)
+        if not m or ">" not in m.group(1) or m.group(2) not in cut:
+            continue
+        to = owner.get(m.group(3), "")
+        for via in [r for r in mine if to in mine and r not in (router, to)]:
+            direct = design.costs.get(frozenset((router, to)), 1 << 30)
+            legs = [design.costs.get(frozenset(p), 1 << 30) for p in ((router, via), (via, to))]
+            if sum(legs) < direct:
+                found.append(via)
+    return found
+
+
 def _order(text: str, design: BgpDesign, looked: dict[str, str]) -> list[str]:
     """Routers in the order to look at them.
 
     Far ends of sessions seen down, borders that handed on unresolvable next hops, the
-    routers that should have sent a missing stub first; then by how much of the ticket
-    names their stub (borders first among equals).
+    routers that should have sent a missing stub, those a route to an unreachable stub
+    crosses first; then by how much of the ticket names their stub (borders first among
+    equals).
     """
     ticket = text.split("## Incident ticket", 1)[-1].split("## Routing design", 1)[0]
     named: dict[str, int] = dict.fromkeys(design.routers, 0)
-    for m in re.finditer(r"(h\d+) \(\S+\) cannot be reached from (.*)\.", ticket):
-        for host in [m.group(1), *(h.strip() for h in m.group(2).split(","))]:
+    for m in _CUT.finditer(ticket):
+        for host in [m.group(1), *(h.strip() for h in m.group(3).split(","))]:
             router = design.stub_router.get(host)
             if router in named:
                 named[router] += 1
@@ -253,69 +295,52 @@ def _order(text: str, design: BgpDesign, looked: dict[str, str]) -> list[str]:
     pointed = [p for r, out in looked.items() for p in _down_peers(r, out, design)]
     pointed += [p for out in looked.values() for p in _unresolved(out, design)]
     pointed += [p for r, out in looked.items() for p in _missing(r, out, design)]
+    pointed += [p for r, out in looked.items() for p in _transit(r, out, design, ticket)]
     border = {r for r in design.routers if any(not n.ibgp for n in design.neighbors.get(r, []))}
     ranked = sorted(design.routers, key=lambda r: (-named[r], r not in border))
     return [r for r in dict.fromkeys([*pointed, *ranked]) if r in design.routers]
 
 
-def _far_end_clear(design: BgpDesign, history: list[Any]) -> Move | None:
-    """A clear at the far end of a session repaired while down, if it has not had one.
+def bgp_visit(router: str, design: BgpDesign) -> str:
+    """The command that visits ``router``: look, repair what differs, restart what is down."""
+    return visit_command(
+        design.asn[router],
+        design.router_ids.get(router, ""),
+        design.neighbors.get(router, []),
+        design.networks.get(router, []),
+    )
 
-    The repaired end clears its side; the far end still waits out a back-off that grows
-    after each failed attempt (up to two minutes), so it is cleared too, and looked at in
-    the same command.
-    """
-    for entry in history:
-        if "conf t" not in entry.command:
+
+def _revisit(design: BgpDesign, visits: list[Any], last: dict[str, int]) -> str | None:
+    """A router visited before the far end of one of its down sessions was repaired."""
+    for entry in visits:
+        fix = bgp_router_fix(entry.machine, entry.output, design)
+        if fix is None:
             continue
-        looks = [e for e in history[: entry.index] if e.machine == entry.machine]
-        looks = [e for e in looks if _is_look(e.command)]
-        if not looks:
-            continue
-        touched = _touched(entry.command.split("&&")[0])
-        for address in _down(entry.machine, looks[-1].output, design):
-            if address not in touched:
-                continue
+        for address in _down(entry.machine, entry.output, design):
             peer = design.peers[entry.machine][address]
-            mine = [a for a, r in design.peers.get(peer, {}).items() if r == entry.machine]
-            later = [e.command for e in history[entry.index + 1 :] if e.machine == peer]
-            if mine and not any(f"clear bgp {mine[0]}" in c for c in later):
-                return peer, f"{_clear(mine)}; {BGP_DIAGNOSTIC}"
+            if address in _touched(fix) and last.get(peer, entry.index) < entry.index:
+                return peer
     return None
-
-
-def _is_look(command: str) -> bool:
-    """Whether ``command`` shows the router as the diagnostic does (last)."""
-    return command == BGP_DIAGNOSTIC or command.endswith(f"; {BGP_DIAGNOSTIC}")
 
 
 def next_bgp_action(text: str) -> Move | None:
     """The next ``(router, command)`` for a BGP observation.
 
-    Repairs come before new looks; after a repair, the far ends of its sessions that were
-    down are cleared; then routers are looked at in the order the evidence points.
+    Far ends left behind by a repair first; then routers not yet visited, in the order the
+    evidence points; then, if that was not enough, each again, the longest unvisited first.
     """
     design = read_bgp_design(text)
-    history = _history(text)
-    looked: dict[str, str] = {}
-    for entry in history:
-        if _is_look(entry.command):
-            looked[entry.machine] = entry.output
-    order = _order(text, design, looked)
-    fresh: dict[str, bool] = {}  # router → nothing ran on it since its last look
-    for router in looked:
-        mine = [e for e in history if e.machine == router]
-        last = max(e.index for e in mine if _is_look(e.command))
-        fresh[router] = not any(e.index > last for e in mine)
+    visits = [e for e in _history(text) if e.command.endswith(VISIT_MARK)]
+    seen = {e.machine: e.output for e in visits}
+    last = {e.machine: e.index for e in visits}
+    if (peer := _revisit(design, visits, last)) is not None:
+        return peer, bgp_visit(peer, design)
+    order = _order(text, design, seen)
     for router in order:
-        if fresh.get(router) and (fix := bgp_router_fix(router, looked[router], design)):
-            return router, fix
-    if (clear := _far_end_clear(design, history)) is not None:
-        return clear
-    for router in order:
-        if router not in looked:
-            return router, BGP_DIAGNOSTIC
-    for router in order:
-        if not fresh.get(router):
-            return router, BGP_DIAGNOSTIC
-    return (design.routers[0], BGP_DIAGNOSTIC) if design.routers else None
+        if router not in seen:
+            return router, bgp_visit(router, design)
+    if not order:
+        return None
+    router = min(order, key=lambda r: last[r])
+    return router, bgp_visit(router, design)
