@@ -2,8 +2,9 @@
 
 Measures, on 6-router OSPF networks (a host behind each router, 12 machines in the mesh):
 ``open()`` (build + FRR start + convergence + inject + verify in the steady state) with its
-phases, the resident memory of each router's FRR daemons, and throughput: whole
-reference-solver episodes, ``--parallel`` at once.
+phases, the resident memory of each router's FRR daemons, and throughput, ``--parallel`` at
+once: whole reference-solver episodes, and episodes with no agent turn (open, the final
+score, close: what the harness costs before any agent acts).
 
 Run as root: ``python benchmarks/route_dynamic.py [--repeat 5] [--parallel 8] [--protocol bgp]``
 (``bgp``: 6-router multi-AS networks, OSPF inside each AS and BGP across, bgpd too).
@@ -78,6 +79,17 @@ def solve(app: RouteApp, seed: int) -> tuple[float, bool]:
     return play_reference(app, app.generate(seed, 1, _LABELS[seed % len(_LABELS)]))
 
 
+def judge_only(app: RouteApp, seed: int) -> float:
+    """An episode with no agent turn: open, the final score, close (the harness's floor)."""
+    started = time.perf_counter()
+    episode = app.open(app.generate(seed, 1, _LABELS[seed % len(_LABELS)]))
+    try:
+        episode.score()
+    finally:
+        episode.close()
+    return time.perf_counter() - started
+
+
 def app_daemons(protocol: str) -> tuple[str, ...]:
     """The daemons each router of ``protocol``'s networks runs."""
     return BgpPlan.daemons if protocol == "bgp" else OspfPlan.daemons
@@ -114,6 +126,14 @@ def main() -> None:
     print(
         f"{args.parallel} reference episodes in parallel: {wall:.1f} s wall, "
         f"{args.parallel / wall:.2f} episodes/s (target >= 1), solved safely {solved}/{len(runs)}"
+    )
+    started = time.perf_counter()
+    with ThreadPoolExecutor(args.parallel) as pool:
+        list(pool.map(lambda s: judge_only(app, s), range(400, 400 + args.parallel)))
+    wall = time.perf_counter() - started
+    print(
+        f"{args.parallel} episodes with no agent turn (open, final score, close) in parallel: "
+        f"{wall:.1f} s wall, {args.parallel / wall:.2f} episodes/s"
     )
 
 
