@@ -152,7 +152,7 @@ class FrrEpisode(GuardedEpisode[DynamicState]):
 
     @property
     def idle_settles(self) -> bool:
-        """Whether open() may stop waiting once ospfd is idle (``FrrNetwork.settle``).
+        """Whether open() may stop waiting once ospfd is idle (``settle.settle``).
 
         Only OSPF networks: bgpd's work ahead is not visible the same way.
         """
