@@ -68,8 +68,12 @@ def settle(
         timeout_s: Longest wait, seconds.
         complete: Also wait until every router routes to every stub and loopback.
         want: Routing to stop at as soon as it is reached.
-        idle: Stop sooner, once the kernel routes stayed the same ``KERNEL_QUIET_S``
-            and no ospfd has work ahead (``ospf_busy``). Only for changes whose
+        idle: Stop once the kernel routes stayed the same ``KERNEL_QUIET_S`` and no
+            ospfd has work ahead (``ospf_busy``), not after ``quiet_s`` alone: a quiet
+            period shorter than ospfd's delay before external routes can end between an
+            SPF run and the external routes it changes (the healthy routing was once
+            read there). Without an idle ospfd, routing must stay the same ``quiet_s``
+            plus that delay. Only for changes whose
             effects start at once (the healthy start; injections that bounce the
             interfaces they break): a neighbour broken silently goes down only at
             its dead interval, which no daemon has scheduled work for.
@@ -82,9 +86,14 @@ def settle(
     since = checked = time.monotonic()
     while time.monotonic() < end:
         now = time.monotonic()
-        if idle and now - since >= KERNEL_QUIET_S and not ospf_busy(net):
-            quiet_s = 0.0  # nothing more is coming: read it now
-        if now - since >= quiet_s:
+        if idle:  # ospfd idle; or quiet so long that no pending recomputation is left
+            quiet = now - since
+            settled = quiet >= quiet_s + ASE_DELAY_S or (
+                quiet >= KERNEL_QUIET_S and not ospf_busy(net)
+            )
+        else:
+            settled = now - since >= quiet_s
+        if settled:
             routing = net.routing()
             if not complete or routes_complete(net.ospf, routing):
                 return routing
