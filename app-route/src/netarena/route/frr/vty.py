@@ -17,14 +17,19 @@ from pathlib import Path
 
 from netarena.common.core.errors import EmulatorError
 
-__all__ = ["vty_show"]
+__all__ = ["vty_show", "MAX_ANSWER_BYTES"]
+
+MAX_ANSWER_BYTES = 16 << 20
+"""Longest answer read: the socket sits in a directory the agent's sandbox shares, so what
+answers may be the agent's own listener, and an endless answer must not exhaust the judge."""
 
 
 def vty_show(path: Path, command: str, timeout_s: float = 10.0) -> str:
     """``command``'s output from the daemon listening on the vty socket ``path``.
 
     Raises:
-        EmulatorError: The daemon did not answer within ``timeout_s``, or refused.
+        EmulatorError: The daemon did not answer within ``timeout_s``, refused, or
+            answered more than ``MAX_ANSWER_BYTES`` (the judge then fails closed).
     """
     answer = bytearray()
     try:
@@ -37,6 +42,8 @@ def vty_show(path: Path, command: str, timeout_s: float = 10.0) -> str:
                 if not chunk:
                     raise EmulatorError(f"{path.name} closed mid-answer")
                 answer += chunk
+                if len(answer) > MAX_ANSWER_BYTES:
+                    raise EmulatorError(f"{path.name}: answer over {MAX_ANSWER_BYTES} bytes")
     except OSError as exc:
         raise EmulatorError(f"{path.name}: {exc}") from exc
     text = answer[:end].decode(errors="replace")

@@ -1,0 +1,80 @@
+"""The judge's vty reader against listeners it does not trust (no root, no FRR needed).
+
+The vty sockets live in a directory the agent's sandbox on that router shares, so a hostile
+agent can put its own listener there; the reader must fail closed, not hang or run out of memory.
+"""
+
+from __future__ import annotations
+
+import socket
+import threading
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from netarena.common.core.errors import EmulatorError
+from netarena.route.frr import vty
+from netarena.route.frr.vty import vty_show
+
+
+def _serve(path: Path, answer: Callable[[socket.socket], None]) -> threading.Thread:
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    listener.bind(str(path))
+    listener.listen(1)
+
+    def run() -> None:
+        with listener:
+            conn, _ = listener.accept()
+            with conn:
+                conn.recv(4096)
+                answer(conn)
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    return thread
+
+
+@pytest.fixture
+def sock(tmp_path: Path) -> Iterator[Path]:
+    yield tmp_path / "zebra.vty"
+
+
+def test_a_daemon_answer_is_read_whole(sock: Path) -> None:
+    _serve(sock, lambda c: c.sendall(b'{"a": 1}\n\0\0\0\0'))
+    assert vty_show(sock, "show ip route json") == '{"a": 1}\n'
+
+
+def test_a_refused_command_fails_closed(sock: Path) -> None:
+    _serve(sock, lambda c: c.sendall(b"% Unknown command\n\0\0\0\x02"))
+    with pytest.raises(EmulatorError, match="refused"):
+        vty_show(sock, "configure terminal")
+
+
+def test_an_endless_answer_is_cut_off(sock: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(vty, "MAX_ANSWER_BYTES", 1 << 20)
+
+    def flood(conn: socket.socket) -> None:
+        try:
+            while True:
+                conn.sendall(b"x" * 65536)
+        except OSError:
+            pass
+
+    _serve(sock, flood)
+    with pytest.raises(EmulatorError, match="answer over"):
+        vty_show(sock, "show ip route json")
+
+
+def test_a_silent_listener_times_out(sock: Path) -> None:
+    done = threading.Event()
+    _serve(sock, lambda c: done.wait(5))
+    with pytest.raises(EmulatorError):
+        vty_show(sock, "show ip route json", timeout_s=0.3)
+    done.set()
+
+
+def test_a_listener_that_hangs_up_mid_answer_fails_closed(sock: Path) -> None:
+    _serve(sock, lambda c: c.sendall(b"partial"))
+    with pytest.raises(EmulatorError, match="closed mid-answer"):
+        vty_show(sock, "show ip route json")
