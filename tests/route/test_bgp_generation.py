@@ -10,8 +10,13 @@ import pytest
 
 from netarena.common.core.plan import QueryPlan, plan_queries
 from netarena.route import RouteApp
-from netarena.route.frr.bgp_faults import BGP_FAULTS, BGP_LEVEL_LABELS, bgp_fault_lines
-from netarena.route.frr.bgp_model import best_routes, reachable
+from netarena.route.frr.bgp_faults import (
+    BGP_FAULTS,
+    BGP_LEVEL_LABELS,
+    _draw_all,
+    bgp_fault_lines,
+)
+from netarena.route.frr.bgp_model import best_routes, reachable, unmasks
 from netarena.route.frr.bgp_plan import BgpPlan, draw_bgp_plan
 from netarena.route.frr.bgp_solver import bgp_router_fix, bgp_visit, read_bgp_design
 from netarena.route.frr.plan import OspfPlan
@@ -103,6 +108,25 @@ def test_combined_faults_sit_on_different_sessions() -> None:
             faults = _query(seed, label).truth["faults"]
             sessions = [f["session"] for f in faults if "session" in f]
             assert len(sessions) == len(set(sessions))
+
+
+def test_no_drawn_combination_has_a_repair_order_that_loses_reachability() -> None:
+    """Masking pairs exist (a prefix limit lifted onto a border without next-hop-self)."""
+    rng = random.Random(3)
+    for _ in range(2000):
+        plan = draw_bgp_plan(rng)
+        faults = _draw_all(rng, plan, "bgp-nexthop+bgp-maxprefix")
+        if unmasks(plan, faults):
+            break
+    else:
+        raise AssertionError("no masking pair in 2000 draws")
+    nexthop_only = [f for f in faults if f["type"] == "bgp-nexthop"]
+    assert reachable(plan, faults) - reachable(plan, nexthop_only)
+    for seed in range(40):
+        for label in (*BGP_LEVEL_LABELS[2], *BGP_LEVEL_LABELS[3]):
+            query = _query(seed, label)
+            plan = BgpPlan.from_dict(query.truth["plan"])
+            assert not unmasks(plan, query.truth["faults"]), query.id
 
 
 def test_the_solver_reads_the_design_and_repairs_only_what_differs() -> None:

@@ -124,8 +124,11 @@ class RouteApp(App):
         plan: OspfPlan
         if label.split("+")[0] in BGP_FAULTS:
             kind, n = "bgp", self.config.num_routers
-            plan = draw_bgp_plan(rng, n if n is not None and n >= 4 else None)
-            faults = draw_bgp_faults(rng, plan, label)
+            drawn = None
+            while drawn is None:  # a plan where no repair order loses reachability
+                plan = draw_bgp_plan(rng, n if n is not None and n >= 4 else None)
+                drawn = draw_bgp_faults(rng, plan, label)
+            faults = drawn
             symptoms, watch = bgp_symptoms(plan, faults, rng)
         else:
             kind = "ospf"

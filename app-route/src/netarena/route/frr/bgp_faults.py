@@ -16,7 +16,7 @@ import random
 from collections.abc import Callable
 from typing import Any
 
-from netarena.route.frr.bgp_model import best_routes, sent
+from netarena.route.frr.bgp_model import best_routes, sent, unmasks
 from netarena.route.frr.bgp_plan import BgpPlan, Neighbor, neighbor_lines
 
 __all__ = ["BGP_FAULTS", "BGP_LEVEL_LABELS", "draw_bgp_faults", "bgp_fault_lines"]
@@ -150,11 +150,25 @@ def _draw(rng: random.Random, plan: BgpPlan, kind: str, used: set[Any]) -> Fault
     return fault
 
 
-def draw_bgp_faults(rng: random.Random, plan: BgpPlan, label: str) -> list[Fault]:
+def draw_bgp_faults(rng: random.Random, plan: BgpPlan, label: str) -> list[Fault] | None:
     """One fault per ``+``-separated part of ``label``, on distinct sessions and routers.
 
-    The multihop fault goes first (there is one session it can sit on).
+    The multihop fault goes first (there is one session it can sit on). Combinations
+    where some repair order loses reachability (``bgp_model.unmasks``) are drawn again;
+    ``None`` when this plan gives none other.
     """
+    for _ in range(_DRAWS):
+        faults = _draw_all(rng, plan, label)
+        if not unmasks(plan, faults):
+            return faults
+    return None
+
+
+_DRAWS = 8
+"""Fault draws per plan before the plan itself is drawn again (masking is rare: ~0.5%)."""
+
+
+def _draw_all(rng: random.Random, plan: BgpPlan, label: str) -> list[Fault]:
     faults: list[Fault] = []
     used: set[Any] = set()
     for kind in sorted(label.split("+"), key=lambda k: k != "bgp-multihop"):

@@ -18,11 +18,20 @@ from __future__ import annotations
 
 import ipaddress
 from dataclasses import dataclass
+from itertools import combinations
 from typing import Any
 
 from netarena.route.frr.bgp_plan import BgpPlan, Session
 
-__all__ = ["Route", "DOWN_FAULTS", "best_routes", "reachable", "router_path", "sent"]
+__all__ = [
+    "Route",
+    "DOWN_FAULTS",
+    "best_routes",
+    "reachable",
+    "router_path",
+    "sent",
+    "unmasks",
+]
 
 DOWN_FAULTS = frozenset(
     {"bgp-remote-as", "bgp-neighbor", "bgp-activate", "bgp-maxprefix", "bgp-multihop"}
@@ -190,3 +199,19 @@ def reachable(plan: BgpPlan, faults: list[Fault]) -> frozenset[tuple[str, str]]:
         for b in plan.routers
         if a != b and _delivers(plan, best, a, b) and _delivers(plan, best, b, a)
     )
+
+
+def unmasks(plan: BgpPlan, faults: list[Fault]) -> bool:
+    """Whether repairing one of the faults, after any others, loses a pair that worked.
+
+    Repairing a session can move traffic onto a path another fault still breaks (say, a
+    maximum-prefix shutdown lifted while a border on the new path lacks next-hop-self).
+    The judge rightly calls that step unsafe, but which order avoids it depends on the
+    faults an agent has not found yet, so such combinations are not drawn.
+    """
+    for size in range(len(faults), 1, -1):
+        for left in combinations(faults, size):
+            works = reachable(plan, list(left))
+            if any(works - reachable(plan, [g for g in left if g is not f]) for f in left):
+                return True
+    return False
