@@ -16,6 +16,9 @@ import pytest
 from netarena.route import RouteApp
 from netarena.route.frr.bgp_faults import BGP_FAULTS
 from netarena.route.frr.faults import OSPF_FAULTS
+from netarena.route.frr.routing import config_objects
+from netarena.route.namespaces import ip_batch
+from netarena.route.nodestate import main_routes
 
 from .conftest import NEEDS_ROOT, play_reference, reply
 
@@ -135,6 +138,34 @@ def test_vtysh_works_in_the_agent_sandbox_and_in_mininet_shells() -> None:
         assert "zebra.vty" in other and "No such file" in other  # no host run dir
         node = episode.net.mininet.nameToNode[router]
         assert "Full" in node.cmd("vtysh -c 'show ip ospf neighbor'")
+
+
+def test_the_judge_reads_what_vtysh_and_ip_route_show() -> None:
+    """Configuration from each daemon's socket, routes over rtnetlink: no process each."""
+    app = _small()
+    with app.open(app.generate(37, 1, "ospf-cost")) as episode:
+        net, router = episode.net, episode.plan.routers[0]
+        peers = [x.end(x.peer(router))[1] for x in episode.plan.links if router in (x.a, x.b)]
+        shown = net.vtysh(router, "show running-config")
+        mine = ("frr global hostname", "frr global service integrated-vtysh-config")
+        wanted = {k: v for k, v in config_objects(shown).items() if not k.startswith(mine)}
+        read = net.running_config(router)
+        assert {k: v for k, v in read.items() if not k.startswith(mine)} == wanted
+        assert "frr router-ospf ospf router-id " + episode.plan.loopbacks[router] in wanted
+        multipath = f"203.0.113.0/24 nexthop via {peers[0]} nexthop via {peers[1]}"
+        ip_batch([f"route add {multipath}", "route add blackhole 198.18.0.0/16 proto 77"],
+                 net.netns(router))
+        listed = json.loads(net.exec(router, ["ip", "-j", "route"]).output)
+        routes = {r.dst: r for r in main_routes(net.netns(router))}
+        assert len(routes) == len(listed)
+        for entry in listed:
+            dst = entry["dst"]
+            route = routes[dst if "/" in dst or dst == "default" else f"{dst}/32"]
+            assert route.protocol == entry.get("protocol", "boot"), entry
+            hops = entry.get("nexthops") or [entry]
+            assert {g for g, _ in route.hops} == {h.get("gateway", "direct") for h in hops}
+        assert [g for g, _ in routes["203.0.113.0/24"].hops] == peers[:2]
+        assert routes["198.18.0.0/16"].kind == "blackhole"
 
 
 def test_the_step_guard_holds_on_frr_routers() -> None:

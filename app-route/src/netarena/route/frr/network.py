@@ -9,9 +9,9 @@ user namespace, with its own configuration and run directories
 the same directories, so ``vtysh`` there talks to that router's daemons and no other.
 
 The judge reads routing state from outside the node: FRR's RIB (``show ip route json``
-through the router's vty sockets, as host root) and the kernel's FIB (rtnetlink, via
-``ip -j route``), both normalised; and each router's running configuration as objects
-(``frr <section> <line>``) for the collateral diff.
+through the router's vty sockets, as host root) and the kernel's FIB (rtnetlink), both
+normalised; and each router's running configuration (from each daemon's vty socket) as
+objects (``frr <section> <line>``) for the collateral diff.
 """
 
 from __future__ import annotations
@@ -34,10 +34,10 @@ from netarena.route.frr.routing import (
     fib_routes,
     rib_routes,
 )
-from netarena.route.frr.vty import vty_show
+from netarena.route.frr.vty import DaemonDown, vty_show
 from netarena.route.namespaces import FRR_DIR, ip_batch, new_prefix, write_sysctl
 from netarena.route.network import Network
-from netarena.route.nodestate import NodeState, StateReader
+from netarena.route.nodestate import NodeState, StateReader, main_routes
 from netarena.route.sandbox import EpisodeSandbox, episode_uid
 from netarena.route.services import Services
 from netarena.route.topology import LinuxRouter, Topo
@@ -234,20 +234,31 @@ class FrrNetwork(Network):
             )
         return proc.stdout
 
-    def show(self, router: str, daemon: str, command: str, timeout_s: float = 10.0) -> str:
+    def show(
+        self,
+        router: str,
+        daemon: str,
+        command: str,
+        timeout_s: float = 10.0,
+        *,
+        enable: bool = False,
+    ) -> str:
         """One ``show`` command's output, straight from ``daemon``'s vty socket on ``router``.
 
         The judge reads state this way many times a step (``vty.py``: no process, where
-        ``vtysh`` costs tens of milliseconds of CPU).
+        ``vtysh`` costs tens of milliseconds of CPU). ``enable``: the command is in the
+        enable node (``show running-config``).
 
         Raises:
+            DaemonDown: The daemon is not running.
             EmulatorError: The daemon did not answer, or refused the command.
         """
         self._check_open(router)
+        socket = self.router_dir(router) / "run" / f"{daemon}.vty"
         try:
-            return vty_show(self.router_dir(router) / "run" / f"{daemon}.vty", command, timeout_s)
+            return vty_show(socket, command, timeout_s, enable=enable)
         except EmulatorError as exc:
-            raise EmulatorError(f"{router}: {exc}") from exc
+            raise type(exc)(f"{router}: {exc}") from exc
 
     def ask_all(
         self, daemon: str, command: str
@@ -288,19 +299,26 @@ class FrrNetwork(Network):
             rib = json.loads(self.show(router, "zebra", "show ip route json"))
         except ValueError as exc:
             raise EmulatorError(f"{router}: unreadable RIB: {exc}") from exc
-        result = self.exec(router, ["ip", "-j", "route", "show", "table", "main"])
-        if result.returncode != 0:
-            raise EmulatorError(f"{router}: cannot list routes: {result.output.strip()}")
-        return rib_routes(rib) | fib_routes(json.loads(result.output or "[]"))
+        return rib_routes(rib) | fib_routes(main_routes(self.netns(router)))
 
     def running_config(self, router: str) -> NodeState:
         """``router``'s running configuration as objects: ``frr <section> <line>`` → ``""``.
 
+        Read from each daemon, as ``vtysh`` reads it, and merged the same way (objects
+        are keyed by section); a daemon that is not running has none. vtysh's own lines
+        (its host name, ``service integrated-vtysh-config``) are not routing state.
+
         Raises:
-            EmulatorError: vtysh failed (the judge fails closed).
+            EmulatorError: A daemon did not answer (the judge fails closed).
         """
-        text = self.vtysh(router, "show running-config")
-        return config_objects(text)
+        objects: NodeState = {}
+        for daemon in self.ospf.daemons:
+            try:
+                text = self.show(router, daemon, "show running-config", enable=True)
+            except DaemonDown:
+                continue
+            objects.update(config_objects(text))
+        return objects
 
     def read_states(self) -> dict[str, NodeState]:
         """Every node's kernel state, routers with their FRR configuration (no routes).

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from netarena.route.frr.plan import OspfPlan
+from netarena.route.kernel_objects import KernelRoute
 from netarena.route.nodestate import NodeState
 
 __all__ = [
@@ -42,17 +43,13 @@ def rib_routes(rib: dict[str, Any]) -> dict[str, str]:
     return out
 
 
-def fib_routes(routes: list[dict[str, Any]]) -> dict[str, str]:
-    """The kernel's main table (``ip -j route``) as ``fib`` and ``hop`` keys."""
+def fib_routes(routes: list[KernelRoute]) -> dict[str, str]:
+    """The kernel's main table as ``fib`` (its protocol) and ``hop`` (next hops) keys."""
     out: dict[str, str] = {}
     for route in routes:
-        hops = [f"{h.get('gateway', 'direct')}@{h.get('dev')}" for h in route.get("nexthops", [])]
-        if not hops:
-            hops = [f"{route.get('gateway', 'direct')}@{route.get('dev', route.get('type'))}"]
-        dst = route["dst"]
-        dst = dst if "/" in dst or dst == "default" else f"{dst}/32"
-        out[f"fib {dst}"] = route.get("protocol", "boot")
-        out[f"hop {dst}"] = ",".join(sorted(hops))  # shown, not judged (zebra's ECMP churn)
+        out[f"fib {route.dst}"] = route.protocol
+        hops = sorted(f"{gateway}@{device}" for gateway, device in route.hops)
+        out[f"hop {route.dst}"] = ",".join(hops)  # shown, not judged (zebra's ECMP churn)
     return out
 
 
@@ -68,12 +65,15 @@ _SKIPPED = ("Building configuration", "Current configuration", "frr version", "e
 
 
 def config_objects(text: str) -> NodeState:
-    """A running configuration as objects keyed by section and line (order-free)."""
+    """A running configuration as objects keyed by section and line (order-free).
+
+    Comments (``!`` lines: a daemon notes its command-line log target) are no objects.
+    """
     out: NodeState = {}
     section = "global"
     for raw in text.splitlines():
         line = raw.rstrip()
-        if not line.strip() or line.strip() == "!" or line.startswith(_SKIPPED):
+        if not line.strip() or line.lstrip().startswith("!") or line.startswith(_SKIPPED):
             continue
         if line == "exit" or line.strip() == "exit":
             section = "global"

@@ -7,7 +7,8 @@ daemon's socket answers the same ``show`` command in about half a millisecond.
 
 The socket speaks vtysh's protocol: the command ends in a NUL, the answer in three NULs
 and a status byte (0: done). A connection starts in the view node, which has no
-configuration commands, so this reads and never changes anything.
+configuration commands, so this reads and never changes anything. (The running
+configuration is shown in the enable node, which this enters for that one command.)
 """
 
 from __future__ import annotations
@@ -17,35 +18,53 @@ from pathlib import Path
 
 from netarena.common.core.errors import EmulatorError
 
-__all__ = ["vty_show", "MAX_ANSWER_BYTES"]
+__all__ = ["vty_show", "DaemonDown", "MAX_ANSWER_BYTES"]
 
 MAX_ANSWER_BYTES = 16 << 20
 """Longest answer read: the socket sits in a directory the agent's sandbox shares, so what
 answers may be the agent's own listener, and an endless answer must not exhaust the judge."""
 
 
-def vty_show(path: Path, command: str, timeout_s: float = 10.0) -> str:
+class DaemonDown(EmulatorError):
+    """Nothing listens on the socket: the daemon is not running."""
+
+
+def vty_show(path: Path, command: str, timeout_s: float = 10.0, *, enable: bool = False) -> str:
     """``command``'s output from the daemon listening on the vty socket ``path``.
 
+    With ``enable``, the connection first enters the enable node, where ``show
+    running-config`` is; nothing but those two commands is sent, so this still only reads.
+
     Raises:
+        DaemonDown: Nothing listens there.
         EmulatorError: The daemon did not answer within ``timeout_s``, refused, or
             answered more than ``MAX_ANSWER_BYTES`` (the judge then fails closed).
     """
-    answer = bytearray()
     try:
         with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as vty:
             vty.settimeout(timeout_s)
-            vty.connect(str(path))
-            vty.sendall(command.encode() + b"\0")
-            while (end := answer.find(b"\0\0\0")) < 0 or len(answer) <= end + 3:
-                chunk = vty.recv(1 << 16)
-                if not chunk:
-                    raise EmulatorError(f"{path.name} closed mid-answer")
-                answer += chunk
-                if len(answer) > MAX_ANSWER_BYTES:
-                    raise EmulatorError(f"{path.name}: answer over {MAX_ANSWER_BYTES} bytes")
+            try:
+                vty.connect(str(path))
+            except (FileNotFoundError, ConnectionRefusedError) as exc:
+                raise DaemonDown(f"{path.name}: {exc}") from exc
+            if enable:
+                _ask(vty, "enable", path)
+            return _ask(vty, command, path)
     except OSError as exc:
         raise EmulatorError(f"{path.name}: {exc}") from exc
+
+
+def _ask(vty: socket.socket, command: str, path: Path) -> str:
+    """Send one command, read its answer (it ends in three NULs and a status byte)."""
+    answer = bytearray()
+    vty.sendall(command.encode() + b"\0")
+    while (end := answer.find(b"\0\0\0")) < 0 or len(answer) <= end + 3:
+        chunk = vty.recv(1 << 16)
+        if not chunk:
+            raise EmulatorError(f"{path.name} closed mid-answer")
+        answer += chunk
+        if len(answer) > MAX_ANSWER_BYTES:
+            raise EmulatorError(f"{path.name}: answer over {MAX_ANSWER_BYTES} bytes")
     text = answer[:end].decode(errors="replace")
     if answer[end + 3] != 0:
         raise EmulatorError(f"{path.name} refused {command!r}: {text.strip()[:300]}")
