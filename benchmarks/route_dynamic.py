@@ -2,11 +2,13 @@
 
 Measures, on 6-router OSPF networks (a host behind each router, 12 machines in the mesh):
 ``open()`` (build + FRR start + convergence + inject + verify in the steady state) with its
-phases, the resident memory of each router's FRR daemons, and throughput, ``--parallel`` at
-once: whole reference-solver episodes, and episodes with no agent turn (open, the final
-score, close: what the harness costs before any agent acts).
+phases, the resident memory of each router's FRR daemons, and throughput with
+``--parallel`` episodes always running (``--rounds`` each, so the figure is a steady
+state, not one batch's slowest): whole reference-solver episodes, and episodes with no
+agent turn (open, the final score, close: what the harness costs before any agent acts).
 
-Run as root: ``python benchmarks/route_dynamic.py [--repeat 5] [--parallel 8] [--protocol bgp]``
+Run as root:
+``python benchmarks/route_dynamic.py [--repeat 5] [--parallel 8] [--rounds 3] [--protocol bgp]``
 (``bgp``: 6-router multi-AS networks, OSPF inside each AS and BGP across, bgpd too).
 """
 
@@ -99,6 +101,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--parallel", type=int, default=8)
+    parser.add_argument(
+        "--rounds", type=int, default=3, help="episodes per worker: throughput in a steady state"
+    )
     parser.add_argument("--protocol", choices=("ospf", "bgp"), default="ospf")
     args = parser.parse_args()
     if args.protocol == "bgp":
@@ -118,24 +123,26 @@ def main() -> None:
         f"FRR resident memory per router ({'+'.join(app_daemons(args.protocol))}): median "
         f"{statistics.median(memory) / 1024:.1f} MiB, max {max(memory) / 1024:.1f} MiB"
     )
+    count = args.parallel * args.rounds
     started = time.perf_counter()
     with ThreadPoolExecutor(args.parallel) as pool:
-        runs = list(pool.map(lambda s: solve(app, s), range(300, 300 + args.parallel)))
+        runs = list(pool.map(lambda s: solve(app, s), range(300, 300 + count)))
     wall = time.perf_counter() - started
     solved = sum(ok for _, ok in runs)
     print(
-        f"{args.parallel} reference episodes in parallel: {wall:.1f} s wall, "
-        f"{args.parallel / wall:.2f} episodes/s (target >= 1), solved safely {solved}/{len(runs)}"
+        f"{count} reference episodes, {args.parallel} at a time: {wall:.1f} s wall, "
+        f"{count / wall:.2f} episodes/s (target >= 1), median episode "
+        f"{statistics.median(t for t, _ in runs):.1f} s, solved safely {solved}/{len(runs)}"
     )
     started = time.perf_counter()
     with ThreadPoolExecutor(args.parallel) as pool:
-        list(pool.map(lambda s: judge_only(app, s), range(400, 400 + args.parallel)))
+        took = list(pool.map(lambda s: judge_only(app, s), range(400, 400 + count)))
     wall = time.perf_counter() - started
     print(
-        f"{args.parallel} episodes with no agent turn (open, final score, close) in parallel: "
-        f"{wall:.1f} s wall, {args.parallel / wall:.2f} episodes/s"
+        f"{count} episodes with no agent turn (open, final score, close), {args.parallel} at "
+        f"a time: {wall:.1f} s wall, {count / wall:.2f} episodes/s, median episode "
+        f"{statistics.median(took):.1f} s"
     )
-
 
 if __name__ == "__main__":
     main()

@@ -35,7 +35,7 @@ from netarena.route.frr.network import FrrNetwork
 from netarena.route.frr.paths import Path, traced_path
 from netarena.route.frr.plan import OspfPlan
 from netarena.route.frr.routing import Routing, judged
-from netarena.route.frr.settle import settle
+from netarena.route.frr.settle import Watch, settle
 from netarena.route.guarded import GuardedEpisode
 from netarena.route.injection import ProbeTiming, measure, measure_patiently
 from netarena.route.namespaces import ip_batch
@@ -139,7 +139,12 @@ class FrrEpisode(GuardedEpisode[DynamicState]):
             self.healthy_adjacencies = self._designed_adjacencies() - self._faulted_adjacencies()
             self._inject()
             self.footprint = footprint(self.net.healthy, self.net.read_states())
-            routing = settle(self.net, SETTLE_QUIET_S, 30.0, idle=self.idle_settles)
+            self.kernel_watch = Watch()
+            """The kernel routes since the last command (or the injection), and since when
+            they stayed so: the final score's steady period counts from there."""
+            routing = settle(
+                self.net, SETTLE_QUIET_S, 30.0, idle=self.idle_settles, watch=self.kernel_watch
+            )
             if judged(routing) == judged(self.healthy):
                 raise EmulatorError(f"{query.id}: the faults left routing as designed")
             initial = DynamicState(
@@ -290,14 +295,16 @@ class FrrEpisode(GuardedEpisode[DynamicState]):
         """Routing after a step, once it stopped changing.
 
         The final score waits out a whole steady period even when routing already looks
-        healthy, so a neighbour broken silently is seen down.
+        healthy, so a neighbour broken silently is seen down; the period counts from the
+        last command (routing unchanged since the step measured it), not from the score.
         """
         if self.final:
             quiet, want = self.steady_quiet_s, None
         else:
             quiet, want = SETTLE_QUIET_S, self.healthy
+            self.kernel_watch = Watch()  # a command just ran: quiet from now on
         try:
-            return settle(self.net, quiet_s=quiet, timeout_s=15.0, want=want)
+            return settle(self.net, quiet, 15.0, want=want, watch=self.kernel_watch)
         except EmulatorError as exc:
             log.info("%s: %s", self.query.id, exc)
             return {"unsettled": {"error": str(exc)}}

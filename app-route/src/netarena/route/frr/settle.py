@@ -10,6 +10,7 @@ stays up (``OspfPlan.detect_s``).
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from netarena.common.core.errors import EmulatorError
@@ -20,13 +21,25 @@ from netarena.route.nodestate import main_routes
 if TYPE_CHECKING:
     from netarena.route.frr.network import FrrNetwork
 
-__all__ = ["settle", "ospf_busy", "kernel_routes", "ASE_DELAY_S", "KERNEL_QUIET_S"]
+__all__ = ["settle", "ospf_busy", "kernel_routes", "Watch", "ASE_DELAY_S", "KERNEL_QUIET_S"]
 
 ASE_DELAY_S = 1.0
 """ospfd recomputes its external routes at most this long after an SPF run (its timer
 starts at the first run and is not restarted by later ones)."""
 KERNEL_QUIET_S = 0.2
 """With ``idle``, how long the kernel routes must stay the same once ospfd is idle."""
+
+
+@dataclass
+class Watch:
+    """Kernel routes last seen, and since when they stayed so (monotonic).
+
+    Kept between ``settle`` calls, so a quiet period can span them (``routes`` None: none
+    seen yet).
+    """
+
+    routes: dict[str, list[KernelRoute]] | None = None
+    since: float = 0.0
 
 
 def kernel_routes(net: FrrNetwork) -> dict[str, list[KernelRoute]]:
@@ -55,6 +68,7 @@ def settle(
     complete: bool = False,
     want: Routing | None = None,
     idle: bool = False,
+    watch: Watch | None = None,
 ) -> Routing:
     """Routing once the kernel routes stopped changing for ``quiet_s``.
 
@@ -76,34 +90,40 @@ def settle(
             effects start at once (the healthy start; injections that bounce the
             interfaces they break): a neighbour broken silently goes down only at
             its dead interval, which no daemon has scheduled work for.
+        watch: Where the quiet period may have begun: if the kernel routes are still
+            those it saw, the quiet counts from its ``since``, not from now. Updated
+            to the routes last seen here and since when.
 
     Raises:
         EmulatorError: It kept changing (or stayed incomplete) for ``timeout_s``.
     """
     end = time.monotonic() + timeout_s
-    last = kernel_routes(net)
-    since = checked = time.monotonic()
+    watch = watch if watch is not None else Watch()
+    routes = kernel_routes(net)
+    checked = time.monotonic()
+    if routes != watch.routes:
+        watch.routes, watch.since = routes, checked
     while time.monotonic() < end:
         now = time.monotonic()
+        quiet = now - watch.since
         if idle:  # ospfd idle; or quiet so long that no pending recomputation is left
-            quiet = now - since
             settled = quiet >= quiet_s + ASE_DELAY_S or (
                 quiet >= KERNEL_QUIET_S and not ospf_busy(net)
             )
         else:
-            settled = now - since >= quiet_s
+            settled = quiet >= quiet_s
         if settled:
             routing = net.routing()
             if not complete or routes_complete(net.ospf, routing):
                 return routing
-            since = now
+            watch.since = now
         elif want is not None and now - checked >= 0.5:
             checked = now
             routing = net.routing()
             if judged(routing) == judged(want):
                 return routing
         time.sleep(0.1)
-        kernel = kernel_routes(net)
-        if kernel != last:
-            last, since = kernel, time.monotonic()
+        routes = kernel_routes(net)
+        if routes != watch.routes:
+            watch.routes, watch.since = routes, time.monotonic()
     raise EmulatorError(f"routing did not settle within {timeout_s:g}s")
