@@ -17,8 +17,8 @@ from netarena.route import RouteApp
 from netarena.route.frr.bgp_faults import BGP_FAULTS
 from netarena.route.frr.faults import OSPF_FAULTS
 from netarena.route.frr.routing import config_objects
+from netarena.route.kernel_routes import main_routes
 from netarena.route.namespaces import ip_batch
-from netarena.route.nodestate import main_routes
 
 from .conftest import NEEDS_ROOT, play_reference, reply
 

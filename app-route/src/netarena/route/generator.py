@@ -126,10 +126,10 @@ class RouteApp(App):
             kind, n = "bgp", self.config.num_routers
             drawn = None
             while drawn is None:  # a plan where no repair order loses reachability
-                plan = draw_bgp_plan(rng, n if n is not None and n >= 4 else None)
-                drawn = draw_bgp_faults(rng, plan, label)
-            faults = drawn
-            symptoms, watch = bgp_symptoms(plan, faults, rng)
+                bgp = draw_bgp_plan(rng, n if n is not None and n >= 4 else None)
+                drawn = draw_bgp_faults(rng, bgp, label)
+            plan, faults = bgp, drawn
+            symptoms, watch = bgp_symptoms(bgp, faults, rng)
         else:
             kind = "ospf"
             plan = draw_ospf_plan(rng, self.config.num_routers or rng.randint(4, 6))

@@ -39,25 +39,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from netarena.common.core.errors import EmulatorError
-from netarena.route.kernel_objects import (
-    HEADER,
-    KernelRoute,
-    NodeState,
-    attributes,
-    read_main_routes,
-    read_rtnetlink,
-)
+from netarena.route.kernel_objects import HEADER, NodeState, attributes, read_rtnetlink
 from netarena.route.namespaces import enter
 
-__all__ = [
-    "NodeState",
-    "StateReader",
-    "container",
-    "describe",
-    "inert",
-    "main_routes",
-    "ruleset_objects",
-]
+__all__ = ["NodeState", "StateReader", "container", "describe", "inert", "ruleset_objects"]
 
 
 _NETLINK_NETFILTER = 12
@@ -253,21 +238,6 @@ def container(key: str) -> str:
     if words[0] == "frr":  # a router's FRR configuration: one interface or router section
         return " ".join(words[:2])
     return key
-
-
-def main_routes(netns: str) -> list[KernelRoute]:
-    """The main table's IPv4 routes in namespace ``netns`` (``kernel_objects``).
-
-    Raises:
-        EmulatorError: They could not be read (the caller fails closed).
-    """
-    try:
-        with enter(netns):
-            sock = socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, 0)
-        with sock:
-            return read_main_routes(sock)
-    except OSError as exc:
-        raise EmulatorError(f"{netns}: cannot read its routes: {exc}") from exc
 
 
 @dataclass

@@ -35,9 +35,10 @@ from netarena.route.frr.routing import (
     rib_routes,
 )
 from netarena.route.frr.vty import DaemonDown, vty_show
+from netarena.route.kernel_routes import main_routes
 from netarena.route.namespaces import FRR_DIR, ip_batch, new_prefix, write_sysctl
 from netarena.route.network import Network
-from netarena.route.nodestate import NodeState, StateReader, main_routes
+from netarena.route.nodestate import NodeState, StateReader
 from netarena.route.sandbox import EpisodeSandbox, episode_uid
 from netarena.route.services import Services
 from netarena.route.topology import LinuxRouter, Topo

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from netarena.route.frr.plan import OspfPlan
-from netarena.route.kernel_objects import KernelRoute
+from netarena.route.kernel_routes import KernelRoute
 from netarena.route.nodestate import NodeState
 
 __all__ = [

@@ -15,8 +15,7 @@ from typing import TYPE_CHECKING
 
 from netarena.common.core.errors import EmulatorError
 from netarena.route.frr.routing import Routing, judged, routes_complete
-from netarena.route.kernel_objects import KernelRoute
-from netarena.route.nodestate import main_routes
+from netarena.route.kernel_routes import KernelRoute, main_routes
 
 if TYPE_CHECKING:
     from netarena.route.frr.network import FrrNetwork
