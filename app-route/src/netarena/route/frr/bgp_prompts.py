@@ -48,7 +48,8 @@ def describe_bgp_design(plan: BgpPlan) -> list[str]:
             )
     lines.append(
         f"BGP sessions (keepalive {KEEPALIVE_S} s, hold {HOLD_S} s, connect retry 1 s, "
-        "advertisement interval 0; the IPv4 unicast family is not enabled by default and "
+        "advertisement interval 0, update-group coalesce time 0; the IPv4 unicast family is "
+        "not enabled by default and "
         "every neighbour is activated in it; eBGP routes need no policy; equal paths go to "
         "the lowest router id):"
     )
