@@ -27,6 +27,8 @@ ASE_DELAY_S = 1.0
 starts at the first run and is not restarted by later ones)."""
 KERNEL_QUIET_S = 0.2
 """With ``idle``, how long the kernel routes must stay the same once ospfd is idle."""
+WANT_EVERY_S = 0.25
+"""How often the RIB is compared with ``want`` (a read of every router: about 10 ms CPU)."""
 
 
 @dataclass
@@ -72,7 +74,7 @@ def settle(
     """Routing once the kernel routes stopped changing for ``quiet_s``.
 
     Change is watched on the kernel routes (cheap); the RIB is read once they are
-    quiet, and every half second when ``want`` may already be reached.
+    quiet, and every ``WANT_EVERY_S`` when ``want`` may already be reached.
 
     Args:
         net: The network.
@@ -116,7 +118,7 @@ def settle(
             if not complete or routes_complete(net.ospf, routing):
                 return routing
             watch.since = now
-        elif want is not None and now - checked >= 0.5:
+        elif want is not None and now - checked >= WANT_EVERY_S:
             checked = now
             routing = net.routing()
             if judged(routing) == judged(want):
