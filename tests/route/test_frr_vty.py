@@ -15,7 +15,7 @@ import pytest
 
 from netarena.common.core.errors import EmulatorError
 from netarena.route.frr import vty
-from netarena.route.frr.vty import vty_show
+from netarena.route.frr.vty import DaemonDown, vty_show
 
 
 def _serve(path: Path, answer: Callable[[socket.socket], None]) -> threading.Thread:
@@ -78,3 +78,35 @@ def test_a_listener_that_hangs_up_mid_answer_fails_closed(sock: Path) -> None:
     _serve(sock, lambda c: c.sendall(b"partial"))
     with pytest.raises(EmulatorError, match="closed mid-answer"):
         vty_show(sock, "show ip route json")
+
+
+def test_no_listener_means_the_daemon_is_down_and_a_dead_socket_too(sock: Path) -> None:
+    with pytest.raises(DaemonDown):
+        vty_show(sock, "show running-config", enable=True)
+    stale = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    stale.bind(str(sock))
+    stale.close()  # the file stays, nothing listens: a daemon that died
+    with pytest.raises(DaemonDown):
+        vty_show(sock, "show running-config", enable=True)
+
+
+def test_the_running_config_is_asked_for_in_the_enable_node(sock: Path) -> None:
+    """Two requests on one connection: ``enable``, then the command (nothing else)."""
+    asked: list[bytes] = []
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    listener.bind(str(sock))
+    listener.listen(1)
+
+    def run() -> None:
+        with listener:
+            conn, _ = listener.accept()
+            with conn:
+                for reply in (b"\0\0\0\0", b"router ospf\n\0\0\0\0"):
+                    asked.append(conn.recv(4096))
+                    conn.sendall(reply)
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    assert vty_show(sock, "show running-config", enable=True) == "router ospf\n"
+    thread.join(2)
+    assert asked == [b"enable\0", b"show running-config\0"]
