@@ -18,7 +18,10 @@ from netarena.route.frr import vty
 from netarena.route.frr.vty import DaemonDown, vty_show
 
 
-def _serve(path: Path, answer: Callable[[socket.socket], None]) -> threading.Thread:
+def _serve(
+    path: Path, answer: Callable[[socket.socket], None], asked: list[bytes] | None = None
+) -> threading.Thread:
+    """Answer one connection: read a request (kept in ``asked``), then ``answer`` it."""
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     listener.bind(str(path))
     listener.listen(1)
@@ -27,7 +30,9 @@ def _serve(path: Path, answer: Callable[[socket.socket], None]) -> threading.Thr
         with listener:
             conn, _ = listener.accept()
             with conn:
-                conn.recv(4096)
+                request = conn.recv(4096)
+                if asked is not None:
+                    asked.append(request)
                 answer(conn)
 
     thread = threading.Thread(target=run, daemon=True)
@@ -93,20 +98,13 @@ def test_no_listener_means_the_daemon_is_down_and_a_dead_socket_too(sock: Path) 
 def test_the_running_config_is_asked_for_in_the_enable_node(sock: Path) -> None:
     """Two requests on one connection: ``enable``, then the command (nothing else)."""
     asked: list[bytes] = []
-    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    listener.bind(str(sock))
-    listener.listen(1)
 
-    def run() -> None:
-        with listener:
-            conn, _ = listener.accept()
-            with conn:
-                for reply in (b"\0\0\0\0", b"router ospf\n\0\0\0\0"):
-                    asked.append(conn.recv(4096))
-                    conn.sendall(reply)
+    def answer(conn: socket.socket) -> None:
+        conn.sendall(b"\0\0\0\0")  # enable: no output
+        asked.append(conn.recv(4096))
+        conn.sendall(b"router ospf\n\0\0\0\0")
 
-    thread = threading.Thread(target=run, daemon=True)
-    thread.start()
+    thread = _serve(sock, answer, asked)
     assert vty_show(sock, "show running-config", enable=True) == "router ospf\n"
     thread.join(2)
     assert asked == [b"enable\0", b"show running-config\0"]
