@@ -1,14 +1,18 @@
-"""A namespace's main routing table over rtnetlink, as ``ip route`` lists it.
+"""Routers' main routing tables over rtnetlink, as ``ip route`` lists them, and their changes.
 
-The dynamic-routing judge reads every router's table several times a second while
-routing settles; two netlink dumps in-process (links for device names, then routes)
-cost well under a millisecond, where an ``ip`` process costs a few.
+The dynamic-routing judge reads every router's table when it judges; two netlink dumps
+in-process (links for device names, then routes) cost well under a millisecond, where an
+``ip`` process costs a few. While routing settles it does not poll: the kernel notifies
+every route change (``RouteEvents``).
 """
 
 from __future__ import annotations
 
+import errno
+import select
 import socket
 import struct
+import time
 from dataclasses import dataclass
 
 from netarena.common.core.errors import EmulatorError
@@ -25,7 +29,7 @@ from netarena.route.kernel_objects import (
 )
 from netarena.route.namespaces import enter
 
-__all__ = ["KernelRoute", "main_routes", "read_main_routes"]
+__all__ = ["KernelRoute", "RouteEvents", "main_routes", "read_main_routes"]
 
 
 @dataclass(frozen=True)
@@ -103,3 +107,69 @@ def main_routes(netns: str) -> list[KernelRoute]:
             return read_main_routes(sock)
     except OSError as exc:
         raise EmulatorError(f"{netns}: cannot read its routes: {exc}") from exc
+
+
+_RTMGRP_IPV4_ROUTE = 0x40
+"""rtnetlink's multicast group of IPv4 route changes (``RTNLGRP_IPV4_ROUTE``), as a mask."""
+
+
+class RouteEvents:
+    """When routes last changed in any of some namespaces, from the kernel's notifications.
+
+    One netlink socket per namespace joins the IPv4 route group; every route added,
+    changed or removed (any table) is a change. A change is dated when it is read:
+    ``wait`` reads it at once, ``last`` between waits dates it later than it was (the
+    caller waits longer, never shorter). A full socket buffer counts as a change.
+
+    Raises:
+        EmulatorError: A namespace cannot be watched.
+    """
+
+    def __init__(self, namespaces: list[str]) -> None:  # noqa: D107
+        self.socks: list[socket.socket] = []
+        self.changed = time.monotonic()
+        try:
+            for netns in namespaces:
+                with enter(netns):
+                    sock = socket.socket(
+                        socket.AF_NETLINK, socket.SOCK_RAW | socket.SOCK_NONBLOCK, 0
+                    )
+                self.socks.append(sock)
+                sock.bind((0, _RTMGRP_IPV4_ROUTE))
+        except OSError as exc:
+            self.close()
+            raise EmulatorError(f"cannot watch routes: {exc}") from exc
+
+    def wait(self, timeout_s: float) -> float:
+        """Wait up to ``timeout_s`` for a change; when routes last changed (monotonic)."""
+        if not self.socks:
+            return self.changed
+        ready, _, _ = select.select(self.socks, [], [], max(timeout_s, 0.0))
+        if any([self._drain(sock) for sock in ready]):
+            self.changed = time.monotonic()
+        return self.changed
+
+    @property
+    def last(self) -> float:
+        """When routes last changed, counting changes not read yet (monotonic)."""
+        return self.wait(0)
+
+    @staticmethod
+    def _drain(sock: socket.socket) -> bool:
+        read = False
+        while True:
+            try:
+                read |= bool(sock.recv(65536))
+            except BlockingIOError:
+                return read
+            except OSError as exc:
+                if exc.errno != errno.ENOBUFS:
+                    raise
+                read = True
+
+    def close(self) -> None:
+        """Close the sockets. Idempotent."""
+        for sock in self.socks:
+            sock.close()
+        self.socks = []
+

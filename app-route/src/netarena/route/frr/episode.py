@@ -25,9 +25,12 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from netarena.common.core.errors import EmulatorError
+from netarena.common.core.reactive import Command
 from netarena.common.core.types import Query
+from netarena.route.actions import Action
 from netarena.route.checks import describe_flow
 from netarena.route.collateral import footprint
+from netarena.route.frr.adjacencies import designed, faulted, read_adjacencies
 from netarena.route.frr.bgp_faults import bgp_fault_lines
 from netarena.route.frr.bgp_plan import BgpPlan
 from netarena.route.frr.faults import ADJACENCY_FAULTS, fault_lines
@@ -35,9 +38,10 @@ from netarena.route.frr.network import FrrNetwork
 from netarena.route.frr.paths import Path, traced_path
 from netarena.route.frr.plan import OspfPlan
 from netarena.route.frr.routing import Routing, judged
-from netarena.route.frr.settle import Watch, settle
+from netarena.route.frr.settle import settle
 from netarena.route.guarded import GuardedEpisode
 from netarena.route.injection import ProbeTiming, measure, measure_patiently
+from netarena.route.kernel_objects import NodeState
 from netarena.route.namespaces import ip_batch
 from netarena.route.pingall import PingMatrix
 
@@ -52,11 +56,14 @@ HEALTHY_QUIET_S = 0.5
 """The healthy network is measured once every designed adjacency is up, every router
 routes everywhere and routing stayed the same this long (SPF's longest hold is 0.2 s)."""
 SETTLE_QUIET_S = 1.2
-"""Routing must stay the same this long after a command (or the injection) before it is
+"""Routing must stay the same this long after a command that changed something (or the
 measured: longer than OSPF's dead interval and ospfd's one-second delay before external
 routes are recomputed. (Injected BGP faults act at once, each resetting or updating its
 session; a BGP session an agent breaks silently may drop only at a later step, or at
 the final score.)"""
+QUICK_QUIET_S = 0.2
+"""After a command that changed nothing routing reacts to (``FrrEpisode.changed``),
+routing must stay the same only this long before it is measured."""
 MARGIN_S = 0.5
 """Added to the plan's ``detect_s`` for the final score, so a neighbour broken silently
 has gone down by then."""
@@ -73,14 +80,11 @@ class DynamicState:
     routing: Routing
     """Every router's RIB and FIB."""
     adjacencies: frozenset[tuple[str, str]]
-    """``(router, neighbour router id)`` pairs in state Full at both ends, and
-    ``(router, "BGP <peer router>")`` for BGP sessions Established at both ends."""
+    """OSPF adjacencies and BGP sessions up (``adjacencies.Adjacencies.up``)."""
     up_since: dict[tuple[str, str], tuple[float, float]] = field(compare=False)
-    """When each Full adjacency came up: monotonic ``(earliest, latest)``, from its up-time
-    and the times the query was sent and answered."""
+    """When each came up (``Adjacencies.since``)."""
     established: dict[tuple[str, str], int] = field(default_factory=dict, compare=False)
-    """How many times each BGP session has been established (FRR's up-time is in whole
-    seconds; one more connection is a flap however quick)."""
+    """Connections each BGP session has had (``Adjacencies.established``)."""
     paths: dict[tuple[str, str], Path | None] = field(default_factory=dict)
     """The ticket's flows → the routers they cross, traced (``paths.py``); measured only
     once routing equals the healthy routing (empty before)."""
@@ -136,20 +140,19 @@ class FrrEpisode(GuardedEpisode[DynamicState]):
             self.healthy = self._settle_healthy()
             self.intended_paths = {w: p for w, p in self._traced().items() if p is not None}
             """The ticket's flows → the routers they crossed in the healthy network."""
-            self.healthy_adjacencies = self._designed_adjacencies() - self._faulted_adjacencies()
+            self.healthy_adjacencies = designed(self.plan) - faulted(self.plan, self.faults)
             self._inject()
             self.footprint = footprint(self.net.healthy, self.net.read_states())
-            self.kernel_watch = Watch()
-            """The kernel routes since the last command (or the injection), and since when
-            they stayed so: the final score's steady period counts from there."""
-            routing = settle(
-                self.net, SETTLE_QUIET_S, 30.0, idle=self.idle_settles, watch=self.kernel_watch
-            )
+            self.quiet_since = time.monotonic()
+            """When the last command that changed something (or the injection) ended: the
+            final score's steady period counts from there, or from a later route change."""
+            self.changed = True
+            """Whether the last command changed anything routing reacts to (``_execute``)."""
+            routing = settle(self.net, SETTLE_QUIET_S, 30.0, idle=self.idle_settles)
             if judged(routing) == judged(self.healthy):
                 raise EmulatorError(f"{query.id}: the faults left routing as designed")
-            initial = DynamicState(
-                measure(self.net, self.timing, None), routing, *self._adjacencies()
-            )
+            matrix = measure(self.net, self.timing, None)
+            initial = DynamicState(matrix, routing, *read_adjacencies(self.net, self.plan))
         except BaseException:
             self.close()
             raise
@@ -183,29 +186,10 @@ class FrrEpisode(GuardedEpisode[DynamicState]):
                 complete=True,
                 idle=self.idle_settles,
             )
-            if self._adjacencies()[0] >= self._designed_adjacencies():
+            if read_adjacencies(self.net, self.plan).up >= designed(self.plan):
                 return routing
             if time.monotonic() >= end:
                 raise EmulatorError(f"{self.query.id}: the healthy network never fully formed")
-
-    def _designed_adjacencies(self) -> frozenset[tuple[str, str]]:
-        """Every OSPF adjacency and BGP session the design has, both ends."""
-        plan = self.plan
-        ospf_links = (
-            [x for x in plan.links if plan.internal(x)] if isinstance(plan, BgpPlan) else plan.links
-        )
-        found = {
-            (router, plan.loopbacks[link.peer(router)])
-            for link in ospf_links
-            for router in (link.a, link.b)
-        }
-        if isinstance(plan, BgpPlan):
-            found |= {
-                (router, f"BGP {session.peer(router)}")
-                for session in plan.sessions
-                for router in (session.a, session.b)
-            }
-        return frozenset(found)
 
     def _traced(self) -> dict[tuple[str, str], Path | None]:
         """The ticket's flows → the routers they cross now, traced with real probes."""
@@ -224,87 +208,63 @@ class FrrEpisode(GuardedEpisode[DynamicState]):
             if fault["type"] in ADJACENCY_FAULTS:
                 self.net.bounce(fault["router"], fault["intf"])
 
-    def _faulted_adjacencies(self) -> frozenset[tuple[str, str]]:
-        """Adjacencies over the links the faults touched: any repair resets them."""
-        found = set()
-        for fault in self.faults:
-            if fault.get("session") is not None and isinstance(self.plan, BgpPlan):
-                session = self.plan.sessions[fault["session"]]
-                found |= {(session.a, f"BGP {session.b}"), (session.b, f"BGP {session.a}")}
-            if fault.get("link") is not None:
-                link = self.plan.links[fault["link"]]
-                found |= {
-                    (link.a, self.plan.loopbacks[link.b]),
-                    (link.b, self.plan.loopbacks[link.a]),
-                }
-        return frozenset(found)
+    def _execute(self, command: Command[Action]) -> tuple[str, int]:
+        """Run the command, and tell whether it changed anything routing reacts to.
 
-    def _adjacencies(
-        self,
-    ) -> tuple[
-        frozenset[tuple[str, str]],
-        dict[tuple[str, str], tuple[float, float]],
-        dict[tuple[str, str], int],
-    ]:
-        """Full adjacencies and Established sessions, when each came up, and connections.
-
-        How many times each BGP session has been established is counted too (a router
-        without a daemon has no adjacencies or sessions).
+        A command changes routing's inputs only through its node's state (kernel objects,
+        a router's FRR configuration), or acts at once on adjacencies, sessions or routes
+        (a clear, a link bounced, a packet forged): all compared before and after. A
+        command that changed none of them (any look) is measured without waiting out the
+        dead interval: no process of it outlives it, so nothing it did acts later.
         """
-        up: dict[tuple[str, str], tuple[float, float]] = {}
-        neighbours = self.net.ask_all("ospfd", "show ip ospf neighbor json")
-        for router, (sent, answered, data) in neighbours:
-            for neighbour, entries in (data.get("neighbors") or {}).items():
-                for entry in entries if isinstance(entries, list) else [entries]:
-                    state = str(entry.get("nbrState") or entry.get("state") or "")
-                    if state.startswith("Full"):
-                        age = entry.get("upTimeInMsec", 0) / 1000
-                        up[(router, neighbour)] = (sent - age, answered - age)
-        rid = {lo: router for router, lo in self.plan.loopbacks.items()}
-        both = {  # up only when both ends see Full (a network-type mismatch is Full one way)
-            (r, n): since
-            for (r, n), since in up.items()
-            if (rid.get(n), self.plan.loopbacks[r]) in up
-        }
-        established = self._sessions(up) if isinstance(self.plan, BgpPlan) else {}
-        both.update(
-            {(r, p): up[(r, p)] for r, p in established if (p[4:], f"BGP {r}") in established}
-        )
-        return frozenset(both), both, established
+        node = command.payload.machine
+        before = self._state_of(node)
+        routes_changed = self._routes_changed()
+        try:
+            return super()._execute(command)
+        finally:
+            self.changed = (
+                before is None
+                or self._state_of(node) != before
+                or self._routes_changed() > routes_changed
+                or not self._adjacencies_kept()
+            )
 
-    def _sessions(
-        self, up: dict[tuple[str, str], tuple[float, float]]
-    ) -> dict[tuple[str, str], int]:
-        """``(router, "BGP <peer>")`` → connections established, for Established sessions.
+    def _state_of(self, node: str) -> NodeState | None:
+        """``node``'s state, a router's with its FRR configuration (None: unreadable)."""
+        try:
+            return self.net.read_state(node)
+        except EmulatorError:
+            return None
 
-        Their up-times go into ``up``.
-        """
-        assert isinstance(self.plan, BgpPlan)
-        found: dict[tuple[str, str], int] = {}
-        for router, (sent, answered, data) in self.net.ask_all("bgpd", "show bgp neighbors json"):
-            peers = {s.addr(s.peer(router)): s.peer(router) for s in self.plan.sessions_of(router)}
-            for address, entry in data.items():
-                if address in peers and entry.get("bgpState") == "Established":
-                    key = (router, f"BGP {peers[address]}")
-                    age = entry.get("bgpTimerUpMsec", 0) / 1000
-                    up[key] = (sent - age - 1.0, answered - age)  # whole seconds
-                    found[key] = int(entry.get("connectionsEstablished", 0))
-        return found
+    def _adjacencies_kept(self) -> bool:
+        """Whether the adjacencies the last step measured are up still, none restarted."""
+        state = self.state
+        now = read_adjacencies(self.net, self.plan)
+        return now.same_as(state.adjacencies, state.up_since, state.established)
+
+    def _routes_changed(self) -> float:
+        """When any router's kernel routes last changed (monotonic)."""
+        assert self.net.route_events is not None
+        return self.net.route_events.last
 
     def _routing(self) -> Routing:
         """Routing after a step, once it stopped changing.
 
         The final score waits out a whole steady period even when routing already looks
         healthy, so a neighbour broken silently is seen down; the period counts from the
-        last command (routing unchanged since the step measured it), not from the score.
+        last command that changed something (or a later route change), not from the score.
         """
+        now = time.monotonic()
         if self.final:
-            quiet, want = self.steady_quiet_s, None
-        else:
-            quiet, want = SETTLE_QUIET_S, self.healthy
-            self.kernel_watch = Watch()  # a command just ran: quiet from now on
+            quiet, want, since = self.steady_quiet_s, None, self.quiet_since
+        elif self.changed:
+            self.quiet_since = now
+            quiet, want, since = SETTLE_QUIET_S, self.healthy, now
+        else:  # the steady period since the last change runs on
+            quiet, want, since = QUICK_QUIET_S, self.healthy, now
         try:
-            return settle(self.net, quiet, 15.0, want=want, watch=self.kernel_watch)
+            return settle(self.net, quiet, 15.0, want=want, since=since)
         except EmulatorError as exc:
             log.info("%s: %s", self.query.id, exc)
             return {"unsettled": {"error": str(exc)}}
@@ -321,8 +281,7 @@ class FrrEpisode(GuardedEpisode[DynamicState]):
         paths = {}
         if judged(routing) == judged(self.healthy):  # only then can the paths hold
             paths = self._traced()
-        adjacencies, up_since, established = self._adjacencies()
-        return DynamicState(matrix, routing, adjacencies, up_since, established, paths)
+        return DynamicState(matrix, routing, *read_adjacencies(self.net, self.plan), paths)
 
     def _report(self, state: DynamicState) -> str:
         lines = [

@@ -35,7 +35,7 @@ from netarena.route.frr.routing import (
     rib_routes,
 )
 from netarena.route.frr.vty import DaemonDown, vty_show
-from netarena.route.kernel_routes import main_routes
+from netarena.route.kernel_routes import RouteEvents, main_routes
 from netarena.route.namespaces import FRR_DIR, ip_batch, new_prefix, write_sysctl
 from netarena.route.network import Network
 from netarena.route.nodestate import NodeState, StateReader
@@ -118,6 +118,10 @@ class FrrNetwork(Network):
         self.healthy = {}
         self._closed = False
         self.dirs = FRR_DIR / self.prefix
+        self.pool = ThreadPoolExecutor(len(plan.routers), thread_name_prefix=self.prefix)
+        """Reads every router at once (threads kept: a read runs several times a second)."""
+        self.route_events: RouteEvents | None = None
+        """When any router's kernel routes last changed (``settle.py`` waits on it)."""
         try:
             self._build(OspfTopo(plan))
         except BaseException:
@@ -130,13 +134,13 @@ class FrrNetwork(Network):
 
     def _build(self, topo: Topo) -> None:
         self._start_mininet(topo)
+        self.route_events = RouteEvents([self.netns(r) for r in self.ospf.routers])
         uid = episode_uid(self.prefix)
         for router in self.ospf.routers:
             ip_batch([f"addr add {self.ospf.loopbacks[router]}/32 dev lo"], self.netns(router))
             write_sysctl(self.netns(router), "net.ipv4.conf.all.promote_secondaries", "1")
         self._write_dirs(uid)
-        with ThreadPoolExecutor(len(self.ospf.routers)) as pool:
-            list(pool.map(self._start_frr, self.ospf.routers))
+        list(self.pool.map(self._start_frr, self.ospf.routers))
         for router in self.ospf.routers:
             self._attach_shell(router)
         self.services = Services({n: self.netns(n) for n in self.plan.nodes}, self.local)
@@ -277,8 +281,7 @@ class FrrNetwork(Network):
                 return None
             return sent, time.monotonic(), data if isinstance(data, dict) else {}
 
-        with ThreadPoolExecutor(len(self.ospf.routers)) as pool:
-            answers = list(pool.map(ask, self.ospf.routers))
+        answers = list(self.pool.map(ask, self.ospf.routers))
         return [(r, a) for r, a in zip(self.ospf.routers, answers, strict=True) if a is not None]
 
     def configure(self, router: str, lines: list[str]) -> None:
@@ -291,8 +294,7 @@ class FrrNetwork(Network):
         Raises:
             EmulatorError: A router's routes could not be read (the judge fails closed).
         """
-        with ThreadPoolExecutor(len(self.ospf.routers)) as pool:
-            found = list(pool.map(self._routes_of, self.ospf.routers))
+        found = list(self.pool.map(self._routes_of, self.ospf.routers))
         return dict(zip(self.ospf.routers, found, strict=True))
 
     def _routes_of(self, router: str) -> dict[str, str]:
@@ -329,17 +331,21 @@ class FrrNetwork(Network):
         what collateral compares.
         """
         self._check_open(self.ospf.routers[0])
-        with ThreadPoolExecutor(len(self.ospf.routers)) as pool:
-            read = pool.map(self.running_config, self.ospf.routers)
-            configs = dict(zip(self.ospf.routers, read, strict=True))
-        states = {}
-        for node in self.plan.nodes:
-            state = self.reader.read(node, self.netns(node))
-            if node in configs:
-                state = {k: v for k, v in state.items() if not _routing_output(k, v)}
-                state.update(configs[node])
-            states[node] = state
-        return states
+        read = self.pool.map(self.running_config, self.ospf.routers)
+        configs = dict(zip(self.ospf.routers, read, strict=True))
+        return {node: self._state(node, configs.get(node)) for node in self.plan.nodes}
+
+    def read_state(self, node: str) -> NodeState:
+        """One node's part of ``read_states``."""
+        self._check_open(node)
+        config = self.running_config(node) if node in self.ospf.routers else None
+        return self._state(node, config)
+
+    def _state(self, node: str, config: NodeState | None) -> NodeState:
+        state = self.reader.read(node, self.netns(node))
+        if config is None:
+            return state
+        return {k: v for k, v in state.items() if not _routing_output(k, v)} | config
 
     def flush_neighbours(self) -> None:
         """Forget learned neighbour entries on every node (hosts and routers)."""
@@ -347,6 +353,13 @@ class FrrNetwork(Network):
 
         for node in self.plan.nodes:
             flush_learned(self.netns(node))
+
+    def close(self) -> None:
+        """Everything ``Network.close`` removes, and the judge's threads and sockets."""
+        super().close()
+        if self.route_events is not None:
+            self.route_events.close()
+        self.pool.shutdown(wait=False)
 
     def bounce(self, router: str, intf: str) -> None:
         """Take ``intf`` down and up, so adjacencies over it form again from scratch."""

@@ -1,26 +1,24 @@
 """When a dynamic-routing network has settled: routing read once it stopped changing.
 
-Change is watched on every router's kernel routes over rtnetlink (in-process, about a
-millisecond), and ospfd's scheduled work over its vty socket; FRR's RIB is read once
-they are quiet. How long "quiet" must be is the caller's: after an agent's command, past
-the dead interval; for the final score, past the longest a neighbour broken silently
-stays up (``OspfPlan.detect_s``).
+Change is the kernel's route notifications from every router (``RouteEvents``: no
+polling), and ospfd's scheduled work over its vty socket; FRR's RIB is read once they
+are quiet. How long "quiet" must be is the caller's: after an agent's command, past the
+dead interval; for the final score, past the longest a neighbour broken silently stays
+up (``OspfPlan.detect_s``).
 """
 
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from netarena.common.core.errors import EmulatorError
 from netarena.route.frr.routing import Routing, judged, routes_complete
-from netarena.route.kernel_routes import KernelRoute, main_routes
 
 if TYPE_CHECKING:
     from netarena.route.frr.network import FrrNetwork
 
-__all__ = ["settle", "ospf_busy", "kernel_routes", "Watch", "ASE_DELAY_S", "KERNEL_QUIET_S"]
+__all__ = ["settle", "ospf_busy", "ASE_DELAY_S", "KERNEL_QUIET_S"]
 
 ASE_DELAY_S = 1.0
 """ospfd recomputes its external routes at most this long after an SPF run (its timer
@@ -29,23 +27,8 @@ KERNEL_QUIET_S = 0.2
 """With ``idle``, how long the kernel routes must stay the same once ospfd is idle."""
 WANT_EVERY_S = 0.25
 """How often the RIB is compared with ``want`` (a read of every router: about 10 ms CPU)."""
-
-
-@dataclass
-class Watch:
-    """Kernel routes last seen, and since when they stayed so (monotonic).
-
-    Kept between ``settle`` calls, so a quiet period can span them (``routes`` None: none
-    seen yet).
-    """
-
-    routes: dict[str, list[KernelRoute]] | None = None
-    since: float = 0.0
-
-
-def kernel_routes(net: FrrNetwork) -> dict[str, list[KernelRoute]]:
-    """Every router's main routing table over rtnetlink (in-process, well under a ms)."""
-    return {r: main_routes(net.netns(r)) for r in net.ospf.routers}
+BUSY_EVERY_S = 0.1
+"""How often, with ``idle``, ospfd is asked whether it has work ahead."""
 
 
 def ospf_busy(net: FrrNetwork) -> bool:
@@ -69,12 +52,12 @@ def settle(
     complete: bool = False,
     want: Routing | None = None,
     idle: bool = False,
-    watch: Watch | None = None,
+    since: float | None = None,
 ) -> Routing:
     """Routing once the kernel routes stopped changing for ``quiet_s``.
 
-    Change is watched on the kernel routes (cheap); the RIB is read once they are
-    quiet, and every ``WANT_EVERY_S`` when ``want`` may already be reached.
+    Change is the kernel's notifications (``net.route_events``); the RIB is read once
+    they are quiet, and every ``WANT_EVERY_S`` when ``want`` may already be reached.
 
     Args:
         net: The network.
@@ -91,40 +74,42 @@ def settle(
             effects start at once (the healthy start; injections that bounce the
             interfaces they break): a neighbour broken silently goes down only at
             its dead interval, which no daemon has scheduled work for.
-        watch: Where the quiet period may have begun: if the kernel routes are still
-            those it saw, the quiet counts from its ``since``, not from now. Updated
-            to the routes last seen here and since when.
+        since: When the quiet period may have begun (monotonic; by default now): it
+            counts from this or the last change, whichever is later.
 
     Raises:
         EmulatorError: It kept changing (or stayed incomplete) for ``timeout_s``.
     """
+    assert net.route_events is not None
+    events = net.route_events
+    begun = time.monotonic() if since is None else since
     end = time.monotonic() + timeout_s
-    watch = watch if watch is not None else Watch()
-    routes = kernel_routes(net)
     checked = time.monotonic()
-    if routes != watch.routes:
-        watch.routes, watch.since = routes, checked
-    while time.monotonic() < end:
+    while True:
         now = time.monotonic()
-        quiet = now - watch.since
+        changed = max(begun, events.last)
+        quiet = now - changed
         if idle:  # ospfd idle; or quiet so long that no pending recomputation is left
             settled = quiet >= quiet_s + ASE_DELAY_S or (
                 quiet >= KERNEL_QUIET_S and not ospf_busy(net)
             )
+            wake = changed + max(KERNEL_QUIET_S, quiet + BUSY_EVERY_S)
         else:
             settled = quiet >= quiet_s
+            wake = changed + quiet_s
         if settled:
             routing = net.routing()
             if not complete or routes_complete(net.ospf, routing):
                 return routing
-            watch.since = now
-        elif want is not None and now - checked >= WANT_EVERY_S:
+            begun = now  # incomplete: wait for more
+            continue
+        if want is not None and now - checked >= WANT_EVERY_S:
             checked = now
             routing = net.routing()
             if judged(routing) == judged(want):
                 return routing
-        time.sleep(0.1)
-        routes = kernel_routes(net)
-        if routes != watch.routes:
-            watch.routes, watch.since = routes, time.monotonic()
-    raise EmulatorError(f"routing did not settle within {timeout_s:g}s")
+        if want is not None:
+            wake = min(wake, checked + WANT_EVERY_S)
+        if now >= end:
+            raise EmulatorError(f"routing did not settle within {timeout_s:g}s")
+        events.wait(min(wake, end) - time.monotonic())
