@@ -57,10 +57,10 @@ HEALTHY_QUIET_S = 0.5
 routes everywhere and routing stayed the same this long (SPF's longest hold is 0.2 s)."""
 SETTLE_QUIET_S = 1.2
 """Routing must stay the same this long after a command that changed something (or the
-measured: longer than OSPF's dead interval and ospfd's one-second delay before external
-routes are recomputed. (Injected BGP faults act at once, each resetting or updating its
-session; a BGP session an agent breaks silently may drop only at a later step, or at
-the final score.)"""
+injection) before it is measured: longer than OSPF's dead interval and ospfd's one-second
+delay before external routes are recomputed. (Injected BGP faults act at once, each
+resetting or updating its session; a BGP session an agent breaks silently may drop only
+at a later step, or at the final score.)"""
 QUICK_QUIET_S = 0.2
 """After a command that changed nothing routing reacts to (``FrrEpisode.changed``),
 routing must stay the same only this long before it is measured."""
