@@ -90,7 +90,8 @@ def _setns(fd: int) -> None:
 def enter(netns: str) -> Iterator[None]:
     """Run the body with the current thread inside namespace ``netns``, then come back.
 
-    Sockets opened in the body stay bound to ``netns`` after the body ends.
+    ``netns`` is a name under ``/run/netns`` or a path (``/proc/PID/ns/net``). Sockets
+    opened in the body stay bound to ``netns`` after the body ends.
     """
     home = os.open("/proc/thread-self/ns/net", os.O_RDONLY)
     try:

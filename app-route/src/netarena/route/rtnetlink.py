@@ -10,17 +10,30 @@ a millisecond.
 * ``count_objects``: links, addresses, routes (every table, both families), policy rules,
   neighbour entries and nexthops, each counted up to a ceiling.
 * ``count_tc``: traffic-control objects (qdiscs, classes, filters) of every interface.
+* ``set_up``, ``add_address``, ``is_up``: what Mininet does with ``ifconfig`` in a node's
+  shell (a process per call) when it configures an interface.
 """
 
 from __future__ import annotations
 
+import ipaddress
+import os
 import socket
 import struct
 from collections.abc import Iterator
 
+from netarena.common.core.errors import EmulatorError
 from netarena.route.namespaces import enter
 
-__all__ = ["flush_learned", "count_objects", "count_tc", "OBJECT_DUMPS"]
+__all__ = [
+    "flush_learned",
+    "count_objects",
+    "count_tc",
+    "OBJECT_DUMPS",
+    "set_up",
+    "add_address",
+    "is_up",
+]
 
 _NETLINK_ROUTE = 0
 _RTM_DELNEIGH, _RTM_GETNEIGH = 29, 30
@@ -33,6 +46,12 @@ _NDMSG = struct.Struct("=BBHiHBB")  # family, pad, pad, ifindex, state, flags, t
 _RTATTR = struct.Struct("=HH")
 _TCMSG = struct.Struct("=BBHiIII")  # family, pads, ifindex, handle, parent, info
 _RTM_GETQDISC, _RTM_GETTCLASS, _RTM_GETTFILTER = 38, 42, 46
+_RTM_NEWLINK, _RTM_GETLINK, _RTM_NEWADDR = 16, 18, 20
+_NLM_F_ACK, _NLM_F_REPLACE, _NLM_F_CREATE = 0x4, 0x100, 0x400
+_IFINFOMSG = struct.Struct("=BBHiII")  # family, pad, type, index, flags, change
+_IFADDRMSG = struct.Struct("=BBBBI")  # family, prefix length, flags, scope, index
+_IFF_UP = 0x1
+_IFA_ADDRESS, _IFA_LOCAL, _IFA_BROADCAST = 1, 2, 4
 _TC_INGRESS_PARENTS = (0xFFFFFFF2, 0xFFFFFFF3)  # ingress/clsact's ingress and egress blocks
 OBJECT_DUMPS = {
     "links": (18, struct.pack("=BBHiII", 0, 0, 0, 0, 0, 0)),  # RTM_GETLINK, ifinfomsg
@@ -145,3 +164,56 @@ def count_tc(netns: str, ceiling: int) -> int:
                 break
             count += len(_tc_dump(netns, ceiling - count, _RTM_GETTFILTER, ifindex, parent))
     return min(count, ceiling)
+
+
+def _request(netns: str, kind: int, flags: int, body: bytes) -> bytes:
+    """Send one request in ``netns`` and return its answer (the kernel's error, if any).
+
+    Raises:
+        EmulatorError: The kernel refused it.
+    """
+    with _socket(netns) as sock:
+        sock.send(_message(kind, _NLM_F_REQUEST | _NLM_F_ACK | flags, 1, body))
+        data = sock.recv(1 << 16)
+    _, mtype, _, _, _ = _HEADER.unpack_from(data)
+    if mtype == _NLMSG_ERROR and (code := struct.unpack_from("=i", data, _HEADER.size)[0]):
+        raise EmulatorError(f"{netns}: netlink request {kind} refused: {os.strerror(-code)}")
+    return data
+
+
+def _index(netns: str, name: str) -> int:
+    with enter(netns):
+        try:
+            return socket.if_nametoindex(name)
+        except OSError as exc:
+            raise EmulatorError(f"{netns}: no interface {name}") from exc
+
+
+def set_up(netns: str, name: str) -> None:
+    """Bring interface ``name`` of ``netns`` up (``ifconfig NAME up``)."""
+    body = _IFINFOMSG.pack(0, 0, 0, _index(netns, name), _IFF_UP, _IFF_UP)
+    _request(netns, _RTM_NEWLINK, 0, body)
+
+
+def is_up(netns: str, name: str) -> bool:
+    """Whether interface ``name`` of ``netns`` is administratively up."""
+    body = _IFINFOMSG.pack(0, 0, 0, _index(netns, name), 0, 0)
+    data = _request(netns, _RTM_GETLINK, 0, body)
+    _, mtype, _, _, _ = _HEADER.unpack_from(data)
+    return mtype == _RTM_NEWLINK and bool(_IFINFOMSG.unpack_from(data, _HEADER.size)[4] & _IFF_UP)
+
+
+def add_address(netns: str, name: str, address: str, prefixlen: int) -> None:
+    """Give interface ``name`` of ``netns`` an address (``ifconfig NAME ADDRESS/LEN``).
+
+    As ``ifconfig`` does, the broadcast address comes with it.
+    """
+    interface = ipaddress.IPv4Interface(f"{address}/{prefixlen}")
+    packed = interface.ip.packed
+    attrs = [(_IFA_LOCAL, packed), (_IFA_ADDRESS, packed)]
+    if prefixlen < 31:
+        attrs.append((_IFA_BROADCAST, interface.network.broadcast_address.packed))
+    body = _IFADDRMSG.pack(socket.AF_INET, prefixlen, 0, 0, _index(netns, name))
+    body += b"".join(_RTATTR.pack(_RTATTR.size + len(v), k) + v for k, v in attrs)
+    _request(netns, _RTM_NEWADDR, _NLM_F_CREATE | _NLM_F_REPLACE, body)
+

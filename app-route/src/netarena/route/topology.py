@@ -24,6 +24,7 @@ from typing import Any
 
 with warnings.catch_warnings():  # mininet imports distutils, which warns on Python 3.11
     warnings.simplefilter("ignore")
+    from mininet.link import Intf
     from mininet.net import Mininet
     from mininet.node import Node
     from mininet.nodelib import LinuxBridge
@@ -36,8 +37,8 @@ from netarena.route.intent import Intent
 from netarena.route.plan import ROUTER, HostPlan, NetworkPlan, Subnet, natural_key
 
 __all__ = [
-    "LinuxRouter", "Bridge", "Mininet", "Topo", "RouterTopo", "plan_of", "load_topo_class",
-    "topology_of",
+    "LinuxRouter", "Bridge", "Intf", "Mininet", "Topo", "RouterTopo", "plan_of",
+    "load_topo_class", "topology_of",
 ]
 
 _SPEC = re.compile(r"^(?P<module>[A-Za-z_][\w.]*|[^:]+\.py):(?P<cls>[A-Za-z_]\w*)$")
