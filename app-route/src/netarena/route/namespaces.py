@@ -62,6 +62,7 @@ PREFIX_RE = re.compile(r"^(nr[0-9a-z]{5})_[A-Za-z0-9]+$")
 """Namespace names of ours; group 1 is the episode prefix."""
 
 _CLONE_NEWNET = 0x40000000
+_MNT_DETACH = 2
 _libc = ctypes.CDLL(None, use_errno=True)
 _ALPHABET = "0123456789abcdefghijklmnopqrstuvwxyz"
 
@@ -217,15 +218,27 @@ def remove_prefix(prefix: str) -> list[str]:
     _kill_processes_in(inodes)
     removed = []
     for name in sorted(inodes.values()):
-        proc = subprocess.run(["ip", "netns", "del", name], capture_output=True, text=True)
-        if proc.returncode == 0:
+        try:
+            _delete_namespace(name)
             removed.append(name)
-        else:
-            log.warning("could not delete namespace %s: %s", name, proc.stderr.strip())
+        except OSError as exc:
+            log.warning("could not delete namespace %s: %s", name, exc)
     _remove_filesystem(prefix)
     with contextlib.suppress(FileNotFoundError):
         (OWNER_DIR / f"{prefix}.pid").unlink()
     return removed
+
+
+def _delete_namespace(name: str) -> None:
+    """What ``ip netns del NAME`` does: detach its bind mount, remove the file.
+
+    The namespace goes once nothing holds it (its processes are killed first).
+    """
+    path = bytes(NETNS_DIR / name)
+    if _libc.umount2(path, _MNT_DETACH) != 0:
+        err = ctypes.get_errno()
+        raise OSError(err, os.strerror(err), str(NETNS_DIR / name))
+    (NETNS_DIR / name).unlink()
 
 
 def _owner_alive(prefix: str) -> bool:

@@ -39,6 +39,7 @@ from netarena.route.kernel_routes import RouteEvents, main_routes
 from netarena.route.namespaces import FRR_DIR, ip_batch, new_prefix, write_sysctl
 from netarena.route.network import Network
 from netarena.route.nodestate import NodeState, StateReader
+from netarena.route.rtnetlink import add_address
 from netarena.route.sandbox import EpisodeSandbox, episode_uid
 from netarena.route.services import Services
 from netarena.route.topology import LinuxRouter, Topo
@@ -137,7 +138,7 @@ class FrrNetwork(Network):
         self.route_events = RouteEvents([self.netns(r) for r in self.ospf.routers])
         uid = episode_uid(self.prefix)
         for router in self.ospf.routers:
-            ip_batch([f"addr add {self.ospf.loopbacks[router]}/32 dev lo"], self.netns(router))
+            add_address(self.netns(router), "lo", self.ospf.loopbacks[router], 32)
             write_sysctl(self.netns(router), "net.ipv4.conf.all.promote_secondaries", "1")
         self._write_dirs(uid)
         list(self.pool.map(self._start_frr, self.ospf.routers))
