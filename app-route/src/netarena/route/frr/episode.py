@@ -138,6 +138,8 @@ class FrrEpisode(GuardedEpisode[DynamicState]):
             # started, and the faults' once injected: read them while routing converges.
             self.net.healthy = self.net.read_states()
             self.healthy = self._settle_healthy()
+            self.traced_at = 0.0
+            """When the ticket's flows were last traced (monotonic)."""
             self.intended_paths = {w: p for w, p in self._traced().items() if p is not None}
             """The ticket's flows → the routers they crossed in the healthy network."""
             self.healthy_adjacencies = designed(self.plan) - faulted(self.plan, self.faults)
@@ -145,7 +147,8 @@ class FrrEpisode(GuardedEpisode[DynamicState]):
             self.footprint = footprint(self.net.healthy, self.net.read_states())
             self.quiet_since = time.monotonic()
             """When the last command that changed something (or the injection) ended: the
-            final score's steady period counts from there, or from a later route change."""
+            final score's steady period counts from there (on BGP networks, from a later
+            route change too)."""
             self.changed = True
             """Whether the last command changed anything routing reacts to (``_execute``)."""
             routing = settle(self.net, SETTLE_QUIET_S, 30.0, idle=self.idle_settles)
@@ -160,7 +163,7 @@ class FrrEpisode(GuardedEpisode[DynamicState]):
 
     @property
     def idle_settles(self) -> bool:
-        """Whether open() may stop waiting once ospfd is idle (``settle.settle``).
+        """Whether routing counts as stable once ospfd is idle (``settle.settle``).
 
         Only OSPF networks: bgpd's work ahead is not visible the same way.
         """
@@ -192,7 +195,17 @@ class FrrEpisode(GuardedEpisode[DynamicState]):
                 raise EmulatorError(f"{self.query.id}: the healthy network never fully formed")
 
     def _traced(self) -> dict[tuple[str, str], Path | None]:
-        """The ticket's flows → the routers they cross now, traced with real probes."""
+        """The ticket's flows → the routers they cross now, traced with real probes.
+
+        The final score, with no command since the last step and no route changed since
+        its traces, has the paths they found: forwarding is the same (tracing again
+        within a second would meet the routers' ICMP rate limit).
+        """
+        events = self.net.route_events
+        assert events is not None
+        if self.final and self.state.paths and events.last < self.traced_at:
+            return self.state.paths
+        self.traced_at = time.monotonic()
         return {(s, d): traced_path(self.net, self.plan, s, d) for s, d in self.watch}
 
     def _inject(self) -> None:
@@ -253,7 +266,10 @@ class FrrEpisode(GuardedEpisode[DynamicState]):
 
         The final score waits out a whole steady period even when routing already looks
         healthy, so a neighbour broken silently is seen down; the period counts from the
-        last command that changed something (or a later route change), not from the score.
+        last command that changed something, not from the score. On OSPF networks routing
+        is then stable once ospfd is idle; on BGP networks it must also have stayed the
+        same that long (an iBGP session between loopbacks drops silently, at its hold
+        time, after the route to its peer went).
         """
         now = time.monotonic()
         if self.final:
@@ -263,8 +279,11 @@ class FrrEpisode(GuardedEpisode[DynamicState]):
             quiet, want, since = SETTLE_QUIET_S, self.healthy, now
         else:  # the steady period since the last change runs on
             quiet, want, since = QUICK_QUIET_S, self.healthy, now
+        idle = self.idle_settles
         try:
-            return settle(self.net, quiet, 15.0, want=want, since=since)
+            return settle(
+                self.net, quiet, 15.0, want=want, idle=idle, since=since, not_before=since + quiet
+            )
         except EmulatorError as exc:
             log.info("%s: %s", self.query.id, exc)
             return {"unsettled": {"error": str(exc)}}

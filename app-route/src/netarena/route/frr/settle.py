@@ -53,6 +53,7 @@ def settle(
     want: Routing | None = None,
     idle: bool = False,
     since: float | None = None,
+    not_before: float = 0.0,
 ) -> Routing:
     """Routing once the kernel routes stopped changing for ``quiet_s``.
 
@@ -70,12 +71,14 @@ def settle(
             period shorter than ospfd's delay before external routes can end between an
             SPF run and the external routes it changes (the healthy routing was once
             read there). Without an idle ospfd, routing must stay the same ``quiet_s``
-            plus that delay. Only for changes whose
-            effects start at once (the healthy start; injections that bounce the
-            interfaces they break): a neighbour broken silently goes down only at
-            its dead interval, which no daemon has scheduled work for.
+            plus that delay. A neighbour broken silently goes down only at its dead
+            interval, which no daemon has scheduled work for: so either the change acts
+            at once (the healthy start; injections that bounce the interfaces they
+            break), or ``not_before`` lies past the dead interval after it.
         since: When the quiet period may have begun (monotonic; by default now): it
             counts from this or the last change, whichever is later.
+        not_before: Never settled before this moment (monotonic), however quiet; a
+            ``want`` reached still ends the wait.
 
     Raises:
         EmulatorError: It kept changing (or stayed incomplete) for ``timeout_s``.
@@ -89,7 +92,9 @@ def settle(
         now = time.monotonic()
         changed = max(begun, events.last)
         quiet = now - changed
-        if idle:  # ospfd idle; or quiet so long that no pending recomputation is left
+        if now < not_before:
+            settled, wake = False, not_before
+        elif idle:  # ospfd idle; or quiet so long that no pending recomputation is left
             settled = quiet >= quiet_s + ASE_DELAY_S or (
                 quiet >= KERNEL_QUIET_S and not ospf_busy(net)
             )
