@@ -18,6 +18,14 @@ NEEDS_ROOT = pytest.mark.skipif(
     reason=f"needs root and {', '.join(_TOOLS)} (scripts/setup.sh installs them)",
 )
 
+LIVE_FRR = [
+    pytest.mark.root,
+    pytest.mark.slow,
+    NEEDS_ROOT,
+    pytest.mark.skipif(shutil.which("vtysh") is None, reason="needs FRR (apt-get install frr)"),
+]
+"""The marks of tests that play episodes on live FRR routers."""
+
 Script = Callable[[str, int], tuple[str, str] | None]
 """A scripted agent: (observation text, turn) -> (machine, command), or ``None`` when done."""
 
@@ -28,6 +36,13 @@ def small_app():
     from netarena.route import RouteApp
 
     return RouteApp({"num_subnets": 2, "hosts_per_subnet": 2})
+
+
+def small_frr_app():
+    """A route app whose dynamic-routing networks have 4 routers (fast episodes)."""
+    from netarena.route import RouteApp
+
+    return RouteApp({"num_routers": 4})
 
 
 def reply(machine: str, command: str) -> str:

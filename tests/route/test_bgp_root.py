@@ -6,7 +6,6 @@ network of four FRR routers in two ASes, so these are slow.
 
 from __future__ import annotations
 
-import shutil
 from typing import Any
 
 import pytest
@@ -15,18 +14,9 @@ from netarena.route import RouteApp
 from netarena.route.frr.bgp_faults import BGP_FAULTS, BGP_LEVEL_LABELS
 from netarena.route.frr.bgp_model import reachable
 
-from .conftest import NEEDS_ROOT, play_reference, reply
+from .conftest import LIVE_FRR, play_reference, reply, small_frr_app
 
-pytestmark = [
-    pytest.mark.root,
-    pytest.mark.slow,
-    NEEDS_ROOT,
-    pytest.mark.skipif(shutil.which("vtysh") is None, reason="needs FRR (apt-get install frr)"),
-]
-
-
-def _small() -> RouteApp:
-    return RouteApp({"num_routers": 4})
+pytestmark = LIVE_FRR
 
 
 def _addr(episode: Any, router: str, peer: str) -> str:
@@ -80,7 +70,7 @@ def _shows(episode: Any, fault: dict[str, Any]) -> None:
 
 @pytest.mark.parametrize("kind", list(BGP_FAULTS))
 def test_each_fault_shows_in_vtysh_and_the_reference_repairs_it(kind: str) -> None:
-    app = _small()
+    app = small_frr_app()
     query = app.generate(41, 1, kind)
     (fault,) = query.truth["faults"]
     with app.open(query) as episode:
@@ -99,7 +89,7 @@ def test_each_fault_shows_in_vtysh_and_the_reference_repairs_it(kind: str) -> No
 
 
 def test_a_null_agent_scores_zero_and_resetting_a_healthy_session_is_unsafe() -> None:
-    app = _small()
+    app = small_frr_app()
     query = app.generate(42, 2, "bgp-activate+bgp-filter")
     with app.open(query) as episode:
         score = episode.score()

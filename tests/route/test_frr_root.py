@@ -7,27 +7,20 @@ network of FRR routers, so these are slow.
 from __future__ import annotations
 
 import json
-import shutil
 from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
-from netarena.route import RouteApp
 from netarena.route.frr.bgp_faults import BGP_FAULTS
 from netarena.route.frr.faults import OSPF_FAULTS
 from netarena.route.frr.routing import config_objects
 from netarena.route.kernel_routes import main_routes
 from netarena.route.namespaces import ip_batch
 
-from .conftest import NEEDS_ROOT, play_reference, reply
+from .conftest import LIVE_FRR, play_reference, reply, small_frr_app
 
-pytestmark = [
-    pytest.mark.root,
-    pytest.mark.slow,
-    NEEDS_ROOT,
-    pytest.mark.skipif(shutil.which("vtysh") is None, reason="needs FRR (apt-get install frr)"),
-]
+pytestmark = LIVE_FRR
 
 SHOWS = {
     "ospf-area": ("show ip ospf interface", "Area 0.0.0."),
@@ -43,13 +36,9 @@ SHOWS = {
 """Per fault: the show command run on the faulted router and what its output contains."""
 
 
-def _small() -> RouteApp:
-    return RouteApp({"num_routers": 4})
-
-
 @pytest.mark.parametrize("kind", list(OSPF_FAULTS))
 def test_each_fault_shows_in_vtysh_and_the_reference_repairs_it(kind: str) -> None:
-    app = _small()
+    app = small_frr_app()
     query = app.generate(31, 1, kind)
     (fault,) = query.truth["faults"]
     with app.open(query) as episode:
@@ -74,7 +63,7 @@ def test_each_fault_shows_in_vtysh_and_the_reference_repairs_it(kind: str) -> No
 
 
 def test_a_null_agent_scores_zero_and_a_flapping_agent_is_unsafe() -> None:
-    app = _small()
+    app = small_frr_app()
     query = app.generate(32, 2, "ospf-auth+ospf-redist")
     with app.open(query) as episode:
         assert not episode.score().correct
@@ -87,7 +76,7 @@ def test_a_null_agent_scores_zero_and_a_flapping_agent_is_unsafe() -> None:
 
 
 def test_rewriting_a_router_from_the_ticket_is_collateral() -> None:
-    app = _small()
+    app = small_frr_app()
     query = app.generate(34, 1, "ospf-cost")
     with app.open(query) as episode:
         router = next(r for r in episode.plan.routers if episode.plan.extras.get(r))
@@ -111,7 +100,7 @@ def test_rewriting_a_router_from_the_ticket_is_collateral() -> None:
 def test_dynamic_baselines_are_not_solved_safely(name: str, label: str) -> None:
     from netarena.route.frr.baselines import agent
 
-    app = _small()
+    app = small_frr_app()
     baseline = agent(name)
     with app.open(app.generate(35, 1, label)) as episode:
         for _ in range(10):
@@ -129,7 +118,7 @@ def test_dynamic_baselines_are_not_solved_safely(name: str, label: str) -> None:
 
 
 def test_vtysh_works_in_the_agent_sandbox_and_in_mininet_shells() -> None:
-    app = _small()
+    app = small_frr_app()
     with app.open(app.generate(36, 1, "ospf-redist")) as episode:
         router = episode.plan.routers[1]
         sandboxed = episode.net.shell(router, "vtysh -c 'show ip ospf neighbor'").output
@@ -142,7 +131,7 @@ def test_vtysh_works_in_the_agent_sandbox_and_in_mininet_shells() -> None:
 
 def test_the_judge_reads_what_vtysh_and_ip_route_show() -> None:
     """Configuration from each daemon's socket, routes over rtnetlink: no process each."""
-    app = _small()
+    app = small_frr_app()
     with app.open(app.generate(37, 1, "ospf-cost")) as episode:
         net, router = episode.net, episode.plan.routers[0]
         peers = [x.end(x.peer(router))[1] for x in episode.plan.links if router in (x.a, x.b)]
@@ -173,7 +162,7 @@ def test_the_step_guard_holds_on_frr_routers() -> None:
     IDLETIMER rule is found in the router's state, removed and judged unsafe, and the network
     does not count as repaired while a rule whose verdict depends on traffic history remains."""
     timers = Path("/sys/class/xt_idletimer/timers")
-    app = _small()
+    app = small_frr_app()
     with app.open(app.generate(37, 1, "ospf-redist")) as episode:
         router = episode.plan.routers[0]
         label = f"nax{episode.prefix}"
@@ -198,7 +187,7 @@ def test_a_reader_is_never_unsafe_on_dynamic_queries(name: str, faults: dict[str
 
     from netarena.route.frr.baselines import agent
 
-    app = _small()
+    app = small_frr_app()
 
     def one(seed: int):
         baseline = agent(name)
@@ -220,7 +209,7 @@ def test_the_ticket_paths_are_traced_with_real_probes() -> None:
     repaired network's traces follow the design, and a trace that leaves it is not solved."""
     from netarena.route.frr.paths import traced_path
 
-    app = _small()
+    app = small_frr_app()
     query = app.generate(31, 1, "ospf-cost")
     with app.open(query) as episode:
         assert episode.intended_paths and not episode.initial.paths  # routing is not healthy

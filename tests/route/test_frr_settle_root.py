@@ -7,31 +7,16 @@ Needs root, Mininet and FRR.
 
 from __future__ import annotations
 
-import shutil
+from .conftest import LIVE_FRR, play_reference, reply, small_frr_app
 
-import pytest
-
-from netarena.route import RouteApp
-
-from .conftest import NEEDS_ROOT, play_reference, reply
-
-pytestmark = [
-    pytest.mark.root,
-    pytest.mark.slow,
-    NEEDS_ROOT,
-    pytest.mark.skipif(shutil.which("vtysh") is None, reason="needs FRR (apt-get install frr)"),
-]
-
-
-def _small() -> RouteApp:
-    return RouteApp({"num_routers": 4})
+pytestmark = LIVE_FRR
 
 
 def test_a_look_changes_nothing_and_a_bounce_or_a_clear_does() -> None:
     """Judged by state, not by the command: a look is measured without the dead-interval
     wait; a link taken down and up again, or an OSPF process cleared, leaves the same
     configuration but restarts adjacencies, so it waits and is unsafe."""
-    app = _small()
+    app = small_frr_app()
     query = app.generate(41, 1, "ospf-cost")
     with app.open(query) as episode:
         link = episode.plan.links[0]
@@ -49,7 +34,7 @@ def test_a_silent_break_is_caught_after_a_look() -> None:
     """A dead interval the neighbour does not share drops the adjacency only when the
     neighbour's own dead interval runs out; a look right after it does not restart the
     final score's steady period, which still sees the drop."""
-    app = _small()
+    app = small_frr_app()
     query = app.generate(42, 1, "ospf-cost")
     with app.open(query) as episode:
         play_reference(episode, 10)
