@@ -38,6 +38,10 @@ CHANGES = {
         "added neigh {intf} 10.99.0.5",
     ),
     "nexthop": ("ip nexthop add id 7 blackhole", "added nexthop 7 blackhole"),
+    "ipsec policy": (  # drops the flow with no filter rule or route to show for it
+        "ip xfrm policy add dir out src 10.99.0.1/32 dst 10.99.0.2/32 proto udp action block",
+        "added xfrm policy out 10.99.0.1/32 -> 10.99.0.2/32 proto 17",
+    ),
 }
 
 

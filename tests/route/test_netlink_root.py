@@ -73,3 +73,24 @@ def test_interfaces_configured_over_netlink_equal_ifconfigs() -> None:
         assert ("UP" in by_name["va"]["flags"]) == ("UP" in by_name["vb"]["flags"])
     finally:
         ip_batch([f"netns del {name}"])
+
+
+def test_ipsec_policies_are_read_and_counted() -> None:
+    """An xfrm policy is an object of the node (collateral when added), counted to its budget."""
+    from netarena.route.xfrm_objects import count_xfrm, read_xfrm
+
+    name = f"naxxf{uuid.uuid4().hex[:6]}"
+    ip_batch([f"netns add {name}"])
+    try:
+        assert read_xfrm(name) == {} and count_xfrm(name, 10) == 0
+        policy = "xfrm policy add dir in src 10.9.0.0/24 dst 10.9.1.1/32 action block priority 7"
+        ip_batch([policy, "xfrm policy add dir out src 10.9.1.1/32 dst 10.9.0.0/24"], name)
+        read = read_xfrm(name)
+        assert read["xfrm policy in 10.9.0.0/24 -> 10.9.1.1/32 proto 0"].startswith(
+            "block priority 7"
+        ), read
+        assert read["xfrm policy out 10.9.1.1/32 -> 10.9.0.0/24 proto 0"].startswith("allow")
+        assert count_xfrm(name, 10) == 2 and count_xfrm(name, 1) == 1
+        assert read_xfrm(name) == read  # nothing in it moves by itself
+    finally:
+        ip_batch([f"netns del {name}"])

@@ -25,6 +25,7 @@ from netarena.common.core.errors import EmulatorError
 from netarena.route.namespaces import enter
 from netarena.route.nfnetlink import NFT_KINDS, count_conntrack, count_nftables
 from netarena.route.rtnetlink import OBJECT_DUMPS, count_objects, count_tc
+from netarena.route.xfrm_objects import count_xfrm
 
 __all__ = [
     "MAX_MACHINES",
@@ -65,12 +66,14 @@ OBJECT_BUDGET = {
     "set elements": 4096,
     "tc objects": 1024,
     "conntrack entries": 131072,
+    "xfrm objects": 256,
 }
 """Most kernel objects of each kind a node may hold: far above any repair's needs, far
 below what holds host memory (a veth pair costs about 100 KB of kernel memory), fills a
 table every namespace shares (the kernel's ARP table holds 1,024 learned entries in all,
 its connection-tracking table 262,144 here) or makes the node's listing too long to read.
 "Filter objects" are nftables tables, chains, sets, stateful objects and flowtables;
+"xfrm objects" IPsec policies and states together;
 "set elements" count the elements of every set and map, anonymous ones included.
 Connection-tracking entries get half the host's table: the judge's own probes leave about
 18,000 on the router of the largest network (8x8) after two turns, for 30 s each."""
@@ -87,6 +90,7 @@ def count_node(netns: str) -> dict[str, int]:
     counts.update(count_nftables(netns, {kind: ceilings[kind] for kind in NFT_KINDS}))
     counts["tc objects"] = count_tc(netns, ceilings["tc objects"])
     counts["conntrack entries"] = count_conntrack(netns)
+    counts["xfrm objects"] = count_xfrm(netns, ceilings["xfrm objects"])
     return counts
 
 

@@ -8,7 +8,7 @@ permanent neighbour entries (static ARP and NDP), nexthop objects, queueing disc
 traffic-control classes and filters, the sysctls that change forwarding (``ip_forward``,
 each interface's ``rp_filter``, ``arp_ignore``, ``accept_redirects``, ... from the link
 dump, ``all``/``default``'s forwarding, ``rp_filter`` and ``proxy_arp``, IPv6
-forwarding), and the
+forwarding), IPsec policies and states (``xfrm_objects.py``), and the
 nftables ruleset (every family and table: ``iptables``, ``nft``, ``ebtables`` alike; legacy
 x_tables when the node uses them). Keys name an object by identity, values hold what
 may change about it, so two states compare object by object.
@@ -41,6 +41,7 @@ from typing import Any
 from netarena.common.core.errors import EmulatorError
 from netarena.route.kernel_objects import HEADER, NodeState, attributes, read_rtnetlink
 from netarena.route.namespaces import enter
+from netarena.route.xfrm_objects import read_xfrm
 
 __all__ = ["NodeState", "StateReader", "container", "describe", "inert", "ruleset_objects"]
 
@@ -299,6 +300,7 @@ class StateReader:
             with sock:
                 read_rtnetlink(sock, state)
             state.update(self._ruleset(node, netns, nft))
+            state.update(read_xfrm(netns))
             if legacy:
                 state.update(self._legacy(node, legacy))
         except (OSError, subprocess.SubprocessError) as exc:
