@@ -32,8 +32,8 @@ def test_a_look_changes_nothing_and_a_bounce_or_a_clear_does() -> None:
 
 def test_a_silent_break_is_caught_after_a_look() -> None:
     """A dead interval the neighbour does not share drops the adjacency only when the
-    neighbour's own dead interval runs out; a look right after it does not restart the
-    final score's steady period, which still sees the drop."""
+    neighbour's own dead interval runs out; a look right after it, measured at once, does
+    not hide the drop from the final score."""
     app = small_frr_app()
     query = app.generate(42, 1, "ospf-cost")
     with app.open(query) as episode:

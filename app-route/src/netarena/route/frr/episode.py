@@ -146,9 +146,8 @@ class FrrEpisode(GuardedEpisode[DynamicState]):
             self._inject()
             self.footprint = footprint(self.net.healthy, self.net.read_states())
             self.quiet_since = time.monotonic()
-            """When the last command that changed something (or the injection) ended: the
-            final score's steady period counts from there (on BGP networks, from a later
-            route change too)."""
+            """When the last command (or the injection) ended: the final score's steady
+            period counts from there (on BGP networks, from a later route change too)."""
             self.changed = True
             """Whether the last command changed anything routing reacts to (``_execute``)."""
             routing = settle(self.net, SETTLE_QUIET_S, 30.0, idle=self.idle_settles)
@@ -266,7 +265,8 @@ class FrrEpisode(GuardedEpisode[DynamicState]):
 
         The final score waits out a whole steady period even when routing already looks
         healthy, so a neighbour broken silently is seen down; the period counts from the
-        last command that changed something, not from the score. On OSPF networks routing
+        last command, not from the score: even one that changed nothing the judge reads
+        (a look) may have changed something it does not. On OSPF networks routing
         is then stable once ospfd is idle; on BGP networks it must also have stayed the
         same that long (an iBGP session between loopbacks drops silently, at its hold
         time, after the route to its peer went).
@@ -274,11 +274,10 @@ class FrrEpisode(GuardedEpisode[DynamicState]):
         now = time.monotonic()
         if self.final:
             quiet, want, since = self.steady_quiet_s, None, self.quiet_since
-        elif self.changed:
+        else:
             self.quiet_since = now
-            quiet, want, since = SETTLE_QUIET_S, self.healthy, now
-        else:  # the steady period since the last change runs on
-            quiet, want, since = QUICK_QUIET_S, self.healthy, now
+            quiet = SETTLE_QUIET_S if self.changed else QUICK_QUIET_S
+            want, since = self.healthy, now
         idle = self.idle_settles
         try:
             return settle(
