@@ -125,6 +125,7 @@ def test_vtysh_works_in_the_agent_sandbox_and_in_mininet_shells() -> None:
         assert "Full" in sandboxed, sandboxed
         other = episode.net.shell(router, "ls /var/run/frr; ls /run/netarena-route").output
         assert "zebra.vty" in other and "No such file" in other  # no host run dir
+        episode.net.attach_shells()  # as `netarena route shell` does
         node = episode.net.mininet.nameToNode[router]
         assert "Full" in node.cmd("vtysh -c 'show ip ospf neighbor'")
 

@@ -91,6 +91,7 @@ def _explore(episode: Any, prompt: str) -> None:
 
     if isinstance(episode, FrrEpisode):  # dynamic routing: vtysh works in router shells
         print(f"\n## Current state\n{episode._report(episode.state)}\n")
+        episode.net.attach_shells()
         with enter(episode.net.netns("net")):
             _interruptible_cli()(episode.net.mininet)
         print("The injected faults were: " + "; ".join(

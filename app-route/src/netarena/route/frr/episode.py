@@ -281,7 +281,14 @@ class FrrEpisode(GuardedEpisode[DynamicState]):
         idle = self.idle_settles
         try:
             return settle(
-                self.net, quiet, 15.0, want=want, idle=idle, since=since, not_before=since + quiet
+                self.net,
+                quiet,
+                15.0,
+                want=want,
+                idle=idle,
+                since=since,
+                not_before=since + quiet,
+                heard_since=since if idle else None,
             )
         except EmulatorError as exc:
             log.info("%s: %s", self.query.id, exc)

@@ -36,7 +36,13 @@ from netarena.route.frr.routing import (
 )
 from netarena.route.frr.vty import DaemonDown, vty_show
 from netarena.route.kernel_routes import RouteEvents, main_routes
-from netarena.route.namespaces import FRR_DIR, ip_batch, new_prefix, write_sysctl
+from netarena.route.namespaces import (
+    FRR_DIR,
+    ip_batch,
+    mount_frr_dir,
+    new_prefix,
+    write_sysctl,
+)
 from netarena.route.network import Network
 from netarena.route.nodestate import NodeState, StateReader
 from netarena.route.rtnetlink import add_address
@@ -142,8 +148,6 @@ class FrrNetwork(Network):
             write_sysctl(self.netns(router), "net.ipv4.conf.all.promote_secondaries", "1")
         self._write_dirs(uid)
         list(self.pool.map(self._start_frr, self.ospf.routers))
-        for router in self.ospf.routers:
-            self._attach_shell(router)
         self.services = Services({n: self.netns(n) for n in self.plan.nodes}, self.local)
         binds = {
             r: [
@@ -156,6 +160,7 @@ class FrrNetwork(Network):
         self.sandbox = EpisodeSandbox(self.prefix, self.plan, binds)
 
     def _write_dirs(self, uid: int) -> None:
+        mount_frr_dir()
         self.dirs.mkdir(mode=0o755, parents=True)
         (self.dirs / "group").write_text(_GROUPS)
         (self.dirs / "pam.d").mkdir()
@@ -209,16 +214,20 @@ class FrrNetwork(Network):
         if proc.returncode != 0:
             raise EmulatorError(f"{router}: FRR did not start: {proc.stderr.strip()[-400:]}")
 
-    def _attach_shell(self, router: str) -> None:
-        """Give ``router``'s Mininet shell its FRR directories, so ``vtysh`` works there too."""
+    def attach_shells(self) -> None:
+        """Give every router's Mininet shell its FRR directories, so ``vtysh`` works there too.
+
+        For a person exploring (``netarena route shell``): agents' commands run in the
+        sandbox, which has them, so an episode does not spend the mounts up front.
+        """
         assert self.mininet is not None
-        base = self.router_dir(router)
-        node = self.mininet.nameToNode[router]
-        node.cmd(
-            f"mount --bind {base / 'run'} /var/run/frr && "
-            f"mount --bind {base / 'etc'} /etc/frr && "
-            f"mount --bind {self.dirs / 'pam.d'} /etc/pam.d"
-        )
+        for router in self.ospf.routers:
+            base = self.router_dir(router)
+            self.mininet.nameToNode[router].cmd(
+                f"mount --bind {base / 'run'} /var/run/frr && "
+                f"mount --bind {base / 'etc'} /etc/frr && "
+                f"mount --bind {self.dirs / 'pam.d'} /etc/pam.d"
+            )
 
     def vtysh(self, router: str, *commands: str, timeout_s: float = 10.0) -> str:
         """Run trusted ``vtysh -c`` commands on ``router``'s daemons (the judge's own).

@@ -9,40 +9,96 @@ up (``OspfPlan.detect_s``).
 
 from __future__ import annotations
 
+import json
+import re
 import time
 from typing import TYPE_CHECKING
 
 from netarena.common.core.errors import EmulatorError
+from netarena.route.frr.plan import DEAD_S
 from netarena.route.frr.routing import Routing, judged, routes_complete
 
 if TYPE_CHECKING:
     from netarena.route.frr.network import FrrNetwork
 
-__all__ = ["settle", "ospf_busy", "ASE_DELAY_S", "KERNEL_QUIET_S"]
+__all__ = ["settle", "ospf_work_due", "ospf_heard_since", "ASE_DELAY_S", "KERNEL_QUIET_S"]
 
 ASE_DELAY_S = 1.0
-"""ospfd recomputes its external routes at most this long after an SPF run (its timer
-starts at the first run and is not restarted by later ones)."""
+"""ospfd recomputes its external routes this long after an SPF run (its timer starts at
+the first run and is not restarted by later ones)."""
 KERNEL_QUIET_S = 0.2
 """With ``idle``, how long the kernel routes must stay the same once ospfd is idle."""
+INSTALL_S = 0.05
+"""With ``idle``, how long after ospfd's last scheduled run the routes it computed may take
+to reach the kernel (zebra installs them within milliseconds)."""
 WANT_EVERY_S = 0.25
 """How often the RIB is compared with ``want`` (a read of every router: about 10 ms CPU)."""
-BUSY_EVERY_S = 0.1
-"""How often, with ``idle``, ospfd is asked whether it has work ahead."""
+HEARD_AFTER_S = 0.5
+"""``settle(heard_since=...)`` asks whether every neighbour was heard no sooner than this
+after the moment: two hello intervals, so every live neighbour has sent one, and a new
+one has shown up (forming)."""
+RECHECK_S = 0.05
+"""How soon ospfd is asked again when a run it scheduled is overdue (it had no CPU yet)."""
+WORK_TIMERS = ("ospf_spf_calculate_schedule_worker", "ospf_ase_calculate_timer")
+"""ospfd's timers that recompute routes: SPF, and the external routes after it."""
+_TIMER = re.compile(r"^\s+\(?(\w+)\)?\s+(\d+):(\d\d):(\d\d(?:\.\d+)?)\s*$", re.MULTILINE)
+"""One line of ``show thread timers``: the callback, and the time left (h:mm:ss.mmm)."""
 
 
-def ospf_busy(net: FrrNetwork) -> bool:
-    """Whether some router's ospfd still has routing work ahead.
+def ospf_work_due(net: FrrNetwork) -> float | None:
+    """When the last routing run some router's ospfd has scheduled is due (monotonic).
 
-    An SPF run is due, or one ran so recently that the external routes it leads to
-    (``ASE_DELAY_S`` later) are not computed yet. A router whose ospfd does not answer
-    has none.
+    None: no SPF or external-route run is scheduled anywhere. Read from each ospfd's
+    ``show thread timers``, which lists every pending timer and the time left on it; a
+    router whose ospfd does not answer has none.
     """
-    recent_ms = (ASE_DELAY_S + 0.1) * 1000
-    return any(
-        "spfTimerDueInMsecs" in data or data.get("spfLastExecutedMsecs", recent_ms) < recent_ms
-        for _, (_, _, data) in net.ask_all("ospfd", "show ip ospf json")
-    )
+
+    def due(router: str) -> float | None:
+        sent = time.monotonic()
+        try:
+            text = net.show(router, "ospfd", "show thread timers")
+        except EmulatorError:
+            return None
+        return max(
+            (
+                sent + int(h) * 3600 + int(m) * 60 + float(s)
+                for name, h, m, s in _TIMER.findall(text)
+                if name in WORK_TIMERS
+            ),
+            default=None,
+        )
+
+    return max((d for d in net.pool.map(due, net.ospf.routers) if d is not None), default=None)
+
+
+
+def ospf_heard_since(net: FrrNetwork, moment: float) -> bool:
+    """Whether every OSPF neighbour is up and was heard since ``moment`` (monotonic).
+
+    Up: Full or 2-Way. Heard: its router accepted a hello from it, as the time left on its
+    dead timer (restarted at each accepted hello) dates. A neighbour that fell silent at
+    ``moment`` (a hostile or mistaken command) is not heard until it has gone down; one
+    still forming is not up. A router whose ospfd does not answer makes it false.
+    """
+
+    def heard(router: str) -> bool:
+        sent = time.monotonic()
+        try:
+            data = json.loads(net.show(router, "ospfd", "show ip ospf neighbor json"))
+        except (ValueError, EmulatorError):
+            return False
+        entries = [
+            entry
+            for found in (data.get("neighbors") or {}).values()
+            for entry in (found if isinstance(found, list) else [found])
+        ]
+        return all(
+            str(entry.get("nbrState", "")).startswith(("Full", "2-Way"))
+            and sent - (DEAD_S - entry.get("deadTimeMsecs", 0) / 1000) > moment
+            for entry in entries
+        )
+
+    return all(net.pool.map(heard, net.ospf.routers))
 
 
 def settle(
@@ -54,6 +110,7 @@ def settle(
     idle: bool = False,
     since: float | None = None,
     not_before: float = 0.0,
+    heard_since: float | None = None,
 ) -> Routing:
     """Routing once the kernel routes stopped changing for ``quiet_s``.
 
@@ -67,7 +124,7 @@ def settle(
         complete: Also wait until every router routes to every stub and loopback.
         want: Routing to stop at as soon as it is reached.
         idle: Stop once the kernel routes stayed the same ``KERNEL_QUIET_S`` and no
-            ospfd has work ahead (``ospf_busy``), not after ``quiet_s`` alone: a quiet
+            ospfd has work ahead (``ospf_work_due``), not after ``quiet_s`` alone: a quiet
             period shorter than ospfd's delay before external routes can end between an
             SPF run and the external routes it changes (the healthy routing was once
             read there). Without an idle ospfd, routing must stay the same ``quiet_s``
@@ -79,6 +136,9 @@ def settle(
             counts from this or the last change, whichever is later.
         not_before: Never settled before this moment (monotonic), however quiet; a
             ``want`` reached still ends the wait.
+        heard_since: ``not_before`` no longer holds once every OSPF neighbour has been
+            heard since this moment (``ospf_heard_since``; asked from ``HEARD_AFTER_S``
+            after it): the silent break ``not_before`` waits out would have shown.
 
     Raises:
         EmulatorError: It kept changing (or stayed incomplete) for ``timeout_s``.
@@ -88,17 +148,33 @@ def settle(
     begun = time.monotonic() if since is None else since
     end = time.monotonic() + timeout_s
     checked = time.monotonic()
+    asked, pending = 0.0, False  # ospf_work_due: when to ask next; whether work was seen
+    heard_at = (heard_since or 0.0) + HEARD_AFTER_S  # when to ask ospf_heard_since next
     while True:
         now = time.monotonic()
         changed = max(begun, events.last)
         quiet = now - changed
+        if now < not_before and heard_since is not None and now >= heard_at:
+            if ospf_heard_since(net, heard_since):
+                not_before = now
+            heard_at = time.monotonic() + RECHECK_S * 2
         if now < not_before:
             settled, wake = False, not_before
+            if heard_since is not None:
+                wake = min(wake, max(heard_at, now + RECHECK_S))
         elif idle:  # ospfd idle; or quiet so long that no pending recomputation is left
-            settled = quiet >= quiet_s + ASE_DELAY_S or (
-                quiet >= KERNEL_QUIET_S and not ospf_busy(net)
-            )
-            wake = changed + max(KERNEL_QUIET_S, quiet + BUSY_EVERY_S)
+            settled = quiet >= quiet_s + ASE_DELAY_S
+            wake = max(changed + KERNEL_QUIET_S, asked)
+            if not settled and now >= wake:
+                due = ospf_work_due(net)
+                settled = due is None and not pending
+                # A run seen scheduled has happened by the first poll that no longer
+                # sees it: zebra gets INSTALL_S to install its routes before another.
+                asked = time.monotonic() + INSTALL_S
+                if due is not None:
+                    asked = max(due, now + RECHECK_S) + INSTALL_S
+                pending = due is not None
+                wake = max(wake, asked)
         else:
             settled = quiet >= quiet_s
             wake = changed + quiet_s
