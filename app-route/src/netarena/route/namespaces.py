@@ -340,8 +340,7 @@ def own_user_namespace(node_class: type[Any], uid: int) -> type[Any]:
         if self.inNamespace:
             _map_root(self.pid, uid)
             # in the node's own mount namespace: `ip` finds no names for other namespaces
-            for hidden in (NETNS_DIR, OWNER_DIR):
-                self.cmd(f"mount -t tmpfs -o size=4k,mode=0755 netarena {hidden} 2>/dev/null")
+            self.cmd(f"mount -a -T {_hiding_fstab()} 2>/dev/null")
 
     # Mininet's per-class check of its tools (two `which` processes) would run for every
     # node: it marks this class checked, never the base. _check_node_start did the check.
@@ -350,6 +349,23 @@ def own_user_namespace(node_class: type[Any], uid: int) -> type[Any]:
     subclass.__module__ = node_class.__module__
     subclass.__doc__ = node_class.__doc__
     return subclass
+
+
+def _hiding_fstab() -> Path:
+    """An fstab that mounts an empty tmpfs over ``NETNS_DIR`` and ``OWNER_DIR``.
+
+    A node's shell mounts it with one ``mount -a``, not a ``mount`` process per directory.
+    """
+    path = OWNER_DIR / "hide.fstab"
+    if not path.exists():
+        OWNER_DIR.mkdir(parents=True, exist_ok=True)
+        lines = "".join(
+            f"netarena {hidden} tmpfs size=4k,mode=0755 0 0\n" for hidden in (NETNS_DIR, OWNER_DIR)
+        )
+        spare = path.with_name(f".hide.fstab.{os.getpid()}")
+        spare.write_text(lines)
+        spare.replace(path)  # atomically: parallel processes may write it too
+    return path
 
 
 def _own_user_namespace_wrapper(uid: int) -> list[str]:

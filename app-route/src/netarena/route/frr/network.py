@@ -188,7 +188,9 @@ class FrrNetwork(Network):
             (base / "etc", "/etc/frr"),
             (base / "run", "/var/run/frr"),
         ]
-        script = " && ".join(f"mount --bind {shlex.quote(str(a))} {b}" for a, b in mounts)
+        fstab = base / "fstab"  # one `mount -a` for all: each process start costs ~3 ms CPU
+        fstab.write_text("".join(f"{a} {b} none bind 0 0\n" for a, b in mounts))
+        script = f"mount -a -T {shlex.quote(str(fstab))}"
         for daemon in self.ospf.daemons:
             script += (
                 f" && {_FRR_BIN / daemon} -d -u root -g root -F traditional "
