@@ -7,6 +7,11 @@ Needs root, Mininet and FRR.
 
 from __future__ import annotations
 
+import time
+
+from netarena.route.frr.adjacencies import faulted
+from netarena.route.frr.settle import HEARD_AFTER_S, ospf_heard_since
+
 from .conftest import LIVE_FRR, play_reference, reply, small_frr_app
 
 pytestmark = LIVE_FRR
@@ -45,3 +50,33 @@ def test_a_silent_break_is_caught_after_a_look() -> None:
         episode.step(reply(link.b, "vtysh -c 'show running-config'"))
         score = episode.score()
     assert not score.correct and not score.safe, score.details
+
+
+def test_a_silent_break_as_the_last_command_is_caught() -> None:
+    """The final score right after the break: its steady period ends early only once every
+    neighbour was heard since the command, which the silenced one never is."""
+    app = small_frr_app()
+    with app.open(app.generate(43, 1, "ospf-cost")) as episode:
+        play_reference(episode, 10)
+        plan, touched = episode.plan, faulted(episode.plan, episode.faults)  # repairs reset
+        link = next(x for x in plan.links if (x.a, plan.loopbacks[x.b]) not in touched)
+        silent = f"vtysh -c 'conf t' -c 'interface {link.a_intf}' -c 'ip ospf dead-interval 3'"
+        episode.step(reply(link.a, silent))
+        score = episode.score()
+    assert not score.correct and not score.safe, score.details
+
+
+def test_neighbours_are_heard_until_one_falls_silent() -> None:
+    """``ospf_heard_since``: true a little after any moment in a steady network; false
+    after one router stops hearing its neighbours, until (and after) they drop."""
+    app = small_frr_app()
+    with app.open(app.generate(44, 1, "ospf-cost")) as episode:
+        net = episode.net
+        moment = time.monotonic()
+        time.sleep(HEARD_AFTER_S)
+        assert ospf_heard_since(net, moment)
+        net.shell(episode.plan.links[0].a, "iptables -I INPUT -p ospf -j DROP")
+        moment = time.monotonic()  # as the judge dates a command: once it has ended
+        for _ in range(3):
+            time.sleep(HEARD_AFTER_S)
+            assert not ospf_heard_since(net, moment)

@@ -108,3 +108,14 @@ def test_the_running_config_is_asked_for_in_the_enable_node(sock: Path) -> None:
     assert vty_show(sock, "show running-config", enable=True) == "router ospf\n"
     thread.join(2)
     assert asked == [b"enable\0", b"show running-config\0"]
+
+
+def test_a_link_to_another_routers_socket_is_not_followed(tmp_path: Path) -> None:
+    """An agent could link its router's socket to another router's healthy daemon."""
+    other = tmp_path / "other.vty"
+    _serve(other, lambda c: c.sendall(b'{"neighbors": {}}\n\0\0\0\0'))
+    link = tmp_path / "ospfd.vty"
+    link.symlink_to(other)
+    with pytest.raises(EmulatorError, match="not a socket"):
+        vty_show(link, "show ip ospf neighbor json")
+    assert vty_show(other, "show ip ospf neighbor json").startswith('{"neighbors"')

@@ -9,7 +9,7 @@ every route change (``RouteEvents``).
 from __future__ import annotations
 
 import errno
-import select
+import selectors
 import socket
 import struct
 import time
@@ -127,6 +127,7 @@ class RouteEvents:
 
     def __init__(self, namespaces: list[str]) -> None:  # noqa: D107
         self.socks: list[socket.socket] = []
+        self.selector = selectors.DefaultSelector()
         self.changed = time.monotonic()
         try:
             for netns in namespaces:
@@ -136,6 +137,7 @@ class RouteEvents:
                     )
                 self.socks.append(sock)
                 sock.bind((0, _RTMGRP_IPV4_ROUTE))
+                self.selector.register(sock, selectors.EVENT_READ)
         except OSError as exc:
             self.close()
             raise EmulatorError(f"cannot watch routes: {exc}") from exc
@@ -144,8 +146,8 @@ class RouteEvents:
         """Wait up to ``timeout_s`` for a change; when routes last changed (monotonic)."""
         if not self.socks:
             return self.changed
-        ready, _, _ = select.select(self.socks, [], [], max(timeout_s, 0.0))
-        if any([self._drain(sock) for sock in ready]):
+        ready = self.selector.select(max(timeout_s, 0.0))  # not select(): fds pass 1024
+        if any([self._drain(key.fileobj) for key, _ in ready]):  # type: ignore[arg-type]
             self.changed = time.monotonic()
         return self.changed
 
@@ -169,6 +171,7 @@ class RouteEvents:
 
     def close(self) -> None:
         """Close the sockets. Idempotent."""
+        self.selector.close()
         for sock in self.socks:
             sock.close()
         self.socks = []

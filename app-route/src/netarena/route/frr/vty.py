@@ -13,7 +13,9 @@ configuration is shown in the enable node, which this enters for that one comman
 
 from __future__ import annotations
 
+import os
 import socket
+import stat
 from pathlib import Path
 
 from netarena.common.core.errors import EmulatorError
@@ -37,9 +39,18 @@ def vty_show(path: Path, command: str, timeout_s: float = 10.0, *, enable: bool 
 
     Raises:
         DaemonDown: Nothing listens there.
-        EmulatorError: The daemon did not answer within ``timeout_s``, refused, or
-            answered more than ``MAX_ANSWER_BYTES`` (the judge then fails closed).
+        EmulatorError: ``path`` is not a socket (a link, say), the daemon did not answer
+            within ``timeout_s``, refused, or answered more than ``MAX_ANSWER_BYTES`` (the
+            judge then fails closed).
     """
+    try:
+        mode = os.lstat(path).st_mode
+    except FileNotFoundError as exc:
+        raise DaemonDown(f"{path.name}: {exc}") from exc
+    except OSError as exc:
+        raise EmulatorError(f"{path.name}: {exc}") from exc
+    if not stat.S_ISSOCK(mode):  # a link the agent made could lead to another router's
+        raise EmulatorError(f"{path.name} is not a socket")
     try:
         with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as vty:
             vty.settimeout(timeout_s)
