@@ -4,7 +4,8 @@ Change is the kernel's route notifications from every router (``RouteEvents``: n
 polling), and ospfd's scheduled work over its vty socket; FRR's RIB is read once they
 are quiet. How long "quiet" must be is the caller's: after an agent's command, past the
 dead interval; for the final score, past the longest a neighbour broken silently stays
-up (``OspfPlan.detect_s``).
+up (``OspfPlan.detect_s``); on OSPF networks, either ends sooner once every neighbour has
+been heard since the command (``ospf_heard_since``).
 """
 
 from __future__ import annotations
@@ -69,7 +70,6 @@ def ospf_work_due(net: FrrNetwork) -> float | None:
         )
 
     return max((d for d in net.pool.map(due, net.ospf.routers) if d is not None), default=None)
-
 
 
 def ospf_heard_since(net: FrrNetwork, moment: float) -> bool:
