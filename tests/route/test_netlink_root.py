@@ -13,9 +13,10 @@ import uuid
 
 import pytest
 
+from netarena.common.core.errors import EmulatorError
 from netarena.route.kernel_routes import RouteEvents
 from netarena.route.namespaces import ip_batch
-from netarena.route.rtnetlink import add_address, is_up, set_up
+from netarena.route.rtnetlink import VethEnd, add_address, add_veth, is_up, set_up
 
 from .conftest import NEEDS_ROOT
 
@@ -92,5 +93,58 @@ def test_ipsec_policies_are_read_and_counted() -> None:
         assert read["xfrm policy out 10.9.1.1/32 -> 10.9.0.0/24 proto 0"].startswith("allow")
         assert count_xfrm(name, 10) == 2 and count_xfrm(name, 1) == 1
         assert read_xfrm(name) == read  # nothing in it moves by itself
+    finally:
+        ip_batch([f"netns del {name}"])
+
+
+def test_a_veth_pair_made_over_netlink_equals_ip_link_add() -> None:
+    """``add_veth`` (a link's pair, each end straight in its node's namespace) makes what
+    ``ip link add ... netns PID type veth peer ... netns PID`` makes."""
+    names = [f"naxv{uuid.uuid4().hex[:6]}" for _ in range(2)]
+    holders = []
+    try:
+        for name in names:
+            ip_batch([f"netns add {name}"])
+            holders.append(subprocess.Popen(["ip", "netns", "exec", name, "sleep", "60"]))
+        time.sleep(0.2)
+        a, b = (h.pid for h in holders)
+        add_veth(VethEnd("n1-eth0", "02:00:00:00:00:01", a), VethEnd("n2-eth0", None, b))
+        ip_batch([f"link add n1-eth1 netns {a} type veth peer n2-eth1 netns {b}"])
+
+        def links(netns: str) -> dict[str, dict[str, object]]:
+            out = subprocess.run(["ip", "-n", netns, "-j", "-d", "link"], check=True,
+                                 capture_output=True, text=True).stdout
+            keep = ("link_type", "mtu", "operstate", "linkinfo", "flags")
+            return {i["ifname"]: {k: i.get(k) for k in keep} for i in json.loads(out)}
+
+        first, second = links(names[0]), links(names[1])
+        assert first["n1-eth0"] == first["n1-eth1"] and second["n2-eth0"] == second["n2-eth1"]
+        assert first["n1-eth0"]["linkinfo"]["info_kind"] == "veth"  # type: ignore[index]
+        shown = subprocess.run(["ip", "-n", names[0], "link", "show", "n1-eth0"], check=True,
+                               capture_output=True, text=True).stdout
+        assert "02:00:00:00:00:01" in shown
+        with pytest.raises(EmulatorError):  # the name is taken
+            add_veth(VethEnd("n1-eth0", None, a), VethEnd("n2-eth9", None, b))
+    finally:
+        for holder in holders:
+            holder.kill()
+        for name in names:
+            ip_batch([f"netns del {name}"], check=False)
+
+
+def test_a_namespace_never_given_rules_has_an_empty_ruleset() -> None:
+    """The judge skips ``nft list ruleset`` where the nftables generation never moved."""
+    from netarena.route.nodestate import NEVER_CHANGED, _generation, ruleset_objects
+
+    name = f"naxnft{uuid.uuid4().hex[:6]}"
+    ip_batch([f"netns add {name}"])
+    try:
+        run = ["ip", "netns", "exec", name, "nft"]
+        listing = subprocess.run([*run, "-j", "list", "ruleset"], check=True,
+                                 capture_output=True, text=True).stdout
+        assert _generation(name) == NEVER_CHANGED and ruleset_objects(listing) == {}
+        subprocess.run([*run, "add", "table", "ip", "t"], check=True)
+        subprocess.run([*run, "delete", "table", "ip", "t"], check=True)
+        assert _generation(name) != NEVER_CHANGED
     finally:
         ip_batch([f"netns del {name}"])

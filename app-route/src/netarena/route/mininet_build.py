@@ -8,18 +8,20 @@ configured over rtnetlink (``NetlinkIntf``).
 
 from __future__ import annotations
 
+import os
 import resource
+import shutil
+import subprocess
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 from typing import Any
 
-from netarena.route.namespaces import (
-    ip_batch,
-    own_user_namespace,
-)
-from netarena.route.rtnetlink import add_address, is_up, set_up
+from netarena.common.core.errors import EmulatorError
+from netarena.route.namespaces import NETNS_DIR, OWNER_DIR
+from netarena.route.rtnetlink import VethEnd, add_address, add_veth, is_up, set_up
 from netarena.route.topology import Intf, Mininet, Topo
 
-__all__ = ["ConcurrentMininet", "NetlinkIntf", "raise_open_file_limit"]
+__all__ = ["ConcurrentMininet", "NetlinkIntf", "raise_open_file_limit", "own_user_namespace"]
 
 Mininet.inited = True  # skip Mininet.init(): it raises host-wide limits and sysctls
 
@@ -129,7 +131,7 @@ def _made_here(link_class: Any) -> Any:
     Mininet makes a pair from the first node's shell, the peer going straight into the
     second node's namespace. A node's shell is root of its own user namespace only, which
     (rightly) cannot create anything in the switch fabric, so the evaluator makes both
-    ends instead, each directly in its node's namespace.
+    ends instead, each directly in its node's namespace, over rtnetlink (``add_veth``).
     """
 
     def make_pair(
@@ -144,11 +146,7 @@ def _made_here(link_class: Any) -> Any:
     ) -> Any:
         if node1 is None or node2 is None:  # made here anyway, then moved by Mininet
             return link_class.makeIntfPair(intfname1, intfname2, addr1, addr2)
-        ends = []
-        for name, address, node in ((intfname1, addr1, node1), (intfname2, addr2, node2)):
-            ends.append(f"name {name}" + (f" address {address}" if address else ""))
-            ends[-1] += f" netns {node.pid}"
-        ip_batch([f"link add {ends[0]} type veth peer {ends[1]}"])
+        add_veth(VethEnd(intfname1, addr1, node1.pid), VethEnd(intfname2, addr2, node2.pid))
         return None
 
     name = link_class.__name__
@@ -161,3 +159,115 @@ def raise_open_file_limit() -> None:
     wanted = hard if hard != resource.RLIM_INFINITY else 65536
     if soft != resource.RLIM_INFINITY and soft < min(wanted, 65536):
         resource.setrlimit(resource.RLIMIT_NOFILE, (min(wanted, 65536), hard))
+
+
+def own_user_namespace(node_class: type[Any], uid: int) -> type[Any]:
+    """A Mininet node class whose nodes get a user namespace of their own.
+
+    Mininet starts a node as ``mnexec -cdn ... bash``, which makes its network (and mount)
+    namespace. The class returned starts that command as host ``uid`` inside a new user
+    namespace (``unshare --user --keep-caps``), so the network namespace belongs to it,
+    then maps ``uid`` to root there: the node's shell stays root of its node, and a
+    process entering that user namespace has capabilities over the node and nothing else.
+    The node's shell (the one ``netarena route shell`` types into) sees empty
+    ``/run/netns`` and ``/run/netarena-route``, so ``ip addr`` shows ``link-netnsid 0``
+    as on a Mininet host, never the names of this or other episodes' namespaces.
+
+    Args:
+        node_class: The node's class (``Host``, a router class, a user's class).
+        uid: The episode's unprivileged host uid (root inside).
+
+    Returns:
+        A subclass of ``node_class`` with the same name.
+    """
+    wrapper = _own_user_namespace_wrapper(uid)
+    _check_node_start(wrapper)
+
+    def _popen(self: Any, cmd: list[str], **params: Any) -> Any:
+        if cmd[:1] == ["mnexec"] and "n" in cmd[1]:
+            cmd = [*wrapper, *cmd]
+        return super(subclass, self)._popen(cmd, **params)
+
+    def startShell(self: Any, mnopts: str | None = None) -> None:  # noqa: N802 - Mininet's
+        super(subclass, self).startShell(mnopts)
+        if self.inNamespace:
+            _map_root(self.pid, uid)
+            # in the node's own mount namespace: `ip` finds no names for other namespaces
+            self.cmd(f"mount -a -T {_hiding_fstab()} 2>/dev/null")
+
+    # Mininet's per-class check of its tools (two `which` processes) would run for every
+    # node: it marks this class checked, never the base. _check_node_start did the check.
+    methods = {"_popen": _popen, "startShell": startShell, "isSetup": True}
+    subclass: type[Any] = type(node_class.__name__, (node_class,), methods)
+    subclass.__module__ = node_class.__module__
+    subclass.__doc__ = node_class.__doc__
+    return subclass
+
+
+def _hiding_fstab() -> Path:
+    """An fstab that mounts an empty tmpfs over ``NETNS_DIR`` and ``OWNER_DIR``.
+
+    A node's shell mounts it with one ``mount -a``, not a ``mount`` process per directory.
+    """
+    path = OWNER_DIR / "hide.fstab"
+    if not path.exists():
+        OWNER_DIR.mkdir(parents=True, exist_ok=True)
+        lines = "".join(
+            f"netarena {hidden} tmpfs size=4k,mode=0755 0 0\n" for hidden in (NETNS_DIR, OWNER_DIR)
+        )
+        spare = path.with_name(f".hide.fstab.{os.getpid()}")
+        spare.write_text(lines)
+        spare.replace(path)  # atomically: parallel processes may write it too
+    return path
+
+
+def _own_user_namespace_wrapper(uid: int) -> list[str]:
+    """The command prefix that starts a node's command as ``uid`` in a new user namespace."""
+    become = ["setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups"]
+    return [*become, "unshare", "--user", "--keep-caps", "--"]
+
+
+_node_start_checked = False
+
+
+def _check_node_start(wrapper: list[str]) -> None:
+    """Fail with the reason, once per process, if a node cannot start in its user namespace.
+
+    Mininet waits for a node's shell prompt with no timeout, so a shell that dies at start
+    (``mnexec`` cannot mount the node's ``/sys``, as in a container whose ``/sys`` is
+    read-only or has masked paths) would hang the episode for ever instead of failing it.
+
+    Raises:
+        EmulatorError: ifconfig is missing, or the node's start command failed or did not
+            finish in 10 s.
+    """
+    global _node_start_checked
+    if _node_start_checked:
+        return
+    if shutil.which("ifconfig") is None:
+        raise EmulatorError("Mininet needs ifconfig (Debian: net-tools)")
+    try:
+        proc = subprocess.run(
+            [*wrapper, "mnexec", "-cdn", "true"], capture_output=True, text=True, timeout=10
+        )
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise EmulatorError(f"a route node cannot start: {exc}") from exc
+    if proc.returncode != 0:
+        raise EmulatorError(
+            "a route node cannot start in a user namespace of its own "
+            f"({proc.stderr.strip() or f'exit {proc.returncode}'}): mounting the node's /sys "
+            "needs /sys read-write with no masked paths; in a container, run the image's "
+            "entrypoint, which remounts them; on Ubuntu >= 23.10 hosts, also set "
+            "kernel.apparmor_restrict_unprivileged_userns=0 (docs/agentbeats.md, "
+            "\"Route's privileges\")"
+        )
+    _node_start_checked = True
+
+
+def _map_root(pid: int, uid: int) -> None:
+    """Make host ``uid`` root of process ``pid``'s (fresh, unmapped) user namespace."""
+    if os.readlink(f"/proc/{pid}/ns/user") == os.readlink("/proc/self/ns/user"):
+        raise EmulatorError(f"process {pid} did not get a user namespace of its own")
+    for kind in ("uid", "gid"):
+        with open(f"/proc/{pid}/{kind}_map", "w") as mapping:
+            mapping.write(f"0 {uid} 1\n")

@@ -10,7 +10,7 @@ Python 3.11 has no ``os.setns``; ``enter`` calls libc's ``setns`` for the curren
 only (network namespaces are per thread), so sockets can be opened inside a node.
 
 Each node's network namespace belongs to a user namespace of its own
-(``own_user_namespace``), whose root is the episode's unprivileged uid on the host: an
+(``mininet_build.own_user_namespace``), whose root is the episode's unprivileged uid on the host: an
 agent holds its network capabilities there, over its node alone (the switch fabric and
 the host stay in the host's user namespace, out of its reach).
 """
@@ -30,7 +30,6 @@ import subprocess
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 from netarena.common.core.errors import EmulatorError
 from netarena.route.cgroups import remove_group, stale_groups
@@ -49,7 +48,6 @@ __all__ = [
     "list_prefixes",
     "remove_prefix",
     "cleanup",
-    "own_user_namespace",
 ]
 
 log = logging.getLogger(__name__)
@@ -306,115 +304,3 @@ def cleanup(include_live: bool = False) -> list[str]:
         if include_live or not _owner_alive(prefix):
             remove_group(prefix)
     return removed
-
-
-def own_user_namespace(node_class: type[Any], uid: int) -> type[Any]:
-    """A Mininet node class whose nodes get a user namespace of their own.
-
-    Mininet starts a node as ``mnexec -cdn ... bash``, which makes its network (and mount)
-    namespace. The class returned starts that command as host ``uid`` inside a new user
-    namespace (``unshare --user --keep-caps``), so the network namespace belongs to it,
-    then maps ``uid`` to root there: the node's shell stays root of its node, and a
-    process entering that user namespace has capabilities over the node and nothing else.
-    The node's shell (the one ``netarena route shell`` types into) sees empty
-    ``/run/netns`` and ``/run/netarena-route``, so ``ip addr`` shows ``link-netnsid 0``
-    as on a Mininet host, never the names of this or other episodes' namespaces.
-
-    Args:
-        node_class: The node's class (``Host``, a router class, a user's class).
-        uid: The episode's unprivileged host uid (root inside).
-
-    Returns:
-        A subclass of ``node_class`` with the same name.
-    """
-    wrapper = _own_user_namespace_wrapper(uid)
-    _check_node_start(wrapper)
-
-    def _popen(self: Any, cmd: list[str], **params: Any) -> Any:
-        if cmd[:1] == ["mnexec"] and "n" in cmd[1]:
-            cmd = [*wrapper, *cmd]
-        return super(subclass, self)._popen(cmd, **params)
-
-    def startShell(self: Any, mnopts: str | None = None) -> None:  # noqa: N802 - Mininet's
-        super(subclass, self).startShell(mnopts)
-        if self.inNamespace:
-            _map_root(self.pid, uid)
-            # in the node's own mount namespace: `ip` finds no names for other namespaces
-            self.cmd(f"mount -a -T {_hiding_fstab()} 2>/dev/null")
-
-    # Mininet's per-class check of its tools (two `which` processes) would run for every
-    # node: it marks this class checked, never the base. _check_node_start did the check.
-    methods = {"_popen": _popen, "startShell": startShell, "isSetup": True}
-    subclass: type[Any] = type(node_class.__name__, (node_class,), methods)
-    subclass.__module__ = node_class.__module__
-    subclass.__doc__ = node_class.__doc__
-    return subclass
-
-
-def _hiding_fstab() -> Path:
-    """An fstab that mounts an empty tmpfs over ``NETNS_DIR`` and ``OWNER_DIR``.
-
-    A node's shell mounts it with one ``mount -a``, not a ``mount`` process per directory.
-    """
-    path = OWNER_DIR / "hide.fstab"
-    if not path.exists():
-        OWNER_DIR.mkdir(parents=True, exist_ok=True)
-        lines = "".join(
-            f"netarena {hidden} tmpfs size=4k,mode=0755 0 0\n" for hidden in (NETNS_DIR, OWNER_DIR)
-        )
-        spare = path.with_name(f".hide.fstab.{os.getpid()}")
-        spare.write_text(lines)
-        spare.replace(path)  # atomically: parallel processes may write it too
-    return path
-
-
-def _own_user_namespace_wrapper(uid: int) -> list[str]:
-    """The command prefix that starts a node's command as ``uid`` in a new user namespace."""
-    become = ["setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups"]
-    return [*become, "unshare", "--user", "--keep-caps", "--"]
-
-
-_node_start_checked = False
-
-
-def _check_node_start(wrapper: list[str]) -> None:
-    """Fail with the reason, once per process, if a node cannot start in its user namespace.
-
-    Mininet waits for a node's shell prompt with no timeout, so a shell that dies at start
-    (``mnexec`` cannot mount the node's ``/sys``, as in a container whose ``/sys`` is
-    read-only or has masked paths) would hang the episode for ever instead of failing it.
-
-    Raises:
-        EmulatorError: ifconfig is missing, or the node's start command failed or did not
-            finish in 10 s.
-    """
-    global _node_start_checked
-    if _node_start_checked:
-        return
-    if shutil.which("ifconfig") is None:
-        raise EmulatorError("Mininet needs ifconfig (Debian: net-tools)")
-    try:
-        proc = subprocess.run(
-            [*wrapper, "mnexec", "-cdn", "true"], capture_output=True, text=True, timeout=10
-        )
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        raise EmulatorError(f"a route node cannot start: {exc}") from exc
-    if proc.returncode != 0:
-        raise EmulatorError(
-            "a route node cannot start in a user namespace of its own "
-            f"({proc.stderr.strip() or f'exit {proc.returncode}'}): mounting the node's /sys "
-            "needs /sys read-write with no masked paths; in a container, run the image's "
-            "entrypoint, which remounts them; on Ubuntu >= 23.10 hosts, also set "
-            "kernel.apparmor_restrict_unprivileged_userns=0 (docs/agentbeats.md, "
-            "\"Route's privileges\")"
-        )
-    _node_start_checked = True
-
-
-def _map_root(pid: int, uid: int) -> None:
-    """Make host ``uid`` root of process ``pid``'s (fresh, unmapped) user namespace."""
-    if os.readlink(f"/proc/{pid}/ns/user") == os.readlink("/proc/self/ns/user"):
-        raise EmulatorError(f"process {pid} did not get a user namespace of its own")
-    for kind in ("uid", "gid"):
-        with open(f"/proc/{pid}/{kind}_map", "w") as mapping:
-            mapping.write(f"0 {uid} 1\n")

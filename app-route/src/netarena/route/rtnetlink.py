@@ -12,15 +12,19 @@ a millisecond.
 * ``count_tc``: traffic-control objects (qdiscs, classes, filters) of every interface.
 * ``set_up``, ``add_address``, ``is_up``: what Mininet does with ``ifconfig`` in a node's
   shell (a process per call) when it configures an interface.
+* ``add_veth``: a link's veth pair, each end made straight in its node's namespace (an
+  ``ip link add`` process per link before).
 """
 
 from __future__ import annotations
 
+import contextlib
 import ipaddress
 import os
 import socket
 import struct
 from collections.abc import Iterator
+from typing import NamedTuple
 
 from netarena.common.core.errors import EmulatorError
 from netarena.route.namespaces import enter
@@ -33,6 +37,8 @@ __all__ = [
     "set_up",
     "add_address",
     "is_up",
+    "add_veth",
+    "VethEnd",
 ]
 
 _NETLINK_ROUTE = 0
@@ -51,6 +57,9 @@ _NLM_F_ACK, _NLM_F_REPLACE, _NLM_F_CREATE = 0x4, 0x100, 0x400
 _IFINFOMSG = struct.Struct("=BBHiII")  # family, pad, type, index, flags, change
 _IFADDRMSG = struct.Struct("=BBBBI")  # family, prefix length, flags, scope, index
 _IFF_UP = 0x1
+_NLM_F_EXCL = 0x200
+_IFLA_ADDRESS, _IFLA_IFNAME, _IFLA_LINKINFO, _IFLA_NET_NS_PID = 1, 3, 18, 19
+_IFLA_INFO_KIND, _IFLA_INFO_DATA, _VETH_INFO_PEER = 1, 2, 1
 _IFA_ADDRESS, _IFA_LOCAL, _IFA_BROADCAST = 1, 2, 4
 _TC_INGRESS_PARENTS = (0xFFFFFFF2, 0xFFFFFFF3)  # ingress/clsact's ingress and egress blocks
 OBJECT_DUMPS = {
@@ -82,8 +91,9 @@ def _dump(sock: socket.socket, kind: int, body: bytes) -> Iterator[tuple[int, by
             offset += (length + 3) & ~3
 
 
-def _socket(netns: str) -> socket.socket:
-    with enter(netns):
+def _socket(netns: str | None) -> socket.socket:
+    """A route netlink socket in ``netns`` (None: this thread's namespace)."""
+    with enter(netns) if netns is not None else contextlib.nullcontext():
         return socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, _NETLINK_ROUTE)
 
 
@@ -166,7 +176,7 @@ def count_tc(netns: str, ceiling: int) -> int:
     return min(count, ceiling)
 
 
-def _request(netns: str, kind: int, flags: int, body: bytes) -> bytes:
+def _request(netns: str | None, kind: int, flags: int, body: bytes) -> bytes:
     """Send one request in ``netns`` and return its answer (the kernel's error, if any).
 
     Raises:
@@ -217,3 +227,43 @@ def add_address(netns: str, name: str, address: str, prefixlen: int) -> None:
     body += b"".join(_RTATTR.pack(_RTATTR.size + len(v), k) + v for k, v in attrs)
     _request(netns, _RTM_NEWADDR, _NLM_F_CREATE | _NLM_F_REPLACE, body)
 
+
+
+class VethEnd(NamedTuple):
+    """One end of a veth pair, and where it goes.
+
+    ``mac`` None: the kernel picks one; ``pid``: a process in the end's namespace.
+    """
+
+    name: str
+    mac: str | None
+    pid: int
+
+
+def _attr(kind: int, value: bytes) -> bytes:
+    """One attribute, padded to four bytes."""
+    raw = _RTATTR.pack(_RTATTR.size + len(value), kind) + value
+    return raw + b"\0" * (-len(raw) % 4)
+
+
+def _link(end: VethEnd) -> bytes:
+    attrs = _attr(_IFLA_IFNAME, end.name.encode() + b"\0")
+    attrs += _attr(_IFLA_NET_NS_PID, struct.pack("=I", end.pid))
+    if end.mac:
+        attrs += _attr(_IFLA_ADDRESS, bytes.fromhex(end.mac.replace(":", "")))
+    return _IFINFOMSG.pack(0, 0, 0, 0, 0, 0) + attrs
+
+
+def add_veth(end: VethEnd, peer: VethEnd) -> None:
+    """Make a veth pair, each end straight in its own namespace.
+
+    As ``ip link add NAME [address MAC] netns PID type veth peer NAME [address MAC] netns
+    PID`` does, from this thread's namespace.
+
+    Raises:
+        EmulatorError: The kernel refused it (a name taken, say).
+    """
+    data = _attr(_VETH_INFO_PEER, _link(peer))
+    info = _attr(_IFLA_INFO_KIND, b"veth") + _attr(_IFLA_INFO_DATA, data)
+    body = _link(end) + _attr(_IFLA_LINKINFO, info)
+    _request(None, _RTM_NEWLINK, _NLM_F_CREATE | _NLM_F_EXCL, body)

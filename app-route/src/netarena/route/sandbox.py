@@ -11,7 +11,7 @@ way Mininet runs it on a host, but within a per-command bubblewrap sandbox
 * **proc**: a private, read-only ``/proc`` (its own PID namespace: no host or other
   episode process is visible) with only the node's ``/proc/sys/net`` writable;
 * **privileges**: the command runs as ``root`` of the node's own user namespace (see
-  ``namespaces.own_user_namespace``; the episode's unprivileged uid on the host) with
+  ``mininet_build.own_user_namespace``; the episode's unprivileged uid on the host) with
   exactly CAP_NET_ADMIN, CAP_NET_RAW and CAP_NET_BIND_SERVICE *over that namespace*: it
   administers its node's network and nothing else (CAP_SETUID and CAP_SETGID too, so
   ``tcpdump`` can switch to its user: only uid and gid 0 exist in that namespace). The
