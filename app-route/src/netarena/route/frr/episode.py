@@ -121,6 +121,9 @@ class FrrEpisode(GuardedEpisode[DynamicState]):
     """A troubleshooting episode over a live OSPF network of FRR routers."""
 
     state_title = "Current state"
+    history_output_chars = 8000
+    """A router's running configuration with five transit interfaces and its links' MTUs
+    run past the usual 3000 characters: cut there, the MTU a fault changed was not shown."""
 
     def __init__(self, query: Query, config: RouteConfig) -> None:
         kind = BgpPlan if query.truth.get("kind") == "bgp" else OspfPlan
@@ -289,6 +292,7 @@ class FrrEpisode(GuardedEpisode[DynamicState]):
                 since=since,
                 not_before=since + quiet,
                 heard_since=since if idle else None,
+                forming=self.final or self.changed,
             )
         except EmulatorError as exc:
             log.info("%s: %s", self.query.id, exc)

@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import re
 import time
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from netarena.common.core.errors import EmulatorError
 from netarena.route.frr.plan import DEAD_S
@@ -22,7 +22,14 @@ from netarena.route.frr.routing import Routing, judged, routes_complete
 if TYPE_CHECKING:
     from netarena.route.frr.network import FrrNetwork
 
-__all__ = ["settle", "ospf_work_due", "ospf_heard_since", "ASE_DELAY_S", "KERNEL_QUIET_S"]
+__all__ = [
+    "settle",
+    "ospf_work_due",
+    "ospf_forming",
+    "ospf_heard_since",
+    "ASE_DELAY_S",
+    "KERNEL_QUIET_S",
+]
 
 ASE_DELAY_S = 1.0
 """ospfd recomputes its external routes this long after an SPF run (its timer starts at
@@ -40,8 +47,17 @@ after the moment: two hello intervals, so every live neighbour has sent one, and
 one has shown up (forming)."""
 RECHECK_S = 0.05
 """How soon ospfd is asked again when a run it scheduled is overdue (it had no CPU yet)."""
-WORK_TIMERS = ("ospf_spf_calculate_schedule_worker", "ospf_ase_calculate_timer")
-"""ospfd's timers that recompute routes: SPF, and the external routes after it."""
+WORK_TIMERS = ("ospf_spf_calculate_schedule_worker", "ospf_ase_calculate_timer", "ospf_wait_timer")
+"""ospfd's timers that change routes: SPF, the external routes after it, and the end of a
+broadcast interface's wait (its DR election)."""
+WORK_HORIZON_S = 5.0
+"""Only timers due this soon count: a passive stub keeps the default 40 s wait, whose DR
+election changes no route."""
+FORMING = ("Init", "ExStart", "Exchange", "Loading")
+"""Neighbour states on the way to an adjacency."""
+STUCK_S = 1.5
+"""A neighbour forming that made no progress this long is stuck (an MTU mismatch holds it
+in ExStart): past the design's one-second retransmit interval, a retransmission failed."""
 _TIMER = re.compile(r"^\s+\(?(\w+)\)?\s+(\d+):(\d\d):(\d\d(?:\.\d+)?)\s*$", re.MULTILINE)
 """One line of ``show thread timers``: the callback, and the time left (h:mm:ss.mmm)."""
 
@@ -60,16 +76,47 @@ def ospf_work_due(net: FrrNetwork) -> float | None:
             text = net.show(router, "ospfd", "show thread timers")
         except EmulatorError:
             return None
+        left = (
+            (name, int(h) * 3600 + int(m) * 60 + float(s))
+            for name, h, m, s in _TIMER.findall(text)
+        )
         return max(
-            (
-                sent + int(h) * 3600 + int(m) * 60 + float(s)
-                for name, h, m, s in _TIMER.findall(text)
-                if name in WORK_TIMERS
-            ),
+            (sent + t for name, t in left if name in WORK_TIMERS and t <= WORK_HORIZON_S),
             default=None,
         )
 
     return max((d for d in net.pool.map(due, net.ospf.routers) if d is not None), default=None)
+
+
+def ospf_forming(net: FrrNetwork) -> bool:
+    """Whether some router has a neighbour forming an adjacency, not stuck (``STUCK_S``)."""
+
+    def forming(router: str) -> bool:
+        entries = _neighbours(net, router, detail=True) or []
+        return any(
+            str(entry.get("nbrState", "")).startswith(FORMING)
+            and entry.get("lastPrgrsvChangeMsec", 0) < STUCK_S * 1000
+            for entry in entries
+        )
+
+    return any(net.pool.map(forming, net.ospf.routers))
+
+
+def _neighbours(
+    net: FrrNetwork, router: str, detail: bool = False
+) -> list[dict[str, Any]] | None:
+    """``router``'s OSPF neighbour entries (None: its ospfd does not answer)."""
+    command = "show ip ospf neighbor detail json" if detail else "show ip ospf neighbor json"
+    try:
+        data = json.loads(net.show(router, "ospfd", command))
+    except (ValueError, EmulatorError):
+        return None
+    return [
+        entry
+        for found in (data.get("neighbors") or {}).values()
+        for entry in (found if isinstance(found, list) else [found])
+        if isinstance(entry, dict)
+    ]
 
 
 def ospf_heard_since(net: FrrNetwork, moment: float) -> bool:
@@ -83,16 +130,8 @@ def ospf_heard_since(net: FrrNetwork, moment: float) -> bool:
 
     def heard(router: str) -> bool:
         sent = time.monotonic()
-        try:
-            data = json.loads(net.show(router, "ospfd", "show ip ospf neighbor json"))
-        except (ValueError, EmulatorError):
-            return False
-        entries = [
-            entry
-            for found in (data.get("neighbors") or {}).values()
-            for entry in (found if isinstance(found, list) else [found])
-        ]
-        return all(
+        entries = _neighbours(net, router)
+        return entries is not None and all(
             str(entry.get("nbrState", "")).startswith(("Full", "2-Way"))
             and sent - (DEAD_S - entry.get("deadTimeMsecs", 0) / 1000) > moment
             for entry in entries
@@ -111,6 +150,7 @@ def settle(
     since: float | None = None,
     not_before: float = 0.0,
     heard_since: float | None = None,
+    forming: bool = True,
 ) -> Routing:
     """Routing once the kernel routes stopped changing for ``quiet_s``.
 
@@ -139,6 +179,9 @@ def settle(
         heard_since: ``not_before`` no longer holds once every OSPF neighbour has been
             heard since this moment (``ospf_heard_since``; asked from ``HEARD_AFTER_S``
             after it): the silent break ``not_before`` waits out would have shown.
+        forming: With ``idle``, an adjacency still forming (``ospf_forming``) is work
+            ahead too, until it is stuck. False after a command that changed nothing:
+            what was forming at the last measurement was waited out then.
 
     Raises:
         EmulatorError: It kept changing (or stayed incomplete) for ``timeout_s``.
@@ -167,10 +210,11 @@ def settle(
             wake = max(changed + KERNEL_QUIET_S, asked)
             if not settled and now >= wake:
                 due = ospf_work_due(net)
-                settled = due is None and not pending
+                growing = forming and due is None and ospf_forming(net)
+                settled = due is None and not pending and not growing
                 # A run seen scheduled has happened by the first poll that no longer
                 # sees it: zebra gets INSTALL_S to install its routes before another.
-                asked = time.monotonic() + INSTALL_S
+                asked = time.monotonic() + (2 * RECHECK_S if growing else INSTALL_S)
                 if due is not None:
                     asked = max(due, now + RECHECK_S) + INSTALL_S
                 pending = due is not None
