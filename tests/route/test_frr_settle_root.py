@@ -1,6 +1,6 @@
 """How long the dynamic-routing judge waits, judged by state: looks are measured at once,
-changes wait out the dead interval, and the final score's steady period still runs from
-the last change.
+changes wait out the dead interval, the final score's wait for a silent break still runs
+from the last change, and a repair a daemon applies late is waited for.
 
 Needs root, Mininet and FRR.
 """
@@ -10,7 +10,8 @@ from __future__ import annotations
 import time
 
 from netarena.route.frr.adjacencies import faulted, read_adjacencies
-from netarena.route.frr.settle import HEARD_AFTER_S, ospf_heard_since
+from netarena.route.frr.bgp_faults import bgp_fault_lines
+from netarena.route.frr.settle import HEARD_AFTER_S, bgp_heard_since, ospf_heard_since
 
 from .conftest import LIVE_FRR, play_reference, reply, small_frr_app
 
@@ -86,3 +87,50 @@ def test_neighbours_are_heard_until_one_falls_silent() -> None:
             if ospf_heard_since(net, moment):  # only once the silenced adjacency went down
                 assert silenced not in read_adjacencies(net, episode.plan).up
             time.sleep(0.1)
+
+
+def test_a_route_map_edited_as_the_last_command_is_waited_for() -> None:
+    """bgpd applies an edited route-map only at its route-map timer (1 s by design, FRR's
+    default 5 s): a repair that edits the map the fault bound is scored once applied."""
+    app = small_frr_app()
+    query = next(
+        q
+        for q in (app.generate(seed, 1, "bgp-filter") for seed in range(60, 90))
+        if q.truth["faults"][0]["style"] == "route-map"
+    )
+    (fault,) = query.truth["faults"]
+    with app.open(query) as episode:
+        deny = next(
+            line
+            for line in bgp_fault_lines(fault, episode.plan)
+            if line.startswith("route-map") and " deny " in line
+        )
+        episode.step(reply(fault["router"], f"vtysh -c 'conf t' -c 'no {deny}'"))
+        score = episode.score()
+    assert score.correct and score.safe, score.details
+
+
+def test_bgp_peers_are_heard_until_one_falls_silent() -> None:
+    """``bgp_heard_since``: true a little after any moment in a steady network; after one
+    router stops reading its peers' messages, false until its sessions have dropped; and a
+    final score right after the silent break sees it."""
+    app = small_frr_app()
+    with app.open(app.generate(45, 1, "bgp-network")) as episode:
+        net = episode.net
+        moment, deadline = time.monotonic(), time.monotonic() + 5.0
+        while not bgp_heard_since(net, moment):  # a keepalive every second
+            assert time.monotonic() < deadline, "no keepalive heard for 5 s in a steady network"
+            time.sleep(0.1)
+        router = episode.plan.sessions[0].a
+        net.shell(router, "iptables -I INPUT -p tcp --dport 179 -j DROP")
+        net.shell(router, "iptables -I INPUT -p tcp --sport 179 -j DROP")
+        moment = time.monotonic()
+        time.sleep(1.2)
+        assert not bgp_heard_since(net, moment)  # up, unheard: the drop is still ahead
+    with app.open(app.generate(46, 1, "bgp-network")) as episode:
+        play_reference(episode, 10)
+        router = episode.plan.sessions[0].a
+        silence = "iptables -I INPUT -p tcp --dport 179 -j DROP"
+        episode.step(reply(router, f"{silence}; {silence.replace('dport', 'sport')}"))
+        score = episode.score()
+    assert not score.correct and not score.safe, score.details

@@ -11,8 +11,9 @@ router announces its stub /24 with a ``network`` statement (and is reached acros
 its stub address, the source of what it sends over BGP routes), in the
 IPv4 unicast family only (``no bgp default ipv4-unicast``, every neighbour activated).
 Timers are fast (keepalive 1 s, hold 3 s, connect retry 1 s, advertisement interval 0,
-and no update-group coalescing: FRR's default holds a new session's first updates back a
-second), so a healthy network converges in about 1.7 s from the daemons' start.
+no update-group coalescing: FRR's default holds a new session's first updates back a
+second; and a route-map or prefix-list edited applies after 1 s, not FRR's 5 s), so a
+healthy network converges in about 1.7 s from the daemons' start.
 
 ``neighbors`` is the per-router view the reference solver also builds from the ticket's
 words, and ``bgp_lines`` renders it the way FRR prints it in ``show running-config``.
@@ -304,7 +305,7 @@ def bgp_lines(
 def render_bgp(plan: BgpPlan, router: str) -> str:
     """``router``'s healthy FRR configuration (``frr.conf``), undisclosed lines included."""
     stub = plan.stub_of(router)
-    lines = header_lines(plan, router)
+    lines = [*header_lines(plan, router), "bgp route-map delay-timer 1", "!"]
     for s in plan.sessions_of(router):
         if s.kind == "multihop":
             link = plan.links[s.link or 0]

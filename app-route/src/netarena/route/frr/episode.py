@@ -172,8 +172,8 @@ class FrrEpisode(GuardedEpisode[DynamicState]):
         return not isinstance(self.plan, BgpPlan)
 
     @property
-    def steady_quiet_s(self) -> float:
-        """How long routing must stay the same for the final score."""
+    def steady_silence_s(self) -> float:
+        """How long after the last command the final score waits for a silent break."""
         return self.plan.detect_s + MARGIN_S
 
     def _settle_healthy(self, timeout_s: float = 30.0) -> Routing:
@@ -266,32 +266,31 @@ class FrrEpisode(GuardedEpisode[DynamicState]):
     def _routing(self) -> Routing:
         """Routing after a step, once it stopped changing.
 
-        The final score waits out a whole steady period even when routing already looks
-        healthy, so a neighbour broken silently is seen down; the period counts from the
-        last command, not from the score: even one that changed nothing the judge reads
-        (a look) may have changed something it does not. On OSPF networks routing
-        is then stable once ospfd is idle; on BGP networks it must also have stayed the
-        same that long (an iBGP session between loopbacks drops silently, at its hold
-        time, after the route to its peer went).
+        The final score waits out the longest a neighbour broken silently stays up, even
+        when routing already looks healthy, or until every neighbour was heard since:
+        counted from the last command, not from the score, as even one that changed
+        nothing the judge reads (a look) may have changed something it does not; on BGP
+        networks from the last route change too (an iBGP session between loopbacks falls
+        silent once the route to its peer went). Routing is then stable once ospfd is
+        idle (OSPF networks), or stayed the same ``SETTLE_QUIET_S`` (BGP).
         """
         now = time.monotonic()
         if self.final:
-            quiet, want, since = self.steady_quiet_s, None, self.quiet_since
+            silence, want, since = self.steady_silence_s, None, self.quiet_since
+            quiet = SETTLE_QUIET_S
         else:
             self.quiet_since = now
-            quiet = SETTLE_QUIET_S if self.changed else QUICK_QUIET_S
+            quiet = silence = SETTLE_QUIET_S if self.changed else QUICK_QUIET_S
             want, since = self.healthy, now
-        idle = self.idle_settles
         try:
             return settle(
                 self.net,
                 quiet,
                 15.0,
                 want=want,
-                idle=idle,
+                idle=self.idle_settles,
                 since=since,
-                not_before=since + quiet,
-                heard_since=since if idle else None,
+                silence_s=silence,
                 forming=self.final or self.changed,
             )
         except EmulatorError as exc:

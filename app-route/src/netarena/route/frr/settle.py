@@ -1,11 +1,12 @@
 """When a dynamic-routing network has settled: routing read once it stopped changing.
 
 Change is the kernel's route notifications from every router (``RouteEvents``: no
-polling), and ospfd's scheduled work over its vty socket; FRR's RIB is read once they
-are quiet. How long "quiet" must be is the caller's: after an agent's command, past the
-dead interval; for the final score, past the longest a neighbour broken silently stays
-up (``OspfPlan.detect_s``); on OSPF networks, either ends sooner once every neighbour has
-been heard since the command (``ospf_heard_since``).
+polling), and the daemons' scheduled work read over their vty sockets (``show thread
+timers``); FRR's RIB is read once they are quiet. How long a break made silently may take
+to show is the caller's (``silence_s``): after an agent's command, past the dead interval;
+for the final score, past the longest a neighbour broken silently stays up
+(``OspfPlan.detect_s``). Either ends sooner once every neighbour and BGP peer has been
+heard since (``heard_since``).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from netarena.common.core.errors import EmulatorError
+from netarena.route.frr.bgp_plan import HOLD_S, KEEPALIVE_S
 from netarena.route.frr.plan import DEAD_S
 from netarena.route.frr.routing import Routing, judged, routes_complete
 
@@ -27,6 +29,9 @@ __all__ = [
     "ospf_work_due",
     "ospf_forming",
     "ospf_heard_since",
+    "bgp_work_due",
+    "bgp_heard_since",
+    "heard_since",
     "ASE_DELAY_S",
     "KERNEL_QUIET_S",
 ]
@@ -42,14 +47,21 @@ to reach the kernel (zebra installs them within milliseconds)."""
 WANT_EVERY_S = 0.25
 """How often the RIB is compared with ``want`` (a read of every router: about 10 ms CPU)."""
 HEARD_AFTER_S = 0.5
-"""``settle(heard_since=...)`` asks whether every neighbour was heard no sooner than this
-after the moment: two hello intervals, so every live neighbour has sent one, and a new
-one has shown up (forming)."""
+"""``settle`` asks whether every OSPF neighbour was heard no sooner than this after the
+moment: two hello intervals, so every live neighbour has sent one, and a new one has
+shown up (forming). On BGP networks, no sooner than a keepalive interval."""
+ASK_EVERY_S = 0.1
+"""How often ``settle`` asks the daemons about their neighbours again while it waits for
+them (to be heard, to form)."""
 RECHECK_S = 0.05
-"""How soon ospfd is asked again when a run it scheduled is overdue (it had no CPU yet)."""
+"""How soon a daemon is asked again when a run it scheduled is overdue (it had no CPU yet)."""
 WORK_TIMERS = ("ospf_spf_calculate_schedule_worker", "ospf_ase_calculate_timer", "ospf_wait_timer")
 """ospfd's timers that change routes: SPF, the external routes after it, and the end of a
 broadcast interface's wait (its DR election)."""
+BGP_WORK_TIMERS = ("bgp_route_map_update_timer", "bgp_announce_route_timer_expired")
+"""bgpd's timers that change routes: an edited route-map (or prefix-list) applies at the
+first (the design's ``bgp route-map delay-timer 1``), a policy newly bound to a neighbour
+at the second."""
 WORK_HORIZON_S = 5.0
 """Only timers due this soon count: a passive stub keeps the default 40 s wait, whose DR
 election changes no route."""
@@ -62,6 +74,34 @@ _TIMER = re.compile(r"^\s+\(?(\w+)\)?\s+(\d+):(\d\d):(\d\d(?:\.\d+)?)\s*$", re.M
 """One line of ``show thread timers``: the callback, and the time left (h:mm:ss.mmm)."""
 
 
+def _timers(
+    net: FrrNetwork, router: str, daemon: str
+) -> tuple[float, list[tuple[str, float]]] | None:
+    """``daemon``'s pending timers on ``router``: when asked (monotonic), and each
+    (callback, seconds left). None: the daemon does not answer.
+    """
+    sent = time.monotonic()
+    try:
+        text = net.show(router, daemon, "show thread timers")
+    except EmulatorError:
+        return None
+    return sent, [
+        (name, int(h) * 3600 + int(m) * 60 + float(s)) for name, h, m, s in _TIMER.findall(text)
+    ]
+
+
+def _work_due(net: FrrNetwork, daemon: str, names: tuple[str, ...]) -> float | None:
+    """When the last of ``names`` any router's ``daemon`` has pending within
+    ``WORK_HORIZON_S`` is due (monotonic; None: none is)."""
+
+    def due(router: str) -> float | None:
+        sent, pending = _timers(net, router, daemon) or (0.0, [])
+        left = (t for name, t in pending if name in names and t <= WORK_HORIZON_S)
+        return max((sent + t for t in left), default=None)
+
+    return max((d for d in net.pool.map(due, net.ospf.routers) if d is not None), default=None)
+
+
 def ospf_work_due(net: FrrNetwork) -> float | None:
     """When the last routing run some router's ospfd has scheduled is due (monotonic).
 
@@ -69,23 +109,15 @@ def ospf_work_due(net: FrrNetwork) -> float | None:
     ``show thread timers``, which lists every pending timer and the time left on it; a
     router whose ospfd does not answer has none.
     """
+    return _work_due(net, "ospfd", WORK_TIMERS)
 
-    def due(router: str) -> float | None:
-        sent = time.monotonic()
-        try:
-            text = net.show(router, "ospfd", "show thread timers")
-        except EmulatorError:
-            return None
-        left = (
-            (name, int(h) * 3600 + int(m) * 60 + float(s))
-            for name, h, m, s in _TIMER.findall(text)
-        )
-        return max(
-            (sent + t for name, t in left if name in WORK_TIMERS and t <= WORK_HORIZON_S),
-            default=None,
-        )
 
-    return max((d for d in net.pool.map(due, net.ospf.routers) if d is not None), default=None)
+def bgp_work_due(net: FrrNetwork) -> float | None:
+    """When the last route-map or announcement run some router's bgpd has pending is due.
+
+    None: none is (``BGP_WORK_TIMERS``), or bgpd does not answer.
+    """
+    return _work_due(net, "bgpd", BGP_WORK_TIMERS)
 
 
 def ospf_forming(net: FrrNetwork) -> bool:
@@ -140,6 +172,35 @@ def ospf_heard_since(net: FrrNetwork, moment: float) -> bool:
     return all(net.pool.map(heard, net.ospf.routers))
 
 
+def bgp_heard_since(net: FrrNetwork, moment: float) -> bool:
+    """Whether every BGP peer with a session up was heard since ``moment`` (monotonic).
+
+    bgpd restarts a session's hold timer at every message it reads from the peer (a
+    keepalive each second), so the time left on it dates the last one. Timers longer
+    than the design's hold time are not sessions up (a session still opening waits four
+    minutes). A router whose bgpd does not answer makes it false.
+    """
+
+    def heard(router: str) -> bool:
+        timers = _timers(net, router, "bgpd")
+        if timers is None:
+            return False
+        sent, pending = timers
+        return all(
+            sent - (HOLD_S - t) > moment
+            for name, t in pending
+            if name == "bgp_holdtime_timer" and t <= HOLD_S
+        )
+
+    return all(net.pool.map(heard, net.ospf.routers))
+
+
+def heard_since(net: FrrNetwork, moment: float) -> bool:
+    """Whether every OSPF neighbour and every BGP peer was heard since ``moment``."""
+    bgp = "bgpd" in net.ospf.daemons
+    return ospf_heard_since(net, moment) and (not bgp or bgp_heard_since(net, moment))
+
+
 def settle(
     net: FrrNetwork,
     quiet_s: float = 1.0,
@@ -148,14 +209,15 @@ def settle(
     want: Routing | None = None,
     idle: bool = False,
     since: float | None = None,
-    not_before: float = 0.0,
-    heard_since: float | None = None,
+    silence_s: float = 0.0,
     forming: bool = True,
 ) -> Routing:
     """Routing once the kernel routes stopped changing for ``quiet_s``.
 
     Change is the kernel's notifications (``net.route_events``); the RIB is read once
-    they are quiet, and every ``WANT_EVERY_S`` when ``want`` may already be reached.
+    they are quiet, and every ``WANT_EVERY_S`` when ``want`` may already be reached. On
+    BGP networks bgpd must also have no route-map or announcement run pending
+    (``bgp_work_due``).
 
     Args:
         net: The network.
@@ -168,17 +230,16 @@ def settle(
             period shorter than ospfd's delay before external routes can end between an
             SPF run and the external routes it changes (the healthy routing was once
             read there). Without an idle ospfd, routing must stay the same ``quiet_s``
-            plus that delay. A neighbour broken silently goes down only at its dead
-            interval, which no daemon has scheduled work for: so either the change acts
-            at once (the healthy start; injections that bounce the interfaces they
-            break), or ``not_before`` lies past the dead interval after it.
+            plus that delay.
         since: When the quiet period may have begun (monotonic; by default now): it
             counts from this or the last change, whichever is later.
-        not_before: Never settled before this moment (monotonic), however quiet; a
-            ``want`` reached still ends the wait.
-        heard_since: ``not_before`` no longer holds once every OSPF neighbour has been
-            heard since this moment (``ospf_heard_since``; asked from ``HEARD_AFTER_S``
-            after it): the silent break ``not_before`` waits out would have shown.
+        silence_s: A neighbour broken silently at ``since`` goes down only at its dead
+            interval (or hold time), which no daemon has scheduled work for: never
+            settled sooner than this after ``since``, however quiet, unless every OSPF
+            neighbour and BGP peer has been heard since (``heard_since``). On BGP
+            networks the clock restarts at each route change: an iBGP session between
+            loopbacks falls silent when the route to its peer goes. A ``want`` reached
+            still ends the wait.
         forming: With ``idle``, an adjacency still forming (``ospf_forming``) is work
             ahead too, until it is stuck. False after a command that changed nothing:
             what was forming at the last measurement was waited out then.
@@ -188,23 +249,30 @@ def settle(
     """
     assert net.route_events is not None
     events = net.route_events
+    bgp = "bgpd" in net.ospf.daemons
+    heard_after = max(HEARD_AFTER_S, KEEPALIVE_S) if bgp else HEARD_AFTER_S
     begun = time.monotonic() if since is None else since
     end = time.monotonic() + timeout_s
     checked = time.monotonic()
     asked, pending = 0.0, False  # ospf_work_due: when to ask next; whether work was seen
-    heard_at = (heard_since or 0.0) + HEARD_AFTER_S  # when to ask ospf_heard_since next
+    worked = 0.0  # when bgpd's work last seen pending is done, its routes installed
+    cause, heard, heard_at = -1.0, False, 0.0  # silence counted from; heard since; next ask
     while True:
         now = time.monotonic()
         changed = max(begun, events.last)
         quiet = now - changed
-        if now < not_before and heard_since is not None and now >= heard_at:
-            if ospf_heard_since(net, heard_since):
-                not_before = now
-            heard_at = time.monotonic() + RECHECK_S * 2
-        if now < not_before:
-            settled, wake = False, not_before
-            if heard_since is not None:
-                wake = min(wake, max(heard_at, now + RECHECK_S))
+        if cause != (changed if bgp else begun):
+            cause = changed if bgp else begun
+            heard, heard_at = False, cause + heard_after
+        silent = now < cause + silence_s and not heard
+        if silent and now >= heard_at:
+            heard = heard_since(net, cause)
+            heard_at = time.monotonic() + ASK_EVERY_S
+            silent = not heard
+            if heard and bgp:  # a session just dropped has no hold timer: its withdrawals
+                worked = max(worked, heard_at + KERNEL_QUIET_S)  # may be on their way
+        if silent:
+            settled, wake = False, min(cause + silence_s, max(heard_at, now + RECHECK_S))
         elif idle:  # ospfd idle; or quiet so long that no pending recomputation is left
             settled = quiet >= quiet_s + ASE_DELAY_S
             wake = max(changed + KERNEL_QUIET_S, asked)
@@ -214,14 +282,18 @@ def settle(
                 settled = due is None and not pending and not growing
                 # A run seen scheduled has happened by the first poll that no longer
                 # sees it: zebra gets INSTALL_S to install its routes before another.
-                asked = time.monotonic() + (2 * RECHECK_S if growing else INSTALL_S)
+                asked = time.monotonic() + (ASK_EVERY_S if growing else INSTALL_S)
                 if due is not None:
                     asked = max(due, now + RECHECK_S) + INSTALL_S
                 pending = due is not None
                 wake = max(wake, asked)
         else:
-            settled = quiet >= quiet_s
-            wake = changed + quiet_s
+            settled = quiet >= quiet_s and now >= worked
+            wake = max(changed + quiet_s, worked)
+            if settled and bgp and (due := bgp_work_due(net)) is not None:
+                # its updates still cross to the peers and their zebras once it ran
+                worked = max(due, now + RECHECK_S) + KERNEL_QUIET_S
+                settled, wake = False, worked
         if settled:
             routing = net.routing()
             if not complete or routes_complete(net.ospf, routing):
