@@ -77,8 +77,9 @@ _TIMER = re.compile(r"^\s+\(?(\w+)\)?\s+(\d+):(\d\d):(\d\d(?:\.\d+)?)\s*$", re.M
 def _timers(
     net: FrrNetwork, router: str, daemon: str
 ) -> tuple[float, list[tuple[str, float]]] | None:
-    """``daemon``'s pending timers on ``router``: when asked (monotonic), and each
-    (callback, seconds left). None: the daemon does not answer.
+    """``daemon``'s pending timers on ``router``: when asked, and each (callback, seconds left).
+
+    None: the daemon does not answer.
     """
     sent = time.monotonic()
     try:
@@ -91,8 +92,10 @@ def _timers(
 
 
 def _work_due(net: FrrNetwork, daemon: str, names: tuple[str, ...]) -> float | None:
-    """When the last of ``names`` any router's ``daemon`` has pending within
-    ``WORK_HORIZON_S`` is due (monotonic; None: none is)."""
+    """When the last timer in ``names`` due within ``WORK_HORIZON_S`` on any router is due.
+
+    Monotonic; None: no router's ``daemon`` has one pending.
+    """
 
     def due(router: str) -> float | None:
         sent, pending = _timers(net, router, daemon) or (0.0, [])
