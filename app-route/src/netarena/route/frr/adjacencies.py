@@ -14,7 +14,7 @@ if TYPE_CHECKING:
     from netarena.route.frr.network import FrrNetwork
     from netarena.route.frr.plan import OspfPlan
 
-__all__ = ["Pair", "Adjacencies", "read_adjacencies", "designed", "faulted"]
+__all__ = ["Pair", "Adjacencies", "read_adjacencies", "ospf_neighbours", "designed", "faulted"]
 
 Pair = tuple[str, str]
 
@@ -44,6 +44,19 @@ class Adjacencies(NamedTuple):
         )
 
 
+def ospf_neighbours(data: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+    """(neighbour router id, entry) of one ``show ip ospf neighbor [detail] json`` answer.
+
+    FRR lists a neighbour met on several interfaces as a list of entries.
+    """
+    return [
+        (neighbour, entry)
+        for neighbour, found in (data.get("neighbors") or {}).items()
+        for entry in (found if isinstance(found, list) else [found])
+        if isinstance(entry, dict)
+    ]
+
+
 def read_adjacencies(net: FrrNetwork, plan: OspfPlan) -> Adjacencies:
     """Full adjacencies and Established sessions, from every router's daemons.
 
@@ -51,12 +64,10 @@ def read_adjacencies(net: FrrNetwork, plan: OspfPlan) -> Adjacencies:
     """
     up: dict[Pair, tuple[float, float]] = {}
     for router, (sent, answered, data) in net.ask_all("ospfd", "show ip ospf neighbor json"):
-        for neighbour, entries in (data.get("neighbors") or {}).items():
-            for entry in entries if isinstance(entries, list) else [entries]:
-                state = str(entry.get("nbrState") or entry.get("state") or "")
-                if state.startswith("Full"):
-                    age = entry.get("upTimeInMsec", 0) / 1000
-                    up[(router, neighbour)] = (sent - age, answered - age)
+        for neighbour, entry in ospf_neighbours(data):
+            if str(entry.get("nbrState") or entry.get("state") or "").startswith("Full"):
+                age = entry.get("upTimeInMsec", 0) / 1000
+                up[(router, neighbour)] = (sent - age, answered - age)
     rid = {lo: router for router, lo in plan.loopbacks.items()}
     both = {  # up only when both ends see Full (a network-type mismatch is Full one way)
         (r, n): since for (r, n), since in up.items() if (rid.get(n), plan.loopbacks[r]) in up

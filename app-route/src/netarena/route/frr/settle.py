@@ -11,12 +11,12 @@ heard since (``heard_since``).
 
 from __future__ import annotations
 
-import json
 import re
 import time
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from netarena.common.core.errors import EmulatorError
+from netarena.route.frr.adjacencies import ospf_neighbours
 from netarena.route.frr.bgp_plan import HOLD_S, KEEPALIVE_S
 from netarena.route.frr.plan import DEAD_S
 from netarena.route.frr.routing import Routing, judged, routes_complete
@@ -125,33 +125,12 @@ def bgp_work_due(net: FrrNetwork) -> float | None:
 
 def ospf_forming(net: FrrNetwork) -> bool:
     """Whether some router has a neighbour forming an adjacency, not stuck (``STUCK_S``)."""
-
-    def forming(router: str) -> bool:
-        entries = _neighbours(net, router, detail=True) or []
-        return any(
-            str(entry.get("nbrState", "")).startswith(FORMING)
-            and entry.get("lastPrgrsvChangeMsec", 0) < STUCK_S * 1000
-            for entry in entries
-        )
-
-    return any(net.pool.map(forming, net.ospf.routers))
-
-
-def _neighbours(
-    net: FrrNetwork, router: str, detail: bool = False
-) -> list[dict[str, Any]] | None:
-    """``router``'s OSPF neighbour entries (None: its ospfd does not answer)."""
-    command = "show ip ospf neighbor detail json" if detail else "show ip ospf neighbor json"
-    try:
-        data = json.loads(net.show(router, "ospfd", command))
-    except (ValueError, EmulatorError):
-        return None
-    return [
-        entry
-        for found in (data.get("neighbors") or {}).values()
-        for entry in (found if isinstance(found, list) else [found])
-        if isinstance(entry, dict)
-    ]
+    return any(
+        str(entry.get("nbrState", "")).startswith(FORMING)
+        and entry.get("lastPrgrsvChangeMsec", 0) < STUCK_S * 1000
+        for _, (_, _, data) in net.ask_all("ospfd", "show ip ospf neighbor detail json")
+        for _, entry in ospf_neighbours(data)
+    )
 
 
 def ospf_heard_since(net: FrrNetwork, moment: float) -> bool:
@@ -162,17 +141,13 @@ def ospf_heard_since(net: FrrNetwork, moment: float) -> bool:
     ``moment`` (a hostile or mistaken command) is not heard until it has gone down; one
     still forming is not up. A router whose ospfd does not answer makes it false.
     """
-
-    def heard(router: str) -> bool:
-        sent = time.monotonic()
-        entries = _neighbours(net, router)
-        return entries is not None and all(
-            str(entry.get("nbrState", "")).startswith(("Full", "2-Way"))
-            and sent - (DEAD_S - entry.get("deadTimeMsecs", 0) / 1000) > moment
-            for entry in entries
-        )
-
-    return all(net.pool.map(heard, net.ospf.routers))
+    answers = net.ask_all("ospfd", "show ip ospf neighbor json")
+    return len(answers) == len(net.ospf.routers) and all(
+        str(entry.get("nbrState", "")).startswith(("Full", "2-Way"))
+        and sent - (DEAD_S - entry.get("deadTimeMsecs", 0) / 1000) > moment
+        for _, (sent, _, data) in answers
+        for _, entry in ospf_neighbours(data)
+    )
 
 
 def bgp_heard_since(net: FrrNetwork, moment: float) -> bool:
