@@ -11,7 +11,8 @@ import time
 
 from netarena.route.frr.adjacencies import faulted, read_adjacencies
 from netarena.route.frr.bgp_faults import bgp_fault_lines
-from netarena.route.frr.settle import HEARD_AFTER_S, bgp_heard_since, ospf_heard_since
+from netarena.route.frr.daemon_work import bgp_heard_since, ospf_heard_since
+from netarena.route.frr.settle import HEARD_AFTER_S
 
 from .conftest import LIVE_FRR, play_reference, reply, small_frr_app
 

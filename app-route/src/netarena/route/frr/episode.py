@@ -153,7 +153,7 @@ class FrrEpisode(GuardedEpisode[DynamicState]):
             period counts from there (on BGP networks, from a later route change too)."""
             self.changed = True
             """Whether the last command changed anything routing reacts to (``_execute``)."""
-            routing = settle(self.net, SETTLE_QUIET_S, 30.0, idle=self.idle_settles)
+            routing = settle(self.net, SETTLE_QUIET_S, 30.0)
             if judged(routing) == judged(self.healthy):
                 raise EmulatorError(f"{query.id}: the faults left routing as designed")
             matrix = measure(self.net, self.timing, None)
@@ -162,14 +162,6 @@ class FrrEpisode(GuardedEpisode[DynamicState]):
             self.close()
             raise
         self._begin(initial)
-
-    @property
-    def idle_settles(self) -> bool:
-        """Whether routing counts as stable once ospfd is idle (``settle.settle``).
-
-        Only OSPF networks: bgpd's work ahead is not visible the same way.
-        """
-        return not isinstance(self.plan, BgpPlan)
 
     @property
     def steady_silence_s(self) -> float:
@@ -189,7 +181,6 @@ class FrrEpisode(GuardedEpisode[DynamicState]):
                 HEALTHY_QUIET_S,
                 end - time.monotonic(),
                 complete=True,
-                idle=self.idle_settles,
             )
             if read_adjacencies(self.net, self.plan).up >= designed(self.plan):
                 return routing
@@ -288,7 +279,6 @@ class FrrEpisode(GuardedEpisode[DynamicState]):
                 quiet,
                 15.0,
                 want=want,
-                idle=self.idle_settles,
                 since=since,
                 silence_s=silence,
                 forming=self.final or self.changed,
