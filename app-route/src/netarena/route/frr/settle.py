@@ -71,8 +71,8 @@ def settle(
 
     On BGP networks, routing must stay the same ``quiet_s`` (``silence_s`` while a
     session not up may come up: it retries each second and may succeed) and no daemon
-    have a route-changing run ahead (``bgp_work``): bgpd's work is not all on timers
-    (its work queues are not), so a quiet period stays the rule.
+    have a route-changing run ahead (``bgp_work``): not all of bgpd's work is on timers
+    (an update on its way to a peer is not), so a quiet period stays the rule.
 
     Args:
         net: The network.
