@@ -2,7 +2,7 @@
 
 ``netarena.common.cli.root`` is the only package that prints. Commands live by concern: ``run``
 (run, rollouts), ``serve`` (serve, report), ``validity`` (calibrate, ladder, power, ...),
-``publish`` (assess, leaderboard); other distributions add theirs through the
+``publish`` (assess, leaderboard), ``audit`` (audit); other distributions add theirs through the
 ``netarena.commands`` entry points (each app's group, a2a_llm's ``purple``).
 """
 
@@ -13,6 +13,7 @@ from importlib.metadata import entry_points
 
 import typer
 
+from netarena.common.cli.audit import register as register_audit_commands
 from netarena.common.cli.publish import register as register_publish_commands
 from netarena.common.cli.run import register as register_run_commands
 from netarena.common.cli.serve import register as register_serve_commands
@@ -38,6 +39,7 @@ register_serve_commands(cli)
 register_validity_commands(cli)
 register_publish_commands(cli)
 register_up_commands(cli)
+register_audit_commands(cli)
 
 
 def _add_app_commands() -> None:
