@@ -17,6 +17,7 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
+from netarena.common.cli.console import setup_logging
 from netarena.common.cli.publish import config_object, print_assessment
 from netarena.common.core.errors import AgentError, ConfigError, LaunchError
 
@@ -78,7 +79,7 @@ def up_command(
     from netarena.common.core.signals import run_until_stopped
     from netarena.common.launch.launcher import UpSpec, up
 
-    logging.basicConfig(level=logging.WARNING)
+    setup_logging(logging.WARNING)
     try:
         if pull not in ("missing", "never", "always"):
             raise ConfigError("--pull must be missing, never or always")
