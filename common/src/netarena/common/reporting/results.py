@@ -114,9 +114,20 @@ def _read_agentbeats(file: Path) -> list[QueryResult]:
     return results
 
 
-def _run_name(file: Path) -> str:
-    """How a report names one run: its directory, or the file when not ``results.jsonl``."""
-    return str(file.parent if file.name == "results.jsonl" else file)
+def _run_names(files: set[Path]) -> dict[Path, str]:
+    """The shortest trailing part of each run's path that tells the runs apart.
+
+    A run is its directory (or the file, when it is not ``results.jsonl``):
+    ``runs/monday/results.jsonl`` and ``runs/tuesday/results.jsonl`` are ``monday`` and
+    ``tuesday``.
+    """
+    runs = {f: f.parent if f.name == "results.jsonl" else f for f in files}
+    longest = max(len(run.parts) for run in runs.values())
+    for depth in range(1, longest + 1):
+        names = {f: "/".join(run.parts[-depth:]) for f, run in runs.items()}
+        if len(set(names.values())) == len(names):
+            return names
+    return {f: str(run) for f, run in runs.items()}
 
 
 Run = tuple[Path, list[QueryResult]]
@@ -125,20 +136,22 @@ Run = tuple[Path, list[QueryResult]]
 def _apart(runs: list[Run]) -> list[Run]:
     """``runs`` with an agent name that several runner files share suffixed with its run.
 
-    Two runs of one agent name (the same model with other settings, say) stay two rows; a
-    name used by one run only is kept as it is. AgentBeats files already name their
-    participant, and their shards pool.
+    Two runs of one agent name (the same model with other settings, say) stay two rows
+    (``agent (monday)``); a name used by one run only is kept as it is. AgentBeats files
+    already name their participant, and their shards pool.
     """
     files: dict[tuple[str, str], set[Path]] = defaultdict(set)
     for file, records in runs:
         if file.suffix != ".json":
             for r in records:
                 files[(r.app, r.agent)].add(file.resolve())
+    names = {key: _run_names(group) for key, group in files.items() if len(group) > 1}
 
     def named(file: Path, r: QueryResult) -> QueryResult:
-        if len(files.get((r.app, r.agent), ())) < 2:
+        if (r.app, r.agent) not in names:
             return r
-        return r.model_copy(update={"agent": f"{r.agent} ({_run_name(file)})"})
+        run = names[(r.app, r.agent)][file.resolve()]
+        return r.model_copy(update={"agent": f"{r.agent} ({run})"})
 
     return [(file, [named(file, r) for r in records]) for file, records in runs]
 
