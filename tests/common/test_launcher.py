@@ -145,8 +145,14 @@ _SELFHOSTED_ARGS = [
     "--client-image",
     "${NETARENA_IMAGE_PREFIX-ghcr.io/your-org/}netarena-purple:${NETARENA_TAG-latest}",
     "--green", "${NETARENA_IMAGE_PREFIX-ghcr.io/your-org/}netarena-route:${NETARENA_TAG-latest}",
-    "-e", "NETARENA_SOLVER=reference", "--config", '{"num_queries": 6, "seed": 11}',
-    "--client-script", "../../docker/smoke_client.py",
-    "--client-out", "${NETARENA_RESULTS:-../../runs/route-selfhosted}",
-    "--client-user", "${NETARENA_CLIENT_USER:-0:0}", "--expect-correctness", "1.0"]
-"""How ``scenarios/route/docker-compose.selfhosted.yml`` is written (docs/agentbeats.md)."""
+    "-e", "NETARENA_SOLVER=${NETARENA_SOLVER:-reference}",
+    "--config", '{"num_queries": 150, "levels": [1, 2, 3], "concurrency": 4, "max_turns": 10, '
+                '"num_subnets": 3, "hosts_per_subnet": 2}',
+    "--agentbeats-id",
+    "route_operator=${ROUTE_OPERATOR_ID:?set ROUTE_OPERATOR_ID to the submitter's AgentBeats id}",
+    "--agentbeats-id", "netarena_route=${NETARENA_ROUTE_ID:-}",
+    "--client-out", "${NETARENA_RESULTS:-./output}",
+    "--client-user", "${NETARENA_CLIENT_USER:-0:0}"]
+"""How ``scenarios/route/docker-compose.selfhosted.yml`` is written (docs/agentbeats.md): the
+route scenario's assessment config (no seed), the submitter's AgentBeats id from the
+environment, no gate on scores."""
