@@ -34,3 +34,30 @@ def test_purple_exits_2_at_start_when_its_model_cannot_be_used(
         refused = CliRunner().invoke(command, ["--solver", "litellm", "--model", MODEL])
         assert refused.exit_code == 2 and "refused the credentials" in refused.output
     assert fake.checks == 1 and fake.requests == 0  # the missing key never left the process
+
+
+def test_the_env_list_docker_example_parses_under_the_images_entrypoint(
+        command: typer.Typer, monkeypatch: pytest.MonkeyPatch) -> None:
+    """env.list.example's ``docker run`` line: what follows the image goes to its entrypoint,
+    ``netarena purple``, so it must be purple's options only (not ``netarena purple ...``)."""
+    import re
+    import shlex
+    from pathlib import Path
+
+    import netarena.a2a_llm.cli as purple_cli
+
+    root = Path(__file__).resolve().parents[2]
+    dockerfile = (root / "a2a_llm" / "Dockerfile").read_text()
+    assert 'ENTRYPOINT ["netarena-entrypoint", "purple"]' in dockerfile
+    text = (root / "env.list.example").read_text()
+    lines = re.search(r"#   (docker run .*?)\n#   (.*?)\n", text)
+    assert lines is not None
+    argv = shlex.split(lines.group(1).rstrip("\\") + " " + lines.group(2))
+    after_image = argv[argv.index("netarena-purple") + 1:]
+    served: list[str] = []
+    monkeypatch.setattr(purple_cli, "serve_web",
+                        lambda app, host, port, limits: served.append(host))
+    monkeypatch.setenv("MODEL_NAME", MODEL)
+    result = CliRunner().invoke(command, [*after_image, "--no-model-check"])
+    assert result.exit_code == 0, result.output
+    assert served == ["0.0.0.0"]
