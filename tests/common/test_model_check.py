@@ -41,6 +41,7 @@ def _run(*args: str) -> tuple[int, str, float]:
     return result.exit_code, result.output, time.perf_counter() - started
 
 
+@pytest.mark.slow  # importing LiteLLM and loading malt: ~9 s
 def test_a_missing_key_exits_2_before_any_query(tmp_path: Path,
                                                 monkeypatch: pytest.MonkeyPatch) -> None:
     with fake_llm_server(ToyApp().reference_agent()) as (api_base, fake):
@@ -69,6 +70,7 @@ def test_a_refused_key_or_unknown_model_exits_2(tmp_path: Path,
     assert not (tmp_path / "results.jsonl").exists()
 
 
+@pytest.mark.slow
 def test_a_resumed_run_replays_unscored_infrastructure_errors(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", "sk-fake")

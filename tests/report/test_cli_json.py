@@ -7,6 +7,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+import pytest
 from typer.testing import CliRunner
 
 from netarena.common.cli.root import cli
@@ -20,6 +21,7 @@ def _json(args: list[str], code: int = 0) -> Any:
     return json.loads(result.stdout)
 
 
+@pytest.mark.slow  # renders the report's plots
 def test_report_json_is_every_run_summary(toy_results: list[Path], tmp_path: Path) -> None:
     doc = _json(["report", *map(str, toy_results), "--out", str(tmp_path), "--json"])
     runs = {run["agent"]: run for run in doc["runs"]}
@@ -28,6 +30,7 @@ def test_report_json_is_every_run_summary(toy_results: list[Path], tmp_path: Pat
     assert doc == json.loads((tmp_path / "summary.json").read_text())
 
 
+@pytest.mark.slow
 def test_report_keeps_two_runs_of_one_agent_name_apart(tmp_path: Path) -> None:
     """Two runs named the same (other settings, another day) are two rows, not one pool."""
     app = ToyApp()
