@@ -114,6 +114,14 @@ def test_the_client_names_ids_and_writes_for_the_folders_owner(tmp_path: Path) -
     assert [p.name for p in tmp_path.iterdir()] == ["results.json"]
 
 
+def test_an_unwritable_output_fails_before_the_evaluation(tmp_path: Path) -> None:
+    """Before, the file was written after the whole evaluation, and then refused."""
+    missing = tmp_path / "no-such-folder" / "results.json"
+    with pytest.raises(SystemExit, match="cannot write"):
+        smoke_client.main(["--green", "http://127.0.0.1:9/", "--purple", "http://127.0.0.1:9/",
+                           "--role", "route_operator", "--out", str(missing)])
+
+
 def _argv(green: str, purple: str, out: Path, env: dict[str, str]) -> list[str]:
     """The compose file's client command, for agents on loopback and 4 queries."""
     argv = [interpolate(arg, env) for arg in _client()["command"]]

@@ -137,6 +137,18 @@ def write_results(path: Path, document: dict[str, Any]) -> None:
     temporary.replace(path)
 
 
+def check_writable(path: Path) -> None:
+    """Fail before the evaluation, not after it, when the results file cannot be written."""
+    probe = path.with_name(f".{path.name}.probe-{os.getpid()}")
+    try:
+        probe.write_text("")
+        probe.unlink()
+    except OSError as exc:
+        raise SystemExit(f"smoke: cannot write {path} ({exc}); run the client as a user who "
+                         "may write that folder (compose: user: \"0:0\"), or make the folder "
+                         "writable first") from exc
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the evaluation; return the process exit code."""
     ap = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
@@ -155,6 +167,8 @@ def main(argv: list[str] | None = None) -> int:
     logging.getLogger("httpx").setLevel(logging.WARNING)
 
     named = participants(args.role, args.purple, args.agentbeats_id)
+    if args.out:
+        check_writable(args.out)
     green_card = wait_for_card(args.green, 90)
     purple_card = wait_for_card(args.purple, 90)
     log.info("green card: %s; purple card: %s", green_card["name"], purple_card["name"])
