@@ -69,10 +69,11 @@ _INIT = (
     ' && for daemon in $DAEMONS; do nsenter --user=/proc/self/fd/"$USERNS" -- {bin}/$daemon -d'
     " -A 127.0.0.1 -u root -g root -F traditional -f /etc/frr/frr.conf"
     " --log file:/var/log/frr/$daemon.log --log-level warnings || exit 1; done"
-    " && unset OWNER DAEMONS USERNS && echo ready && exec cat >/dev/null 2>&1"
+    " && unset OWNER DAEMONS USERNS && echo ready && cat >/dev/null 2>&1; kill -KILL -1"
 )
 """The box's first process: it hands the directories to the router's root, starts each
-daemon as root of the node's user namespace, says so, then waits for its stdin to close."""
+daemon as root of the node's user namespace, says so, then waits for its stdin to close
+and ends every process of the box (bubblewrap's init waits for them all)."""
 
 
 class RouterBox:
