@@ -50,3 +50,41 @@ def test_an_owner_is_gone_once_its_pid_ended_or_names_a_later_process(owners: Pa
             assert not namespaces._owner_alive("nrnofile")
         finally:
             later.kill()
+
+
+def test_a_reaper_never_takes_a_prefix_being_claimed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Claims in many threads while another reaps all along: an owner file read half
+    written (empty) once made a reaper take a live network's prefix, then the network."""
+    import threading
+
+    monkeypatch.setattr(namespaces, "OWNER_DIR", tmp_path / "owners")
+    monkeypatch.setattr(namespaces, "NETNS_DIR", tmp_path / "netns")
+    monkeypatch.setattr(namespaces, "stale_groups", set)
+    monkeypatch.setattr(namespaces, "reap", lambda: [])
+    claimed: list[str] = []
+    done = threading.Event()
+
+    def reap() -> None:
+        while not done.is_set():
+            namespaces.cleanup()
+
+    reaper = threading.Thread(target=reap)
+    reaper.start()
+    try:
+        def claim() -> None:
+            claimed.extend(namespaces.claim_prefix() for _ in range(50))
+
+        workers = [threading.Thread(target=claim) for _ in range(4)]
+        for worker in workers:
+            worker.start()
+        for worker in workers:
+            worker.join()
+    finally:
+        done.set()
+        reaper.join()
+    namespaces.cleanup()
+    assert len(claimed) == 200
+    assert all((tmp_path / "owners" / f"{p}.pid").exists() for p in claimed)
+    assert not list((tmp_path / "owners").glob(".claim.*"))

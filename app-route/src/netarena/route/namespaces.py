@@ -32,6 +32,7 @@ import re
 import shutil
 import signal
 import subprocess
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -82,9 +83,10 @@ def new_prefix(rng: random.Random | None = None) -> str:
 def claim_prefix(prefix: str | None = None) -> str:
     """Reap the networks of owners that are gone, then claim a prefix for this process.
 
-    The owner file is made before anything of the network (exclusively: two processes
-    never claim one prefix), so a process killed at any later point of ``open()`` leaves
-    an owner file naming a process that is gone.
+    The owner file is made before anything of the network (whole, and exclusively: two
+    processes never claim one prefix, and no reaper reads it half written), so a process
+    killed at any later point of ``open()`` leaves an owner file naming a process that is
+    gone.
 
     Args:
         prefix: The prefix wanted; a fresh one by default.
@@ -95,17 +97,19 @@ def claim_prefix(prefix: str | None = None) -> str:
     reap()
     try:
         OWNER_DIR.mkdir(parents=True, exist_ok=True)
-        while True:
-            wanted = prefix or new_prefix()
-            try:
-                fd = os.open(OWNER_DIR / f"{wanted}.pid", os.O_WRONLY | os.O_CREAT | os.O_EXCL)
-            except FileExistsError:
-                if prefix:
-                    raise EmulatorError(f"prefix {prefix} is claimed already") from None
-                continue
-            with os.fdopen(fd, "w") as owner:
-                owner.write(str(os.getpid()))
-            return wanted
+        spare = OWNER_DIR / f".claim.{os.getpid()}.{threading.get_ident()}"
+        spare.write_text(str(os.getpid()))
+        try:
+            while True:
+                wanted = prefix or new_prefix()
+                try:
+                    os.link(spare, OWNER_DIR / f"{wanted}.pid")
+                    return wanted
+                except FileExistsError:
+                    if prefix:
+                        raise EmulatorError(f"prefix {prefix} is claimed already") from None
+        finally:
+            spare.unlink()
     except OSError as exc:
         raise EmulatorError(f"cannot claim a network prefix: {exc}") from exc
 
@@ -355,6 +359,12 @@ def cleanup(include_live: bool = False) -> list[str]:
                 _remove_filesystem(prefix)
                 with contextlib.suppress(FileNotFoundError):
                     owner.unlink()
+        for spare in OWNER_DIR.glob(".claim.*"):  # a claim's, killed before it linked it
+            with contextlib.suppress(OSError, ValueError):
+                os.kill(int(spare.name.split(".")[2]), 0)
+                continue
+            with contextlib.suppress(FileNotFoundError):
+                spare.unlink()
     for prefix in stale_groups() - list_prefixes():
         if include_live or not _owner_alive(prefix):
             remove_group(prefix)

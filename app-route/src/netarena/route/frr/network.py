@@ -104,7 +104,8 @@ class FrrNetwork(Network):
         prefix: Namespace prefix; a fresh one by default.
 
     Raises:
-        EmulatorError: Building or starting FRR failed (everything is removed first).
+        EmulatorError: Building or starting FRR failed, an ``OSError`` included
+            (everything is removed first).
     """
 
     fabric_links = True
@@ -130,8 +131,10 @@ class FrrNetwork(Network):
         """When any router's kernel routes last changed (``settle.py`` waits on it)."""
         try:
             self._build(OspfTopo(plan))
-        except BaseException:
+        except BaseException as exc:
             self.close()
+            if isinstance(exc, OSError):  # this network's (a full disk, say): its error only
+                raise EmulatorError(f"{self.prefix}: building failed: {exc}") from exc
             raise
 
     def _build(self, topo: Topo) -> None:
