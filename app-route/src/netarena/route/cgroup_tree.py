@@ -80,23 +80,33 @@ def remove(group: Path) -> None:
 
 
 def _remove_tree(group: Path) -> None:
-    """Kill every process of ``group`` and below, and remove the groups, children first."""
-    if (group / "cgroup.kill").exists():  # v2: the whole subtree at once
-        with contextlib.suppress(OSError):
-            _write(group / "cgroup.kill", "1")
-    with contextlib.suppress(OSError):
-        for child in [p for p in group.iterdir() if p.is_dir()]:
-            _remove_tree(child)
+    """Kill every process of ``group`` and below, and remove the groups, children first.
+
+    Every group's processes are killed before any is waited for: they die together.
+    """
+    groups = _subtree(group)
     for _ in range(50):
-        kill_all(group, rounds=1)
-        try:
-            group.rmdir()
+        for each in groups:
+            kill_all(each, rounds=1)  # v2: cgroup.kill, the whole subtree at once
+        for each in list(groups):
+            try:
+                each.rmdir()
+            except OSError as exc:
+                if exc.errno != errno.ENOENT:
+                    break
+            groups.remove(each)
+        if not groups:
             return
-        except OSError as exc:
-            if exc.errno == errno.ENOENT:
-                return
-            time.sleep(0.02)
+        time.sleep(0.02)
     log.warning("control group %s could not be removed", group)
+
+
+def _subtree(group: Path) -> list[Path]:
+    """``group`` and the groups below it, deepest first."""
+    with contextlib.suppress(OSError):
+        children = [p for p in group.iterdir() if p.is_dir()]
+        return [*(g for child in children for g in _subtree(child)), group]
+    return [group]
 
 
 def kill_all(group: Path, rounds: int = 50) -> None:
