@@ -69,7 +69,7 @@ def test_v1_uses_each_controllers_hierarchy(
     monkeypatch.setattr(cgroups, "_own_paths", lambda: own)
     found = cgroups.hierarchy()
     assert found.version == 1 and sorted(found.parents) == ["cpu", "memory", "pids"]
-    cgroups.EpisodeGroup("nrabc14", ("r1", "r2"))
+    group = cgroups.EpisodeGroup("nrabc14", ("r1", "r2"))
     memory = fake_root / "memory" / "user" / "netarena-route" / "nrabc14"
     assert (memory / "commands" / "memory.limit_in_bytes").read_text() == str(cgroups.MEMORY_BYTES)
     assert not (memory / "commands" / "pids.max").exists()
@@ -79,6 +79,9 @@ def test_v1_uses_each_controllers_hierarchy(
     assert (cpu / "commands" / "cpu.cfs_quota_us").read_text() == "50000"
     pids = fake_root / "pids" / "user" / "netarena-route" / "nrabc14"
     assert (pids / "commands" / "pids.max").exists() and (pids / "r1" / "pids.max").exists()
+    group.limit("", cgroups.episode_limits(2))  # once the routers run: all of it together
+    assert (cpu / "cpu.cfs_quota_us").read_text() == "100000"
+    assert (pids / "pids.max").read_text() == str(cgroups.MAX_TASKS + 2 * 64)
 
 
 @pytest.mark.parametrize("alone", [True, False])

@@ -42,6 +42,8 @@ __all__ = [
     "COMMANDS",
     "Limits",
     "ROUTER_LIMITS",
+    "EPISODE_CPU",
+    "episode_limits",
     "Hierarchy",
     "hierarchy",
     "announce",
@@ -94,10 +96,20 @@ ROUTER_LIMITS = Limits(256 << 20, 64, 0.5)
 """One router's FRR daemons, together with the files they write (its tmpfs directories:
 ``frr/box.py``). Measured: zebra, staticd, ospfd and bgpd hold 44 MiB and run 13 threads;
 a configuration at the node's budget (``limits.OBJECT_BUDGET``) fits."""
+EPISODE_CPU = 1.0
+"""Share of one core an episode's commands and boxes may use together once its boxes run:
+what an agent makes the daemons do counts too (10 s of route churn cost zebra 4.3 CPU-s,
+outside any group, against the commands' half a core)."""
 ROUTER_START = dataclasses.replace(ROUTER_LIMITS, cpu=None)
 """A router's limits while its daemons start: their CPU quota applies once they run
 (starting zebra, staticd and ospfd costs about 80 ms of CPU each router; under a quota,
 opening a 6-router network took 0.5 s longer on the loaded 2-core machine)."""
+
+
+def episode_limits(boxes: int) -> Limits:
+    """What an episode with ``boxes`` running boxes holds at most, commands included."""
+    memory = MEMORY_BYTES + boxes * ROUTER_LIMITS.memory_bytes
+    return Limits(memory, MAX_TASKS + boxes * ROUTER_LIMITS.tasks, EPISODE_CPU)
 
 
 @dataclass(frozen=True)
@@ -125,6 +137,7 @@ class Hierarchy:
             f"{MAX_TASKS} processes, {CPU_QUOTA:g} CPU (cgroup v{self.version}: "
             f"{', '.join(sorted(self.parents))}); per agent user {per_process}; per FRR "
             f"router {router.memory_bytes >> 20} MiB, {router.tasks} processes, {router.cpu:g} CPU"
+            f" ({EPISODE_CPU:g} CPU an episode's commands and routers together)"
         )
 
 
@@ -246,7 +259,7 @@ class EpisodeGroup:
             raise
 
     def limit(self, child: str, limits: Limits) -> None:
-        """Make ``child`` if need be, and set its limits.
+        """Make ``child`` if need be, and set its limits (``""``: the episode's own group).
 
         Raises:
             OSError: A group or limit could not be written.

@@ -27,6 +27,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from netarena.common.core.errors import EmulatorError
+from netarena.route.cgroups import episode_limits
 from netarena.route.frr.box import RouterBox
 from netarena.route.frr.plan import OspfPlan
 from netarena.route.frr.routing import (
@@ -145,6 +146,7 @@ class FrrNetwork(Network):
             write_sysctl(self.netns(router), "net.ipv4.conf.all.promote_secondaries", "1")
         self.sandbox = EpisodeSandbox(self.prefix, self.plan, tuple(self.ospf.routers))
         list(self.pool.map(self._start_frr, self.ospf.routers))
+        self.sandbox.group.limit("", episode_limits(len(self.boxes)))  # all started: bounded
         self.services = Services({n: self.netns(n) for n in self.plan.nodes}, self.local)
 
     def _start_frr(self, router: str) -> None:
