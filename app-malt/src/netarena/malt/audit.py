@@ -24,7 +24,7 @@ from netarena.malt.generator import misses_truth
 from netarena.malt.qualifiers import QUALIFIERS, ablate
 from netarena.malt.solver import parse_steps
 
-__all__ = ["THRESHOLD", "MISREAD", "audit_checks", "judged"]
+__all__ = ["THRESHOLD", "MISREAD", "audit_checks", "checks_of", "judged"]
 
 Op = dict[str, Any]
 
@@ -36,6 +36,13 @@ MISREAD: dict[str, Callable[[list[Op]], list[Op]]] = {
     **{f"bound:{m.name}": m.everywhere for m in MISREADINGS},
 }
 """Check name → the misreading, as a transformation of a task's operations."""
+
+
+def checks_of(detail: str) -> list[str]:
+    """The checks (``MISREAD`` names) that misread ``detail``, a qualifier or a bound."""
+    if detail in QUALIFIERS:
+        return [f"qualifier:{detail}"]
+    return [f"bound:{m.name}" for m in MISREADINGS if m.bound == detail]
 
 
 def judged(base: nx.DiGraph, query: Query, ops: list[Op], name: str) -> bool | None:
