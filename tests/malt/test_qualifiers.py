@@ -75,7 +75,7 @@ def test_on_googles_uniform_example_idle_qualifiers_are_dropped_not_stated() -> 
 def test_every_label_states_its_qualifiers_often_enough() -> None:
     """Wherever a label states a qualifier, ignoring it costs at least 10 points there."""
     for level, label in ALL:
-        queries = _queries(APP, 40, 1, level, label)
+        queries = _queries(APP, 60, 1, level, label)
         counts = Counter(q for query in queries for q in query.qualifiers if q in QUALIFIERS)
         rare = {q: n for q, n in counts.items() if n < 0.12 * len(queries)}
         assert not rare, (label, rare)

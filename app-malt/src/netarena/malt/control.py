@@ -72,13 +72,14 @@ def _loop_add(s: TaskSampler) -> Op:
     switches = contained(s.g, place, SW)
     top = max(int(p.new_port_name(sw).rsplit(".p", 1)[1]) for sw in switches)
     do = {"op": "add_port", "switch": "{X}", "name": f"{{X}}.p{top}", "capacity_bps": p.new_speed()}
+    stage = s.stage(place, 0.5)
     loop = {
         "op": "for_each",
         "parent": place,
         "kind": SW,
         "depth": _depth(s, place, SW),
-        **s.stage(place, 0.5),
-        **s.total(place, 0.8),  # "every switch whose ports total below T": a fill-up campaign
+        **stage,
+        **s.total(place, 0.8, stage),  # "every switch whose ports total below T": fill-up
         "do": do,
     }
     return s.nonempty(loop)
@@ -123,7 +124,8 @@ def _decommission(s: TaskSampler) -> Op:
     Possible also where every port runs at one speed (Google's example).
     """
     block = s.p.block()
-    where = (s.stage(block, 1.0) or {"stage": s.p.stage(block)}) | s.total(block, 0.8)
+    stage = s.stage(block, 1.0) or {"stage": s.p.stage(block)}
+    where = stage | s.total(block, 0.8, stage)
     loop = {
         "op": "for_each",
         "parent": block,

@@ -161,7 +161,10 @@ def draw(
     leaves the answer and the resulting topology unchanged (a tie order that decides
     nothing is dropped, not redrawn); on a fabric where that is rare (Google's uniform
     example), after ``_DRAWS`` draws the last one keeps only its load-bearing qualifiers
-    (dropping an idle one changes nothing, by definition). Deterministic in ``rng``.
+    (dropping an idle one changes nothing, by definition). A filter's bound has no such
+    fallback; one draw in about 25 is redrawn for it on the default fabric
+    (``benchmarks/malt_qualifiers.py``) and Google's example states no filter bounds (one
+    speed, one total). Deterministic in ``rng``.
 
     Returns:
         The task's truth (``solve``) and the details it states (``stated``).

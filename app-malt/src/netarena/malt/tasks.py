@@ -16,6 +16,7 @@ import networkx as nx
 from netarena.malt.operations import (
     children,
     contained,
+    selected,
     selection,
     total_capacity,
 )
@@ -129,17 +130,19 @@ class TaskSampler:
         """
         roll = self.p.rng.random()
         stage = self.stage(node, 1.0) if roll < 0.42 or 0.85 <= roll < 0.95 else {}
-        return {**stage, **(self.total(node, 1.0) if 0.42 <= roll < 0.95 else {})}
+        return {**stage, **(self.total(node, 1.0, stage) if 0.42 <= roll < 0.95 else {})}
 
-    def total(self, node: str, chance: float) -> Op:
+    def total(self, node: str, chance: float, stage: Op | None = None) -> Op:
         """``{"total": bound}`` on switches' total port capacity, with chance ``chance``.
 
-        The bound is one of the totals of the switches in ``node``: above the smallest for
-        ``ge`` and ``lt``, below the largest for ``gt`` and ``le``, so each selects some
-        switches and not all, and reading it inclusive for exclusive (or the reverse)
-        selects others (a switch has that total).
+        The bound is one of the totals of the switches in ``node`` (of the stage ``stage``
+        states, when it states one): above the smallest for ``ge`` and ``lt``, below the
+        largest for ``gt`` and ``le``, so each selects some of those switches and not all,
+        and reading it inclusive for exclusive (or the reverse) selects others (a switch
+        has that total).
         """
-        totals = sorted({total_capacity(self.g, sw) for sw in contained(self.g, node, SW)})
+        switches = selected(self.g, node, SW, direct=False, where=stage)
+        totals = sorted({total_capacity(self.g, sw) for sw in switches})
         if len(totals) < 2 or not self.p.chance(chance):
             return {}
         cmp = self.p.rng.choices(["ge", "lt", "gt", "le"], weights=[2, 2, 1, 1])[0]
