@@ -162,7 +162,7 @@ def draw(
     nothing is dropped, not redrawn); on a fabric where that is rare (Google's uniform
     example), after ``_DRAWS`` draws the last one keeps only its load-bearing qualifiers
     (dropping an idle one changes nothing, by definition). A filter's bound has no such
-    fallback; one draw in about 25 is redrawn for it on the default fabric
+    fallback; about one draw in 30 is redrawn for it on the default fabric
     (``benchmarks/malt_qualifiers.py``) and Google's example states no filter bounds (one
     speed, one total). Deterministic in ``rng``.
 
