@@ -53,6 +53,7 @@ def test_each_misreading_reads_its_words_and_differs_at_the_bound() -> None:
             ), m.name
 
 
+@pytest.mark.slow
 def test_every_bound_misreading_is_judged_wrong_wherever_it_changes_the_task() -> None:
     """The audit's checks over a default plan: each bound stated, each misreading caught."""
     queries = _plan(160, 41)
