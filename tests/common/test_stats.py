@@ -6,6 +6,7 @@ import pytest
 
 from netarena.common.core.stats import (
     consistent,
+    is_rate,
     latency,
     overlap,
     rate,
@@ -13,6 +14,7 @@ from netarena.common.core.stats import (
     subsample_overlap,
     subsample_widths,
     summarize,
+    summary_rate,
     two_sample_n,
     wald,
     wilson,
@@ -192,3 +194,21 @@ def test_subsample_widths_shrink_like_one_over_root_n() -> None:
     assert apart[10] == 0.0
     same = subsample_overlap(flags, flags, [100], draws=20)
     assert same[100] > 0.5
+
+
+def test_a_by_qualifier_rate_is_solved_safely_where_the_qualifier_is_stated() -> None:
+    """``by_qualifier:Q`` (a ladder range where a mistake matters) reads the queries stating
+    Q; with none stated it is a rate over no queries, which no range contradicts."""
+    results = [
+        _result(0, True).model_copy(update={"qualifiers": ["exactly"]}),
+        _result(1, False).model_copy(update={"qualifiers": ["exactly", "ties"]}),
+        _result(2, True),
+    ]
+    summary = summarize(results, app="toy", agent="x", seed=None)
+    assert summary_rate(summary, "by_qualifier:exactly")["k"] == 1
+    assert summary_rate(summary, "by_qualifier:exactly")["n"] == 2
+    assert summary_rate(summary, "by_qualifier:ties")["rate"] == 0.0
+    assert summary_rate(summary, "by_qualifier:depth")["n"] == 0
+    assert summary_rate(summary, "solved_safely") == summary["solved_safely"]
+    assert is_rate("by_qualifier:at least") and is_rate("safety")
+    assert not is_rate("by_qualifier:") and not is_rate("solved")

@@ -20,7 +20,7 @@ from netarena.common.core.app import App
 from netarena.common.core.errors import ConfigError
 from netarena.common.core.runner import RunConfig, Runner
 from netarena.common.core.signals import run_until_stopped
-from netarena.common.core.stats import RATES, consistent, summarize
+from netarena.common.core.stats import RATES, consistent, summarize, summary_rate
 from netarena.common.core.types import Query, QueryResult
 
 __all__ = [
@@ -60,7 +60,7 @@ class Rung:
         """The rates outside their range beyond sampling error, one description each."""
         found = []
         for metric, (lo, hi) in self.expected.items():
-            stat = self.summary[metric]
+            stat = summary_rate(self.summary, metric)
             if stat["n"] and not consistent(stat, (lo, hi)):
                 found.append(f"{metric} {stat['rate']:.3f} outside [{lo:.2f}, {hi:.2f}]")
         return found

@@ -36,6 +36,9 @@ __all__ = [
     "solved_safely",
     "summarize",
     "consistent",
+    "summary_rate",
+    "is_rate",
+    "BY_QUALIFIER",
     "separating_n",
     "two_sample_n",
     "subsample_widths",
@@ -214,6 +217,29 @@ def summarize(
 
 
 Z99 = 2.5758293035489004
+
+
+BY_QUALIFIER = "by_qualifier:"
+"""Prefix of a rate name meaning ``solved_safely`` over the queries stating one qualifier
+(``by_qualifier:depth``): a calibration rung's range where its mistake matters."""
+
+
+def is_rate(name: str) -> bool:
+    """Whether ``name`` names a rate of a summary (``RATES`` or ``by_qualifier:Q``)."""
+    return name in RATES or (name.startswith(BY_QUALIFIER) and len(name) > len(BY_QUALIFIER))
+
+
+def summary_rate(summary: dict[str, Any], name: str) -> dict[str, Any]:
+    """The rate ``name`` (``is_rate``) of a ``summarize`` result.
+
+    ``by_qualifier:Q`` is ``solved_safely`` over the queries stating ``Q``; with none, a
+    rate over no queries (``n`` 0), which no range can contradict.
+    """
+    if not name.startswith(BY_QUALIFIER):
+        stat: dict[str, Any] = summary[name]
+        return stat
+    group = summary.get("by_qualifier", {}).get(name.removeprefix(BY_QUALIFIER))
+    return group["solved_safely"] if group else rate([])
 
 
 def consistent(stat: dict[str, Any], expected: Sequence[float], z: float = Z99) -> bool:
