@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from netarena.common.core.errors import AgentError, ConfigError
@@ -123,6 +124,9 @@ def leaderboard_command(
     if problem:
         err.print(f"[yellow]warning:[/yellow] the AgentBeats app's preload fails on these "
                   f"files ({problem}); shown here from the records as JSON")
+    for name, count in board.bad_roles(results or Path(".")).items():
+        err.print(f"[yellow]warning:[/yellow] {escape(name)}: {count} record(s) whose "
+                  "participant role is not a name, left out of every table", highlight=False)
     for table in tables:
         out = Table(title=f"{table.name}: {board.QUERIES[table.name][0]}", title_justify="left")
         for column in table.columns:

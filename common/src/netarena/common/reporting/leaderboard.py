@@ -14,7 +14,11 @@ read from the effective config each record carries, and shown in the row.
 Records of the same configuration are pooled, whatever file or shard they came from; a
 query answered more than once counts once, solved only if every answer solved it, so no
 file name and no lucky resubmission decides a score. Failed runs, and files in other
-formats, never rank: ``runs not ranked`` lists them.
+formats, never rank: ``runs not ranked`` lists them. A record's participant is looked up by
+its role among the ``participants`` keys (``json_keys``; no JSON path is ever built from a
+name), and records whose role is not a name (``ROLE_NAME``; servers refuse such roles, but
+files written before may hold one) are skipped: ``runs not ranked`` names their files and
+``netarena leaderboard`` warns, and the board stays up for everyone else.
 
 ``QUERIES`` is the single source: ``leaderboard/queries/*.sql`` and
 ``leaderboard/queries/agentbeats.json`` are written from it (``write_queries``; a test
@@ -31,9 +35,10 @@ from typing import Any
 
 from netarena.common.core.errors import ConfigError
 from netarena.common.core.result_files import write_atomic
+from netarena.common.core.types import ROLE_NAME, valid_role
 
 __all__ = ["QUERIES", "PRELOAD", "QueryTable", "queries_json", "write_queries",
-           "run_queries", "case_clashes", "normalise_keys"]
+           "run_queries", "case_clashes", "normalise_keys", "bad_roles"]
 
 log = logging.getLogger(__name__)
 
@@ -49,10 +54,11 @@ WITH runs AS (
     SELECT CAST(to_json(f) AS JSON) AS doc FROM results AS f
 ), records AS (
     SELECT coalesce(doc ->> '$.status', 'completed') AS status,
-           doc -> '$.participants' AS participants, r
+           doc -> '$.participants' AS participants, r, r ->> '$.participant_role' AS role
     FROM runs, unnest(CAST(coalesce(doc -> '$.results', '[]') AS JSON[])) AS u(r)
 ), answers AS (
-    SELECT coalesce(participants ->> ('$."' || (r ->> '$.participant_role') || '"'),
+    SELECT coalesce(json_extract_string(participants, '$.*')[
+                        list_position(json_keys(participants), role)],
                     participants ->> '$.malt_operator', participants ->> '$.route_operator',
                     participants ->> '$.k8s_operator', r ->> '$.participant_id',
                     r ->> '$.agent') AS id,
@@ -81,6 +87,7 @@ WITH runs AS (
     WHERE status IN ('completed', 'partial')
       AND (r ->> '$.kind') = 'query'
       AND coalesce(CAST(r ->> '$.scored' AS BOOLEAN), true)
+      AND (role IS NULL OR regexp_full_match(role, '<ROLE_NAME>'))
 ), queries AS (
     SELECT id, version, max_turns, prompt_style, levels, labels, turn_timeout_s, app_params,
            query_id, min(level) AS level, min(label) AS label,
@@ -89,7 +96,7 @@ WITH runs AS (
            avg(latency_s) AS latency_s, avg(turns) AS turns
     FROM answers
     GROUP BY ALL
-)"""
+)""".replace("<ROLE_NAME>", ROLE_NAME)
 
 _SETTINGS = """\
        max_turns AS "Max turns", prompt_style AS "Prompt", levels AS "Levels",
@@ -158,27 +165,33 @@ ORDER BY "Label", "Solved safely" DESC, id, "Max turns", "Prompt", "Levels", "La
     SELECT CAST(to_json(f) AS JSON) AS doc FROM results AS f
 ), files AS (
     SELECT coalesce(doc ->> '$.status', 'completed') AS status,
-           coalesce(doc ->> ('$.participants."' || (doc ->> '$.results[0].participant_role')
-                             || '"'),
+           coalesce(json_extract_string(doc -> '$.participants', '$.*')[
+                        list_position(json_keys(doc -> '$.participants'),
+                                      doc ->> '$.results[0].participant_role')],
                     doc ->> '$.participants.malt_operator',
                     doc ->> '$.participants.route_operator',
                     doc ->> '$.participants.k8s_operator',
                     CAST(doc -> '$.participants' AS VARCHAR)) AS id,
            (SELECT count(*) FROM unnest(CAST(coalesce(doc -> '$.results', '[]') AS JSON[]))
               AS u(r) WHERE (r ->> '$.kind') = 'query') AS query_records,
+           (SELECT count(*) FROM unnest(CAST(coalesce(doc -> '$.results', '[]') AS JSON[]))
+              AS u(r) WHERE (r ->> '$.participant_role') IS NOT NULL
+                        AND NOT regexp_full_match(r ->> '$.participant_role', '<ROLE_NAME>')
+           ) AS bad_roles,
            json_array_length(coalesce(doc -> '$.results', '[]')) AS records
     FROM runs
 )
 SELECT id, status AS "Status",
        CASE WHEN status NOT IN ('completed', 'partial') THEN 'run ' || status
+            WHEN bad_roles > 0 THEN 'records whose participant role is not a name (skipped)'
             ELSE 'no NetArena query records (another format)' END AS "Why",
        CAST(count(*) AS INTEGER) AS "Runs",
        CAST(sum(records) AS INTEGER) AS "Records"
 FROM files
-WHERE status NOT IN ('completed', 'partial') OR query_records = 0
+WHERE status NOT IN ('completed', 'partial') OR query_records = 0 OR bad_roles > 0
 GROUP BY ALL
 ORDER BY ALL;
-"""),
+""".replace("<ROLE_NAME>", ROLE_NAME)),
 }
 """Query name → (what it shows, DuckDB SQL over the preloaded ``results`` table)."""
 
@@ -261,6 +274,29 @@ def case_clashes(results_dir: Path) -> list[str]:
             for keys in spellings.values() if len(keys) > 1]
 
 
+def bad_roles(results_dir: Path) -> dict[str, int]:
+    """Files holding query records whose participant role is not a name, and how many.
+
+    The queries skip those records (``ROLE_NAME``); this names the files so that the
+    maintainer can see what was left out.
+    """
+    if (results_dir / "results").is_dir():
+        results_dir = results_dir / "results"
+    found: dict[str, int] = {}
+    for path in sorted(results_dir.glob("*.json")):
+        try:
+            doc = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        records = doc.get("results") if isinstance(doc, dict) else None
+        roles = [r.get("participant_role") for r in records if isinstance(r, dict)
+                 ] if isinstance(records, list) else []
+        count = sum(1 for role in roles if role is not None and not valid_role(role))
+        if count:
+            found[path.name] = count
+    return found
+
+
 def _canonical(spellings: list[str], counts: dict[str, int]) -> str:
     """The spelling to keep: NetArena's (all lower case) where present, else the commonest."""
     lower = [k for k in spellings if k == k.lower()]
@@ -341,6 +377,7 @@ def run_queries(results_dir: Path, names: list[str] | None = None
     Returns:
         The tables, and the error the AgentBeats app's own preload would meet on these
         files (then the queries ran over a preload that keeps every record as JSON).
+        Records whose role is not a name are left out (``bad_roles`` names their files).
 
     Raises:
         ConfigError: duckdb is not installed, no results file is there, or a name is unknown.

@@ -27,6 +27,7 @@ import httpx
 from netarena.common.core.errors import AgentError, ConfigError
 from netarena.common.core.result_files import write_atomic
 from netarena.common.serving.outbound import public_url
+from netarena.common.serving.request import check_role
 
 __all__ = ["Assessment", "assess", "write_assessment", "TERMINAL"]
 
@@ -183,11 +184,13 @@ async def assess(
             (progress: ``query 12/200 · correctness 0.58``).
 
     Raises:
-        ConfigError: No participant, or an unknown protocol.
+        ConfigError: No participant, a role that is not a name, or an unknown protocol.
         AgentError: The green agent could not be reached or broke the protocol.
     """
     if not participants:
         raise ConfigError("name at least one participant (--participant ROLE=URL)")
+    for role in participants:
+        check_role(role)
     if protocol not in ("0.3", "1.0"):
         raise ConfigError(f"protocol must be 0.3 or 1.0, not {protocol!r}")
     text = json.dumps({"participants": participants, "config": config or {}})

@@ -10,7 +10,8 @@ TCP. ``serve`` runs it under uvicorn with fair connection admission
 
 ``_Guard``, a plain ASGI middleware, does per request what must happen before the SDK sees
 it: the optional bearer token, a JSON content type on every POST (no cross-site "simple"
-requests), the body size and time limits, and the ``Requester``
+requests), the body size and time limits, the agent's screen (HTTP 400 for a request the
+green agent refuses before any task exists: a role that is not a name), and the ``Requester``
 context (``netarena.common.serving.requester``) whose ``gone`` event cancels an evaluation when
 its client disconnects before the answer is complete.
 """
@@ -20,6 +21,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import hmac
+import json
 import logging
 import resource
 import signal
@@ -63,6 +65,9 @@ class WebOptions:
     token: str | None = None
     """When set, every request but the card and health checks must carry
     ``Authorization: Bearer <token>``; token holders get ``limits.trusted()``."""
+    screen: Callable[[bytes], str | None] | None = None
+    """Looks at each POST body before the agent does; a reason it returns is answered
+    with HTTP 400 and a JSON-RPC error (the green agent's role-name check)."""
 
 
 async def _respond(send: Send, status: int, text: str) -> None:
@@ -70,6 +75,23 @@ async def _respond(send: Send, status: int, text: str) -> None:
                 "headers": [(b"content-type", b"text/plain; charset=utf-8"),
                             (b"connection", b"close")]})
     await send({"type": "http.response.body", "body": text.encode()})
+
+
+async def _refuse_rpc(send: Send, body: bytes, reason: str) -> None:
+    """HTTP 400 with a JSON-RPC "invalid params" error answering the call in ``body``."""
+    try:
+        call = json.loads(body)
+        call_id = call.get("id") if isinstance(call, dict) else None
+    except ValueError:
+        call_id = None
+    if not isinstance(call_id, str | int) or isinstance(call_id, bool):
+        call_id = None
+    reply = json.dumps({"jsonrpc": "2.0", "id": call_id,
+                        "error": {"code": -32602, "message": reason}}).encode()
+    await send({"type": "http.response.start", "status": 400,
+                "headers": [(b"content-type", b"application/json"),
+                            (b"content-length", str(len(reply)).encode())]})
+    await send({"type": "http.response.body", "body": reply})
 
 
 def _json_content(scope: Scope) -> bool:
@@ -132,6 +154,11 @@ class _Guard:
         body = await self._read_body(scope, receive, send)
         if body is None:
             return
+        if self.options.screen is not None and scope.get("method") == "POST":
+            problem = self.options.screen(body)
+            if problem is not None:
+                await _refuse_rpc(send, body, problem)
+                return
         requester = Requester(authenticated=authenticated)
         replayed = False
         complete = False
