@@ -9,6 +9,7 @@
 from __future__ import annotations
 
 import logging
+import sys
 from importlib.metadata import entry_points
 
 import typer
@@ -57,7 +58,20 @@ def _add_app_commands() -> None:
             logging.getLogger(__name__).debug("commands of %s unavailable: %s", ep.name, exc)
 
 
+def _builtin(argv: list[str]) -> bool:
+    """Whether ``argv`` runs one of this package's commands (the others need not load)."""
+    names = {info.name or (info.callback.__name__.replace("_", "-") if info.callback else "")
+             for info in cli.registered_commands}
+    return bool(argv) and argv[0] in names
+
+
 def main() -> None:
-    """Console-script entry point."""
-    _add_app_commands()
+    """Console-script entry point.
+
+    Other distributions' commands load only when the command line may need them: their
+    imports cost ~80 MB, which ``netarena assess`` (bounded to stay under 100 MB whatever
+    a green agent sends) cannot spare.
+    """
+    if not _builtin(sys.argv[1:]):
+        _add_app_commands()
     cli()

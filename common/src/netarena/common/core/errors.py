@@ -12,6 +12,7 @@ __all__ = [
     "ForbiddenCommand",
     "AgentError",
     "AgentTimeout",
+    "BrokenReply",
     "SandboxError",
     "SandboxTimeout",
     "EpisodeClosed",
@@ -67,6 +68,20 @@ class AgentError(NetArenaError):
 
 class AgentTimeout(AgentError):
     """The agent did not answer within the turn timeout."""
+
+
+class BrokenReply(AgentError):
+    """An agent's answer broke the protocol or one of the client's bounds (size, time).
+
+    Args:
+        message: What was wrong, quoting the start of what arrived.
+        partial: What had arrived before (``netarena assess``: an ``Assessment``), so the
+            caller can keep it.
+    """
+
+    def __init__(self, message: str = "", *, partial: object = None) -> None:
+        super().__init__(message)
+        self.partial = partial
 
 
 class SandboxError(NetArenaError):

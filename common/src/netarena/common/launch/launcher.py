@@ -40,6 +40,7 @@ from netarena.common.launch.containers import (
     ensure_image,
 )
 from netarena.common.serving.assess import TERMINAL, Assessment, assess, write_assessment
+from netarena.common.serving.stream_bounds import StreamLimits
 
 __all__ = ["UpSpec", "UpResult", "up", "connect", "LABEL", "GREEN_PORT", "PURPLE_PORT"]
 
@@ -59,6 +60,18 @@ class UpResult:
     """Each container's log (``green``, ``purple``), read before removal."""
 
 
+def _limits(spec: UpSpec) -> StreamLimits:
+    """The client's bounds: wide, but bounds all the same.
+
+    The green agent is the image ``up`` started; a run of 100,000 queries returns ~230 MB
+    of records.
+    """
+    size = 512 << 20
+    return StreamLimits(max_event_bytes=size, max_artifact_bytes=size,
+                        max_stream_bytes=2 * size, max_parsed_bytes=8 * size,
+                        idle_timeout_s=spec.idle_timeout_s)
+
+
 async def _watch(launch: Launch) -> LaunchError:
     """Return (never raise) the error of the first container that stops."""
     while True:
@@ -73,9 +86,14 @@ async def _assess_inside(launch: Launch, purple_url: str, port: int,
     """Shared mode: ``netarena assess`` inside the green container (its loopback)."""
     spec, green = launch.spec, launch.containers["green"]
     out = f"/tmp/netarena-up-{launch.run_id}"
+    limits = _limits(spec)
     command = ["netarena", "assess", f"http://127.0.0.1:{port}/", "--participant",
                f"{spec.role}={purple_url}", "--config", json.dumps(spec.config),
-               "--idle-timeout", str(spec.idle_timeout_s), "--out", out]
+               "--idle-timeout", str(limits.idle_timeout_s),
+               "--max-event-mb", str(limits.max_event_bytes >> 20),
+               "--max-artifact-mb", str(limits.max_artifact_bytes >> 20),
+               "--max-stream-mb", str(limits.max_stream_bytes >> 20),
+               "--max-parsed-mb", str(limits.max_parsed_bytes >> 20), "--out", out]
     lines: list[str] = []
     loop = asyncio.get_running_loop()
     done: asyncio.Future[None] = loop.create_future()
@@ -122,7 +140,7 @@ async def _assessment(launch: Launch, mode: str, purple_url: str, port: int,
         binding = green.attrs["NetworkSettings"]["Ports"][f"{port}/tcp"][0]
         port = int(binding["HostPort"])
     return await assess(f"http://127.0.0.1:{port}/", {spec.role: purple_url}, spec.config,
-                        idle_timeout_s=spec.idle_timeout_s, on_status=on_status)
+                        limits=_limits(spec), on_status=on_status)
 
 
 async def up(
