@@ -5,6 +5,7 @@ the green and purple agents serve their agent cards, sends one evaluation reques
 protocol 0.3 ``message/stream`` with plain httpx (as the AgentBeats gateway does), collects the
 ``Result`` artifact's records (as the gateway keeps them), writes them in the leaderboard's
 results-file shape and exits non-zero unless the task completed with the expected correctness.
+``NETARENA_TOKEN``, when set, is sent as the green server's bearer token.
 
     python smoke_client.py --green URL --purple URL --role malt_operator \
         --config '{"num_queries": 3, "seed": 1}' --expect-correctness 1.0 --out results.json
@@ -15,6 +16,7 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import os
 import sys
 import time
 import uuid
@@ -80,7 +82,9 @@ def evaluate(green: str, request: dict[str, Any], timeout_s: float) -> tuple[str
         "message": {"kind": "message", "role": "user", "messageId": uuid.uuid4().hex,
                     "parts": [{"kind": "text", "text": json.dumps(request)}]}}}
     state, records = "unknown", []
-    with httpx.stream("POST", green, json=body, timeout=timeout_s) as resp:
+    token = os.environ.get("NETARENA_TOKEN", "")
+    headers = {"Authorization": f"Bearer {token}"} if token else {}
+    with httpx.stream("POST", green, json=body, timeout=timeout_s, headers=headers) as resp:
         resp.raise_for_status()
         for event in _events(resp):
             kind = event.get("kind")

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import secrets
 import shutil
 import subprocess
 from pathlib import Path
@@ -51,7 +52,8 @@ def test_route_scenario_runs_under_the_selfhosted_compose_file(tmp_path: Path) -
     assert compose is not None
     env = {**os.environ, "NETARENA_IMAGE_PREFIX": "", "NETARENA_RESULTS": str(tmp_path),
            "PURPLE_IMAGE": "netarena-purple:latest",
-           "NETARENA_CLIENT_USER": f"{os.getuid()}:{os.getgid()}"}
+           "NETARENA_CLIENT_USER": f"{os.getuid()}:{os.getgid()}",
+           "NETARENA_TOKEN": secrets.token_hex(24)}
     base = [*compose, "-f", str(FILE), "-p", f"netarena-selfhosted-{os.getpid()}"]
     try:
         proc = subprocess.run([*base, "up", "--exit-code-from", "agentbeats-client",

@@ -5,8 +5,10 @@ a client, every container healthchecked with ``curl`` against its agent card, th
 starting once both are healthy and sending one assessment request over A2A 0.3
 ``message/stream`` (``docker/smoke_client.py``), writing the leaderboard's results file.
 The green service gets the privileges ``netarena.common.launch.privileges`` lists for the app
-(route's capabilities, which the leaderboard's generated files cannot express): this is how
-route runs on a self-hosted runner (docs/agentbeats.md, "Route on a self-hosted runner").
+(route's capabilities and seccomp profile, which the leaderboard's generated files cannot
+express): this is how route runs on a self-hosted runner (docs/agentbeats.md, "Route on a
+self-hosted runner"). The green server requires a bearer token that only it and the client
+hold, so the participant's container, on the same network, cannot use it.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ import yaml
 
 from netarena.common.core.errors import ConfigError
 from netarena.common.launch.privileges import privileges
+from netarena.common.launch.seccomp import PROFILE_FILE
 
 __all__ = ["ComposeSpec", "compose_document", "compose_yaml"]
 
@@ -53,6 +56,13 @@ class ComposeSpec:
     """``uid:gid`` the client runs as (so its results file is yours); empty: the image's."""
     expect_correctness: float = 0.0
     """The client exits non-zero below this correctness (1.0 for the reference solver)."""
+    token: str = ""
+    """The green server's bearer token, given to the green service and the client only
+    (``netarena compose`` generates one; the participant's container never sees it)."""
+    seccomp_file: str = f"./{PROFILE_FILE}"
+    """Where the compose file finds the route container's seccomp profile (compose reads
+    it relative to the compose file; Debian's docker-compose 1.x, to its working
+    directory: give an absolute path there)."""
 
 
 def _health(port: int) -> dict[str, Any]:
@@ -68,6 +78,8 @@ def compose_document(spec: ComposeSpec) -> dict[str, Any]:
     """
     if spec.network not in ("bridge", "shared"):
         raise ConfigError("network must be bridge or shared")
+    if not spec.token:
+        raise ConfigError("the green server needs a token (netarena compose generates one)")
     purple_name, role = f"{spec.app}_operator", f"{spec.app}_operator"
     if spec.network == "shared":
         green_url, purple_url = f"http://127.0.0.1:{_GREEN_PORT}", f"http://127.0.0.1:{_PURPLE_PORT}"
@@ -87,8 +99,9 @@ def compose_document(spec: ComposeSpec) -> dict[str, Any]:
         "green-agent": {
             "image": spec.green or f"netarena-{spec.app}:latest",
             "command": ["--host", "0.0.0.0", "--port", str(_GREEN_PORT), "--card-url", green_url],
-            "environment": ["PYTHONUNBUFFERED=1"], **joined,
-            **privileges(spec.app).compose(), "healthcheck": _health(_GREEN_PORT),
+            "environment": ["PYTHONUNBUFFERED=1", f"NETARENA_TOKEN={spec.token}"], **joined,
+            **privileges(spec.app).compose(spec.seccomp_file),
+            "healthcheck": _health(_GREEN_PORT),
             "depends_on": {purple_name: {"condition": "service_healthy"}}},
         "agentbeats-client": {
             "image": spec.client_image or spec.purple,
@@ -97,6 +110,7 @@ def compose_document(spec: ComposeSpec) -> dict[str, Any]:
                         "--config", _json(spec.config),
                         "--expect-correctness", f"{spec.expect_correctness:g}",
                         "--out", "/output/results.json"],
+            "environment": [f"NETARENA_TOKEN={spec.token}"],
             **({"user": spec.client_user} if spec.client_user else {}),
             "volumes": [f"{spec.client_script}:/smoke_client.py:ro",
                         f"{spec.client_out}:/output"],

@@ -3,9 +3,10 @@
 On the Docker SDK for Python. ``up(spec)`` uses the images (pulling missing ones unless
 told not to), creates a private bridge network (or, on engines that cannot make one, the
 shared-namespace mode: the green container joins the purple container's network namespace
-and they talk over its loopback), starts the purple container (unless the purple is a URL)
-and the green one with exactly the privileges ``netarena.common.launch.privileges`` lists for the
-app, waits on their HEALTHCHECKs, and runs the assessment with the client of ``netarena
+and they talk over its loopback; the host's network only when asked), starts the purple
+container (unless the purple is a URL) and the green one with exactly the privileges
+``netarena.common.launch.privileges`` lists for the app and a fresh bearer token only this
+client holds, waits on their HEALTHCHECKs, and runs the assessment with the client of ``netarena
 assess`` (from this process, or, in shared mode, inside the green container), while a
 watcher stops it when a container dies. Everything it creates carries the label
 ``netarena.up=<run id>`` and is removed on every exit path: success, failure, a failed
@@ -53,7 +54,7 @@ class UpResult:
 
     assessment: Assessment
     network_mode: str
-    """``bridge``, ``shared`` or ``host`` (a purple URL on this machine's loopback)."""
+    """``bridge``, ``shared`` or ``host`` (asked for: a purple URL on this machine)."""
     timings_s: dict[str, float] = field(default_factory=dict)
     """Seconds per phase: ``images``, ``healthy``, ``assessment``, ``cleanup``, ``total``."""
     logs: dict[str, str] = field(default_factory=dict)
@@ -100,8 +101,9 @@ async def _assess_inside(launch: Launch, purple_url: str, port: int,
 
     def stream() -> None:
         try:
-            result = green.exec_run(command, stream=True, demux=True,
-                                    environment={"COLUMNS": "1000"})  # one line per status
+            result = green.exec_run(command, stream=True, demux=True,  # one line per status
+                                    environment={"COLUMNS": "1000",
+                                                 "NETARENA_TOKEN": launch.token})
             buffer = b""
             for _, err_chunk in result.output:
                 buffer += err_chunk or b""
@@ -140,7 +142,7 @@ async def _assessment(launch: Launch, mode: str, purple_url: str, port: int,
         binding = green.attrs["NetworkSettings"]["Ports"][f"{port}/tcp"][0]
         port = int(binding["HostPort"])
     return await assess(f"http://127.0.0.1:{port}/", {spec.role: purple_url}, spec.config,
-                        limits=_limits(spec), on_status=on_status)
+                        limits=_limits(spec), token=launch.token, on_status=on_status)
 
 
 async def up(
