@@ -62,9 +62,8 @@ class UpSpec:
     purple_env: dict[str, str] = field(default_factory=dict)
     """Environment of the purple container (``NETARENA_SOLVER``, ``MODEL_NAME``, keys)."""
     network: str = "auto"
-    """``bridge`` (a private network), ``shared`` (one network namespace), ``auto`` (bridge,
-    else shared), or ``host`` (the green container on this machine's network, listening on
-    its loopback: for a purple URL there; never chosen unless asked)."""
+    """``bridge``, ``shared`` (one network namespace), ``auto`` (bridge, else shared), or
+    ``host`` (only when asked: the green container on this machine's loopback)."""
     pull: str = "missing"
     """Pull images: ``missing`` ones, ``never``, or ``always``."""
     health_timeout_s: float = 180.0
@@ -188,17 +187,14 @@ class Launch:
         spec = self.spec
         if spec.network not in _NETWORKS:
             raise ConfigError(f"--network must be one of {', '.join(_NETWORKS)}")
+        if spec.network == "host" and not spec.purple_is_url:
+            raise ConfigError("--network host is for a purple URL on this machine")
         if spec.network == "host":
-            if not spec.purple_is_url:
-                raise ConfigError("--network host is for a purple URL on this machine; "
-                                  "a purple image runs on a private network")
             return "host"
         if spec.purple_is_url and _loopback(spec.purple):
-            raise ConfigError(
-                f"the purple URL {spec.purple} is on this machine's loopback, which a "
-                "container on a private network cannot reach: give an address the "
-                "container can reach, or pass --network host to run the green container "
-                "on this machine's network (it then listens on 127.0.0.1 only)")
+            raise ConfigError(f"the purple URL {spec.purple} is on this machine's loopback, "
+                              "which a container cannot reach: pass --network host (the green "
+                              "container then listens on this machine's 127.0.0.1)")
         if spec.purple_is_url and spec.network == "shared":
             raise ConfigError("--network shared needs a purple image, not a URL")
         if spec.network in ("auto", "bridge"):
@@ -251,9 +247,8 @@ class Launch:
         self.containers["green"] = self._run(
             spec.green_image, "green", ["--host", listen, "--port", str(port),
                                         "--card-url", url],
-            # The image's check asks every listening port unless told which: on the host's
-            # network that would find other servers. The token keeps the purple container
-            # (and anything else on its network) from using the green server.
+            # The image's check asks every listening port unless told which (on the host's
+            # network: other servers). The token keeps the purple container off the server.
             environment={"PYTHONUNBUFFERED": "1", "NETARENA_HEALTH_PORT": str(port),
                          "NETARENA_TOKEN": self.token},
             cap_drop=list(needs.cap_drop) or None, cap_add=list(needs.cap_add) or None,
