@@ -43,7 +43,7 @@ async def serving(build: Callable[[str], Any],
     sock = _socket()
     url = f"http://127.0.0.1:{sock.getsockname()[1]}/"
     fair: dict[str, Any] = {} if limits is None else {
-        "http": fair_protocol(limits), "limit_concurrency": limits.max_connections}
+        "http": fair_protocol(limits), "ws": "none", "limit_concurrency": limits.max_connections}
     server = uvicorn.Server(uvicorn.Config(
         build(url), log_level="warning", timeout_graceful_shutdown=1, lifespan="off", **fair,
     ))

@@ -368,7 +368,8 @@ def serve(app: FastAPI, host: str, port: int, limits: ServerLimits) -> None:
     """
     _raise_open_files(limits.max_connections)
     config = uvicorn.Config(
-        app, http=fair_protocol(limits), log_level="warning", lifespan="off",
+        # No WebSocket upgrades: an upgraded connection would leave the connection ledger.
+        app, http=fair_protocol(limits), ws="none", log_level="warning", lifespan="off",
         timeout_keep_alive=5, timeout_graceful_shutdown=10,
         limit_concurrency=limits.max_connections, backlog=min(limits.max_connections, 2048),
         h11_max_incomplete_event_size=16 * 1024,
