@@ -44,7 +44,7 @@ compose_file() {
   "$NETARENA" compose "$app" --purple "netarena-purple:$TAG" --green "netarena-$app:$TAG" \
     -e NETARENA_SOLVER=reference --network "$NETWORK" \
     --config "{\"num_queries\": $((QUERIES * 2)), \"seed\": $SEED, \"num_shards\": 2, \"shard_index\": 0, \"num_instances\": $((QUERIES * 2))}" \
-    --client-script "$ROOT/docker/smoke_client.py" --client-out "$OUT/$app" \
+    --client-out "$OUT/$app" \
     --client-user "$(id -u):$(id -g)" --expect-correctness 1.0 \
     --seccomp-file "$OUT/$app/netarena-route-seccomp.json" --out "$OUT/$app/docker-compose.yml"
 }

@@ -26,7 +26,9 @@ FOLDERS = {"common": "common", "app-malt": "malt", "app-route": "route", "app-k8
            "a2a_llm": "a2a_llm"}
 APPS = ("netarena.malt", "netarena.route", "netarena.k8s")
 # netarena.common's subpackages; core imports none of the others.
-COMMON_CONCERNS = ("core", "sandbox", "serving", "reporting", "training", "launch", "cli")
+COMMON_CONCERNS = (
+    "core", "sandbox", "serving", "reporting", "training", "launch", "audit", "cli"
+)
 MAX_LINES = 400
 
 

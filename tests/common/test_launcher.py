@@ -21,7 +21,7 @@ from netarena.common.core.errors import ConfigError, EngineUnavailable, LaunchEr
 from netarena.common.launch.compose import ComposeSpec, compose_document, compose_yaml
 from netarena.common.launch.launcher import UpSpec, connect, up
 from netarena.common.launch.privileges import ROUTE_CAPABILITIES, privileges
-from netarena.common.launch.seccomp import profile_text, route_profile
+from netarena.common.launch.seccomp import PROFILE_FILE, profile_text, route_profile
 
 pytest.importorskip("docker", reason="the Docker SDK (netarena[docker]) is not installed")
 
@@ -252,9 +252,42 @@ _SELFHOSTED_ARGS = [
     "--client-image",
     "${NETARENA_IMAGE_PREFIX-ghcr.io/your-org/}netarena-purple:${NETARENA_TAG-latest}",
     "--green", "${NETARENA_IMAGE_PREFIX-ghcr.io/your-org/}netarena-route:${NETARENA_TAG-latest}",
-    "-e", "NETARENA_SOLVER=reference", "--config", '{"num_queries": 6, "seed": 11}',
-    "--client-script", "../../docker/smoke_client.py",
-    "--client-out", "${NETARENA_RESULTS:-../../runs/route-selfhosted}",
-    "--client-user", "${NETARENA_CLIENT_USER:-0:0}", "--expect-correctness", "1.0",
+    "-e", "NETARENA_SOLVER=${NETARENA_SOLVER:-reference}",
+    "--config", '{"num_queries": 150, "levels": [1, 2, 3], "concurrency": 4, "max_turns": 10, '
+                '"num_subnets": 3, "hosts_per_subnet": 2}',
+    "--agentbeats-id",
+    "route_operator=${ROUTE_OPERATOR_ID:?set ROUTE_OPERATOR_ID to the submitter's AgentBeats id}",
+    "--agentbeats-id", "netarena_route=${NETARENA_ROUTE_ID:-}",
+    "--client-out", "${NETARENA_RESULTS:-./output}",
+    "--client-user", "${NETARENA_CLIENT_USER:-0:0}",
     "--token", "${NETARENA_TOKEN:?set NETARENA_TOKEN to a random secret}"]
-"""How ``scenarios/route/docker-compose.selfhosted.yml`` is written (docs/agentbeats.md)."""
+"""How ``scenarios/route/docker-compose.selfhosted.yml`` is written (docs/agentbeats.md): the
+route scenario's assessment config (no seed), the submitter's AgentBeats id and the green
+server's token from the environment, no gate on scores."""
+
+
+def test_the_default_compose_file_needs_only_what_compose_writes(tmp_path: Path) -> None:
+    """``netarena compose route --out docker-compose.yml`` in an empty folder: no script to
+    mount (the client is in the image), a client that can write into the folder the engine
+    makes for ``./output``, no gate on scores; beside the file only route's seccomp profile,
+    which ``--out`` writes."""
+    out = tmp_path / "docker-compose.yml"
+    result = CliRunner().invoke(cli, ["compose", "route", "-e", "NETARENA_SOLVER=reference",
+                                      "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["docker-compose.yml", PROFILE_FILE]
+    client = yaml.safe_load(out.read_text())["services"]["agentbeats-client"]
+    assert client["entrypoint"] == ["python", "-m", "netarena.common.launch.smoke_client"]
+    assert client["volumes"] == ["./output:/output"] and client["user"] == "0:0"
+    assert "--expect-correctness" not in client["command"]
+    assert "--agentbeats-id" not in client["command"]
+    smoke = CliRunner().invoke(cli, ["compose", "malt", "--client-script", "dev/client.py",
+                                     "--expect-correctness", "1",
+                                     "--agentbeats-id", "malt_operator=x"])
+    assert smoke.exit_code == 0, smoke.output
+    client = yaml.safe_load(smoke.stdout)["services"]["agentbeats-client"]
+    assert client["entrypoint"] == ["python", "/smoke_client.py"]
+    assert client["volumes"][0] == "dev/client.py:/smoke_client.py:ro"
+    command = client["command"]
+    assert command[command.index("--expect-correctness") + 1] == "1"
+    assert command[command.index("--agentbeats-id") + 1] == "malt_operator=x"

@@ -148,7 +148,8 @@ def test_scenario_is_a_valid_local_run(app: str) -> None:
     request = EvalRequest(participants={purple["role"]: purple["endpoint"]},
                           config=scenario["config"])
     parsed = parse_request(request, app_cls)
-    assert parsed.plan.seed == scenario["config"]["seed"]
+    assert "seed" not in scenario["config"]  # a fresh seed per run, reported back
+    assert any("fresh" in note for note in parsed.notes) and isinstance(parsed.plan.seed, int)
 
 
 def test_results_files_read_back_as_reported_runs(toy_results: list[Path], tmp_path: Path) -> None:

@@ -267,6 +267,20 @@ def _with_old_label_file(board: Path, tmp_path: Path) -> Path:
     return folder
 
 
+def test_netarena_leaderboard_json_has_every_query_and_row(board: Path) -> None:
+    from typer.testing import CliRunner
+
+    from netarena.common.cli.root import cli
+
+    result = CliRunner().invoke(cli, ["leaderboard", str(board), "--json"])
+    assert result.exit_code == 0, result.output
+    tables = {t["query"]: t for t in json.loads(result.stdout)}
+    assert list(tables) == list(QUERIES)
+    rows = tables["leaderboard"]["rows"]
+    assert len(rows) == 4 and {row["id"] for row in rows} == {"id-a", "id-b", "id-d"}
+    assert all("Max turns" in row for row in rows)
+
+
 _HOSTILE_ROLES = ['toy_operator""', '"', "$[", "/x", "'; DROP TABLE results; --",
                   "toy_operator\"]'", "x" * 5000]
 

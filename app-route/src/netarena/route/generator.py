@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import random
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from netarena.common.core.app import App
 from netarena.common.core.errors import ConfigError
+from netarena.common.core.evidence import AuditObject
 from netarena.common.core.types import Query
 from netarena.route.config import RouteConfig
 from netarena.route.faults import FAULT_TYPES, LEVEL_LABELS, fault_candidates
@@ -155,6 +157,17 @@ class RouteApp(App):
         from netarena.route.episode import RouteEpisode
 
         return RouteEpisode(query, self.config)
+
+    def audit_objects(self, query: Query) -> Sequence[AuditObject]:
+        """Every object an agent can read in the faulted network, labelled by the truth.
+
+        Static networks: ``route/audit.py``; OSPF and BGP networks: ``frr/audit.py``.
+        """
+        if query.truth.get("kind") in ("ospf", "bgp"):
+            from netarena.route.frr.audit import audit_objects
+        else:
+            from netarena.route.audit import audit_objects
+        return audit_objects(self, query)
 
     def reference_agent(self) -> Any:
         """The reference solver (reads observations only, never ``Query.truth``)."""

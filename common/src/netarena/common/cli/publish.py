@@ -20,6 +20,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from netarena.common.cli.console import print_json, print_table, setup_logging
 from netarena.common.core.errors import AgentError, BrokenReply, ConfigError
 from netarena.common.serving.assess import Assessment
 from netarena.common.serving.stream_bounds import StreamLimits
@@ -62,7 +63,7 @@ def assess_command(
     from netarena.common.serving.assess import assess as send
     from netarena.common.serving.assess import write_assessment
 
-    logging.basicConfig(level=logging.WARNING)
+    setup_logging(logging.WARNING)
     try:
         roles = dict(_role_url(p) for p in participant)
         settings = config_object(config)
@@ -132,6 +133,9 @@ def leaderboard_command(
     normalise: Annotated[bool, typer.Option(
         "--normalise", help="first rename keys spelled in another letter case than in other "
         "files (old `Label` beside `label`), which the app's preload refuses")] = False,
+    as_json: Annotated[bool, typer.Option(
+        "--json", help="print the tables as JSON: one object per query, its rows as objects"
+    )] = False,
 ) -> None:
     """Run the leaderboard's DuckDB queries over results files, as the AgentBeats app does."""
     from netarena.common.reporting import leaderboard as board
@@ -155,13 +159,18 @@ def leaderboard_command(
     for name, count in board.bad_roles(results or Path(".")).items():
         err.print(f"[yellow]warning:[/yellow] {escape(name)}: {count} record(s) whose "
                   "participant role is not a name, left out of every table", highlight=False)
+    if as_json:
+        print_json([{"query": table.name, "description": board.QUERIES[table.name][0],
+                     "rows": [dict(zip(table.columns, row, strict=True)) for row in table.rows]}
+                    for table in tables])
+        return
     for table in tables:
         out = Table(title=f"{table.name}: {board.QUERIES[table.name][0]}", title_justify="left")
         for column in table.columns:
             out.add_column(column, overflow="fold")
         for row in table.rows:
             out.add_row(*("" if v is None else str(v) for v in row))
-        Console(width=max(160, Console().width)).print(out)
+        print_table(out)
 
 
 def register(cli: typer.Typer) -> None:

@@ -18,6 +18,7 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
+from netarena.common.cli.console import setup_logging
 from netarena.common.cli.publish import config_object, print_assessment
 from netarena.common.core.errors import AgentError, ConfigError, LaunchError
 from netarena.common.launch.seccomp import PROFILE_FILE
@@ -40,6 +41,13 @@ def _env(pairs: list[str]) -> dict[str, str]:
             value = os.environ[key]
         env[key] = value
     return env
+
+
+def _role_id(pair: str) -> tuple[str, str]:
+    role, sep, value = pair.partition("=")
+    if not sep or not role:
+        raise ConfigError(f"--agentbeats-id takes ROLE=ID, not {pair!r}")
+    return role, value
 
 
 def _config(text: str, queries: int | None, seed: int | None) -> dict[str, Any]:
@@ -82,7 +90,7 @@ def up_command(
     from netarena.common.core.signals import run_until_stopped
     from netarena.common.launch.launcher import UpSpec, up
 
-    logging.basicConfig(level=logging.WARNING)
+    setup_logging(logging.WARNING)
     try:
         if pull not in ("missing", "never", "always"):
             raise ConfigError("--pull must be missing, never or always")
@@ -125,14 +133,19 @@ def compose_command(
     client_out: Annotated[str, typer.Option(
         help="host folder the client service writes results.json into")] = "./output",
     client_script: Annotated[str, typer.Option(
-        help="host path of docker/smoke_client.py, mounted into the client")
-    ] = "./smoke_client.py",
+        help="host path of a client script to mount and run instead of the image's "
+             "netarena.common.launch.smoke_client")] = "",
     client_image: Annotated[str, typer.Option(
-        help="the client's image (python + httpx; default: the purple image)")] = "",
+        help="the client's image (a NetArena image; default: the purple image)")] = "",
     client_user: Annotated[str, typer.Option(
-        help="uid:gid the client runs as (default: the image's user)")] = "",
-    expect_correctness: Annotated[float, typer.Option(
-        help="the client fails below this correctness")] = 0.0,
+        help="uid:gid the client runs as (default root, so it can write into a folder "
+             "the engine creates; the file gets the folder's owner)")] = "0:0",
+    agentbeats_id: Annotated[list[str], typer.Option(
+        help="ROLE=ID: the AgentBeats id the results file names for a role (repeat; "
+             "${VAR} is left for compose)")] = [],  # noqa: B006 - typer's idiom
+    expect_correctness: Annotated[float | None, typer.Option(
+        help="smoke checks: the client fails below this correctness (default: never)")
+    ] = None,
     token: Annotated[str | None, typer.Option(
         help="the green server's bearer token, shared with the client only (default: a "
              "fresh random one)")] = None,
@@ -152,8 +165,9 @@ def compose_command(
             purple_env=_env(purple_env), config=_config(config, None, None), network=network,
             client_out=client_out, client_script=client_script,
             client_user=client_user, client_image=client_image,
-            expect_correctness=expect_correctness, token=token or secrets.token_hex(24),
-            seccomp_file=seccomp_file))
+            expect_correctness=expect_correctness,
+            agentbeats_ids=dict(_role_id(pair) for pair in agentbeats_id),
+            token=token or secrets.token_hex(24), seccomp_file=seccomp_file))
     except ConfigError as exc:
         err.print(f"[red]error:[/red] {escape(str(exc))}", highlight=False)
         raise typer.Exit(2) from exc

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from netarena.common.core.errors import ConfigError, EpisodeClosed
+from netarena.common.core.evidence import AuditCheck, AuditObject
 from netarena.common.core.types import Kind, Query, Score, StepResult, query_id
 
 if TYPE_CHECKING:
@@ -174,6 +175,22 @@ class App(abc.ABC):
         An app adds its own by returning ``netarena.common.core.agents.Baseline`` records; see
         that class for the contract every baseline keeps.
         """
+        return ()
+
+    def audit_objects(self, query: Query) -> Sequence[AuditObject]:
+        """Every object an agent can see in ``query``'s faulted state, labelled by the truth.
+
+        The audit (``netarena audit``) learns from these whether faults can be told from the
+        design by their looks. Reading may build the instance's emulator.
+
+        Raises:
+            ConfigError: The app has no audit extractor (the default).
+            EmulatorError: The instance could not be built or read.
+        """
+        raise ConfigError(f"{self.name} has no audit extractor")
+
+    def audit_checks(self, queries: Sequence[Query]) -> Sequence[AuditCheck]:
+        """Metamorphic checks over ``queries`` (stated details that must change the answer)."""
         return ()
 
     def instance_key(self, query: Query) -> str:

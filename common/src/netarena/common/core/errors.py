@@ -12,6 +12,7 @@ __all__ = [
     "ForbiddenCommand",
     "AgentError",
     "AgentTimeout",
+    "AgentUnavailable",
     "BrokenReply",
     "SandboxError",
     "SandboxTimeout",
@@ -68,6 +69,17 @@ class AgentError(NetArenaError):
 
 class AgentTimeout(AgentError):
     """The agent did not answer within the turn timeout."""
+
+
+class AgentUnavailable(AgentError):
+    """The model behind a local agent could not be used (credentials, endpoint, name, quota).
+
+    Refused or missing credentials, an endpoint that does not answer, an unknown model,
+    rate limits after retries: that says nothing about the agent, so the runner leaves the
+    query unscored and a resume plays it again. Only local agents raise it
+    (``litellm:MODEL``): a remote purple agent's failures are its own, whatever reason it
+    gives.
+    """
 
 
 class BrokenReply(AgentError):

@@ -149,8 +149,10 @@ class QueryResult(_Record):
     error: str | None = None
     """Why the query failed outside the agent's control of the task, or ``None``."""
     scored: bool = True
-    """False when the emulator failed before the agent acted (the query says nothing about
-    the agent): left out of the rates, counted in ``unscored``, retried on resume."""
+    """False when the query says nothing about the agent (the emulator failed before the
+    agent acted, or the model behind a local agent could not be used: refused credentials,
+    no endpoint, rate limits after retries): left out of the rates, counted in
+    ``unscored``, retried on resume."""
     collateral: list[str] | None = None
     """``Score.collateral``: what the agent damaged outside the fault's footprint; ``None``
     when the app does not measure it."""

@@ -126,7 +126,6 @@ def ensure_image(client: Any, image: str, pull: str) -> None:
         ImageMissing: Not present and ``pull`` is ``never``, or the pull failed.
     """
     docker = _sdk()
-
     if pull != "always":
         try:
             client.images.get(image)
@@ -145,7 +144,9 @@ def ensure_image(client: Any, image: str, pull: str) -> None:
 
 
 def _missing(image: str, why: str) -> str:
-    hint = ("build it with `bash scripts/containers.sh build`"
+    hint = ("build it with `bash scripts/containers.sh build` (with no image registry "
+            "reachable, first `sudo bash docker/make-base-image.sh`, then "
+            "`BASE_IMAGE=netarena-base:bookworm bash scripts/containers.sh build`)"
             if image.split("/")[-1].startswith("netarena-") else "build or pull it")
     return f"image {image} is not on the engine {why}; {hint}"
 

@@ -1,0 +1,150 @@
+"""``run_audit``: generate instances, read their objects, and look for tells.
+
+The plan's queries are split by seed: classifiers learn on the first part and are judged on
+fresh instances of the second, as a shortcut-taker would learn on instances it has seen and
+use what it learnt on new ones. Metamorphic checks (``App.audit_checks``) run over all of them.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+
+from pydantic import BaseModel, ConfigDict
+
+from netarena.common.audit.classify import TELL_AUC, KindResult, classify_kinds
+from netarena.common.core.app import App
+from netarena.common.core.errors import ConfigError, NetArenaError
+from netarena.common.core.evidence import AuditCheck, AuditObject
+from netarena.common.core.plan import QueryPlan, plan_queries
+from netarena.common.core.types import Query
+
+__all__ = ["AuditReport", "run_audit", "collect_objects", "MAX_FAILED_SHARE"]
+
+log = logging.getLogger(__name__)
+
+MAX_FAILED_SHARE = 0.02
+"""Most instances whose objects could not be read before the audit itself fails."""
+
+TEST_SEED_OFFSET = 1_000_003
+"""The fresh instances' plan seed, past the training plan's."""
+
+
+class AuditReport(BaseModel):
+    """What an audit found: per object kind, how well looks alone give faults away."""
+
+    model_config = ConfigDict(frozen=True)
+
+    app: str
+    """The audited app."""
+    labels: list[str]
+    """The labels (or label sets) the plan drew from; empty for the app's default plan."""
+    seed: int
+    """The training plan's seed; fresh instances use ``seed + TEST_SEED_OFFSET``."""
+    train_queries: int
+    """Instances the classifiers learnt from."""
+    test_queries: int
+    """Fresh instances they were judged on."""
+    failed: dict[str, str] = {}
+    """Query id → why its objects could not be read."""
+    kinds: list[KindResult] = []
+    """One result per object kind."""
+    checks: list[AuditCheck] = []
+    """Metamorphic checks, when the app has any."""
+    tell_auc: float = TELL_AUC
+    """The AUC above which a kind is a tell."""
+
+    @property
+    def tells(self) -> list[str]:
+        """Kinds whose faults looks alone give away."""
+        return [k.kind for k in self.kinds if k.tell]
+
+    @property
+    def failed_checks(self) -> list[str]:
+        """Metamorphic checks that missed too many misreadings."""
+        return [c.name for c in self.checks if not c.passed]
+
+    @property
+    def passed(self) -> bool:
+        """No tell, every check passed, and (nearly) every instance was read."""
+        total = self.train_queries + self.test_queries
+        return (
+            not self.tells
+            and not self.failed_checks
+            and len(self.failed) <= MAX_FAILED_SHARE * max(total, 1)
+        )
+
+
+def collect_objects(
+    app: App, queries: Sequence[Query], concurrency: int = 1
+) -> tuple[list[AuditObject], dict[str, str]]:
+    """Every query's labelled objects (``instance`` set to its id), and the failures.
+
+    Args:
+        app: The app whose ``audit_objects`` reads each instance.
+        queries: The instances.
+        concurrency: Instances read at once (capped by ``app.max_concurrency``).
+    """
+    workers = min(concurrency, app.max_concurrency or concurrency, max(len(queries), 1))
+
+    def read(query: Query) -> list[AuditObject] | str:
+        try:
+            return [o.model_copy(update={"instance": query.id}) for o in app.audit_objects(query)]
+        except ConfigError:  # the app has no audit, or cannot audit this plan: not a failure
+            raise
+        except NetArenaError as exc:
+            log.warning("audit: %s could not be read: %s", query.id, exc)
+            return f"{type(exc).__name__}: {exc}"
+
+    objects: list[AuditObject] = []
+    failed: dict[str, str] = {}
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        for query, found in zip(queries, pool.map(read, queries), strict=True):
+            if isinstance(found, str):
+                failed[query.id] = found
+            else:
+                objects.extend(found)
+    return objects, failed
+
+
+def run_audit(
+    app: App,
+    queries: int = 400,
+    seed: int = 0,
+    labels: Sequence[str] = (),
+    concurrency: int = 1,
+    train_share: float = 0.6,
+) -> AuditReport:
+    """Audit ``app`` on ``queries`` generated instances.
+
+    Args:
+        app: The app (its ``audit_objects`` must be implemented).
+        queries: Instances in all, split into training and fresh ones.
+        seed: The training plan's seed.
+        labels: Labels or label sets to draw from (the default plan's when empty).
+        concurrency: Instances read at once.
+        train_share: Share of ``queries`` the classifiers learn from.
+
+    Raises:
+        ConfigError: The app has no audit, or the plan is invalid.
+    """
+    n_train = max(1, round(queries * train_share))
+    n_test = max(1, queries - n_train)
+    plans = [
+        QueryPlan(num_queries=n, seed=s, labels=tuple(labels) or None)
+        for n, s in ((n_train, seed), (n_test, seed + TEST_SEED_OFFSET))
+    ]
+    train_q, test_q = (plan_queries(app, plan) for plan in plans)
+    train, failed = collect_objects(app, train_q, concurrency)
+    test, failed_test = collect_objects(app, test_q, concurrency)
+    return AuditReport(
+        app=app.name,
+        labels=list(labels),
+        seed=seed,
+        train_queries=len(train_q),
+        test_queries=len(test_q),
+        failed={**failed, **failed_test},
+        kinds=classify_kinds(train, test),
+        checks=list(app.audit_checks([*train_q, *test_q])),
+    )

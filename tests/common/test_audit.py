@@ -1,0 +1,120 @@
+"""The audit finds a planted tell and passes a twin-drawn design (toy firewall instances).
+
+Each toy instance is a firewall of design rules and one or two faults drawn from the same
+distribution of positions, verdicts, comments and priorities; the planted variant gives every
+fault a comment no design rule carries (issue 35's "a fault kind always given a comment").
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Sequence
+
+import pytest
+from typer.testing import CliRunner
+
+from netarena.common.core.evidence import AuditCheck, AuditObject
+from netarena.common.core.types import Query
+from tests.helpers.toy import ToyApp, ToyConfig
+
+pytest.importorskip("sklearn")
+
+from netarena.common.audit import ShapeModel, classify_kinds, run_audit  # noqa: E402
+
+_NOTES = ("backup", "monitoring", "vendor", "")
+
+
+class _FirewallConfig(ToyConfig):
+    planted: bool = False
+    """Every fault rule carries the comment 'temp' that no design rule carries."""
+
+
+class _FirewallApp(ToyApp):
+    config_model = _FirewallConfig
+    config: _FirewallConfig
+
+    def audit_objects(self, query: Query) -> Sequence[AuditObject]:
+        rng = random.Random(query.seed)
+        count = rng.randint(6, 12)
+        faults = set(rng.sample(range(count), query.level if query.level < 3 else 2))
+        objects = []
+        for position in range(count):
+            fault = position in faults
+            note = "temp" if fault and self.config.planted else rng.choice(_NOTES)
+            objects.append(AuditObject(
+                kind="rule",
+                fields={"verdict": rng.choice(("drop", "reject")), "comment": note,
+                        "position": position / count, "priority": rng.choice((100, 200, 1000))},
+                fault=fault,
+            ))
+            objects.append(AuditObject(
+                kind="route", fields={"metric": rng.choice((0, 10, 100))}, fault=False
+            ))
+        return objects
+
+    def audit_checks(self, queries: Sequence[Query]) -> Sequence[AuditCheck]:
+        return [AuditCheck(name="bound:exactly->at least", queries=len(queries),
+                           judged_wrong=len(queries))]
+
+
+def test_twin_drawn_faults_are_no_tell() -> None:
+    report = run_audit(_FirewallApp(), queries=300, seed=1)
+    rule = next(k for k in report.kinds if k.kind == "rule")
+    assert rule.auc is not None and rule.auc <= 0.6
+    assert not rule.tell
+    assert next(k for k in report.kinds if k.kind == "route").note == "no faults of this kind"
+    assert report.passed, report.tells
+
+
+def test_a_planted_comment_is_a_tell_and_fails_the_audit() -> None:
+    report = run_audit(_FirewallApp({"planted": True}), queries=300, seed=1)
+    rule = next(k for k in report.kinds if k.kind == "rule")
+    assert rule.tell and rule.auc is not None and rule.auc > 0.95
+    assert rule.recall_at_1pct is not None and rule.recall_at_1pct > 0.9
+    assert any("comment=temp" in name for name, _ in rule.top_features)
+    assert not report.passed and report.tells == ["rule"]
+
+
+def test_a_kind_only_faults_have_is_a_tell() -> None:
+    only = [AuditObject(kind="mtu", fields={"mtu": 68}, fault=True, instance=str(i))
+            for i in range(4)]
+    design = [AuditObject(kind="rule", fields={"a": "x"}, fault=False, instance=str(i))
+              for i in range(4)]
+    (mtu, _) = classify_kinds(only[:2] + design[:2], only[2:] + design[2:])
+    assert mtu.kind == "mtu" and mtu.auc == 1.0 and mtu.tell
+
+
+def test_a_missed_metamorphic_check_fails_the_audit() -> None:
+    check = AuditCheck(name="bound:below->at most", queries=61, judged_wrong=8)
+    assert not check.passed and AuditCheck(name="x", queries=0, judged_wrong=0).passed
+
+
+def test_the_shape_model_flags_planted_faults_not_design() -> None:
+    app = _FirewallApp({"planted": True})
+    queries = [app.generate(seed, 1 + seed % 3) for seed in range(200)]
+    train = [o.model_copy(update={"instance": q.id}) for q in queries[:150]
+             for o in app.audit_objects(q)]
+    model = ShapeModel().fit(train)
+    flagged = caught = false = 0
+    for q in queries[150:]:
+        objects = list(app.audit_objects(q))
+        for obj, flag in zip(objects, model.flags(objects), strict=True):
+            flagged += flag
+            caught += flag and obj.fault
+            false += flag and not obj.fault
+    assert caught > 0.9 * flagged and false == 0
+
+
+def test_audit_command_exits_1_on_a_tell(monkeypatch: pytest.MonkeyPatch) -> None:
+    from netarena.common.cli.root import cli
+    from netarena.common.core import app as app_module
+
+    monkeypatch.setattr(app_module, "load_app", lambda name, config=None: _FirewallApp(
+        {"planted": name == "planted"}))
+    runner = CliRunner()
+    planted = runner.invoke(cli, ["audit", "planted", "--queries", "200", "--json"])
+    assert planted.exit_code == 1, planted.output
+    assert '"tells": [\n    "rule"\n  ]' in planted.output
+    clean = runner.invoke(cli, ["audit", "clean", "--queries", "200"])
+    assert clean.exit_code == 0, clean.output
+    assert "rule" in clean.output and "bound:exactly->at least" in clean.output
