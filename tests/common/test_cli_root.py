@@ -56,6 +56,18 @@ def test_log_level_applies_to_every_command(args: list[str], level: int,
     assert logging.getLogger().level == level
 
 
+@pytest.mark.parametrize(("argv", "builtin"), [
+    (["assess", "http://x"], True), (["-v", "assess"], True), (["-vv", "leaderboard"], True),
+    (["--log-level", "debug", "assess"], True), (["--log-level=debug", "assess"], True),
+    (["route", "cleanup"], False), (["-v", "purple"], False), (["--help"], False), ([], False)])
+def test_root_options_before_a_builtin_command_keep_app_commands_unloaded(
+        argv: list[str], builtin: bool) -> None:
+    """``netarena -v assess`` stays as small as ``netarena assess``; app commands still load."""
+    from netarena.common.cli.root import _builtin
+
+    assert _builtin(argv) is builtin
+
+
 def test_a_bad_log_level_is_refused(root_level: None) -> None:
     result = CliRunner().invoke(cli, ["--log-level", "loud", "ladder", "malt"])
     assert result.exit_code == 2 and "debug, info, warning, error" in result.output

@@ -212,3 +212,17 @@ def test_report_cli_on_a_leaderboard_folder_has_no_traceback(
     only_failed = CliRunner().invoke(cli, ["report", str(board / "broken.json"),
                                            "--out", str(tmp_path / "out2")])
     assert only_failed.exit_code == 2 and "Traceback" not in only_failed.output
+
+
+def test_records_whose_role_is_not_a_name_are_left_out_with_a_warning(
+        toy_results: list[Path], tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    doc = agentbeats_results(load_results([toy_results[0]]))
+    for i, record in enumerate(doc["results"]):
+        if record["kind"] == "query":
+            record["participant_role"] = 'toy_operator""' if i % 2 else "toy_operator"
+    path = tmp_path / "results" / "mixed.json"
+    _write(path, doc)
+    with caplog.at_level("WARNING"):
+        records = load_results([path])
+    assert len(records) == 60  # the 60 records with a role that is a name
+    assert "60 records whose participant role is not a name; skipped" in caplog.text

@@ -8,7 +8,8 @@ integers stay integers for every client (``netarena.common.serving.a2a``); each 
 participant's role and id, the full effective config, the NetArena version and the seed.
 
 A bad request ends its task ``rejected`` with the reason (as AgentBeats' green-agent
-template does) and leaves the server up; so does a request over the server's limits
+template does) and leaves the server up (a participant role that is not a name is refused
+earlier, with HTTP 400 and no task); so does a request over the server's limits
 (``ServerLimits``), a purple URL the outbound policy refuses, or a full server. An
 evaluation whose queries were mostly unscored (the emulator, not the agent, failed) ends
 ``failed`` with that reason, so it cannot land on a leaderboard as a score of zero. An
@@ -56,7 +57,12 @@ from netarena.common.serving.a2a import (
 from netarena.common.serving.limits import ServerLimits
 from netarena.common.serving.outbound import OutboundPolicy, OutboundRefused, public_url
 from netarena.common.serving.remote import RemoteAgent
-from netarena.common.serving.request import ParsedRequest, load_request, parse_request
+from netarena.common.serving.request import (
+    ParsedRequest,
+    load_request,
+    parse_request,
+    screen_roles,
+)
 from netarena.common.serving.requester import Requester, current_requester
 from netarena.common.serving.status import Board, Entry
 from netarena.common.serving.web import WebOptions, agent_web_app
@@ -372,7 +378,7 @@ def green_app(app_cls: type[App], card_url: str, options: GreenOptions | None = 
     card_routes, rpc_routes = a2a_routes(executor, card, store)
     api = agent_web_app(
         card_routes, rpc_routes, title=f"NetArena {app_cls.name} green agent",
-        options=WebOptions(options.limits, token), board=board,
+        options=WebOptions(options.limits, token, screen=screen_roles), board=board,
         ready=lambda: not board.closing and board.running_count() < options.limits.max_running)
     api.state.task_store = store
     return api
