@@ -34,6 +34,7 @@ def test_public_api_is_pinned() -> None:
         "ReactiveEpisode",
         "RewardConfig",
         "RunConfig",
+        "RunSummary",
         "Runner",
         "SandboxError",
         "SandboxTimeout",
