@@ -157,3 +157,8 @@ def test_a_manifest_nested_too_deep_is_refused_not_a_crash(reply: str) -> None:
         command_from_reply(reply, NS)
     assert not isinstance(info.value, ForbiddenCommand)
     assert time.monotonic() - start < 5
+
+
+def test_plain_commands_split_into_their_words() -> None:
+    (command,) = parse_script("  kubectl patch np x -p '{\"spec\": {}}' ").commands
+    assert command.argv == ["kubectl", "patch", "np", "x", "-p", '{"spec": {}}']
