@@ -145,6 +145,7 @@ def test_refusals_carry_the_command_for_the_history() -> None:
 _DEEP = "kind: NetworkPolicy\nmetadata: {name: x}\nspec: " + "[" * 20000 + "]" * 20000 + "\n"
 
 
+@pytest.mark.serial
 @pytest.mark.parametrize("reply", [
     f"```\nkubectl apply -f - <<'EOF'\n{_DEEP}EOF\n```",
     f"```yaml\n{_DEEP}```\n```\nkubectl apply -f -\n```",

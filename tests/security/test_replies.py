@@ -26,6 +26,7 @@ PATHOLOGICAL = {
 }
 
 
+@pytest.mark.serial
 @pytest.mark.parametrize("name", sorted(PATHOLOGICAL))
 def test_pathological_replies_parse_fast(name: str) -> None:
     """Before the fix a 200k unclosed fence took 25 s and deep JSON raised RecursionError."""
