@@ -17,7 +17,7 @@ from netarena.common.core.app import app_names, find_baseline, load_app
 from netarena.common.core.errors import ConfigError
 from netarena.common.core.plan import QueryPlan, plan_queries
 from netarena.common.core.runner import RunConfig, Runner
-from netarena.common.core.stats import consistent, is_rate, summarize, summary_rate
+from netarena.common.core.stats import consistent, is_rate, summarize
 
 NEEDS_ROOT = {"route"}
 PER_LABEL = {"route": 1}
@@ -80,7 +80,7 @@ def test_baseline_is_deterministic_and_within_its_range(app_name: str, baseline:
         if not r.safe or r.changed
     ]
     for metric, expected in spec.expected.items():
-        stat = summary_rate(summary, metric)
+        stat = summary.rate_of(metric)
         assert consistent(stat, expected), (metric, stat, expected, why)
 
 

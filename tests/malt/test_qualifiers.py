@@ -88,8 +88,8 @@ def test_results_summaries_and_a2a_records_carry_the_qualifiers() -> None:
     assert all(query_record(r)["qualifiers"] == r.qualifiers for r in results)
     summary = summarize(results, app="malt", agent="reference", seed=8)
     stated_any = {q for query in queries for q in query.qualifiers}
-    assert set(summary["by_qualifier"]) == stated_any and len(stated_any) >= 5
-    assert all(m["solved_safely"]["rate"] == 1.0 for m in summary["by_qualifier"].values())
+    assert set(summary.by_qualifier) == stated_any and len(stated_any) >= 5
+    assert all(m.solved_safely.rate == 1.0 for m in summary.by_qualifier.values())
 
 
 @pytest.mark.slow

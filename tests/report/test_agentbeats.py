@@ -124,7 +124,7 @@ def test_netarena_report_separates_participants(toy_results: list[Path], tmp_pat
         files.append(tmp_path / f"{name}.json")
         _write(files[-1], doc)
     runs = run_summaries(load_results(files))["toy"]
-    assert [(r["agent"], r["queries"], r["correctness"]["rate"]) for r in runs] == [
+    assert [(r.agent, r.queries, r.correctness.rate) for r in runs] == [
         ("id-a", 30, 1.0), ("id-b", 6, 0.0)]
 
 
@@ -187,10 +187,10 @@ def test_netarena_report_leaves_failed_runs_out_and_reads_old_files(
                     {"avg_correctness": 1.0}]})
     with caplog.at_level("WARNING"):
         runs = run_summaries(load_results(sorted(board.glob("*.json"))))["toy"]
-    by_agent = {r["agent"]: r for r in runs}
+    by_agent = {r.agent: r for r in runs}
     assert set(by_agent) == {"id-ref", "id-half", "id-null"}  # not id-broken, not id-ref-impl
-    assert by_agent["id-null"]["queries"] == 120  # the old file, "Label" and floats
-    assert {"small", "medium", "big", "huge"} <= set(by_agent["id-null"]["by_label"])
+    assert by_agent["id-null"].queries == 120  # the old file, "Label" and floats
+    assert {"small", "medium", "big", "huge"} <= set(by_agent["id-null"].by_label)
     assert "run failed, left out" in caplog.text
     assert "2 records are not NetArena query records" in caplog.text
     with pytest.raises(ConfigError, match="no query records to report"):

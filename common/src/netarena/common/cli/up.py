@@ -113,7 +113,7 @@ def up_command(
     if out is not None:
         err.print(f"wrote {out}/results.jsonl, summary.json, agentbeats.json and logs")
     print_assessment(run, as_json)
-    rate = (run.summary or {}).get("correctness", {}).get("rate")
+    rate = run.summary.correctness.rate if run.summary is not None else None
     if expect_correctness is not None and (rate is None or rate < expect_correctness):
         err.print(f"[red]correctness {rate} < {expect_correctness}[/red]")
         raise typer.Exit(1)

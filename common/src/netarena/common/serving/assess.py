@@ -32,6 +32,7 @@ import httpx
 
 from netarena.common.core.errors import AgentError, BrokenReply, ConfigError
 from netarena.common.core.result_files import write_atomic
+from netarena.common.core.summary import RunSummary
 from netarena.common.serving.outbound import public_url
 from netarena.common.serving.request import check_role
 from netarena.common.serving.stream_bounds import BoundedTransport, StreamLimits, StreamOverflow
@@ -68,10 +69,14 @@ class Assessment:
         return [r for r in self.records if isinstance(r, dict) and r.get("kind") == "query"]
 
     @property
-    def summary(self) -> dict[str, Any] | None:
-        """The green agent's last summary record."""
+    def summary(self) -> RunSummary | None:
+        """The green agent's last summary record.
+
+        Raises:
+            pydantic.ValidationError: The record is not a summary of this build's format.
+        """
         found = [r for r in self.records if isinstance(r, dict) and r.get("kind") == "summary"]
-        return found[-1] if found else None
+        return RunSummary.model_validate(found[-1]) if found else None
 
 
 class _Malformed(Exception):
@@ -348,7 +353,8 @@ def write_assessment(run: Assessment, out: Path) -> list[Path]:
     write_atomic(out / "results.jsonl", "".join(f"{line}\n" for line in lines))
     written.append(out / "results.jsonl")
     if run.summary is not None:
-        write_atomic(out / "summary.json", json.dumps(run.summary, indent=2))
+        write_atomic(out / "summary.json",
+                     json.dumps(run.summary.model_dump(mode="json"), indent=2))
         written.append(out / "summary.json")
     doc: dict[str, Any] = {"status": run.state, "participants": run.participants,
                            "results": run.records}

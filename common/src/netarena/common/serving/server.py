@@ -45,6 +45,7 @@ from netarena.common.core.plan import plan_queries
 from netarena.common.core.result_files import keyed_name
 from netarena.common.core.runner import Runner
 from netarena.common.core.stats import summarize
+from netarena.common.core.summary import RunSummary
 from netarena.common.core.types import Query, QueryResult, query_record
 from netarena.common.serving.a2a import (
     BoundedTaskStore,
@@ -213,20 +214,22 @@ class _Evaluation:
             await agent.aclose()
         await self._report(results)
 
-    async def add_results(self, results: list[QueryResult]) -> dict[str, Any]:
+    async def add_results(self, results: list[QueryResult]) -> RunSummary:
         """Add the ``Result`` artifact (records, then the summary); return the summary."""
         context = self.context
         tools = await asyncio.to_thread(environment)  # the first call runs each tool once
-        summary = {**summarize(results, app=self.app_cls.name, agent=self.agent_name,
-                               seed=context["seed"]), **context, "environment": tools}
-        parts = [json_part(query_record(r, context)) for r in results] + [json_part(summary)]
+        summary = RunSummary.model_validate({
+            **summarize(results, app=self.app_cls.name, agent=self.agent_name,
+                        seed=context["seed"]).model_dump(), **context, "environment": tools})
+        parts = [json_part(query_record(r, context)) for r in results]
+        parts.append(json_part(summary.model_dump(mode="json")))
         await self.updater.add_artifact(parts, name="Result")
         return summary
 
     async def _report(self, results: list[QueryResult]) -> None:
         summary = await self.add_results(results)
         assert self.entry is not None
-        unscored = summary["unscored"]
+        unscored = summary.unscored
         if results and unscored > UNSCORED_FAIL_FRACTION * len(results):
             reasons = "; ".join(sorted({r.error for r in results if not r.scored and r.error}))
             reason = (f"{unscored} of {len(results)} queries unscored (the emulator failed, "
@@ -234,11 +237,11 @@ class _Evaluation:
             self.board.finish(self.entry, "failed", reason, summary, detail=reasons[:500])
             await self.updater.failed(self._say(f"failed: {reason}: {reasons[:500]}"))
             return
-        c = summary["correctness"]
+        c = summary.correctness
         self.board.finish(self.entry, "completed", summary=summary)
         await self.updater.complete(self._say(
-            f"done: {len(results)} queries · correctness {c['rate']:.3f} "
-            f"[{c['ci95'][0]:.3f}, {c['ci95'][1]:.3f}] · seed {self.context['seed']}"))
+            f"done: {len(results)} queries · correctness {c.rate or 0.0:.3f} "
+            f"[{c.ci95[0]:.3f}, {c.ci95[1]:.3f}] · seed {self.context['seed']}"))
 
 
 class GreenExecutor(AgentExecutor):
