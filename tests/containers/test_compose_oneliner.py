@@ -1,6 +1,7 @@
-"""The README's one-liner: ``netarena compose route -e NETARENA_SOLVER=reference >
+"""The README's one-liner: ``netarena compose route -e NETARENA_SOLVER=reference --out
 docker-compose.yml`` then compose up, in an empty folder (no script to mount, an output
-folder the engine creates). Skipped, with the reason, without an engine or the images."""
+folder the engine creates; beside the file only route's seccomp profile, which ``--out``
+writes). Skipped, with the reason, without an engine or the images."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from netarena.common.launch.seccomp import PROFILE_FILE
 from tests.containers.test_selfhosted import compose_command, why_not
 
 WHY = why_not("netarena-route:latest", "netarena-purple:latest")
@@ -23,10 +25,9 @@ def test_the_compose_one_liner_runs_in_an_empty_folder(tmp_path: Path) -> None:
     compose = compose_command()
     assert compose is not None
     netarena = str(Path(sys.executable).parent / "netarena")
-    with (tmp_path / "docker-compose.yml").open("w") as file:
-        subprocess.run([netarena, "compose", "route", "-e", "NETARENA_SOLVER=reference",
-                        "--config", '{"num_queries": 3}'], stdout=file, check=True, timeout=60,
-                       cwd=tmp_path)
+    subprocess.run([netarena, "compose", "route", "-e", "NETARENA_SOLVER=reference",
+                    "--config", '{"num_queries": 3}', "--out", "docker-compose.yml"],
+                   check=True, timeout=60, cwd=tmp_path)
     base = [*compose, "-p", f"netarena-oneliner-{os.getpid()}"]
     try:
         proc = subprocess.run([*base, "up", "--exit-code-from", "agentbeats-client",
@@ -39,4 +40,5 @@ def test_the_compose_one_liner_runs_in_an_empty_folder(tmp_path: Path) -> None:
     doc = json.loads((tmp_path / "output" / "results.json").read_text())
     assert doc["status"] == "completed"
     assert sum(r["kind"] == "query" for r in doc["results"]) == 3
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["docker-compose.yml", "output"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        "docker-compose.yml", PROFILE_FILE, "output"]

@@ -5,7 +5,8 @@ with compose on a live engine twice, as the workflow (``selfhosted-workflow.yml`
 for two submissions: the local images stand in for the published ones
 (``NETARENA_IMAGE_PREFIX=``, ``PURPLE_IMAGE=netarena-purple:latest``), the reference solver and
 the null agent (``NETARENA_SOLVER``) are the submitters, each named by its AgentBeats id
-(``ROUTE_OPERATOR_ID``). The file is run as shipped except for ``num_queries`` (6 instead of
+(``ROUTE_OPERATOR_ID``), each run with a fresh green token (``NETARENA_TOKEN``). The file is
+run as shipped, route's seccomp profile beside it, except for ``num_queries`` (6 instead of
 the scenario's 150, for time). The two results files are two leaderboard rows.
 Skipped, with the reason, without an engine, compose or the images.
 """
@@ -14,6 +15,7 @@ from __future__ import annotations
 
 import json
 import os
+import secrets
 import shutil
 import subprocess
 from pathlib import Path
@@ -21,6 +23,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from netarena.common.launch.seccomp import PROFILE_FILE
 from netarena.common.reporting.leaderboard import run_queries
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -59,6 +62,7 @@ def _with_queries(path: Path, queries: int) -> Path:
     at = command.index("--config") + 1
     command[at] = json.dumps({**json.loads(command[at]), "num_queries": queries})
     path.write_text(yaml.safe_dump(document, sort_keys=False))
+    shutil.copy(FILE.parent / PROFILE_FILE, path.parent / PROFILE_FILE)  # read beside the file
     return path
 
 
@@ -74,7 +78,8 @@ def test_two_submitters_under_the_selfhosted_compose_file_are_two_rows(tmp_path:
         output.mkdir()
         env = {**os.environ, "NETARENA_IMAGE_PREFIX": "", "NETARENA_RESULTS": str(output),
                "PURPLE_IMAGE": "netarena-purple:latest", "NETARENA_SOLVER": solver,
-               "ROUTE_OPERATOR_ID": agentbeats_id, "NETARENA_ROUTE_ID": "green-id"}
+               "ROUTE_OPERATOR_ID": agentbeats_id, "NETARENA_ROUTE_ID": "green-id",
+               "NETARENA_TOKEN": secrets.token_hex(24)}
         base = [*compose, "-f", str(file), "-p", f"netarena-selfhosted-{os.getpid()}"]
         try:
             proc = subprocess.run([*base, "up", "--exit-code-from", "agentbeats-client",

@@ -3,7 +3,8 @@
 ``scenarios/route/docker-compose.selfhosted.yml`` and ``selfhosted-workflow.yml``: the
 assessment config is the route scenario's (no seed), the results file names the
 submitter's AgentBeats id from the workflow, the client never gates on scores and the
-results are kept whatever happened. Then two submitters run through the compose file's own
+results are kept whatever happened; the green server's token is required and only the
+client holds it. Then two submitters run through the compose file's own
 client command (its containers' URLs pointed at live agents on loopback) and the leaderboard
 gives two rows.
 """
@@ -14,6 +15,7 @@ import asyncio
 import json
 import os
 import re
+import secrets
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +24,7 @@ import pytest
 import yaml
 
 from netarena.common.launch import smoke_client
+from netarena.common.launch.seccomp import PROFILE_FILE
 from netarena.common.reporting.leaderboard import run_queries
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -85,6 +88,18 @@ def test_results_name_the_submitters_id_and_scores_never_gate() -> None:
     assert client["volumes"] == ["${NETARENA_RESULTS:-./output}:/output"]
 
 
+def test_the_green_token_is_required_and_shared_with_the_client_only() -> None:
+    services = yaml.safe_load(COMPOSE.read_text())["services"]
+    (client_token,) = services["agentbeats-client"]["environment"]
+    assert client_token.startswith("NETARENA_TOKEN=${NETARENA_TOKEN:?")
+    assert client_token in services["green-agent"]["environment"]
+    assert "NETARENA_TOKEN" not in json.dumps(services["route_operator"])
+    with pytest.raises(ValueError, match="NETARENA_TOKEN"):  # no token, no run
+        interpolate(client_token, {})
+    security = services["green-agent"]["security_opt"]
+    assert f"seccomp=./{PROFILE_FILE}" in security and (FOLDER / PROFILE_FILE).is_file()
+
+
 def test_the_workflow_passes_the_id_keeps_every_file_and_commits_to_results() -> None:
     workflow = yaml.safe_load(WORKFLOW.read_text())
     (job,) = workflow["jobs"].values()
@@ -99,6 +114,9 @@ def test_the_workflow_passes_the_id_keeps_every_file_and_commits_to_results() ->
     commit = steps["Commit the results file to results/"]["run"]
     assert 'cp output/results.json "results/${name}.json"' in commit and "git push" in commit
     assert job["env"]["NETARENA_RESULTS"].endswith("/output")
+    token = steps["Token"]["run"]
+    assert "openssl rand" in token and "::add-mask::" in token and "GITHUB_ENV" in token
+    assert PROFILE_FILE in WORKFLOW.read_text()  # the recipe says to copy it beside the file
 
 
 def test_the_client_names_ids_and_writes_for_the_folders_owner(tmp_path: Path) -> None:
@@ -136,7 +154,8 @@ def _argv(green: str, purple: str, out: Path, env: dict[str, str]) -> list[str]:
 @pytest.mark.root
 @pytest.mark.slow
 @pytest.mark.timeout(600)
-def test_two_submitters_through_the_recipe_are_two_rows(tmp_path: Path) -> None:
+def test_two_submitters_through_the_recipe_are_two_rows(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from netarena.a2a_llm import purple_app
     from netarena.common.core.agents import NullAgent
     from netarena.common.core.app import load_app
@@ -148,12 +167,16 @@ def test_two_submitters_through_the_recipe_are_two_rows(tmp_path: Path) -> None:
     results.mkdir()
 
     async def submit(agent: Any, agentbeats_id: str) -> int:
-        async with (serving(lambda url: green_app(type(route), url)) as green,
+        token = secrets.token_hex(24)  # the green server refuses requests without it
+        async with (serving(lambda url: green_app(type(route), url, token=token)) as green,
                     serving(lambda url: purple_app(agent, url)) as purple):
             out = tmp_path / "output" / agentbeats_id / "results.json"
             out.parent.mkdir(parents=True)
-            argv = _argv(green, purple, out, {"ROUTE_OPERATOR_ID": agentbeats_id,
-                                              "NETARENA_ROUTE_ID": "netarena-route-id"})
+            env = {"ROUTE_OPERATOR_ID": agentbeats_id, "NETARENA_ROUTE_ID": "netarena-route-id",
+                   "NETARENA_TOKEN": token}
+            for entry in _client()["environment"]:  # the client's environment, as compose's
+                monkeypatch.setenv(*interpolate(entry, env).split("=", 1))
+            argv = _argv(green, purple, out, env)
             code = await asyncio.to_thread(smoke_client.main, argv)
             (results / f"{agentbeats_id}-20260101-000000.json").write_text(out.read_text())
             return code

@@ -15,6 +15,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from netarena.common.core.summary import RunSummary
 from netarena.common.reporting.summaries import SCORECARD_COLUMNS, scorecard_cells
 
 __all__ = ["err", "print_json", "print_summary", "print_table", "render_summary",
@@ -60,30 +61,30 @@ def print_json(value: Any) -> None:
     typer.echo(json.dumps(value, indent=2, default=str))
 
 
-def render_summary(summary: dict[str, Any]) -> Table:
+def render_summary(summary: RunSummary) -> Table:
     """A rich table of a run summary: overall, per level and per label, with 95% CIs.
 
     The headline column is ``solved safely`` (correct, safe, no collateral damage);
     ``safe|changed`` is safety among the episodes in which the agent changed something. Rows
     ``states Q`` cover the queries that state qualifier ``Q``.
     """
-    table = Table(title=f"{summary['app']} · {summary['agent']} · seed {summary['seed']}")
+    table = Table(title=f"{summary.app} · {summary.agent} · seed {summary.seed}")
     for col in ("group", *SCORECARD_COLUMNS):
         table.add_column(col, justify="left" if col == "group" else "right", no_wrap=True)
     table.add_row(*scorecard_cells("all", summary))
-    for level, m in summary["by_level"].items():
+    for level, m in summary.by_level.items():
         table.add_row(*scorecard_cells(f"level {level}", m))
-    for label, m in summary["by_label"].items():
+    for label, m in summary.by_label.items():
         table.add_row(*scorecard_cells(f"  {label}", m))
-    for qualifier, m in summary.get("by_qualifier", {}).items():
+    for qualifier, m in summary.by_qualifier.items():
         table.add_row(*scorecard_cells(f"states {qualifier}", m))
     return table
 
 
-def print_summary(summary: dict[str, Any], as_json: bool, uniform: dict[str, Any] | None) -> None:
+def print_summary(summary: RunSummary, as_json: bool, uniform: RunSummary | None) -> None:
     """Print a run's summary: JSON on stdout, or tables (uniform set first when adaptive)."""
     if as_json:
-        typer.echo(json.dumps(summary, indent=2))
+        typer.echo(json.dumps(summary.model_dump(mode="json"), indent=2))
         return
     out = Console()
     if uniform is not None:
@@ -91,7 +92,7 @@ def print_summary(summary: dict[str, Any], as_json: bool, uniform: dict[str, Any
         print_table(render_summary(uniform), out)
         out.print("adaptive set (failure-targeted; not comparable with uniform rates):")
     print_table(render_summary(summary), out)
-    if "usage" in summary:
-        u = summary["usage"]
+    if summary.usage:
+        u = summary.usage
         out.print(f"LLM: {u['llm_calls']} calls, {u['prompt_tokens']} prompt + "
                   f"{u['completion_tokens']} completion tokens, ${u['cost_usd']:.6f}")

@@ -13,21 +13,22 @@ import asyncio
 import json
 import logging
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import Annotated, Any
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from netarena.common.cli.console import print_json, print_table, setup_logging
-from netarena.common.core.errors import AgentError, ConfigError
-
-if TYPE_CHECKING:
-    from netarena.common.serving.assess import Assessment
+from netarena.common.core.errors import AgentError, BrokenReply, ConfigError
+from netarena.common.serving.assess import Assessment
+from netarena.common.serving.stream_bounds import StreamLimits
 
 __all__ = ["register", "assess_command", "leaderboard_command"]
 
 err = Console(stderr=True)
+_MIB = 1 << 20
 
 
 def assess_command(
@@ -43,9 +44,22 @@ def assess_command(
         envvar="NETARENA_TOKEN", help="the green server's bearer token")] = None,
     idle_timeout: Annotated[float, typer.Option(
         help="longest wait for the green agent's next event, seconds")] = 900.0,
+    max_event_mb: Annotated[float, typer.Option(
+        help="largest single event accepted, MiB")] = StreamLimits.max_event_bytes / _MIB,
+    max_artifact_mb: Annotated[float, typer.Option(
+        help="largest artifact accepted, MiB")] = StreamLimits.max_artifact_bytes / _MIB,
+    max_stream_mb: Annotated[float, typer.Option(
+        help="largest whole answer accepted, MiB")] = StreamLimits.max_stream_bytes / _MIB,
+    max_parsed_mb: Annotated[float, typer.Option(
+        help="largest whole answer accepted once parsed (estimated), MiB")
+    ] = StreamLimits.max_parsed_bytes / _MIB,
     as_json: Annotated[bool, typer.Option("--json", help="print the summary as JSON")] = False,
 ) -> None:
-    """Send an assessment request to a green agent as AgentBeats does; follow and save it."""
+    """Send an assessment request to a green agent as AgentBeats does; follow and save it.
+
+    What is read is bounded (the --max-* options, --idle-timeout) and checked: an answer
+    that breaks a bound or the protocol ends with exit 2, what arrived saved in --out.
+    """
     from netarena.common.serving.assess import assess as send
     from netarena.common.serving.assess import write_assessment
 
@@ -53,11 +67,26 @@ def assess_command(
     try:
         roles = dict(_role_url(p) for p in participant)
         settings = config_object(config)
+        limits = StreamLimits(
+            max_event_bytes=int(max_event_mb * _MIB),
+            max_artifact_bytes=int(max_artifact_mb * _MIB),
+            max_stream_bytes=int(max_stream_mb * _MIB),
+            max_parsed_bytes=int(max_parsed_mb * _MIB), idle_timeout_s=idle_timeout)
+    except (ConfigError, ValueError) as exc:
+        err.print(f"[red]error:[/red] {escape(str(exc))}", highlight=False)
+        raise typer.Exit(2) from exc
+    try:
         run = asyncio.run(send(green_url, roles, settings, protocol=protocol, token=token,
-                               idle_timeout_s=idle_timeout,
+                               limits=limits,
                                on_status=lambda state, text: err.print(f"{state}: {text}")))
+    except BrokenReply as exc:
+        err.print(f"[red]error:[/red] {escape(str(exc))}", highlight=False)
+        if out is not None and isinstance(exc.partial, Assessment):
+            for path in write_assessment(exc.partial, out):
+                err.print(f"wrote {path} (what arrived before the error)")
+        raise typer.Exit(2) from exc
     except (ConfigError, AgentError) as exc:
-        err.print(f"[red]error:[/red] {exc}")
+        err.print(f"[red]error:[/red] {escape(str(exc))}", highlight=False)
         raise typer.Exit(2) from exc
     if out is not None:
         for path in write_assessment(run, out):
@@ -127,6 +156,9 @@ def leaderboard_command(
     if problem:
         err.print(f"[yellow]warning:[/yellow] the AgentBeats app's preload fails on these "
                   f"files ({problem}); shown here from the records as JSON")
+    for name, count in board.bad_roles(results or Path(".")).items():
+        err.print(f"[yellow]warning:[/yellow] {escape(name)}: {count} record(s) whose "
+                  "participant role is not a name, left out of every table", highlight=False)
     if as_json:
         print_json([{"query": table.name, "description": board.QUERIES[table.name][0],
                      "rows": [dict(zip(table.columns, row, strict=True)) for row in table.rows]}

@@ -203,9 +203,9 @@ def run(
 
     results = _play_with_progress(spec, evaluate, where, tape, ray_address, as_json)
     summary = summarize(results, app=spec.app, agent=spec.agent_name(), seed=spec.plan.seed)
-    annotate_summary(summary, spec, results, tape, replay)
+    summary = annotate_summary(summary, spec, results, tape, replay)
     if out:
-        write_atomic(out / "summary.json", json.dumps(summary, indent=2))
+        write_atomic(out / "summary.json", json.dumps(summary.model_dump(mode="json"), indent=2))
     print_summary(summary, as_json, uniform)
     _check_errors(results)
 
@@ -297,7 +297,7 @@ def rollouts(
 
     results = _play_with_progress(spec, record, where, None, ray_address, as_json)
     summary = summarize(results, app=spec.app, agent=spec.agent_name(), seed=spec.plan.seed)
-    annotate_summary(summary, spec, results, None, None)
+    summary = annotate_summary(summary, spec, results, None, None)
     err.print(f"rollouts: {len(results)} episodes played, appended to {out}")
     print_summary(summary, as_json, None)
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import os
+import secrets
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -20,6 +21,7 @@ from rich.markup import escape
 from netarena.common.cli.console import setup_logging
 from netarena.common.cli.publish import config_object, print_assessment
 from netarena.common.core.errors import AgentError, ConfigError, LaunchError
+from netarena.common.launch.seccomp import PROFILE_FILE
 
 __all__ = ["register", "up_command", "compose_command"]
 
@@ -70,7 +72,9 @@ def up_command(
         "--purple-env", "-e", help="KEY=VALUE (or KEY from this shell) for the purple "
         "container, e.g. NETARENA_SOLVER=reference")] = [],  # noqa: B006 - typer's idiom
     network: Annotated[str, typer.Option(
-        help="bridge (a private network), shared (one network namespace) or auto")] = "auto",
+        help="bridge (a private network), shared (one network namespace), auto (bridge, "
+             "else shared) or host (only for a purple URL on this machine's loopback: the "
+             "green container joins this machine's network)")] = "auto",
     pull: Annotated[str, typer.Option(help="pull images: missing, never or always")] = "missing",
     health_timeout: Annotated[float, typer.Option(
         help="longest wait for the containers to become healthy, seconds")] = 180.0,
@@ -109,7 +113,7 @@ def up_command(
     if out is not None:
         err.print(f"wrote {out}/results.jsonl, summary.json, agentbeats.json and logs")
     print_assessment(run, as_json)
-    rate = (run.summary or {}).get("correctness", {}).get("rate")
+    rate = run.summary.correctness.rate if run.summary is not None else None
     if expect_correctness is not None and (rate is None or rate < expect_correctness):
         err.print(f"[red]correctness {rate} < {expect_correctness}[/red]")
         raise typer.Exit(1)
@@ -142,10 +146,18 @@ def compose_command(
     expect_correctness: Annotated[float | None, typer.Option(
         help="smoke checks: the client fails below this correctness (default: never)")
     ] = None,
+    token: Annotated[str | None, typer.Option(
+        help="the green server's bearer token, shared with the client only (default: a "
+             "fresh random one)")] = None,
+    seccomp_file: Annotated[str, typer.Option(
+        help="where the compose file finds route's seccomp profile (relative to the "
+             "compose file; --out writes it there)")] = f"./{PROFILE_FILE}",
     out: Annotated[Path | None, typer.Option(help="write here instead of stdout")] = None,
 ) -> None:
     """Write the leaderboard-shaped compose file (green, purple, client) for APP."""
     from netarena.common.launch.compose import ComposeSpec, compose_yaml
+    from netarena.common.launch.privileges import privileges
+    from netarena.common.launch.seccomp import profile_text
 
     try:
         text = compose_yaml(ComposeSpec(
@@ -154,16 +166,25 @@ def compose_command(
             client_out=client_out, client_script=client_script,
             client_user=client_user, client_image=client_image,
             expect_correctness=expect_correctness,
-            agentbeats_ids=dict(_role_id(pair) for pair in agentbeats_id)))
+            agentbeats_ids=dict(_role_id(pair) for pair in agentbeats_id),
+            token=token or secrets.token_hex(24), seccomp_file=seccomp_file))
     except ConfigError as exc:
         err.print(f"[red]error:[/red] {escape(str(exc))}", highlight=False)
         raise typer.Exit(2) from exc
+    needs_profile = privileges(app_name).seccomp is not None
     if out is None:
         typer.echo(text, nl=False)
+        if needs_profile:
+            err.print(f"{app_name} needs its seccomp profile at {escape(seccomp_file)} "
+                      "(relative to the compose file): --out writes both", highlight=False)
     else:
         out.parent.mkdir(parents=True, exist_ok=True)
         out.write_text(text, encoding="utf-8")
         err.print(f"wrote {out}")
+        if needs_profile:
+            profile = out.parent / seccomp_file
+            profile.write_text(profile_text(), encoding="utf-8")
+            err.print(f"wrote {profile}")
 
 
 def register(cli: typer.Typer) -> None:

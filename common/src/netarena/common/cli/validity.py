@@ -80,7 +80,8 @@ def calibrate_command(
                     "passed": all(rung.ok for rung in rungs),
                     "agents": [{"agent": rung.agent, "description": rung.description,
                                 "expected": rung.expected, "ok": rung.ok,
-                                "misses": rung.misses, "summary": rung.summary}
+                                "misses": rung.misses,
+                                "summary": rung.summary.model_dump(mode="json")}
                                for rung in rungs]})
     else:
         print_table(_calibration_table(app_name, queries, seed, rungs))
@@ -96,9 +97,10 @@ def _calibration_table(app_name: str, queries: int, seed: int, rungs: list[Any])
     for rung in rungs:
         cells = [rung.agent]
         for metric in ("solved_safely", "correctness", "safety"):
-            stat = rung.summary[metric]
-            lo, hi = stat["ci95"]
-            cells += [f"{stat['rate']:.3f} [{lo:.2f}, {hi:.2f}]", _range(rung.expected, metric)]
+            stat = rung.summary.rate_of(metric)
+            lo, hi = stat.ci95
+            cells += [f"{stat.rate or 0.0:.3f} [{lo:.2f}, {hi:.2f}]",
+                      _range(rung.expected, metric)]
         cells.append("ok" if rung.ok else "OUT OF RANGE: " + "; ".join(rung.misses))
         table.add_row(*cells)
     return table

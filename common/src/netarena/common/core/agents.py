@@ -84,7 +84,8 @@ class Baseline:
       as a purple agent;
     - it is deterministic: the same observation gets the same answer;
     - ``expected`` maps rate names of a run summary (``solved_safely``, ``correctness``,
-      ``safety``, ``safety_when_changed``, ``changed``) to the ``(low, high)`` range measured
+      ``safety``, ``safety_when_changed``, ``changed``, or ``by_qualifier:Q``, solved safely
+      on the queries stating ``Q``: ``RunSummary.rate_of``) to the ``(low, high)`` range measured
       with ``netarena calibrate APP`` on the app's default configuration (every level and
       label; the app's module says with how many queries). A benchmark build whose
       baseline falls outside a range (beyond sampling error) is not the benchmark those

@@ -13,6 +13,7 @@ __all__ = [
     "AgentError",
     "AgentTimeout",
     "AgentUnavailable",
+    "BrokenReply",
     "SandboxError",
     "SandboxTimeout",
     "EpisodeClosed",
@@ -79,6 +80,20 @@ class AgentUnavailable(AgentError):
     (``litellm:MODEL``): a remote purple agent's failures are its own, whatever reason it
     gives.
     """
+
+
+class BrokenReply(AgentError):
+    """An agent's answer broke the protocol or one of the client's bounds (size, time).
+
+    Args:
+        message: What was wrong, quoting the start of what arrived.
+        partial: What had arrived before (``netarena assess``: an ``Assessment``), so the
+            caller can keep it.
+    """
+
+    def __init__(self, message: str = "", *, partial: object = None) -> None:
+        super().__init__(message)
+        self.partial = partial
 
 
 class SandboxError(NetArenaError):

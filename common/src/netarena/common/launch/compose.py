@@ -6,8 +6,10 @@ starting once both are healthy and sending one assessment request over A2A 0.3
 ``message/stream`` (``netarena.common.launch.smoke_client``, which every NetArena image
 holds), writing the leaderboard's results file into the mounted output folder.
 The green service gets the privileges ``netarena.common.launch.privileges`` lists for the app
-(route's capabilities, which the leaderboard's generated files cannot express): this is how
-route runs on a self-hosted runner (docs/agentbeats.md, "Route on a self-hosted runner").
+(route's capabilities and seccomp profile, which the leaderboard's generated files cannot
+express): this is how route runs on a self-hosted runner (docs/agentbeats.md, "Route on a
+self-hosted runner"). The green server requires a bearer token that only it and the client
+hold, so the participant's container, on the same network, cannot use it.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ import yaml
 
 from netarena.common.core.errors import ConfigError
 from netarena.common.launch.privileges import privileges
+from netarena.common.launch.seccomp import PROFILE_FILE
 
 __all__ = ["ComposeSpec", "compose_document", "compose_yaml"]
 
@@ -59,6 +62,13 @@ class ComposeSpec:
     agentbeats_ids: dict[str, str] = field(default_factory=dict)
     """Role or component → AgentBeats id, written as the results file's ``participants``
     (``${VAR}`` references are left for compose to fill in)."""
+    token: str = ""
+    """The green server's bearer token, given to the green service and the client only
+    (``netarena compose`` generates one; the participant's container never sees it)."""
+    seccomp_file: str = f"./{PROFILE_FILE}"
+    """Where the compose file finds the route container's seccomp profile (compose reads
+    it relative to the compose file; Debian's docker-compose 1.x, to its working
+    directory: give an absolute path there)."""
 
 
 def _health(port: int) -> dict[str, Any]:
@@ -74,6 +84,8 @@ def compose_document(spec: ComposeSpec) -> dict[str, Any]:
     """
     if spec.network not in ("bridge", "shared"):
         raise ConfigError("network must be bridge or shared")
+    if not spec.token:
+        raise ConfigError("the green server needs a token (netarena compose generates one)")
     purple_name, role = f"{spec.app}_operator", f"{spec.app}_operator"
     if spec.network == "shared":
         green_url, purple_url = f"http://127.0.0.1:{_GREEN_PORT}", f"http://127.0.0.1:{_PURPLE_PORT}"
@@ -93,8 +105,9 @@ def compose_document(spec: ComposeSpec) -> dict[str, Any]:
         "green-agent": {
             "image": spec.green or f"netarena-{spec.app}:latest",
             "command": ["--host", "0.0.0.0", "--port", str(_GREEN_PORT), "--card-url", green_url],
-            "environment": ["PYTHONUNBUFFERED=1"], **joined,
-            **privileges(spec.app).compose(), "healthcheck": _health(_GREEN_PORT),
+            "environment": ["PYTHONUNBUFFERED=1", f"NETARENA_TOKEN={spec.token}"], **joined,
+            **privileges(spec.app).compose(spec.seccomp_file),
+            "healthcheck": _health(_GREEN_PORT),
             "depends_on": {purple_name: {"condition": "service_healthy"}}},
         "agentbeats-client": {
             "image": spec.client_image or spec.purple,
@@ -107,6 +120,7 @@ def compose_document(spec: ComposeSpec) -> dict[str, Any]:
                         *(["--expect-correctness", f"{spec.expect_correctness:g}"]
                           if spec.expect_correctness is not None else []),
                         "--out", "/output/results.json"],
+            "environment": [f"NETARENA_TOKEN={spec.token}"],
             **({"user": spec.client_user} if spec.client_user else {}),
             "volumes": [*([f"{spec.client_script}:/smoke_client.py:ro"]
                           if spec.client_script else []),

@@ -8,6 +8,7 @@ them in the leaderboard's results-file shape, ``{status, participants, results}`
 workflow copies ``metadata.agentbeats_ids``). It needs only httpx and ships in every
 NetArena image (``python -m netarena.common.launch.smoke_client``), so a compose file
 mounts nothing but the output folder.
+``NETARENA_TOKEN``, when set, is sent as the green server's bearer token.
 
 It exits 0 when the task completed with query records and one summary, whatever the scores
 (a leaderboard ranks every agent; ``--expect-correctness`` makes it a smoke check), 1
@@ -90,7 +91,9 @@ def evaluate(green: str, request: dict[str, Any], timeout_s: float) -> tuple[str
         "message": {"kind": "message", "role": "user", "messageId": uuid.uuid4().hex,
                     "parts": [{"kind": "text", "text": json.dumps(request)}]}}}
     state, records = "unknown", []
-    with httpx.stream("POST", green, json=body, timeout=timeout_s) as resp:
+    token = os.environ.get("NETARENA_TOKEN", "")
+    headers = {"Authorization": f"Bearer {token}"} if token else {}
+    with httpx.stream("POST", green, json=body, timeout=timeout_s, headers=headers) as resp:
         resp.raise_for_status()
         for event in _events(resp):
             kind = event.get("kind")

@@ -16,7 +16,7 @@ from typing import Any
 
 from netarena.common.core.errors import ConfigError
 from netarena.common.core.runner import read_results
-from netarena.common.core.types import QueryResult
+from netarena.common.core.types import QueryResult, valid_role
 
 __all__ = ["RANKED_STATUSES", "load_results", "record_result"]
 
@@ -84,7 +84,8 @@ def _read_agentbeats(file: Path) -> list[QueryResult]:
     """The query records of an AgentBeats results file that ranks, else none (logged).
 
     A run whose status is not in ``RANKED_STATUSES`` is left out; so are records that are
-    not NetArena query records (the reference implementation's files, say), with the count.
+    not NetArena query records (the reference implementation's files, say) and records whose
+    participant role is not a name (``ROLE_NAME``), with the count.
     """
     try:
         doc = json.loads(file.read_text(encoding="utf-8"))
@@ -98,9 +99,12 @@ def _read_agentbeats(file: Path) -> list[QueryResult]:
         return []
     participants = doc.get("participants")
     participants = participants if isinstance(participants, dict) else {}
-    results, foreign = [], 0
+    results, foreign, unnamed = [], 0, 0
     for r in doc["results"]:
         if not isinstance(r, dict) or r.get("kind") == "summary":
+            continue
+        if r.get("participant_role") is not None and not valid_role(r["participant_role"]):
+            unnamed += 1
             continue
         try:
             result = record_result(r)
@@ -111,6 +115,9 @@ def _read_agentbeats(file: Path) -> list[QueryResult]:
     if foreign:
         log.warning("%s: %d records are not NetArena query records (another format); skipped",
                     file, foreign)
+    if unnamed:
+        log.warning("%s: %d records whose participant role is not a name; skipped", file,
+                    unnamed)
     return results
 
 
