@@ -51,9 +51,11 @@ from pathlib import Path
 from netarena.common.core.errors import EmulatorError
 from netarena.route.capped import (
     CAP_READ_BYTES,
+    LINE_BUFFERED,
     cap_output,
     pipe_of,
     run_capped,
+    time_limit_note,
 )
 from netarena.route.cgroups import MAX_ADDRESS_SPACE, MAX_PROCESSES, EpisodeGroup
 from netarena.route.namespaces import NETNS_DIR, fs_root
@@ -282,7 +284,8 @@ class EpisodeSandbox:
         Raises:
             EmulatorError: The node's user namespace is gone.
         """
-        env = {"PATH": _PATH, "HOME": "/root", "USER": "root", "LANG": "C.UTF-8", "TERM": "dumb"}
+        env = {"PATH": _PATH, "HOME": "/root", "USER": "root", "LANG": "C.UTF-8", "TERM": "dumb",
+               **LINE_BUFFERED}
         stopped: list[str] = []
 
         def check() -> bool:
@@ -319,8 +322,7 @@ class EpisodeSandbox:
         late = time.monotonic() - started >= timeout_s
         timed_out = killed or (code in (124, 137) and late)
         if timed_out:
-            note = f"[stopped at the {timeout_s:g}s time limit; output so far]"
-            text = text.rstrip("\n") + "\n" + note
+            text = text.rstrip("\n") + "\n" + time_limit_note(command, timeout_s)
         return ExecResult(code, text, timed_out)
 
     def close(self) -> None:
