@@ -63,6 +63,7 @@ from netarena.route.plan import NetworkPlan
 from netarena.route.syscalls import filter_program
 
 __all__ = [
+    "open_userns",
     "ExecResult",
     "EpisodeSandbox",
     "NodeBox",
@@ -113,6 +114,18 @@ def episode_uid(prefix: str) -> int:
     """The unprivileged host uid that is ``root`` in the user namespaces of episode ``prefix``."""
     digest = hashlib.sha256(prefix.encode()).digest()
     return _UID_BASE + int.from_bytes(digest[:4], "big") % 10_000_000
+
+
+def open_userns(node: str, userns: str) -> int:
+    """A descriptor of ``node``'s user namespace (``userns``), which commands enter.
+
+    Raises:
+        EmulatorError: The namespace is gone (its node was torn down).
+    """
+    try:
+        return os.open(userns, os.O_RDONLY | os.O_CLOEXEC)
+    except OSError as exc:
+        raise EmulatorError(f"{node}: its user namespace is gone: {exc}") from exc
 
 
 def system_links() -> list[str]:
@@ -294,10 +307,7 @@ class EpisodeSandbox:
             return bool(stopped)
 
         with contextlib.ExitStack() as descriptors:
-            try:
-                userns_fd = os.open(userns, os.O_RDONLY | os.O_CLOEXEC)
-            except OSError as exc:
-                raise EmulatorError(f"{node}: its user namespace is gone: {exc}") from exc
+            userns_fd = open_userns(node, userns)
             descriptors.callback(os.close, userns_fd)
             seccomp_fd = pipe_of(filter_program())
             descriptors.callback(os.close, seccomp_fd)

@@ -39,7 +39,7 @@ from netarena.common.core.errors import EmulatorError
 from netarena.route.capped import pipe_of
 from netarena.route.cgroups import ROUTER_LIMITS
 from netarena.route.namespaces import NETNS_DIR, OWNER_DIR
-from netarena.route.sandbox import ETC_FILES, EpisodeSandbox, NodeBox, system_links
+from netarena.route.sandbox import ETC_FILES, EpisodeSandbox, NodeBox, open_userns, system_links
 
 __all__ = ["RouterBox", "SIZES", "WRITABLE", "START_TIMEOUT_S"]
 
@@ -104,10 +104,7 @@ class RouterBox:
         self.pid = 0
         """The box's first process (host pid): its namespaces and root are the box's."""
         with contextlib.ExitStack() as fds:
-            try:
-                userns_fd = os.open(userns, os.O_RDONLY | os.O_CLOEXEC)
-            except OSError as exc:
-                raise EmulatorError(f"{router}: its user namespace is gone: {exc}") from exc
+            userns_fd = open_userns(router, userns)
             fds.callback(os.close, userns_fd)
             data = {name: pipe_of(text.encode()) for name, text in (
                 ("passwd", _PASSWD), ("group", _GROUPS), ("pam", _PAM),
