@@ -29,7 +29,10 @@ from netarena.common.core.errors import ForbiddenCommand, InvalidAction
 from netarena.common.core.replies import json_objects
 from netarena.route.limits import ICMP_BURST, ICMP_RATE_PER_S
 
-__all__ = ["Action", "FLOOD_MAX_COUNT", "ForbiddenCommand", "parse_reply", "check_command", "MAX_COMMAND_CHARS"]
+__all__ = [
+    "Action", "FLOOD_MAX_COUNT", "ForbiddenCommand", "parse_reply", "check_command",
+    "MAX_COMMAND_CHARS",
+]
 
 MAX_COMMAND_CHARS = 4000
 """Longest command line accepted: route owns this limit (``core.commands`` holds none). A
