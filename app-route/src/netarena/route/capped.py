@@ -3,7 +3,8 @@
 A command cut at its time limit returns what it printed so far (``LINE_BUFFERED`` makes the
 tools write each line as they go, so a killed ``tracepath`` keeps its hops), with a note that
 says why and, for tools that print only at their end, how to fit the limit
-(``time_limit_note``); output beyond ``OUTPUT_CAP_CHARS`` is cut with a note.
+(``time_limit_note``); output beyond ``OUTPUT_CAP_CHARS`` is cut with a note. A qdisc
+this kernel lacks (netem) gets a note that says so (``unknown_qdisc_note``).
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from collections.abc import Callable
 
 __all__ = [
     "CAP_READ_BYTES", "GUARD_PERIOD_S", "LINE_BUFFERED", "OUTPUT_CAP_CHARS", "cap_output",
-    "pipe_of", "run_capped", "time_limit_note",
+    "pipe_of", "run_capped", "time_limit_note", "unknown_qdisc_note",
 ]
 
 OUTPUT_CAP_CHARS = 8000
@@ -154,6 +155,22 @@ def time_limit_note(command: str, timeout_s: float) -> str:
     hints = [hint for pattern, hint in _ENDS_ONLY if pattern.search(command)][:1]
     return " ".join([f"[stopped after {timeout_s:g} s, the command time limit; output so far]",
                      *hints])
+
+
+_UNKNOWN_QDISC = "Error: Specified qdisc kind is unknown."
+UNKNOWN_QDISC_NOTE = (
+    "[this kernel has no module for that qdisc kind: netem (delay, loss), fq_codel, sfq, "
+    "prio, fq and cake are not available here; htb, tbf, pfifo, bfifo, red and ingress are]"
+)
+"""Why ``tc qdisc add ... netem`` fails: the real tc says only ``_UNKNOWN_QDISC``, as a
+box without ``sch_netem`` would, which reads as a typo (measured on this kernel)."""
+
+
+def unknown_qdisc_note(command: str, output: str) -> str:
+    """``output`` with ``UNKNOWN_QDISC_NOTE`` after tc's unknown-kind error, if it has one."""
+    if _UNKNOWN_QDISC not in output or not re.search(r"\bqdisc\b", command):
+        return output
+    return output.rstrip("\n") + "\n" + UNKNOWN_QDISC_NOTE + "\n"
 
 
 def cap_output(raw: bytes) -> str:

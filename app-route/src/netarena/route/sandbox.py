@@ -56,6 +56,7 @@ from netarena.route.capped import (
     pipe_of,
     run_capped,
     time_limit_note,
+    unknown_qdisc_note,
 )
 from netarena.route.cgroups import MAX_ADDRESS_SPACE, MAX_PROCESSES, EpisodeGroup
 from netarena.route.namespaces import NETNS_DIR, fs_root
@@ -326,7 +327,7 @@ class EpisodeSandbox:
                 check if guard is not None else None,
             )
         self.group.kill()  # what it left running (in a box's PID namespace, it could)
-        text = cap_output(raw)
+        text = unknown_qdisc_note(command, cap_output(raw))
         if stopped:
             return ExecResult(code, text.rstrip("\n") + f"\n[stopped: {stopped[0]}]")
         late = time.monotonic() - started >= timeout_s
