@@ -9,7 +9,13 @@ a blind reset destroys. Each query draws one or more of:
 * **protected hosts** (a database, a licence server, ...): a host firewall accepts new
   traffic only from listed subnets (always its own, and the management subnet);
 * a **restricted subnet** routed only to its peer subnets: its hosts have no default route,
-  only static routes to the peers, so nothing else reaches them.
+  only static routes to the peers, so nothing else reaches them;
+* **blocks** (``Block``): a host out of service, a subnet cut off (from the other subnets,
+  or from the router too), two subnets kept apart, a quarantined range inside a subnet.
+  They are enforced with the very objects faults are made of (``twins.py``), so a DROP
+  rule, a refusing policy rule, an interface down or an empty queue may be the owners' own;
+* a **default-deny** router: its FORWARD or INPUT policy is DROP, with rules accepting
+  what must pass.
 
 ``intended_pairs`` is the pure model of which ordered pairs answer pings when the network
 is healthy; ``open()`` checks the live network against it. The agent is told the intent in
@@ -23,10 +29,12 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from netarena.route.plan import ROUTER, NetworkPlan
+from netarena.route.twins import Block, draw_blocks
 
 __all__ = [
     "Protected",
     "Restricted",
+    "Block",
     "Intent",
     "draw_intent",
     "intended_pairs",
@@ -99,6 +107,12 @@ class Intent:
     """Hosts with their own firewall."""
     restricted: Restricted | None
     """A subnet routed only to its peers, if any."""
+    blocks: tuple[Block, ...] = ()
+    """Traffic kept apart on purpose."""
+    forward_deny: bool = False
+    """The router's FORWARD policy is DROP, with rules accepting what must pass."""
+    input_deny: bool = False
+    """The router's INPUT policy is DROP, with rules accepting what must reach it."""
 
     def to_dict(self) -> dict[str, Any]:
         """JSON form (for ``Query.truth``)."""
@@ -120,6 +134,9 @@ class Intent:
                 if restricted
                 else None
             ),
+            blocks=tuple(Block(**b) for b in data.get("blocks", ())),
+            forward_deny=data.get("forward_deny", False),
+            input_deny=data.get("input_deny", False),
         )
 
     def protection(self, host: str) -> Protected | None:
@@ -161,12 +178,16 @@ def draw_intent(rng: random.Random, plan: NetworkPlan) -> Intent:
         )
     if not (protected or restricted or management is not None):
         management = rng.choice(indices)
+    busy = {management, restricted.subnet if restricted else None}
     return Intent(
         management=management,
         management_reject=rng.random() < 0.4,
         state_module=rng.random() < 0.3,
         protected=tuple(sorted(protected, key=lambda p: plan.nodes.index(p.host))),
         restricted=restricted,
+        blocks=draw_blocks(rng, plan, busy, {p.host for p in protected}),
+        forward_deny=rng.random() < 0.25,
+        input_deny=rng.random() < 0.25,
     )
 
 
@@ -208,6 +229,8 @@ def reaches(
     src_ip = _source_ip(plan, src, via or dst_ip)
     if not (_has_route(plan, intent, src, via or dst_ip) and _has_route(plan, intent, dst, src_ip)):
         return False
+    if any(block.separates(plan, src, dst) for block in intent.blocks):
+        return False
     if src != ROUTER and dst != ROUTER:
         src_net, dst_net = plan.host(src).subnet, plan.host(dst).subnet
         if src_net != dst_net and dst_net == intent.management != src_net:
@@ -232,24 +255,48 @@ def _established(intent: Intent, chain: str) -> str:
     return f"-A {chain} -m conntrack --ctstate RELATED,ESTABLISHED -j ACCEPT"
 
 
+def _subnet_flows(plan: NetworkPlan, intent: Intent) -> list[tuple[int, int]]:
+    """Ordered subnet pairs with some host of the first reaching some host of the second."""
+    found = []
+    for a in plan.subnets:
+        for o in plan.subnets:
+            if a.index != o.index and any(
+                reaches(plan, intent, h.name, g.name)
+                for h in plan.hosts_in(a.index)
+                for g in plan.hosts_in(o.index)
+            ):
+                found.append((a.index, o.index))
+    return found
+
+
 def router_rules(plan: NetworkPlan, intent: Intent) -> str | None:
     """``iptables-restore`` input for the router, or ``None`` when it needs no rules."""
-    if intent.management is None:
+    if intent.management is None and not (intent.forward_deny or intent.input_deny):
         return None
-    net = plan.subnet(intent.management).network
-    verdict = "REJECT --reject-with icmp-admin-prohibited" if intent.management_reject else "DROP"
-    return "\n".join(
-        [
-            "*filter",
-            ":INPUT ACCEPT [0:0]",
-            ":FORWARD ACCEPT [0:0]",
-            ":OUTPUT ACCEPT [0:0]",
-            _established(intent, "FORWARD"),
-            f"-A FORWARD -d {net} -j {verdict}",
-            "COMMIT",
-            "",
+    lines = [
+        "*filter",
+        f":INPUT {'DROP' if intent.input_deny else 'ACCEPT'} [0:0]",
+        f":FORWARD {'DROP' if intent.forward_deny else 'ACCEPT'} [0:0]",
+        ":OUTPUT ACCEPT [0:0]",
+    ]
+    if intent.input_deny:
+        lines += ["-A INPUT -i lo -j ACCEPT", _established(intent, "INPUT")]
+        lines += [
+            f"-A INPUT -s {s.network} -j ACCEPT"
+            for s in plan.subnets
+            if any(reaches(plan, intent, h.name, ROUTER) for h in plan.hosts_in(s.index))
         ]
-    )
+    lines.append(_established(intent, "FORWARD"))
+    if intent.management is not None:
+        net = plan.subnet(intent.management).network
+        reject = "REJECT --reject-with icmp-admin-prohibited"
+        lines.append(f"-A FORWARD -d {net} -j {reject if intent.management_reject else 'DROP'}")
+    if intent.forward_deny:
+        lines += [
+            f"-A FORWARD -s {plan.subnet(a).network} -d {plan.subnet(o).network} -j ACCEPT"
+            for a, o in _subnet_flows(plan, intent)
+        ]
+    return "\n".join([*lines, "COMMIT", ""])
 
 
 def host_rules(plan: NetworkPlan, intent: Intent, guard: Protected) -> str:

@@ -23,6 +23,7 @@ import subprocess
 from dataclasses import dataclass, field
 
 from netarena.common.core.errors import EmulatorError
+from netarena.route.blocking import commands
 from netarena.route.intent import Intent, host_route_commands, host_rules, router_rules
 from netarena.route.limits import OBJECT_BUDGET, count_node, limit_icmp, over_budget
 from netarena.route.mininet_build import ConcurrentMininet, raise_open_file_limit
@@ -50,6 +51,7 @@ from netarena.route.rulesets import (
 from netarena.route.sandbox import EpisodeSandbox, ExecResult, episode_uid
 from netarena.route.services import Services
 from netarena.route.topology import Bridge, Mininet, Topo
+from netarena.route.twins import apply_order
 from netarena.route.undisclosed import Item, Undisclosed
 
 __all__ = ["Network", "ExecResult", "RuleFindings", "OBJECT_BUDGET"]
@@ -159,6 +161,7 @@ class Network:
             for scope in ("all", "default"):  # promotes the next instead of dropping all
                 write_sysctl(self.netns(node), f"net.ipv4.conf.{scope}.promote_secondaries", "1")
         self._apply_intent()
+        self._apply_twins()
         for node in self.plan.nodes:
             self._apply_undisclosed(node, self.local.on(node))
         self.services = Services({n: self.netns(n) for n in self.plan.nodes}, self.local)
@@ -189,6 +192,14 @@ class Network:
             commands = host_route_commands(self.plan, self.intent, host.name)
             if commands:
                 ip_batch([" ".join(c[1:]) for c in commands], self.netns(host.name))
+
+    def _apply_twins(self) -> None:
+        """The design's blocks and fault-shaped objects (``twins.py``), as faults are made."""
+        for record in apply_order(self.local.twins):
+            for node, argv in commands(record, self.plan):
+                result = self.exec(node, argv)
+                if result.returncode != 0:
+                    raise EmulatorError(f"{node} $ {' '.join(argv)}: {result.output.strip()}")
 
     def _apply_undisclosed(self, node: str, items: list[Item]) -> None:
         """Apply ``node``'s undisclosed configuration (``undisclosed.py``)."""

@@ -14,8 +14,11 @@ Every machine also runs the judge's TCP and UDP services on the query's ``tcp_po
 ``udp_port`` (disclosed in the prompt); some items add services of their own (the
 port-forward target, a service only one subnet may reach).
 
-Addresses outside the inventory come from ranges no plan uses (100.64.0.0/10 and the
-documentation and benchmarking bogons), so no fault and no inventory address meets them.
+It also holds the design's own blocks and its harmless fault-shaped objects (``twins``,
+drawn by ``twins.py``), applied before the items. Addresses, priorities and comments are
+drawn as faults draw theirs (``blocking.py``): a service address or a static route may lie
+inside an inventory subnet, a policy rule may sit at any priority and refuse a range of
+one, and nothing of a given shape is the design's or a fault's by its looks.
 """
 
 from __future__ import annotations
@@ -24,8 +27,11 @@ import random
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from netarena.route.blocking import COMMENTS, Record, draw_pref, draw_refusal
 from netarena.route.intent import Intent
 from netarena.route.plan import ROUTER, NetworkPlan
+from netarena.route.targets import draw_range, unassigned
+from netarena.route.twins import draw_twins
 
 __all__ = ["Item", "Undisclosed", "draw_undisclosed", "DEFAULT_PORTS"]
 
@@ -53,7 +59,7 @@ _BOGONS = (
     ("blackhole", "203.0.113.0/24"),
     ("blackhole", "240.0.0.0/4"),
 )
-_NOTES = ("backup window", "monitoring", "vendor access", "audit", "uplink accounting")
+_NOTES = COMMENTS
 
 
 @dataclass(frozen=True)
@@ -101,6 +107,8 @@ class Undisclosed:
     """Every machine's judged UDP service."""
     items: tuple[Item, ...] = field(default_factory=tuple)
     """Undisclosed configuration, in the order it is applied."""
+    twins: tuple[Record, ...] = field(default_factory=tuple)
+    """The design's blocks and harmless fault-shaped objects (``twins.py``), applied first."""
 
     def to_dict(self) -> dict[str, Any]:
         """JSON form (for ``Query.truth``)."""
@@ -112,7 +120,7 @@ class Undisclosed:
         if not data:
             return cls()
         items = tuple(Item.from_dict(i) for i in data["items"])
-        return cls(data["tcp_port"], data["udp_port"], items)
+        return cls(data["tcp_port"], data["udp_port"], items, tuple(data.get("twins", ())))
 
     def on(self, node: str) -> list[Item]:
         """The items of ``node``."""
@@ -128,6 +136,10 @@ class _Draw:
 
     def __init__(self, rng: random.Random, plan: NetworkPlan, intent: Intent) -> None:
         self.rng, self.plan, self.intent = rng, plan, intent
+        off = {b.host for b in intent.blocks if b.kind == "host_off"}
+        cut = {b.subnet for b in intent.blocks if b.kind == "subnet_cut"}
+        self.hosts = [h for h in plan.hosts if h.name not in off and h.subnet not in cut]
+        self.subnets = [s for s in plan.subnets if s.index not in cut]
         self.ports: set[int] = set()
         self.octets: set[int] = set()
         self.tables: set[int] = set()
@@ -145,14 +157,14 @@ class _Draw:
         return octet
 
     def host(self) -> Any:
-        return self.rng.choice(self.plan.hosts)
+        return self.rng.choice(self.hosts)
 
     def node(self) -> str:
         return ROUTER if self.rng.random() < 0.5 else self.host().name
 
     def intf(self, node: str) -> str:
         if node == ROUTER:
-            return self.rng.choice(self.plan.subnets).router_intf
+            return self.rng.choice(self.subnets).router_intf
         return self.plan.host(node).intf
 
     def router_side(self, host: Any) -> str:
@@ -162,6 +174,8 @@ class _Draw:
 def _vip(d: _Draw) -> list[Item]:
     host = d.host()
     vip = f"100.64.{d.octet()}.{d.rng.randrange(1, 255)}"
+    if d.rng.random() < 0.6:  # a service address inside the host's own subnet
+        vip = unassigned(d.rng, d.plan, host.subnet)
     return [
         Item("vip", host.name, ip=(f"addr add {vip}/32 dev {host.intf}",)),
         Item("vip", ROUTER, ip=(f"route add {vip}/32 via {host.ip} dev {d.router_side(host)}",)),
@@ -171,13 +185,15 @@ def _vip(d: _Draw) -> list[Item]:
 def _static_route(d: _Draw) -> list[Item]:
     host = d.host()
     net = f"100.80.{d.octet()}.0/24"
+    if d.rng.random() < 0.5:  # an unused part of a subnet, reached through a host
+        net = draw_range(d.rng, d.plan, d.rng.choice(d.subnets).index, with_hosts=False) or net
     line = f"route add {net} via {host.ip} dev {d.router_side(host)}"
     return [Item("static_route", ROUTER, ip=(line,))]
 
 
 def _host_route(d: _Draw) -> list[Item]:
     items = []
-    for host in d.rng.sample(list(d.plan.hosts), d.rng.randint(1, 2)):
+    for host in d.rng.sample(d.hosts, min(len(d.hosts), d.rng.randint(1, 2))):
         gateway = d.plan.subnet(host.subnet).gateway
         net = f"100.100.{d.octet()}.0/24"
         line = f"route add {net} via {gateway} dev {host.intf}"
@@ -191,19 +207,20 @@ def _bogons(d: _Draw) -> list[Item]:
 
 
 def _policy_routing(d: _Draw) -> list[Item]:
-    subnet = d.rng.choice(d.plan.subnets)
+    subnet = d.rng.choice(d.subnets)
     host = d.host()
     while (table := d.rng.randrange(100, 250)) in d.tables:
         pass
     d.tables.add(table)
-    pref = d.rng.randrange(1000, 30000)
+    pref = draw_pref(d.rng)
     net = f"100.96.{d.octet()}.0/24"
     lines: tuple[str, ...] = (
         f"rule add from {subnet.network} to {net} lookup {table} pref {pref}",
         f"route add {net} via {host.ip} dev {d.router_side(host)} table {table}",
     )
-    if d.rng.random() < 0.4:
-        lines += (f"rule add to 100.127.{d.octet()}.0/24 prohibit pref {pref + 1}",)
+    spare = draw_range(d.rng, d.plan, d.rng.choice(d.plan.subnets).index, with_hosts=False)
+    if spare is not None and d.rng.random() < 0.4:
+        lines += (f"rule add to {spare} {draw_refusal(d.rng)} pref {draw_pref(d.rng)}",)
     return [Item("policy_routing", ROUTER, ip=lines)]
 
 
@@ -229,7 +246,7 @@ def _filter_notes(d: _Draw) -> list[Item]:
 
 def _port_forward(d: _Draw) -> list[Item]:
     host = d.host()
-    front = d.rng.choice(d.plan.subnets)
+    front = d.rng.choice(d.subnets)
     outside, inside = d.port(), d.port()
     rule = (
         f"-A PREROUTING -d {front.gateway}/32 -p tcp -m tcp --dport {outside} "
@@ -325,4 +342,6 @@ def draw_undisclosed(rng: random.Random, plan: NetworkPlan, intent: Intent) -> U
     others = [k for k in _KINDS if k not in kinds]
     kinds += rng.sample(others, rng.randint(2, 6))
     items = [item for kind in kinds for item in _DRAWERS[kind](d)]
-    return Undisclosed(tcp_port, udp_port, tuple(items))
+    restricted = intent.restricted.subnet if intent.restricted else None
+    twins = draw_twins(rng, plan, intent.blocks, (tcp_port, udp_port), restricted)
+    return Undisclosed(tcp_port, udp_port, tuple(items), tuple(twins))

@@ -1,0 +1,281 @@
+"""The design's own blocks, enforced with the objects faults are made of.
+
+A healthy network keeps some traffic apart on purpose (``Block``: a host out of service, a
+subnet cut off, two subnets kept apart, a quarantined range), and each block is enforced
+by objects drawn with ``targets.draw_record``, exactly as faults are: one *primary* object
+that realises the block on every protocol by itself, and up to two *extra* ones that
+repeat part of it (a small MTU on a host that is also down, an ICMP drop for a pair also
+kept apart by a policy rule). Besides the blocks, a network may hold harmless objects of
+faults' shapes: a backup route to a subnet through another interface behind the
+connected one, a service address inside a subnet, an address with another prefix length
+that still reaches everything it must, a host that forwards. An agent that removes what
+looks like a fault removes these too; only an object's effect on what must work tells
+them apart.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import random
+from dataclasses import dataclass
+from typing import Any
+
+from netarena.route.blocking import Record
+from netarena.route.plan import ROUTER, NetworkPlan
+from netarena.route.targets import Target, draw_range, draw_record, unassigned
+
+__all__ = ["Block", "draw_blocks", "draw_twins", "apply_order"]
+
+_OFF_ROLES = ("old camera recorder", "retired print server", "spare workstation",
+              "decommissioned build agent", "broken kiosk", "old test box")
+_CUT_ROLES = ("lab network", "quarantine network", "staging network", "guest network")
+
+
+@dataclass(frozen=True)
+class Block:
+    """Traffic the owners keep apart on purpose (enforced by ``twins.py``)."""
+
+    kind: str
+    """``host_off`` (a host out of service: nothing reaches it, it reaches nothing),
+    ``subnet_cut`` (a subnet's hosts reach only each other, and the router unless
+    ``router``), ``pair_block`` (two subnets' hosts never reach each other), or
+    ``quarantine`` (a range inside a subnet, where no machine lives, that nothing reaches)."""
+    subnet: int
+    """The host's subnet, the cut subnet, the pair's first subnet, or the range's subnet."""
+    host: str | None = None
+    """The host out of service."""
+    other: int | None = None
+    """The pair's second subnet."""
+    network: str | None = None
+    """The quarantined range."""
+    router: bool = True
+    """A cut subnet: whether it is cut off from the router too."""
+    role: str = ""
+    """What the owners call it (``lab network``)."""
+
+    def separates(self, plan: NetworkPlan, src: str, dst: str) -> bool:
+        """Whether this block stops new traffic from ``src`` to ``dst``."""
+        if self.kind == "host_off":
+            return self.host in (src, dst)
+        nets = {n: None if n == ROUTER else plan.host(n).subnet for n in (src, dst)}
+        if self.kind == "subnet_cut":
+            inside = [n for n in (src, dst) if nets[n] == self.subnet]
+            if len(inside) != 1:
+                return False
+            outside = dst if inside[0] == src else src
+            return outside != ROUTER or self.router
+        if self.kind == "pair_block":
+            pair = {nets[src], nets[dst]}
+            return pair == {self.subnet, self.other} and None not in pair
+        return False
+
+
+
+
+def draw_blocks(
+    rng: random.Random, plan: NetworkPlan, busy: set[int | None], guarded: set[str]
+) -> tuple[Block, ...]:
+    """Blocks for ``plan``, drawn from ``rng``.
+
+    Subnets in ``busy`` (management, restricted) and hosts in ``guarded`` (protected) are
+    left alone, and every subnet keeps a host in service.
+    """
+    blocks: list[Block] = []
+    free = [s.index for s in plan.subnets if s.index not in busy]
+    if len(plan.subnets) >= 3 and len(free) >= 2 and rng.random() < 0.35:
+        a, o = rng.sample(free, 2)
+        blocks.append(Block("pair_block", a, other=o))
+    elif len(plan.subnets) >= 3 and free and rng.random() < 0.45:
+        cut = rng.choice(free)
+        blocks.append(Block("subnet_cut", cut, router=rng.random() < 0.5,
+                            role=rng.choice(_CUT_ROLES)))
+    cut = {b.subnet for b in blocks if b.kind == "subnet_cut"}
+    hosts = [h for h in plan.hosts if h.name not in guarded and h.subnet not in cut
+             and len(plan.hosts_in(h.subnet)) > 1]
+    if hosts and rng.random() < 0.55:
+        host = rng.choice(hosts)
+        blocks.append(Block("host_off", host.subnet, host=host.name, role=rng.choice(_OFF_ROLES)))
+    for _ in range(rng.choice((0, 1, 1, 2))):
+        subnet = rng.choice(plan.subnets).index
+        network = draw_range(rng, plan, subnet, with_hosts=False)
+        if network is not None and all(b.network != network for b in blocks):
+            blocks.append(Block("quarantine", subnet, network=network))
+    return tuple(blocks)
+
+
+
+
+
+
+
+_PRIMARY = {
+    ("host_off", True): ("link_down", "ifconfig_down", "tc_zero_queue", "flush",
+                         "iptables_drop", "iptables_reject", "forward_policy_drop"),
+    ("subnet_cut", True): ("link_down", "ifconfig_down", "tc_zero_queue", "flush",
+                           "wrong_interface", "unreachable_gateway", "loop", "refusing_route",
+                           "rule_prohibit"),
+    ("subnet_cut", False): ("ip_forward_off", "iptables_drop", "iptables_reject",
+                            "rule_prohibit"),
+    ("pair_block", True): ("iptables_drop", "iptables_reject", "rule_prohibit"),
+    ("quarantine", True): ("refusing_route", "rule_prohibit", "forward_drop_subnet",
+                           "iptables_drop", "iptables_reject", "wrong_interface",
+                           "unreachable_gateway", "loop"),
+}
+"""Methods that realise a block exactly, on every protocol, by themselves."""
+_EXTRA = {
+    ("host_off", True): ("mtu_too_small", "forward_drop_subnet", "rule_prohibit",
+                         "icmp_drop", "tcp_service_drop", "udp_reject", "unreachable_gateway",
+                         "duplicate_ip", "wrong_ip", "tc_zero_queue"),
+    ("subnet_cut", True): ("mtu_too_small", "ip_forward_off", "iptables_drop",
+                           "iptables_reject", "forward_drop_subnet", "icmp_drop",
+                           "tcp_service_drop", "udp_reject", "unreachable_gateway"),
+    ("subnet_cut", False): ("ip_forward_off", "forward_drop_subnet", "icmp_drop",
+                            "tcp_service_drop", "udp_reject"),
+    ("pair_block", True): ("forward_drop_subnet", "icmp_drop", "tcp_service_drop",
+                           "udp_reject", "rule_prohibit"),
+    ("quarantine", True): ("refusing_route", "rule_prohibit", "forward_drop_subnet",
+                           "unreachable_gateway", "loop"),
+}
+"""Methods that repeat part of a block (each blocks nothing the block does not)."""
+_LINKISH = {"link_down", "ifconfig_down", "flush"}
+_ROUTED = {"wrong_interface", "unreachable_gateway", "loop", "refusing_route", "flush",
+           "metric_loses"}
+
+
+def _target(block: Block) -> Target:
+    kinds = {"host_off": "host", "subnet_cut": "subnet", "pair_block": "pair",
+             "quarantine": "range"}
+    return Target(kinds[block.kind], block.subnet, block.host, block.other, block.network,
+                  block.router)
+
+
+def _enforce(rng: random.Random, plan: NetworkPlan, block: Block, ports: tuple[int, int],
+             avoid: frozenset[int]) -> list[Record]:
+    key = (block.kind, block.router or block.kind != "subnet_cut")
+    target = _target(block)
+    methods = _PRIMARY[key]
+    if block.kind == "subnet_cut" and block.subnet == plan.subnets[0].index:
+        methods = tuple(m for m in methods if m != "rule_prohibit")  # the router's replies
+    primary = draw_record(rng, plan, target, rng.choice(methods), ports, avoid)
+    if block.kind == "host_off" and "rules" in primary:  # the host refuses everything
+        primary = {**primary, "node": block.host, "rules": [
+            {**primary["rules"][0], "chain": "INPUT", "match": []}]}
+    if primary["method"] == "forward_policy_drop":
+        primary = {**primary, "node": block.host, "chain": "INPUT"}
+    records = [primary]
+    for _ in range(rng.choice((0, 1, 1, 2))):
+        method = rng.choice(_EXTRA[key])
+        if method in _ROUTED and any(r["method"] in _ROUTED for r in records):
+            continue  # two route changes to one place would undo each other
+        if block.kind == "host_off" and method == "unreachable_gateway" and primary[
+                "method"] in _LINKISH:
+            continue  # no route through an interface that is down or has no address
+        extra = draw_record(rng, plan, target, method, ports, avoid)
+        if method in ("duplicate_ip", "wrong_ip"):  # beside the host's own address
+            extra |= _held_address(rng, plan, block, method)
+        if method == "unreachable_gateway" and block.kind == "subnet_cut":
+            host = rng.choice(plan.hosts_in(block.subnet))
+            extra |= {"node": host.name, "intf": host.intf,
+                      "value": unassigned(rng, plan, block.subnet)}
+        if method == "icmp_drop" and block.kind == "host_off":
+            extra["node"] = block.host if extra["node"] == block.host else ROUTER
+        records.append(extra)
+    return records
+
+
+def _held_address(rng: random.Random, plan: NetworkPlan, block: Block, method: str
+                  ) -> dict[str, Any]:
+    """An out-of-service host's address held by the router (or a spare one by the host)."""
+    assert block.host is not None
+    if method == "duplicate_ip":
+        subnet = plan.subnet(block.subnet)
+        return {"node": ROUTER, "intf": subnet.router_intf, "keep_own": True,
+                "value": plan.host(block.host).ip}
+    return {"keep_own": True}
+
+
+def _prefix_twin(rng: random.Random, plan: NetworkPlan, node: str, subnet: int
+                 ) -> Record | None:
+    """The node's own address under another prefix length that still reaches everything.
+
+    Narrower: it still holds the gateway and every machine of the subnet; wider: it meets no
+    other subnet. Either way no machine's address becomes its network or broadcast address.
+    Deleting the old address drops the routes through the interface, so a host's default
+    route is added back (the router has none yet: twins come before other routes).
+    """
+    own = plan.subnet(subnet)
+    mine = own.gateway if node == ROUTER else plan.host(node).ip
+    net = ipaddress.IPv4Network(own.network)
+    needed = {ipaddress.IPv4Address(a) for a in (own.gateway, *(h.ip for h in plan.hosts_in(
+        subnet)))}
+    others = [ipaddress.IPv4Network(s.network) for s in plan.subnets if s.index != subnet]
+    fits = []
+    for length in range(max(8, net.prefixlen - 8), 31):
+        span = ipaddress.IPv4Network(f"{mine}/{length}", strict=False)
+        if length == net.prefixlen or {span.network_address, span.broadcast_address} & needed:
+            continue
+        if length > net.prefixlen and not all(a in span for a in needed):
+            continue
+        if length < net.prefixlen and any(o.overlaps(span) for o in others):
+            continue
+        fits.append(length)
+    if not fits:
+        return None
+    intf = own.router_intf if node == ROUTER else plan.host(node).intf
+    routes = [] if node == ROUTER else [f"default via {own.gateway} dev {intf}"]
+    return {"type": "RI", "method": "wrong_prefix", "node": node, "intf": intf,
+            "subnet": subnet, "value": rng.choice(fits), "routes": routes}
+
+
+def draw_twins(rng: random.Random, plan: NetworkPlan, blocks: tuple[Block, ...],
+               ports: tuple[int, int], restricted: int | None = None) -> list[Record]:
+    """The objects of the design's blocks and its harmless fault-shaped objects.
+
+    Args:
+        rng: Where everything comes from.
+        plan: The addressing plan.
+        blocks: The intent's blocks.
+        ports: The judged TCP and UDP service ports.
+        restricted: The restricted subnet, if any (its hosts have no default route).
+    """
+    off = {b.host for b in blocks if b.kind == "host_off"}
+    cut = {b.subnet for b in blocks if b.kind == "subnet_cut"}
+    avoid = frozenset(cut)
+    records = [r for block in blocks for r in _enforce(rng, plan, block, ports, avoid)]
+    quiet = [h for h in plan.hosts if h.name not in off and h.subnet not in cut
+             and h.subnet != restricted]
+    if quiet and rng.random() < 0.3:  # a host that forwards (it routes nothing)
+        records.append(draw_record(rng, plan, Target("host", 0, rng.choice(quiet).name),
+                                   "forwarding_on", ports))
+    live = [s.index for s in plan.subnets if s.index not in cut]
+    if live and rng.random() < 0.35:  # a backup route behind the connected one
+        subnet = rng.choice(live)
+        method = rng.choice(("wrong_interface", "unreachable_gateway", "loop"))
+        backup = draw_record(rng, plan, Target("subnet", subnet), method, ports, avoid)
+        low, high = sorted(rng.sample((5, 10, 20, 50, 100, 150, 200, 300, 500, 1000), 2))
+        records.append(backup | {"replace": False, "metric": rng.choice((low, high))})
+    if quiet and rng.random() < 0.3:  # the address under another (harmless) prefix length
+        host = rng.choice(quiet)
+        node = rng.choice((host.name, host.name, ROUTER))
+        twin = _prefix_twin(rng, plan, node, host.subnet)
+        if twin is not None:
+            records.insert(0, twin)  # first: it drops the routes through its interface
+    return records
+
+
+def apply_order(records: tuple[Record, ...]) -> list[Record]:
+    """The order to apply twins in.
+
+    Address changes first (they drop routes through their interface), routes before policy
+    rules (a refusing rule can make a gateway invalid), interfaces taken down last (a route
+    through them could not be added).
+    """
+
+    def phase(record: Record) -> int:
+        if record["method"] == "wrong_prefix":
+            return 0
+        if record["method"] == "rule_prohibit":
+            return 2
+        return 3 if record["method"] in _LINKISH else 1
+
+    return sorted(records, key=phase)
