@@ -18,9 +18,9 @@ from netarena.common.core.evidence import AuditObject
 from netarena.common.core.types import Query
 from netarena.route.addressbook import AddressBook
 from netarena.route.injection import ProbeTiming, build_faulted
+from netarena.route.inventory import read_inventory
 from netarena.route.network import Network
 from netarena.route.readings import NODE_READ, Reading, read_objects
-from netarena.route.solver import read_inventory
 from netarena.route.topology import topology_of
 from netarena.route.undisclosed import Undisclosed
 

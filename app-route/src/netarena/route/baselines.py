@@ -22,8 +22,8 @@ from collections.abc import Callable
 
 from netarena.common.core.agents import Baseline
 from netarena.route.history import Move
+from netarena.route.inventory import Inventory
 from netarena.route.pingall import PingMatrix, parse_pingall
-from netarena.route.repairs import Inventory
 from netarena.route.solver import ReferenceRouteAgent, RoutePlanner, read_inventory
 
 __all__ = [

@@ -148,10 +148,11 @@ def commands(record: Record, plan: NetworkPlan) -> list[tuple[str, list[str]]]:
     Raises:
         ValueError: An unknown method.
     """
-    node, intf, method = record["node"], record.get("intf"), record["method"]
+    node, method = str(record["node"]), str(record["method"])
+    intf = str(record.get("intf"))
     if method in ("ip_forward_off", "forwarding_on"):
         value = "0" if method == "ip_forward_off" else "1"
-        key = f"net.ipv4.conf.{intf}.forwarding" if intf else "net.ipv4.ip_forward"
+        key = f"net.ipv4.conf.{intf}.forwarding" if record.get("intf") else "net.ipv4.ip_forward"
         return [(node, ["sysctl", "-qw", f"{key}={value}"])]
     if method == "forward_policy_drop":
         return [(node, ["iptables", "-P", record["chain"], "DROP"])]
@@ -170,7 +171,8 @@ def commands(record: Record, plan: NetworkPlan) -> list[tuple[str, list[str]]]:
     if method == "flush":
         return [(node, ["ip", "addr", "flush", "dev", intf])]
     if method == "tc_zero_queue":
-        return [(node, ["tc", "qdisc", "add", "dev", intf, "root", *record["queue"].split()])]
+        queue = str(record["queue"]).split()
+        return [(node, ["tc", "qdisc", "replace", "dev", intf, "root", *queue])]
     if method in ("wrong_ip", "wrong_prefix", "duplicate_ip"):
         return [(node, argv) for argv in _address(record, plan)]
     if method == "unreachable_gateway" and node != ROUTER:  # a host's route to a dead gateway

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from netarena.common.core.evidence import FieldValue
 from netarena.route.addressbook import AddressBook
 
-__all__ = ["NODE_READ", "Reading", "read_objects", "SYSCTL_KEYS"]
+__all__ = ["NODE_READ", "Reading", "read_objects", "sections", "SYSCTL_KEYS"]
 
 SYSCTL_KEYS = ("forwarding", "rp_filter", "arp_ignore", "arp_announce", "accept_redirects",
                "send_redirects", "log_martians", "proxy_arp")
@@ -70,7 +70,8 @@ class Reading:
     """A command that removes or reverts it (the shape baseline sends these)."""
 
 
-def _sections(output: str) -> dict[str, list[str]]:
+def sections(output: str) -> dict[str, list[str]]:
+    """The lines of each ``#section`` of a read's output."""
     found: dict[str, list[str]] = {}
     current = None
     for line in output.splitlines():
@@ -363,13 +364,13 @@ def read_objects(node: str, output: str, book: AddressBook) -> list[Reading]:
         output: What ``NODE_READ`` printed there.
         book: The prompt's inventory, for classes.
     """
-    sections = _sections(output)
+    found = sections(output)
     return [
-        *_links(node, sections.get("link", []), book),
-        *_addresses(node, sections.get("addr", []), book),
-        *_routes(node, sections.get("route", []), book, _stated_routes(node, book)),
-        *_rules(node, sections.get("rule", []), book),
-        *_filters(node, sections.get("filter", []), book),
-        *_qdiscs(node, sections.get("qdisc", []), book),
-        *_sysctls(node, sections.get("sysctl", []), book),
+        *_links(node, found.get("link", []), book),
+        *_addresses(node, found.get("addr", []), book),
+        *_routes(node, found.get("route", []), book, _stated_routes(node, book)),
+        *_rules(node, found.get("rule", []), book),
+        *_filters(node, found.get("filter", []), book),
+        *_qdiscs(node, found.get("qdisc", []), book),
+        *_sysctls(node, found.get("sysctl", []), book),
     ]

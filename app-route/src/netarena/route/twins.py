@@ -86,8 +86,7 @@ def draw_blocks(
         a, o = rng.sample(free, 2)
         blocks.append(Block("pair_block", a, other=o))
     elif len(plan.subnets) >= 3 and free and rng.random() < 0.45:
-        cut = rng.choice(free)
-        blocks.append(Block("subnet_cut", cut, router=rng.random() < 0.5,
+        blocks.append(Block("subnet_cut", rng.choice(free), router=rng.random() < 0.5,
                             role=rng.choice(_CUT_ROLES)))
     cut = {b.subnet for b in blocks if b.kind == "subnet_cut"}
     hosts = [h for h in plan.hosts if h.name not in guarded and h.subnet not in cut
@@ -216,6 +215,8 @@ def _prefix_twin(rng: random.Random, plan: NetworkPlan, node: str, subnet: int
             continue
         if length > net.prefixlen and not all(a in span for a in needed):
             continue
+        if length < net.prefixlen and node == ROUTER:
+            continue  # a backup route to the subnet would win over a wider connected one
         if length < net.prefixlen and any(o.overlaps(span) for o in others):
             continue
         fits.append(length)
@@ -256,8 +257,7 @@ def draw_twins(rng: random.Random, plan: NetworkPlan, blocks: tuple[Block, ...],
         records.append(backup | {"replace": False, "metric": rng.choice((low, high))})
     if quiet and rng.random() < 0.3:  # the address under another (harmless) prefix length
         host = rng.choice(quiet)
-        node = rng.choice((host.name, host.name, ROUTER))
-        twin = _prefix_twin(rng, plan, node, host.subnet)
+        twin = _prefix_twin(rng, plan, host.name, host.subnet)
         if twin is not None:
             records.insert(0, twin)  # first: it drops the routes through its interface
     return records
