@@ -31,6 +31,7 @@ NODE_READ = (
     "echo '#link'; ip -o link show | awk '{print $2, $3, $5}'; "
     "echo '#addr'; ip -o -4 addr show | sed -e 's/\\\\.*//' -e 's/ brd [^ ]*//' | cut -d' ' -f2-; "
     "echo '#route'; ip -4 route show table all | grep -v -e '^local ' -e '^broadcast '; "
+    "echo '#cache'; ip -4 route show cache | grep -v '^ '; "
     "echo '#rule'; ip -4 rule show; "
     "echo '#filter'; iptables-save -c | grep -v '^#'; "
     "echo '#qdisc'; tc qdisc show | grep -v ' noqueue '; "

@@ -302,7 +302,10 @@ def node_fixes(output: str, inv: Inventory, machine: str, pairs: Pairs) -> list[
     if machine == "r0":
         fixes += _rule_fixes(sec, inv, pairs) + _forwarding_fixes(sec, inv, pairs)
     fixes += filter_fixes(sec.get("filter", []), must_work(inv, machine, pairs))
-    return fixes + _queue_fixes(sec, wanted)
+    fixes += _queue_fixes(sec, wanted)
+    if sec.get("cache"):  # routes learnt from redirects while a route was wrong
+        fixes.append("ip route flush cache")
+    return fixes
 
 
 def router_fixes(output: str, inv: Inventory, pairs: Pairs) -> list[str]:
