@@ -24,6 +24,7 @@ from netarena.common.core.agents import Baseline
 from netarena.route.history import Move
 from netarena.route.inventory import Inventory
 from netarena.route.pingall import PingMatrix, parse_pingall
+from netarena.route.shape_baselines import shape_agent, shape_filter
 from netarena.route.solver import ReferenceRouteAgent, RoutePlanner, read_inventory
 
 __all__ = [
@@ -317,6 +318,22 @@ BASELINES: tuple[Baseline, ...] = (
         "looks at every machine the reference would, and changes nothing",
         _ReadOnly().next_action,
         {"solved_safely": (0.0, 0.01), "changed": (0.0, 0.01), **_SAFE},
+    ),
+    scripted_baseline(
+        "shape",
+        "never reads a symptom: reads every machine's configuration and reverts what the "
+        "audit's shape model (trained on other instances' truth) flags as fault-shaped",
+        shape_agent,
+        {"solved_safely": (0.0, 0.10)},
+    ),
+    scripted_baseline(
+        "shape-filter",
+        "never reads a symptom: resets links, addresses and routes to the inventory and "
+        "deletes fault-shaped objects (uncommented DROP/REJECT, refusing rules below "
+        "priority 1000, empty queues, routes to inventory subnets), keeping commented, "
+        "logging and high-priority ones (issue 36's filter)",
+        shape_filter,
+        {"solved_safely": (0.0, 0.10)},
     ),
 )
 """Route's calibration ladder, in the order reports list it. Ranges: the rate measured on the

@@ -272,6 +272,7 @@ def build_faulted(
                 f"no combination of fault candidates broke connectivity at every slot "
                 f"({search.trials} trials)"
             )
+        search.net.zero_counters()  # the faults are not newer than the rest by their counts
         return Injected(search.net, search.kept, search.attempts, final, search.services)
     except BaseException:
         search.net.close()

@@ -19,6 +19,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import re
 import subprocess
 from dataclasses import dataclass, field
 
@@ -35,7 +36,7 @@ from netarena.route.namespaces import (
     remove_prefix,
     write_sysctl,
 )
-from netarena.route.nodestate import NodeState, StateReader
+from netarena.route.nodestate import NEVER_CHANGED, NodeState, StateReader, ruleset_generation
 from netarena.route.plan import ROUTER, NetworkPlan
 from netarena.route.rtnetlink import flush_learned
 from netarena.route.rulesets import (
@@ -319,6 +320,19 @@ class Network:
                 read_listing(netns, [f"{tool}-restore"], stdin=cleaned)
                 findings.removed.append(f"{node}: {tool} rules that write host state, removed")
             findings.volatile += [f"{node}: {tool}: {rule}" for rule in legacy_volatile(saved)]
+
+    def zero_counters(self) -> None:
+        """Reset every packet-filter counter on every node that has a ruleset.
+
+        An injected rule would otherwise show fewer hits than the design's rules (it is
+        younger than they are), a tell no real incident has.
+        """
+        for node in self.plan.nodes:
+            if ruleset_generation(self.netns(node)) == NEVER_CHANGED:
+                continue  # no ruleset at all
+            tables = self.exec(node, ["iptables-save"]).output
+            for table in re.findall(r"^\*(\w+)$", tables, re.MULTILINE):
+                self.exec(node, ["iptables", "-t", table, "-Z"])
 
     def flush_neighbours(self) -> None:
         """Forget every learned neighbour entry on every node (static entries stay).

@@ -43,7 +43,16 @@ from netarena.route.kernel_objects import HEADER, NodeState, attributes, read_rt
 from netarena.route.namespaces import enter
 from netarena.route.xfrm_objects import read_xfrm
 
-__all__ = ["NodeState", "StateReader", "container", "describe", "inert", "ruleset_objects"]
+__all__ = [
+    "NEVER_CHANGED",
+    "NodeState",
+    "StateReader",
+    "container",
+    "describe",
+    "inert",
+    "ruleset_generation",
+    "ruleset_objects",
+]
 
 
 _NETLINK_NETFILTER = 12
@@ -61,7 +70,7 @@ NEVER_CHANGED = 1
 starts there and moves on with every commit): the ruleset is empty."""
 
 
-def _generation(netns: str, sock: socket.socket | None = None) -> int:
+def ruleset_generation(netns: str, sock: socket.socket | None = None) -> int:
     """The nftables ruleset's generation id in ``netns`` (moves on every change)."""
     if sock is None:
         with enter(netns):
@@ -275,7 +284,7 @@ class StateReader:
         self._rulesets: dict[str, _Cached] = {}
 
     def _ruleset(self, node: str, netns: str, sock: socket.socket) -> NodeState:
-        generation = _generation(netns, sock)
+        generation = ruleset_generation(netns, sock)
         if generation == NEVER_CHANGED:  # nothing to list: no `nft` process (~10 ms CPU)
             return {}
         cached = self._rulesets.get(node)
@@ -285,7 +294,7 @@ class StateReader:
         if code != 0:
             raise EmulatorError(f"{node}: nft list ruleset failed: {listing.strip()[:200]}")
         objects = ruleset_objects(listing)
-        if _generation(netns) == generation:  # unchanged while listed: cache it
+        if ruleset_generation(netns) == generation:  # unchanged while listed: cache it
             self._rulesets[node] = _Cached(generation, objects)
         return objects
 

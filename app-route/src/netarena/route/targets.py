@@ -17,7 +17,7 @@ from typing import Any
 from netarena.route import blocking as b
 from netarena.route.plan import ROUTER, NetworkPlan
 
-__all__ = ["Target", "draw_record", "draw_range", "unassigned", "METHOD_TYPE"]
+__all__ = ["Target", "draw_record", "draw_range", "prefix_lengths", "unassigned", "METHOD_TYPE"]
 
 METHOD_TYPE = {
     "ip_forward_off": "DR", "forward_policy_drop": "DR", "rule_prohibit": "DR",
@@ -71,6 +71,11 @@ def draw_range(rng: random.Random, plan: NetworkPlan, subnet: int, with_hosts: b
             if not with_hosts and not held and gateway not in block:
                 return str(block)
     return None
+
+
+def prefix_lengths(length: int) -> list[int]:
+    """Other prefix lengths an address of a ``/length`` subnet may be given (both sides)."""
+    return [p for p in range(max(8, length - 3), min(30, length + 3) + 1) if p != length]
 
 
 def _net(plan: NetworkPlan, t: Target) -> str:
@@ -172,8 +177,7 @@ def _address(rng: random.Random, plan: NetworkPlan, t: Target, method: str) -> d
             s.gateway for s in plan.subnets if s.gateway != mine]
         rec["value"] = rng.choice(owners)
     else:
-        length = subnet.prefixlen
-        rec["value"] = rng.choice([p for p in range(max(8, length - 8), 31) if p != length])
+        rec["value"] = rng.choice(prefix_lengths(subnet.prefixlen))
     return rec
 
 

@@ -22,7 +22,14 @@ from typing import Any
 
 from netarena.route.blocking import Record
 from netarena.route.plan import ROUTER, NetworkPlan
-from netarena.route.targets import Target, draw_range, draw_record, unassigned
+from netarena.route.targets import (
+    METHOD_TYPE,
+    Target,
+    draw_range,
+    draw_record,
+    prefix_lengths,
+    unassigned,
+)
 
 __all__ = ["Block", "draw_blocks", "draw_twins", "apply_order"]
 
@@ -121,25 +128,34 @@ _PRIMARY = {
                            "unreachable_gateway", "loop"),
 }
 """Methods that realise a block exactly, on every protocol, by themselves."""
-_EXTRA = {
-    ("host_off", True): ("mtu_too_small", "forward_drop_subnet", "rule_prohibit",
-                         "icmp_drop", "tcp_service_drop", "udp_reject", "unreachable_gateway",
-                         "duplicate_ip", "wrong_ip", "tc_zero_queue"),
-    ("subnet_cut", True): ("mtu_too_small", "ip_forward_off", "iptables_drop",
-                           "iptables_reject", "forward_drop_subnet", "icmp_drop",
-                           "tcp_service_drop", "udp_reject", "unreachable_gateway"),
-    ("subnet_cut", False): ("ip_forward_off", "forward_drop_subnet", "icmp_drop",
-                            "tcp_service_drop", "udp_reject"),
-    ("pair_block", True): ("forward_drop_subnet", "icmp_drop", "tcp_service_drop",
-                           "udp_reject", "rule_prohibit"),
-    ("quarantine", True): ("refusing_route", "rule_prohibit", "forward_drop_subnet",
-                           "unreachable_gateway", "loop"),
+_SPOT = {
+    "host_off": {"ifconfig_down", "link_down", "mtu_too_small", "flush", "wrong_ip",
+                 "wrong_prefix", "iptables_drop", "iptables_reject", "icmp_drop",
+                 "tc_zero_queue", "tcp_service_drop", "udp_reject", "forward_drop_subnet",
+                 "rule_prohibit", "forward_policy_drop", "unreachable_gateway", "duplicate_ip"},
+    "subnet_cut": {"ip_forward_off", "rule_prohibit", "forward_drop_subnet", "ifconfig_down",
+                   "link_down", "mtu_too_small", "flush", "wrong_ip", "wrong_prefix",
+                   "iptables_drop", "iptables_reject", "icmp_drop", "tc_zero_queue",
+                   "tcp_service_drop", "udp_reject", "wrong_interface", "unreachable_gateway",
+                   "metric_loses", "loop"},
+    "subnet_open": {"ip_forward_off", "rule_prohibit", "forward_drop_subnet", "iptables_drop",
+                    "iptables_reject", "icmp_drop", "tcp_service_drop", "udp_reject"},
+    "pair_block": {"rule_prohibit", "forward_drop_subnet", "iptables_drop", "iptables_reject",
+                   "icmp_drop", "tcp_service_drop", "udp_reject"},
+    "quarantine": {"rule_prohibit", "forward_drop_subnet", "iptables_drop", "iptables_reject",
+                   "icmp_drop", "tcp_service_drop", "udp_reject", "wrong_interface",
+                   "unreachable_gateway", "metric_loses", "loop"},
 }
-"""Methods that repeat part of a block (each blocks nothing the block does not)."""
+"""Blocks (a cut subnet the router still reaches: ``subnet_open``) each method can repeat
+part of without touching anything that must pass."""
+_BY_TYPE = {code: sorted(m for m in _SPOT["subnet_cut"] | _SPOT["host_off"]
+                         | {"forward_policy_drop"} if METHOD_TYPE[m] == code)
+            for code in ("DR", "DI", "RI", "DT", "WR")}
+"""Fault methods by type, as faults draw them."""
 _LINKISH = {"link_down", "ifconfig_down", "flush"}
-_ROUTED = {"wrong_interface", "unreachable_gateway", "loop", "refusing_route", "flush",
-           "metric_loses"}
-
+_EXCLUSIVE = {"wrong_interface", "unreachable_gateway", "loop", "refusing_route", "flush",
+              "metric_loses", "link_down", "ifconfig_down", "wrong_ip", "wrong_prefix"}
+"""Changes to one interface's link, addresses or routes: at most one per block."""
 
 def _target(block: Block) -> Target:
     kinds = {"host_off": "host", "subnet_cut": "subnet", "pair_block": "pair",
@@ -152,34 +168,61 @@ def _enforce(rng: random.Random, plan: NetworkPlan, block: Block, ports: tuple[i
              avoid: frozenset[int]) -> list[Record]:
     key = (block.kind, block.router or block.kind != "subnet_cut")
     target = _target(block)
-    methods = _PRIMARY[key]
-    if block.kind == "subnet_cut" and block.subnet == plan.subnets[0].index:
-        methods = tuple(m for m in methods if m != "rule_prohibit")  # the router's replies
+    methods = tuple(m for m in _PRIMARY[key] if _fits(plan, block, m))
     primary = draw_record(rng, plan, target, rng.choice(methods), ports, avoid)
     if block.kind == "host_off" and "rules" in primary:  # the host refuses everything
         primary = {**primary, "node": block.host, "rules": [
             {**primary["rules"][0], "chain": "INPUT", "match": []}]}
     if primary["method"] == "forward_policy_drop":
         primary = {**primary, "node": block.host, "chain": "INPUT"}
-    records = [primary]
-    for _ in range(rng.choice((0, 1, 1, 2))):
-        method = rng.choice(_EXTRA[key])
-        if method in _ROUTED and any(r["method"] in _ROUTED for r in records):
-            continue  # two route changes to one place would undo each other
-        if block.kind == "host_off" and method == "unreachable_gateway" and primary[
-                "method"] in _LINKISH:
-            continue  # no route through an interface that is down or has no address
-        extra = draw_record(rng, plan, target, method, ports, avoid)
-        if method in ("duplicate_ip", "wrong_ip"):  # beside the host's own address
-            extra |= _held_address(rng, plan, block, method)
-        if method == "unreachable_gateway" and block.kind == "subnet_cut":
-            host = rng.choice(plan.hosts_in(block.subnet))
-            extra |= {"node": host.name, "intf": host.intf,
-                      "value": unassigned(rng, plan, block.subnet)}
-        if method == "icmp_drop" and block.kind == "host_off":
-            extra["node"] = block.host if extra["node"] == block.host else ROUTER
-        records.append(extra)
-    return records
+    return [primary]
+
+
+_ADDRESSING = {"link_down", "ifconfig_down", "flush", "wrong_ip", "wrong_prefix"}
+
+
+def _fits(plan: NetworkPlan, block: Block, method: str) -> bool:
+    """Whether ``method`` may touch ``block``'s interface without cutting more than it."""
+    if block.kind != "subnet_cut" or block.subnet != plan.subnets[0].index:
+        return True
+    return method not in _ADDRESSING  # the router answers pings at that subnet's gateway
+
+
+def _spot(block: Block) -> str:
+    return "subnet_open" if block.kind == "subnet_cut" and not block.router else block.kind
+
+
+def _mirror(rng: random.Random, plan: NetworkPlan, blocks: tuple[Block, ...],
+            ports: tuple[int, int], avoid: frozenset[int], records: list[Record]
+            ) -> Record | None:
+    """One more object for a block, of a method drawn as faults draw theirs.
+
+    A fault type, then one of its methods: the design holds each method's objects about as
+    often as faults do. ``None`` when no block takes that method.
+    """
+    code = rng.choice(sorted(_BY_TYPE))
+    method = rng.choice(_BY_TYPE[code])
+    fits = [b for b in blocks if method in _SPOT[_spot(b)] and _fits(plan, b, method)]
+    if not fits:
+        return None
+    block = rng.choice(fits)
+    mine = [r for r in records if r.get("target") == _target(block).to_dict()]
+    if method in _EXCLUSIVE and any(r["method"] in _EXCLUSIVE for r in mine):
+        return None  # two changes of one interface's addresses or routes would clash
+    if method == "duplicate_ip" and block.kind != "host_off":
+        return None  # only an out-of-service machine's address may be held elsewhere
+    extra = draw_record(rng, plan, _target(block), method, ports, avoid)
+    if method == "duplicate_ip":
+        extra |= _held_address(rng, plan, block, method)
+    if method == "unreachable_gateway" and block.kind == "subnet_cut":
+        host = rng.choice(plan.hosts_in(block.subnet))
+        extra |= {"node": host.name, "intf": host.intf,
+                  "value": unassigned(rng, plan, block.subnet)}
+    if block.kind == "quarantine" and method == "metric_loses":
+        extra["replace"] = False  # the range holds nothing: the subnet's route stays
+    if method == "forward_policy_drop":
+        extra |= {"node": block.host, "chain": "INPUT"}
+    return extra
 
 
 def _held_address(rng: random.Random, plan: NetworkPlan, block: Block, method: str
@@ -209,7 +252,7 @@ def _prefix_twin(rng: random.Random, plan: NetworkPlan, node: str, subnet: int
         subnet)))}
     others = [ipaddress.IPv4Network(s.network) for s in plan.subnets if s.index != subnet]
     fits = []
-    for length in range(max(8, net.prefixlen - 8), 31):
+    for length in prefix_lengths(net.prefixlen):
         span = ipaddress.IPv4Network(f"{mine}/{length}", strict=False)
         if length == net.prefixlen or {span.network_address, span.broadcast_address} & needed:
             continue
@@ -243,6 +286,10 @@ def draw_twins(rng: random.Random, plan: NetworkPlan, blocks: tuple[Block, ...],
     cut = {b.subnet for b in blocks if b.kind == "subnet_cut"}
     avoid = frozenset(cut)
     records = [r for block in blocks for r in _enforce(rng, plan, block, ports, avoid)]
+    for _ in range(rng.choice((1, 2, 2, 3)) if blocks else 0):
+        extra = _mirror(rng, plan, blocks, ports, avoid, records)
+        if extra is not None:
+            records.append(extra)
     quiet = [h for h in plan.hosts if h.name not in off and h.subnet not in cut
              and h.subnet != restricted]
     if quiet and rng.random() < 0.3:  # a host that forwards (it routes nothing)

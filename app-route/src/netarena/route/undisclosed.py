@@ -176,6 +176,8 @@ def _vip(d: _Draw) -> list[Item]:
     vip = f"100.64.{d.octet()}.{d.rng.randrange(1, 255)}"
     if d.rng.random() < 0.6:  # a service address inside the host's own subnet
         vip = unassigned(d.rng, d.plan, host.subnet)
+        if d.rng.random() < 0.4:  # held by the router, on that subnet's side (a VRRP-like VIP)
+            return [Item("vip", ROUTER, ip=(f"addr add {vip}/32 dev {d.router_side(host)}",))]
     return [
         Item("vip", host.name, ip=(f"addr add {vip}/32 dev {host.intf}",)),
         Item("vip", ROUTER, ip=(f"route add {vip}/32 via {host.ip} dev {d.router_side(host)}",)),
@@ -287,6 +289,8 @@ def _service_acl(d: _Draw) -> list[Item]:
 
 
 def _shaping(d: _Draw) -> list[Item]:
+    if d.rng.random() < 0.5:
+        return []  # most networks shape nothing
     node = d.node()
     intf = d.intf(node)
     if d.rng.random() < 0.6:
