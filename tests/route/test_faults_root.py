@@ -17,6 +17,8 @@ pytestmark = [pytest.mark.root, NEEDS_ROOT]
 
 CASES = [(k, m, "r0") for k, ms in METHODS.items() for m in ms]
 CASES += [(k, m, "host") for k in ("DI", "RI") for m in METHODS[k]]
+CASES += [("DT", m, "host") for m in METHODS["DT"]]
+CASES += [("DR", "forward_policy_drop", "host")]
 CASES += [("WR", "unreachable_gateway", "host")]
 
 
@@ -59,8 +61,8 @@ def test_dud_candidate_is_resampled(small_app: RouteApp) -> None:
     """A candidate that cannot be applied or changes nothing is skipped, deterministically."""
     query = small_app.generate(2, 1, "DR")
     good = _fault_on(query, "DR", "ip_forward_off", "r0")
-    missing = {**good, "method": "mtu_too_small", "intf": "r0-eth9"}  # no such interface
-    harmless = {**good, "method": "mtu_too_small", "intf": "lo"}  # probes never use r0's lo
+    missing = {**good, "method": "mtu_too_small", "intf": "r0-eth9", "mtu": 68}  # no such one
+    harmless = {**good, "method": "mtu_too_small", "intf": "lo", "mtu": 68}  # probes skip lo
     with small_app.open(_with_faults(query, [missing, harmless, good])) as episode:
         assert episode.attempts == [3] and episode.faults == [good]
         assert episode.score().details["injection_attempts"] == "3"

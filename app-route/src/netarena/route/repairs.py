@@ -84,6 +84,25 @@ def _owner(inv: Inventory, ip: str) -> str | None:
     return next((h for h, (_, a, _) in inv.hosts.items() if a == ip), None)
 
 
+def _steals(inv: Inventory, machine: str, ip: str, pairs: Pairs, active: set[str]) -> bool:
+    """Whether ``machine`` holding another machine's address takes traffic that must pass.
+
+    Holding it answers the owner's subnet's ARP for it (beside the owner) and keeps the
+    holder's own packets for it local; a router holding it keeps everything routed to it.
+    """
+    owner = _owner(inv, ip)
+    if owner in (None, machine):
+        return False
+    own_switch = inv.hosts[machine][2] if machine != "r0" else None
+    if owner == "r0":
+        return ip == inv.router_ip or (
+            own_switch is not None and ip == inv.subnets[own_switch][1])
+    if owner not in active:
+        return False
+    return machine == "r0" or inv.hosts[owner][2] == own_switch or bool(
+        {(machine, owner), (owner, machine)} & pairs)
+
+
 def _interface_fixes(sec: dict[str, list[str]], wanted: dict[str, str], inv: Inventory,
                      machine: str, pairs: Pairs) -> list[str]:
     links = {}
@@ -115,8 +134,7 @@ def _interface_fixes(sec: dict[str, list[str]], wanted: dict[str, str], inv: Inv
             adds += _routes_through(sec, intf)
     for intf, present in inets.items():
         for a in present:
-            owner = _owner(inv, a.split("/")[0])
-            if owner not in (None, machine) and owner in active:
+            if _steals(inv, machine, a.split("/")[0], pairs, active):
                 dels.append(f"ip addr del {a} dev {intf}")  # another machine's address
     return ups + renumbers + adds + dels
 

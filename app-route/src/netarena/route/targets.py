@@ -17,7 +17,15 @@ from typing import Any
 from netarena.route import blocking as b
 from netarena.route.plan import ROUTER, NetworkPlan
 
-__all__ = ["Target", "draw_record", "draw_range", "prefix_lengths", "unassigned", "METHOD_TYPE"]
+__all__ = [
+    "Target",
+    "draw_record",
+    "draw_range",
+    "prefix_lengths",
+    "quiet_lengths",
+    "unassigned",
+    "METHOD_TYPE",
+]
 
 METHOD_TYPE = {
     "ip_forward_off": "DR", "forward_policy_drop": "DR", "rule_prohibit": "DR",
@@ -76,6 +84,30 @@ def draw_range(rng: random.Random, plan: NetworkPlan, subnet: int, with_hosts: b
 def prefix_lengths(length: int) -> list[int]:
     """Other prefix lengths an address of a ``/length`` subnet may be given (both sides)."""
     return [p for p in range(max(8, length - 3), min(30, length + 3) + 1) if p != length]
+
+
+def quiet_lengths(plan: NetworkPlan, subnet: int, address: str) -> list[int]:
+    """The other prefix lengths under which ``address`` still reaches its whole subnet.
+
+    Narrower: the gateway and every machine stay inside; wider: no other subnet meets it;
+    and no machine's address becomes the network's or broadcast address.
+    """
+    own = plan.subnet(subnet)
+    net = ipaddress.IPv4Network(own.network)
+    needed = {ipaddress.IPv4Address(a) for a in (own.gateway, *(h.ip for h in plan.hosts_in(
+        subnet)))}
+    others = [ipaddress.IPv4Network(s.network) for s in plan.subnets if s.index != subnet]
+    fits = []
+    for length in prefix_lengths(net.prefixlen):
+        span = ipaddress.IPv4Network(f"{address}/{length}", strict=False)
+        if {span.network_address, span.broadcast_address} & needed:
+            continue
+        if length > net.prefixlen and not all(a in span for a in needed):
+            continue
+        if length < net.prefixlen and any(o.overlaps(span) for o in others):
+            continue
+        fits.append(length)
+    return fits
 
 
 def _net(plan: NetworkPlan, t: Target) -> str:
@@ -173,11 +205,14 @@ def _address(rng: random.Random, plan: NetworkPlan, t: Target, method: str) -> d
         rec["value"] = unassigned(rng, plan, t.subnet)
     elif method == "duplicate_ip":
         mine = subnet.gateway if node == ROUTER else plan.host(node).ip
-        owners = [h.ip for h in plan.hosts if h.ip != mine] + [
-            s.gateway for s in plan.subnets if s.gateway != mine]
+        owners = [h.ip for h in plan.hosts if h.ip != mine]
+        if node == ROUTER:  # the router may take its own address on another interface
+            owners += [s.gateway for s in plan.subnets if s.gateway != mine]
         rec["value"] = rng.choice(owners)
-    else:
-        rec["value"] = rng.choice(prefix_lengths(subnet.prefixlen))
+    else:  # the design's own renumbered addresses take these lengths too (twins.py)
+        mine = subnet.gateway if node == ROUTER else plan.host(node).ip
+        fits = quiet_lengths(plan, t.subnet, mine)
+        rec["value"] = rng.choice(fits or prefix_lengths(subnet.prefixlen))
     return rec
 
 

@@ -15,7 +15,6 @@ them apart.
 
 from __future__ import annotations
 
-import ipaddress
 import random
 from dataclasses import dataclass
 from typing import Any
@@ -27,7 +26,7 @@ from netarena.route.targets import (
     Target,
     draw_range,
     draw_record,
-    prefix_lengths,
+    quiet_lengths,
     unassigned,
 )
 
@@ -89,16 +88,17 @@ def draw_blocks(
     """
     blocks: list[Block] = []
     free = [s.index for s in plan.subnets if s.index not in busy]
-    if len(plan.subnets) >= 3 and len(free) >= 2 and rng.random() < 0.35:
-        a, o = rng.sample(free, 2)
-        blocks.append(Block("pair_block", a, other=o))
-    elif len(plan.subnets) >= 3 and free and rng.random() < 0.45:
+    if len(plan.subnets) >= 3 and free and rng.random() < 0.55:
         blocks.append(Block("subnet_cut", rng.choice(free), router=rng.random() < 0.5,
                             role=rng.choice(_CUT_ROLES)))
-    cut = {b.subnet for b in blocks if b.kind == "subnet_cut"}
+    cut = {b.subnet for b in blocks}
+    free = [i for i in free if i not in cut]
+    if len(plan.subnets) >= 3 and len(free) >= 2 and rng.random() < 0.3:
+        a, o = rng.sample(free, 2)
+        blocks.append(Block("pair_block", a, other=o))
     hosts = [h for h in plan.hosts if h.name not in guarded and h.subnet not in cut
              and len(plan.hosts_in(h.subnet)) > 1]
-    if hosts and rng.random() < 0.55:
+    if hosts and rng.random() < 0.7:
         host = rng.choice(hosts)
         blocks.append(Block("host_off", host.subnet, host=host.name, role=rng.choice(_OFF_ROLES)))
     for _ in range(rng.choice((0, 1, 1, 2))):
@@ -209,6 +209,8 @@ def _mirror(rng: random.Random, plan: NetworkPlan, blocks: tuple[Block, ...],
     mine = [r for r in records if r.get("target") == _target(block).to_dict()]
     if method in _EXCLUSIVE and any(r["method"] in _EXCLUSIVE for r in mine):
         return None  # two changes of one interface's addresses or routes would clash
+    if any(r["method"] == method for r in mine):
+        return None  # one object of a method per block
     if method == "duplicate_ip" and block.kind != "host_off":
         return None  # only an out-of-service machine's address may be held elsewhere
     extra = draw_record(rng, plan, _target(block), method, ports, avoid)
@@ -236,43 +238,47 @@ def _held_address(rng: random.Random, plan: NetworkPlan, block: Block, method: s
     return {"keep_own": True}
 
 
+def _held(rng: random.Random, plan: NetworkPlan, off: set[str], public: set[str]
+          ) -> list[Record]:
+    """A host holding an address another machine is known by, harmlessly.
+
+    An out-of-service host's, or the gateway of another subnet than its own and the
+    router's first (and not one a service is published at).
+    """
+    hosts = [h for h in plan.hosts if h.name not in off]
+    if not hosts or rng.random() < 0.6:
+        return []
+    holder = rng.choice(hosts)
+    taken = [plan.host(h).ip for h in off if h != holder.name] + [
+        s.gateway for s in plan.subnets[1:] if s.index != holder.subnet
+        and s.gateway not in public]
+    if not taken:
+        return []
+    return [{"type": "RI", "method": "duplicate_ip", "node": holder.name, "intf": holder.intf,
+             "subnet": holder.subnet, "other": None, "value": rng.choice(taken),
+             "keep_own": True}]
+
+
 def _prefix_twin(rng: random.Random, plan: NetworkPlan, node: str, subnet: int
                  ) -> Record | None:
-    """The node's own address under another prefix length that still reaches everything.
+    """A host's own address under another prefix length that still reaches everything.
 
-    Narrower: it still holds the gateway and every machine of the subnet; wider: it meets no
-    other subnet. Either way no machine's address becomes its network or broadcast address.
-    Deleting the old address drops the routes through the interface, so a host's default
-    route is added back (the router has none yet: twins come before other routes).
+    The lengths are ``targets.quiet_lengths``; deleting the old address dropped the host's
+    default route, which is put back (twins come before the other routes).
     """
     own = plan.subnet(subnet)
-    mine = own.gateway if node == ROUTER else plan.host(node).ip
-    net = ipaddress.IPv4Network(own.network)
-    needed = {ipaddress.IPv4Address(a) for a in (own.gateway, *(h.ip for h in plan.hosts_in(
-        subnet)))}
-    others = [ipaddress.IPv4Network(s.network) for s in plan.subnets if s.index != subnet]
-    fits = []
-    for length in prefix_lengths(net.prefixlen):
-        span = ipaddress.IPv4Network(f"{mine}/{length}", strict=False)
-        if length == net.prefixlen or {span.network_address, span.broadcast_address} & needed:
-            continue
-        if length > net.prefixlen and not all(a in span for a in needed):
-            continue
-        if length < net.prefixlen and node == ROUTER:
-            continue  # a backup route to the subnet would win over a wider connected one
-        if length < net.prefixlen and any(o.overlaps(span) for o in others):
-            continue
-        fits.append(length)
+    fits = quiet_lengths(plan, subnet, plan.host(node).ip)
     if not fits:
         return None
-    intf = own.router_intf if node == ROUTER else plan.host(node).intf
-    routes = [] if node == ROUTER else [f"default via {own.gateway} dev {intf}"]
+    intf = plan.host(node).intf
     return {"type": "RI", "method": "wrong_prefix", "node": node, "intf": intf,
-            "subnet": subnet, "value": rng.choice(fits), "routes": routes}
+            "subnet": subnet, "value": rng.choice(fits),
+            "routes": [f"default via {own.gateway} dev {intf}"]}
 
 
 def draw_twins(rng: random.Random, plan: NetworkPlan, blocks: tuple[Block, ...],
-               ports: tuple[int, int], restricted: int | None = None) -> list[Record]:
+               ports: tuple[int, int], restricted: int | None = None,
+               public: set[str] | None = None) -> list[Record]:
     """The objects of the design's blocks and its harmless fault-shaped objects.
 
     Args:
@@ -281,8 +287,10 @@ def draw_twins(rng: random.Random, plan: NetworkPlan, blocks: tuple[Block, ...],
         blocks: The intent's blocks.
         ports: The judged TCP and UDP service ports.
         restricted: The restricted subnet, if any (its hosts have no default route).
+        public: Addresses services are published at (no other machine may hold them).
     """
-    off = {b.host for b in blocks if b.kind == "host_off"}
+    public = public or set()
+    off = {b.host for b in blocks if b.kind == "host_off" and b.host}
     cut = {b.subnet for b in blocks if b.kind == "subnet_cut"}
     avoid = frozenset(cut)
     records = [r for block in blocks for r in _enforce(rng, plan, block, ports, avoid)]
@@ -290,9 +298,21 @@ def draw_twins(rng: random.Random, plan: NetworkPlan, blocks: tuple[Block, ...],
         extra = _mirror(rng, plan, blocks, ports, avoid, records)
         if extra is not None:
             records.append(extra)
+    for block in blocks:
+        if block.kind == "subnet_cut" and rng.random() < 0.5 and not any(
+                r["method"] == "ip_forward_off" and r["subnet"] == block.subnet for r in records):
+            records.append(draw_record(rng, plan, _target(block), "ip_forward_off", ports))
+    records += _held(rng, plan, off, public)
+    quiet_ports = [b for b in blocks if b.kind == "host_off" or b.kind == "subnet_cut" and
+                   b.router]
+    if quiet_ports and rng.random() < 0.4:  # an empty queue where nothing must pass
+        block = rng.choice(quiet_ports)
+        if not any(r["method"] == "tc_zero_queue" and r.get("target") == _target(block).to_dict()
+                   for r in records):
+            records.append(draw_record(rng, plan, _target(block), "tc_zero_queue", ports))
     quiet = [h for h in plan.hosts if h.name not in off and h.subnet not in cut
              and h.subnet != restricted]
-    if quiet and rng.random() < 0.3:  # a host that forwards (it routes nothing)
+    if quiet and rng.random() < 0.15:  # a host that forwards (it routes nothing)
         records.append(draw_record(rng, plan, Target("host", 0, rng.choice(quiet).name),
                                    "forwarding_on", ports))
     live = [s.index for s in plan.subnets if s.index not in cut]

@@ -141,6 +141,7 @@ class _Draw:
         self.hosts = [h for h in plan.hosts if h.name not in off and h.subnet not in cut]
         self.subnets = [s for s in plan.subnets if s.index not in cut]
         self.ports: set[int] = set()
+        self.ranges = {b.network for b in intent.blocks if b.network}
         self.octets: set[int] = set()
         self.tables: set[int] = set()
 
@@ -155,6 +156,15 @@ class _Draw:
             pass
         self.octets.add(octet)
         return octet
+
+    def spare(self) -> str | None:
+        """An unused range inside a subnet, not yet taken (by a quarantine or an item)."""
+        for _ in range(8):
+            net = draw_range(self.rng, self.plan, self.rng.choice(self.plan.subnets).index, False)
+            if net is not None and net not in self.ranges:
+                self.ranges.add(net)
+                return net
+        return None
 
     def host(self) -> Any:
         return self.rng.choice(self.hosts)
@@ -174,9 +184,9 @@ class _Draw:
 def _vip(d: _Draw) -> list[Item]:
     host = d.host()
     vip = f"100.64.{d.octet()}.{d.rng.randrange(1, 255)}"
-    if d.rng.random() < 0.6:  # a service address inside the host's own subnet
+    if d.rng.random() < 0.8:  # a service address inside the host's own subnet
         vip = unassigned(d.rng, d.plan, host.subnet)
-        if d.rng.random() < 0.4:  # held by the router, on that subnet's side (a VRRP-like VIP)
+        if d.rng.random() < 0.5:  # held by the router, on that subnet's side (a VRRP-like VIP)
             return [Item("vip", ROUTER, ip=(f"addr add {vip}/32 dev {d.router_side(host)}",))]
     return [
         Item("vip", host.name, ip=(f"addr add {vip}/32 dev {host.intf}",)),
@@ -187,8 +197,8 @@ def _vip(d: _Draw) -> list[Item]:
 def _static_route(d: _Draw) -> list[Item]:
     host = d.host()
     net = f"100.80.{d.octet()}.0/24"
-    if d.rng.random() < 0.5:  # an unused part of a subnet, reached through a host
-        net = draw_range(d.rng, d.plan, d.rng.choice(d.subnets).index, with_hosts=False) or net
+    if d.rng.random() < 0.85:  # an unused part of a subnet, reached through a host
+        net = d.spare() or net
     line = f"route add {net} via {host.ip} dev {d.router_side(host)}"
     return [Item("static_route", ROUTER, ip=(line,))]
 
@@ -198,6 +208,8 @@ def _host_route(d: _Draw) -> list[Item]:
     for host in d.rng.sample(d.hosts, min(len(d.hosts), d.rng.randint(1, 2))):
         gateway = d.plan.subnet(host.subnet).gateway
         net = f"100.100.{d.octet()}.0/24"
+        if d.rng.random() < 0.7:  # an unused part of a subnet, the gateway's way
+            net = d.spare() or net
         line = f"route add {net} via {gateway} dev {host.intf}"
         items.append(Item("host_route", host.name, ip=(line,)))
     return items
@@ -216,11 +228,13 @@ def _policy_routing(d: _Draw) -> list[Item]:
     d.tables.add(table)
     pref = draw_pref(d.rng)
     net = f"100.96.{d.octet()}.0/24"
+    if d.rng.random() < 0.7:
+        net = d.spare() or net
     lines: tuple[str, ...] = (
         f"rule add from {subnet.network} to {net} lookup {table} pref {pref}",
         f"route add {net} via {host.ip} dev {d.router_side(host)} table {table}",
     )
-    spare = draw_range(d.rng, d.plan, d.rng.choice(d.plan.subnets).index, with_hosts=False)
+    spare = d.spare()
     if spare is not None and d.rng.random() < 0.4:
         lines += (f"rule add to {spare} {draw_refusal(d.rng)} pref {draw_pref(d.rng)}",)
     return [Item("policy_routing", ROUTER, ip=lines)]
@@ -347,5 +361,6 @@ def draw_undisclosed(rng: random.Random, plan: NetworkPlan, intent: Intent) -> U
     kinds += rng.sample(others, rng.randint(2, 6))
     items = [item for kind in kinds for item in _DRAWERS[kind](d)]
     restricted = intent.restricted.subnet if intent.restricted else None
-    twins = draw_twins(rng, plan, intent.blocks, (tcp_port, udp_port), restricted)
+    public = {p.rpartition(":")[0] for item in items for p in item.published}
+    twins = draw_twins(rng, plan, intent.blocks, (tcp_port, udp_port), restricted, public)
     return Undisclosed(tcp_port, udp_port, tuple(items), tuple(twins))
