@@ -77,7 +77,11 @@ def draw_metrics(rng: random.Random) -> tuple[int, int]:
 
 def draw_rule(rng: random.Random, chain: str, match: list[str], proto: str | None = None
               ) -> Record:
-    """A blocking filter rule on ``chain`` with ``match``: verdict, comment and position."""
+    """A blocking filter rule on ``chain`` with ``match``: verdict, comment and position.
+
+    The position is a fraction of the chain above the rule, drawn uniformly, so a rule of
+    the design and a fault's, added later, end up anywhere in their chains alike.
+    """
     verdict = ["DROP"]
     if rng.random() < 0.45:
         kinds = (*_REJECTS, "tcp-reset") if proto == "tcp" else _REJECTS
@@ -87,7 +91,7 @@ def draw_rule(rng: random.Random, chain: str, match: list[str], proto: str | Non
         "match": match,
         "verdict": verdict,
         "comment": draw_comment(rng),
-        "at": None if rng.random() < 0.5 else round(rng.random(), 3),
+        "at": round(rng.random(), 3),
     }
 
 

@@ -71,23 +71,27 @@ CANDIDATES_PER_FAULT = 8
 Fault = dict[str, Any]
 
 
-_TARGETS: dict[str, tuple[str, ...]] = {
-    "ip_forward_off": ("subnet",),
-    "forward_policy_drop": ("host", "subnet"),
-    "rule_prohibit": ("host", "subnet", "pair", "range"),
-    "forward_drop_subnet": ("host", "subnet", "pair", "range"),
-    "iptables_drop": ("host", "subnet", "pair", "range"),
-    "iptables_reject": ("host", "subnet", "pair", "range"),
-    "icmp_drop": ("host", "subnet", "pair"),
-    "tcp_service_drop": ("host", "subnet", "pair"),
-    "udp_reject": ("host", "subnet", "pair"),
-    "wrong_interface": ("subnet", "range"),
-    "unreachable_gateway": ("host", "subnet", "range"),
-    "metric_loses": ("subnet",),
-    "loop": ("subnet", "range"),
+_INTERFACE = {"host": 4, "subnet": 1}
+_FILTER = {"host": 3, "subnet": 3, "pair": 2, "range": 2}
+_ROUTE = {"subnet": 2, "range": 3}
+_AIMS: dict[str, dict[str, int]] = {
+    "ip_forward_off": {"subnet": 1},
+    "forward_policy_drop": {"host": 3, "subnet": 2},
+    "rule_prohibit": {"host": 2, "subnet": 2, "pair": 2, "range": 3},
+    "forward_drop_subnet": _FILTER,
+    "iptables_drop": _FILTER,
+    "iptables_reject": _FILTER,
+    "icmp_drop": {"host": 3, "subnet": 3, "pair": 2},
+    "tcp_service_drop": {"host": 3, "subnet": 3, "pair": 2},
+    "udp_reject": {"host": 3, "subnet": 3, "pair": 2},
+    "wrong_interface": _ROUTE,
+    "unreachable_gateway": {"host": 2, "subnet": 2, "range": 3},
+    "metric_loses": _ROUTE,
+    "loop": _ROUTE,
 }
-"""The aims each method may take (interface and address methods: a host or a subnet)."""
-_WEIGHTS = {"host": 3, "subnet": 4, "pair": 2, "range": 2}
+"""The aims each method takes, weighted as the design's blocks make them available
+(interface and address methods: mostly a host's interface, as out-of-service hosts are the
+commonest block)."""
 
 
 def _aim(rng: random.Random, plan: NetworkPlan, intent: Intent, method: str) -> Target:
@@ -96,9 +100,9 @@ def _aim(rng: random.Random, plan: NetworkPlan, intent: Intent, method: str) -> 
     cut = {b.subnet for b in intent.blocks if b.kind == "subnet_cut"}
     hosts = [h for h in plan.hosts if h.name not in off and h.subnet not in cut]
     subnets = sorted({h.subnet for h in hosts})
-    kinds = [k for k in _TARGETS.get(method, ("host", "subnet"))
-             if k != "pair" or len(subnets) >= 2]
-    kind = rng.choices(kinds, weights=[_WEIGHTS[k] for k in kinds])[0]
+    aims = _AIMS.get(method, _INTERFACE)
+    kinds = [k for k in aims if k != "pair" or len(subnets) >= 2]
+    kind = rng.choices(kinds, weights=[aims[k] for k in kinds])[0]
     if kind == "host" and hosts:
         host = rng.choice(hosts)
         return Target("host", host.subnet, host.name)
@@ -110,7 +114,8 @@ def _aim(rng: random.Random, plan: NetworkPlan, intent: Intent, method: str) -> 
         network = draw_range(rng, plan, subnet, with_hosts=True)
         if network is not None:
             return Target("range", subnet, network=network)
-    return Target("subnet", subnet, router=method != "ip_forward_off")
+    router = method != "ip_forward_off" and (method != "rule_prohibit" or rng.random() < 0.5)
+    return Target("subnet", subnet, router=router)
 
 
 def sample_fault(

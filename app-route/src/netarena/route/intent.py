@@ -28,6 +28,7 @@ import random
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from netarena.route.blocking import draw_comment
 from netarena.route.plan import ROUTER, NetworkPlan
 from netarena.route.twins import Block, draw_blocks
 
@@ -79,6 +80,8 @@ class Protected:
     """Refused traffic gets an ICMP error (REJECT) instead of silence (DROP)."""
     policy_drop: bool
     """The INPUT policy is DROP (else a final rule drops or rejects)."""
+    note: str | None = None
+    """The final rule's comment, if it has one."""
 
 
 @dataclass(frozen=True)
@@ -113,6 +116,8 @@ class Intent:
     """The router's FORWARD policy is DROP, with rules accepting what must pass."""
     input_deny: bool = False
     """The router's INPUT policy is DROP, with rules accepting what must reach it."""
+    management_note: str | None = None
+    """The comment of the router's rule toward management, if it has one."""
 
     def to_dict(self) -> dict[str, Any]:
         """JSON form (for ``Query.truth``)."""
@@ -137,6 +142,7 @@ class Intent:
             blocks=tuple(Block(**b) for b in data.get("blocks", ())),
             forward_deny=data.get("forward_deny", False),
             input_deny=data.get("input_deny", False),
+            management_note=data.get("management_note"),
         )
 
     def protection(self, host: str) -> Protected | None:
@@ -174,6 +180,7 @@ def draw_intent(rng: random.Random, plan: NetworkPlan) -> Intent:
                 tuple(sorted(allowed)),
                 reject=rng.random() < 0.4,
                 policy_drop=rng.random() < 0.5,
+                note=draw_comment(rng),
             )
         )
     if not (protected or restricted or management is not None):
@@ -188,6 +195,7 @@ def draw_intent(rng: random.Random, plan: NetworkPlan) -> Intent:
         blocks=draw_blocks(rng, plan, busy, {p.host for p in protected}),
         forward_deny=rng.random() < 0.25,
         input_deny=rng.random() < 0.25,
+        management_note=draw_comment(rng),
     )
 
 
@@ -256,17 +264,26 @@ def _established(intent: Intent, chain: str) -> str:
 
 
 def _subnet_flows(plan: NetworkPlan, intent: Intent) -> list[tuple[int, int]]:
-    """Ordered subnet pairs with some host of the first reaching some host of the second."""
-    found = []
-    for a in plan.subnets:
-        for o in plan.subnets:
-            if a.index != o.index and any(
-                reaches(plan, intent, h.name, g.name)
-                for h in plan.hosts_in(a.index)
-                for g in plan.hosts_in(o.index)
-            ):
-                found.append((a.index, o.index))
-    return found
+    """Ordered subnet pairs a default-deny router accepts.
+
+    All but those the intent keeps apart as subnets (toward management, a pair kept
+    apart, a cut subnet). Hosts kept out by their own firewall, hosts out of service and
+    restricted subnets are left to their own objects, as on an accepting router.
+    """
+    cut = {b.subnet for b in intent.blocks if b.kind == "subnet_cut"}
+    apart = {frozenset((b.subnet, b.other)) for b in intent.blocks if b.kind == "pair_block"}
+    return [
+        (a.index, o.index)
+        for a in plan.subnets
+        for o in plan.subnets
+        if a.index != o.index and not {a.index, o.index} & cut
+        and frozenset((a.index, o.index)) not in apart
+        and not (o.index == intent.management != a.index)
+    ]
+
+
+def _note(comment: str | None) -> str:
+    return f' -m comment --comment "{comment}"' if comment else ""
 
 
 def router_rules(plan: NetworkPlan, intent: Intent) -> str | None:
@@ -290,7 +307,9 @@ def router_rules(plan: NetworkPlan, intent: Intent) -> str | None:
     if intent.management is not None:
         net = plan.subnet(intent.management).network
         reject = "REJECT --reject-with icmp-admin-prohibited"
-        lines.append(f"-A FORWARD -d {net} -j {reject if intent.management_reject else 'DROP'}")
+        note = _note(intent.management_note)
+        lines.append(f"-A FORWARD -d {net}{note} -j "
+                     f"{reject if intent.management_reject else 'DROP'}")
     if intent.forward_deny:
         lines += [
             f"-A FORWARD -s {plan.subnet(a).network} -d {plan.subnet(o).network} -j ACCEPT"
@@ -311,7 +330,7 @@ def host_rules(plan: NetworkPlan, intent: Intent, guard: Protected) -> str:
     ]
     lines += [f"-A INPUT -s {plan.subnet(i).network} -j ACCEPT" for i in guard.allowed]
     if not guard.policy_drop or guard.reject:
-        lines.append("-A INPUT -j " + ("REJECT" if guard.reject else "DROP"))
+        lines.append(f"-A INPUT{_note(guard.note)} -j " + ("REJECT" if guard.reject else "DROP"))
     return "\n".join([*lines, "COMMIT", ""])
 
 

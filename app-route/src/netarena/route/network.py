@@ -24,7 +24,7 @@ import subprocess
 from dataclasses import dataclass, field
 
 from netarena.common.core.errors import EmulatorError
-from netarena.route.blocking import commands
+from netarena.route.blocking import Record, commands
 from netarena.route.intent import Intent, host_route_commands, host_rules, router_rules
 from netarena.route.limits import OBJECT_BUDGET, count_node, limit_icmp, over_budget
 from netarena.route.mininet_build import ConcurrentMininet, raise_open_file_limit
@@ -162,9 +162,12 @@ class Network:
             for scope in ("all", "default"):  # promotes the next instead of dropping all
                 write_sysctl(self.netns(node), f"net.ipv4.conf.{scope}.promote_secondaries", "1")
         self._apply_intent()
-        self._apply_twins()
+        twins = apply_order(self.local.twins)
+        first = [r for r in twins if r["method"] == "wrong_prefix"]  # it drops routes
+        self._apply_twins(first)
         for node in self.plan.nodes:
             self._apply_undisclosed(node, self.local.on(node))
+        self._apply_twins([r for r in twins if r["method"] != "wrong_prefix"])
         self.services = Services({n: self.netns(n) for n in self.plan.nodes}, self.local)
         self.sandbox = EpisodeSandbox(self.prefix, self.plan)
         self.healthy = self.read_states()
@@ -194,9 +197,14 @@ class Network:
             if commands:
                 ip_batch([" ".join(c[1:]) for c in commands], self.netns(host.name))
 
-    def _apply_twins(self) -> None:
-        """The design's blocks and fault-shaped objects (``twins.py``), as faults are made."""
-        for record in apply_order(self.local.twins):
+    def _apply_twins(self, records: list[Record]) -> None:
+        """The design's blocks and fault-shaped objects (``twins.py``), as faults are made.
+
+        Renumbered addresses come before the undisclosed items (they drop the routes through
+        their interface), the rest after them, so its rules land among the items' rules as a
+        fault's do.
+        """
+        for record in records:
             for node, argv in commands(record, self.plan):
                 result = self.exec(node, argv)
                 if result.returncode != 0:

@@ -146,8 +146,8 @@ def _rules(rng: random.Random, plan: NetworkPlan, t: Target, method: str,
     proto: list[str] = []
     if method == "icmp_drop":
         proto = ["-p", "icmp"]
-    elif method == "tcp_service_drop":
-        proto = ["-p", "tcp", "--dport", str(ports[0])]
+    elif method == "tcp_service_drop":  # the service's port, or every TCP port
+        proto = ["-p", "tcp", *(["--dport", str(ports[0])] if rng.random() < 0.5 else [])]
     elif method == "udp_reject":
         proto = ["-p", "udp"]
     name = proto[1] if proto else None
@@ -182,7 +182,7 @@ def _route(rng: random.Random, plan: NetworkPlan, t: Target, method: str,
                            "out": plan.subnet(other).router_intf, "other": other}
     low, high = b.draw_metrics(rng)
     if method == "metric_loses":
-        rec |= {"metric": low, "right_metric": high, "replace": True}
+        rec |= {"metric": low, "right_metric": high, "replace": whole}
     elif not whole or rng.random() < 0.3:
         rec["metric"] = rng.choice((0, low, high))
     if method == "unreachable_gateway":
@@ -235,8 +235,7 @@ def draw_record(rng: random.Random, plan: NetworkPlan, t: Target, method: str,
     if method == "ip_forward_off":
         rec |= {"node": ROUTER, "intf": plan.subnet(t.subnet).router_intf}
     elif method == "forward_policy_drop":
-        rec |= {"chain": "INPUT" if t.kind == "host" else rng.choice(("FORWARD", "FORWARD",
-                                                                       "INPUT"))}
+        rec |= {"chain": "INPUT" if t.kind == "host" or rng.random() < 0.6 else "FORWARD"}
         rec["node"] = node if t.kind == "host" else ROUTER
     elif method == "rule_prohibit":
         net = _net(plan, t)

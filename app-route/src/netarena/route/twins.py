@@ -170,9 +170,13 @@ def _enforce(rng: random.Random, plan: NetworkPlan, block: Block, ports: tuple[i
     target = _target(block)
     methods = tuple(m for m in _PRIMARY[key] if _fits(plan, block, m))
     primary = draw_record(rng, plan, target, rng.choice(methods), ports, avoid)
-    if block.kind == "host_off" and "rules" in primary:  # the host refuses everything
-        primary = {**primary, "node": block.host, "rules": [
-            {**primary["rules"][0], "chain": "INPUT", "match": []}]}
+    if block.kind == "host_off" and "rules" in primary:  # the host refuses everything:
+        rule = {**primary["rules"][0], "chain": "INPUT", "match": []}  # in one rule, or
+        rules = [rule] if rng.random() < 0.5 else [  # one per protocol
+            {**rule, "match": ["-p", proto], "verdict": rng.choice(
+                (["DROP"], ["REJECT", "--reject-with", "icmp-port-unreachable"]))}
+            for proto in ("icmp", "tcp", "udp")]
+        primary = {**primary, "node": block.host, "rules": rules}
     if primary["method"] == "forward_policy_drop":
         primary = {**primary, "node": block.host, "chain": "INPUT"}
     return [primary]
@@ -246,12 +250,13 @@ def _held(rng: random.Random, plan: NetworkPlan, off: set[str], public: set[str]
     router's first (and not one a service is published at).
     """
     hosts = [h for h in plan.hosts if h.name not in off]
-    if not hosts or rng.random() < 0.6:
+    if not hosts or rng.random() < 0.4:
         return []
     holder = rng.choice(hosts)
-    taken = [plan.host(h).ip for h in off if h != holder.name] + [
-        s.gateway for s in plan.subnets[1:] if s.index != holder.subnet
-        and s.gateway not in public]
+    taken = [plan.host(h).ip for h in off if h != holder.name]
+    if not taken or rng.random() < 0.25:
+        taken += [s.gateway for s in plan.subnets[1:] if s.index != holder.subnet
+                  and s.gateway not in public]
     if not taken:
         return []
     return [{"type": "RI", "method": "duplicate_ip", "node": holder.name, "intf": holder.intf,
@@ -299,29 +304,44 @@ def draw_twins(rng: random.Random, plan: NetworkPlan, blocks: tuple[Block, ...],
         if extra is not None:
             records.append(extra)
     for block in blocks:
-        if block.kind == "subnet_cut" and rng.random() < 0.5 and not any(
-                r["method"] == "ip_forward_off" and r["subnet"] == block.subnet for r in records):
-            records.append(draw_record(rng, plan, _target(block), "ip_forward_off", ports))
+        for method, share in _REPEATS.get(_spot(block), ()):
+            mine = [r for r in records if r.get("target") == _target(block).to_dict()]
+            if rng.random() < share and not any(r["method"] == method for r in mine):
+                records.append(draw_record(rng, plan, _target(block), method, ports, avoid))
     records += _held(rng, plan, off, public)
-    quiet_ports = [b for b in blocks if b.kind == "host_off" or b.kind == "subnet_cut" and
-                   b.router]
-    if quiet_ports and rng.random() < 0.4:  # an empty queue where nothing must pass
-        block = rng.choice(quiet_ports)
-        if not any(r["method"] == "tc_zero_queue" and r.get("target") == _target(block).to_dict()
-                   for r in records):
-            records.append(draw_record(rng, plan, _target(block), "tc_zero_queue", ports))
     quiet = [h for h in plan.hosts if h.name not in off and h.subnet not in cut
              and h.subnet != restricted]
-    if quiet and rng.random() < 0.15:  # a host that forwards (it routes nothing)
+    return _harmless(rng, plan, records, quiet, cut, ports)
+
+
+_REPEATS = {
+    "host_off": (("mtu_too_small", 0.3), ("tc_zero_queue", 0.3), ("rule_prohibit", 0.35)),
+    "subnet_cut": (("mtu_too_small", 0.3), ("tc_zero_queue", 0.3), ("ip_forward_off", 0.5)),
+    "subnet_open": (("ip_forward_off", 0.5),),
+}
+"""Objects a block of each sort repeats now and then, with the chance of each."""
+
+
+def _harmless(rng: random.Random, plan: NetworkPlan, records: list[Record], quiet: list[Any],
+              cut: set[int], ports: tuple[int, int]) -> list[Record]:
+    """Fault-shaped objects that block nothing.
+
+    A forwarding host, backup routes behind the connected ones, a host's address under
+    another length that still reaches everything.
+    """
+    if quiet and rng.random() < 0.05:  # a host that forwards (it routes nothing)
         records.append(draw_record(rng, plan, Target("host", 0, rng.choice(quiet).name),
                                    "forwarding_on", ports))
     live = [s.index for s in plan.subnets if s.index not in cut]
-    if live and rng.random() < 0.35:  # a backup route behind the connected one
+    for _ in range(rng.choice((0, 1, 1, 1, 2)) if live else 0):  # behind the connected one
         subnet = rng.choice(live)
         method = rng.choice(("wrong_interface", "unreachable_gateway", "loop"))
-        backup = draw_record(rng, plan, Target("subnet", subnet), method, ports, avoid)
-        low, high = sorted(rng.sample((5, 10, 20, 50, 100, 150, 200, 300, 500, 1000), 2))
-        records.append(backup | {"replace": False, "metric": rng.choice((low, high))})
+        backup = draw_record(rng, plan, Target("subnet", subnet), method, ports,
+                             frozenset(cut))
+        metric = rng.choice((5, 10, 20, 50, 100, 150, 200, 300, 500, 1000))
+        if not any(r.get("dst") == backup["dst"] and r.get("metric") == metric
+                   for r in records):
+            records.append(backup | {"replace": False, "metric": metric})
     if quiet and rng.random() < 0.3:  # the address under another (harmless) prefix length
         host = rng.choice(quiet)
         twin = _prefix_twin(rng, plan, host.name, host.subnet)

@@ -27,7 +27,7 @@ import random
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from netarena.route.blocking import COMMENTS, Record, draw_pref, draw_refusal
+from netarena.route.blocking import COMMENTS, Record, draw_pref, draw_refusal, draw_rule
 from netarena.route.intent import Intent
 from netarena.route.plan import ROUTER, NetworkPlan
 from netarena.route.targets import draw_range, unassigned
@@ -157,6 +157,12 @@ class _Draw:
         self.octets.add(octet)
         return octet
 
+    def metric(self) -> str:
+        """A route's metric clause (none, or a metric drawn as faults draw theirs)."""
+        if self.rng.random() < 0.4:
+            return ""
+        return f" metric {self.rng.choice((5, 10, 20, 50, 100, 150, 200, 300, 500, 1000))}"
+
     def spare(self) -> str | None:
         """An unused range inside a subnet, not yet taken (by a quarantine or an item)."""
         for _ in range(8):
@@ -190,7 +196,8 @@ def _vip(d: _Draw) -> list[Item]:
             return [Item("vip", ROUTER, ip=(f"addr add {vip}/32 dev {d.router_side(host)}",))]
     return [
         Item("vip", host.name, ip=(f"addr add {vip}/32 dev {host.intf}",)),
-        Item("vip", ROUTER, ip=(f"route add {vip}/32 via {host.ip} dev {d.router_side(host)}",)),
+        Item("vip", ROUTER, ip=(f"route add {vip}/32 via {host.ip} dev {d.router_side(host)}"
+                                f"{d.metric()}",)),
     ]
 
 
@@ -199,18 +206,21 @@ def _static_route(d: _Draw) -> list[Item]:
     net = f"100.80.{d.octet()}.0/24"
     if d.rng.random() < 0.85:  # an unused part of a subnet, reached through a host
         net = d.spare() or net
-    line = f"route add {net} via {host.ip} dev {d.router_side(host)}"
+    via = f"via {host.ip} " if d.rng.random() < 0.6 else ""  # or on the link itself
+    line = f"route add {net} {via}dev {d.router_side(host)}{d.metric()}"
     return [Item("static_route", ROUTER, ip=(line,))]
 
 
 def _host_route(d: _Draw) -> list[Item]:
     items = []
-    for host in d.rng.sample(d.hosts, min(len(d.hosts), d.rng.randint(1, 2))):
+    for host in d.rng.sample(d.hosts, 1):
         gateway = d.plan.subnet(host.subnet).gateway
+        if d.rng.random() < 0.5:  # a gateway long gone, for a range nothing uses any more
+            gateway = unassigned(d.rng, d.plan, host.subnet)
         net = f"100.100.{d.octet()}.0/24"
-        if d.rng.random() < 0.7:  # an unused part of a subnet, the gateway's way
+        if d.rng.random() < 0.7:  # an unused part of a subnet
             net = d.spare() or net
-        line = f"route add {net} via {gateway} dev {host.intf}"
+        line = f"route add {net} via {gateway} dev {host.intf}{d.metric()}"
         items.append(Item("host_route", host.name, ip=(line,)))
     return items
 
@@ -295,15 +305,17 @@ def _service_acl(d: _Draw) -> list[Item]:
     host = d.host()
     port = d.port()
     allowed = d.rng.choice(d.plan.subnets).network
-    verdict = "REJECT --reject-with tcp-reset" if d.rng.random() < 0.5 else "DROP"
-    rule = f"-I INPUT -p tcp --dport {port} ! -s {allowed} -j {verdict}"
+    record = draw_rule(d.rng, "INPUT", [], "tcp")
+    verdict = " ".join(record["verdict"])
+    note = f' -m comment --comment "{record["comment"]}"' if record["comment"] else ""
+    rule = f"-I INPUT -p tcp --dport {port} ! -s {allowed}{note} -j {verdict}"
     return [
         Item("service_acl", host.name, filter=(rule,), tcp_services=(port,), clients=allowed)
     ]
 
 
 def _shaping(d: _Draw) -> list[Item]:
-    if d.rng.random() < 0.5:
+    if d.rng.random() < 0.75:
         return []  # most networks shape nothing
     node = d.node()
     intf = d.intf(node)
@@ -329,6 +341,8 @@ def _sysctls(d: _Draw) -> list[Item]:
         ]
         if node == ROUTER:
             choices.append((f"{conf}.send_redirects", "0"))
+        else:
+            choices.append(("net.ipv4.conf.all.accept_redirects", "0"))
         picked = d.rng.sample(choices, d.rng.randint(1, len(choices)))
         items.append(Item("sysctls", node, sysctls=tuple(sorted(picked))))
     return items
