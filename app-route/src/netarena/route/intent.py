@@ -118,6 +118,12 @@ class Intent:
     """The router's INPUT policy is DROP, with rules accepting what must reach it."""
     management_note: str | None = None
     """The comment of the router's rule toward management, if it has one."""
+    management_form: str = "dest"
+    """How the router refuses traffic toward management: one rule for its destination
+    (``dest``), one for everyone but itself (``others``), or one per other subnet
+    (``pairs``)."""
+    stateful: bool = False
+    """The router's FORWARD chain accepts established flows first, management or not."""
 
     def to_dict(self) -> dict[str, Any]:
         """JSON form (for ``Query.truth``)."""
@@ -143,6 +149,8 @@ class Intent:
             forward_deny=data.get("forward_deny", False),
             input_deny=data.get("input_deny", False),
             management_note=data.get("management_note"),
+            management_form=data.get("management_form", "dest"),
+            stateful=data.get("stateful", False),
         )
 
     def protection(self, host: str) -> Protected | None:
@@ -196,6 +204,8 @@ def draw_intent(rng: random.Random, plan: NetworkPlan) -> Intent:
         forward_deny=rng.random() < 0.25,
         input_deny=rng.random() < 0.25,
         management_note=draw_comment(rng),
+        management_form=rng.choice(("dest", "dest", "others", "pairs")),
+        stateful=rng.random() < 0.5,
     )
 
 
@@ -288,7 +298,8 @@ def _note(comment: str | None) -> str:
 
 def router_rules(plan: NetworkPlan, intent: Intent) -> str | None:
     """``iptables-restore`` input for the router, or ``None`` when it needs no rules."""
-    if intent.management is None and not (intent.forward_deny or intent.input_deny):
+    if intent.management is None and not (intent.forward_deny or intent.input_deny
+                                          or intent.stateful):
         return None
     lines = [
         "*filter",
@@ -307,9 +318,15 @@ def router_rules(plan: NetworkPlan, intent: Intent) -> str | None:
     if intent.management is not None:
         net = plan.subnet(intent.management).network
         reject = "REJECT --reject-with icmp-admin-prohibited"
-        note = _note(intent.management_note)
-        lines.append(f"-A FORWARD -d {net}{note} -j "
-                     f"{reject if intent.management_reject else 'DROP'}")
+        verdict = f"{_note(intent.management_note)} -j " + (
+            reject if intent.management_reject else "DROP")
+        if intent.management_form == "pairs":
+            lines += [f"-A FORWARD -s {s.network} -d {net}{verdict}" for s in plan.subnets
+                      if s.index != intent.management]
+        elif intent.management_form == "others":
+            lines.append(f"-A FORWARD ! -s {net} -d {net}{verdict}")
+        else:
+            lines.append(f"-A FORWARD -d {net}{verdict}")
     if intent.forward_deny:
         lines += [
             f"-A FORWARD -s {plan.subnet(a).network} -d {plan.subnet(o).network} -j ACCEPT"

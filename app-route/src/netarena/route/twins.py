@@ -315,9 +315,12 @@ def draw_twins(rng: random.Random, plan: NetworkPlan, blocks: tuple[Block, ...],
 
 
 _REPEATS = {
-    "host_off": (("mtu_too_small", 0.3), ("tc_zero_queue", 0.3), ("rule_prohibit", 0.35)),
-    "subnet_cut": (("mtu_too_small", 0.3), ("tc_zero_queue", 0.3), ("ip_forward_off", 0.5)),
-    "subnet_open": (("ip_forward_off", 0.5),),
+    "host_off": (("mtu_too_small", 0.1), ("tc_zero_queue", 0.3), ("rule_prohibit", 0.35),
+                 ("forward_drop_subnet", 0.3), ("udp_reject", 0.2)),
+    "subnet_cut": (("mtu_too_small", 0.1), ("tc_zero_queue", 0.3), ("ip_forward_off", 0.5),
+                   ("icmp_drop", 0.3)),
+    "subnet_open": (("ip_forward_off", 0.5), ("icmp_drop", 0.3), ("udp_reject", 0.3)),
+    "pair_block": (("icmp_drop", 0.3), ("udp_reject", 0.3)),
 }
 """Objects a block of each sort repeats now and then, with the chance of each."""
 

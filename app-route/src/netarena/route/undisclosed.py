@@ -45,6 +45,7 @@ _KINDS = (
     "bogons",
     "policy_routing",
     "filter_notes",
+    "host_firewall",
     "port_forward",
     "masquerade",
     "service_acl",
@@ -189,6 +190,7 @@ class _Draw:
 
 def _vip(d: _Draw) -> list[Item]:
     host = d.host()
+    via = f"via {host.ip} " if d.rng.random() < 0.5 else ""  # or on the link itself
     vip = f"100.64.{d.octet()}.{d.rng.randrange(1, 255)}"
     if d.rng.random() < 0.8:  # a service address inside the host's own subnet
         vip = unassigned(d.rng, d.plan, host.subnet)
@@ -196,7 +198,7 @@ def _vip(d: _Draw) -> list[Item]:
             return [Item("vip", ROUTER, ip=(f"addr add {vip}/32 dev {d.router_side(host)}",))]
     return [
         Item("vip", host.name, ip=(f"addr add {vip}/32 dev {host.intf}",)),
-        Item("vip", ROUTER, ip=(f"route add {vip}/32 via {host.ip} dev {d.router_side(host)}"
+        Item("vip", ROUTER, ip=(f"route add {vip}/32 {via}dev {d.router_side(host)}"
                                 f"{d.metric()}",)),
     ]
 
@@ -206,7 +208,7 @@ def _static_route(d: _Draw) -> list[Item]:
     net = f"100.80.{d.octet()}.0/24"
     if d.rng.random() < 0.85:  # an unused part of a subnet, reached through a host
         net = d.spare() or net
-    via = f"via {host.ip} " if d.rng.random() < 0.6 else ""  # or on the link itself
+    via = f"via {host.ip} " if d.rng.random() < 0.3 else ""  # or on the link itself
     line = f"route add {net} {via}dev {d.router_side(host)}{d.metric()}"
     return [Item("static_route", ROUTER, ip=(line,))]
 
@@ -268,6 +270,21 @@ def _filter_notes(d: _Draw) -> list[Item]:
         else:
             lines.append(f'-A INPUT -p tcp --dport 22 -m comment --comment "{note}" -j ACCEPT')
     return [Item("filter_notes", node, filter=tuple(lines))]
+
+
+def _host_firewall(d: _Draw) -> list[Item]:
+    """Hosts whose firewall keeps state and lets its operators in (it refuses nothing)."""
+    items = []
+    for host in d.rng.sample(d.hosts, min(len(d.hosts), d.rng.randint(1, 2))):
+        state = d.rng.choice(("-m state --state", "-m conntrack --ctstate"))
+        lines = ["-A INPUT -i lo -j ACCEPT", f"-A INPUT {state} RELATED,ESTABLISHED -j ACCEPT"]
+        if d.rng.random() < 0.5:
+            lines.append(f'-A INPUT -p tcp --dport 22 -m comment --comment "{d.rng.choice(_NOTES)}"'
+                         " -j ACCEPT")
+        if d.rng.random() < 0.5:
+            lines.append(f"-A INPUT -p tcp --dport {d.port()} -m limit --limit 2/min -j LOG")
+        items.append(Item("host_firewall", host.name, filter=tuple(lines)))
+    return items
 
 
 def _port_forward(d: _Draw) -> list[Item]:
@@ -355,6 +372,7 @@ _DRAWERS = {
     "bogons": _bogons,
     "policy_routing": _policy_routing,
     "filter_notes": _filter_notes,
+    "host_firewall": _host_firewall,
     "port_forward": _port_forward,
     "masquerade": _masquerade,
     "service_acl": _service_acl,
