@@ -65,7 +65,7 @@ LEVEL_LABELS: dict[int, tuple[str, ...]] = {
 }
 """The brief's fault combinations per level."""
 
-CANDIDATES_PER_FAULT = 8
+CANDIDATES_PER_FAULT = 10
 """Candidates stored per fault slot; open() takes the first that breaks connectivity."""
 
 Fault = dict[str, Any]

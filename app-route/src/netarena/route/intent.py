@@ -25,7 +25,7 @@ an operator's words and the expected ping matrix, never the rules themselves.
 from __future__ import annotations
 
 import random
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 from netarena.route.blocking import draw_comment
@@ -194,7 +194,9 @@ def draw_intent(rng: random.Random, plan: NetworkPlan) -> Intent:
     if not (protected or restricted or management is not None):
         management = rng.choice(indices)
     busy = {management, restricted.subnet if restricted else None}
-    return Intent(
+    if restricted is not None:
+        busy |= set(restricted.peers)  # its only way out stays open
+    intent = Intent(
         management=management,
         management_reject=rng.random() < 0.4,
         state_module=rng.random() < 0.3,
@@ -207,6 +209,18 @@ def draw_intent(rng: random.Random, plan: NetworkPlan) -> Intent:
         management_form=rng.choice(("dest", "dest", "others", "pairs")),
         stateful=rng.random() < 0.5,
     )
+    if not any(_crosses(plan, s, d) for s, d in intended_pairs(plan, intent)):
+        # something must cross the router, or a fault in its forwarding breaks nothing
+        kept = tuple(b for b in intent.blocks if b.kind in ("host_off", "quarantine"))
+        intent = replace(intent, blocks=kept)
+    return intent
+
+
+def _crosses(plan: NetworkPlan, src: str, dst: str) -> bool:
+    """Whether traffic from ``src`` to ``dst`` is forwarded by the router."""
+    if ROUTER in (src, dst):
+        return False
+    return plan.host(src).subnet != plan.host(dst).subnet
 
 
 def _has_route(plan: NetworkPlan, intent: Intent, node: str, ip: str) -> bool:

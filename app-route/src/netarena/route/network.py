@@ -82,6 +82,13 @@ class RuleFindings:
         return over_budget(self.counts)
 
 
+def _refusal(line: str) -> bool:
+    """Whether an ``ip -batch`` line adds a policy rule that refuses traffic."""
+    words = line.split()
+    return words[:2] == ["rule", "add"] and bool(
+        {"prohibit", "unreachable", "blackhole"} & set(words))
+
+
 class Network:
     """The live network of one episode.
 
@@ -171,6 +178,9 @@ class Network:
         for node in self.plan.nodes:
             self._apply_undisclosed(node, self.local.on(node))
         self._apply_twins([r for r in twins if r["method"] != "wrong_prefix"])
+        for node in self.plan.nodes:  # last: a refusing rule can make a gateway invalid
+            if lines := [line for i in self.local.on(node) for line in i.ip if _refusal(line)]:
+                ip_batch(lines, self.netns(node))
         self.services = Services({n: self.netns(n) for n in self.plan.nodes}, self.local)
         self.sandbox = EpisodeSandbox(self.prefix, self.plan)
         self.healthy = self.read_states()
@@ -216,7 +226,7 @@ class Network:
     def _apply_undisclosed(self, node: str, items: list[Item]) -> None:
         """Apply ``node``'s undisclosed configuration (``undisclosed.py``)."""
         netns = self.netns(node)
-        if lines := [line for item in items for line in item.ip]:
+        if lines := [line for item in items for line in item.ip if not _refusal(line)]:
             ip_batch(lines, netns)
         tables = []
         for table in ("filter", "nat"):
