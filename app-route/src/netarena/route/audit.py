@@ -11,21 +11,19 @@ changed it (its identity is new, or its value differs from the healthy reading).
 from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
-from typing import TYPE_CHECKING
 
+from netarena.common.core.app import App
 from netarena.common.core.errors import EmulatorError
 from netarena.common.core.evidence import AuditObject
 from netarena.common.core.types import Query
 from netarena.route.addressbook import AddressBook
+from netarena.route.config import RouteConfig
 from netarena.route.injection import ProbeTiming, build_faulted
 from netarena.route.inventory import read_inventory
 from netarena.route.network import Network
 from netarena.route.readings import NODE_READ, Reading, read_objects
 from netarena.route.topology import topology_of
 from netarena.route.undisclosed import Undisclosed
-
-if TYPE_CHECKING:
-    from netarena.route.generator import RouteApp
 
 __all__ = ["audit_objects", "read_network"]
 
@@ -64,12 +62,14 @@ def label(
     ]
 
 
-def audit_objects(app: RouteApp, query: Query) -> list[AuditObject]:
+def audit_objects(app: App, query: Query) -> list[AuditObject]:
     """Every object an agent can read in ``query``'s faulted network, labelled by the truth.
 
     Raises:
         EmulatorError: The network could not be built, faulted or read.
     """
+    config = app.config
+    timeout_s = config.probe_timeout_s if isinstance(config, RouteConfig) else ProbeTiming.timeout_s
     plan, intent, topo = topology_of(query)
     book = AddressBook(read_inventory(query.prompt))
     healthy: dict[str, list[Reading]] = {}
@@ -82,7 +82,7 @@ def audit_objects(app: RouteApp, query: Query) -> list[AuditObject]:
         intent,
         topo,
         [slot["candidates"] for slot in query.truth["faults"]],
-        ProbeTiming(timeout_s=app.config.probe_timeout_s),
+        ProbeTiming(timeout_s=timeout_s),
         Undisclosed.from_dict(query.truth.get("undisclosed")),
         on_healthy=look,
     )

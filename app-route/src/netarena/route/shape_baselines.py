@@ -59,9 +59,9 @@ def _readings(text: str) -> tuple[dict[str, list[Reading]], set[str], AddressBoo
 @cache
 def _model() -> Any:
     from netarena.common.audit import shape_model
-    from netarena.route.generator import RouteApp
+    from netarena.common.core.app import load_app
 
-    return shape_model(RouteApp(), labels=SHAPE_LABELS)
+    return shape_model(load_app("route"), labels=SHAPE_LABELS)
 
 
 def _next(text: str, fixes: Any) -> Move | None:
