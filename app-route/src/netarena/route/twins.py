@@ -15,6 +15,7 @@ them apart.
 
 from __future__ import annotations
 
+import ipaddress
 import random
 from dataclasses import dataclass
 from typing import Any
@@ -30,7 +31,7 @@ from netarena.route.targets import (
     unassigned,
 )
 
-__all__ = ["Block", "draw_blocks", "draw_twins", "apply_order"]
+__all__ = ["Block", "draw_blocks", "draw_twins", "apply_order", "keeps_gateways"]
 
 _OFF_ROLES = ("old camera recorder", "retired print server", "spare workstation",
               "decommissioned build agent", "broken kiosk", "old test box")
@@ -369,3 +370,13 @@ def apply_order(records: tuple[Record, ...]) -> list[Record]:
         return 3 if record["method"] in _LINKISH else 1
 
     return sorted(records, key=phase)
+
+
+def keeps_gateways(record: Record, plan: NetworkPlan, lines: list[str]) -> bool:
+    """Whether a twin keeps on the link every gateway its node's ``ip -batch`` lines use."""
+    if record["method"] != "wrong_prefix":
+        return True
+    link = ipaddress.ip_network(f"{plan.host(record['node']).ip}/{record['value']}", strict=False)
+    words = [line.split() for line in lines]
+    gateways = [w[k + 1] for w in words for k, word in enumerate(w[:-1]) if word == "via"]
+    return all(ipaddress.ip_address(gateway) in link for gateway in gateways)

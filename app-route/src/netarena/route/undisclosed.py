@@ -31,7 +31,7 @@ from netarena.route.blocking import COMMENTS, Record, draw_pref, draw_refusal, d
 from netarena.route.intent import Intent
 from netarena.route.plan import ROUTER, NetworkPlan
 from netarena.route.targets import draw_range, unassigned
-from netarena.route.twins import draw_twins
+from netarena.route.twins import draw_twins, keeps_gateways
 
 __all__ = ["Item", "Undisclosed", "draw_undisclosed", "DEFAULT_PORTS"]
 
@@ -395,4 +395,6 @@ def draw_undisclosed(rng: random.Random, plan: NetworkPlan, intent: Intent) -> U
     restricted = intent.restricted.subnet if intent.restricted else None
     public = {p.rpartition(":")[0] for item in items for p in item.published}
     twins = draw_twins(rng, plan, intent.blocks, (tcp_port, udp_port), restricted, public)
+    twins = [t for t in twins
+             if keeps_gateways(t, plan, [x for i in items if i.node == t["node"] for x in i.ip])]
     return Undisclosed(tcp_port, udp_port, tuple(items), tuple(twins))
