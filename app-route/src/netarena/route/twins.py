@@ -373,10 +373,12 @@ def apply_order(records: tuple[Record, ...]) -> list[Record]:
 
 
 def keeps_gateways(record: Record, plan: NetworkPlan, lines: list[str]) -> bool:
-    """Whether a twin keeps on the link every gateway its node's ``ip -batch`` lines use."""
+    """Whether a narrowed prefix keeps its node's gateways in that subnet on the link."""
     if record["method"] != "wrong_prefix":
         return True
-    link = ipaddress.ip_network(f"{plan.host(record['node']).ip}/{record['value']}", strict=False)
+    own = plan.subnet(record["subnet"])
+    address = own.gateway if record["node"] == ROUTER else plan.host(record["node"]).ip
+    link = ipaddress.ip_network(f"{address}/{record['value']}", strict=False)
     words = [line.split() for line in lines]
     gateways = [w[k + 1] for w in words for k, word in enumerate(w[:-1]) if word == "via"]
-    return all(ipaddress.ip_address(gateway) in link for gateway in gateways)
+    return all(ipaddress.ip_address(g) in link for g in gateways if own.contains(g))
