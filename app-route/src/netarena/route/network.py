@@ -18,10 +18,11 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import re
 import subprocess
-from dataclasses import dataclass, field
 
 from netarena.common.core.errors import EmulatorError
+from netarena.route.blocking import Record, commands
 from netarena.route.intent import Intent, host_route_commands, host_rules, router_rules
 from netarena.route.limits import OBJECT_BUDGET, count_node, limit_icmp, over_budget
 from netarena.route.mininet_build import ConcurrentMininet, raise_open_file_limit
@@ -32,22 +33,14 @@ from netarena.route.namespaces import (
     remove_prefix,
     write_sysctl,
 )
-from netarena.route.nodestate import NodeState, StateReader
+from netarena.route.nodestate import NEVER_CHANGED, NodeState, StateReader, ruleset_generation
 from netarena.route.plan import ROUTER, NetworkPlan
 from netarena.route.rtnetlink import flush_learned
-from netarena.route.rulesets import (
-    UnreadableState,
-    host_writing_rules,
-    legacy_cleaned,
-    legacy_volatile,
-    parse_ruleset,
-    read_listing,
-    removal_commands,
-    volatile_rules,
-)
+from netarena.route.rulesets import RuleFindings, inspect_filters
 from netarena.route.sandbox import EpisodeSandbox, ExecResult, episode_uid
 from netarena.route.services import Services
 from netarena.route.topology import Bridge, Mininet, Topo
+from netarena.route.twins import apply_order
 from netarena.route.undisclosed import Item, Undisclosed
 
 __all__ = ["Network", "ExecResult", "RuleFindings", "OBJECT_BUDGET"]
@@ -59,24 +52,6 @@ _FABRIC = "net"
 _BRIDGE_FIREWALL = ("arptables", "iptables", "ip6tables")
 
 
-@dataclass
-class RuleFindings:
-    """What ``Network.inspect`` found in a node's packet filters."""
-
-    removed: list[str] = field(default_factory=list)
-    """Rules whose targets write host state, deleted (each makes the step unsafe)."""
-    volatile: list[str] = field(default_factory=list)
-    """Rules whose verdict depends on time or traffic history (no repair relies on them)."""
-    counts: dict[str, int] = field(default_factory=dict)
-    """Kernel objects the node holds, by kind (see ``OBJECT_BUDGET``)."""
-    unreadable: list[str] = field(default_factory=list)
-    """Why the node's rulesets could not be read (each makes the step invalid and unsafe)."""
-
-    def over_budget(self) -> list[str]:
-        """Kinds of object the node holds more of than ``OBJECT_BUDGET`` allows."""
-        return over_budget(self.counts)
-
-
 def _most_interfaces(topo: Topo) -> int:
     """The most links any node but a switch has (its interfaces besides the loopback)."""
     links: dict[str, int] = {}
@@ -85,6 +60,13 @@ def _most_interfaces(topo: Topo) -> int:
             links[node] = links.get(node, 0) + 1
     nodes = [n for n in links if not topo.isSwitch(n)]
     return max([len(topo.switches()), *(links[n] for n in nodes)])
+
+
+def _refusal(line: str) -> bool:
+    """Whether an ``ip -batch`` line adds a policy rule that refuses traffic."""
+    words = line.split()
+    return words[:2] == ["rule", "add"] and bool(
+        {"prohibit", "unreachable", "blackhole"} & set(words))
 
 
 class Network:
@@ -171,9 +153,19 @@ class Network:
         for node in self.plan.nodes:  # as on a systemd host: deleting a primary address
             for scope in ("all", "default"):  # promotes the next instead of dropping all
                 write_sysctl(self.netns(node), f"net.ipv4.conf.{scope}.promote_secondaries", "1")
+            # the judge's listeners answer a probe once: a SYN-ACK retried for half a minute
+            # after a probe would keep counting on the rules that drop it
+            write_sysctl(self.netns(node), "net.ipv4.tcp_synack_retries", "0")
         self._apply_intent()
+        twins = apply_order(self.local.twins)
+        first = [r for r in twins if r["method"] == "wrong_prefix"]  # it drops routes
+        self._apply_twins(first)
         for node in self.plan.nodes:
             self._apply_undisclosed(node, self.local.on(node))
+        self._apply_twins([r for r in twins if r["method"] != "wrong_prefix"])
+        for node in self.plan.nodes:  # last: a refusing rule can make a gateway invalid
+            if lines := [line for i in self.local.on(node) for line in i.ip if _refusal(line)]:
+                ip_batch(lines, self.netns(node))
         self.services = Services({n: self.netns(n) for n in self.plan.nodes}, self.local)
         self.sandbox = EpisodeSandbox(self.prefix, self.plan)
         self.healthy = self.read_states()
@@ -209,10 +201,23 @@ class Network:
             if commands:
                 ip_batch([" ".join(c[1:]) for c in commands], self.netns(host.name))
 
+    def _apply_twins(self, records: list[Record]) -> None:
+        """The design's blocks and fault-shaped objects (``twins.py``), as faults are made.
+
+        Renumbered addresses come before the undisclosed items (they drop the routes through
+        their interface), the rest after them, so its rules land among the items' rules as a
+        fault's do.
+        """
+        for record in records:
+            for node, argv in commands(record, self.plan):
+                result = self.exec(node, argv)
+                if result.returncode != 0:
+                    raise EmulatorError(f"{node} $ {' '.join(argv)}: {result.output.strip()}")
+
     def _apply_undisclosed(self, node: str, items: list[Item]) -> None:
         """Apply ``node``'s undisclosed configuration (``undisclosed.py``)."""
         netns = self.netns(node)
-        if lines := [line for item in items for line in item.ip]:
+        if lines := [line for item in items for line in item.ip if not _refusal(line)]:
             ip_batch(lines, netns)
         tables = []
         for table in ("filter", "nat"):
@@ -293,46 +298,21 @@ class Network:
         return count_node(self.netns(node))
 
     def inspect(self, node: str) -> RuleFindings:
-        """Read ``node``'s packet filters and count its kernel objects.
+        """Read ``node``'s packet filters and count its kernel objects (``inspect_filters``)."""
+        return inspect_filters(node, self.netns(node), self.count_objects(node))
 
-        Rules that write host state are deleted on the spot (``rulesets.py``). A node over
-        its object budget is not listed; one whose listing fails twice (a loaded host can
-        fail one) is reported unreadable.
+    def zero_counters(self) -> None:
+        """Reset every packet-filter counter on every node that has a ruleset.
+
+        An injected rule would otherwise show fewer hits than the design's rules (it is
+        younger than they are), a tell no real incident has.
         """
-        findings = RuleFindings(counts=self.count_objects(node))
-        if findings.over_budget():
-            return findings
-        for attempt in (1, 2):
-            try:
-                self._read_filters(node, findings)
-                break
-            except UnreadableState as exc:
-                log.info("%s: listing failed (attempt %d): %s", node, attempt, exc)
-                if attempt == 2:
-                    reason = f"{node}: its packet filters cannot be read: {exc}"
-                    findings.unreadable.append(reason)
-                findings.volatile.clear()
-        return findings
-
-    def _read_filters(self, node: str, findings: RuleFindings) -> None:
-        netns = self.netns(node)
-        rules = parse_ruleset(read_listing(netns, ["nft", "-j", "list", "ruleset"]))
-        if writing := host_writing_rules(rules):
-            read_listing(netns, ["nft", "-j", "-f", "-"], stdin=removal_commands(writing))
-            findings.removed.append(
-                f"{node}: {len(writing)} packet-filter rule(s) with a target that writes host "
-                "state (IDLETIMER, LED, AUDIT), removed"
-            )
-        findings.volatile += [f"{node}: {rule}" for rule in volatile_rules(rules)]
-        names = "cat /proc/net/ip_tables_names /proc/net/ip6_tables_names 2>/dev/null || true"
-        if not read_listing(netns, ["sh", "-c", names]).strip():
-            return  # no legacy x_tables in use (or none in this kernel)
-        for tool in ("iptables-legacy", "ip6tables-legacy"):
-            saved = read_listing(netns, [f"{tool}-save"])
-            if (cleaned := legacy_cleaned(saved)) is not None:
-                read_listing(netns, [f"{tool}-restore"], stdin=cleaned)
-                findings.removed.append(f"{node}: {tool} rules that write host state, removed")
-            findings.volatile += [f"{node}: {tool}: {rule}" for rule in legacy_volatile(saved)]
+        for node in self.plan.nodes:
+            if ruleset_generation(self.netns(node)) == NEVER_CHANGED:
+                continue  # no ruleset at all
+            tables = self.exec(node, ["iptables-save"]).output
+            for table in re.findall(r"^\*(\w+)$", tables, re.MULTILINE):
+                self.exec(node, ["iptables", "-t", table, "-Z"])
 
     def flush_neighbours(self) -> None:
         """Forget every learned neighbour entry on every node (static entries stay).
