@@ -109,7 +109,7 @@ STATIC = [
     _c("h1", "ifconfig -a", 0, r"ether 00:00:00:00:00:01\s+txqueuelen 1000"),
     # packet filters
     _c("r0", "iptables -L -n -v", 0, r"Chain FORWARD \(policy \w+ \d+ packets, \d+ bytes\)"),
-    _c("r0", "iptables -S", 0, r"-P INPUT ACCEPT"),
+    _c("r0", "iptables -S", 0, r"-P INPUT (ACCEPT|DROP)"),
     _c("r0", "iptables -t nat -L -n -v", 0, r"Chain PREROUTING \(policy ACCEPT"),
     _c("r0", "iptables -t nat -S", 0, r"-P POSTROUTING ACCEPT"),
     _c("r0", "iptables -t mangle -S", 0, r"-P PREROUTING ACCEPT"),
@@ -344,8 +344,8 @@ def _static_fields(episode: RouteEpisode) -> dict[str, str]:
     h1, *others = episode.plan.hosts
     near = next(h for h in others if h.subnet == h1.subnet)
     far = [h for h in others if h.subnet != h1.subnet]
-    ports = episode.net.shell("h1", "ss -Hltn; ss -Hlun").output
-    tcp, udp = re.findall(r"0\.0\.0\.0:(\d+)", ports)[:2]
+    tcp, udp = (re.findall(r"0\.0\.0\.0:(\d+)", episode.net.shell("h1", f"ss -Hl{kind}n").output)[0]
+                for kind in "tu")
     return {"h1": h1.ip, "near": near.ip, "far": far[0].ip, "farnear": far[1].ip,
             "farname": far[0].name,
             "gw": episode.plan.subnet(h1.subnet).gateway,
