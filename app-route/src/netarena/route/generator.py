@@ -15,8 +15,9 @@ from netarena.route.faults import FAULT_TYPES, LEVEL_LABELS, fault_candidates
 from netarena.route.frr.bgp_faults import BGP_FAULTS, BGP_LEVEL_LABELS, draw_bgp_faults
 from netarena.route.frr.bgp_plan import draw_bgp_plan
 from netarena.route.frr.bgp_prompts import bgp_symptoms
+from netarena.route.frr.design import draw_ospf_plan
 from netarena.route.frr.faults import OSPF_FAULTS, OSPF_LEVEL_LABELS, draw_faults
-from netarena.route.frr.plan import OspfPlan, draw_ospf_plan
+from netarena.route.frr.plan import OspfPlan
 from netarena.route.frr.prompts import dynamic_prompt, ticket_symptoms
 from netarena.route.intent import draw_intent, intended_pairs
 from netarena.route.limits import MAX_CONCURRENT_EPISODES, MAX_MACHINES
@@ -133,9 +134,13 @@ class RouteApp(App):
             plan, faults = bgp, drawn
             symptoms, watch = bgp_symptoms(bgp, faults, rng)
         else:
-            kind = "ospf"
-            plan = draw_ospf_plan(rng, self.config.num_routers or rng.randint(4, 6))
-            faults = draw_faults(rng, plan, label)
+            kind, found = "ospf", None
+            while found is None:  # a design with a place for every fault, valued as designed
+                plan = draw_ospf_plan(
+                    rng, self.config.num_routers or rng.randint(4, 8), self.config.network
+                )
+                found = draw_faults(rng, plan, label)
+            faults = found
             symptoms, watch = ticket_symptoms(plan, faults, rng)
         prompt = dynamic_prompt(
             plan, symptoms, self.config.prompt_style, self.config.command_timeout_s

@@ -22,21 +22,18 @@ words, and ``bgp_lines`` renders it the way FRR prints it in ``show running-conf
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import Any, ClassVar
 
+from netarena.route.frr.design import draw_extras, draw_links, draw_stubs, unique_routes
 from netarena.route.frr.plan import (
     OSPF_TIMERS,
     OspfPlan,
     Stub,
     TransitLink,
-    draw_extras,
-    draw_links,
-    draw_stubs,
     header_lines,
     transit_lines,
-    unique_costs,
 )
 
 __all__ = [
@@ -103,14 +100,21 @@ class Neighbor:
 class BgpPlan(OspfPlan):
     """The intended design of a multi-AS network: OSPF inside each AS, BGP across."""
 
-    asn: dict[str, int]
+    asn: dict[str, int] = field(default_factory=dict)
     """Router → its AS number (private, 64512-65534)."""
-    multihop: int
+    multihop: int = 0
     """Index of the inter-AS link whose session is peered between loopbacks."""
 
     daemons: ClassVar[tuple[str, ...]] = ("zebra", "staticd", "ospfd", "bgpd")
-    detect_s: ClassVar[float] = HOLD_S
-    """A BGP session broken silently stays up until its hold time runs out."""
+
+    @property
+    def detect_s(self) -> float:
+        """A BGP session broken silently stays up until its hold time runs out."""
+        return float(HOLD_S)
+
+    def igp_links(self) -> list[TransitLink]:
+        """OSPF links: those inside one AS."""
+        return [x for x in self.links if self.internal(x)]
 
     @cached_property
     def ases(self) -> dict[int, tuple[str, ...]]:
@@ -196,16 +200,7 @@ class BgpPlan(OspfPlan):
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> BgpPlan:
         """Inverse of ``to_dict``."""
-        base = OspfPlan.from_dict(data)
-        return cls(
-            base.routers,
-            base.links,
-            base.stubs,
-            base.loopbacks,
-            base.extras,
-            dict(data["asn"]),
-            data["multihop"],
-        )
+        return cls(**cls.base_args(data), asn=dict(data["asn"]), multihop=data["multihop"])
 
 
 def _sizes(rng: random.Random, num_routers: int | None) -> list[int]:
@@ -246,19 +241,21 @@ def draw_bgp_plan(rng: random.Random, num_routers: int | None = None) -> BgpPlan
     links = draw_links(rng, routers, pairs)
     asns = rng.sample(range(64512, 65535), len(blocks))
     asn = {routers[i]: asns[n] for n, block in enumerate(blocks) for i in block}
-    costed: dict[int, TransitLink] = {}
-    for block in blocks:
-        members = tuple(routers[i] for i in block)
-        inside = [i for i, x in enumerate(links) if x.a in members and x.b in members]
-        drawn = unique_costs(rng, members, [links[i] for i in inside])
-        costed.update(zip(inside, drawn, strict=True))
-    links = [costed.get(i, _bare(x)) for i, x in enumerate(links)]
+    links = [
+        replace(x, cost=rng.randrange(5, 100, 5)) if asn[x.a] == asn[x.b] else _bare(x)
+        for x in links
+    ]
     stubs: tuple[Stub, ...] = draw_stubs(rng, routers, lambda _: ["network"] * total)
     lo_base = rng.randint(1, 254)
     loopbacks = {r: f"10.255.{lo_base}.{i}" for i, r in enumerate(routers, 1)}
     extras = {r: draw_extras(rng, i) for i, r in enumerate(routers, 1)}
     inter = [i for i, x in enumerate(links) if asn[x.a] != asn[x.b]]
-    return BgpPlan(routers, tuple(links), stubs, loopbacks, extras, asn, rng.choice(inter))
+    plan = BgpPlan(
+        routers, tuple(links), stubs, loopbacks, extras, asn=asn, multihop=rng.choice(inter)
+    )
+    while (unique := unique_routes(rng, plan)) is None:
+        pass
+    return unique
 
 
 def _bare(link: TransitLink) -> TransitLink:

@@ -15,9 +15,11 @@ from typing import Any
 
 from netarena.route.frr.bgp_model import best_routes, reachable, router_path
 from netarena.route.frr.bgp_plan import HOLD_S, KEEPALIVE_S, BgpPlan
-from netarena.route.frr.plan import TIMERS_IN_WORDS
 
 __all__ = ["describe_bgp_design", "bgp_symptoms"]
+
+TIMERS_IN_WORDS = "dead interval minimal (1 s) with hello multiplier 4"
+"""The internal links' OSPF timers, in words."""
 
 
 def describe_bgp_design(plan: BgpPlan) -> list[str]:

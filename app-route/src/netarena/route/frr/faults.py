@@ -16,7 +16,8 @@ import random
 import string
 from typing import Any
 
-from netarena.route.frr.plan import DEAD_S, OspfPlan
+from netarena.route.frr.ospf_model import DOWN
+from netarena.route.frr.plan import OspfPlan, dead_s, timer_lines
 
 __all__ = [
     "OSPF_FAULTS",
@@ -60,35 +61,54 @@ ADJACENCY_FAULTS = frozenset(OSPF_FAULTS) - {"ospf-redist", "ospf-cost"}
 adjacency up now goes down at once instead of at its dead interval."""
 
 
-def _value(rng: random.Random, kind: str, plan: OspfPlan, link: Any) -> dict[str, Any]:
+def _key(rng: random.Random) -> str:
+    return "".join(rng.choice(string.ascii_letters + string.digits) for _ in range(10))
+
+
+def _value(
+    rng: random.Random, kind: str, plan: OspfPlan, index: int, router: str
+) -> dict[str, Any] | None:
+    """The fault's value: one the design itself carries on some other link (None: none fits)."""
+    link = plan.links[index]
+    others = [x for x in plan.links if x is not link]
     if kind == "ospf-area":
-        return {"area": f"0.0.0.{rng.randint(1, 254)}"}
+        areas = sorted({x.area for x in plan.links if x.role != "off"} - {link.area})
+        return {"area": rng.choice(areas)} if areas else None
     if kind == "ospf-hello":
-        # Leaves fast hellos. The hello interval stays short: ospfd keeps a pending hello
-        # on its old schedule, so a repaired interface would otherwise stay silent up to
-        # the default 10 s.
-        return {"dead": rng.randint(DEAD_S + 2, 40), "hello": rng.randint(1, 2)}
+        timers = sorted({x.timers for x in others if dead_s(x.timers) != dead_s(link.timers)})
+        return {"timers": rng.choice(timers)} if timers else None
     if kind == "ospf-nettype":
-        return {"network": "broadcast"}
+        types = sorted({x.network_type for x in others} - {link.network_type})
+        return {"network": types[0]} if types else None
     if kind == "ospf-mtu":
-        return {"mtu": rng.randrange(1280, 1496, 4)}
+        lower = sorted({x.mtu for x in others if x.mtu < link.mtu})
+        return {"mtu": rng.choice(lower)} if lower else None
     if kind == "ospf-cost":
-        return {"cost": rng.randint(200, 900)}
+        base = plan.shortest_paths()
+        peer = link.peer(router)
+        costs = sorted(
+            c
+            for c in {x.cost for x in plan.igp_links()}
+            if c > link.cost and plan.shortest_paths({(router, peer): c}) != base
+        )
+        return {"cost": rng.choice(costs)} if costs else None
     if kind == "ospf-auth":
-        return {"key": "".join(rng.choice(string.ascii_letters + string.digits) for _ in range(10))}
+        return {"key": _key(rng), "was": link.key}
     return {}
 
 
 def _carries_traffic(plan: OspfPlan, link: Any) -> bool:
-    """Whether a cost rise on ``link`` changes some route (it lies on a shortest path)."""
-    before = plan.shortest_paths()
-    up = {(link.a, link.b): 1000, (link.b, link.a): 1000}
-    after = plan.shortest_paths(up)
-    return before != after
+    """Whether losing ``link`` changes some route (it lies on a lowest-cost path)."""
+    down = {(link.a, link.b): DOWN, (link.b, link.a): DOWN}
+    return plan.shortest_paths() != plan.shortest_paths(down)
 
 
-def draw_faults(rng: random.Random, plan: OspfPlan, label: str) -> list[Fault]:
-    """One fault per ``+``-separated part of ``label``, each on its own link or router."""
+def draw_faults(rng: random.Random, plan: OspfPlan, label: str) -> list[Fault] | None:
+    """One fault per ``+``-separated part of ``label``, each on its own link or router.
+
+    Values come from the design (``_value``); None when this design has no place for
+    one of the faults (a single-area design for an area fault, say): draw another.
+    """
     faults: list[Fault] = []
     used_links: set[int] = set()
     used_routers: set[str] = set()
@@ -100,33 +120,28 @@ def draw_faults(rng: random.Random, plan: OspfPlan, label: str) -> list[Fault]:
                 for s in plan.stubs
                 if s.mode == "redistribute" and s.router not in used_routers
             ]
+            if not choices:
+                return None
             router = rng.choice(choices)
             used_routers.add(router)
             faults.append({"type": kind, "router": router, "intf": None, "link": None})
             continue
-        indexes = [i for i in range(len(plan.links)) if i not in used_links]
-        indexes = [i for i in indexes if _carries_traffic(plan, plan.links[i])] or indexes
-        index = rng.choice(indexes)
+        options = []
+        for i, link in enumerate(plan.links):
+            if i in used_links or link.role != "active" or not _carries_traffic(plan, link):
+                continue
+            for router in (link.a, link.b):
+                if router not in used_routers and (value := _value(rng, kind, plan, i, router)):
+                    options.append((i, router, value))
+                elif router not in used_routers and kind in ("ospf-passive", "ospf-missing"):
+                    options.append((i, router, {}))
+        if not options:
+            return None
+        index, router, value = rng.choice(options)
         used_links.add(index)
-        link = plan.links[index]
-        ends = [r for r in (link.a, link.b) if r not in used_routers] or [link.a, link.b]
-        if kind == "ospf-cost":  # the end whose outgoing traffic the rise moves
-            base = plan.shortest_paths()
-            ends = [
-                r for r in ends if plan.shortest_paths({(r, link.peer(r)): 1000}) != base
-            ] or ends
-        router = rng.choice(ends)
         used_routers.add(router)
-        intf, _ = link.end(router)
-        faults.append(
-            {
-                "type": kind,
-                "router": router,
-                "intf": intf,
-                "link": index,
-                **_value(rng, kind, plan, link),
-            }
-        )
+        intf, _ = plan.links[index].end(router)
+        faults.append({"type": kind, "router": router, "intf": intf, "link": index, **value})
     return faults
 
 
@@ -147,7 +162,7 @@ def model_costs(plan: OspfPlan, faults: list[Fault]) -> tuple[dict[tuple[str, st
         if fault["type"] == "ospf-cost":
             costs[(router, link.peer(router))] = fault["cost"]
         else:
-            costs[(link.a, link.b)] = costs[(link.b, link.a)] = 1 << 20
+            costs[(link.a, link.b)] = costs[(link.b, link.a)] = DOWN
     return costs, hidden
 
 
@@ -162,11 +177,9 @@ def fault_lines(fault: Fault, plan: OspfPlan) -> tuple[list[str], list[str]]:
     if kind == "ospf-area":
         return [*at, "no ip ospf area", f"ip ospf area {fault['area']}"], []
     if kind == "ospf-hello":
-        return [
-            *at,
-            f"ip ospf dead-interval {fault['dead']}",
-            f"ip ospf hello-interval {fault['hello']}",
-        ], []
+        link = plan.links[fault["link"]]
+        clear = [f"no {x.strip()}" for x in timer_lines(link.timers)]
+        return [*at, *clear, *(x.strip() for x in timer_lines(fault["timers"]))], []
     if kind == "ospf-nettype":
         return [*at, f"ip ospf network {fault['network']}"], []
     if kind == "ospf-passive":
@@ -176,9 +189,8 @@ def fault_lines(fault: Fault, plan: OspfPlan) -> tuple[list[str], list[str]]:
     if kind == "ospf-cost":
         return [*at, f"ip ospf cost {fault['cost']}"], []
     if kind == "ospf-auth":
-        return [
-            *at,
-            "no ip ospf message-digest-key 1",
-            f"ip ospf message-digest-key 1 md5 {fault['key']}",
-        ], []
+        key = f"ip ospf message-digest-key 1 md5 {fault['key']}"
+        if fault.get("was"):
+            return [*at, "no ip ospf message-digest-key 1", key], []
+        return [*at, "ip ospf authentication message-digest", key], []
     raise ValueError(f"unknown OSPF fault {kind}")

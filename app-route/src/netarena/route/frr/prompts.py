@@ -1,11 +1,13 @@
 """The fixed part of a dynamic-routing observation: an incident ticket and the design in words.
 
-The agent learns the network as an on-call engineer knows it from the runbook: routers,
-links with their interfaces, addresses, OSPF costs and MD5 keys, the timers, how each
-stub is announced, and the designed path of the flows the ticket names. Never the
-configurations: the rest of each router's configuration is legitimate and undisclosed.
-The ticket's symptom is computed from the link-state model of the faults
-(``frr_faults.model_costs``), so it is what monitoring would report.
+The agent learns the network as an on-call engineer knows it: the routers and the points
+of presence they serve, the links and their interfaces and addresses, the OSPF areas by
+region, how each stub is announced, which links are standby, and that both ends of a
+link agree on its settings. Never a cost, key, timer, MTU or network type: those are in
+the routers, and the rest of each router's configuration is legitimate and undisclosed.
+The ticket is what a NOC sees (``ticket_symptoms``): adjacencies down, stubs some hosts
+cannot reach, flows off their primary path (with that path), computed from the model of
+the faults (``faults.model_costs``, ``ospf_model``).
 """
 
 from __future__ import annotations
@@ -17,7 +19,8 @@ from netarena.common.core.reactive import SAFETY_RULES
 from netarena.route.frr.bgp_plan import BgpPlan
 from netarena.route.frr.bgp_prompts import describe_bgp_design
 from netarena.route.frr.faults import model_costs
-from netarena.route.frr.plan import TIMERS_IN_WORDS, OspfPlan
+from netarena.route.frr.ospf_model import DOWN
+from netarena.route.frr.plan import OspfPlan
 from netarena.route.prompts import COMMAND_TIMEOUT_NOTE
 
 __all__ = ["dynamic_prompt", "describe_design", "designed_path", "ticket_symptoms"]
@@ -37,33 +40,65 @@ _COT = (
 )
 
 
-def describe_design(plan: OspfPlan) -> list[str]:
-    """The routing design, one sentence per router, link and stub."""
+def _named(plan: OspfPlan, router: str) -> str:
+    site = plan.sites.get(router)
+    return f"{router} ({site})" if site else router
+
+
+def _areas(plan: OspfPlan) -> list[str]:
+    """The areas by region, in words."""
+    if not plan.areas:
+        return ["All OSPF interfaces are in the backbone, area 0."]
+    by: dict[int, list[str]] = {}
+    for router in plan.routers:
+        by.setdefault(plan.home_area(router), []).append(router)
     lines = [
-        f"Routers {', '.join(plan.routers)} run FRR (zebra, staticd, ospfd) in OSPF area 0 "
-        f"(0.0.0.0). Every OSPF interface uses {TIMERS_IN_WORDS}; every "
-        "transit link is point-to-point with MD5 authentication (key id 1) and the MTU of "
-        "its interfaces is 1500. Router ids are the loopbacks, announced in area 0:",
+        "OSPF areas by region: the backbone (area 0) is the core routers "
+        f"{', '.join(by.get(0, []))} and the links between them. Each region is an area "
+        "of its own: its routers' loopbacks, stubs and links, and its links to the core:"
+    ]
+    for area, routers in sorted(by.items()):
+        if area:
+            lines.append(f"- area {area}: {', '.join(_named(plan, r) for r in routers)}")
+    return lines
+
+
+def describe_design(plan: OspfPlan) -> list[str]:
+    """The routing design, in the words an operator knows it (no setting's value)."""
+    source = plan.source.split("/")[-1] if plan.source else "the network"
+    lines = [
+        f"Routers {', '.join(plan.routers)} run FRR (zebra, staticd, ospfd) at points of "
+        f"presence of {source}: " + ", ".join(_named(plan, r) for r in plan.routers) + ".",
+        *_areas(plan),
+        "Router ids are the loopbacks, each in its router's area:",
         "- " + ", ".join(f"{r} {plan.loopbacks[r]}" for r in plan.routers),
-        "Transit links (both ends: the same cost and key):",
+        "Links (a /30 each; both ends of a link agree on every OSPF setting, its cost "
+        "included; costs follow the links' lengths or capacities):",
     ]
     for link in plan.links:
+        standby = {
+            "passive": ", standby: passive at both ends, no adjacency",
+            "off": ", standby: not in OSPF",
+        }.get(link.role, "")
         lines.append(
             f"- {link.a} {link.a_intf} {link.a_ip} <-> {link.b} {link.b_intf} {link.b_ip} "
-            f"({link.network}): cost {link.cost}, key {link.key}"
+            f"({link.network}){standby}"
         )
     lines.append("Stubs (one host each, default route via its router):")
     for stub in plan.stubs:
         how = (
-            "a passive OSPF interface in area 0"
+            "as an OSPF stub (a passive interface)"
             if stub.mode == "passive"
-            else "redistribute connected on its router"
+            else "as an external route (redistribute connected on its router)"
         )
         lines.append(
             f"- {stub.host} {stub.host_ip} on {stub.network} behind {stub.router} "
-            f"{stub.router_intf} {stub.gateway}, announced by {how}"
+            f"{stub.router_intf} {stub.gateway}, announced {how}"
         )
-    lines.append("Traffic follows the lowest total OSPF cost; every machine reaches every other.")
+    lines.append(
+        "Every link not standby carries an adjacency; traffic follows the lowest total OSPF "
+        "cost; every machine reaches every other."
+    )
     return lines
 
 
@@ -71,50 +106,64 @@ def designed_path(
     plan: OspfPlan, src: str, dst: str, costs: dict[tuple[str, str], int] | None = None
 ) -> list[str] | None:
     """The routers a packet from router ``src`` to router ``dst`` crosses, if unique."""
-    dist = plan.shortest_paths(costs)
+    found = plan.routes(costs)
     path, node = [src], src
     while node != dst:
-        steps = [
-            link.peer(node)
-            for link in plan.links_of(node)
-            if (costs or {}).get((node, link.peer(node)), link.cost) < 1 << 20
-            and dist[node].get(dst, 1 << 30)
-            == (costs or {}).get((node, link.peer(node)), link.cost)
-            + dist[link.peer(node)].get(dst, 1 << 30)
-        ]
-        if len(steps) != 1:
+        route = found[node].get(dst)
+        if route is None or len(route[1]) != 1 or len(path) > len(plan.routers):
             return None
-        node = steps[0]
+        node = next(iter(route[1]))
         path.append(node)
     return path
+
+
+def _down(plan: OspfPlan, costs: dict[tuple[str, str], int]) -> list[str]:
+    return [
+        f"- Alarm: OSPF adjacency {_named(plan, x.a)} {x.a_intf} - {_named(plan, x.b)} "
+        f"{x.b_intf} is down."
+        for x in plan.igp_links()
+        if costs.get((x.a, x.b), 0) >= DOWN
+    ]
 
 
 def ticket_symptoms(
     plan: OspfPlan, faults: list[dict[str, object]], rng: random.Random
 ) -> tuple[list[str], list[tuple[str, str]]]:
-    """What monitoring reports: unreachable stubs, and flows off their designed path.
+    """What monitoring reports: adjacencies down, unreachable stubs, flows off their path.
 
     Returns:
         The ticket's lines, and the ``(src, dst)`` host pairs they name (each observation
         shows their paths).
     """
     costs, hidden = model_costs(plan, faults)
-    lines = []
-    for stub in plan.stubs:
-        if stub.network in hidden:
-            lines.append(f"- {stub.host} ({stub.network}) cannot be reached from the other stubs.")
-    moved = []
+    lines = _down(plan, costs)
     before, after = plan.shortest_paths(), plan.shortest_paths(costs)
+    for stub in plan.stubs:
+        cut = [
+            s.host
+            for s in plan.stubs
+            if s is not stub
+            and (stub.network in hidden or stub.router not in after[s.router])
+        ]
+        if cut:
+            lines.append(
+                f"- Complaint: {stub.host} ({stub.network}) cannot be reached from "
+                f"{', '.join(cut)}."
+            )
+    moved = []
     for a in plan.stubs:
         for b in plan.stubs:
-            if a is b or b.network in hidden:
+            if a is b or b.network in hidden or b.router not in after[a.router]:
                 continue
             if before[a.router].get(b.router) != after[a.router].get(b.router):
                 moved.append((a.host, b.host, designed_path(plan, a.router, b.router)))
     watch = []
     for src, dst, path in rng.sample(moved, min(2, len(moved))):
         shown = f" {src} {' '.join(path)} {dst}" if path else ""
-        lines.append(f"- Traffic {src} -> {dst} no longer follows its designed path{shown}.")
+        lines.append(
+            f"- Complaint: traffic {src} -> {dst} takes a backup path; its primary path "
+            f"is{shown}."
+        )
         watch.append((src, dst))
     if not lines:
         lines.append("- Routing alarms: some routes differ from the design's.")
