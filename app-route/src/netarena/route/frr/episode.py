@@ -48,7 +48,7 @@ from netarena.route.pingall import PingMatrix
 if TYPE_CHECKING:
     from netarena.route.config import RouteConfig
 
-__all__ = ["FrrEpisode", "DynamicState"]
+__all__ = ["FrrEpisode", "DynamicState", "inject_faults"]
 
 log = logging.getLogger(__name__)
 
@@ -90,6 +90,27 @@ class DynamicState:
     once routing equals the healthy routing (empty before)."""
     limits: tuple[str, ...] = ()
     """Final score: prefix limits that will trip again (``final.tripping_limits``)."""
+
+
+def inject_faults(
+    net: FrrNetwork, plan: OspfPlan, faults: list[dict[str, Any]], bounce: bool = True
+) -> None:
+    """Apply ``faults``: configuration lines with vtysh, kernel changes with ``ip``.
+
+    With ``bounce``, an interface whose adjacency the fault breaks goes down and up, so
+    the adjacency up now drops at once rather than at its dead interval.
+    """
+    for fault in faults:
+        if isinstance(plan, BgpPlan):
+            net.configure(fault["router"], bgp_fault_lines(fault, plan))
+            continue
+        lines, ip_lines = fault_lines(fault, plan)
+        if lines:
+            net.configure(fault["router"], lines)
+        if ip_lines:
+            ip_batch(ip_lines, net.netns(fault["router"]))
+        if bounce and fault["type"] in ADJACENCY_FAULTS:
+            net.bounce(fault["router"], fault["intf"])
 
 
 class FrrEpisode(GuardedEpisode[DynamicState]):
@@ -179,17 +200,7 @@ class FrrEpisode(GuardedEpisode[DynamicState]):
         return {(s, d): traced_path(self.net, self.plan, s, d) for s, d in self.watch}
 
     def _inject(self) -> None:
-        for fault in self.faults:
-            if isinstance(self.plan, BgpPlan):
-                self.net.configure(fault["router"], bgp_fault_lines(fault, self.plan))
-                continue
-            lines, ip_lines = fault_lines(fault, self.plan)
-            if lines:
-                self.net.configure(fault["router"], lines)
-            if ip_lines:
-                ip_batch(ip_lines, self.net.netns(fault["router"]))
-            if fault["type"] in ADJACENCY_FAULTS:
-                self.net.bounce(fault["router"], fault["intf"])
+        inject_faults(self.net, self.plan, self.faults)
 
     def _execute(self, command: Command[Action]) -> tuple[str, int]:
         """Run the command, and tell whether it changed anything routing reacts to.
