@@ -169,9 +169,11 @@ class RouteApp(App):
         Static networks: ``route/audit.py``; OSPF and BGP networks: ``frr/audit.py``.
         """
         if query.truth.get("kind") in ("ospf", "bgp"):
-            from netarena.route.frr.audit import audit_objects
-        else:
-            from netarena.route.audit import audit_objects
+            from netarena.route.frr.audit import audit_objects as dynamic
+
+            return dynamic(self, query)
+        from netarena.route.audit import audit_objects
+
         return audit_objects(self, query)
 
     def reference_agent(self) -> Any:

@@ -26,8 +26,8 @@ from netarena.route.frr.bgp_plan import BgpPlan
 from netarena.route.frr.plan import OspfPlan
 
 if TYPE_CHECKING:
+    from netarena.common.core.app import App
     from netarena.route.frr.network import FrrNetwork
-    from netarena.route.generator import RouteApp
 
 __all__ = ["audit_objects", "config_lines", "line_object"]
 
@@ -170,7 +170,7 @@ def _read(net: FrrNetwork, plan: OspfPlan) -> dict[str, tuple[list[Line], dict[s
     }
 
 
-def audit_objects(app: RouteApp, query: Query) -> list[AuditObject]:
+def audit_objects(app: App, query: Query) -> list[AuditObject]:
     """Every object an agent can read in ``query``'s faulted network, labelled by the truth.
 
     Raises:

@@ -18,10 +18,33 @@ its router. ``routes`` gives every router's metric and first hops to every other
 from __future__ import annotations
 
 import heapq
-from typing import TYPE_CHECKING
+from collections.abc import Sequence
+from typing import Protocol
 
-if TYPE_CHECKING:
-    from netarena.route.frr.plan import OspfPlan
+
+class _Link(Protocol):
+    @property
+    def a(self) -> str: ...
+
+    @property
+    def b(self) -> str: ...
+
+    @property
+    def cost(self) -> int: ...
+
+    @property
+    def area(self) -> int: ...
+
+
+class OspfPlan(Protocol):
+    """What the model reads of a design (``plan.OspfPlan``)."""
+
+    @property
+    def routers(self) -> tuple[str, ...]: ...  # noqa: D102
+
+    def igp_links(self) -> Sequence[_Link]: ...  # noqa: D102
+
+    def home_area(self, router: str) -> int: ...  # noqa: D102
 
 __all__ = ["DOWN", "Route", "routes"]
 
