@@ -81,6 +81,8 @@ def _classes(plan: OspfPlan) -> dict[str, str]:
 def _token(word: str, classes: dict[str, str]) -> tuple[str, float | None]:
     if _NUMBER.match(word):
         return "N", float(word)
+    if re.fullmatch(r"[rh]\d+", word):
+        return "ROUTER" if word[0] == "r" else "HOST", None
     if word in classes:
         return classes[word], None
     try:
