@@ -8,8 +8,8 @@ import pytest
 
 from netarena.common.core.plan import QueryPlan, plan_queries
 from netarena.route import RouteApp
-from netarena.route.frr.faults import OSPF_FAULTS, OSPF_LEVEL_LABELS, draw_faults, fault_lines
 from netarena.route.frr.design import draw_ospf_plan
+from netarena.route.frr.faults import OSPF_FAULTS, OSPF_LEVEL_LABELS, draw_faults, fault_lines
 from netarena.route.frr.plan import OspfPlan, dead_s, render
 from netarena.route.frr.solver import DIAGNOSTIC, read_design, router_fixes
 from netarena.route.generator import ROUTE_LABEL_SETS
@@ -103,7 +103,9 @@ def test_designs_come_from_real_networks_and_vary_link_by_link() -> None:
     assert multi >= 8
 
 
-@pytest.mark.parametrize("kind", ["ospf-area", "ospf-hello", "ospf-nettype", "ospf-mtu", "ospf-cost"])
+@pytest.mark.parametrize(
+    "kind", ["ospf-area", "ospf-hello", "ospf-nettype", "ospf-mtu", "ospf-cost"]
+)
 def test_a_fault_value_is_one_the_design_carries_on_another_link(kind: str) -> None:
     """No fault value is out of the design's distribution (the majority-normaliser and
     shape shortcuts of issue 37): an area, timers, type, MTU or cost some link has."""
