@@ -134,14 +134,15 @@ class RouteApp(App):
             plan, faults = bgp, drawn
             symptoms, watch = bgp_symptoms(bgp, faults, rng)
         else:
-            kind, found = "ospf", None
-            while found is None:  # a design with a place for every fault, valued as designed
-                plan = draw_ospf_plan(
+            kind, ticket = "ospf", None
+            while ticket is None:  # a design with a place for every fault, valued as
+                plan = draw_ospf_plan(  # designed, and a ticket that tells them apart
                     rng, self.config.num_routers or rng.randint(4, 8), self.config.network
                 )
                 found = draw_faults(rng, plan, label)
-            faults = found
-            symptoms, watch = ticket_symptoms(plan, faults, rng)
+                ticket = None if found is None else ticket_symptoms(plan, found, rng)
+            faults = found or []
+            symptoms, watch = ticket
         prompt = dynamic_prompt(
             plan, symptoms, self.config.prompt_style, self.config.command_timeout_s
         )

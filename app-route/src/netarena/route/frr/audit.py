@@ -3,15 +3,17 @@
 The network is built and the faults injected as for an episode (no convergence is
 needed: configuration is what is read). Then every router's ``show running-config`` is
 read, the text an agent gets from ``vtysh``, and its ``ip -o link`` MTUs. Each
-configuration line is an object, of a kind named for its section and command
-(``interface:ip ospf cost``, ``router-bgp:neighbor maximum-prefix``), with the fields an
-agent sees, abstracted to generalise across instances: the section's class (a transit
-link, a stub, the loopback; the BGP section or its address family), the line's position
-in its section (index and share), its numbers as numbers, its addresses by class
-(loopback, link, stub, any, other), names and keys by their shape, and the words of the
-line with those replaced. Each interface section is an object too (how many OSPF lines,
-in OSPF or not, passive or not), and each interface MTU. An object is a fault when the
-injection added or changed it (the healthy configuration was read before).
+configuration line is an object, of a kind named for its section's class and command
+(``interface:transit:ip ospf cost``, ``router-bgp:neighbor maximum-prefix``: an agent
+compares a transit interface's lines with other transit interfaces', not with a stub's
+or the loopback's), with the fields an agent sees, abstracted to generalise across
+instances: the section's class (a transit link, a stub, the loopback; the BGP section or
+its address family), the line's position in its section (index and share), its numbers
+as numbers, its addresses by class (loopback, link, stub, any, other), names and keys by
+their shape, and the words of the line with those replaced. Each interface section is an
+object too (how many OSPF lines, in OSPF or not, passive or not), and each interface MTU
+(their kinds by section class too). An object is a fault when the injection added or
+changed it (the healthy configuration was read before).
 """
 
 from __future__ import annotations
@@ -113,9 +115,12 @@ def line_object(line: Line, plan: OspfPlan, fault: bool) -> AuditObject:
     """One configuration line as an audited object."""
     section, text, index, size = line
     classes = _classes(plan)
-    words, numbers = [], []
+    words: list[str] = []
+    numbers = []
     for word in text.split():
         shape, number = _token(word, classes)
+        if words[-1:] == ["md5"]:  # a key, whatever its letters
+            shape = "KEY"
         words.append(shape)
         if number is not None:
             numbers.append(number)
@@ -133,7 +138,7 @@ def line_object(line: Line, plan: OspfPlan, fault: bool) -> AuditObject:
         fields[f"n{i}"] = number
     if numbers:
         fields["last"] = numbers[-1]
-    kind = f"{str(fields['section']).split(':')[0]}:{command}"
+    kind = f"{fields['section']}:{command}"
     return AuditObject(kind=kind, fields=fields, fault=fault)
 
 
@@ -153,7 +158,9 @@ def _interface_objects(lines: list[Line], plan: OspfPlan, changed: set[str]) -> 
             "passive": "ip ospf passive" in texts,
             "auth": any(t.startswith("ip ospf authentication") for t in texts),
         }
-        out.append(AuditObject(kind="interface", fields=fields, fault=section in changed))
+        out.append(
+            AuditObject(kind=str(fields["section"]), fields=fields, fault=section in changed)
+        )
     return out
 
 
@@ -213,5 +220,7 @@ def audit_objects(app: App, query: Query) -> list[AuditObject]:
                 "section": "stub" if intf in stubs else "transit",
             }
             fault = mtu != mtu_before.get(intf)
-            objects.append(AuditObject(kind="link-mtu", fields=fields, fault=fault))
+            objects.append(
+                AuditObject(kind=f"link-mtu:{fields['section']}", fields=fields, fault=fault)
+            )
     return objects

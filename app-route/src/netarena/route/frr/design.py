@@ -13,7 +13,9 @@ link shares and a fault's value is one some healthy link also carries:
 * per link, point-to-point or broadcast, MTU 1500 or 9000, fast hellos (``minimal``, a
   multiplier of 3 to 5) or ``hello 1 dead 3``, MD5 authentication (its own key) or none;
   every design holds both values of each;
-* sometimes a standby link: kept passive at both ends, or out of OSPF.
+* in most designs one or two standby links (where the rest stays connected): kept
+  passive at both ends, or out of OSPF with their settings kept, so passive and
+  out-of-OSPF transit interfaces are part of the design as a fault's are.
 """
 
 from __future__ import annotations
@@ -245,6 +247,35 @@ def _vary(rng: random.Random, links: list[TransitLink]) -> list[TransitLink]:
     ]
 
 
+STANDBY_ODDS = (0.95, 0.75)
+"""Chance of a first and of a second standby link, where the network stays connected
+without them: passive or out-of-OSPF transit interfaces are then part of most designs,
+as a fault's are."""
+
+
+def _standby(
+    rng: random.Random, routers: tuple[str, ...], links: list[TransitLink]
+) -> list[TransitLink]:
+    """Links kept as standby (passive at both ends, or out of OSPF), when redundant."""
+    roles = rng.sample(("passive", "off"), 2)  # a second one mostly of the other kind
+    for odds, role in zip(STANDBY_ODDS, roles, strict=True):
+        if rng.random() >= odds:
+            break
+        spare = [
+            i
+            for i, x in enumerate(links)
+            if x.role == "active"
+            and _connected(
+                set(routers), [y for j, y in enumerate(links) if j != i and y.role == "active"]
+            )
+        ]
+        if not spare:
+            break
+        pick = rng.choice(spare)
+        links[pick] = replace(links[pick], role=role)
+    return links
+
+
 def _modes(rng: random.Random, routers: tuple[str, ...], areas: dict[str, int]) -> list[str]:
     """How each stub is announced; redistributed only on routers of one area (no ABR)."""
     core = {r for r, a in areas.items() if a == 0} if any(areas.values()) else set()
@@ -263,12 +294,7 @@ def draw_ospf_plan(rng: random.Random, num_routers: int, network: str | None = N
         routers = tuple(f"r{i}" for i in range(1, len(part.sites) + 1))
         links = draw_links(rng, routers, [(s.a, s.b) for s in part.spans])
         links = [replace(x, cost=c) for x, c in zip(links, _costs(rng, part), strict=True)]
-        links = _vary(rng, links)
-        if len(links) > len(routers) + 1 and rng.random() < 0.4:
-            spare = rng.randrange(len(links))
-            rest = [x for i, x in enumerate(links) if i != spare]
-            if _connected(set(routers), rest):
-                links[spare] = replace(links[spare], role=rng.choice(("passive", "off")))
+        links = _standby(rng, routers, _vary(rng, links))
         areas = dict.fromkeys(routers, 0)
         if len(routers) >= 5 and rng.random() < 0.7:
             drawn = _areas(rng, routers, links)

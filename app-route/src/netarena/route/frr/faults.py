@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import random
 import string
+from collections.abc import Callable
 from typing import Any
 
 from netarena.route.frr.ospf_model import DOWN
@@ -26,6 +27,7 @@ __all__ = [
     "draw_faults",
     "model_costs",
     "fault_lines",
+    "cost_options",
 ]
 
 OSPF_FAULTS = {
@@ -68,33 +70,70 @@ def _key(rng: random.Random) -> str:
 def _value(
     rng: random.Random, kind: str, plan: OspfPlan, index: int, router: str
 ) -> dict[str, Any] | None:
-    """The fault's value: one the design itself carries on some other link (None: none fits)."""
+    """The fault's value: one the design itself carries on some other link (None: none fits).
+
+    Values are drawn as often as the design's links carry them (an area, timers), and in
+    both directions where there is an order (an MTU raised or lowered); a cost's are
+    drawn by ``cost_options``.
+    """
     link = plan.links[index]
     others = [x for x in plan.links if x is not link]
     if kind == "ospf-area":
-        areas = sorted({x.area for x in plan.links if x.role != "off"} - {link.area})
+        areas = [x.area for x in others if x.role != "off" and x.area != link.area]
         return {"area": rng.choice(areas)} if areas else None
     if kind == "ospf-hello":
-        timers = sorted({x.timers for x in others if dead_s(x.timers) != dead_s(link.timers)})
+        timers = [x.timers for x in others if dead_s(x.timers) != dead_s(link.timers)]
         return {"timers": rng.choice(timers)} if timers else None
     if kind == "ospf-nettype":
         types = sorted({x.network_type for x in others} - {link.network_type})
         return {"network": types[0]} if types else None
     if kind == "ospf-mtu":
-        lower = sorted({x.mtu for x in others if x.mtu < link.mtu})
-        return {"mtu": rng.choice(lower)} if lower else None
-    if kind == "ospf-cost":
-        base = plan.shortest_paths()
-        peer = link.peer(router)
-        costs = sorted(
-            c
-            for c in {x.cost for x in plan.igp_links()}
-            if c > link.cost and plan.shortest_paths({(router, peer): c}) != base
-        )
-        return {"cost": rng.choice(costs)} if costs else None
+        mtus = sorted({x.mtu for x in others} - {link.mtu})
+        return {"mtu": rng.choice(mtus)} if mtus else None
     if kind == "ospf-auth":
         return {"key": _key(rng), "was": link.key}
     return {}
+
+
+COST_TRIES = 24
+"""Cost faults tried per direction before a design counts as having no place for one."""
+
+
+def cost_options(
+    plan: OspfPlan, rng: random.Random, want: int = 4
+) -> dict[str, list[tuple[int, str, int]]]:
+    """Where a cost fault may sit, by direction: up to ``want`` ``(link index, router, cost)``.
+
+    ``raise`` a link's cost at one end where traffic leaves by it, ``lower`` it where
+    traffic does not (traffic comes); each cost one some other link carries, and each
+    moving some route (tried in random order, at most ``COST_TRIES`` per direction).
+    """
+    found = plan.routes()
+    base = plan.shortest_paths()
+    costs = sorted({x.cost for x in plan.igp_links()})
+    tries: dict[str, list[tuple[int, str, int]]] = {"raise": [], "lower": []}
+    for index, link in enumerate(plan.links):
+        if link.role != "active":
+            continue
+        for router in (link.a, link.b):
+            peer = link.peer(router)
+            used = any(peer in hops for _, hops in found[router].values())
+            for cost in costs:
+                if cost > link.cost and used:
+                    tries["raise"].append((index, router, cost))
+                elif cost < link.cost:
+                    tries["lower"].append((index, router, cost))
+    out: dict[str, list[tuple[int, str, int]]] = {}
+    for way, options in tries.items():
+        rng.shuffle(options)
+        out[way] = []
+        for index, router, cost in options[:COST_TRIES]:
+            peer = plan.links[index].peer(router)
+            if plan.shortest_paths({(router, peer): cost}) != base:
+                out[way].append((index, router, cost))
+                if len(out[way]) >= want:
+                    break
+    return out
 
 
 def _carries_traffic(plan: OspfPlan, link: Any) -> bool:
@@ -103,11 +142,43 @@ def _carries_traffic(plan: OspfPlan, link: Any) -> bool:
     return plan.shortest_paths() != plan.shortest_paths(down)
 
 
+Place = tuple[int, str, dict[str, Any]]
+"""Where a link fault sits and its value: ``(link index, router, value fields)``."""
+
+
+def _link_places(
+    rng: random.Random, plan: OspfPlan, kind: str, free: Callable[[int, str], bool]
+) -> list[Place]:
+    """Every place a fault of ``kind`` fits on a link carrying traffic, with its value."""
+    if kind == "ospf-cost":
+        ways = {
+            way: [(i, r, {"cost": c}) for i, r, c in found if free(i, r)]
+            for way, found in cost_options(plan, rng).items()
+        }
+        ways = {way: found for way, found in ways.items() if found}
+        return ways[rng.choice(sorted(ways))] if ways else []  # raised or lowered, evenly
+    places: list[Place] = []
+    for i, link in enumerate(plan.links):
+        if link.role != "active" or not any(free(i, r) for r in (link.a, link.b)):
+            continue
+        if not _carries_traffic(plan, link):
+            continue
+        for router in (link.a, link.b):
+            if not free(i, router):
+                continue
+            if value := _value(rng, kind, plan, i, router):
+                places.append((i, router, value))
+            elif kind in ("ospf-passive", "ospf-missing"):
+                places.append((i, router, {}))
+    return places
+
+
 def draw_faults(rng: random.Random, plan: OspfPlan, label: str) -> list[Fault] | None:
     """One fault per ``+``-separated part of ``label``, each on its own link or router.
 
-    Values come from the design (``_value``); None when this design has no place for
-    one of the faults (a single-area design for an area fault, say): draw another.
+    Values come from the design (``_value``, ``cost_options``); None when this design has
+    no place for one of the faults (a single-area design for an area fault, say): draw
+    another.
     """
     faults: list[Fault] = []
     used_links: set[int] = set()
@@ -126,18 +197,12 @@ def draw_faults(rng: random.Random, plan: OspfPlan, label: str) -> list[Fault] |
             used_routers.add(router)
             faults.append({"type": kind, "router": router, "intf": None, "link": None})
             continue
-        options = []
-        for i, link in enumerate(plan.links):
-            if i in used_links or link.role != "active" or not _carries_traffic(plan, link):
-                continue
-            for router in (link.a, link.b):
-                if router not in used_routers and (value := _value(rng, kind, plan, i, router)):
-                    options.append((i, router, value))
-                elif router not in used_routers and kind in ("ospf-passive", "ospf-missing"):
-                    options.append((i, router, {}))
-        if not options:
+        places = _link_places(
+            rng, plan, kind, lambda i, r: i not in used_links and r not in used_routers
+        )
+        if not places:
             return None
-        index, router, value = rng.choice(options)
+        index, router, value = rng.choice(places)
         used_links.add(index)
         used_routers.add(router)
         intf, _ = plan.links[index].end(router)
@@ -149,7 +214,7 @@ def model_costs(plan: OspfPlan, faults: list[Fault]) -> tuple[dict[tuple[str, st
     """What the faults do to the link-state graph: per-direction costs and unannounced stubs.
 
     A link whose adjacency cannot form costs "infinity" (it is out of the graph); a cost
-    fault raises that direction's cost; a missing redistribution hides the router's stub.
+    fault sets that direction's cost; a missing redistribution hides the router's stub.
     """
     costs: dict[tuple[str, str], int] = {}
     hidden: set[str] = set()

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import heapq
 from collections.abc import Sequence
+from functools import cache
 from typing import Protocol
 
 
@@ -106,6 +107,7 @@ def routes(
             attached[router].add(area)
     abrs = {r for r, areas in attached.items() if 0 in areas and len(areas) > 1}
 
+    @cache
     def intra(area: int, s: str, d: str) -> Route | None:
         if s == d:
             return 0, frozenset()

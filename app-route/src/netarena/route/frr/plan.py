@@ -166,7 +166,11 @@ class OspfPlan:
         self, costs: dict[tuple[str, str], int] | None = None
     ) -> dict[str, dict[str, tuple[int, frozenset[str]]]]:
         """Router → router → (metric, first hops) (``ospf_model.routes``)."""
-        return routes(self, costs)
+        return routes(self, costs) if costs else self._designed_routes
+
+    @cached_property
+    def _designed_routes(self) -> dict[str, dict[str, tuple[int, frozenset[str]]]]:
+        return routes(self, None)
 
     def shortest_paths(
         self, costs: dict[tuple[str, str], int] | None = None

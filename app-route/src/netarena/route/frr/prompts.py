@@ -23,7 +23,7 @@ from netarena.route.frr.ospf_model import DOWN
 from netarena.route.frr.plan import OspfPlan
 from netarena.route.prompts import COMMAND_TIMEOUT_NOTE
 
-__all__ = ["dynamic_prompt", "describe_design", "designed_path", "ticket_symptoms"]
+__all__ = ["dynamic_prompt", "describe_design", "designed_path", "ticket_symptoms", "wrong_end"]
 
 _FEWSHOT = """\
 ## Examples
@@ -126,18 +126,59 @@ def _down(plan: OspfPlan, costs: dict[tuple[str, str], int]) -> list[str]:
     ]
 
 
+def _moved(
+    plan: OspfPlan, costs: dict[tuple[str, str], int], hidden: set[str]
+) -> list[tuple[str, str]]:
+    """Host pairs whose route changed (metric or path) but still gets there."""
+    before, after = plan.shortest_paths(), plan.shortest_paths(costs)
+    return [
+        (a.host, b.host)
+        for a in plan.stubs
+        for b in plan.stubs
+        if a is not b
+        and b.network not in hidden
+        and b.router in after[a.router]
+        and before[a.router].get(b.router) != after[a.router].get(b.router)
+    ]
+
+
+def _uses(path: list[str], u: str, v: str) -> bool:
+    """Whether ``path`` crosses from ``u`` to ``v``."""
+    return (u, v) in zip(path, path[1:], strict=False)
+
+
+def wrong_end(
+    link: tuple[str, str], costs: tuple[int, int], primaries: list[list[str]]
+) -> str:
+    """Which end of a link whose ends' costs differ was changed, from the ticket's paths.
+
+    A named flow whose primary path crosses the link from one end left it: that end's
+    cost was raised. No named primary path crossing it: traffic came onto a backup link,
+    whose lower end was lowered. (The generator draws tickets where this holds.)
+    """
+    a, b = link
+    out_a = any(_uses(p, a, b) for p in primaries)
+    out_b = any(_uses(p, b, a) for p in primaries)
+    if out_a != out_b:
+        return a if out_a else b
+    return a if costs[0] < costs[1] else b
+
+
 def ticket_symptoms(
     plan: OspfPlan, faults: list[dict[str, object]], rng: random.Random
-) -> tuple[list[str], list[tuple[str, str]]]:
+) -> tuple[list[str], list[tuple[str, str]]] | None:
     """What monitoring reports: adjacencies down, unreachable stubs, flows off their path.
+
+    Every cost fault has a complaint of its own: a flow it moved, with its primary path,
+    so which end of the link was changed shows in behaviour (``wrong_end``).
 
     Returns:
         The ticket's lines, and the ``(src, dst)`` host pairs they name (each observation
-        shows their paths).
+        shows their paths); None when no ticket of this design tells a cost fault's end.
     """
     costs, hidden = model_costs(plan, faults)
     lines = _down(plan, costs)
-    before, after = plan.shortest_paths(), plan.shortest_paths(costs)
+    after = plan.shortest_paths(costs)
     for stub in plan.stubs:
         cut = [
             s.host
@@ -150,21 +191,36 @@ def ticket_symptoms(
                 f"- Complaint: {stub.host} ({stub.network}) cannot be reached from "
                 f"{', '.join(cut)}."
             )
-    moved = []
-    for a in plan.stubs:
-        for b in plan.stubs:
-            if a is b or b.network in hidden or b.router not in after[a.router]:
-                continue
-            if before[a.router].get(b.router) != after[a.router].get(b.router):
-                moved.append((a.host, b.host, designed_path(plan, a.router, b.router)))
-    watch = []
-    for src, dst, path in rng.sample(moved, min(2, len(moved))):
+    moved = _moved(plan, costs, hidden)
+    router_of = {s.host: s.router for s in plan.stubs}
+
+    def primary(flow: tuple[str, str]) -> list[str] | None:
+        return designed_path(plan, router_of[flow[0]], router_of[flow[1]])
+
+    watch: list[tuple[str, str]] = []
+    cost_faults = [f for f in faults if f["type"] == "ospf-cost"]
+    for fault in cost_faults:
+        alone, _ = model_costs(plan, [fault])
+        own = sorted(set(moved) & set(_moved(plan, alone, hidden)) - set(watch))
+        if not own:
+            return None
+        watch.append(rng.choice(own))
+    rest = sorted(set(moved) - set(watch))
+    watch += rng.sample(rest, min(max(0, 2 - len(watch)), len(rest)))
+    primaries = [p for p in map(primary, watch) if p]
+    for fault in cost_faults:
+        link = plan.links[int(str(fault["link"]))]
+        router = str(fault["router"])
+        peer = link.peer(router)
+        if wrong_end((router, peer), (int(str(fault["cost"])), link.cost), primaries) != router:
+            return None
+    for src, dst in watch:
+        path = primary((src, dst))
         shown = f" {src} {' '.join(path)} {dst}" if path else ""
         lines.append(
             f"- Complaint: traffic {src} -> {dst} takes a backup path; its primary path "
             f"is{shown}."
         )
-        watch.append((src, dst))
     if not lines:
         lines.append("- Routing alarms: some routes differ from the design's.")
     return lines, watch

@@ -7,7 +7,8 @@ looks at the routers the ticket points to first (``DIAGNOSTIC``: the running
 configuration and the interfaces' MTU), one per turn, and once it has seen both ends of a
 link it compares them: both ends of a link agree on every OSPF setting, so where they
 differ one end is wrong. Where behaviour tells which (an area against the region's; a
-passive or missing end; the higher cost, as traffic left the link; the lower MTU, which
+passive or missing end; for a cost, the end a named flow's primary path leaves by (it was
+raised), or else the lower end (traffic came onto a backup link); the lower MTU, which
 the link's frames no longer fit) it mends that end; where both ends' values are ones the
 design uses (timers, network type, authentication) it makes one end agree with the other,
 which the judge accepts at either end. A stub announced by redistribution on a router
@@ -21,6 +22,7 @@ import re
 import shlex
 from dataclasses import dataclass, field
 
+from netarena.route.frr.prompts import wrong_end
 from netarena.route.history import Move, _history
 
 __all__ = ["Design", "read_design", "link_fixes", "DIAGNOSTIC", "next_dynamic_action"]
@@ -31,6 +33,7 @@ DIAGNOSTIC = "vtysh -c 'show running-config'; ip -o link show"
 _LINK = re.compile(r"^- (\S+) (\S+) (\S+) <-> (\S+) (\S+) (\S+) \((\S+)\)(, standby.*)?$")
 _STUB = re.compile(r"^- (\S+) (\S+) on (\S+) behind (\S+) (\S+) (\S+), announced (.*)$")
 _ROUTERS = re.compile(r"^Routers (.*?) run FRR")
+_PRIMARY = re.compile(r"its primary path is (.*)\.$", re.MULTILINE)
 _CORE = re.compile(r"the backbone \(area 0\) is the core routers (.*?) and the links")
 _AREA = re.compile(r"^- area (\d+): (.*)$")
 _MTU = re.compile(r"^\d+: ([^:@\s]+)(?:@\S+)?: .*? mtu (\d+)")
@@ -51,6 +54,8 @@ class Design:
     """Routers announcing their stub by ``redistribute connected``."""
     stub_router: dict[str, str] = field(default_factory=dict)
     """Host → the router its stub is behind."""
+    primaries: list[list[str]] = field(default_factory=list)
+    """The routers of each primary path the ticket names."""
 
     def area_of(self, a: str, b: str) -> int:
         """The area of a link between ``a`` and ``b``: its region's, or the backbone."""
@@ -58,8 +63,10 @@ class Design:
 
 
 def read_design(text: str) -> Design:
-    """The design as the prompt states it."""
+    """The design as the prompt states it, and the ticket's primary paths."""
     design = Design()
+    for m in _PRIMARY.finditer(text.split("## Routing design", 1)[0]):
+        design.primaries.append(re.findall(r"\br\d+\b", m.group(1)))
     for line in text.split("## Task", 1)[0].splitlines():
         if m := _ROUTERS.match(line):
             design.routers = [r.strip() for r in m.group(1).split(",")]
@@ -157,9 +164,9 @@ def link_fixes(
             fixes[router][0].extend([*clear, f"ip ospf area {area}"])
         if "ip ospf passive" in end.lines:
             fixes[router][0].append("no ip ospf passive")
-    if end_a.cost != end_b.cost:  # traffic left the link: the higher end was raised
-        high, low = (a, end_b) if end_a.cost > end_b.cost else (b, end_a)
-        fixes[high][0].append(f"ip ospf cost {low.cost}")
+    if end_a.cost != end_b.cost:  # the ticket's flows tell which end moved them
+        wrong = wrong_end((a, b), (end_a.cost, end_b.cost), design.primaries)
+        fixes[wrong][0].append(f"ip ospf cost {(end_b if wrong == a else end_a).cost}")
     if end_a.mtu and end_b.mtu and end_a.mtu != end_b.mtu:  # its frames no longer fit
         router, intf, mtu = (
             (a, a_intf, end_b.mtu) if end_a.mtu < end_b.mtu else (b, b_intf, end_a.mtu)
