@@ -18,7 +18,7 @@ from collections.abc import Callable
 from typing import Any
 
 from netarena.route.frr.ospf_model import DOWN
-from netarena.route.frr.plan import OspfPlan, dead_s, timer_lines
+from netarena.route.frr.plan import OspfPlan, TransitLink, dead_s, timer_lines
 
 __all__ = [
     "OSPF_FAULTS",
@@ -27,7 +27,6 @@ __all__ = [
     "draw_faults",
     "model_costs",
     "fault_lines",
-    "cost_options",
 ]
 
 OSPF_FAULTS = {
@@ -67,79 +66,54 @@ def _key(rng: random.Random) -> str:
     return "".join(rng.choice(string.ascii_letters + string.digits) for _ in range(10))
 
 
-def _value(
-    rng: random.Random, kind: str, plan: OspfPlan, index: int, router: str
-) -> dict[str, Any] | None:
-    """The fault's value: one the design itself carries on some other link (None: none fits).
+VALUE_DRAWS = 8
+"""Values drawn for a fault before a design counts as having no place for it."""
 
-    Values are drawn as often as the design's links carry them (an area, timers), and in
-    both directions where there is an order (an MTU raised or lowered); a cost's are
-    drawn by ``cost_options``.
+
+def _target(rng: random.Random, kind: str, plan: OspfPlan) -> dict[str, Any]:
+    """The fault's value, drawn as the design's links carry it: that of a random link.
+
+    So fault values follow the design's own distribution (an area, timers, a type, an
+    MTU or a cost as often as links carry them; a cost raised or lowered, an MTU either
+    way), and the place is then one whose value differs.
     """
-    link = plan.links[index]
-    others = [x for x in plan.links if x is not link]
+    pool = [x for x in plan.links if x.role != "off"] or list(plan.links)
+    link = rng.choice(plan.igp_links() if kind == "ospf-cost" else pool)
+    return {
+        "ospf-area": {"area": link.area},
+        "ospf-hello": {"timers": link.timers},
+        "ospf-nettype": {"network": link.network_type},
+        "ospf-mtu": {"mtu": link.mtu},
+        "ospf-cost": {"cost": link.cost},
+        "ospf-auth": {"key": _key(rng)},
+    }.get(kind, {})
+
+
+def _fits(kind: str, link: TransitLink, value: dict[str, Any]) -> bool:
+    """Whether ``value`` breaks ``link`` (it differs from what the link has)."""
     if kind == "ospf-area":
-        areas = [x.area for x in others if x.role != "off" and x.area != link.area]
-        return {"area": rng.choice(areas)} if areas else None
+        return bool(link.area != value["area"])
     if kind == "ospf-hello":
-        timers = [x.timers for x in others if dead_s(x.timers) != dead_s(link.timers)]
-        return {"timers": rng.choice(timers)} if timers else None
+        return dead_s(link.timers) != dead_s(value["timers"])
     if kind == "ospf-nettype":
-        types = sorted({x.network_type for x in others} - {link.network_type})
-        return {"network": types[0]} if types else None
+        return bool(link.network_type != value["network"])
     if kind == "ospf-mtu":
-        mtus = sorted({x.mtu for x in others} - {link.mtu})
-        return {"mtu": rng.choice(mtus)} if mtus else None
-    if kind == "ospf-auth":
-        return {"key": _key(rng), "was": link.key}
-    return {}
-
-
-COST_TRIES = 24
-"""Cost faults tried per direction before a design counts as having no place for one."""
-
-
-def cost_options(
-    plan: OspfPlan, rng: random.Random, want: int = 4
-) -> dict[str, list[tuple[int, str, int]]]:
-    """Where a cost fault may sit, by direction: up to ``want`` ``(link index, router, cost)``.
-
-    ``raise`` a link's cost at one end where traffic leaves by it, ``lower`` it where
-    traffic does not (traffic comes); each cost one some other link carries, and each
-    moving some route (tried in random order, at most ``COST_TRIES`` per direction).
-    """
-    found = plan.routes()
-    base = plan.shortest_paths()
-    costs = sorted({x.cost for x in plan.igp_links()})
-    tries: dict[str, list[tuple[int, str, int]]] = {"raise": [], "lower": []}
-    for index, link in enumerate(plan.links):
-        if link.role != "active":
-            continue
-        for router in (link.a, link.b):
-            peer = link.peer(router)
-            used = any(peer in hops for _, hops in found[router].values())
-            for cost in costs:
-                if cost > link.cost and used:
-                    tries["raise"].append((index, router, cost))
-                elif cost < link.cost:
-                    tries["lower"].append((index, router, cost))
-    out: dict[str, list[tuple[int, str, int]]] = {}
-    for way, options in tries.items():
-        rng.shuffle(options)
-        out[way] = []
-        for index, router, cost in options[:COST_TRIES]:
-            peer = plan.links[index].peer(router)
-            if plan.shortest_paths({(router, peer): cost}) != base:
-                out[way].append((index, router, cost))
-                if len(out[way]) >= want:
-                    break
-    return out
+        return bool(link.mtu != value["mtu"])
+    if kind == "ospf-cost":
+        return bool(link.cost != value["cost"])
+    return True
 
 
 def _carries_traffic(plan: OspfPlan, link: Any) -> bool:
     """Whether losing ``link`` changes some route (it lies on a lowest-cost path)."""
     down = {(link.a, link.b): DOWN, (link.b, link.a): DOWN}
     return plan.shortest_paths() != plan.shortest_paths(down)
+
+
+def _moves(plan: OspfPlan, index: int, router: str, cost: int) -> bool:
+    """Whether ``router``'s end of link ``index`` at ``cost`` moves some route."""
+    peer = plan.links[index].peer(router)
+    return plan.shortest_paths({(router, peer): cost}) != plan.shortest_paths()
 
 
 Place = tuple[int, str, dict[str, Any]]
@@ -149,34 +123,32 @@ Place = tuple[int, str, dict[str, Any]]
 def _link_places(
     rng: random.Random, plan: OspfPlan, kind: str, free: Callable[[int, str], bool]
 ) -> list[Place]:
-    """Every place a fault of ``kind`` fits on a link carrying traffic, with its value."""
-    if kind == "ospf-cost":
-        ways = {
-            way: [(i, r, {"cost": c}) for i, r, c in found if free(i, r)]
-            for way, found in cost_options(plan, rng).items()
-        }
-        ways = {way: found for way, found in ways.items() if found}
-        return ways[rng.choice(sorted(ways))] if ways else []  # raised or lowered, evenly
-    places: list[Place] = []
-    for i, link in enumerate(plan.links):
-        if link.role != "active" or not any(free(i, r) for r in (link.a, link.b)):
-            continue
-        if not _carries_traffic(plan, link):
-            continue
-        for router in (link.a, link.b):
-            if not free(i, router):
+    """The places a fault of ``kind`` fits, for a value the design carries.
+
+    An adjacency fault sits on a link carrying traffic; a cost fault where its cost
+    moves a route (raised where traffic leaves by the link, lowered where it comes).
+    """
+    for _ in range(VALUE_DRAWS):
+        value = _target(rng, kind, plan)
+        places: list[Place] = []
+        for i, link in enumerate(plan.links):
+            if link.role != "active" or not _fits(kind, link, value):
                 continue
-            if value := _value(rng, kind, plan, i, router):
-                places.append((i, router, value))
-            elif kind in ("ospf-passive", "ospf-missing"):
-                places.append((i, router, {}))
-    return places
+            ends = [r for r in (link.a, link.b) if free(i, r)]
+            if kind == "ospf-cost":
+                places += [(i, r, value) for r in ends if _moves(plan, i, r, value["cost"])]
+            elif ends and _carries_traffic(plan, link):
+                extra = {"was": link.key} if kind == "ospf-auth" else {}
+                places += [(i, r, {**value, **extra}) for r in ends]
+        if places:
+            return places
+    return []
 
 
 def draw_faults(rng: random.Random, plan: OspfPlan, label: str) -> list[Fault] | None:
     """One fault per ``+``-separated part of ``label``, each on its own link or router.
 
-    Values come from the design (``_value``, ``cost_options``); None when this design has
+    Values come from the design (``_target``); None when this design has
     no place for one of the faults (a single-area design for an area fault, say): draw
     another.
     """

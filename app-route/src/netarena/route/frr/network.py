@@ -197,11 +197,14 @@ class FrrNetwork(Network):
         fstab.write_text("".join(f"{a} {b} none bind 0 0\n" for a, b in mounts))
         script = f"mount -a -T {shlex.quote(str(fstab))}"
         for daemon in self.ospf.daemons:
-            script += (
-                f" && {_FRR_BIN / daemon} -d -u root -g root -F traditional "
+            start = (
+                f"{_FRR_BIN / daemon} -d -u root -g root -F traditional "
                 f"-f /etc/frr/frr.conf --log file:/var/run/frr/{daemon}.log "
                 "--log-level warnings"
             )
+            # Once more if it fails before it daemonises: under load its group lookup
+            # (NSS) has been seen to fail (1 router start in ~250).
+            script += f" && {{ {start} || {start}; }}"
         argv = [
             "nsenter",
             f"--target={pid}",
