@@ -12,8 +12,8 @@ from netarena.common.core.evidence import AuditObject
 from netarena.common.core.types import Query
 from netarena.route.config import RouteConfig
 from netarena.route.faults import FAULT_TYPES, LEVEL_LABELS, fault_candidates
+from netarena.route.frr.bgp_design import draw_bgp_plan
 from netarena.route.frr.bgp_faults import BGP_FAULTS, BGP_LEVEL_LABELS, draw_bgp_faults
-from netarena.route.frr.bgp_plan import draw_bgp_plan
 from netarena.route.frr.bgp_prompts import bgp_symptoms
 from netarena.route.frr.design import draw_ospf_plan
 from netarena.route.frr.faults import OSPF_FAULTS, OSPF_LEVEL_LABELS, draw_faults

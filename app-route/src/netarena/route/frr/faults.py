@@ -79,14 +79,15 @@ def _target(rng: random.Random, kind: str, plan: OspfPlan) -> dict[str, Any]:
     """
     pool = [x for x in plan.links if x.role != "off"] or list(plan.links)
     link = rng.choice(plan.igp_links() if kind == "ospf-cost" else pool)
-    return {
+    values: dict[str, dict[str, Any]] = {
         "ospf-area": {"area": link.area},
         "ospf-hello": {"timers": link.timers},
         "ospf-nettype": {"network": link.network_type},
         "ospf-mtu": {"mtu": link.mtu},
         "ospf-cost": {"cost": link.cost},
         "ospf-auth": {"key": _key(rng)},
-    }.get(kind, {})
+    }
+    return values.get(kind, {})
 
 
 def _fits(kind: str, link: TransitLink, value: dict[str, Any]) -> bool:

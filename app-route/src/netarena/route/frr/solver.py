@@ -65,8 +65,8 @@ class Design:
 def read_design(text: str) -> Design:
     """The design as the prompt states it, and the ticket's primary paths."""
     design = Design()
-    for m in _PRIMARY.finditer(text.split("## Routing design", 1)[0]):
-        design.primaries.append(re.findall(r"\br\d+\b", m.group(1)))
+    for found in _PRIMARY.finditer(text.split("## Routing design", 1)[0]):
+        design.primaries.append(re.findall(r"\br\d+\b", found.group(1)))
     for line in text.split("## Task", 1)[0].splitlines():
         if m := _ROUTERS.match(line):
             design.routers = [r.strip() for r in m.group(1).split(",")]
