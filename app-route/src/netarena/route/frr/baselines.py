@@ -31,8 +31,7 @@ from collections.abc import Callable
 
 from netarena.common.core.agents import Baseline
 from netarena.route.baselines import ScriptedRouteAgent, scripted_baseline
-from netarena.route.frr.bgp_plan import bgp_lines
-from netarena.route.frr.bgp_solver import BGP_DIAGNOSTIC, BgpDesign, read_bgp_design
+from netarena.route.frr.bgp_reading import BGP_DIAGNOSTIC, Intent, read_intent
 from netarena.route.frr.solver import DIAGNOSTIC, Design, End, _end, read_design
 from netarena.route.history import Move, _history
 
@@ -209,21 +208,28 @@ def bgp_clear_everything(text: str) -> Move | None:
     return _each_router_once(text, CLEAR_BGP)
 
 
-def _bgp_rewrite(router: str, design: BgpDesign) -> str:
-    asn = design.asn[router]
-    section = bgp_lines(
-        asn,
-        design.router_ids.get(router, ""),
-        design.neighbors.get(router, []),
-        design.networks.get(router, []),
-    )
-    lines = [f"no router bgp {asn}", *(x.strip() for x in section if x.strip() != "!")]
+def _bgp_rewrite(router: str, intent: Intent) -> str:
+    """``router``'s ``router bgp`` section rebuilt from what the ticket states."""
+    asn = intent.asn[router]
+    top, family = [f"no router bgp {asn}", f"router bgp {asn}", "no bgp default ipv4-unicast"], []
+    for address, (peer, kind) in sorted(intent.neighbors.get(router, {}).items()):
+        top.append(f"neighbor {address} remote-as {intent.asn[peer]}")
+        if kind != "ebgp":
+            top.append(f"neighbor {address} update-source lo")
+        if kind == "multihop":
+            top.append(f"neighbor {address} ebgp-multihop 2")
+        family.append(f"neighbor {address} activate")
+        if kind == "ibgp" and router in intent.borders:
+            family.append(f"neighbor {address} next-hop-self")
+    if router in intent.stub:
+        family.append(f"network {intent.stub[router]}")
+    lines = [*top, "address-family ipv4 unicast", *family, "exit-address-family"]
     return "vtysh -c 'conf t' " + " ".join(f"-c {shlex.quote(x)}" for x in lines)
 
 
 def bgp_rewrite_from_ticket(text: str) -> Move | None:
     """Rebuild every router's BGP section from the runbook once, never looking, then give up."""
-    design = read_bgp_design(text)
+    design = read_intent(text)
     done = {
         e.machine
         for e in _history(text)

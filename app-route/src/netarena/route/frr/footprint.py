@@ -13,7 +13,8 @@ the fault's own object, not the section around it:
 
 A fault on a link (a mismatch between its ends) has the link for its object: the same
 parameter at the other end, and the other end's kernel link (its MTU), so the repair may
-be made at either end; the judge decides by behaviour whether it is right. Outside the
+be made at either end; the judge decides by behaviour whether it is right. A fault on a
+BGP session likewise has the session: the neighbour at its other end too. Outside the
 footprint, any change is collateral: a timer, a delay, a limit, a dampening setting, a
 global line.
 """
@@ -24,6 +25,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from netarena.route.collateral import Footprint, footprint
+from netarena.route.frr.bgp_plan import BgpPlan
 from netarena.route.frr.plan import OspfPlan
 from netarena.route.nodestate import NodeState, container
 
@@ -83,6 +85,12 @@ def frr_footprint(
     keys = {node: set(found) for node, found in base.keys.items()}
     containers = {node: {_of(k) for k in found} for node, found in keys.items()}
     for fault in faults:
+        if fault.get("session") is not None and isinstance(plan, BgpPlan):
+            session = plan.sessions[fault["session"]]
+            peer = session.peer(fault["router"])
+            containers.setdefault(peer, set()).add(
+                f"frr router-bgp-{plan.asn[peer]} neighbor {session.addr(fault['router'])}"
+            )
         if fault.get("link") is None or fault.get("intf") is None:
             continue
         link = plan.links[fault["link"]]

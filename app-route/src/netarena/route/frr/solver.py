@@ -228,7 +228,7 @@ def router_fixes(router: str, seen: dict[str, str], fresh: set[str], design: Des
 
 def next_dynamic_action(text: str) -> Move | None:
     """The next ``(router, command)`` for a dynamic-routing observation."""
-    if "\nBGP sessions (" in text:
+    if "\nBGP sessions, " in text:
         from netarena.route.frr.bgp_solver import next_bgp_action
 
         return next_bgp_action(text)
