@@ -120,9 +120,14 @@ def _session_faults(rng: random.Random, plan: BgpPlan, kind: str) -> list[Fault]
                 if not wrong:
                     continue
                 fault["address"] = rng.choice(wrong)
-            elif kind == "bgp-multihop":
+            elif kind == "bgp-multihop":  # the other way of handling TTL, as designed
                 was = plan.ttl[str(session.link)]
-                fault["ttl"] = rng.choice(("gtsm1", "gtsm2")) if was == "multihop" else "multihop"
+                other = sorted(
+                    {t for t in plan.ttl.values() if t and (t == "multihop") != (was == "multihop")}
+                )
+                if not other:
+                    continue
+                fault["ttl"] = rng.choice(other)
             elif kind == "bgp-maxprefix":
                 if limit is None or len(sent(plan, peer, router)) <= limit:
                     continue

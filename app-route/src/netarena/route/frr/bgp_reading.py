@@ -93,11 +93,11 @@ def read_intent(text: str) -> Intent:
             for name in re.findall(r"\b(r\d+)\b", m.group(2)):
                 intent.asn[name] = int(m.group(1))
         elif m := _PROVIDER.match(line):
-            a, b = int(m.group(1)), int(m.group(2))
-            intent.relation[(a, b)], intent.relation[(b, a)] = "customer", "provider"
+            top, below = int(m.group(1)), int(m.group(2))
+            intent.relation[(top, below)], intent.relation[(below, top)] = "customer", "provider"
         elif m := _PEERS.match(line):
-            a, b = int(m.group(1)), int(m.group(2))
-            intent.relation[(a, b)] = intent.relation[(b, a)] = "peer"
+            one, two = int(m.group(1)), int(m.group(2))
+            intent.relation[(one, two)] = intent.relation[(two, one)] = "peer"
         elif m := _SESSION.match(line):
             a, a_addr, b, b_addr = m.group(1), m.group(2), m.group(4), m.group(5)
             kind = {"iBGP": "ibgp", "eBGP over": "ebgp", "eBGP between": "multihop"}[m.group(7)]

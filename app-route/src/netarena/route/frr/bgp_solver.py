@@ -180,7 +180,8 @@ def _order(intent: Intent, looks: dict[str, Look]) -> list[str]:
 
     The far ends of sessions a look showed down and the border routers whose routes a
     look could not resolve; then the ends of sessions the ticket says are down, the
-    routers on the complaints' designed paths, and the rest.
+    routers on the complaints' designed paths (those most paths cross first, then from
+    the destination back, the way a route spreads), and the rest.
     """
     pointed: list[str] = []
     for router, look in looks.items():
@@ -194,7 +195,8 @@ def _order(intent: Intent, looks: dict[str, Look]) -> list[str]:
                 if intent.asn.get(border) == look.asn and hop in peers
             ]
     named = [r for pair in intent.down for r in pair]
-    named += [r for path in intent.paths for r in path]
+    crossed = [r for path in intent.paths for r in reversed(path)]  # as routes spread
+    named += sorted(dict.fromkeys(crossed), key=lambda r: -crossed.count(r))
     return [r for r in dict.fromkeys([*pointed, *named, *intent.routers]) if r in intent.routers]
 
 
