@@ -203,7 +203,8 @@ def _next_router(plan: BgpPlan, node: str, toward: str) -> str | None:
     dist = plan.shortest_paths()
     for link in plan.links_of(node):
         peer = link.peer(node)
-        if toward in dist[peer] and link.cost + dist[peer][toward] == dist[node].get(toward):
+        step = link.cost_at(node)
+        if toward in dist[peer] and step + dist[peer][toward] == dist[node].get(toward):
             return peer
     return None
 

@@ -8,11 +8,13 @@ link shares and a fault's value is one some healthy link also carries:
   capacity (a tier by its load under uniform demands), nudged until every router has one
   lowest-cost path to every other (FRR's choice among equal paths to an ASBR depends on
   the order LSAs arrived);
-* areas by region: a connected core of routers is the backbone (area 0), each region the
-  core's removal leaves is an area of its own (single-area designs too);
+* areas by region in nearly every design: a connected core of routers is the backbone
+  (area 0), each region the core's removal leaves is an area of its own;
 * per link, point-to-point or broadcast, MTU 1500 or 9000, fast hellos (``minimal``, a
   multiplier of 3 to 5) or ``hello 1 dead 3``, MD5 authentication (its own key) or none;
   every design holds both values of each;
+* on some links the ends differ by design: the cost by direction (traffic engineering),
+  or the MTU (both ends then ignore it in OSPF's database exchange);
 * in most designs one or two standby links (where the rest stays connected): kept
   passive at both ends, or out of OSPF with their settings kept, so passive and
   out-of-OSPF transit interfaces are part of the design as a fault's are.
@@ -41,6 +43,8 @@ __all__ = [
 ]
 
 AREA_IDS = (10, 20, 30, 40, 50, 100, 200)
+MULTI_AREA_ODDS = 0.95
+"""Chance that a design has areas by region (where its shape allows)."""
 """Non-backbone area numbers designs use."""
 TIMER_CLASSES = ("minimal 3", "minimal 4", "minimal 5", "hello 1 dead 3")
 """Hello/dead timers links are drawn with."""
@@ -221,6 +225,25 @@ def _areas(
     return {r: region.get(r, 0) for r in routers}, out
 
 
+ASYMMETRIC_ODDS = 0.2
+"""Chance that a link's ends differ by design: its cost by direction (traffic
+engineering: one end takes another link's cost), or its MTU (both ends then ignore it in
+OSPF's database exchange)."""
+
+
+def _asymmetric(rng: random.Random, links: list[TransitLink]) -> list[TransitLink]:
+    """Links whose ends differ by design, so a value differing between ends is no tell."""
+    out = []
+    for x in links:
+        others = sorted({y.cost for y in links if y.cost != x.cost})
+        if x.role == "active" and others and rng.random() < ASYMMETRIC_ODDS:
+            x = replace(x, b_cost=rng.choice(others))
+        if rng.random() < ASYMMETRIC_ODDS:
+            x = replace(x, b_mtu=next(m for m in MTUS if m != x.mtu))
+        out.append(x)
+    return out
+
+
 def _both(rng: random.Random, values: tuple[Any, ...], n: int) -> list[Any]:
     """``n`` draws from ``values`` in which (when ``n`` allows) more than one value occurs."""
     while True:
@@ -295,8 +318,9 @@ def draw_ospf_plan(rng: random.Random, num_routers: int, network: str | None = N
         links = draw_links(rng, routers, [(s.a, s.b) for s in part.spans])
         links = [replace(x, cost=c) for x, c in zip(links, _costs(rng, part), strict=True)]
         links = _standby(rng, routers, _vary(rng, links))
+        links = _asymmetric(rng, links)
         areas = dict.fromkeys(routers, 0)
-        if len(routers) >= 5 and rng.random() < 0.7:
+        if rng.random() < MULTI_AREA_ODDS:
             drawn = _areas(rng, routers, links)
             if drawn is not None:
                 areas, links = drawn

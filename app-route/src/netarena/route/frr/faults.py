@@ -71,27 +71,28 @@ VALUE_DRAWS = 8
 
 
 def _target(rng: random.Random, kind: str, plan: OspfPlan) -> dict[str, Any]:
-    """The fault's value, drawn as the design's links carry it: that of a random link.
+    """The fault's value, drawn as the design carries it: that of a random link end.
 
     So fault values follow the design's own distribution (an area, timers, a type, an
-    MTU or a cost as often as links carry them; a cost raised or lowered, an MTU either
-    way), and the place is then one whose value differs.
+    MTU or a cost as often as interfaces carry them; a cost raised or lowered, an MTU
+    either way), and the place is then one whose value differs.
     """
     pool = [x for x in plan.links if x.role != "off"] or list(plan.links)
     link = rng.choice(plan.igp_links() if kind == "ospf-cost" else pool)
+    end = rng.choice((link.a, link.b))
     values: dict[str, dict[str, Any]] = {
         "ospf-area": {"area": link.area},
         "ospf-hello": {"timers": link.timers},
         "ospf-nettype": {"network": link.network_type},
-        "ospf-mtu": {"mtu": link.mtu},
-        "ospf-cost": {"cost": link.cost},
+        "ospf-mtu": {"mtu": link.mtu_at(end)},
+        "ospf-cost": {"cost": link.cost_at(end)},
         "ospf-auth": {"key": _key(rng)},
     }
     return values.get(kind, {})
 
 
-def _fits(kind: str, link: TransitLink, value: dict[str, Any]) -> bool:
-    """Whether ``value`` breaks ``link`` (it differs from what the link has)."""
+def _fits(kind: str, link: TransitLink, router: str, value: dict[str, Any]) -> bool:
+    """Whether ``value`` at ``router``'s end breaks ``link`` (where its ends must agree)."""
     if kind == "ospf-area":
         return bool(link.area != value["area"])
     if kind == "ospf-hello":
@@ -99,9 +100,11 @@ def _fits(kind: str, link: TransitLink, value: dict[str, Any]) -> bool:
     if kind == "ospf-nettype":
         return bool(link.network_type != value["network"])
     if kind == "ospf-mtu":
-        return bool(link.mtu != value["mtu"])
+        return not link.b_mtu and link.mtu != value["mtu"]
     if kind == "ospf-cost":
-        return bool(link.cost != value["cost"])
+        return not link.b_cost and link.cost != value["cost"]
+    if kind == "ospf-auth":  # a key mismatch: both ends authenticate
+        return bool(link.key)
     return True
 
 
@@ -127,15 +130,19 @@ def _link_places(
     """The places a fault of ``kind`` fits, for a value the design carries.
 
     An adjacency fault sits on a link carrying traffic; a cost fault where its cost
-    moves a route (raised where traffic leaves by the link, lowered where it comes).
+    moves a route (raised where traffic leaves by the link, lowered where it comes). A
+    passive or unenabled interface only in designs with a standby link kept so.
     """
+    twin = {"ospf-passive": "passive", "ospf-missing": "off"}.get(kind)
+    if twin and not any(x.role == twin for x in plan.links):
+        return []  # a passive or unenabled transit interface only beside the design's own
     for _ in range(VALUE_DRAWS):
         value = _target(rng, kind, plan)
         places: list[Place] = []
         for i, link in enumerate(plan.links):
-            if link.role != "active" or not _fits(kind, link, value):
+            if link.role != "active":
                 continue
-            ends = [r for r in (link.a, link.b) if free(i, r)]
+            ends = [r for r in (link.a, link.b) if free(i, r) and _fits(kind, link, r, value)]
             if kind == "ospf-cost":
                 places += [(i, r, value) for r in ends if _moves(plan, i, r, value["cost"])]
             elif ends and _carries_traffic(plan, link):

@@ -147,10 +147,10 @@ class FrrNetwork(Network):
             add_address(self.netns(router), "lo", self.ospf.loopbacks[router], 32)
             write_sysctl(self.netns(router), "net.ipv4.conf.all.promote_secondaries", "1")
         for link in self.ospf.links:
-            if link.mtu != 1500:
-                for router in (link.a, link.b):
+            for router in (link.a, link.b):
+                if (mtu := link.mtu_at(router)) != 1500:
                     intf, _ = link.end(router)
-                    ip_batch([f"link set dev {intf} mtu {link.mtu}"], self.netns(router))
+                    ip_batch([f"link set dev {intf} mtu {mtu}"], self.netns(router))
         self._write_dirs(uid)
         list(self.pool.map(self._start_frr, self.ospf.routers))
         self.services = Services({n: self.netns(n) for n in self.plan.nodes}, self.local)

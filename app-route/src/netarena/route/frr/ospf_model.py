@@ -33,6 +33,8 @@ class _Link(Protocol):
     @property
     def cost(self) -> int: ...
 
+    def cost_at(self, router: str) -> int: ...  # noqa: D102
+
     @property
     def area(self) -> int: ...
 
@@ -62,8 +64,8 @@ def _area_graphs(
 ) -> dict[int, dict[str, list[tuple[str, int]]]]:
     graphs: dict[int, dict[str, list[tuple[str, int]]]] = {}
     for link in plan.igp_links():
-        ab = costs.get((link.a, link.b), link.cost)
-        ba = costs.get((link.b, link.a), link.cost)
+        ab = costs.get((link.a, link.b), link.cost_at(link.a))
+        ba = costs.get((link.b, link.a), link.cost_at(link.b))
         if ab >= DOWN or ba >= DOWN:
             continue
         graph = graphs.setdefault(link.area, {})

@@ -71,6 +71,11 @@ class TransitLink:
     role: str = "active"
     """``active`` (an adjacency), ``passive`` (a standby link: both ends passive) or
     ``off`` (a standby link not in OSPF)."""
+    b_cost: int = 0
+    """``b``'s cost where it differs from ``a``'s (traffic engineering); 0: the same."""
+    b_mtu: int = 0
+    """``b``'s MTU where it differs from ``a``'s (then both ends ignore the MTU in OSPF's
+    database exchange, ``ip ospf mtu-ignore``); 0: the same."""
 
     def end(self, router: str) -> tuple[str, str]:
         """``(interface, address)`` of ``router`` on this link."""
@@ -79,6 +84,14 @@ class TransitLink:
     def peer(self, router: str) -> str:
         """The router at the other end."""
         return self.b if router == self.a else self.a
+
+    def cost_at(self, router: str) -> int:
+        """The OSPF cost ``router``'s end sends with."""
+        return self.b_cost if router == self.b and self.b_cost else self.cost
+
+    def mtu_at(self, router: str) -> int:
+        """The MTU of ``router``'s end."""
+        return self.b_mtu if router == self.b and self.b_mtu else self.mtu
 
 
 @dataclass(frozen=True)
@@ -263,8 +276,10 @@ def transit_lines(link: TransitLink, router: str) -> list[str]:
                 " ip ospf authentication message-digest",
                 f" ip ospf message-digest-key 1 md5 {link.key}",
             ]
-        lines.append(f" ip ospf cost {link.cost}")
+        lines.append(f" ip ospf cost {link.cost_at(router)}")
         lines += timer_lines(link.timers)
+        if link.b_mtu:
+            lines.append(" ip ospf mtu-ignore")
         lines.append(f" ip ospf network {link.network_type}")
         if link.role == "passive":
             lines.append(" ip ospf passive")

@@ -73,13 +73,16 @@ def describe_design(plan: OspfPlan) -> list[str]:
         "Router ids are the loopbacks, each in its router's area:",
         "- " + ", ".join(f"{r} {plan.loopbacks[r]}" for r in plan.routers),
         "Links (a /30 each; both ends of a link agree on every OSPF setting, its cost "
-        "included; costs follow the links' lengths or capacities):",
+        "included unless it differs by direction as stated; costs follow the links' lengths "
+        "or capacities):",
     ]
     for link in plan.links:
         standby = {
             "passive": ", standby: passive at both ends, no adjacency",
             "off": ", standby: not in OSPF",
         }.get(link.role, "")
+        if link.b_cost:
+            standby += ", its cost differs by direction"
         lines.append(
             f"- {link.a} {link.a_intf} {link.a_ip} <-> {link.b} {link.b_intf} {link.b_ip} "
             f"({link.network}){standby}"

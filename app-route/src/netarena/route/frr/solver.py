@@ -30,7 +30,7 @@ __all__ = ["Design", "read_design", "link_fixes", "DIAGNOSTIC", "next_dynamic_ac
 DIAGNOSTIC = "vtysh -c 'show running-config'; ip -o link show"
 """What the reference runs to look at a router."""
 
-_LINK = re.compile(r"^- (\S+) (\S+) (\S+) <-> (\S+) (\S+) (\S+) \((\S+)\)(, standby.*)?$")
+_LINK = re.compile(r"^- (\S+) (\S+) (\S+) <-> (\S+) (\S+) (\S+) \((\S+)\)(.*)$")
 _STUB = re.compile(r"^- (\S+) (\S+) on (\S+) behind (\S+) (\S+) (\S+), announced (.*)$")
 _ROUTERS = re.compile(r"^Routers (.*?) run FRR")
 _PRIMARY = re.compile(r"its primary path is (.*)\.$", re.MULTILINE)
@@ -56,6 +56,8 @@ class Design:
     """Host → the router its stub is behind."""
     primaries: list[list[str]] = field(default_factory=list)
     """The routers of each primary path the ticket names."""
+    asymmetric: set[tuple[str, str]] = field(default_factory=set)
+    """Links ``(a, b)`` whose cost differs by direction."""
 
     def area_of(self, a: str, b: str) -> int:
         """The area of a link between ``a`` and ``b``: its region's, or the backbone."""
@@ -73,8 +75,10 @@ def read_design(text: str) -> Design:
         elif m := _AREA.match(line):
             for name in re.findall(r"(r\d+)(?: \([^)]*\))?", m.group(2)):
                 design.home[name] = int(m.group(1))
-        elif (m := _LINK.match(line)) and not m.group(8):
+        elif (m := _LINK.match(line)) and "standby" not in m.group(8):
             design.links.append((m.group(1), m.group(2), m.group(4), m.group(5)))
+            if "cost differs by direction" in m.group(8):
+                design.asymmetric.add((m.group(1), m.group(4)))
         elif m := _STUB.match(line):
             design.stub_router[m.group(1)] = m.group(4)
             if m.group(7).startswith("as an external route"):
@@ -164,10 +168,13 @@ def link_fixes(
             fixes[router][0].extend([*clear, f"ip ospf area {area}"])
         if "ip ospf passive" in end.lines:
             fixes[router][0].append("no ip ospf passive")
-    if end_a.cost != end_b.cost:  # the ticket's flows tell which end moved them
+    if end_a.cost != end_b.cost and (a, b) not in design.asymmetric:  # the named flows
+        # tell which end moved them
         wrong = wrong_end((a, b), (end_a.cost, end_b.cost), design.primaries)
         fixes[wrong][0].append(f"ip ospf cost {(end_b if wrong == a else end_a).cost}")
-    if end_a.mtu and end_b.mtu and end_a.mtu != end_b.mtu:  # its frames no longer fit
+    ignored = "ip ospf mtu-ignore" in end_a.lines or "ip ospf mtu-ignore" in end_b.lines
+    if end_a.mtu and end_b.mtu and end_a.mtu != end_b.mtu and not ignored:  # frames no
+        # longer fit
         router, intf, mtu = (
             (a, a_intf, end_b.mtu) if end_a.mtu < end_b.mtu else (b, b_intf, end_a.mtu)
         )
