@@ -122,12 +122,12 @@ def _session_faults(rng: random.Random, plan: BgpPlan, kind: str) -> list[Fault]
                 fault["address"] = rng.choice(wrong)
             elif kind == "bgp-multihop":  # the other way of handling TTL, as designed
                 was = plan.ttl[str(session.link)]
-                other = sorted(
+                ways = sorted(
                     {t for t in plan.ttl.values() if t and (t == "multihop") != (was == "multihop")}
                 )
-                if not other:
+                if not ways:
                     continue
-                fault["ttl"] = rng.choice(other)
+                fault["ttl"] = rng.choice(ways)
             elif kind == "bgp-maxprefix":
                 if limit is None or len(sent(plan, peer, router)) <= limit:
                     continue
