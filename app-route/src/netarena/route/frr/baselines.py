@@ -16,7 +16,16 @@ Each answers from the observation text alone, deterministically, as the referenc
 * ``bgp-rewrite-from-ticket`` never looks either: it rebuilds every router's ``router bgp``
   section from the runbook's sessions, next-hop-self routers and stubs (``no router bgp``,
   then the design), which removes every misconfiguration inside it but tears down every
-  session of every router on the way (not solved safely).
+  session of every router on the way and drops the policies the runbook does not spell
+  out (not solved safely);
+* ``ospf-majority-normaliser`` and ``bgp-majority-normaliser`` read every router and set
+  each setting that differs to the value most carry (interface settings; a neighbour's
+  prefix limit, a loopback session's TTL handling, a route-map's preference): fault
+  values are ones the design carries, so the majority is often wrong;
+* ``ospf-default-everything`` and ``bgp-default-everything`` never look: they put every
+  setting back to FRR's defaults (or to what the ticket states), losing the design's own;
+* ``ospf-session-reset-only`` and ``bgp-session-reset-only`` reset what the ticket names
+  and change no configuration: a limit that tripped trips again, nothing else is mended.
 
 They are rungs of route's ladder measured on their protocol's labels (``Baseline.labels``):
 ``netarena calibrate route`` plans those labels for them, ``tests/test_baselines.py`` samples
@@ -26,12 +35,21 @@ them, and ``tests/route/test_frr_root.py`` pins their verdicts on chosen faults.
 from __future__ import annotations
 
 import re
-import shlex
 from collections.abc import Callable
 
 from netarena.common.core.agents import Baseline
 from netarena.route.baselines import ScriptedRouteAgent, scripted_baseline
-from netarena.route.frr.bgp_reading import BGP_DIAGNOSTIC, Intent, read_intent
+from netarena.route.frr.bgp_baselines import (
+    alarmed,
+    bgp_clear_everything,
+    bgp_default_everything,
+    bgp_majority_normaliser,
+    bgp_read_only,
+    bgp_rewrite_from_ticket,
+    bgp_session_reset_only,
+    conf,
+    majority,
+)
 from netarena.route.frr.solver import DIAGNOSTIC, Design, End, _end, read_design
 from netarena.route.history import Move, _history
 
@@ -48,7 +66,6 @@ __all__ = [
 ]
 
 CLEAR = "vtysh -c 'clear ip ospf process'"
-CLEAR_BGP = "vtysh -c 'clear bgp *'"
 
 
 def _each_router_once(text: str, command: str) -> Move | None:
@@ -78,10 +95,6 @@ def _interfaces(design: Design, router: str) -> list[tuple[str, int]]:
     ]
 
 
-def _conf(lines: list[str]) -> str:
-    return "vtysh -c 'conf t' " + " ".join(f"-c {shlex.quote(x)}" for x in lines)
-
-
 def _rewrite(router: str, design: Design) -> str:
     lines = ["no router ospf", "router ospf"]
     if router in design.redistribute:
@@ -90,7 +103,7 @@ def _rewrite(router: str, design: Design) -> str:
     for intf, area in _interfaces(design, router):
         lines += [f"interface {intf}", "no ip ospf area", f"ip ospf area {area}"]
         lines += ["no ip ospf passive", "exit"]
-    return _conf(lines)
+    return conf(lines)
 
 
 def rewrite_from_ticket(text: str) -> Move | None:
@@ -133,12 +146,8 @@ def default_everything(text: str) -> Move | None:
         for intf, _ in _interfaces(design, router):
             lines += [f"interface {intf}", *_DEFAULTS, "exit"]
             kernel.append(f"ip link set dev {intf} mtu 1500")
-        return router, " ; ".join([_conf(lines), *kernel])
+        return router, " ; ".join([conf(lines), *kernel])
     return None
-
-
-def _majority(values: list[str]) -> str | None:
-    return max(sorted(set(values)), key=values.count) if values else None
 
 
 def majority_normaliser(text: str) -> Move | None:
@@ -159,7 +168,7 @@ def majority_normaliser(text: str) -> Move | None:
         for r, i in ((a, a_intf), (b, b_intf))
     }
     picks = {
-        name: _majority([get(e) for e in ends.values()])
+        name: majority([get(e) for e in ends.values()])
         for name, get in _SETTINGS.items()
     }
     done = {e.machine for e in history if e.command.startswith("vtysh -c 'conf t' -c 'interface")}
@@ -178,7 +187,7 @@ def majority_normaliser(text: str) -> Move | None:
             if changes:
                 lines += [f"interface {intf}", *(x for c in changes for x in c), "exit"]
         if lines:
-            return router, _conf(lines)
+            return router, conf(lines)
     return None
 
 
@@ -198,46 +207,12 @@ _SET: dict[str, Callable[[str], list[str]]] = {
 """How the majority normaliser sets a setting to a value."""
 
 
-def bgp_read_only(text: str) -> Move | None:
-    """Look at every router's BGP state once, then give up."""
-    return _each_router_once(text, BGP_DIAGNOSTIC)
-
-
-def bgp_clear_everything(text: str) -> Move | None:
-    """Reset every BGP session of every router once, then give up."""
-    return _each_router_once(text, CLEAR_BGP)
-
-
-def _bgp_rewrite(router: str, intent: Intent) -> str:
-    """``router``'s ``router bgp`` section rebuilt from what the ticket states."""
-    asn = intent.asn[router]
-    top, family = [f"no router bgp {asn}", f"router bgp {asn}", "no bgp default ipv4-unicast"], []
-    for address, (peer, kind) in sorted(intent.neighbors.get(router, {}).items()):
-        top.append(f"neighbor {address} remote-as {intent.asn[peer]}")
-        if kind != "ebgp":
-            top.append(f"neighbor {address} update-source lo")
-        if kind == "multihop":
-            top.append(f"neighbor {address} ebgp-multihop 2")
-        family.append(f"neighbor {address} activate")
-        if kind == "ibgp" and router in intent.borders:
-            family.append(f"neighbor {address} next-hop-self")
-    if router in intent.stub:
-        family.append(f"network {intent.stub[router]}")
-    lines = [*top, "address-family ipv4 unicast", *family, "exit-address-family"]
-    return "vtysh -c 'conf t' " + " ".join(f"-c {shlex.quote(x)}" for x in lines)
-
-
-def bgp_rewrite_from_ticket(text: str) -> Move | None:
-    """Rebuild every router's BGP section from the runbook once, never looking, then give up."""
-    design = read_intent(text)
-    done = {
-        e.machine
-        for e in _history(text)
-        if re.match(r"vtysh -c 'conf t' -c 'no router bgp", e.command)
-    }
-    for router in design.routers:
+def session_reset_only(text: str) -> Move | None:
+    """Reset OSPF on every router the ticket names, once, then give up."""
+    done = {e.machine for e in _history(text) if e.command == CLEAR}
+    for router in alarmed(text) or read_design(text).routers:
         if router not in done:
-            return router, _bgp_rewrite(router, design)
+            return router, CLEAR
     return None
 
 
@@ -250,6 +225,10 @@ DYNAMIC_BASELINES = {
     "bgp-read-only": bgp_read_only,
     "bgp-clear-everything": bgp_clear_everything,
     "bgp-rewrite-from-ticket": bgp_rewrite_from_ticket,
+    "ospf-session-reset-only": session_reset_only,
+    "bgp-session-reset-only": bgp_session_reset_only,
+    "bgp-default-everything": bgp_default_everything,
+    "bgp-majority-normaliser": bgp_majority_normaliser,
 }
 """Name → script; ``ScriptedRouteAgent(name, script)`` makes the agent."""
 
@@ -300,6 +279,14 @@ LADDER: tuple[Baseline, ...] = (
         _OSPF,
     ),
     scripted_baseline(
+        "ospf-session-reset-only",
+        "resets OSPF on the routers the ticket names (every adjacency there flaps), "
+        "changes no configuration",
+        session_reset_only,
+        {"solved_safely": (0.0, 0.05)},
+        _OSPF,
+    ),
+    scripted_baseline(
         "bgp-read-only",
         "looks at every router's BGP summary, configuration and table, and changes nothing",
         bgp_read_only,
@@ -318,7 +305,32 @@ LADDER: tuple[Baseline, ...] = (
         "never looks: rebuilds every router's BGP section from the ticket's design "
         "(`no router bgp`, then the runbook's sessions and stubs)",
         bgp_rewrite_from_ticket,
-        {"solved_safely": (0.0, 0.3)},
+        {"solved_safely": (0.0, 0.1)},
+        _BGP,
+    ),
+    scripted_baseline(
+        "bgp-session-reset-only",
+        "resets the sessions of the routers the ticket names (hard where the ticket says "
+        "a session is down, soft elsewhere), changes no configuration",
+        bgp_session_reset_only,
+        {"solved_safely": (0.0, 0.1)},
+        _BGP,
+    ),
+    scripted_baseline(
+        "bgp-default-everything",
+        "never looks: sets every neighbour the ticket names to its stated AS, activates it, "
+        "lifts every prefix limit, peers loopback sessions by multihop, puts back network "
+        "statements and next-hop-self",
+        bgp_default_everything,
+        {"solved_safely": (0.0, 0.1)},
+        _BGP,
+    ),
+    scripted_baseline(
+        "bgp-majority-normaliser",
+        "reads every router's configuration and sets each neighbour setting and route-map "
+        "preference that differs to the value most carry, never reading sessions or routes",
+        bgp_majority_normaliser,
+        {"solved_safely": (0.0, 0.1)},
         _BGP,
     ),
 )

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, ClassVar
 
-from netarena.route.frr.bgp_policy import Policy, design_policy, policy_lines
+from netarena.route.frr.bgp_policy import LOCAL_PREF, Entry, MapEntry, Policy, policy_lines
 from netarena.route.frr.plan import (
     OSPF_TIMERS,
     OspfPlan,
@@ -270,8 +270,11 @@ class BgpPlan(OspfPlan):
         )
 
 
-TTL_LINES = {"multihop": "ebgp-multihop 2", "gtsm1": "ttl-security hops 1",
-             "gtsm2": "ttl-security hops 2"}
+TTL_LINES = {
+    "multihop": "ebgp-multihop 2",
+    "gtsm1": "ttl-security hops 1",
+    "gtsm2": "ttl-security hops 2",
+}
 """``Neighbor.ttl`` → the neighbour line that sets it."""
 
 
@@ -354,3 +357,41 @@ def render_bgp(plan: BgpPlan, router: str) -> str:
         plan.asn[router], plan.loopbacks[router], plan.neighbors(router), plan.networks(router)
     )
     return "\n".join(lines) + "\n"
+
+
+def _numbered(prefixes: frozenset[str]) -> tuple[Entry, ...]:
+    return tuple((5 * (i + 1), "permit", p) for i, p in enumerate(sorted(prefixes)))
+
+
+def design_policy(plan: BgpPlan, router: str) -> Policy:
+    """``router``'s policy as the design makes it (empty for a router with no eBGP)."""
+    mine = plan.asn[router]
+    lists: dict[str, tuple[Entry, ...]] = {}
+    maps: dict[str, tuple[MapEntry, ...]] = {}
+    bind_in: dict[str, str] = {}
+    bind_out: dict[str, str] = {}
+    count = 0
+    for session in plan.sessions_of(router):
+        if session.kind == "ibgp":
+            continue
+        peer = session.peer(router)
+        address, theirs = session.addr(peer), plan.asn[peer]
+        rel = plan.relation(mine, theirs)
+        if rel == "provider":
+            lists["OWN-PREFIXES"] = _numbered(plan.own_prefixes(mine))
+            maps["FROM-TRANSIT"] = (
+                (5, "deny", "OWN-PREFIXES", None),
+                (10, "permit", None, LOCAL_PREF["provider"]),
+            )
+            bind_in[address] = "FROM-TRANSIT"
+        else:
+            count += 1
+            cone = f"CONE-{count}"
+            name = f"FROM-{'CUST' if rel == 'customer' else 'PEER'}-{count}"
+            lists[cone] = _numbered(plan.cone(theirs))
+            maps[name] = ((10, "permit", cone, LOCAL_PREF[rel]),)
+            bind_in[address] = name
+        if rel != "customer":
+            lists["OWN-CONE"] = _numbered(plan.cone(mine))
+            bind_out[address] = "OWN-CONE"
+    return Policy(lists, maps, bind_in, bind_out)

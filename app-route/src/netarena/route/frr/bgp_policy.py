@@ -22,10 +22,6 @@ policy the same way the routers do.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from netarena.route.frr.bgp_plan import BgpPlan
 
 __all__ = [
     "LOCAL_PREF",
@@ -34,7 +30,6 @@ __all__ = [
     "Policy",
     "admits",
     "imports",
-    "design_policy",
     "policy_lines",
 ]
 
@@ -89,44 +84,6 @@ def imports(policy: Policy, neighbour: str, prefix: str) -> int | None:
         if match is None or admits(policy.prefix_lists.get(match, ()), prefix):
             return (pref or DEFAULT_PREF) if action == "permit" else None
     return None
-
-
-def _numbered(prefixes: frozenset[str]) -> tuple[Entry, ...]:
-    return tuple((5 * (i + 1), "permit", p) for i, p in enumerate(sorted(prefixes)))
-
-
-def design_policy(plan: BgpPlan, router: str) -> Policy:
-    """``router``'s policy as the design makes it (empty for a router with no eBGP)."""
-    mine = plan.asn[router]
-    lists: dict[str, tuple[Entry, ...]] = {}
-    maps: dict[str, tuple[MapEntry, ...]] = {}
-    bind_in: dict[str, str] = {}
-    bind_out: dict[str, str] = {}
-    count = 0
-    for session in plan.sessions_of(router):
-        if session.kind == "ibgp":
-            continue
-        peer = session.peer(router)
-        address, theirs = session.addr(peer), plan.asn[peer]
-        rel = plan.relation(mine, theirs)
-        if rel == "provider":
-            lists["OWN-PREFIXES"] = _numbered(plan.own_prefixes(mine))
-            maps["FROM-TRANSIT"] = (
-                (5, "deny", "OWN-PREFIXES", None),
-                (10, "permit", None, LOCAL_PREF["provider"]),
-            )
-            bind_in[address] = "FROM-TRANSIT"
-        else:
-            count += 1
-            cone = f"CONE-{count}"
-            name = f"FROM-{'CUST' if rel == 'customer' else 'PEER'}-{count}"
-            lists[cone] = _numbered(plan.cone(theirs))
-            maps[name] = ((10, "permit", cone, LOCAL_PREF[rel]),)
-            bind_in[address] = name
-        if rel != "customer":
-            lists["OWN-CONE"] = _numbered(plan.cone(mine))
-            bind_out[address] = "OWN-CONE"
-    return Policy(lists, maps, bind_in, bind_out)
 
 
 def policy_lines(policy: Policy) -> list[str]:

@@ -14,7 +14,9 @@ link shares and a fault's value is one some healthy link also carries:
   multiplier of 3 to 5) or ``hello 1 dead 3``, MD5 authentication (its own key) or none;
   every design holds both values of each;
 * on some links the ends differ by design: the cost by direction (traffic engineering),
-  or the MTU (both ends then ignore it in OSPF's database exchange);
+  or the MTU (both ends then ignore it in OSPF's database exchange); and ends carry
+  their own lines besides OSPF's (a description on most, a bandwidth or a priority on
+  some), so no link's two ends are copies of each other;
 * in most designs one or two standby links (where the rest stays connected): kept
   passive at both ends, or out of OSPF with their settings kept, so passive and
   out-of-OSPF transit interfaces are part of the design as a fault's are.
@@ -231,6 +233,21 @@ engineering: one end takes another link's cost), or its MTU (both ends then igno
 OSPF's database exchange)."""
 
 
+EXTRAS = ("bandwidth_100000", "bandwidth_1000000", "bandwidth_10000000", "ip_ospf_priority_10")
+"""Interface lines besides OSPF's an end may carry (no bearing on routing: costs are set)."""
+
+
+def _extra(rng: random.Random) -> str:
+    """One end's lines besides OSPF's, so a link's two ends are not copies of each other.
+
+    Mostly a description, sometimes a bandwidth or an OSPF priority.
+    """
+    words = ["description"] if rng.random() < 0.8 else []
+    if rng.random() < 0.4:
+        words.append(rng.choice(EXTRAS))
+    return "+".join(words)
+
+
 def _asymmetric(rng: random.Random, links: list[TransitLink]) -> list[TransitLink]:
     """Links whose ends differ by design, so a value differing between ends is no tell."""
     out = []
@@ -240,7 +257,7 @@ def _asymmetric(rng: random.Random, links: list[TransitLink]) -> list[TransitLin
             x = replace(x, b_cost=rng.choice(others))
         if rng.random() < ASYMMETRIC_ODDS:
             x = replace(x, b_mtu=next(m for m in MTUS if m != x.mtu))
-        out.append(x)
+        out.append(replace(x, a_extra=_extra(rng), b_extra=_extra(rng)))
     return out
 
 

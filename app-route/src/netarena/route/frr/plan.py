@@ -76,6 +76,11 @@ class TransitLink:
     b_mtu: int = 0
     """``b``'s MTU where it differs from ``a``'s (then both ends ignore the MTU in OSPF's
     database exchange, ``ip ospf mtu-ignore``); 0: the same."""
+    a_extra: str = "description"
+    """What ``a``'s interface carries besides OSPF: its ``description`` line, and or a
+    ``bandwidth`` or OSPF ``priority`` line (words joined by ``+``); ends differ."""
+    b_extra: str = "description"
+    """The same for ``b``."""
 
     def end(self, router: str) -> tuple[str, str]:
         """``(interface, address)`` of ``router`` on this link."""
@@ -267,7 +272,12 @@ def timer_lines(timers: str) -> list[str]:
 def transit_lines(link: TransitLink, router: str) -> list[str]:
     """``router``'s interface on ``link``: its area, authentication, cost, timers and type."""
     intf, _ = link.end(router)
-    lines = [f"interface {intf}", f" description to {link.peer(router)}"]
+    lines = [f"interface {intf}"]
+    for extra in (link.a_extra if router == link.a else link.b_extra).split("+"):
+        if extra == "description":
+            lines.append(f" description to {link.peer(router)}")
+        elif extra:
+            lines.append(f" {extra.replace('_', ' ')}")
     if link.role != "off" or link.cost:  # a link out of OSPF keeps its settings, no area
         if link.role != "off":
             lines.append(f" ip ospf area {link.area}")
