@@ -218,8 +218,13 @@ def test_the_ticket_paths_are_traced_with_real_probes() -> None:
     query = app.generate(31, 1, "ospf-cost")
     with app.open(query) as episode:
         assert episode.intended_paths and not episode.initial.paths  # routing is not healthy
-        (src, dst), designed = next(iter(episode.intended_paths.items()))
-        assert traced_path(episode.net, episode.plan, src, dst) != designed  # the fault moved it
+        moved = [  # flows the fault moved off their designed path
+            flow
+            for flow, designed in episode.intended_paths.items()
+            if traced_path(episode.net, episode.plan, *flow) != designed
+        ]
+        assert moved, episode.intended_paths
+        src, dst = moved[0]
         play_reference(episode, 10)
         assert episode.state.paths == episode.intended_paths
         detour = {**episode.state.paths, (src, dst): ("r9",)}

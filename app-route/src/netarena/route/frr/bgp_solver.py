@@ -180,8 +180,9 @@ def _order(intent: Intent, looks: dict[str, Look]) -> list[str]:
 
     The far ends of sessions a look showed down and the border routers whose routes a
     look could not resolve; then the ends of sessions the ticket says are down, the
-    routers on the complaints' designed paths (those most paths cross first, then from
-    the destination back, the way a route spreads), and the rest.
+    routers on the complaints' designed paths (first those of paths no session down
+    explains, then the rest; those most paths cross first, then from the destination
+    back, the way a route spreads), and the rest.
     """
     pointed: list[str] = []
     for router, look in looks.items():
@@ -195,8 +196,16 @@ def _order(intent: Intent, looks: dict[str, Look]) -> list[str]:
                 if intent.asn.get(border) == look.asn and hop in peers
             ]
     named = [r for pair in intent.down for r in pair]
+    down = {frozenset(pair) for pair in intent.down}
+    unexplained = [  # a complaint whose path crosses no session down: another cause
+        r
+        for path in intent.paths
+        if not any(frozenset(hop) in down for hop in zip(path, path[1:], strict=False))
+        for r in reversed(path)
+    ]
     crossed = [r for path in intent.paths for r in reversed(path)]  # as routes spread
-    named += sorted(dict.fromkeys(crossed), key=lambda r: -crossed.count(r))
+    for found in (unexplained, crossed):  # those most paths cross first
+        named += sorted(dict.fromkeys(found), key=found.count, reverse=True)
     return [r for r in dict.fromkeys([*pointed, *named, *intent.routers]) if r in intent.routers]
 
 

@@ -29,6 +29,8 @@ __all__ = ["Design", "read_design", "link_fixes", "DIAGNOSTIC", "next_dynamic_ac
 
 DIAGNOSTIC = "vtysh -c 'show running-config'; ip -o link show"
 """What the reference runs to look at a router."""
+LOOK_AFTER = " ; " + DIAGNOSTIC
+"""Appended to a repair: the router is looked at again in the same turn (a turn saved)."""
 
 _LINK = re.compile(r"^- (\S+) (\S+) (\S+) <-> (\S+) (\S+) (\S+) \((\S+)\)(.*)$")
 _STUB = re.compile(r"^- (\S+) (\S+) on (\S+) behind (\S+) (\S+) (\S+), announced (.*)$")
@@ -187,13 +189,21 @@ def link_fixes(
 
 
 def _order(text: str, design: Design) -> list[str]:
-    """Routers the ticket names (alarms first), then the rest in order."""
+    """Where to look first.
+
+    Routers the alarms name, then those behind the hosts most cannot reach (a stub gone),
+    then the rest the ticket names, then the rest.
+    """
     ticket = text.split("## Incident ticket", 1)[-1].split("## Routing design", 1)[0]
-    named = re.findall(r"\b(r\d+)\b", ticket)
-    cut = [
-        design.stub_router.get(h) for h in re.findall(r"(h\d+) \(\S+\) cannot be reached", ticket)
+    alarms = [
+        r for ln in ticket.splitlines() if "Alarm:" in ln for r in re.findall(r"\b(r\d+)\b", ln)
     ]
-    return [r for r in dict.fromkeys([*named, *cut, *design.routers]) if r in design.routers]
+    named = re.findall(r"\b(r\d+)\b", ticket)
+    cut = re.findall(r"(h\d+) \(\S+\) cannot be reached from (.*)\.$", ticket, re.MULTILINE)
+    cut.sort(key=lambda found: -len(found[1].split(",")))  # stable: ties keep ticket order
+    behind = [design.stub_router.get(h) for h, _ in cut]
+    order = [*alarms, *behind, *named, *design.routers]
+    return [r for r in dict.fromkeys(order) if r in design.routers]
 
 
 def _command(intf_lines: dict[str, list[str]], extra: list[str], kernel: list[str]) -> str:
@@ -204,7 +214,7 @@ def _command(intf_lines: dict[str, list[str]], extra: list[str], kernel: list[st
     parts = []
     if vty:
         parts.append("vtysh -c 'conf t' " + " ".join(f"-c {shlex.quote(x)}" for x in vty))
-    return " && ".join(parts + kernel)
+    return " && ".join(parts + kernel) + LOOK_AFTER
 
 
 def router_fixes(router: str, seen: dict[str, str], fresh: set[str], design: Design) -> str | None:
@@ -244,7 +254,7 @@ def next_dynamic_action(text: str) -> Move | None:
     seen: dict[str, str] = {}
     fresh: set[str] = set()  # looked at since its last change
     for entry in history:
-        if entry.command == DIAGNOSTIC:
+        if entry.command == DIAGNOSTIC or entry.command.endswith(LOOK_AFTER):
             seen[entry.machine] = entry.output
             fresh.add(entry.machine)
         else:
