@@ -151,7 +151,13 @@ class FrrEpisode(GuardedEpisode[DynamicState]):
             period counts from there (on BGP networks, from a later route change too)."""
             self.changed = True
             """Whether the last command changed anything routing reacts to (``_execute``)."""
-            routing = settle(self.net, SETTLE_QUIET_S, 30.0)
+            routing = settle(  # a break the faults made silently shows at a dead interval
+                self.net,
+                SETTLE_QUIET_S,
+                30.0,
+                since=self.quiet_since,
+                silence_s=self.steady_silence_s,
+            )
             if judged(routing) == judged(self.healthy):
                 raise EmulatorError(f"{query.id}: the faults left routing as designed")
             matrix = measure(self.net, self.timing, None)
