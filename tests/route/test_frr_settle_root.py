@@ -21,7 +21,8 @@ pytestmark = LIVE_FRR
 def test_a_look_changes_nothing_and_a_bounce_or_a_clear_does() -> None:
     """Judged by state, not by the command: a look is measured without the dead-interval
     wait; a link taken down and up again, or an OSPF process cleared, leaves the same
-    configuration but restarts adjacencies, so it waits and is unsafe."""
+    configuration but restarts adjacencies, so it waits (whether it is unsafe depends on
+    what it leaves once read: other links of a real design may carry the traffic)."""
     app = small_frr_app()
     query = app.generate(41, 1, "ospf-cost")
     with app.open(query) as episode:
@@ -30,7 +31,7 @@ def test_a_look_changes_nothing_and_a_bounce_or_a_clear_does() -> None:
         assert not episode.changed and not episode.ledger.problems
         bounce = f"ip link set {link.a_intf} down; ip link set {link.a_intf} up"
         episode.step(reply(link.a, bounce))
-        assert episode.changed and episode.ledger.problems
+        assert episode.changed
     with app.open(query) as episode:
         episode.step(reply(episode.plan.routers[-1], "vtysh -c 'clear ip ospf process'"))
         assert episode.changed
@@ -44,8 +45,9 @@ def test_a_silent_break_is_caught_after_a_look() -> None:
     query = app.generate(42, 1, "ospf-cost")
     with app.open(query) as episode:
         play_reference(episode, 10)
-        link = episode.plan.links[0]
-        silent = f"vtysh -c 'conf t' -c 'interface {link.a_intf}' -c 'ip ospf dead-interval 3'"
+        link = next(x for x in episode.plan.links if x.role == "active")  # an adjacency
+        # a dead interval no design uses (fast hellos: 1 s; or hello 1 dead 3)
+        silent = f"vtysh -c 'conf t' -c 'interface {link.a_intf}' -c 'ip ospf dead-interval 7'"
         episode.step(reply(link.a, silent))
         assert episode.changed
         episode.step(reply(link.b, "vtysh -c 'show running-config'"))
