@@ -64,6 +64,23 @@ def test_a_command_cut_at_its_time_limit_keeps_its_output(small_app: RouteApp) -
         result = episode.net.shell("h1", f"ping {peer}", timeout_s=2)
         assert result.timed_out
         assert "icmp_seq=1" in result.output and "packets transmitted" in result.output
-        assert result.output.endswith("[stopped at the 2s time limit; output so far]")
+        assert result.output.endswith("[stopped after 2 s, the command time limit; output so far]"
+                                      " ping runs until its count (-c) or deadline (-w) is reached")
         silent = episode.net.shell("h1", "trap '' INT; sleep 30", timeout_s=1)
         assert silent.timed_out
+
+
+def test_tools_that_print_as_they_go_keep_their_lines_and_mtr_says_how_to_fit(
+    small_app: RouteApp,
+) -> None:
+    """Into a pipe, tracepath buffered its hops and lost them all when the limit killed it;
+    mtr prints only at its end, so the note says how to make it end in time."""
+    with small_app.open(small_app.generate(62, 1, "DT")) as episode:
+        near, far = episode.plan.hosts[1].ip, episode.plan.hosts[-1].ip
+        slow = episode.net.shell("h1", f"mtr --report -n {near}", timeout_s=2)
+        assert slow.timed_out and "mtr --report -n -c 1 --gracetime 1 HOST" in slow.output
+        fits = episode.net.shell("h1", f"mtr --report -n -c 1 --gracetime 1 {near}")
+        assert not fits.timed_out and f"1.|-- {near}" in fits.output, fits.output
+        stalled = episode.net.shell(
+            "h1", f"iptables -I INPUT -p icmp -j DROP; tracepath -n {far}", timeout_s=3)
+        assert stalled.timed_out and "[LOCALHOST]" in stalled.output, stalled.output

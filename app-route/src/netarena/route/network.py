@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import os
 import subprocess
 from dataclasses import dataclass, field
 
@@ -27,10 +26,9 @@ from netarena.route.intent import Intent, host_route_commands, host_rules, route
 from netarena.route.limits import OBJECT_BUDGET, count_node, limit_icmp, over_budget
 from netarena.route.mininet_build import ConcurrentMininet, raise_open_file_limit
 from netarena.route.namespaces import (
-    OWNER_DIR,
+    claim_prefix,
     enter,
     ip_batch,
-    new_prefix,
     remove_prefix,
     write_sysctl,
 )
@@ -79,6 +77,16 @@ class RuleFindings:
         return over_budget(self.counts)
 
 
+def _most_interfaces(topo: Topo) -> int:
+    """The most links any node but a switch has (its interfaces besides the loopback)."""
+    links: dict[str, int] = {}
+    for a, b in topo.links():
+        for node in (a, b):
+            links[node] = links.get(node, 0) + 1
+    nodes = [n for n in links if not topo.isSwitch(n)]
+    return max([len(topo.switches()), *(links[n] for n in nodes)])
+
+
 class Network:
     """The live network of one episode.
 
@@ -94,6 +102,10 @@ class Network:
         EmulatorError: Building failed (everything created so far is removed first).
     """
 
+    fabric_links = False
+    """Whether node-to-node links (not only switch ports) cross the switch fabric, so its
+    ICMP limit (``limits.limit_icmp``) applies on them too."""
+
     def __init__(
         self,
         plan: NetworkPlan,
@@ -105,7 +117,7 @@ class Network:
         self.plan = plan
         self.intent = intent
         self.local = local or Undisclosed()
-        self.prefix = prefix or new_prefix()
+        self.prefix = claim_prefix(prefix)
         self.mininet: Mininet | None = None
         self.sandbox: EpisodeSandbox | None = None
         self.services: Services | None = None
@@ -126,14 +138,12 @@ class Network:
     def _start_mininet(self, topo: Topo) -> None:
         """Build and start ``topo`` in the episode's private switch fabric (every network)."""
         raise_open_file_limit()
-        OWNER_DIR.mkdir(parents=True, exist_ok=True)
-        (OWNER_DIR / f"{self.prefix}.pid").write_text(str(os.getpid()))
         fabric = self.netns(_FABRIC)
         ip_batch([f"netns add {fabric}"])
         for table in _BRIDGE_FIREWALL:  # our own namespace: bridges just switch
             with contextlib.suppress(OSError):
                 write_sysctl(fabric, f"net.bridge.bridge-nf-call-{table}", "0")
-        self._skip_node_ifindexes(fabric, len(topo.switches()))
+        self._prepare_fabric(fabric, topo)
         with enter(fabric):
             self.mininet = ConcurrentMininet(
                 topo=topo,
@@ -144,7 +154,10 @@ class Network:
                 build=False,
             )
             self.mininet.node_uid = episode_uid(self.prefix)
+            self.mininet.fabric_links = [] if self.fabric_links else None
             self.mininet.build()
+            if self.mininet.fabric_links:
+                ip_batch(self.mininet.fabric_ports(), fabric)
             self.mininet.start()
         limit_icmp(fabric)
         ip_batch([f"netns attach {self.netns(h.name)} {h.pid}" for h in self.mininet.hosts])
@@ -165,19 +178,25 @@ class Network:
         self.sandbox = EpisodeSandbox(self.prefix, self.plan)
         self.healthy = self.read_states()
 
-    def _skip_node_ifindexes(self, fabric: str, switches: int) -> None:
+    def _prepare_fabric(self, fabric: str, topo: Topo) -> None:
         """Make the switch ports' interface numbers differ from their peers'.
 
         A veth end whose ifindex equals its peer's (both ``2`` in fresh namespaces: a
         host's first interface and the first switch port) has its carrier changes treated
         as non-urgent by the kernel: the bridge enables that port up to a second late, and
-        the host cannot talk meanwhile. Burning the fabric's low numbers (throwaway veth
-        pairs) puts every switch port above any node interface's number.
+        the host cannot talk meanwhile. Burning the fabric's low numbers puts every switch
+        port above any node interface's number: with ``fabric_links``, the links' bridges
+        are made first; else throwaway veth pairs (left down: deleting a veth pair costs
+        tens of milliseconds, deleting the fabric removes them together).
         """
-        pairs = (switches + 3) // 2
-        names = [(f"nax{i}a", f"nax{i}b") for i in range(pairs)]
-        ip_batch([f"link add {a} type veth peer name {b}" for a, b in names], fabric)
-        ip_batch([f"link del {a}" for a, _ in names], fabric)
+        most = _most_interfaces(topo)
+        if self.fabric_links:
+            links = [x for x in topo.links() if not any(topo.isSwitch(n) for n in x)]
+            lines = ConcurrentMininet.fabric_bridges(max(len(links), most + 2))
+        else:
+            pairs = range((most + 3) // 2)
+            lines = [f"link add nax{i}a type veth peer name nax{i}b" for i in pairs]
+        ip_batch(lines, fabric)
 
     def _apply_intent(self) -> None:
         rules = router_rules(self.plan, self.intent)
@@ -260,12 +279,18 @@ class Network:
         self._check_open(node)
         assert self.sandbox is not None and self.mininet is not None
         userns = f"/proc/{self.mininet.nameToNode[node].pid}/ns/user"
-        netns = self.netns(node)
 
         def guard() -> str | None:  # stops a command piling up objects before it is done
-            return ", ".join(over_budget(count_node(netns))) or None
+            return ", ".join(over_budget(self.count_objects(node, guard=True))) or None
 
-        return self.sandbox.run(node, netns, userns, command, timeout_s, guard)
+        return self.sandbox.run(node, self.netns(node), userns, command, timeout_s, guard)
+
+    def count_objects(self, node: str, guard: bool = False) -> dict[str, int]:
+        """The objects ``node`` holds, by kind of ``OBJECT_BUDGET`` (``limits.count_node``).
+
+        ``guard``: counted while a command runs (a subclass may count less patiently).
+        """
+        return count_node(self.netns(node))
 
     def inspect(self, node: str) -> RuleFindings:
         """Read ``node``'s packet filters and count its kernel objects.
@@ -274,7 +299,7 @@ class Network:
         its object budget is not listed; one whose listing fails twice (a loaded host can
         fail one) is reported unreadable.
         """
-        findings = RuleFindings(counts=count_node(self.netns(node)))
+        findings = RuleFindings(counts=self.count_objects(node))
         if findings.over_budget():
             return findings
         for attempt in (1, 2):
