@@ -144,6 +144,11 @@ class FrrNetwork(Network):
         for router in self.ospf.routers:
             add_address(self.netns(router), "lo", self.ospf.loopbacks[router], 32)
             write_sysctl(self.netns(router), "net.ipv4.conf.all.promote_secondaries", "1")
+        for link in self.ospf.links:
+            for router in (link.a, link.b):
+                if (mtu := link.mtu_at(router)) != 1500:
+                    intf, _ = link.end(router)
+                    ip_batch([f"link set dev {intf} mtu {mtu}"], self.netns(router))
         self.sandbox = EpisodeSandbox(self.prefix, self.plan, tuple(self.ospf.routers))
         list(self.pool.map(self._start_frr, self.ospf.routers))
         self.sandbox.group.limit("", episode_limits(len(self.boxes)))  # all started: bounded
