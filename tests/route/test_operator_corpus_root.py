@@ -202,14 +202,14 @@ STATIC = [
     _c("h1", "timeout 1 tcpdump -n -i h1-eth0 -c 1 port 1", 124, r"0 packets captured"),
     _c("h1", "tcpdump -D", 0, r"1\.h1-eth0 \[Up, Running, Connected\]"),
     # services, names
-    _c("h1", "nc -zv -w 1 {near} {port}", 0,
-       r"Connection to {near} {port} port \[tcp/\*\] succeeded!"),
-    _c("h1", "nc -zvu -w 1 {near} {uport}", 0, r"port \[udp/\*\] succeeded!"),
+    _c("h1", "nc -zv -w 1 {near} {nport}", 0,
+       r"Connection to {near} {nport} port \[tcp/\*\] succeeded!"),
+    _c("h1", "nc -zvu -w 1 {near} {nuport}", 0, r"port \[udp/\*\] succeeded!"),
     _c("h1", "nc -zv -w 1 {near} 22", 1, r"port 22 \(tcp\) failed: Connection refused"),
     _c("h1", "curl -sS -m 2 http://{near}/", 7,
        r"curl: \(7\) Failed to connect to {near} port 80 after \d+ ms"),
     # the service waits for its probe's token: curl, like on any non-HTTP port, times out
-    _c("h1", "curl -sS -m 1 http://{near}:{port}/", 28, r"curl: \(28\) Operation timed out"),
+    _c("h1", "curl -sS -m 1 http://{near}:{nport}/", 28, r"curl: \(28\) Operation timed out"),
     _c("h1", "iperf -c {near} -t 1", ANY, r"tcp connect failed: Connection refused"),
     _c("h1", "iperf3 -c {near} -t 1", 1, r"unable to connect to server: Connection refused"),
     _c("h1", "dig +time=1 +tries=1 @{gw} h2", 9, r";; no servers could be reached"),
@@ -288,7 +288,7 @@ FRR = [
     _c("{a}", "vtysh -c 'show daemons'", 0, r"zebra ospfd staticd"),
     _c("{a}", "vtysh -c 'show memory' | head -3", 0, r"Memory statistics for zebra:"),
     _c("{a}", "vtysh -c 'show route-map'", 0, r"ZEBRA:"),
-    _c("{a}", "vtysh -c 'show ip prefix-list'", 0, r"ZEBRA:"),
+    _c("{a}", "vtysh -c 'show ip prefix-list'", 0, r"\A(?:ZEBRA:|\Z)"),  # none: nothing
     _c("{a}", "vtysh -c 'show ip access-list'", 0, r"OSPF:"),
     _c("{a}", "vtysh -c 'show bgp summary'", 1, r"bgpd is not running"),
     _c("{a}", "vtysh -c 'show ip bgp'", 1, r"bgpd is not running"),
@@ -344,12 +344,14 @@ def _static_fields(episode: RouteEpisode) -> dict[str, str]:
     h1, *others = episode.plan.hosts
     near = next(h for h in others if h.subnet == h1.subnet)
     far = [h for h in others if h.subnet != h1.subnet]
-    tcp, udp = (re.findall(r"0\.0\.0\.0:(\d+)", episode.net.shell("h1", f"ss -Hl{kind}n").output)[0]
-                for kind in "tu")
+    tcp, udp, ntcp, nudp = (
+        re.findall(r"0\.0\.0\.0:(\d+)", episode.net.shell(node, f"ss -Hl{kind}n").output)[0]
+        for node in ("h1", near.name) for kind in "tu")
     return {"h1": h1.ip, "near": near.ip, "far": far[0].ip, "farnear": far[1].ip,
             "farname": far[0].name,
             "gw": episode.plan.subnet(h1.subnet).gateway,
-            "fargw": episode.plan.subnet(far[0].subnet).gateway, "port": tcp, "uport": udp}
+            "fargw": episode.plan.subnet(far[0].subnet).gateway, "port": tcp, "uport": udp,
+            "nport": ntcp, "nuport": nudp}
 
 
 def _fill(text: str, fields: dict[str, str], escape: bool = False) -> str:
