@@ -45,6 +45,7 @@ from __future__ import annotations
 import threading
 import time
 
+from netarena.route.errorbudget import judge_quiet
 from netarena.route.mesh import Mesh
 from netarena.route.network import Network
 from netarena.route.pingall import PROTOCOLS, Flow, Pair, PingMatrix
@@ -89,24 +90,25 @@ def pingmesh(
     pairs = [(s, d) for s in net.plan.nodes for d in net.plan.nodes if s != d]
     flows = [(p, s, d) for p in protocols for s, d in pairs]
     must = {(p, s, d) for p in protocols for s, d in (pairs if expect is None else expect)}
-    mesh = Mesh(net)
-    try:
-        if services:
-            served = service_flows(net.plan, net.local)
-            flows += served
-            must |= set(served if expect_services is None else expect_services & set(served))
-        mesh.send(flows, 1)
-        mesh.wait(set(flows), time.monotonic() + timeout_s, quiet_s=0.02)
-        for seq in range(2, 2 + confirm_rounds):
-            doubtful = sorted(must - mesh.answered)
-            if not doubtful:
-                break
-            window = mesh.patience_s(confirm_floor_s, confirm_ceiling_s)
-            net.flush_neighbours()  # a lost ARP request would hold the pair for a second
-            mesh.send(doubtful, seq)
-            mesh.wait(set(doubtful), time.monotonic() + window)
-    finally:
-        mesh.close()
+    with judge_quiet(net.netns(node) for node in net.plan.nodes):  # errorbudget.py
+        mesh = Mesh(net)
+        try:
+            if services:
+                served = service_flows(net.plan, net.local)
+                flows += served
+                must |= set(served if expect_services is None else expect_services & set(served))
+            mesh.send(flows, 1)
+            mesh.wait(set(flows), time.monotonic() + timeout_s, quiet_s=0.02)
+            for seq in range(2, 2 + confirm_rounds):
+                doubtful = sorted(must - mesh.answered)
+                if not doubtful:
+                    break
+                window = mesh.patience_s(confirm_floor_s, confirm_ceiling_s)
+                net.flush_neighbours()  # a lost ARP request would hold the pair for a second
+                mesh.send(doubtful, seq)
+                mesh.wait(set(doubtful), time.monotonic() + window)
+        finally:
+            mesh.close()
     return mesh.matrix(protocols, services)
 
 

@@ -28,6 +28,7 @@ from netarena.common.core.reactive import Command
 from netarena.common.core.types import Query
 from netarena.route.actions import Action
 from netarena.route.checks import describe_flow
+from netarena.route.errorbudget import judge_quiet
 from netarena.route.frr.adjacencies import designed, faulted, read_adjacencies
 from netarena.route.frr.bgp_faults import bgp_fault_lines
 from netarena.route.frr.bgp_plan import BgpPlan
@@ -203,7 +204,8 @@ class FrrEpisode(GuardedEpisode[DynamicState]):
         if self.final and self.state.paths and events.last < self.traced_at:
             return self.state.paths
         self.traced_at = time.monotonic()
-        return {(s, d): traced_path(self.net, self.plan, s, d) for s, d in self.watch}
+        with judge_quiet(self.net.netns(node) for node in self.plan.nodes):  # errorbudget.py
+            return {(s, d): traced_path(self.net, self.plan, s, d) for s, d in self.watch}
 
     def _inject(self) -> None:
         inject_faults(self.net, self.plan, self.faults)
