@@ -34,7 +34,7 @@ from netarena.route.frr.bgp_faults import bgp_fault_lines
 from netarena.route.frr.bgp_plan import BgpPlan
 from netarena.route.frr.faults import ADJACENCY_FAULTS, fault_lines
 from netarena.route.frr.final import hard_reset, soft_reset, tripping_limits
-from netarena.route.frr.footprint import frr_footprint
+from netarena.route.frr.footprint import frr_footprint, masked
 from netarena.route.frr.network import FrrNetwork
 from netarena.route.frr.paths import Path, fib_path, traced_path
 from netarena.route.frr.plan import OspfPlan
@@ -144,9 +144,8 @@ class FrrEpisode(GuardedEpisode[DynamicState]):
             """The ticket's flows → the routers they crossed in the healthy network."""
             self.healthy_adjacencies = designed(self.plan) - faulted(self.plan, self.faults)
             self._inject()
-            self.footprint = frr_footprint(
-                self.plan, self.net.healthy, self.net.read_states(), self.faults
-            )
+            self.states = self.net.read_states()
+            self.footprint = frr_footprint(self.plan, self.net.healthy, self.states, self.faults)
             self.quiet_since = time.monotonic()
             """When the last command (or the injection) ended: the final score's steady
             period counts from there (on BGP networks, from a later route change too)."""
@@ -347,6 +346,7 @@ class FrrEpisode(GuardedEpisode[DynamicState]):
             and m.udp == self.want
             and all(state.paths.get(w) == path for w, path in self.intended_paths.items())
             and not state.limits
+            and not masked(self.plan, self.net.healthy, self.states)  # mtu-ignore: not repaired
             and self.guard_clear
         )
 
