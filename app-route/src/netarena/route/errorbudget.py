@@ -26,8 +26,11 @@ while any judge of any process probes (holders are recorded, by pid, in
 one) and put back by the last. An agent of another episode whose command runs meanwhile
 meets no ``ip_error`` limit for that moment; its per-address limit still holds.
 
-Not covered: the probes ``probe.Watch`` sends while the agent's command runs (the pairs
-that must stay blocked) are limited like the agent's own, since the agent is running.
+The probes ``probe.Watch`` sends while the agent's command runs (the pairs that must stay
+blocked, some refused with ICMP errors) go out in rounds, each inside ``judge_quiet`` for
+20 ms over every node but the one the command runs on (whose settings it could read): an
+agent's own probe that falls in such a window meets no limit (every error answered, where
+the kernel would have dropped some), the one deviation left.
 """
 
 from __future__ import annotations
