@@ -46,11 +46,12 @@ from pathlib import Path
 from netarena.common.core.errors import EmulatorError
 from netarena.route.namespaces import OWNER_DIR, read_sysctl, write_sysctl
 
-__all__ = ["judge_quiet", "ERROR_COST"]
+__all__ = ["judge_quiet", "ERROR_COST", "HOLDERS"]
 
 ERROR_COST = Path("/proc/sys/net/ipv4/route/error_cost")
 """The host-wide cost of one route error (jiffies)."""
-_HOLDERS = OWNER_DIR / "error_cost.json"
+HOLDERS = OWNER_DIR / "error_cost.json"
+"""The pids holding ``error_cost`` at 0 and the value to put back (absent: none)."""
 _RATEMASK = "net.ipv4.icmp_ratemask"
 
 _lock = threading.Lock()
@@ -71,10 +72,10 @@ def _alive(pid: int) -> bool:
 def _share(join: bool) -> None:
     """Add (or remove) this process as a holder of ``error_cost = 0``, under a file lock."""
     OWNER_DIR.mkdir(parents=True, exist_ok=True)
-    with open(_HOLDERS.with_suffix(".lock"), "a") as lock:
+    with open(HOLDERS.with_suffix(".lock"), "a") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         try:
-            state = json.loads(_HOLDERS.read_text())
+            state = json.loads(HOLDERS.read_text())
         except (OSError, ValueError):
             state = {}
         holders = [p for p in state.get("holders", []) if _alive(p) and p != os.getpid()]
@@ -90,9 +91,9 @@ def _share(join: bool) -> None:
             ERROR_COST.write_text(str(state["saved"]))
             state = {}
         if holders:
-            _HOLDERS.write_text(json.dumps({**state, "holders": holders}))
+            HOLDERS.write_text(json.dumps({**state, "holders": holders}))
         else:
-            _HOLDERS.unlink(missing_ok=True)
+            HOLDERS.unlink(missing_ok=True)
 
 
 @contextlib.contextmanager
