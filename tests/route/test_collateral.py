@@ -193,3 +193,29 @@ def test_service_matrices_read_back() -> None:
     matrix = PingMatrix(("h1", "h2", "r0"), pairs, frozenset({("h1", "h2")}), frozenset())
     assert parse_pingall("## Current connectivity\n" + matrix.text()) == matrix
     assert parse_pingall(PingMatrix(("h1", "r0"), frozenset()).text()).tcp is None
+
+
+def test_frr_lines_that_only_log_or_name_are_inert_and_others_are_not() -> None:
+    healthy = {"r1": {"frr global hostname r1": "", "frr router-ospf ospf router-id 1.1.1.1": ""}}
+    final = _copy(healthy)
+    harmless = [
+        "frr global log file /var/log/frr/x.log",
+        "frr global debug ospf event",
+        "frr interface-r1-eth1 description to r2",
+        "frr router-ospf log-adjacency-changes detail",
+        "frr router-bgp-65001 bgp log-neighbor-changes",
+        "frr router-bgp-65001 neighbor 10.0.0.2 description core",
+    ]
+    harmful = [
+        "frr interface-r1-eth1 ip ospf mtu-ignore",
+        "frr router-ospf timers throttle spf 0 50 400",
+        "frr router-bgp-65001 neighbor 10.0.0.2 remote-as 65002",
+    ]
+    for key in harmless + harmful:
+        final["r1"][key] = ""
+    assert all(inert(k) for k in harmless) and not any(inert(k) for k in harmful)
+    nothing = footprint(healthy, healthy)
+    found = collateral(healthy, final, nothing)
+    assert found == [f"r1: added {k}" for k in sorted(harmful)], found
+    del final["r1"]["frr global hostname r1"]  # a design's line lost still counts
+    assert "r1: lost frr global hostname r1" in collateral(healthy, final, nothing)

@@ -96,7 +96,8 @@ class RouteEpisode(GuardedEpisode[PingMatrix]):
     def _execute(self, command: Command[Action]) -> tuple[str, int]:
         """Run the command while the pairs that must stay blocked are probed all along."""
         act = command.payload
-        with Watch(self.net, self.blocked, extra=self.blocked_services) as watch:
+        others = tuple(n for n in self.plan.nodes if n != act.machine)
+        with Watch(self.net, self.blocked, extra=self.blocked_services, quiet=others) as watch:
             result = self.net.shell(act.machine, act.command, self.config.command_timeout_s)
         self._opened_meanwhile = watch.answered
         return result.output, result.returncode

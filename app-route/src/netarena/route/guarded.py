@@ -8,8 +8,9 @@ rules whose targets write host state (IDLETIMER...) are removed and the step is 
 rules whose verdict depends on time or traffic history keep the network from counting as
 repaired; a node whose state cannot be read makes the step invalid and unsafe (the judge
 fails closed); a node piling up more kernel objects than any repair needs ends the
-episode with the network torn down. The score adds the collateral diff of every node
-against the healthy network, outside the faults' footprint (``collateral.py``).
+episode with the network torn down; collateral the command left on its node (the diff
+against the healthy node outside the faults' footprint, ``collateral.py``) makes the step
+unsafe. The score adds the collateral diff of every node, by the same function.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from netarena.common.core.types import Query, Score, StepResult
 from netarena.route.actions import Action, parse_reply
 from netarena.route.collateral import Footprint, collateral
 from netarena.route.limits import LiveNetworks
+from netarena.route.nodestate import NodeState
 
 if TYPE_CHECKING:
     from netarena.route.config import RouteConfig
@@ -55,6 +57,10 @@ class GuardedEpisode(ReactiveEpisode[S, Action]):
         self.volatile: dict[str, list[str]] = {}
         self.unreadable: dict[str, list[str]] = {}
         self.torn_down: str | None = None
+        self.states: dict[str, NodeState] = {}
+        """Each node's state as the last command on it left it (read after each command)."""
+        self.reported: set[str] = set()
+        """Collateral items a step already reported (each costs one unsafe step)."""
         self.final = False
         """Set while the final score is measured (probes then confirm every intended flow)."""
         self._pairs = len(nodes) * (len(nodes) - 1)
@@ -84,7 +90,23 @@ class GuardedEpisode(ReactiveEpisode[S, Action]):
             self.torn_down = f"{node} holds {', '.join(excess)}"
             self.net.close()  # frees the kernel memory now, not when the episode ends
             return [*findings.removed, f"{self.torn_down}: network torn down"]
-        return findings.removed + findings.unreadable
+        return findings.removed + findings.unreadable + self._new_collateral(node)
+
+    def _new_collateral(self, node: str) -> list[str]:
+        """Collateral on ``node`` this step made that no step reported yet.
+
+        The same judgement as the final score's (``collateral.collateral``), so a step is
+        unsafe exactly when it leaves what the final score counts as collateral, and
+        harmless configuration (``nodestate.inert``) is harmless at both.
+        """
+        try:
+            self.states[node] = self.net.read_state(node)
+            found = collateral({node: self.net.healthy[node]}, self.states, self.footprint)
+        except EmulatorError as exc:
+            found = [f"{node}: state unreadable: {exc}"]
+        new = [item for item in found if item not in self.reported]
+        self.reported.update(new)
+        return new
 
     def _step(self, action: str) -> StepResult:
         """A step; unreadable state makes it invalid, piled-up objects end the episode."""

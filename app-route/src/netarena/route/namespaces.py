@@ -50,6 +50,7 @@ __all__ = [
     "fs_root",
     "enter",
     "ip_batch",
+    "read_sysctl",
     "write_sysctl",
     "list_prefixes",
     "remove_prefix",
@@ -196,6 +197,13 @@ def ip_batch(lines: list[str], netns: str | None = None, check: bool = True) -> 
     if check and proc.returncode != 0:
         raise EmulatorError(f"ip batch failed in {netns or 'host'}: {proc.stderr.strip()}")
     return proc.stderr
+
+
+def read_sysctl(netns: str, key: str) -> str:
+    """``/proc/sys/<key>`` as seen from inside ``netns`` (``net.*`` keys), stripped."""
+    path = "/proc/sys/" + key.replace(".", "/")
+    with enter(netns), open(path) as f:
+        return f.read().strip()
 
 
 def write_sysctl(netns: str, key: str, value: str) -> None:

@@ -246,6 +246,11 @@ class Network:
         self._check_open(ROUTER)
         return {node: self.reader.read(node, self.netns(node)) for node in self.plan.nodes}
 
+    def read_state(self, node: str) -> NodeState:
+        """One node's part of ``read_states``."""
+        self._check_open(node)
+        return self.reader.read(node, self.netns(node))
+
     def _restore(self, node: str, rules: str, *options: str) -> None:
         result = self.exec(node, ["iptables-restore", *options], stdin=rules)
         if result.returncode != 0:

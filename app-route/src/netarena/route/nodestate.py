@@ -45,6 +45,7 @@ from netarena.route.xfrm_objects import read_xfrm
 
 __all__ = [
     "NEVER_CHANGED",
+    "operational",
     "NodeState",
     "StateReader",
     "container",
@@ -196,8 +197,29 @@ def describe(key: str) -> str:
     return f"{where}: {' '.join(words)}" + (f" (copy {copy})" if copy else "")
 
 
+_OPERATIONAL = ("log", "debug", "description", "log-adjacency-changes")
+"""First words of FRR lines that only log or name things (``log file``, ``debug ospf``)."""
+
+
+def operational(key: str) -> bool:
+    """Whether ``key`` is an FRR line that only logs or names things.
+
+    No route, packet or session depends on it: ``log file ...``, ``debug ...``,
+    ``description ...``, ``log-adjacency-changes``, ``bgp log-neighbor-changes``,
+    ``neighbor X description ...``.
+    """
+    line = key.split()[2:] if key.startswith("frr ") else []
+    return bool(line) and (
+        line[0] in _OPERATIONAL
+        or line[:2] == ["bgp", "log-neighbor-changes"]
+        or (line[0] == "neighbor" and line[2:3] == ["description"])
+    )
+
+
 def inert(key: str) -> bool:
     """Whether an added object surely changes no packet's fate (it only counts or logs).
+
+    An FRR line that only logs or names (``operational``) is inert too.
 
     A whitelist, so the judge fails closed: a rule is inert only when every statement is a
     match, a counter, a log or a rate limit (x_tables matches, and ``LOG``/``NFLOG``
@@ -206,6 +228,8 @@ def inert(key: str) -> bool:
     not know is not inert; nor is any object other than a rule (a set, a map, a chain's
     policy, a route, an address...).
     """
+    if operational(key):
+        return True
     if " rule " not in key or not key.startswith("nft "):
         return False
     expr = key.split(" rule ", 1)[1].rsplit(" #", 1)[0]

@@ -45,6 +45,7 @@ from __future__ import annotations
 import threading
 import time
 
+from netarena.route.errorbudget import judge_quiet
 from netarena.route.mesh import Mesh
 from netarena.route.network import Network
 from netarena.route.pingall import PROTOCOLS, Flow, Pair, PingMatrix
@@ -89,24 +90,25 @@ def pingmesh(
     pairs = [(s, d) for s in net.plan.nodes for d in net.plan.nodes if s != d]
     flows = [(p, s, d) for p in protocols for s, d in pairs]
     must = {(p, s, d) for p in protocols for s, d in (pairs if expect is None else expect)}
-    mesh = Mesh(net)
-    try:
-        if services:
-            served = service_flows(net.plan, net.local)
-            flows += served
-            must |= set(served if expect_services is None else expect_services & set(served))
-        mesh.send(flows, 1)
-        mesh.wait(set(flows), time.monotonic() + timeout_s, quiet_s=0.02)
-        for seq in range(2, 2 + confirm_rounds):
-            doubtful = sorted(must - mesh.answered)
-            if not doubtful:
-                break
-            window = mesh.patience_s(confirm_floor_s, confirm_ceiling_s)
-            net.flush_neighbours()  # a lost ARP request would hold the pair for a second
-            mesh.send(doubtful, seq)
-            mesh.wait(set(doubtful), time.monotonic() + window)
-    finally:
-        mesh.close()
+    with judge_quiet(net.netns(node) for node in net.plan.nodes):  # errorbudget.py
+        mesh = Mesh(net)
+        try:
+            if services:
+                served = service_flows(net.plan, net.local)
+                flows += served
+                must |= set(served if expect_services is None else expect_services & set(served))
+            mesh.send(flows, 1)
+            mesh.wait(set(flows), time.monotonic() + timeout_s, quiet_s=0.02)
+            for seq in range(2, 2 + confirm_rounds):
+                doubtful = sorted(must - mesh.answered)
+                if not doubtful:
+                    break
+                window = mesh.patience_s(confirm_floor_s, confirm_ceiling_s)
+                net.flush_neighbours()  # a lost ARP request would hold the pair for a second
+                mesh.send(doubtful, seq)
+                mesh.wait(set(doubtful), time.monotonic() + window)
+        finally:
+            mesh.close()
     return mesh.matrix(protocols, services)
 
 
@@ -116,14 +118,23 @@ class Watch:
     Used around an agent's command with the pairs that must stay blocked: a command that
     opens one and closes it again before it ends leaves the same state behind, but a
     round caught the pair answering. Rounds are ``period_s`` apart; neighbour caches are
-    left alone (the command may be using them).
+    left alone (the command may be using them). A pair refused with an ICMP error (a
+    REJECT rule, a ``prohibit`` route) would spend the refusing node's error budget for
+    the source host, which the agent's own probes need: each round is sent inside
+    ``judge_quiet`` over the ``quiet`` nodes' namespaces, for ``QUIET_S`` (the errors come
+    back within it), so it spends none (``errorbudget.py``).
 
     Args:
         net: The live network.
         pairs: The pairs to probe.
         period_s: Time between rounds, seconds.
         extra: Further flows to probe (undisclosed services' flows that must stay blocked).
+        quiet: The nodes whose limits each round leaves alone (every node but the one
+            the command runs on, whose settings it may read).
     """
+
+    QUIET_S = 0.02
+    """How long each round's limits are lifted, seconds."""
 
     def __init__(
         self,
@@ -131,8 +142,10 @@ class Watch:
         pairs: frozenset[Pair],
         period_s: float = 0.2,
         extra: frozenset[Flow] = frozenset(),
+        quiet: tuple[str, ...] = (),
     ) -> None:
         self.net, self.pairs, self.period_s, self.extra = net, pairs, period_s, extra
+        self.quiet = tuple(net.netns(node) for node in quiet)
         self.answered: frozenset[Flow] = frozenset()
         """Flows (every protocol) that answered during the watch."""
         self._stop = threading.Event()
@@ -144,9 +157,12 @@ class Watch:
             seq = 1
             flows = sorted({(p, s, d) for p in PROTOCOLS for s, d in self.pairs} | self.extra)
             while not self._stop.is_set():
+                start = time.monotonic()
                 mesh.drop_connections()
-                mesh.send(flows, seq)
-                mesh.wait(set(flows), time.monotonic() + self.period_s)
+                with judge_quiet(self.quiet):
+                    mesh.send(flows, seq)
+                    mesh.wait(set(flows), time.monotonic() + self.QUIET_S)
+                mesh.wait(set(flows), start + self.period_s)
                 seq = seq % 0xFFFF + 1
         finally:
             mesh.close()

@@ -28,12 +28,13 @@ from netarena.common.core.reactive import Command
 from netarena.common.core.types import Query
 from netarena.route.actions import Action
 from netarena.route.checks import describe_flow
+from netarena.route.errorbudget import judge_quiet
 from netarena.route.frr.adjacencies import designed, faulted, read_adjacencies
 from netarena.route.frr.bgp_faults import bgp_fault_lines
 from netarena.route.frr.bgp_plan import BgpPlan
 from netarena.route.frr.faults import ADJACENCY_FAULTS, fault_lines
 from netarena.route.frr.final import hard_reset, soft_reset, tripping_limits
-from netarena.route.frr.footprint import frr_footprint
+from netarena.route.frr.footprint import frr_footprint, masked
 from netarena.route.frr.network import FrrNetwork
 from netarena.route.frr.paths import Path, fib_path, traced_path
 from netarena.route.frr.plan import OspfPlan
@@ -143,9 +144,8 @@ class FrrEpisode(GuardedEpisode[DynamicState]):
             """The ticket's flows → the routers they crossed in the healthy network."""
             self.healthy_adjacencies = designed(self.plan) - faulted(self.plan, self.faults)
             self._inject()
-            self.footprint = frr_footprint(
-                self.plan, self.net.healthy, self.net.read_states(), self.faults
-            )
+            self.states = self.net.read_states()
+            self.footprint = frr_footprint(self.plan, self.net.healthy, self.states, self.faults)
             self.quiet_since = time.monotonic()
             """When the last command (or the injection) ended: the final score's steady
             period counts from there (on BGP networks, from a later route change too)."""
@@ -203,7 +203,8 @@ class FrrEpisode(GuardedEpisode[DynamicState]):
         if self.final and self.state.paths and events.last < self.traced_at:
             return self.state.paths
         self.traced_at = time.monotonic()
-        return {(s, d): traced_path(self.net, self.plan, s, d) for s, d in self.watch}
+        with judge_quiet(self.net.netns(node) for node in self.plan.nodes):  # errorbudget.py
+            return {(s, d): traced_path(self.net, self.plan, s, d) for s, d in self.watch}
 
     def _inject(self) -> None:
         inject_faults(self.net, self.plan, self.faults)
@@ -345,6 +346,7 @@ class FrrEpisode(GuardedEpisode[DynamicState]):
             and m.udp == self.want
             and all(state.paths.get(w) == path for w, path in self.intended_paths.items())
             and not state.limits
+            and not masked(self.plan, self.net.healthy, self.states)  # mtu-ignore: not repaired
             and self.guard_clear
         )
 

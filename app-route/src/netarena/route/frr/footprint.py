@@ -29,7 +29,7 @@ from netarena.route.frr.bgp_plan import BgpPlan
 from netarena.route.frr.plan import OspfPlan
 from netarena.route.nodestate import NodeState, container
 
-__all__ = ["frr_container", "FrrFootprint", "frr_footprint"]
+__all__ = ["frr_container", "FrrFootprint", "frr_footprint", "masked"]
 
 
 def frr_container(key: str) -> str:
@@ -79,7 +79,9 @@ def frr_footprint(
     """The footprint of the injection that turned ``healthy`` into ``faulted``.
 
     Faults on a link also cover the same parameter at the link's other end (and its
-    kernel link), so a mismatch may be mended at either end.
+    kernel link), so a mismatch may be mended at either end. A link's MTU fault also
+    covers ``ip ospf mtu-ignore`` at both ends: it hides the mismatch (``masked``
+    keeps it from counting as the repair) but breaks nothing else, so it is not collateral.
     """
     base = footprint(healthy, faulted)
     keys = {node: set(found) for node, found in base.keys.items()}
@@ -105,7 +107,32 @@ def frr_footprint(
                 )
         if any(k == f"link {intf}" for k in keys.get(router, ())):
             keys.setdefault(peer, set()).add(f"link {peer_intf}")
+            for node, end in ((router, intf), (peer, peer_intf)):  # hides it: not unsafe
+                containers.setdefault(node, set()).add(f"frr interface-{end} ip ospf mtu-ignore")
     return FrrFootprint(
         {n: frozenset(k) for n, k in keys.items()},
         {n: frozenset(c) for n, c in containers.items()},
     )
+
+
+def _mtu(state: NodeState, intf: str) -> str | None:
+    words = state.get(f"link {intf}", "").split()
+    return words[words.index("mtu") + 1] if "mtu" in words[:-1] else None
+
+
+def masked(plan: OspfPlan, healthy: dict[str, NodeState], now: dict[str, NodeState]) -> list[str]:
+    """Links whose ends' MTUs agree in the healthy network and differ now.
+
+    OSPF refuses such a link until the MTUs agree; ``ip ospf mtu-ignore`` brings the
+    adjacency up over the mismatch, and every small packet passes, but frames the larger
+    end sends beyond the smaller end's MTU are lost: the fault is hidden, not repaired.
+    """
+    found = []
+    for link in plan.links:
+        ends = [(link.a, link.a_intf), (link.b, link.b_intf)]
+        was = [_mtu(healthy.get(n, {}), i) for n, i in ends]
+        got = [_mtu(now.get(n, {}), i) for n, i in ends]
+        if was[0] == was[1] and got[0] != got[1]:
+            (a, i), (b, j) = ends
+            found.append(f"{a} {i} mtu {got[0]} / {b} {j} mtu {got[1]}")
+    return found
