@@ -53,6 +53,9 @@ KUBECTL_TIMEOUT_S = 20.0
 STREAM_TIMEOUT_S = 5.0
 """How long a streaming command (``get -w``, ``logs -f``) runs before it is stopped."""
 _WORKLOAD_KINDS = ("Deployment", "Pod", "Service")
+_STORE_KINDS = {"networkpolicies": "NetworkPolicy", "pods": "Pod", "deployments": "Deployment",
+                "services": "Service", "replicasets": "ReplicaSet", "namespaces": "Namespace"}
+"""Kinds an agent may write (or try to), by resource name: what the ledger looks up."""
 
 
 def deployed_objects(model: AppModel, faults: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -104,7 +107,7 @@ class K8sEpisode(ReactiveEpisode[ClusterState, KubectlCommand]):
         self._workloads_seen = self._workloads()
         self.disrupted = False
         self.probe_disagreements = 0
-        self.writes = WriteLedger()
+        self.writes = WriteLedger(model.namespace, self._list_kind)
         self._begin(self.cache.get())
         self.max_mismatches = len(self.initial.mismatches)
 
@@ -144,6 +147,15 @@ class K8sEpisode(ReactiveEpisode[ClusterState, KubectlCommand]):
             self.store.list("NetworkPolicy"),
         )
 
+    def _list_kind(self, kind: str, namespace: str | None) -> list[Any]:
+        """Objects of a kind (plural resource name) now, for the write ledger."""
+        if self.live is not None:
+            if kind != "networkpolicies":
+                return []
+            return [p for p in self.live.snapshot()[2]
+                    if namespace is None or p["metadata"].get("namespace") == namespace]
+        return self.store.list(_STORE_KINDS[kind], namespace) if kind in _STORE_KINDS else []
+
     def _workloads(self) -> dict[tuple[str, str], Any]:
         if self.live is not None:
             return self.live.workloads()
@@ -179,6 +191,7 @@ class K8sEpisode(ReactiveEpisode[ClusterState, KubectlCommand]):
                                   streaming=cmd.streaming)
         if self.live is not None and cmd.mutating:
             self.live.revision += 1
+        self.writes.observe(list(cmd.argv), result.stdout[:MAX_OUTPUT_CHARS], result.exit_code)
         text = (result.stdout + result.stderr).rstrip("\n")
         if len(text) > MAX_OUTPUT_CHARS:
             text = text[:MAX_OUTPUT_CHARS] + f"\n... [output cut at {MAX_OUTPUT_CHARS} characters]"
