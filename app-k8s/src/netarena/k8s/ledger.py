@@ -16,6 +16,7 @@ blind unless every object of that kind in the namespace was shown.
 from __future__ import annotations
 
 import shlex
+from typing import Any
 
 from netarena.common.core.errors import InvalidAction
 from netarena.common.core.replies import code_blocks
@@ -75,7 +76,8 @@ class WriteLedger:
             except InvalidAction:
                 return None
             for doc in docs:
-                meta = doc.get("metadata") if isinstance(doc.get("metadata"), dict) else {}
+                meta: dict[str, Any] = doc["metadata"] if isinstance(doc.get("metadata"),
+                                                                     dict) else {}
                 kind = resource_kind(str(doc.get("kind", "")).lower())
                 if kind is None or not meta.get("name"):
                     return None

@@ -64,7 +64,8 @@ def _printed(text: str, fmt: str, default_ns: str) -> Iterator[Key]:
         for obj in objects:
             if not isinstance(obj, dict) or not isinstance(obj.get("spec"), dict):
                 continue
-            meta = obj.get("metadata") if isinstance(obj.get("metadata"), dict) else {}
+            meta: dict[str, Any] = obj["metadata"] if isinstance(obj.get("metadata"),
+                                                                  dict) else {}
             kind = _kind_of(obj, str(doc.get("kind") or ""))
             if kind and meta.get("name"):
                 yield kind, str(meta.get("namespace") or default_ns), str(meta["name"])
