@@ -76,8 +76,8 @@ class WriteLedger:
             except InvalidAction:
                 return None
             for doc in docs:
-                meta: dict[str, Any] = doc["metadata"] if isinstance(doc.get("metadata"),
-                                                                     dict) else {}
+                found = doc.get("metadata")
+                meta: dict[str, Any] = found if isinstance(found, dict) else {}
                 kind = resource_kind(str(doc.get("kind", "")).lower())
                 if kind is None or not meta.get("name"):
                     return None
