@@ -1,13 +1,17 @@
 """What an agent can see of the NetworkPolicies, as audit objects (``netarena audit k8s``).
 
 Every policy, rule, peer and port entry of the task's namespace becomes an ``AuditObject``
+(a rule that allows everything, ``{}``, is the policy's ``open`` direction, not a rule object)
 whose fields are what an operator reading ``kubectl get networkpolicy -o yaml`` (with the
 pods, namespaces and workloads beside it) sees, abstracted so it generalises across
 instances: label keys and the class of a value (carried by a workload of this
 application, by another team's workload, by nothing), how many pods and namespaces a
-selector picks now, whether a port is one a pod declares, its distance from the runbook's
-ports (the "±1 or ±10 from the runbook" tell), how often a value occurs elsewhere in the
-cluster's policies, positions and counts. ``Observed`` reads the same JSON an agent gets, so
+selector picks now, whether some pod of the cluster declares a port, its distance from
+the runbook's ports (the "±1 or ±10 from the runbook" tell), how often a value occurs
+elsewhere in the cluster's policies, positions and counts. A port is not compared with the
+ports its own target pods declare: that is a consistency check (policies allow ports
+nothing listens on all the time, a quarter of this design's entries among them), not a
+shape. ``Observed`` reads the same JSON an agent gets, so
 the shape rung (``shape``) scores what it read with the very same fields.
 
 ``label_faults`` marks what the injection made or changed, by comparing each faulted
@@ -27,6 +31,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from netarena.common.core.evidence import AuditObject, FieldValue
+from netarena.k8s.detail import KUBE_DNS_LABELS
 from netarena.k8s.faults import model_namespaces, model_pods
 from netarena.k8s.judge import apply_faults
 from netarena.k8s.manifests import render_all
@@ -98,7 +103,8 @@ class Observed:
         self._peer_counts = Counter(_key(peer) for pol in self.own
                                     for _, _, _, peer in _peers(pol))
         self._port_counts = Counter(_port_key(e) for pol in self.own
-                                    for _, _, _, e in _entries(pol))
+                                    for _, _, _, e in _entries(pol))  # the number, any protocol
+        self._declared = {port for v in self._views for _, port, _ in v.ports}
 
     # ------------------------------------------------------------ selection
     def _spaces(self, peer: Obj) -> list[str]:
@@ -145,8 +151,9 @@ class Observed:
             for direction in ("ingress", "egress"):
                 rules = (pol.get("spec") or {}).get(direction) or []
                 for i, rule in enumerate(rules):
-                    out.append((("rule", name, direction, i, -1),
-                                self._rule(pol, direction, i, rule, len(rules))))
+                    if rule:  # an empty rule is the policy's ``open`` direction
+                        out.append((("rule", name, direction, i, -1),
+                                    self._rule(pol, direction, i, rule, len(rules))))
             for direction, i, j, peer in _peers(pol):
                 out.append((("peer", name, direction, i, j),
                             self._peer(pol, direction, i, j, peer)))
@@ -180,15 +187,12 @@ class Observed:
         side = "from" if direction == "ingress" else "to"
         peers = rule.get(side) or []
         entries = rule.get("ports") or []
-        pods = self._targets(pol) if direction == "ingress" else [
-            v for p in peers for v in self._pods(p) if "ipBlock" not in p]
         return AuditObject(kind="rule", fault=False, fields={
             "direction": direction, "position": i, "rules": count,
             "last": i == count - 1, "peers": len(peers), "ports": len(entries),
             "forms": ",".join(sorted({_form(p) for p in peers})) or "any",
             "protocols": ",".join(sorted({str(e.get("protocol") or "TCP")
                                           for e in entries})) or "any",
-            "covers_declared": any(_declared(e, pods) for e in entries) if entries else True,
             "selected_pods": sum(len(self._pods(p)) for p in peers if "ipBlock" not in p),
         })
 
@@ -226,8 +230,6 @@ class Observed:
     def _port(self, pol: Obj, direction: str, i: int, j: int, entry: Obj) -> AuditObject:
         side = "from" if direction == "ingress" else "to"
         rule = ((pol.get("spec") or {}).get(direction) or [])[i]
-        pods = self._targets(pol) if direction == "ingress" else [
-            v for p in rule.get(side) or [] for v in self._pods(p) if "ipBlock" not in p]
         port = entry.get("port")
         number = port if isinstance(port, int) else None
         end = entry.get("endPort")
@@ -237,9 +239,7 @@ class Observed:
             "named": isinstance(port, str), "all_ports": port is None,
             "range": (int(end) - number) if isinstance(end, int) and number is not None
             else None,
-            "declared": _declared(entry, pods),
-            "declared_number": number is not None and any(p == number for _, p, _ in
-                                                          (x for v in pods for x in v.ports)),
+            "declared_anywhere": number in self._declared if number is not None else None,
             "runbook": number in self.runbook_ports if number is not None else None,
             "runbook_delta": _delta(number, self.runbook_ports) if number is not None
             else None,
@@ -258,17 +258,7 @@ def _form(peer: Obj) -> str:
 
 
 def _port_key(entry: Obj) -> str:
-    return f"{entry.get('port')}/{entry.get('protocol') or 'TCP'}/{entry.get('endPort')}"
-
-
-def _declared(entry: Obj, pods: Sequence[PodView]) -> bool:
-    """Whether a pod the rule concerns declares this port (number or name, and protocol)."""
-    port, proto = entry.get("port"), entry.get("protocol") or "TCP"
-    for v in pods:
-        for name, number, declared in v.ports:
-            if declared == proto and (port == number or (isinstance(port, str) and port == name)):
-                return True
-    return False
+    return f"{entry.get('port')}-{entry.get('endPort')}"
 
 
 def _peers(pol: Obj) -> list[tuple[str, int, int, Obj]]:
@@ -366,8 +356,9 @@ def instance_objects(model: AppModel, faults: Sequence[Mapping[str, Any]]) -> li
     """The labelled audit objects of one generated instance (no cluster needed)."""
     objects = render_all(model)
     healthy = [o for o in objects if o["kind"] == "NetworkPolicy"]
+    system = [("kube-system", dict(KUBE_DNS_LABELS))]  # CoreDNS's Deployment
     observed = Observed(model.namespace, apply_faults(healthy, faults), model_pods(model),
-                        model_namespaces(model), workload_labels(objects),
+                        model_namespaces(model), [*workload_labels(objects), *system],
                         [s.container_port for s in model.servers if s.container_port],
                         model.names)
     return audit_view(observed, healthy)

@@ -39,7 +39,9 @@ from netarena.k8s.ledger import WriteLedger
 from netarena.k8s.live import LiveCluster
 from netarena.k8s.manifests import render_all
 from netarena.k8s.model import AppModel
+from netarena.k8s.policy import PodView, selector_matches
 from netarena.k8s.policy_matrix import Connectivity, compute_connectivity
+from netarena.k8s.reachability import NEWCOMER, NEWCOMER_IP, endpoint_name
 from netarena.k8s.reply_commands import command_from_reply
 
 __all__ = ["K8sEpisode", "MAX_OUTPUT_CHARS", "KUBECTL_TIMEOUT_S", "STREAM_TIMEOUT_S"]
@@ -218,7 +220,33 @@ class K8sEpisode(ReactiveEpisode[ClusterState, KubectlCommand]):
                         self.query.id, src, host, port)
 
     def _report(self, state: ClusterState) -> str:
-        return state.report()
+        return state.report(self._address)
+
+    def _address(self, dest: str, port: int) -> str:
+        """Where a caller dials ``dest`` on ``port``: its Service's address, else its pod's."""
+        ns, _, app = dest.rpartition("/")
+        if not app[:1].isalpha():
+            return f"{dest}:{port}" if port else dest
+        ns = ns or self.model.namespace
+        pods, _, _ = self._snapshot()
+        views = [PodView.from_obj(p) for p in pods]
+        match = next((v for v in views if v.namespace == ns and endpoint_name(
+            v, self.model.namespace) == dest), None)
+        ip = match.ips[0] if match is not None and match.ips else (
+            NEWCOMER_IP if app == NEWCOMER else "")
+        if not port:
+            return ip
+        if self.live is None and match is not None:
+            for svc in self.store.list("Service", ns):
+                spec = svc.get("spec") or {}
+                if not selector_matches({"matchLabels": spec.get("selector") or {"-": "-"}},
+                                        match.labels) or not spec.get("clusterIP"):
+                    continue
+                for p in spec.get("ports") or []:
+                    if p.get("targetPort", p.get("port")) == port and \
+                            (p.get("protocol") or "TCP") == "TCP":
+                        return f"{spec['clusterIP']}:{p['port']}"
+        return f"{ip}:{port}"
 
     def _solved(self, state: ClusterState) -> bool:
         return state.healthy

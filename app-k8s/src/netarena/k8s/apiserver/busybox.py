@@ -85,7 +85,7 @@ def environment(pod: dict[str, Any], services: list[dict[str, Any]]) -> list[str
             *_svc_vars(services, namespace), "HOME=/"]
 
 
-def read_file(pod: dict[str, Any], path: str) -> tuple[str | None, str]:
+def read_file(pod: dict[str, Any], path: str, os_release: str = "") -> tuple[str | None, str]:
     """``(content, error)`` of ``cat PATH`` in the pod (``content`` None: the error applies)."""
     meta = pod["metadata"]
     ns = meta.get("namespace", "default")
@@ -101,7 +101,7 @@ def read_file(pod: dict[str, Any], path: str) -> tuple[str | None, str]:
         "/etc/passwd": "root:x:0:0:root:/root:/bin/sh\nnobody:x:65534:65534:nobody:/home:/bin/"
                        "false\n",
         "/etc/group": "root:x:0:\nnogroup:x:65534:\n",
-        "/etc/os-release": 'NAME="BusyBox"\nVERSION_ID="1.37.0"\nID=busybox\n',
+        "/etc/os-release": os_release or 'NAME="BusyBox"\nVERSION_ID="1.37.0"\nID=busybox\n',
         "/etc/nsswitch.conf": "hosts: files dns\n",
         "/var/run/secrets/kubernetes.io/serviceaccount/namespace": ns,
     }
