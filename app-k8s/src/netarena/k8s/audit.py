@@ -136,7 +136,7 @@ class Observed:
         if values & set(self.services):
             return "service"
         carried = {v for _, lab in self.workloads for v in lab.values()}
-        carried |= {v for v in self._views for v in v.labels.values()}
+        carried |= {v for view in self._views for v in view.labels.values()}
         if values and values <= carried:
             return "workload"
         return "none" if values else "-"
@@ -288,9 +288,8 @@ def _match_rules(healthy: list[Obj], faulted: list[Obj]) -> dict[int, int | None
         if i in out:
             continue
         parts = Counter(_parts(rule))
-        best = max(free, key=lambda h: (sum((Counter(_parts(healthy[h])) & parts).values()),
-                                        -abs(h - i)), default=None)
-        if best is not None and sum((Counter(_parts(healthy[best])) & parts).values()):
+        best = max(free, key=lambda h: (_overlap(healthy[h], parts), -abs(h - i)), default=None)
+        if best is not None and _overlap(healthy[best], parts):
             out[i] = best
             free.remove(best)
         else:
@@ -300,6 +299,11 @@ def _match_rules(healthy: list[Obj], faulted: list[Obj]) -> dict[int, int | None
 
 def _parts(rule: Obj) -> list[str]:
     return [_key(x) for side in ("from", "to", "ports") for x in rule.get(side) or []]
+
+
+def _overlap(rule: Obj, parts: Counter[str]) -> int:
+    """How many peer and port entries ``rule`` shares with ``parts``."""
+    return sum((Counter(_parts(rule)) & parts).values())
 
 
 def label_faults(located: Sequence[tuple[Located, AuditObject]],

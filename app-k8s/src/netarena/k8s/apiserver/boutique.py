@@ -205,13 +205,13 @@ def frontend_lines(ts: float, rng: random.Random, calls: dict[str, Call]
            "http.req.path": path, "session": f"{rng.getrandbits(128):032x}"}
     currency = rng.choice(_CURRENCIES)
     lines = [_go(ts, "request started", "debug", **req)]
-    first = {"/": ("home", "info", {"currency": currency}),
-             "/setCurrency": ("setting currency", "debug", {"curr.new": currency,
-                                                            "curr.old": "USD"}),
-             "/cart/checkout": ("placing order", "debug", {}),
-             "/cart": ("view user cart" if method == "GET" else "adding to cart", "debug",
-                       {} if method == "GET" else {"product": product,
-                                                   "quantity": rng.randint(1, 10)})}
+    cart: dict[str, object] = ({} if method == "GET"
+                               else {"product": product, "quantity": rng.randint(1, 10)})
+    first: dict[str, tuple[str, str, dict[str, object]]] = {
+        "/": ("home", "info", {"currency": currency}),
+        "/setCurrency": ("setting currency", "debug", {"curr.new": currency, "curr.old": "USD"}),
+        "/cart/checkout": ("placing order", "debug", {}),
+        "/cart": ("view user cart" if method == "GET" else "adding to cart", "debug", cart)}
     message, level, fields = first.get(page, ("serving product page", "debug",
                                               {"currency": currency, "id": product}))
     lines.append(_go(ts + 1e-4, message, level, **fields, **req))
