@@ -18,8 +18,9 @@
 #                  bridge: a compose network with service names, exactly as the leaderboard's.
 #   NETARENA       the netarena command (default .venv/bin/netarena, else netarena on PATH)
 # The compose file is written by `netarena compose` (common/src/netarena/common/launch/compose.py), which gives route's
-# green container the privileges netarena.common.launch.privileges lists (capabilities and security
-# options the leaderboard's generated compose files cannot express).
+# green container the privileges netarena.common.launch.privileges lists (capabilities and the
+# seccomp profile, written next to it, that the leaderboard's generated compose files cannot
+# express) and the green server a fresh bearer token that only the client holds.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT="$PWD"
@@ -43,15 +44,16 @@ compose_file() {
   "$NETARENA" compose "$app" --purple "netarena-purple:$TAG" --green "netarena-$app:$TAG" \
     -e NETARENA_SOLVER=reference --network "$NETWORK" \
     --config "{\"num_queries\": $((QUERIES * 2)), \"seed\": $SEED, \"num_shards\": 2, \"shard_index\": 0, \"num_instances\": $((QUERIES * 2))}" \
-    --client-script "$ROOT/docker/smoke_client.py" --client-out "$OUT/$app" \
-    --client-user "$(id -u):$(id -g)" --expect-correctness 1.0
+    --client-out "$OUT/$app" \
+    --client-user "$(id -u):$(id -g)" --expect-correctness 1.0 \
+    --seccomp-file "$OUT/$app/netarena-route-seccomp.json" --out "$OUT/$app/docker-compose.yml"
 }
 
 run_app() {
   local app="$1" dir="$OUT/$1" project="netarena-ab-$1" start=$SECONDS rc=0
   mkdir -p "$dir"
   rm -f "$dir/results.json"
-  compose_file "$app" > "$dir/docker-compose.yml"
+  compose_file "$app" >/dev/null  # the compose file (with a fresh token) and route's profile
   say "$app: $dir/docker-compose.yml"
   $COMPOSE -f "$dir/docker-compose.yml" -p "$project" up --no-color \
     --exit-code-from agentbeats-client --abort-on-container-exit > "$dir/compose.log" 2>&1 || rc=$?

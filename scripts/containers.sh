@@ -61,7 +61,19 @@ stage_context() {
   echo "$ctx"
 }
 
+base_image_or_hint() {
+  # Present on the engine, or pullable; else say how to build one without a registry.
+  docker image inspect "$BASE_IMAGE" >/dev/null 2>&1 && return 0
+  say "pulling base image $BASE_IMAGE"
+  docker pull -q "$BASE_IMAGE" >/dev/null 2>&1 && return 0
+  say "base image $BASE_IMAGE is not on this engine and cannot be pulled (no registry reachable?)."
+  say "build a local one from Debian packages (root, debootstrap, ~3 min), then build on it:"
+  say "  sudo bash docker/make-base-image.sh && BASE_IMAGE=netarena-base:bookworm bash scripts/containers.sh build"
+  exit 2
+}
+
 build() {
+  base_image_or_hint
   local ctx; ctx="$(stage_context)"
   local netargs; netargs="$(build_network_args)"
   : > "$SMOKE_OUT/build-times.txt"

@@ -1,8 +1,23 @@
-"""Shared fixtures and the rules for root-only tests."""
+"""Shared fixtures and the rules for root-only, slow, serial and parallel tests.
+
+The suite runs in parallel with pytest-xdist (``scripts/test.sh`` passes ``-n``; docs/tests.md
+says why and how much): tests are dealt to workers one by one (``--dist loadgroup``), except that
+
+* the tests of a module with a module-scoped fixture (a shared network, a Ray cluster, an
+  embedded API server) go to one worker, so the fixture is built once, not once per worker;
+* a test marked ``serial`` (it measures wall time) runs while no other worker runs a test.
+
+Plain ``pytest`` (no ``-n``) runs everything in one process, as before.
+"""
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import os
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -64,14 +79,62 @@ def _measured_slow(nodeid: str) -> bool:
     return name in MEASURED_SLOW
 
 
+def _shares_a_module_fixture(item: pytest.Item) -> bool:
+    info = getattr(item, "_fixtureinfo", None)
+    if info is None:
+        return False
+    return any(d.scope == "module" for defs in info.name2fixturedefs.values() for d in defs)
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist reads the groups
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Mark the measured slow tests ``slow``; skip tests marked ``root`` when not root."""
+    """Mark the measured slow tests ``slow``; keep a module's shared fixture on one worker;
+    skip tests marked ``root`` when not root."""
     for item in items:
         if _measured_slow(item.nodeid):
             item.add_marker(pytest.mark.slow)
+        if _shares_a_module_fixture(item) and not item.get_closest_marker("xdist_group"):
+            item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::", 1)[0]))
     if os.geteuid() == 0:
         return
     skip = pytest.mark.skip(reason="needs root to create network namespaces (CI runs as root)")
     for item in items:
         if "root" in item.keywords:
             item.add_marker(skip)
+
+
+def _lock_dir() -> Path | None:
+    """Where the workers of this xdist run keep their locks (``None`` outside xdist)."""
+    run = os.environ.get("PYTEST_XDIST_TESTRUNUID")
+    return Path(tempfile.gettempdir()) / f"netarena-pytest-{run}" if run else None
+
+
+@contextlib.contextmanager
+def _flock(path: Path, mode: int) -> Iterator[None]:
+    with open(path, "a") as handle:
+        fcntl.flock(handle, mode)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+@pytest.hookimpl(hookwrapper=True, tryfirst=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> Iterator[None]:
+    """Under xdist, run a ``serial`` test while no other test runs, and others beside each other.
+
+    Every test holds a shared lock, a serial one the exclusive lock. A gate taken before
+    either keeps new tests from slipping in while a serial test waits for the running ones to
+    end. Outermost (``tryfirst``), so the waiting is not counted by ``pytest-timeout``.
+    """
+    folder = _lock_dir()
+    if folder is None:
+        yield
+        return
+    folder.mkdir(exist_ok=True)
+    serial = item.get_closest_marker("serial") is not None
+    with _flock(folder / "gate", fcntl.LOCK_EX):
+        held = contextlib.ExitStack()
+        held.enter_context(_flock(folder / "tests", fcntl.LOCK_EX if serial else fcntl.LOCK_SH))
+    with held:
+        yield

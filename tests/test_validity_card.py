@@ -198,7 +198,8 @@ def test_ladder_command_prints_and_rewrites_only_the_marked_blocks(tmp_path: Pat
     with pytest.raises(ConfigError):
         write_ladder_table("no markers", malt)
     absent = runner.invoke(cli, ["ladder", "malt", "--write", str(tmp_path / "nowhere.md")])
-    assert absent.exit_code == 2 and "nowhere.md" in absent.output
+    # rich wraps the message at the terminal width, inside the path when the path is long
+    assert absent.exit_code == 2 and "nowhere.md" in absent.output.replace("\n", "")
 
 
 def test_a_rate_outside_the_summary_headline_still_gets_a_column() -> None:

@@ -5,10 +5,11 @@ WITH runs AS (
     SELECT CAST(to_json(f) AS JSON) AS doc FROM results AS f
 ), records AS (
     SELECT coalesce(doc ->> '$.status', 'completed') AS status,
-           doc -> '$.participants' AS participants, r
+           doc -> '$.participants' AS participants, r, r ->> '$.participant_role' AS role
     FROM runs, unnest(CAST(coalesce(doc -> '$.results', '[]') AS JSON[])) AS u(r)
 ), answers AS (
-    SELECT coalesce(participants ->> ('$."' || (r ->> '$.participant_role') || '"'),
+    SELECT coalesce(json_extract_string(participants, '$.*')[
+                        list_position(json_keys(participants), role)],
                     participants ->> '$.malt_operator', participants ->> '$.route_operator',
                     participants ->> '$.k8s_operator', r ->> '$.participant_id',
                     r ->> '$.agent') AS id,
@@ -38,6 +39,7 @@ WITH runs AS (
     WHERE status IN ('completed', 'partial')
       AND (r ->> '$.kind') = 'query'
       AND coalesce(CAST(r ->> '$.scored' AS BOOLEAN), true)
+      AND (role IS NULL OR regexp_full_match(role, '[a-z][a-z0-9_]{0,63}'))
 ), queries AS (
     SELECT id, version, max_turns, prompt_style, levels, labels, turn_timeout_s, app_params,
            query_id, min(level) AS level, min(label) AS label,

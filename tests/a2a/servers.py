@@ -19,6 +19,8 @@ import httpx
 import uvicorn
 
 from netarena.common.serving.a2a import listen_socket
+from netarena.common.serving.connections import fair_protocol
+from netarena.common.serving.limits import ServerLimits
 
 __all__ = ["listen_socket", "serving", "raw_server", "stream_03", "card_v03", "http_response",
            "message_result", "prompt_of", "gateway_records"]
@@ -31,12 +33,19 @@ def _socket() -> socket.socket:
 
 
 @contextlib.asynccontextmanager
-async def serving(build: Callable[[str], Any]) -> AsyncIterator[str]:
-    """Serve ``build(url)`` on 127.0.0.1:<ephemeral>; yield its base URL."""
+async def serving(build: Callable[[str], Any],
+                  limits: ServerLimits | None = None) -> AsyncIterator[str]:
+    """Serve ``build(url)`` on 127.0.0.1:<ephemeral>; yield its base URL.
+
+    With ``limits``, connections are admitted as ``netarena serve`` admits them
+    (``netarena.common.serving.connections``).
+    """
     sock = _socket()
     url = f"http://127.0.0.1:{sock.getsockname()[1]}/"
+    fair: dict[str, Any] = {} if limits is None else {
+        "http": fair_protocol(limits), "ws": "none", "limit_concurrency": limits.max_connections}
     server = uvicorn.Server(uvicorn.Config(
-        build(url), log_level="warning", timeout_graceful_shutdown=1, lifespan="off",
+        build(url), log_level="warning", timeout_graceful_shutdown=1, lifespan="off", **fair,
     ))
     task = asyncio.create_task(server.serve(sockets=[sock]))
     while not server.started:

@@ -250,3 +250,41 @@ async def test_a_rejection_is_logged_on_one_short_line(caplog: pytest.LogCapture
             await http.post("/", json=_send(request, blocking=True))
     (line,) = [r.getMessage() for r in caplog.records if "rejected request" in r.getMessage()]
     assert len(line) < 4200 and "\n" not in line  # cut at 2,000 chars, then escaped
+
+
+_BAD_ROLES = ['malt_operator""', "MALT_OPERATOR", "1st", "a-b", "a.b", "$.x", "", " a",
+              "x" * 65, "role\n", "ä"]
+
+
+async def test_role_names_that_are_not_names_are_refused_with_400() -> None:
+    """Before any task exists, for 0.3 and 1.0 calls, as text or as a DataPart; the
+    executor refuses them too, wherever a request comes from."""
+    from netarena.common.core.errors import ConfigError
+    from netarena.common.serving.request import EvalRequest, parse_request
+
+    async with serving(lambda url: green_app(ToyApp, url)) as green:
+        async with httpx.AsyncClient(timeout=10) as http:
+            for i, role in enumerate(_BAD_ROLES):
+                request = {"participants": {role: "http://127.0.0.1:9/"}, "config": {}}
+                stream = {**_send(request, rpc_id=f"r{i}"), "method": "message/stream"}
+                data = _send({}, rpc_id=f"d{i}")
+                data["params"]["message"]["parts"] = [{"kind": "data", "data": request}]
+                v1 = {"jsonrpc": "2.0", "id": i, "method": "SendMessage", "params": {
+                    "message": {"messageId": f"v{i}", "role": "ROLE_USER",
+                                "parts": [{"text": json.dumps(request)}]}}}
+                for body in (_send(request, rpc_id=f"s{i}"), stream, data, v1):
+                    reply = await http.post(green, json=body)
+                    assert reply.status_code == 400, (role, body["method"], reply.text)
+                    error = reply.json()
+                    assert error["id"] == body["id"] and error["error"]["code"] == -32602
+                    assert "is not a role name" in error["error"]["message"]
+                with pytest.raises(ConfigError, match="is not a role name"):
+                    parse_request(EvalRequest.model_validate(request), ToyApp)
+            # Names pass the screen: the request reaches the executor (and runs).
+            for role in ("a", "malt_operator", "r" + "0" * 63):
+                request = {"participants": {role: "http://127.0.0.1:9/"},
+                           "config": {"num_queries": 1, "max_turns": 1}}
+                reply = await http.post(green, json=_send(request))
+                assert reply.status_code == 200 and "result" in reply.json(), reply.text
+                task = await _wait_for(http, green, reply.json()["result"]["id"], "queries for")
+                assert task["status"]["state"] != "rejected", task

@@ -42,6 +42,7 @@ def _final(events: list[dict]) -> tuple[str, str]:
     return status["state"], status["message"]["parts"][0]["text"]
 
 
+@pytest.mark.serial
 async def test_oversized_topology_is_refused_in_under_a_second() -> None:
     from netarena.malt import MaltApp
     from netarena.route import RouteApp
@@ -61,6 +62,7 @@ async def test_oversized_topology_is_refused_in_under_a_second() -> None:
             "num_subnets=12 (limit 8)" in text)
 
 
+@pytest.mark.serial
 @pytest.mark.parametrize(("config", "problem"), [
     ({"num_queries": 100_000}, "100000 queries in this shard (limit 1000)"),
     ({"num_queries": 50_000, "num_shards": 20, "shard_index": 3},
@@ -115,6 +117,7 @@ async def test_link_local_and_metadata_purple_urls_are_refused(url: str) -> None
     assert state == "rejected" and "refused" in text and "outbound policy" in text, text
 
 
+@pytest.mark.serial
 async def test_allowlist_is_enforced_at_connect_time_without_retries() -> None:
     async with serving(lambda url: purple_app(ToyApp().reference_agent(), url)) as purple:
         agent = RemoteAgent(purple, timeout_s=5, policy=OutboundPolicy.parse("10.0.0.0/8"),
@@ -226,6 +229,7 @@ async def _wait_up(url: str) -> None:
     pytest.fail("green server did not start")
 
 
+@pytest.mark.serial
 @pytest.mark.parametrize("flags", [(), ("--slow-close",)], ids=["toy", "slow-close"])
 async def test_sigterm_ends_running_evaluations_and_exits_cleanly(flags: tuple) -> None:
     """Clients get their final state even when episodes take a while to close (route's
@@ -269,6 +273,7 @@ async def test_sigterm_ends_running_evaluations_and_exits_cleanly(flags: tuple) 
     assert "SIGTERM: stopping; 1 running evaluation(s) cancelled" in proc.stderr.read()
 
 
+@pytest.mark.serial
 async def test_slow_headers_and_bodies_are_cut_off() -> None:
     port = _port()
     proc = _start_green(port, {"header_timeout_s": 1, "body_timeout_s": 1})
@@ -323,6 +328,7 @@ class SlowPlanningApp(ToyApp):
         return super().generate(seed, level, label)
 
 
+@pytest.mark.serial
 async def test_planning_work_is_bounded_in_time_and_stops() -> None:
     options = GreenOptions(limits=ServerLimits(planning_timeout_s=0.5, max_running=1))
     async with serving(lambda url: green_app(SlowPlanningApp, url, options)) as green:

@@ -73,6 +73,7 @@ CASES = {
 }
 
 
+@pytest.mark.serial
 @pytest.mark.parametrize("kind", list(CASES))
 async def test_bad_purple_costs_only_its_queries(kind: str) -> None:
     async with (

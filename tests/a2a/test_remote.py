@@ -42,7 +42,7 @@ async def test_run_against_remote_reference_scores_one() -> None:
         results = await Runner(app, agent, RunConfig(concurrency=3)).run(queries)
         await agent.aclose()
     summary = summarize(results, app="toy", agent=agent.name, seed=5)
-    assert summary["correctness"]["rate"] == 1.0 and summary["agent"] == purple
+    assert summary.correctness.rate == 1.0 and summary.agent == purple
     assert all(r.turns >= 1 and r.agent_latency_s > 0 for r in results)
 
 

@@ -3,6 +3,7 @@
 import netarena.a2a_llm as a2a_llm
 from netarena.common.serving import (
     a2a,
+    connections,
     limits,
     outbound,
     remote,
@@ -12,6 +13,7 @@ from netarena.common.serving import (
     special_addresses,
     status,
     status_page,
+    stream_bounds,
     web,
 )
 
@@ -24,7 +26,10 @@ def test_public_names() -> None:
                                    "netarena_version", "UNSCORED_FAIL_FRACTION"}
     assert set(request.__all__) == {"CORE_KEYS", "REFERENCE_KEYS", "IGNORED_KEYS", "TOOLING_KEYS",
                                     "EvalRequest", "ParsedRequest", "parse_request",
-                                    "load_request"}
+                                    "load_request", "check_role", "screen_roles"}
+    assert set(connections.__all__) == {"ConnectionLedger", "FairProtocol", "fair_protocol",
+                                        "client_key"}
+    assert set(stream_bounds.__all__) == {"StreamLimits", "StreamOverflow", "BoundedTransport"}
     assert set(web.__all__) == {"WebOptions", "agent_web_app", "serve"}
     assert set(limits.__all__) == {"APP_CAPS", "ServerLimits", "check_app_caps"}
     assert set(outbound.__all__) == {"OutboundPolicy", "OutboundRefused", "GuardedBackend",
@@ -36,5 +41,5 @@ def test_public_names() -> None:
                                               "SERVICE_ADDRESSES", "special_block",
                                               "service_address", "embedded_ipv4"}
     for module in (a2a_llm, a2a, remote, request, server, limits, outbound, requester, status,
-                   status_page, web, special_addresses):
+                   status_page, web, special_addresses, connections, stream_bounds):
         assert all(hasattr(module, name) for name in module.__all__)

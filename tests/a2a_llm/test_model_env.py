@@ -15,7 +15,12 @@ from typer.testing import CliRunner
 
 from netarena.a2a_llm import from_env
 from netarena.common.cli.root import cli
-from netarena.common.core.agents import DEFAULT_MAX_TOKENS, Observation, completion_settings
+from netarena.common.core.agents import (
+    DEFAULT_MAX_TOKENS,
+    MODEL_CHECK_PROMPT,
+    Observation,
+    completion_settings,
+)
 from netarena.common.core.app import load_app
 from netarena.common.core.errors import ConfigError
 from netarena.common.serving.agent_spec import make_agent
@@ -56,13 +61,16 @@ def test_cli_agent_and_purple_read_the_same_settings(monkeypatch: pytest.MonkeyP
 
 def _openai_compatible(calls: list[dict[str, Any]]) -> Starlette:
     """A local OpenAI-compatible server (as vLLM, Ollama or llama.cpp's serve) that
-    answers with the malt reference solver and records every request body."""
+    answers with the malt reference solver and records every request body (the start-up
+    check's one-token request is answered ``OK``)."""
     solver = load_app("malt").reference_agent()
 
     async def chat(request: Request) -> JSONResponse:
         body = await request.json()
         calls.append(body)
-        text = await solver.act(Observation(body["messages"][-1]["content"], "c", 0))
+        prompt = body["messages"][-1]["content"]
+        checked = prompt == MODEL_CHECK_PROMPT
+        text = "OK" if checked else await solver.act(Observation(prompt, "c", 0))
         return JSONResponse({
             "id": f"chatcmpl-{len(calls)}", "object": "chat.completion", "created": 0,
             "model": body["model"], "usage": {"prompt_tokens": 100, "completion_tokens": 50,
@@ -87,7 +95,9 @@ async def test_netarena_run_reaches_a_local_model_at_model_api_base(
     assert result.exit_code == 0, result.output
     summary = json.loads(result.stdout[result.stdout.index("{"):])
     assert summary["errors"] == 0 and summary["correctness"]["rate"] == 1.0
-    assert len(calls) == 3
+    check, *queries = calls  # the start-up check first, then one call per query
+    assert check["messages"][-1]["content"] == MODEL_CHECK_PROMPT and check["max_tokens"] == 1
+    assert len(queries) == 3
     for body in calls:
-        assert body["model"] == "local-model"
-        assert body["temperature"] == 0 and body["max_tokens"] == 512
+        assert body["model"] == "local-model" and body["temperature"] == 0
+    assert all(body["max_tokens"] == 512 for body in queries)

@@ -4,8 +4,7 @@ import pytest
 
 import netarena.common as common
 from netarena.common.core.app import load_app
-from netarena.common.core.commands import split_command
-from netarena.common.core.errors import ConfigError, EpisodeClosed, InvalidAction
+from netarena.common.core.errors import ConfigError, EpisodeClosed
 from netarena.common.core.replies import code_blocks, json_objects, last_code_block
 from tests.helpers.toy import ToyApp
 
@@ -34,6 +33,7 @@ def test_public_api_is_pinned() -> None:
         "ReactiveEpisode",
         "RewardConfig",
         "RunConfig",
+        "RunSummary",
         "Runner",
         "SandboxError",
         "SandboxTimeout",
@@ -68,40 +68,6 @@ def test_config_and_labels_are_validated() -> None:
         ToyApp().generate(1, 1, "huge")
     with pytest.raises(ConfigError, match="unknown app"):
         load_app("nope")
-
-
-@pytest.mark.parametrize(
-    "line",
-    [
-        "rm -rf / ; reboot",
-        "ls | sh",
-        "echo x > /etc/passwd",
-        "cat < /etc/shadow",
-        "echo $(id)",
-        "echo `id`",
-        "echo $HOME",
-        "a && b",
-        "ip a\nreboot",
-        "",
-        "   ",
-        "'unbalanced",
-    ],
-)
-def test_shell_syntax_is_refused(line: str) -> None:
-    with pytest.raises(InvalidAction):
-        split_command(line)
-
-
-def test_plain_commands_split() -> None:
-    assert split_command("  ip route add 10.0.0.0/24 via 192.168.1.1 ") == [
-        "ip",
-        "route",
-        "add",
-        "10.0.0.0/24",
-        "via",
-        "192.168.1.1",
-    ]
-    assert split_command("kubectl patch np x -p '{\"spec\": {}}'")[-1] == '{"spec": {}}'
 
 
 def test_reply_parsing_is_tolerant() -> None:

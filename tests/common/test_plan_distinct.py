@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from netarena.common.core.plan import QueryPlan, instance_key, plan_queries
+from netarena.common.core.plan import QueryPlan, plan_queries
 from tests.helpers.toy import ToyApp
 
 
@@ -15,7 +15,7 @@ def _targets(queries: list) -> Counter:
 def test_a_plan_repeats_no_instance_while_the_label_has_fresh_ones() -> None:
     app = ToyApp({"max_target": 50})
     queries = plan_queries(app, QueryPlan(num_queries=30, levels=(1,), seed=4))
-    assert len({instance_key(q) for q in queries}) == 30
+    assert len({app.instance_key(q) for q in queries}) == 30
     assert queries == plan_queries(app, QueryPlan(num_queries=30, levels=(1,), seed=4))
 
 
@@ -44,4 +44,4 @@ def test_shards_partition_the_deduplicated_plan() -> None:
         for i in range(3)
     ]
     assert sorted(q.id for s in shards for q in s) == sorted(q.id for q in whole)
-    assert len({instance_key(q) for s in shards for q in s}) == 40
+    assert len({app.instance_key(q) for s in shards for q in s}) == 40

@@ -41,6 +41,7 @@ def test_route_and_malt_parsers_skip_reasoning() -> None:
         == code.strip()
 
 
+@pytest.mark.serial
 def test_stripping_is_linear() -> None:
     text = "<think>" * 30_000 + "</think>" * 20_000
     started = time.perf_counter()

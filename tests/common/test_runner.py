@@ -145,8 +145,8 @@ def test_emulator_errors_are_recorded_and_left_unscored() -> None:
     assert all("refused to start" in r.error and not r.correct for r in res)
     assert not any(r.scored for r in res)  # the agent never acted: not its failure
     summary = summarize(res, app="toy", agent="ref", seed=1)
-    assert summary["unscored"] == 2 and summary["errors"] == 2
-    assert summary["correctness"]["n"] == 0 and summary["safety"]["n"] == 0
+    assert summary.unscored == 2 and summary.errors == 2
+    assert summary.correctness.n == 0 and summary.safety.n == 0
 
 
 def test_unscored_results_are_retried_on_resume(tmp_path: Path) -> None:

@@ -95,6 +95,7 @@ def test_exit_on_signals_turns_sigterm_into_exit_and_restores_handlers() -> None
     assert signal.getsignal(signal.SIGTERM) is before
 
 
+@pytest.mark.serial
 def test_a_signal_the_blocked_main_thread_missed_is_delivered_again() -> None:
     """A signal taken by another thread only marks the handler as due: the main thread,
     blocked in ``select`` (as ``input()`` under readline is), would sleep through it."""

@@ -136,8 +136,40 @@ def test_entrypoint_refuses_route_without_its_privileges(
         return
     assert proc.returncode == 1
     assert problem in proc.stderr
-    flags = "--cap-add NET_ADMIN --cap-add SYS_ADMIN --cap-add SYS_PTRACE"
-    assert f"{flags} --security-opt seccomp=unconfined" in proc.stderr
+    assert _ROUTE_FLAGS in proc.stderr
+
+
+_ROUTE_FLAGS = ("--cap-drop ALL --cap-add CHOWN --cap-add DAC_OVERRIDE --cap-add KILL "
+                "--cap-add NET_ADMIN --cap-add NET_RAW --cap-add SETGID --cap-add SETUID "
+                "--cap-add SYS_ADMIN --cap-add SYS_PTRACE "
+                "--security-opt seccomp=netarena-route-seccomp.json")
+"""The fix the entrypoint names: route's privileges (``netarena.common.launch.privileges``)."""
+
+
+@pytest.mark.root
+@pytest.mark.parametrize("dropped", ["kill", "net_raw", "chown,dac_override", "sys_ptrace"])
+def test_entrypoint_names_each_missing_capability(tmp_path: Path, dropped: str) -> None:
+    """A container given fewer capabilities than route's (its bounding set, as the engine
+    sets it) stops at once naming every one missing."""
+    fake_bin = tmp_path / "bin"
+    fake_bin.mkdir()
+    for tool, body in _FAKE_TOOLS.items():
+        (fake_bin / tool).write_text(f"#!/bin/sh\n{body}\n")
+        (fake_bin / tool).chmod(0o755)
+    drop = ",".join(f"-{cap}" for cap in dropped.split(","))
+    proc = subprocess.run(
+        [shutil.which("setpriv") or "setpriv", "--bounding-set", drop, "sh",
+         str(ROOT / "docker" / "entrypoint.sh")],
+        env={"PATH": f"{fake_bin}:/usr/bin:/bin", "NETARENA_NEEDS_NETNS": "1"},
+        capture_output=True, text=True, timeout=30)
+    assert proc.returncode == 1, proc.stderr
+    named = proc.stderr.split("lacks", 1)[1].split(".", 1)[0].split()
+    assert named == [f"CAP_{cap.upper()}" for cap in sorted(
+        dropped.split(","), key=lambda c: _BITS[c])], proc.stderr
+    assert _ROUTE_FLAGS in proc.stderr
+
+
+_BITS = {"chown": 0, "dac_override": 1, "kill": 5, "net_raw": 13, "sys_ptrace": 19}
 
 
 def test_scripts_parse() -> None:

@@ -100,6 +100,7 @@ def test_default_roles_are_upstreams_rule_by_rule(store: ObjectStore) -> None:
     assert can("create", "pods") and not can("create", "nodes", ns="")
 
 
+@pytest.mark.serial
 def test_probes_follow_policy_and_dns(store: ObjectStore) -> None:
     frontend = store.list("Pod", "default", "app=frontend")[0]
     ads = store.list("Pod", "default", "app=adservice")[0]

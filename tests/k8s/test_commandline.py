@@ -145,6 +145,7 @@ def test_refusals_carry_the_command_for_the_history() -> None:
 _DEEP = "kind: NetworkPolicy\nmetadata: {name: x}\nspec: " + "[" * 20000 + "]" * 20000 + "\n"
 
 
+@pytest.mark.serial
 @pytest.mark.parametrize("reply", [
     f"```\nkubectl apply -f - <<'EOF'\n{_DEEP}EOF\n```",
     f"```yaml\n{_DEEP}```\n```\nkubectl apply -f -\n```",
@@ -157,3 +158,8 @@ def test_a_manifest_nested_too_deep_is_refused_not_a_crash(reply: str) -> None:
         command_from_reply(reply, NS)
     assert not isinstance(info.value, ForbiddenCommand)
     assert time.monotonic() - start < 5
+
+
+def test_plain_commands_split_into_their_words() -> None:
+    (command,) = parse_script("  kubectl patch np x -p '{\"spec\": {}}' ").commands
+    assert command.argv == ["kubectl", "patch", "np", "x", "-p", '{"spec": {}}']

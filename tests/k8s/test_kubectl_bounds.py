@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import time
 
+import pytest
+
 from netarena.k8s.kubectl import MAX_OUTPUT_BYTES, Kubectl
 
 
+@pytest.mark.serial
 def test_reading_an_endless_file_stops_at_the_memory_limit() -> None:
     """``--patch-file=/dev/zero`` grew kubectl to 2.6 GB; the allowlist refuses it, and
     the kernel limit stops the same read when it is reached another way. (The Landlock

@@ -78,3 +78,15 @@ def test_export_sft_writes_chat_records(tmp_path: Path) -> None:
             episode.step(assistant["content"])
             assert episode.score().correct
         assert extract_code(assistant["content"])
+
+
+def test_audit_prints_the_metamorphic_table_as_json_and_passes() -> None:
+    """``netarena audit malt``: no object kinds (nothing is injected), one check per
+    qualifier and per bound misreading, every one caught, exit 0."""
+    result = CliRunner().invoke(cli, ["audit", "malt", "--queries", "60", "--json"])
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.stdout[result.stdout.index("{") :])
+    assert report["passed"] and report["kinds"] == [] and report["failed_checks"] == []
+    names = {c["name"] for c in report["checks"]}
+    assert {"qualifier:depth", "bound:exactly->at least", "bound:ties->reversed"} <= names
+    assert report["train_queries"] + report["test_queries"] == 60

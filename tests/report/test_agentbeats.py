@@ -124,7 +124,7 @@ def test_netarena_report_separates_participants(toy_results: list[Path], tmp_pat
         files.append(tmp_path / f"{name}.json")
         _write(files[-1], doc)
     runs = run_summaries(load_results(files))["toy"]
-    assert [(r["agent"], r["queries"], r["correctness"]["rate"]) for r in runs] == [
+    assert [(r.agent, r.queries, r.correctness.rate) for r in runs] == [
         ("id-a", 30, 1.0), ("id-b", 6, 0.0)]
 
 
@@ -148,7 +148,8 @@ def test_scenario_is_a_valid_local_run(app: str) -> None:
     request = EvalRequest(participants={purple["role"]: purple["endpoint"]},
                           config=scenario["config"])
     parsed = parse_request(request, app_cls)
-    assert parsed.plan.seed == scenario["config"]["seed"]
+    assert "seed" not in scenario["config"]  # a fresh seed per run, reported back
+    assert any("fresh" in note for note in parsed.notes) and isinstance(parsed.plan.seed, int)
 
 
 def test_results_files_read_back_as_reported_runs(toy_results: list[Path], tmp_path: Path) -> None:
@@ -186,10 +187,10 @@ def test_netarena_report_leaves_failed_runs_out_and_reads_old_files(
                     {"avg_correctness": 1.0}]})
     with caplog.at_level("WARNING"):
         runs = run_summaries(load_results(sorted(board.glob("*.json"))))["toy"]
-    by_agent = {r["agent"]: r for r in runs}
+    by_agent = {r.agent: r for r in runs}
     assert set(by_agent) == {"id-ref", "id-half", "id-null"}  # not id-broken, not id-ref-impl
-    assert by_agent["id-null"]["queries"] == 120  # the old file, "Label" and floats
-    assert {"small", "medium", "big", "huge"} <= set(by_agent["id-null"]["by_label"])
+    assert by_agent["id-null"].queries == 120  # the old file, "Label" and floats
+    assert {"small", "medium", "big", "huge"} <= set(by_agent["id-null"].by_label)
     assert "run failed, left out" in caplog.text
     assert "2 records are not NetArena query records" in caplog.text
     with pytest.raises(ConfigError, match="no query records to report"):
@@ -211,3 +212,17 @@ def test_report_cli_on_a_leaderboard_folder_has_no_traceback(
     only_failed = CliRunner().invoke(cli, ["report", str(board / "broken.json"),
                                            "--out", str(tmp_path / "out2")])
     assert only_failed.exit_code == 2 and "Traceback" not in only_failed.output
+
+
+def test_records_whose_role_is_not_a_name_are_left_out_with_a_warning(
+        toy_results: list[Path], tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    doc = agentbeats_results(load_results([toy_results[0]]))
+    for i, record in enumerate(doc["results"]):
+        if record["kind"] == "query":
+            record["participant_role"] = 'toy_operator""' if i % 2 else "toy_operator"
+    path = tmp_path / "results" / "mixed.json"
+    _write(path, doc)
+    with caplog.at_level("WARNING"):
+        records = load_results([path])
+    assert len(records) == 60  # the 60 records with a role that is a name
+    assert "60 records whose participant role is not a name; skipped" in caplog.text

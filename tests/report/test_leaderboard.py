@@ -265,3 +265,57 @@ def _with_old_label_file(board: Path, tmp_path: Path) -> Path:
             record["Label"] = record.pop("label")
     (folder / "d-old.json").write_text(json.dumps(old))
     return folder
+
+
+def test_netarena_leaderboard_json_has_every_query_and_row(board: Path) -> None:
+    from typer.testing import CliRunner
+
+    from netarena.common.cli.root import cli
+
+    result = CliRunner().invoke(cli, ["leaderboard", str(board), "--json"])
+    assert result.exit_code == 0, result.output
+    tables = {t["query"]: t for t in json.loads(result.stdout)}
+    assert list(tables) == list(QUERIES)
+    rows = tables["leaderboard"]["rows"]
+    assert len(rows) == 4 and {row["id"] for row in rows} == {"id-a", "id-b", "id-d"}
+    assert all("Max turns" in row for row in rows)
+
+
+_HOSTILE_ROLES = ['toy_operator""', '"', "$[", "/x", "'; DROP TABLE results; --",
+                  "toy_operator\"]'", "x" * 5000]
+
+
+def test_a_hostile_role_cannot_break_the_board(
+        board: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Files written before servers refused such roles (the role in every record and as a
+    ``participants`` key): the app's own preload loads the folder, every other row is as
+    before, the files are listed as not ranked, and ``netarena leaderboard`` warns."""
+    from typer.testing import CliRunner
+
+    from netarena.common.cli.root import cli
+
+    expected = {name: _rows(_preloaded(board, monkeypatch), name)
+                for name in ("leaderboard", "by-level", "by-label")}
+    folder = tmp_path / "hostile" / "results"
+    folder.mkdir(parents=True)
+    for path in (board / "results").iterdir():
+        (folder / path.name).write_text(path.read_text())
+    records = json.loads((board / "results" / "a-20250101.json").read_text())["results"]
+    for count in (1, len(_HOSTILE_ROLES)):  # the issue's role alone, then all of them
+        for i, role in enumerate(_HOSTILE_ROLES[:count]):
+            (folder / f"evil{i}.json").write_text(json.dumps({
+                "status": "completed", "participants": {"netarena_toy": "g", role: f"id-e{i}"},
+                "results": [{**r, "participant_role": role} for r in records]}))
+        con = _preloaded(folder.parent, monkeypatch)  # exactly the app's preload
+        for name, rows in expected.items():
+            assert _rows(con, name) == rows, name
+        not_ranked = {r["id"]: r["Why"] for r in _rows(con, "runs-not-ranked")}
+        assert {k for k, why in not_ranked.items() if "role is not a name" in why} == {
+            f"id-e{i}" for i in range(count)}
+        result = CliRunner().invoke(cli, ["leaderboard", str(folder.parent)],
+                                    env={"COLUMNS": "250"})
+        assert result.exit_code == 0 and "Traceback" not in result.output, result.output
+        warnings = [line for line in result.output.splitlines() if line.startswith("warning:")]
+        assert len(warnings) == count and all("role is not a name" in w for w in warnings)
+        tables, problem = run_queries(folder, ["leaderboard"])
+        assert problem is None and len(tables[0].rows) == len(expected["leaderboard"])

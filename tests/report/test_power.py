@@ -13,7 +13,8 @@ from netarena.common import NullAgent, QueryPlan, Runner, load_app, plan_queries
 from netarena.common.cli.calibrate import Rung
 from netarena.common.cli.root import cli
 from netarena.common.core.app import find_baseline
-from netarena.common.core.stats import rate
+from netarena.common.core.stats import rate, summarize
+from netarena.common.core.types import QueryResult
 from netarena.common.reporting.power import compare, curves, sizes
 
 
@@ -58,8 +59,14 @@ def test_curves_from_real_outcomes_shrink_and_separate() -> None:
     assert c.n_a == 100 and c.overlap_now == 0.0 and c.wilson_n < 100
 
 
+def _result(correct: bool) -> QueryResult:
+    return QueryResult(query_id="q", app="toy", level=1, label="a", agent="a", correct=correct,
+                       safe=True, latency_s=1.0, agent_latency_s=0.5, turns=1)
+
+
 def test_a_rung_outside_its_range_is_reported() -> None:
-    summary = {"solved_safely": rate([True] * 90 + [False] * 10)}
+    summary = summarize([_result(i < 90) for i in range(100)], app="toy", agent="a", seed=None)
+    assert summary.solved_safely == rate([True] * 90 + [False] * 10)
     assert Rung("a", {"solved_safely": (0.85, 0.95)}, summary).ok
     off = Rung("b", {"solved_safely": (0.2, 0.3)}, summary)
     assert not off.ok and "outside [0.20, 0.30]" in off.misses[0]

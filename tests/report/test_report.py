@@ -61,7 +61,7 @@ def test_summary_json_is_recomputed_with_stats(report, toy_results: list[Path]) 
     assert set(runs) == {"toy-reference", "toy-half", "null"}
     null = load_results([toy_results[2]])
     expected = summarize(null, app="toy", agent="null", seed=None)
-    assert runs["null"] == json.loads(json.dumps(expected))
+    assert runs["null"] == expected.model_dump(mode="json")
     assert runs["toy-reference"]["correctness"]["rate"] == 1.0
     assert runs["null"]["correctness"]["rate"] == 0.0
     assert runs["null"]["safety"]["rate"] == 1.0
@@ -69,7 +69,7 @@ def test_summary_json_is_recomputed_with_stats(report, toy_results: list[Path]) 
 
 def test_overlap_matrix_separates_reference_from_null(report, toy_results: list[Path]) -> None:
     runs = run_summaries(load_results(toy_results))["toy"]
-    agents = [run["agent"] for run in runs]
+    agents = [run.agent for run in runs]
     matrix = overlap_matrix(runs, "correctness")
     n = len(agents)
     assert all(matrix[i][i] == 1.0 for i in range(n))

@@ -84,6 +84,7 @@ def test_the_guard_counts_elements_tc_objects_conntrack_and_addresses(
             assert count_node(netns)["tc objects"] > tc, where
 
 
+@pytest.mark.serial
 def test_300k_set_elements_are_stopped_and_the_network_torn_down(small_app: RouteApp) -> None:
     """Batches of 10,000 elements (300,000 in all): stopped past the budget, never listed."""
     batch = (

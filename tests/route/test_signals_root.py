@@ -54,6 +54,7 @@ def _assert_all_closed(pid: int, prefixes: set[str]) -> None:
     assert not prefixes & stale_groups()
 
 
+@pytest.mark.serial
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
 def test_a_stopped_run_closes_every_open_episode(sig: signal.Signals, tmp_path: Path) -> None:
     """Even with SIGINT inherited ignored (a run started with ``&`` by a script)."""

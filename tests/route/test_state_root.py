@@ -89,5 +89,5 @@ def test_non_diagnosing_baselines_score_at_most_030(baseline: str) -> None:
     results = asyncio.run(Runner(app, agent, RunConfig(concurrency=4)).run(queries))
     assert not [r.error for r in results if r.error]
     summary = summarize(results, app="route", agent=agent.name, seed=None)
-    assert summary["solved_safely"]["rate"] <= 0.3, summary["solved_safely"]
-    assert summary["correctness"]["rate"] >= 0.5  # they do repair the faults
+    assert (summary.solved_safely.rate or 0.0) <= 0.3, summary.solved_safely
+    assert (summary.correctness.rate or 0.0) >= 0.5  # they do repair the faults

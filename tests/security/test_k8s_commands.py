@@ -238,3 +238,26 @@ def test_workload_changes_are_not_refused_silently() -> None:
     """Patching a Deployment parses (the episode judges it unsafe), but stays in the namespace."""
     cmd = parse_kubectl("kubectl patch deployment frontend -p {}", NS)
     assert cmd.mutating and cmd.argv[-1] == f"--namespace={NS}"
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "rm -rf / ; reboot",
+        "ls | sh",
+        "echo x > /etc/passwd",
+        "cat < /etc/shadow",
+        "echo $(id)",
+        "echo `id`",
+        "echo $HOME",
+        "a && b",
+        "ip a\nreboot",
+        "",
+        "   ",
+        "'unbalanced",
+    ],
+)
+def test_what_only_a_shell_could_do_is_refused(line: str) -> None:
+    """k8s reads commands the way bash parses them and runs no shell: none of these runs."""
+    with pytest.raises(InvalidAction):
+        parse_kubectl(line, NS, MANIFEST)

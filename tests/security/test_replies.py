@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import re
 import time
+from collections.abc import Callable
 
 import pytest
 
-from netarena.common.core.commands import split_command
 from netarena.common.core.errors import InvalidAction
 from netarena.common.core.replies import code_blocks, json_objects, last_code_block
 
@@ -26,6 +26,7 @@ PATHOLOGICAL = {
 }
 
 
+@pytest.mark.serial
 @pytest.mark.parametrize("name", sorted(PATHOLOGICAL))
 def test_pathological_replies_parse_fast(name: str) -> None:
     """Before the fix a 200k unclosed fence took 25 s and deep JSON raised RecursionError."""
@@ -55,16 +56,47 @@ def test_fence_scan_matches_the_old_regex_on_ordinary_replies() -> None:
             assert code_blocks(text) == old, text
 
 
+def _route_command(line: str) -> None:
+    from netarena.route.actions import check_command
+
+    check_command(line)
+
+
+def _k8s_command(line: str) -> None:
+    from netarena.k8s.commandline import parse_script
+
+    parse_script(line)
+
+
+READERS = [pytest.param(_route_command, id="route"), pytest.param(_k8s_command, id="k8s")]
+"""The apps' command readers: each refuses unprintable text (``core.commands``) and applies
+its own length limit."""
+
+
+@pytest.mark.parametrize("read", READERS)
 @pytest.mark.parametrize(
     "line",
     ["ip\x00 route", "ip route\ud800", "ip\u200b route", "ip route \u202e", "ip\x1b[2J route"],
     ids=["nul", "lone-surrogate", "zero-width", "bidi-override", "escape-sequence"],
 )
-def test_unprintable_commands_are_refused(line: str) -> None:
+def test_unprintable_commands_are_refused(line: str, read: Callable[[str], None]) -> None:
     with pytest.raises(InvalidAction, match="unprintable character"):
-        split_command(line)
+        read(line)
 
 
-def test_megabyte_commands_are_refused() -> None:
+@pytest.mark.parametrize("read", READERS)
+def test_megabyte_commands_are_refused(read: Callable[[str], None]) -> None:
     with pytest.raises(InvalidAction, match="longer than"):
-        split_command("ip " + "a" * 1_000_000)
+        read("ip " + "a" * 1_000_000)
+
+
+def test_each_app_owns_its_command_limit() -> None:
+    from netarena.k8s.commandline import MAX_SCRIPT_CHARS
+    from netarena.route.actions import MAX_COMMAND_CHARS
+
+    _route_command("echo " + "a" * (MAX_COMMAND_CHARS - 5))
+    with pytest.raises(InvalidAction, match=f"longer than {MAX_COMMAND_CHARS}"):
+        _route_command("echo " + "a" * (MAX_COMMAND_CHARS - 4))
+    _k8s_command("kubectl get pods -l a=" + "b" * (MAX_SCRIPT_CHARS - 22))
+    with pytest.raises(InvalidAction, match=f"longer than {MAX_SCRIPT_CHARS}"):
+        _k8s_command("kubectl get pods -l a=" + "b" * (MAX_SCRIPT_CHARS - 21))

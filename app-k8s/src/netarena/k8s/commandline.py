@@ -19,21 +19,20 @@ the operators between them; ``actions`` decides which of them may run.
 from __future__ import annotations
 
 import re
-import unicodedata
 from dataclasses import dataclass, field
 
+from netarena.common.core.commands import unprintable_character
 from netarena.common.core.errors import ForbiddenCommand, InvalidAction
 
 __all__ = ["SimpleCommand", "Script", "parse_script", "display"]
 
 MAX_SCRIPT_CHARS = 60_000
-"""Longest command block read (a manifest of every policy fits easily)."""
+"""Longest command block read: k8s owns this limit (``core.commands`` holds none). A block can
+carry a here-document manifest of every NetworkPolicy of the application, which fits easily;
+a reply is cut at ``core.replies.MAX_REPLY_CHARS`` before it is read at all."""
 _OPERATORS = ("<<<", "<<-", "&&", "||", ">>", ">&", "<&", "<<", "|", "&", ";", "<", ">",
               "(", ")", "\n")
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*|[{][A-Za-z_@*#?0-9]|[@*#?$!0-9-]")
-_UNPRINTABLE = frozenset({"Cc", "Cf", "Cs", "Co", "Cn"})
-"""Control, zero-width, surrogate, private and unassigned characters hide what a command
-does from a reader (and NUL or a lone surrogate cannot even be passed to ``exec``)."""
 _ANSI = {"a": "\a", "b": "\b", "e": "\x1b", "E": "\x1b", "f": "\f", "n": "\n", "r": "\r",
          "t": "\t", "v": "\v", "\\": "\\", "'": "'", '"': '"', "?": "?"}
 
@@ -277,10 +276,8 @@ def parse_script(text: str) -> Script:
     """
     if len(text) > MAX_SCRIPT_CHARS:
         raise InvalidAction(f"command block longer than {MAX_SCRIPT_CHARS} characters")
-    bad = next((ch for ch in text if ch not in "\t\n\r"
-                and unicodedata.category(ch) in _UNPRINTABLE), None)
-    if bad is not None:
-        raise InvalidAction(f"unprintable character U+{ord(bad):04X} in the command")
+    if bad := unprintable_character(text):
+        raise InvalidAction(f"unprintable character {bad} in the command")
     text = re.sub(r"(?m)^[ \t]*\$ (?=\S)", "", text.replace("\r\n", "\n"))
     script = _assemble(_Lexer(text).run())
     if not script.commands:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import random
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -17,10 +18,12 @@ import networkx as nx
 
 from netarena.common.core.agents import Baseline
 from netarena.common.core.app import App, AppConfig
+from netarena.common.core.evidence import AuditCheck, AuditObject
 from netarena.common.core.types import Query
 from netarena.common.sandbox import SandboxLimits, SandboxPool, SandboxSpec, shared_pool
 from netarena.common.sandbox.host import log_start_up_checks
 from netarena.malt import worker
+from netarena.malt.audit import audit_checks
 from netarena.malt.baselines import BASELINES
 from netarena.malt.checks import INVARIANTS, answer_mismatch, state_mismatch, violations
 from netarena.malt.config import MaltConfig
@@ -144,6 +147,28 @@ class MaltApp(App):
         return MaltEpisode(
             query, base_topology(self.config.topology_params()), self.sandbox(), self.config
         )
+
+    def audit_objects(self, query: Query) -> Sequence[AuditObject]:
+        """None: a MALT query has no fault for a classifier to tell from the design.
+
+        The audit's classifiers learn whether an injected fault looks different from the
+        healthy objects around it; a MALT task injects nothing (its topology is the shared
+        base), and its stated qualifiers and bounds have no fault/design label to learn:
+        every one is, by construction, a detail the answer depends on. What can go wrong
+        with them is that one does not matter, which the metamorphic checks
+        (``audit_checks``) test directly; labelling details "fault" by whether a misreading
+        of them is caught would only relabel those checks.
+        """
+        return []
+
+    def audit_checks(self, queries: Sequence[Query]) -> Sequence[AuditCheck]:
+        """Every qualifier ignored and every bound misread, judged on the queries it changes.
+
+        One ``AuditCheck`` per misreading (``qualifier:depth``, ``bound:exactly->at least``,
+        ...; ``netarena.malt.audit``): of the queries whose task the misreading changes,
+        the share where its answer and resulting topology are judged wrong (at least 0.9).
+        """
+        return audit_checks(base_topology(self.config.topology_params()), queries)
 
     def baselines(self) -> tuple[Baseline, ...]:
         """MALT's calibration ladder (``netarena.malt.baselines``)."""

@@ -7,10 +7,13 @@ children, ignore the speed and stage filters, annotate the graph while reading, 
 with a string ``type``, never change anything, or crash; and one *blind* baseline per
 qualifier (``qualifiers.py``), which solves like the reference but reads the task as if
 that one detail were not there (``contained`` as ``directly contained``, no stage filter,
-highest first, the other branch, ...). Every generated query's stated qualifiers are
-load-bearing, so each blind baseline is wrong on the queries that state its qualifier.
-Their rates on the default configuration (``expected``, measured with ``netarena calibrate
-malt --queries 630``) are a ladder a benchmark build must reproduce before its numbers are
+highest first, the other branch, ...); and one *misreading* baseline per family of
+comparison bounds (``bounds.py``: "exactly" as "at least", inclusive bounds as exclusive
+and the reverse, ranges likewise, ties broken the other way). Every generated query's
+stated qualifiers and bounds are load-bearing, so each blind or misreading baseline is
+wrong on the queries that state what it misreads (its ``by_qualifier:`` ranges). Their
+rates on the default configuration (``expected``, measured with ``netarena calibrate malt
+--queries 630``) are a ladder a benchmark build must reproduce before its numbers are
 trusted.
 """
 
@@ -20,11 +23,12 @@ from collections.abc import Callable
 from typing import Any
 
 from netarena.common.core.agents import Baseline, Observation
+from netarena.malt.bounds import family
 from netarena.malt.operations import WRITE_OPS
 from netarena.malt.qualifiers import QUALIFIERS, ablate
 from netarena.malt.solver import ProgramWriter, parse_steps
 
-__all__ = ["BASELINES", "BLIND", "ScriptedMaltAgent"]
+__all__ = ["BASELINES", "BLIND", "MISREADERS", "ScriptedMaltAgent"]
 
 Op = dict[str, Any]
 Transform = Callable[[list[Op]], list[Op]]
@@ -169,7 +173,8 @@ _BLIND_RANGES: dict[str, tuple[float, float]] = {
 """``solved_safely`` of each blind baseline: one minus the share of queries stating its
 qualifier (``netarena calibrate malt --queries 630 --seed 1``: depth 0.598, kind 0.737,
 speed 0.575, stage 0.933, total 0.930, order 0.914, top 0.894, branch 0.917; widened by
-about 0.04). On the queries that state its qualifier each is always wrong
+about 0.04; re-measured once bounds became load-bearing: 0.592, 0.730, 0.581, 0.925, 0.924,
+0.919, 0.892, 0.917). On the queries that state its qualifier each is always wrong
 (``tests/malt/test_qualifiers.py``)."""
 
 BLIND: tuple[Baseline, ...] = tuple(
@@ -183,6 +188,56 @@ BLIND: tuple[Baseline, ...] = tuple(
     for q in QUALIFIERS
 )
 """One qualifier-blind baseline per qualifier, in ``QUALIFIERS`` order."""
+
+_MISREADERS: tuple[tuple[str, str, tuple[str, ...], tuple[str, ...], tuple[float, float]], ...] = (
+    (
+        "exactly-as-at-least",
+        "reads 'exactly N' as 'at least N'",
+        ("exactly->at least",),
+        ("exactly",),
+        (0.87, 0.95),
+    ),
+    (
+        "edges-swapped",
+        "reads 'at least' as 'more than', 'below' as 'at most' and the reverse",
+        ("at least->more than", "more than->at least", "below->at most", "at most->below"),
+        ("at least", "more than", "below", "at most"),
+        (0.61, 0.70),
+    ),
+    (
+        "ranges-swapped",
+        "reads inclusive speed ranges as exclusive and exclusive ones as inclusive",
+        ("inclusive range->exclusive", "exclusive range->inclusive"),
+        ("inclusive range", "exclusive range"),
+        (0.89, 0.97),
+    ),
+    (
+        "ties-reversed",
+        "breaks a ranking's ties by name the other way",
+        ("ties->reversed",),
+        ("ties",),
+        (0.80, 0.88),
+    ),
+)
+"""Misreading baselines: name, description, the misreadings (``bounds.MISREADINGS``) it
+makes at once, the bounds it misreads, and its ``solved_safely`` range: one minus the share
+of queries stating one of those bounds (``netarena calibrate malt --queries 630 --seed 1``:
+0.914, 0.652, 0.933, 0.840), widened by about 0.04. Where it misreads it solves at most
+0.10 (``by_qualifier:``; measured 0 solved on each: exactly 54 queries; at least 43, more
+than 45, below 80, at most 53; inclusive range 18, exclusive range 25; ties 101); the
+generator makes it 0 (``tests/malt/test_bounds.py``)."""
+
+MISREADERS: tuple[Baseline, ...] = tuple(
+    _baseline(
+        name,
+        description,
+        ProgramWriter(),
+        {"solved_safely": overall, **{f"by_qualifier:{b}": (0.0, 0.10) for b in bounds}},
+        family(*misreadings).everywhere,
+    )
+    for name, description, misreadings, bounds, overall in _MISREADERS
+)
+"""One misreading baseline per family of bounds, in ``_MISREADERS`` order."""
 
 _SAFE = {"safety": (1.0, 1.0)}
 
@@ -253,6 +308,7 @@ BASELINES: tuple[Baseline, ...] = (
         {"solved_safely": (0.0, 0.0), "changed": (0.0, 0.0), **_SAFE},
     ),
     *BLIND,
+    *MISREADERS,
 )
 """MALT's calibration ladder, in the order reports list it. Ranges: the rate measured on the
 default configuration with ``netarena calibrate malt --queries 630`` at seeds 1 and 2

@@ -6,22 +6,23 @@ operation (or a ``graph`` answer when every step modifies). Nothing here execute
 these functions *are* the semantics the prompts describe, written once, independently of the
 reference solver's programs.
 
-Reads and loops may select ports by speed with ``"speed": {"cmp": "ge"|"lt"|"eq", "bps": N}``
-(at least, below, exactly N bits per second), and switches by ``"stage": N`` (their
-``switch_loc`` stage) and by ``"total": {"cmp": "ge"|"lt", "bps": N}`` (the total capacity
-of their ports); each filter applies to its own kind of node only. Counts and capacities
-look at every depth unless ``"depth": "direct"`` (one RK_CONTAINS edge), lists and loops
-at one edge unless ``"depth": "all"``. A ranking is by total
-capacity (of the ports passing ``speed``, when given), ``"order": "desc"`` (highest first,
-the default) or ``"asc"``, ties by name ascending either way, optionally cut to its
-``"top"`` first names.
+Reads and loops may select ports by speed with ``"speed": {"cmp": C, "bps": N}`` (``C`` one
+of ``SPEED_TESTS``: at least, more than, below, at most or exactly N bits per second, or
+with ``N`` a pair ``[lo, hi]`` from lo to hi inclusive, or strictly between them), and
+switches by ``"stage": N`` (their ``switch_loc`` stage) and by ``"total": {"cmp": C, "bps":
+N}`` (the total capacity of their ports; at least, more than, below or at most N); each
+filter applies to its own kind of node only. Counts and capacities look at every depth
+unless ``"depth": "direct"`` (one RK_CONTAINS edge), lists and loops at one edge unless
+``"depth": "all"``. A ranking is by total capacity (of the ports passing ``speed``, when
+given), ``"order": "desc"`` (highest first, the default) or ``"asc"``, ties by name
+ascending unless ``"ties": "desc"``, optionally cut to its ``"top"`` first names.
 """
 
 from __future__ import annotations
 
 import operator
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import networkx as nx
@@ -51,10 +52,18 @@ READ_OPS = frozenset({"list", "rank", "count", "capacity", "capacity_table"})
 WRITE_OPS = frozenset({"add_switch", "add_port", "remove", "update"})
 SPEED_TESTS: dict[str, Callable[[Any, Any], bool]] = {
     "ge": operator.ge,
+    "gt": operator.gt,
     "lt": operator.lt,
+    "le": operator.le,
     "eq": operator.eq,
+    "range": lambda value, bounds: bounds[0] <= value <= bounds[1],
+    "between": lambda value, bounds: bounds[0] < value < bounds[1],
+    "range_half": lambda value, bounds: bounds[0] <= value < bounds[1],
 }
-"""Speed filters: ``physical_capacity_bps`` at least, below or exactly the given value."""
+"""Filters on ``physical_capacity_bps`` (or a switch's total): at least, more than, below, at
+most or exactly a value; within ``[lo, hi]`` inclusive (``range``) or exclusive
+(``between``). ``range_half`` (``[lo, hi)``) is never stated: it is how a reader who takes an
+inclusive range for Python's ``range`` misreads it (``bounds.py``)."""
 
 Op = dict[str, Any]
 Answer = dict[str, Any]
@@ -86,17 +95,37 @@ def contained(graph: nx.DiGraph, node: str, kind: str | None = None) -> list[str
     return sorted(v for v in seen if kind is None or kind in graph._node[v]["type"])
 
 
-def fork(graph: nx.DiGraph) -> nx.DiGraph:
-    """A copy to apply operations to: fresh adjacency dicts, attribute dicts shared.
+_OWNED = "netarena.malt.owned"
+"""``graph.graph`` key of a fork's set of nodes whose adjacency dicts it has made its own."""
 
-    Operations never change an attribute dict in place (an update replaces the port's dict),
-    so sharing them with the read-only original is safe and several times faster.
+
+def fork(graph: nx.DiGraph) -> nx.DiGraph:
+    """A copy to apply operations to, sharing with ``graph`` all that it does not change.
+
+    Copy on write: the node and adjacency maps are copied, the attribute and adjacency
+    dicts they hold are shared until an operation changes them (``_own`` copies a node's
+    adjacency dicts first; an update replaces the port's attribute dict). The original is
+    never changed, forking costs a fraction of a deep copy, and what a task left untouched
+    stays *identical* to the original, which makes diffing it cheap.
     """
     copy = nx.DiGraph()
     copy._node = dict(graph._node)
-    copy._adj = copy._succ = {u: dict(nbrs) for u, nbrs in graph._succ.items()}
-    copy._pred = {v: dict(nbrs) for v, nbrs in graph._pred.items()}
+    copy._adj = copy._succ = dict(graph._succ)
+    copy._pred = dict(graph._pred)
+    copy.graph[_OWNED] = set()
     return copy
+
+
+def _own(graph: nx.DiGraph, nodes: Iterable[str]) -> None:
+    """Make the adjacency dicts of ``nodes`` a fork's own before changing them."""
+    owned = graph.graph.get(_OWNED)
+    if owned is None:  # not a fork: everything is its own
+        return
+    for n in nodes:
+        if n not in owned and n in graph._succ:
+            graph._succ[n] = dict(graph._succ[n])
+            graph._pred[n] = dict(graph._pred[n])
+            owned.add(n)
 
 
 def _passes(graph: nx.DiGraph, node: str, where: Op) -> bool:
@@ -152,8 +181,16 @@ def _need(graph: nx.DiGraph, name: str) -> None:
         raise ConfigError(f"malt: operation refers to unknown node {name!r}")
 
 
+def _add_node(graph: nx.DiGraph, node: str, **attrs: Any) -> None:
+    if node in graph:  # an existing node's attribute dict may be shared: replace it
+        graph._node[node] = {**graph._node[node], **attrs}
+    else:
+        graph.add_node(node, **attrs)
+
+
 def _add_port(graph: nx.DiGraph, switch: str, name: str, capacity: int) -> None:
-    graph.add_node(name, name=name, type=[PORT], physical_capacity_bps=capacity)
+    _add_node(graph, name, name=name, type=[PORT], physical_capacity_bps=capacity)
+    _own(graph, [switch])
     graph.add_edge(switch, name, type=CONTAINS)
 
 
@@ -162,9 +199,10 @@ def _write(graph: nx.DiGraph, op: Op) -> None:
     if kind == "add_switch":
         _need(graph, op["parent"])
         name = op["name"]
-        graph.add_node(
-            name, name=name, type=["EK_PACKET_SWITCH"], switch_loc={"stage": op["stage"]}
+        _add_node(
+            graph, name, name=name, type=["EK_PACKET_SWITCH"], switch_loc={"stage": op["stage"]}
         )
+        _own(graph, [op["parent"]])
         graph.add_edge(op["parent"], name, type=CONTAINS)
         for p in range(1, op["ports"] + 1):
             _add_port(graph, name, f"{name}.p{p}", op["capacity_bps"])
@@ -173,7 +211,9 @@ def _write(graph: nx.DiGraph, op: Op) -> None:
         _add_port(graph, op["switch"], op["name"], op["capacity_bps"])
     elif kind == "remove":
         _need(graph, op["node"])
-        graph.remove_nodes_from([op["node"], *contained(graph, op["node"])])
+        gone = [op["node"], *contained(graph, op["node"])]
+        _own(graph, {m for n in gone for m in (n, *graph._succ[n], *graph._pred[n])})
+        graph.remove_nodes_from(gone)
     elif kind == "update":
         _need(graph, op["port"])  # a new dict: attribute dicts may be shared with a base graph
         port = op["port"]
@@ -190,8 +230,10 @@ def _read(graph: nx.DiGraph, op: Op) -> Answer:
         return {"type": "list", "data": data, "ordered": False}
     if kind == "rank":
         sign = 1 if op.get("order") == "asc" else -1
-        kids = children(graph, op["parent"], op["kind"])
-        ranked = sorted(kids, key=lambda k: (sign * total_capacity(graph, k, speed), k))
+        kids = children(graph, op["parent"], op["kind"])  # by name: ties keep this order
+        if op.get("ties") == "desc":
+            kids.reverse()
+        ranked = sorted(kids, key=lambda k: sign * total_capacity(graph, k, speed))
         return {"type": "list", "data": ranked[: op.get("top") or None], "ordered": True}
     if kind == "count":
         return {"type": "text", "data": len(selection(graph, op))}

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["KIND_WORDS", "SPEED_WORDS", "TOTAL_WORDS", "describe", "render_prompt"]
+__all__ = ["KIND_WORDS", "SPEED_WORDS", "TIE_WORDS", "TOTAL_WORDS", "describe", "render_prompt"]
 
 KIND_WORDS = {
     "EK_PACKET_SWITCH": "packet switches (EK_PACKET_SWITCH)",
@@ -97,18 +97,31 @@ def _kind(kind: str) -> str:
     return KIND_WORDS.get(kind, kind)
 
 
-SPEED_WORDS = {"ge": "of at least", "lt": "below", "eq": "of exactly"}
-"""How a speed filter reads: ``with physical_capacity_bps <words> <bps>``."""
+SPEED_WORDS = {
+    "ge": "of at least",
+    "gt": "of more than",
+    "lt": "below",
+    "le": "of at most",
+    "eq": "of exactly",
+    "range": "from {0} to {1} inclusive",
+    "between": "strictly between {0} and {1}",
+}
+"""How a speed filter reads: ``with physical_capacity_bps <words> <bps>``; a range's words
+hold its two bounds."""
 
 
-TOTAL_WORDS = {"ge": "at least", "lt": "below"}
+TOTAL_WORDS = {"ge": "at least", "gt": "more than", "lt": "below", "le": "at most"}
 """How a filter on a switch's total port capacity reads: ``whose ports total <words> N bps``."""
+
+TIE_WORDS = {"asc": "ascending", "desc": "descending"}
+"""How a ranking breaks ties by name: ``ties by name <words>`` (stated where ties matter)."""
 
 
 def _speed(speed: dict[str, Any] | None) -> str:
     if not speed:
         return ""
-    return f" with physical_capacity_bps {SPEED_WORDS[speed['cmp']]} {speed['bps']}"
+    words, bps = SPEED_WORDS[speed["cmp"]], speed["bps"]
+    return f" with physical_capacity_bps {words.format(*bps) if '{' in words else f'{words} {bps}'}"
 
 
 def _where(op: dict[str, Any]) -> str:
@@ -128,9 +141,10 @@ def _rank(op: dict[str, Any]) -> str:
     )
     names = f"the first {op['top']} names" if op.get("top") else "names"
     order = "lowest" if op.get("order") == "asc" else "highest"
+    ties = f", ties by name {TIE_WORDS[op['ties']]}" if op.get("ties") else ""
     return (
         f'Rank the {_kind(op["kind"])} directly contained in "{op["parent"]}" by {by}, {order} '
-        f"first, ties by name ascending (a list of {names})."
+        f"first{ties} (a list of {names})."
     )
 
 

@@ -22,8 +22,12 @@ from netarena.common.core.errors import EmulatorError
 from netarena.malt.operations import children, contained
 from netarena.malt.topology import SPEED_TIERS_BPS
 
-__all__ = ["FabricIndex", "Picker", "SW", "PORT", "AGG", "SUPERBLOCK", "index"]
+__all__ = ["FabricIndex", "Picker", "SPEED_CMPS", "SW", "PORT", "AGG", "SUPERBLOCK", "index"]
 
+SPEED_CMPS: dict[str, float] = {
+    "ge": 3, "lt": 3, "eq": 2, "gt": 2, "le": 2, "range": 1.5, "between": 1.5,
+}
+"""The comparisons a speed filter states (``operations.SPEED_TESTS``), with relative weights."""
 SW, PORT, AGG = "EK_PACKET_SWITCH", "EK_PORT", "EK_AGG_BLOCK"
 SUPERBLOCK, _SPINE = "EK_SUPERBLOCK", "EK_SPINEBLOCK"
 Op = dict[str, Any]
@@ -44,6 +48,8 @@ class FabricIndex:
     ports: list[str]
     home: dict[str, list[str]]
     """Block → the rack and control domain holding its switches."""
+    mixed: list[str]
+    """Switches whose ports run at more than one speed."""
 
 
 @functools.lru_cache(maxsize=8)
@@ -74,6 +80,12 @@ def index(base: nx.DiGraph) -> FabricIndex:
         switches=kinds.get(SW, []),
         ports=kinds.get(PORT, []),
         home=home,
+        mixed=[
+            s
+            for s in kinds.get(SW, [])
+            if len({base._node[p].get("physical_capacity_bps") for p in children(base, s, PORT)})
+            > 1
+        ],
     )
 
 
@@ -125,18 +137,44 @@ class Picker:
         """A port speed a change may set (from ``SPEED_TIERS_BPS``), other than ``not_equal``."""
         return int(self.pick([s for s in SPEED_TIERS_BPS if s != not_equal]))
 
-    def speed_filter(self, node: str, p: float) -> dict[str, Any] | None:
+    def speed_filter(
+        self, node: str, p: float, cmps: Sequence[str] | None = None
+    ) -> dict[str, Any] | None:
         """With chance ``p``, a filter on port speed that selects a real, proper subset.
 
-        ``ge`` and ``lt`` split the speeds present at one of them, ``eq`` names one; a node
-        whose ports all run at one speed gets no filter (it would select all or nothing).
+        Its bound is always a speed present in ``node``, so reading the bound another way
+        (``bounds.py``: "at least" as "more than", "exactly" as "at least" or "at most", an
+        inclusive range as exclusive, ...) selects other ports: ``ge``/``lt`` split the
+        speeds at one above the slowest, ``gt``/``le`` at one below the fastest, ``eq``
+        names one strictly between the slowest and the fastest; a range spans two present
+        speeds (an exclusive one with a third between them, an inclusive one not all). One
+        of ``cmps`` (default: all), drawn by ``SPEED_CMPS``' weights among those the
+        speeds of ``node`` allow; ``None`` when it has one speed (a filter would select all
+        or nothing) or none of ``cmps`` fits.
         """
         present = self.speeds(node)
         if len(present) < 2 or not self.chance(p):
             return None
-        cmp = self.pick(["ge", "lt", "eq"])
-        bps = self.pick(present if cmp == "eq" else present[1:])
-        return {"cmp": cmp, "bps": bps}
+        n = len(present)
+        choices: dict[str, list[Any]] = {
+            "ge": present[1:],
+            "lt": present[1:],
+            "gt": present[:-1],
+            "le": present[:-1],
+            "eq": present[1:-1],
+            "range": [
+                [a, b] for i, a in enumerate(present) for j, b in enumerate(present)
+                if i < j and (i, j) != (0, n - 1)
+            ],
+            "between": [
+                [a, b] for i, a in enumerate(present) for j, b in enumerate(present) if j > i + 1
+            ],
+        }
+        fit = [c for c in (cmps or SPEED_CMPS) if choices[c]]
+        if not fit:
+            return None
+        cmp = self.rng.choices(fit, weights=[SPEED_CMPS[c] for c in fit])[0]
+        return {"cmp": cmp, "bps": self.pick(choices[cmp])}
 
     def upper(self, block: str) -> str:
         """The node that directly contains ``block`` (its superblock, or the fabric)."""

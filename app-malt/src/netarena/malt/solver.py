@@ -21,11 +21,27 @@ __all__ = ["MaltReferenceAgent", "ProgramWriter", "parse_steps", "write_program"
 
 _Q = r'"([^"]+)"'
 _KIND = r".*?\((EK_\w+)\)"
-_PORTS = r"(?: with physical_capacity_bps (of at least|below|of exactly) (\d+))?"
-_SPEED = rf"(?: at stage (\d+))?(?: whose ports total (at least|below) (\d+) bps)?{_PORTS}"
-_WHERE = ("stage", "tcmp", "tbps", "cmp", "bps")
+_PORTS = (
+    r"(?: with physical_capacity_bps (?:(of at least|of more than|below|of at most|of exactly) "
+    r"(\d+)|from (\d+) to (\d+) inclusive|strictly between (\d+) and (\d+)))?"
+)
+_SPEEDS = ("cmp", "bps", "range_lo", "range_hi", "between_lo", "between_hi")
+_SPEED = (
+    r"(?: at stage (\d+))?(?: whose ports total (at least|more than|below|at most) (\d+) bps)?"
+    + _PORTS
+)
+_WHERE = ("stage", "tcmp", "tbps", *_SPEEDS)
 _DEPTH = r"(directly contained|contained \(directly or indirectly\))"
-_CMP = {"of at least": "ge", "below": "lt", "of exactly": "eq", "at least": "ge"}
+_CMP = {
+    "of at least": "ge",
+    "of more than": "gt",
+    "below": "lt",
+    "of at most": "le",
+    "of exactly": "eq",
+    "at least": "ge",
+    "more than": "gt",
+    "at most": "le",
+}
 _SIMPLE: list[tuple[str, re.Pattern[str], tuple[str, ...]]] = [
     (
         "add_switch",
@@ -59,9 +75,10 @@ _SIMPLE: list[tuple[str, re.Pattern[str], tuple[str, ...]]] = [
         re.compile(
             rf"^Rank the{_KIND} directly contained in {_Q} by (?:their physical_capacity_bps|the "
             rf"total physical_capacity_bps of the ports they contain{_PORTS}), (highest|lowest) "
-            r"first, ties by name ascending \(a list of (?:the first (\d+) )?names\)"
+            r"first(?:, ties by name (ascending|descending))? \(a list of (?:the first (\d+) )?"
+            r"names\)"
         ),
-        ("kind", "parent", "cmp", "bps", "order", "top"),
+        ("kind", "parent", *_SPEEDS, "order", "ties", "top"),
     ),
     (
         "count",
@@ -73,7 +90,7 @@ _SIMPLE: list[tuple[str, re.Pattern[str], tuple[str, ...]]] = [
         re.compile(
             rf"^Compute the total physical_capacity_bps of the ports{_PORTS} {_DEPTH} in {_Q}"
         ),
-        ("cmp", "bps", "depth", "node"),
+        (*_SPEEDS, "depth", "node"),
     ),
     (
         "capacity_table",
@@ -90,8 +107,14 @@ _LOOP = re.compile(
 _BRANCH = re.compile(
     r"^(.*); if the result is (greater|less) than (-?\d+), then: (\(a\) .*?) Otherwise: (\(a\) .*)$"
 )
-_INTS = {"stage", "ports", "capacity_bps", "top", "bps", "tbps"}
-_WORDS = {"directly contained": "direct", "highest": "desc", "lowest": "asc"}
+_INTS = {"stage", "ports", "capacity_bps", "top", "bps", "tbps", *_SPEEDS[2:]}
+_WORDS = {
+    "directly contained": "direct",
+    "highest": "desc",
+    "lowest": "asc",
+    "ascending": "asc",
+    "descending": "desc",
+}
 
 
 def _loop_item(text: str) -> str:
@@ -112,6 +135,9 @@ def _fields(names: tuple[str, ...], values: tuple[str | None, ...]) -> dict[str,
         del found["order"]
     if "cmp" in found:
         found["speed"] = {"cmp": _CMP[found.pop("cmp")], "bps": found.pop("bps")}
+    for cmp in ("range", "between"):
+        if f"{cmp}_lo" in found:
+            found["speed"] = {"cmp": cmp, "bps": [found.pop(f"{cmp}_lo"), found.pop(f"{cmp}_hi")]}
     if "tcmp" in found:
         found["total"] = {"cmp": _CMP[found.pop("tcmp")], "bps": found.pop("tbps")}
     return found
@@ -124,8 +150,9 @@ def _branch(text: str) -> list[dict[str, Any]]:
 def _parse(sentence: str) -> dict[str, Any]:
     sentence = sentence.strip()
     if m := _LOOP.match(sentence):
-        loop = _fields(("kind", *_WHERE, "depth", "parent"), m.groups()[:8])
-        return {"op": "for_each", **loop, "do": _parse(m[9])}
+        names = ("kind", *_WHERE, "depth", "parent")
+        loop = _fields(names, m.groups()[: len(names)])
+        return {"op": "for_each", **loop, "do": _parse(m[len(names) + 1])}
     if m := _BRANCH.match(sentence):
         return {
             "op": "if",
@@ -135,9 +162,9 @@ def _parse(sentence: str) -> dict[str, Any]:
             "then": _branch(m[4]),
             "otherwise": _branch(m[5]),
         }
-    for op, pattern, names in _SIMPLE:
+    for op, pattern, fields in _SIMPLE:
         if m := pattern.match(sentence):
-            found = _fields(names, m.groups())
+            found = _fields(fields, m.groups())
             default = "direct" if op == "list" else "all"
             if found.get("depth") == default:
                 del found["depth"]
@@ -182,8 +209,12 @@ def process_graph(graph_data):
         return [v for v in subtree(node) if kind is None or kind in G.nodes[v]["type"]]
 
     def test(value, cmp, bps):
-        return (cmp == "ge" and value >= bps) or (cmp == "lt" and value < bps) or (
-            cmp == "eq" and value == bps)
+        if cmp in ("range", "between", "range_half"):
+            lo, hi = bps
+            return lo < value < hi or (value == lo and cmp != "between") or (
+                value == hi and cmp == "range")
+        return {"ge": value >= bps, "gt": value > bps, "lt": value < bps, "le": value <= bps,
+                "eq": value == bps}[cmp]
 
     def keep(nodes, cmp=None, bps=0, stage=None, total=None):
         out = []
@@ -320,8 +351,10 @@ class ProgramWriter:
         return f"kids({_name(op['parent'])}, {op['kind']!r})"
 
     def ranked(self, op: dict[str, Any]) -> str:
-        """The expression of a ranking by capacity (highest or lowest first), ties by name."""
+        """A ranking by capacity (highest or lowest first), ties in name order or its reverse."""
         sign = "" if op.get("order") == "asc" else "-"
+        if op.get("ties") == "desc":  # a stable sort of the names in reverse
+            return f"sorted({self.kids(op)}[::-1], key=lambda k: {sign}capacity(k{_filter(op)}))"
         return f"sorted({self.kids(op)}, key=lambda k: ({sign}capacity(k{_filter(op)}), k))"
 
     def read(self, op: dict[str, Any]) -> str:

@@ -8,6 +8,7 @@ level 3 (``control.py``) build on its reads and changes.
 from __future__ import annotations
 
 import random
+from collections.abc import Sequence
 from typing import Any
 
 import networkx as nx
@@ -15,6 +16,7 @@ import networkx as nx
 from netarena.malt.operations import (
     children,
     contained,
+    selected,
     selection,
     total_capacity,
 )
@@ -50,7 +52,7 @@ class TaskSampler:
         if role == "switch":
             pool = ix.switches
             if kind == "rank":  # ports of one speed rank by name: keep mixed-speed switches
-                pool = [s for s in ix.switches if len(self.p.speeds(s)) > 1] or pool
+                pool = ix.mixed or pool
             return str(self.p.pick(pool))
         if role == "superblock" and ix.superblocks:
             return str(self.p.pick(ix.superblocks))
@@ -83,6 +85,7 @@ class TaskSampler:
                 **order,
                 **speed,
                 **({"top": top} if top else {}),
+                "ties": "desc" if p.chance(0.35) else "asc",  # dropped where no tie matters
             }
         if kind == "count":
             # what a count names must matter: a switch holds only ports, a block's switches
@@ -127,18 +130,24 @@ class TaskSampler:
         """
         roll = self.p.rng.random()
         stage = self.stage(node, 1.0) if roll < 0.42 or 0.85 <= roll < 0.95 else {}
-        return {**stage, **(self.total(node, 1.0) if 0.42 <= roll < 0.95 else {})}
+        return {**stage, **(self.total(node, 1.0, stage) if 0.42 <= roll < 0.95 else {})}
 
-    def total(self, node: str, chance: float) -> Op:
+    def total(self, node: str, chance: float, stage: Op | None = None) -> Op:
         """``{"total": bound}`` on switches' total port capacity, with chance ``chance``.
 
-        The bound is one of the totals of the switches in ``node`` above the smallest, so
-        both ``ge`` and ``lt`` select some switches.
+        The bound is one of the totals of the switches in ``node`` (of the stage ``stage``
+        states, when it states one): above the smallest for ``ge`` and ``lt``, below the
+        largest for ``gt`` and ``le``, so each selects some of those switches and not all,
+        and reading it inclusive for exclusive (or the reverse) selects others (a switch
+        has that total).
         """
-        totals = sorted({total_capacity(self.g, sw) for sw in contained(self.g, node, SW)})
+        switches = selected(self.g, node, SW, direct=False, where=stage)
+        totals = sorted({total_capacity(self.g, sw) for sw in switches})
         if len(totals) < 2 or not self.p.chance(chance):
             return {}
-        return {"total": {"cmp": self.p.pick(["ge", "lt"]), "bps": self.p.pick(totals[1:])}}
+        cmp = self.p.rng.choices(["ge", "lt", "gt", "le"], weights=[2, 2, 1, 1])[0]
+        bounds = totals[1:] if cmp in ("ge", "lt") else totals[:-1]
+        return {"total": {"cmp": cmp, "bps": self.p.pick(bounds)}}
 
     def stage(self, node: str, chance: float) -> Op:
         """``{"stage": N}`` for a stage of the switches in ``node``, with chance ``chance``."""
@@ -147,9 +156,9 @@ class TaskSampler:
         )
         return {"stage": self.p.pick(stages)} if len(stages) > 1 and self.p.chance(chance) else {}
 
-    def speed(self, node: str, chance: float) -> Op:
+    def speed(self, node: str, chance: float, cmps: Sequence[str] | None = None) -> Op:
         """``{"speed": filter}`` with chance ``chance`` (``Picker.speed_filter``), else ``{}``."""
-        speed = self.p.speed_filter(node, chance)
+        speed = self.p.speed_filter(node, chance, cmps)
         return {"speed": speed} if speed else {}
 
     # -- changes -------------------------------------------------------------------------

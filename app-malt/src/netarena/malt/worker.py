@@ -84,6 +84,8 @@ def graph_diff(
     nodes: dict[str, Json] = {}
     for n, attrs in node.items():
         old = base_node.get(n, _MISSING)
+        if old is attrs:  # shared with the base (a fork's untouched node): unchanged
+            continue
         if old is _MISSING or not _same(old, attrs):
             nodes[_key(n)] = jsonable(attrs)
     for n in base_node:
@@ -92,7 +94,7 @@ def graph_diff(
     edges: list[list[Json]] = []
     for u, nbrs in adj.items():
         old_nbrs = base_adj.get(u)
-        if old_nbrs is not None and _same(old_nbrs, nbrs):
+        if old_nbrs is nbrs or (old_nbrs is not None and _same(old_nbrs, nbrs)):
             continue
         old_nbrs = old_nbrs or {}
         for v, attrs in nbrs.items():

@@ -29,7 +29,10 @@ from netarena.common.core.replies import json_objects
 __all__ = ["Action", "ForbiddenCommand", "parse_reply", "check_command", "MAX_COMMAND_CHARS"]
 
 MAX_COMMAND_CHARS = 4000
-"""Longest command line accepted."""
+"""Longest command line accepted: route owns this limit (``core.commands`` holds none). A
+route command is one shell line run by ``bash -c`` in the node's sandbox, so it may write a
+small file with ``printf`` or batch a router's configuration as many ``vtysh -c`` arguments;
+4,000 characters hold those, and the sandbox, not the length, is what keeps the host safe."""
 _PING_MIN_INTERVAL_S = 0.2
 _PING_VALUE_LETTERS = "ciIlmMpQsStTwWeF"
 _HOST_WRITING_TARGETS = re.compile(r"(?:-j|--jump)\s*['\"]?(IDLETIMER|LED|AUDIT)\b")

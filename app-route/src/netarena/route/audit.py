@@ -2,18 +2,14 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
+from netarena.common.core.app import App
 from netarena.common.core.errors import ConfigError
 from netarena.common.core.evidence import AuditObject
 from netarena.common.core.types import Query
 
-if TYPE_CHECKING:
-    from netarena.route.generator import RouteApp
-
 __all__ = ["audit_objects"]
 
 
-def audit_objects(app: RouteApp, query: Query) -> list[AuditObject]:
+def audit_objects(app: App, query: Query) -> list[AuditObject]:
     """Every object an agent can read in ``query``'s faulted network, labelled by the truth."""
     raise ConfigError(f"no audit reader for {query.label} yet")

@@ -29,6 +29,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from netarena.common.core.notices import log_once_per_session
+
 __all__ = [
     "MAX_ADDRESS_SPACE",
     "MAX_PROCESSES",
@@ -175,8 +177,8 @@ def hierarchy() -> Hierarchy:
 
 @functools.cache
 def announce() -> None:
-    """Say, once per process, which limits agents' commands run under."""
-    log.warning("%s", hierarchy().describe())
+    """Say which limits agents' commands run under: a warning once per terminal session."""
+    log_once_per_session(log, hierarchy().describe())
 
 
 class EpisodeGroup:

@@ -21,6 +21,7 @@ from netarena.common.core.plan import QueryPlan, plan_queries
 from netarena.common.core.reactive import Command, ReactiveEpisode, RewardConfig
 from netarena.common.core.runner import RunConfig, Runner, read_results
 from netarena.common.core.stats import overlap, summarize, wald, wilson
+from netarena.common.core.summary import RunSummary
 from netarena.common.core.types import Query, QueryResult, Score, StepResult
 from netarena.common.serving.agent_spec import make_agent
 
@@ -47,6 +48,7 @@ __all__ = [
     "ReactiveEpisode",
     "RewardConfig",
     "RunConfig",
+    "RunSummary",
     "Runner",
     "SandboxError",
     "SandboxTimeout",

@@ -11,10 +11,12 @@ reused by every episode of a run.
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import logging
 import os
 import pickle
+import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -120,18 +122,22 @@ def shape_model(
         ).encode()
     ).hexdigest()[:20]
     path = _cache_dir() / f"{app.name}-{key}.pickle"
-    if path.exists():
-        with path.open("rb") as handle:
-            cached: ShapeModel = pickle.load(handle)  # noqa: S301 - our own cache file
-            return cached
-    plan = QueryPlan(num_queries=queries, seed=seed, labels=tuple(labels) or None)
-    objects, failed = collect_objects(app, plan_queries(app, plan), concurrency=4)
-    if failed:
-        log.warning("shape model: %d training instances unread", len(failed))
-    model = ShapeModel().fit(objects)
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".tmp")
-    with tmp.open("wb") as handle:
-        pickle.dump(model, handle)
-    tmp.replace(path)
-    return model
+    # Processes asking at once (parallel test workers, several runs) train it once: the
+    # others wait on the lock and read the file the first one wrote whole.
+    with open(path.with_suffix(".lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if path.exists():
+            with path.open("rb") as handle:
+                cached: ShapeModel = pickle.load(handle)  # noqa: S301 - our own cache file
+                return cached
+        plan = QueryPlan(num_queries=queries, seed=seed, labels=tuple(labels) or None)
+        objects, failed = collect_objects(app, plan_queries(app, plan), concurrency=4)
+        if failed:
+            log.warning("shape model: %d training instances unread", len(failed))
+        model = ShapeModel().fit(objects)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+        with os.fdopen(fd, "wb") as handle:
+            pickle.dump(model, handle)
+        os.replace(tmp, path)
+        return model

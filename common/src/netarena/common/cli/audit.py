@@ -16,6 +16,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from netarena.common.cli.console import print_table, setup_logging
 from netarena.common.core.errors import ConfigError
 
 __all__ = ["audit_command", "register"]
@@ -64,7 +65,7 @@ def audit_command(
     from netarena.common.audit import run_audit
     from netarena.common.core.app import load_app
 
-    logging.basicConfig(level=logging.WARNING)
+    setup_logging(logging.WARNING)
     try:
         app = load_app(app_name)
         report = run_audit(
@@ -85,10 +86,8 @@ def audit_command(
             indent=2,
         ))
     else:
-        wide = Console()
-        wide.width = max(wide.width, 200)
         if report.kinds:
-            wide.print(_kinds_table(report))
+            print_table(_kinds_table(report))
         if report.checks:
             checks = Table(title=f"{report.app} metamorphic checks")
             for col in ("misreading", "queries stating it", "judged wrong", "need", "verdict"):
@@ -96,7 +95,7 @@ def audit_command(
             for c in report.checks:
                 checks.add_row(c.name, str(c.queries), f"{c.rate:.3f}", f"{c.threshold:.2f}",
                                "ok" if c.passed else "MISSED")
-            wide.print(checks)
+            print_table(checks)
         for query_id, reason in report.failed.items():
             err.print(f"unread: {query_id}: {reason}")
         err.print("audit: " + ("passed" if report.passed else "FAILED: " + "; ".join(

@@ -21,6 +21,7 @@ from netarena.common.core.errors import ConfigError
 from netarena.common.core.runner import RunConfig, Runner
 from netarena.common.core.signals import run_until_stopped
 from netarena.common.core.stats import RATES, consistent, summarize
+from netarena.common.core.summary import RunSummary
 from netarena.common.core.types import Query, QueryResult
 
 __all__ = [
@@ -48,7 +49,7 @@ class Rung:
     """The agent's name (``baseline:NAME``, the reference's, ``null``)."""
     expected: dict[str, tuple[float, float]]
     """Rate name → documented range."""
-    summary: dict[str, Any]
+    summary: RunSummary
     """``stats.summarize`` of its run."""
     results: list[QueryResult] = field(default_factory=list)
     """Its per-query records."""
@@ -60,9 +61,9 @@ class Rung:
         """The rates outside their range beyond sampling error, one description each."""
         found = []
         for metric, (lo, hi) in self.expected.items():
-            stat = self.summary[metric]
-            if stat["n"] and not consistent(stat, (lo, hi)):
-                found.append(f"{metric} {stat['rate']:.3f} outside [{lo:.2f}, {hi:.2f}]")
+            stat = self.summary.rate_of(metric)
+            if stat.n and stat.rate is not None and not consistent(stat, (lo, hi)):
+                found.append(f"{metric} {stat.rate:.3f} outside [{lo:.2f}, {hi:.2f}]")
         return found
 
     @property

@@ -13,20 +13,22 @@ import asyncio
 import json
 import logging
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import Annotated, Any
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
-from netarena.common.core.errors import AgentError, ConfigError
-
-if TYPE_CHECKING:
-    from netarena.common.serving.assess import Assessment
+from netarena.common.cli.console import print_json, print_table, setup_logging
+from netarena.common.core.errors import AgentError, BrokenReply, ConfigError
+from netarena.common.serving.assess import Assessment
+from netarena.common.serving.stream_bounds import StreamLimits
 
 __all__ = ["register", "assess_command", "leaderboard_command"]
 
 err = Console(stderr=True)
+_MIB = 1 << 20
 
 
 def assess_command(
@@ -42,21 +44,49 @@ def assess_command(
         envvar="NETARENA_TOKEN", help="the green server's bearer token")] = None,
     idle_timeout: Annotated[float, typer.Option(
         help="longest wait for the green agent's next event, seconds")] = 900.0,
+    max_event_mb: Annotated[float, typer.Option(
+        help="largest single event accepted, MiB")] = StreamLimits.max_event_bytes / _MIB,
+    max_artifact_mb: Annotated[float, typer.Option(
+        help="largest artifact accepted, MiB")] = StreamLimits.max_artifact_bytes / _MIB,
+    max_stream_mb: Annotated[float, typer.Option(
+        help="largest whole answer accepted, MiB")] = StreamLimits.max_stream_bytes / _MIB,
+    max_parsed_mb: Annotated[float, typer.Option(
+        help="largest whole answer accepted once parsed (estimated), MiB")
+    ] = StreamLimits.max_parsed_bytes / _MIB,
     as_json: Annotated[bool, typer.Option("--json", help="print the summary as JSON")] = False,
 ) -> None:
-    """Send an assessment request to a green agent as AgentBeats does; follow and save it."""
+    """Send an assessment request to a green agent as AgentBeats does; follow and save it.
+
+    What is read is bounded (the --max-* options, --idle-timeout) and checked: an answer
+    that breaks a bound or the protocol ends with exit 2, what arrived saved in --out.
+    """
     from netarena.common.serving.assess import assess as send
     from netarena.common.serving.assess import write_assessment
 
-    logging.basicConfig(level=logging.WARNING)
+    setup_logging(logging.WARNING)
     try:
         roles = dict(_role_url(p) for p in participant)
         settings = config_object(config)
+        limits = StreamLimits(
+            max_event_bytes=int(max_event_mb * _MIB),
+            max_artifact_bytes=int(max_artifact_mb * _MIB),
+            max_stream_bytes=int(max_stream_mb * _MIB),
+            max_parsed_bytes=int(max_parsed_mb * _MIB), idle_timeout_s=idle_timeout)
+    except (ConfigError, ValueError) as exc:
+        err.print(f"[red]error:[/red] {escape(str(exc))}", highlight=False)
+        raise typer.Exit(2) from exc
+    try:
         run = asyncio.run(send(green_url, roles, settings, protocol=protocol, token=token,
-                               idle_timeout_s=idle_timeout,
+                               limits=limits,
                                on_status=lambda state, text: err.print(f"{state}: {text}")))
+    except BrokenReply as exc:
+        err.print(f"[red]error:[/red] {escape(str(exc))}", highlight=False)
+        if out is not None and isinstance(exc.partial, Assessment):
+            for path in write_assessment(exc.partial, out):
+                err.print(f"wrote {path} (what arrived before the error)")
+        raise typer.Exit(2) from exc
     except (ConfigError, AgentError) as exc:
-        err.print(f"[red]error:[/red] {exc}")
+        err.print(f"[red]error:[/red] {escape(str(exc))}", highlight=False)
         raise typer.Exit(2) from exc
     if out is not None:
         for path in write_assessment(run, out):
@@ -103,6 +133,9 @@ def leaderboard_command(
     normalise: Annotated[bool, typer.Option(
         "--normalise", help="first rename keys spelled in another letter case than in other "
         "files (old `Label` beside `label`), which the app's preload refuses")] = False,
+    as_json: Annotated[bool, typer.Option(
+        "--json", help="print the tables as JSON: one object per query, its rows as objects"
+    )] = False,
 ) -> None:
     """Run the leaderboard's DuckDB queries over results files, as the AgentBeats app does."""
     from netarena.common.reporting import leaderboard as board
@@ -123,13 +156,21 @@ def leaderboard_command(
     if problem:
         err.print(f"[yellow]warning:[/yellow] the AgentBeats app's preload fails on these "
                   f"files ({problem}); shown here from the records as JSON")
+    for name, count in board.bad_roles(results or Path(".")).items():
+        err.print(f"[yellow]warning:[/yellow] {escape(name)}: {count} record(s) whose "
+                  "participant role is not a name, left out of every table", highlight=False)
+    if as_json:
+        print_json([{"query": table.name, "description": board.QUERIES[table.name][0],
+                     "rows": [dict(zip(table.columns, row, strict=True)) for row in table.rows]}
+                    for table in tables])
+        return
     for table in tables:
         out = Table(title=f"{table.name}: {board.QUERIES[table.name][0]}", title_justify="left")
         for column in table.columns:
             out.add_column(column, overflow="fold")
         for row in table.rows:
             out.add_row(*("" if v is None else str(v) for v in row))
-        Console(width=max(160, Console().width)).print(out)
+        print_table(out)
 
 
 def register(cli: typer.Typer) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import importlib.util
 import json
 import logging
@@ -11,9 +12,10 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from netarena.common.cli.console import err, print_summary
+from netarena.common.cli.console import err, print_summary, setup_logging
 from netarena.common.cli.options import (
     AdaptiveOpt,
     AgentOpt,
@@ -34,8 +36,9 @@ from netarena.common.cli.options import (
     parse_params,
     parse_value,
 )
+from netarena.common.core.agents import Agent, LiteLLMAgent
 from netarena.common.core.app import load_app
-from netarena.common.core.errors import ConfigError
+from netarena.common.core.errors import AgentUnavailable, ConfigError
 from netarena.common.core.plan import QueryPlan, fresh_seed
 from netarena.common.core.replay import CALLS_FILE, Tape
 from netarena.common.core.result_files import UnsafeResultsFile, write_atomic
@@ -55,7 +58,7 @@ from netarena.common.training.runspec import (
     uniform_summary,
 )
 
-__all__ = ["register", "rollouts", "run"]
+__all__ = ["check_model", "register", "rollouts", "run"]
 
 
 def _parse_axes(pairs: list[str]) -> dict[str, list[Any]]:
@@ -82,11 +85,24 @@ def _run_spec(
     )
     spec = RunSpec(app=app_name, params=parse_params(param), agent=agent, plan=plan,
                    run=run_config)
-    make_agent(agent, load_app(app_name, spec.params))  # fail early on a bad spec
+    check_model(make_agent(agent, load_app(app_name, spec.params)))  # fail before query 1
     if adaptive:
         source = ", ".join(str(p) for p in adaptive)
         spec = spec.with_adaptive(load_results(adaptive), source, floor, _parse_axes(axes))
     return spec
+
+
+def check_model(agent: Agent) -> None:
+    """Before the first query, one one-token call checks a LiteLLM agent's model.
+
+    Credentials, endpoint and model name are checked in seconds instead of failing every
+    query one after the other (other agents need no check).
+
+    Raises:
+        AgentUnavailable: The model cannot be used (the message says what to fix).
+    """
+    if isinstance(agent, LiteLLMAgent):
+        asyncio.run(agent.check())
 
 
 def _play_with_progress(
@@ -160,7 +176,7 @@ def run(
     ] = False,
 ) -> None:
     """Evaluate an agent on an app and print scores with 95% intervals."""
-    logging.basicConfig(level=logging.WARNING)
+    setup_logging(logging.WARNING)
     where = _executor(executor)
     run_config = RunConfig(concurrency=concurrency, max_turns=max_turns,
                            turn_timeout_s=turn_timeout, episode_timeout_s=episode_timeout)
@@ -173,8 +189,8 @@ def run(
                              adaptive, adaptive_floor, adaptive_axis)
             tape = Tape(sink=out / CALLS_FILE) if out else None
         uniform = uniform_summary(spec, load_results(adaptive)) if adaptive else None
-    except (ConfigError, ValueError) as exc:
-        err.print(f"[red]error:[/red] {exc}")
+    except (ConfigError, ValueError, AgentUnavailable) as exc:
+        err.print(f"[red]error:[/red] {escape(str(exc))}", highlight=False)
         raise typer.Exit(2) from exc
     if verify:
         _verify_plan(spec)
@@ -187,9 +203,9 @@ def run(
 
     results = _play_with_progress(spec, evaluate, where, tape, ray_address, as_json)
     summary = summarize(results, app=spec.app, agent=spec.agent_name(), seed=spec.plan.seed)
-    annotate_summary(summary, spec, results, tape, replay)
+    summary = annotate_summary(summary, spec, results, tape, replay)
     if out:
-        write_atomic(out / "summary.json", json.dumps(summary, indent=2))
+        write_atomic(out / "summary.json", json.dumps(summary.model_dump(mode="json"), indent=2))
     print_summary(summary, as_json, uniform)
     _check_errors(results)
 
@@ -221,14 +237,23 @@ def _check_errors(results: Sequence[QueryResult]) -> None:
 
     An unreachable agent or model API fails every query with the same reason, and its rates
     then measure the connection, not the agent (ABC T.3): say so instead of passing them off.
+    Unscored queries (the model could not be used, the emulator failed) are named apart:
+    the same command with the same ``--out`` plays them again.
     """
+    unscored = [r.error or "unscored" for r in results if not r.scored]
+    if unscored:
+        reason, count = Counter(unscored).most_common(1)[0]
+        err.print(f"[yellow]warning:[/yellow] {len(unscored)} of {len(results)} queries are "
+                  f"unscored ({count}x: {escape(reason[:200])}); they are left out of the "
+                  "rates, and the same command with the same --out plays them again",
+                  highlight=False)
     failed = [r.error for r in results if r.error]
     if not results or 2 * len(failed) < len(results):
         return
     reason, count = Counter(failed).most_common(1)[0]
     err.print(f"[yellow]warning:[/yellow] {len(failed)} of {len(results)} queries ended in an "
-              f"error ({count}x: {reason[:200]}); the rates above measure that failure, "
-              "not the agent")
+              f"error ({count}x: {escape(reason[:200])}); the rates above measure that "
+              "failure, not the agent", highlight=False)
     if len(failed) == len(results):
         raise typer.Exit(1)
 
@@ -256,15 +281,15 @@ def rollouts(
     """Play episodes and write one trajectory per line (chat format for TRL, verl, OpenRLHF)."""
     from netarena.common.training.rollouts import collect
 
-    logging.basicConfig(level=logging.WARNING)
+    setup_logging(logging.WARNING)
     where = _executor(executor)
     run_config = RunConfig(concurrency=concurrency, max_turns=max_turns,
                            turn_timeout_s=turn_timeout, episode_timeout_s=episode_timeout)
     try:
         spec = _run_spec(app_name, agent, n, levels, labels, seed, run_config, param,
                          adaptive, adaptive_floor, adaptive_axis)
-    except (ConfigError, ValueError) as exc:
-        err.print(f"[red]error:[/red] {exc}")
+    except (ConfigError, ValueError, AgentUnavailable) as exc:
+        err.print(f"[red]error:[/red] {escape(str(exc))}", highlight=False)
         raise typer.Exit(2) from exc
 
     async def record(runner: Runner, qs: Sequence[Query], tick: ResultCallback) -> Any:
@@ -272,7 +297,7 @@ def rollouts(
 
     results = _play_with_progress(spec, record, where, None, ray_address, as_json)
     summary = summarize(results, app=spec.app, agent=spec.agent_name(), seed=spec.plan.seed)
-    annotate_summary(summary, spec, results, None, None)
+    summary = annotate_summary(summary, spec, results, None, None)
     err.print(f"rollouts: {len(results)} episodes played, appended to {out}")
     print_summary(summary, as_json, None)
 

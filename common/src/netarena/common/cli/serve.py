@@ -8,8 +8,9 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from rich.markup import escape
 
-from netarena.common.cli.console import err
+from netarena.common.cli.console import err, setup_logging
 from netarena.common.cli.options import parse_params
 from netarena.common.core.app import load_app
 from netarena.common.core.errors import ConfigError
@@ -26,18 +27,27 @@ def report(
     agentbeats: Annotated[
         Path | None, typer.Option(help="also write AgentBeats results files here (one per run)")
     ] = None,
+    as_json: Annotated[bool, typer.Option(
+        "--json", help="print every run's summary as JSON instead of the text tables")] = False,
 ) -> None:
-    """Render results as an HTML page with PNG plots and a plain-text summary."""
+    """Render results as an HTML page with PNG plots and a plain-text summary.
+
+    Runs are grouped by app and agent; two run directories that name the same agent stay
+    apart (``agent (run dir)``), while AgentBeats files of one participant pool.
+    """
     from netarena.common.reporting.report import write_agentbeats, write_report
 
-    logging.basicConfig(level=logging.WARNING)
+    setup_logging(logging.WARNING)
     try:
-        records = load_results(results)
+        records = load_results(results, runs_apart=True)
         written = write_report(records, out)
     except ConfigError as exc:
         err.print(f"[red]error:[/red] {exc}")
         raise typer.Exit(2) from exc
-    typer.echo(written.text.read_text(encoding="utf-8"))
+    if as_json:
+        typer.echo(written.json.read_text(encoding="utf-8"))
+    else:
+        typer.echo(written.text.read_text(encoding="utf-8"))
     err.print(f"report: {written.html}")
     if agentbeats is not None:
         for path in write_agentbeats(records, agentbeats):
@@ -68,13 +78,13 @@ def serve(
     Limits for unauthenticated requesters come from NETARENA_LIMITS (JSON; see
     docs/agentbeats.md).
     """
-    from netarena.common.serving.a2a import default_card_url
+    from netarena.common.serving.a2a import card_url_warning, default_card_url
     from netarena.common.serving.limits import ServerLimits
     from netarena.common.serving.outbound import OutboundPolicy
     from netarena.common.serving.server import GreenOptions, green_app
     from netarena.common.serving.web import serve as serve_web
 
-    logging.basicConfig(level=logging.INFO)
+    setup_logging(logging.INFO)
     try:
         app_params = parse_params(param)
         app_cls = type(load_app(app_name, app_params))
@@ -86,6 +96,8 @@ def serve(
     options = GreenOptions(results_dir=results, limits=limits,
                            policy=OutboundPolicy.parse(purple_allow), app_params=app_params)
     err.print(f"netarena {app_name} green agent at {url}")
+    if warning := card_url_warning(host, url):
+        err.print(f"[yellow]warning:[/yellow] {escape(warning)}", highlight=False)
     if os.environ.get("NETARENA_GATEWAY_PROXY"):  # set by the Amber manifests
         err.print(f"AgentBeats gateway proxy: {os.environ['NETARENA_GATEWAY_PROXY']}")
     serve_web(green_app(app_cls, url, options, token=token or None), host, port, limits)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import os
+import secrets
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -17,8 +18,10 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
+from netarena.common.cli.console import setup_logging
 from netarena.common.cli.publish import config_object, print_assessment
 from netarena.common.core.errors import AgentError, ConfigError, LaunchError
+from netarena.common.launch.seccomp import PROFILE_FILE
 
 __all__ = ["register", "up_command", "compose_command"]
 
@@ -38,6 +41,13 @@ def _env(pairs: list[str]) -> dict[str, str]:
             value = os.environ[key]
         env[key] = value
     return env
+
+
+def _role_id(pair: str) -> tuple[str, str]:
+    role, sep, value = pair.partition("=")
+    if not sep or not role:
+        raise ConfigError(f"--agentbeats-id takes ROLE=ID, not {pair!r}")
+    return role, value
 
 
 def _config(text: str, queries: int | None, seed: int | None) -> dict[str, Any]:
@@ -62,7 +72,9 @@ def up_command(
         "--purple-env", "-e", help="KEY=VALUE (or KEY from this shell) for the purple "
         "container, e.g. NETARENA_SOLVER=reference")] = [],  # noqa: B006 - typer's idiom
     network: Annotated[str, typer.Option(
-        help="bridge (a private network), shared (one network namespace) or auto")] = "auto",
+        help="bridge (a private network), shared (one network namespace), auto (bridge, "
+             "else shared) or host (only for a purple URL on this machine's loopback: the "
+             "green container joins this machine's network)")] = "auto",
     pull: Annotated[str, typer.Option(help="pull images: missing, never or always")] = "missing",
     health_timeout: Annotated[float, typer.Option(
         help="longest wait for the containers to become healthy, seconds")] = 180.0,
@@ -78,7 +90,7 @@ def up_command(
     from netarena.common.core.signals import run_until_stopped
     from netarena.common.launch.launcher import UpSpec, up
 
-    logging.basicConfig(level=logging.WARNING)
+    setup_logging(logging.WARNING)
     try:
         if pull not in ("missing", "never", "always"):
             raise ConfigError("--pull must be missing, never or always")
@@ -101,7 +113,7 @@ def up_command(
     if out is not None:
         err.print(f"wrote {out}/results.jsonl, summary.json, agentbeats.json and logs")
     print_assessment(run, as_json)
-    rate = (run.summary or {}).get("correctness", {}).get("rate")
+    rate = run.summary.correctness.rate if run.summary is not None else None
     if expect_correctness is not None and (rate is None or rate < expect_correctness):
         err.print(f"[red]correctness {rate} < {expect_correctness}[/red]")
         raise typer.Exit(1)
@@ -121,18 +133,31 @@ def compose_command(
     client_out: Annotated[str, typer.Option(
         help="host folder the client service writes results.json into")] = "./output",
     client_script: Annotated[str, typer.Option(
-        help="host path of docker/smoke_client.py, mounted into the client")
-    ] = "./smoke_client.py",
+        help="host path of a client script to mount and run instead of the image's "
+             "netarena.common.launch.smoke_client")] = "",
     client_image: Annotated[str, typer.Option(
-        help="the client's image (python + httpx; default: the purple image)")] = "",
+        help="the client's image (a NetArena image; default: the purple image)")] = "",
     client_user: Annotated[str, typer.Option(
-        help="uid:gid the client runs as (default: the image's user)")] = "",
-    expect_correctness: Annotated[float, typer.Option(
-        help="the client fails below this correctness")] = 0.0,
+        help="uid:gid the client runs as (default root, so it can write into a folder "
+             "the engine creates; the file gets the folder's owner)")] = "0:0",
+    agentbeats_id: Annotated[list[str], typer.Option(
+        help="ROLE=ID: the AgentBeats id the results file names for a role (repeat; "
+             "${VAR} is left for compose)")] = [],  # noqa: B006 - typer's idiom
+    expect_correctness: Annotated[float | None, typer.Option(
+        help="smoke checks: the client fails below this correctness (default: never)")
+    ] = None,
+    token: Annotated[str | None, typer.Option(
+        help="the green server's bearer token, shared with the client only (default: a "
+             "fresh random one)")] = None,
+    seccomp_file: Annotated[str, typer.Option(
+        help="where the compose file finds route's seccomp profile (relative to the "
+             "compose file; --out writes it there)")] = f"./{PROFILE_FILE}",
     out: Annotated[Path | None, typer.Option(help="write here instead of stdout")] = None,
 ) -> None:
     """Write the leaderboard-shaped compose file (green, purple, client) for APP."""
     from netarena.common.launch.compose import ComposeSpec, compose_yaml
+    from netarena.common.launch.privileges import privileges
+    from netarena.common.launch.seccomp import profile_text
 
     try:
         text = compose_yaml(ComposeSpec(
@@ -140,16 +165,26 @@ def compose_command(
             purple_env=_env(purple_env), config=_config(config, None, None), network=network,
             client_out=client_out, client_script=client_script,
             client_user=client_user, client_image=client_image,
-            expect_correctness=expect_correctness))
+            expect_correctness=expect_correctness,
+            agentbeats_ids=dict(_role_id(pair) for pair in agentbeats_id),
+            token=token or secrets.token_hex(24), seccomp_file=seccomp_file))
     except ConfigError as exc:
         err.print(f"[red]error:[/red] {escape(str(exc))}", highlight=False)
         raise typer.Exit(2) from exc
+    needs_profile = privileges(app_name).seccomp is not None
     if out is None:
         typer.echo(text, nl=False)
+        if needs_profile:
+            err.print(f"{app_name} needs its seccomp profile at {escape(seccomp_file)} "
+                      "(relative to the compose file): --out writes both", highlight=False)
     else:
         out.parent.mkdir(parents=True, exist_ok=True)
         out.write_text(text, encoding="utf-8")
         err.print(f"wrote {out}")
+        if needs_profile:
+            profile = out.parent / seccomp_file
+            profile.write_text(profile_text(), encoding="utf-8")
+            err.print(f"wrote {profile}")
 
 
 def register(cli: typer.Typer) -> None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import logging
 from collections import defaultdict
+from dataclasses import asdict
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -19,6 +20,8 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from netarena.common.cli.console import print_json, print_table, setup_logging
+from netarena.common.cli.options import JsonOpt
 from netarena.common.core.errors import ConfigError
 
 __all__ = ["register", "calibrate_command", "ladder_command", "power_command"]
@@ -42,6 +45,7 @@ def calibrate_command(
         str | None, typer.Option(help="comma-separated agents to run (default: the ladder)")
     ] = None,
     out: Annotated[Path | None, typer.Option(help="directory for each agent's results")] = None,
+    as_json: JsonOpt = False,
 ) -> None:
     """Run the calibration ladder and check each agent against its documented range."""
     from netarena.common.cli.calibrate import calibrate, ladder_plan_labels
@@ -49,7 +53,7 @@ def calibrate_command(
     from netarena.common.core.plan import QueryPlan, plan_queries
     from netarena.common.core.runner import RunConfig
 
-    logging.basicConfig(level=logging.WARNING)
+    setup_logging(logging.WARNING)
     try:
         app = load_app(app_name)
         plan = [  # the default plan, then the labels a baseline is measured on
@@ -71,31 +75,35 @@ def calibrate_command(
     except ConfigError as exc:
         err.print(f"[red]error:[/red] {exc}")
         raise typer.Exit(2) from exc
+    if as_json:
+        print_json({"app": app_name, "queries": queries, "seed": seed,
+                    "passed": all(rung.ok for rung in rungs),
+                    "agents": [{"agent": rung.agent, "description": rung.description,
+                                "expected": rung.expected, "ok": rung.ok,
+                                "misses": rung.misses,
+                                "summary": rung.summary.model_dump(mode="json")}
+                               for rung in rungs]})
+    else:
+        print_table(_calibration_table(app_name, queries, seed, rungs))
+    if not all(rung.ok for rung in rungs):
+        raise typer.Exit(1)
+
+
+def _calibration_table(app_name: str, queries: int, seed: int, rungs: list[Any]) -> Table:
     table = Table(title=f"{app_name} calibration · {queries} queries · seed {seed}")
-    for col in (
-        "agent",
-        "solved safely",
-        "expected",
-        "correct",
-        "expected",
-        "safe",
-        "expected",
-        "verdict",
-    ):
+    for col in ("agent", "solved safely", "expected", "correct", "expected", "safe",
+                "expected", "verdict"):
         table.add_column(col, justify="left" if col in ("agent", "verdict") else "right")
     for rung in rungs:
         cells = [rung.agent]
         for metric in ("solved_safely", "correctness", "safety"):
-            stat = rung.summary[metric]
-            lo, hi = stat["ci95"]
-            cells += [f"{stat['rate']:.3f} [{lo:.2f}, {hi:.2f}]", _range(rung.expected, metric)]
+            stat = rung.summary.rate_of(metric)
+            lo, hi = stat.ci95
+            cells += [f"{stat.rate or 0.0:.3f} [{lo:.2f}, {hi:.2f}]",
+                      _range(rung.expected, metric)]
         cells.append("ok" if rung.ok else "OUT OF RANGE: " + "; ".join(rung.misses))
         table.add_row(*cells)
-    wide = Console()
-    wide.width = max(wide.width, 200)
-    wide.print(table)
-    if not all(rung.ok for rung in rungs):
-        raise typer.Exit(1)
+    return table
 
 
 def ladder_command(
@@ -106,14 +114,21 @@ def ladder_command(
         Path | None,
         typer.Option(help="rewrite each app's <!-- ladder:APP:begin/end --> block in this file"),
     ] = None,
+    as_json: Annotated[bool, typer.Option(
+        "--json", help="print the ranges as JSON instead of Markdown")] = False,
 ) -> None:
     """Print the calibration ladder's documented ranges as Markdown (nothing is run)."""
-    from netarena.common.cli.calibrate import ladder_table, write_ladder_table
+    from netarena.common.cli.calibrate import ladder, ladder_table, write_ladder_table
     from netarena.common.core.app import app_names as registered
     from netarena.common.core.app import load_app
 
     try:
         apps = [load_app(name) for name in (app_names or registered())]
+        if as_json:
+            print_json([{"app": app.name, "agent": agent, "expected": expected,
+                         "description": text}
+                        for app in apps for agent, expected, text in ladder(app)])
+            return
         if write is None:
             typer.echo("\n".join(ladder_table(app) for app in apps), nl=False)
             return
@@ -132,7 +147,7 @@ def _outcomes(paths: list[Path], metric: str) -> dict[str, list[bool]]:
     from netarena.common.reporting.results import load_results
 
     groups: dict[str, list[Any]] = defaultdict(list)
-    records = load_results(paths)
+    records = load_results(paths, runs_apart=True)
     apps = {r.app for r in records}
     for r in records:
         groups[r.agent if len(apps) == 1 else f"{r.app}/{r.agent}"].append(r)
@@ -176,6 +191,7 @@ def power_command(
     plot: Annotated[Path | None, typer.Option(help="PNG of width and overlap vs N")] = Path(
         "power.png"
     ),
+    as_json: Annotated[bool, typer.Option("--json", help="print the comparisons as JSON")] = False,
 ) -> None:
     """How many queries separate agents at 95%, from results files or assumed rates."""
     from netarena.common.reporting.power import METRIC_FLAGS, compare, curves
@@ -203,9 +219,11 @@ def power_command(
     comparisons = [
         compare(a, b, outcomes[a], outcomes[b]) for a, b in zip(order, order[1:], strict=False)
     ]
-    wide = Console()
-    wide.width = max(wide.width, 150)
-    wide.print(_comparisons_table(comparisons, metric))
+    if as_json:
+        print_json({"metric": metric, "rates": data.rates,
+                    "comparisons": [asdict(c) for c in comparisons]})
+    else:
+        print_table(_comparisons_table(comparisons, metric))
     if plot is not None:
         from netarena.common.reporting.report_plots import plot_power
 

@@ -7,13 +7,15 @@ runner never knows which one it drives.
 
 from __future__ import annotations
 
+import asyncio
 import os
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
-from netarena.common.core.errors import AgentError, ConfigError
+from netarena.common.core.errors import AgentError, AgentUnavailable, ConfigError
+from netarena.common.core.model_errors import infrastructure_failure
 from netarena.common.core.replay import Tape
 
 __all__ = [
@@ -23,6 +25,8 @@ __all__ = [
     "NullAgent",
     "LiteLLMAgent",
     "DEFAULT_MAX_TOKENS",
+    "MODEL_CHECK_PROMPT",
+    "MODEL_CHECK_TIMEOUT_S",
     "completion_settings",
 ]
 
@@ -80,7 +84,8 @@ class Baseline:
       as a purple agent;
     - it is deterministic: the same observation gets the same answer;
     - ``expected`` maps rate names of a run summary (``solved_safely``, ``correctness``,
-      ``safety``, ``safety_when_changed``, ``changed``) to the ``(low, high)`` range measured
+      ``safety``, ``safety_when_changed``, ``changed``, or ``by_qualifier:Q``, solved safely
+      on the queries stating ``Q``: ``RunSummary.rate_of``) to the ``(low, high)`` range measured
       with ``netarena calibrate APP`` on the app's default configuration (every level and
       label; the app's module says with how many queries). A benchmark build whose
       baseline falls outside a range (beyond sampling error) is not the benchmark those
@@ -133,6 +138,26 @@ def completion_settings(environ: Mapping[str, str] | None = None) -> dict[str, A
     return settings
 
 
+MODEL_CHECK_PROMPT = "Say OK."
+"""The start-up check's one message (answered with one token, never recorded)."""
+MODEL_CHECK_TIMEOUT_S = 60.0
+"""Longest wait for the start-up check's one-token reply (a cold local server loads first)."""
+
+
+def _litellm() -> Any:
+    """LiteLLM, imported on first use with its price list local and its banner off."""
+    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    import litellm
+
+    litellm.suppress_debug_info = True  # its help banner would corrupt `--json` stdout
+    return litellm
+
+
+def _malformed(exc: BaseException) -> bool:
+    """The provider read the request and refused its form (HTTP 400), so it was reached."""
+    return any(cls.__name__ == "BadRequestError" for cls in type(exc).__mro__)
+
+
 class LiteLLMAgent:
     """A plain relay to any LiteLLM model: the prompt in, the completion out.
 
@@ -165,29 +190,61 @@ class LiteLLMAgent:
         Every call is handed to ``self.tape``; a replaying tape answers instead of the model.
 
         Raises:
-            AgentError: The provider call failed (or, replaying, the recorded one did).
+            AgentUnavailable: The model could not be used (credentials, endpoint, model
+                name, rate limits after retries): the query is left unscored.
+            AgentError: Any other failure of the call (or, replaying, the recorded one).
         """
         request = {"model": self.model, "messages": self.messages(observation), **self._kwargs}
         key = observation.query_id or observation.context_id
         if self.tape.replaying:
             return self.finish(self.tape.replay(key, request).reply(), observation)
-        os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-        import litellm
-
-        litellm.suppress_debug_info = True  # its help banner would corrupt `--json` stdout
+        litellm = _litellm()
         started = time.perf_counter()
         try:
             response = await litellm.acompletion(**request)
-        except Exception as exc:  # noqa: BLE001 - any provider failure is the agent's failure
+        except Exception as exc:  # noqa: BLE001 - any provider failure is reported as ours
             error = f"{self.name}: {type(exc).__name__}: {exc}"
             self.tape.record(key, observation.context_id, observation.turn, request,
                              error=error, latency_s=time.perf_counter() - started)
+            reason = infrastructure_failure(exc)
+            if reason is not None:
+                raise AgentUnavailable(f"{reason} ({error})") from exc
             raise AgentError(error) from exc
         cost = (getattr(response, "_hidden_params", None) or {}).get("response_cost")
         self.tape.record(key, observation.context_id, observation.turn, request,
                          response=response.model_dump(), cost_usd=cost,
                          latency_s=time.perf_counter() - started)
         return self.finish(response.choices[0].message.content or "", observation)
+
+    async def check(self, timeout_s: float = MODEL_CHECK_TIMEOUT_S) -> None:
+        """One one-token completion before the first query: credentials, endpoint, model name.
+
+        A run whose model cannot be used would otherwise fail every query, one turn timeout
+        at a time. A request the provider rejects as malformed (a parameter this model
+        does not take) still proves the rest, so it passes. Nothing is recorded; a
+        replaying agent has nothing to check.
+
+        Raises:
+            AgentUnavailable: The model cannot be used, with what to fix.
+        """
+        if self.tape.replaying:
+            return
+        litellm = _litellm()
+        request = {"model": self.model,
+                   "messages": [{"role": "user", "content": MODEL_CHECK_PROMPT}],
+                   **self._kwargs, "max_tokens": 1}
+        try:
+            await asyncio.wait_for(litellm.acompletion(**request), timeout_s)
+        except TimeoutError as exc:
+            raise AgentUnavailable(f"{self.name}: no answer to a one-token request within "
+                                   f"{timeout_s:g}s (check MODEL_API_BASE and the network)"
+                                   ) from exc
+        except Exception as exc:  # noqa: BLE001 - sorted below; the message names it
+            reason = infrastructure_failure(exc)
+            if reason is None and _malformed(exc):
+                return
+            raise AgentUnavailable(f"{self.name}: {reason or 'the model call failed'} "
+                                   f"({type(exc).__name__}: {str(exc)[:300]})") from exc
 
     def episode_usage(self, query_id: str) -> dict[str, float]:
         """LLM calls, tokens and cost spent on ``query_id`` (the runner adds them to results)."""

@@ -12,6 +12,8 @@ __all__ = [
     "ForbiddenCommand",
     "AgentError",
     "AgentTimeout",
+    "AgentUnavailable",
+    "BrokenReply",
     "SandboxError",
     "SandboxTimeout",
     "EpisodeClosed",
@@ -67,6 +69,31 @@ class AgentError(NetArenaError):
 
 class AgentTimeout(AgentError):
     """The agent did not answer within the turn timeout."""
+
+
+class AgentUnavailable(AgentError):
+    """The model behind a local agent could not be used (credentials, endpoint, name, quota).
+
+    Refused or missing credentials, an endpoint that does not answer, an unknown model,
+    rate limits after retries: that says nothing about the agent, so the runner leaves the
+    query unscored and a resume plays it again. Only local agents raise it
+    (``litellm:MODEL``): a remote purple agent's failures are its own, whatever reason it
+    gives.
+    """
+
+
+class BrokenReply(AgentError):
+    """An agent's answer broke the protocol or one of the client's bounds (size, time).
+
+    Args:
+        message: What was wrong, quoting the start of what arrived.
+        partial: What had arrived before (``netarena assess``: an ``Assessment``), so the
+            caller can keep it.
+    """
+
+    def __init__(self, message: str = "", *, partial: object = None) -> None:
+        super().__init__(message)
+        self.partial = partial
 
 
 class SandboxError(NetArenaError):

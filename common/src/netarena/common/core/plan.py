@@ -12,7 +12,6 @@ redrawn with a fresh derived seed (at most ``MAX_REDRAWS`` times).
 from __future__ import annotations
 
 import hashlib
-import json
 import random
 from collections.abc import Callable
 
@@ -22,7 +21,7 @@ from netarena.common.core.app import App
 from netarena.common.core.errors import ConfigError
 from netarena.common.core.types import Query
 
-__all__ = ["MAX_QUERIES", "QueryPlan", "fresh_seed", "instance_key", "plan_queries", "plan_size"]
+__all__ = ["MAX_QUERIES", "QueryPlan", "fresh_seed", "plan_queries", "plan_size"]
 
 
 MAX_QUERIES = 100_000
@@ -72,12 +71,6 @@ def _derive_seed(base: int, index: int, redraw: int = 0) -> int:
     key = f"netarena/{base}/{index}" + (f"/{redraw}" if redraw else "")
     digest = hashlib.sha256(key.encode()).digest()
     return int.from_bytes(digest[:4], "big") & 0x7FFFFFFF
-
-
-def instance_key(query: Query) -> str:
-    """What makes two queries the same instance: the prompt and the hidden truth."""
-    blob = json.dumps([query.prompt, query.truth], sort_keys=True, default=str)
-    return hashlib.sha256(blob.encode()).hexdigest()
 
 
 def _slots(app: App | type[App], plan: QueryPlan) -> list[tuple[int, str | None]]:

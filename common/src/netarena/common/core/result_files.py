@@ -23,6 +23,7 @@ import os
 import secrets
 import stat
 import tempfile
+from collections.abc import Iterable
 from pathlib import Path
 
 from netarena.common.core.errors import ConfigError
@@ -86,12 +87,19 @@ def read_regular(path: Path) -> bytes | None:
         return stream.read()
 
 
-def write_atomic(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` through a fresh temporary file renamed over it."""
+def write_atomic(path: Path, text: str | Iterable[str]) -> None:
+    """Write ``text`` to ``path`` through a fresh temporary file renamed over it.
+
+    ``text`` may be an iterable of chunks (``json.JSONEncoder.iterencode``), written as
+    they come, so a large document is never held whole.
+    """
     fd, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
     try:
-        with io.FileIO(fd, "w") as stream:
-            stream.write(text.encode("utf-8"))
+        with open(fd, "w", encoding="utf-8", newline="") as stream:
+            if isinstance(text, str):
+                stream.write(text)
+            else:
+                stream.writelines(text)
         os.chmod(temporary, 0o644)
         os.replace(temporary, path)
     except BaseException:

@@ -22,7 +22,13 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from netarena.common.core.agents import Agent, Observation
 from netarena.common.core.app import App, Episode
-from netarena.common.core.errors import AgentError, ConfigError, EmulatorUnavailable, NetArenaError
+from netarena.common.core.errors import (
+    AgentError,
+    AgentUnavailable,
+    ConfigError,
+    EmulatorUnavailable,
+    NetArenaError,
+)
 from netarena.common.core.result_files import open_regular, read_regular
 from netarena.common.core.types import Query, QueryResult, Score, StepResult
 
@@ -230,6 +236,9 @@ class Runner:
                 if step.done:
                     break
             score = await self._call(episode.score)
+        except AgentUnavailable as exc:  # the model's infrastructure, not the agent
+            error = f"agent unavailable: {exc}"
+            scored = False
         except AgentError as exc:
             error = f"agent: {exc}"
             score = await self._score_after_error(episode)

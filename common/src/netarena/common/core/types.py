@@ -8,19 +8,32 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 __all__ = [
     "Kind", "Query", "StepResult", "Score", "QueryResult", "query_id", "query_record",
-    "RESULT_FORMAT",
+    "RESULT_FORMAT", "ROLE_NAME", "valid_role",
 ]
 
 Kind = Literal["constructive", "reactive"]
 
 #: Version of the per-query record layout written to JSONL and A2A artifacts.
 RESULT_FORMAT = 1
+
+
+ROLE_NAME = "[a-z][a-z0-9_]{0,63}"
+"""What a participant role name is (``malt_operator``), matched whole: an identifier, so it
+is safe as a key in results files, leaderboard queries and file names."""
+
+_ROLE = re.compile(ROLE_NAME)
+
+
+def valid_role(name: object) -> bool:
+    """Whether ``name`` is a participant role name (``ROLE_NAME``)."""
+    return isinstance(name, str) and _ROLE.fullmatch(name) is not None
 
 
 class _Record(BaseModel):
@@ -136,8 +149,10 @@ class QueryResult(_Record):
     error: str | None = None
     """Why the query failed outside the agent's control of the task, or ``None``."""
     scored: bool = True
-    """False when the emulator failed before the agent acted (the query says nothing about
-    the agent): left out of the rates, counted in ``unscored``, retried on resume."""
+    """False when the query says nothing about the agent (the emulator failed before the
+    agent acted, or the model behind a local agent could not be used: refused credentials,
+    no endpoint, rate limits after retries): left out of the rates, counted in
+    ``unscored``, retried on resume."""
     collateral: list[str] | None = None
     """``Score.collateral``: what the agent damaged outside the fault's footprint; ``None``
     when the app does not measure it."""

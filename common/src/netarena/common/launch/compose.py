@@ -3,10 +3,13 @@
 The shape of an AgentBeats (v1) leaderboard run: the purple participant, the green agent and
 a client, every container healthchecked with ``curl`` against its agent card, the client
 starting once both are healthy and sending one assessment request over A2A 0.3
-``message/stream`` (``docker/smoke_client.py``), writing the leaderboard's results file.
+``message/stream`` (``netarena.common.launch.smoke_client``, which every NetArena image
+holds), writing the leaderboard's results file into the mounted output folder.
 The green service gets the privileges ``netarena.common.launch.privileges`` lists for the app
-(route's capabilities, which the leaderboard's generated files cannot express): this is how
-route runs on a self-hosted runner (docs/agentbeats.md, "Route on a self-hosted runner").
+(route's capabilities and seccomp profile, which the leaderboard's generated files cannot
+express): this is how route runs on a self-hosted runner (docs/agentbeats.md, "Route on a
+self-hosted runner"). The green server requires a bearer token that only it and the client
+hold, so the participant's container, on the same network, cannot use it.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ import yaml
 
 from netarena.common.core.errors import ConfigError
 from netarena.common.launch.privileges import privileges
+from netarena.common.launch.seccomp import PROFILE_FILE
 
 __all__ = ["ComposeSpec", "compose_document", "compose_yaml"]
 
@@ -44,15 +48,27 @@ class ComposeSpec:
     a bridge)."""
     client_out: str = "./output"
     """Host folder mounted as the client's ``/output`` (``results.json`` lands there)."""
-    client_script: str = "./smoke_client.py"
-    """Host path of ``docker/smoke_client.py``, mounted into the client."""
+    client_script: str = ""
+    """Host path of a client script to mount and run instead of the image's
+    ``netarena.common.launch.smoke_client`` (a development copy); empty: the image's."""
     client_image: str = ""
-    """Image of the client service (python and httpx; default: ``purple``, when that is
-    NetArena's purple image)."""
-    client_user: str = ""
-    """``uid:gid`` the client runs as (so its results file is yours); empty: the image's."""
-    expect_correctness: float = 0.0
-    """The client exits non-zero below this correctness (1.0 for the reference solver)."""
+    """Image of the client service (a NetArena image; default: ``purple``)."""
+    client_user: str = "0:0"
+    """``uid:gid`` the client runs as: root by default, so it can write into an output
+    folder the engine created (the file then gets the folder's owner); empty: the image's."""
+    expect_correctness: float | None = None
+    """Smoke checks: the client exits non-zero below this correctness; ``None`` (leaderboards)
+    never gates on scores."""
+    agentbeats_ids: dict[str, str] = field(default_factory=dict)
+    """Role or component → AgentBeats id, written as the results file's ``participants``
+    (``${VAR}`` references are left for compose to fill in)."""
+    token: str = ""
+    """The green server's bearer token, given to the green service and the client only
+    (``netarena compose`` generates one; the participant's container never sees it)."""
+    seccomp_file: str = f"./{PROFILE_FILE}"
+    """Where the compose file finds the route container's seccomp profile (compose reads
+    it relative to the compose file; Debian's docker-compose 1.x, to its working
+    directory: give an absolute path there)."""
 
 
 def _health(port: int) -> dict[str, Any]:
@@ -68,6 +84,8 @@ def compose_document(spec: ComposeSpec) -> dict[str, Any]:
     """
     if spec.network not in ("bridge", "shared"):
         raise ConfigError("network must be bridge or shared")
+    if not spec.token:
+        raise ConfigError("the green server needs a token (netarena compose generates one)")
     purple_name, role = f"{spec.app}_operator", f"{spec.app}_operator"
     if spec.network == "shared":
         green_url, purple_url = f"http://127.0.0.1:{_GREEN_PORT}", f"http://127.0.0.1:{_PURPLE_PORT}"
@@ -87,18 +105,25 @@ def compose_document(spec: ComposeSpec) -> dict[str, Any]:
         "green-agent": {
             "image": spec.green or f"netarena-{spec.app}:latest",
             "command": ["--host", "0.0.0.0", "--port", str(_GREEN_PORT), "--card-url", green_url],
-            "environment": ["PYTHONUNBUFFERED=1"], **joined,
-            **privileges(spec.app).compose(), "healthcheck": _health(_GREEN_PORT),
+            "environment": ["PYTHONUNBUFFERED=1", f"NETARENA_TOKEN={spec.token}"], **joined,
+            **privileges(spec.app).compose(spec.seccomp_file),
+            "healthcheck": _health(_GREEN_PORT),
             "depends_on": {purple_name: {"condition": "service_healthy"}}},
         "agentbeats-client": {
             "image": spec.client_image or spec.purple,
-            "entrypoint": ["python", "/smoke_client.py"],
+            "entrypoint": (["python", "/smoke_client.py"] if spec.client_script
+                           else ["python", "-m", "netarena.common.launch.smoke_client"]),
             "command": ["--green", green_url, "--purple", purple_url, "--role", role,
                         "--config", _json(spec.config),
-                        "--expect-correctness", f"{spec.expect_correctness:g}",
+                        *(arg for key, value in spec.agentbeats_ids.items()
+                          for arg in ("--agentbeats-id", f"{key}={value}")),
+                        *(["--expect-correctness", f"{spec.expect_correctness:g}"]
+                          if spec.expect_correctness is not None else []),
                         "--out", "/output/results.json"],
+            "environment": [f"NETARENA_TOKEN={spec.token}"],
             **({"user": spec.client_user} if spec.client_user else {}),
-            "volumes": [f"{spec.client_script}:/smoke_client.py:ro",
+            "volumes": [*([f"{spec.client_script}:/smoke_client.py:ro"]
+                          if spec.client_script else []),
                         f"{spec.client_out}:/output"],
             **{key: list(value) if isinstance(value, list) else value
                for key, value in joined.items()},

@@ -13,6 +13,7 @@ from __future__ import annotations
 import importlib
 import logging
 import os
+import secrets
 import socket
 import threading
 import time
@@ -43,7 +44,7 @@ GREEN_PORT = 9009
 PURPLE_PORT = 9019
 """Where the purple agent listens inside its container (the leaderboard manifests' port)."""
 _LOG_TAIL = 40
-_NETWORKS = ("auto", "bridge", "shared")
+_NETWORKS = ("auto", "bridge", "shared", "host")
 
 
 @dataclass(frozen=True)
@@ -61,7 +62,8 @@ class UpSpec:
     purple_env: dict[str, str] = field(default_factory=dict)
     """Environment of the purple container (``NETARENA_SOLVER``, ``MODEL_NAME``, keys)."""
     network: str = "auto"
-    """``bridge`` (a private network), ``shared`` (one network namespace), or ``auto``."""
+    """``bridge``, ``shared`` (one network namespace), ``auto`` (bridge, else shared), or
+    ``host`` (only when asked: the green container on this machine's loopback)."""
     pull: str = "missing"
     """Pull images: ``missing`` ones, ``never``, or ``always``."""
     health_timeout_s: float = 180.0
@@ -124,7 +126,6 @@ def ensure_image(client: Any, image: str, pull: str) -> None:
         ImageMissing: Not present and ``pull`` is ``never``, or the pull failed.
     """
     docker = _sdk()
-
     if pull != "always":
         try:
             client.images.get(image)
@@ -143,7 +144,9 @@ def ensure_image(client: Any, image: str, pull: str) -> None:
 
 
 def _missing(image: str, why: str) -> str:
-    hint = ("build it with `bash scripts/containers.sh build`"
+    hint = ("build it with `bash scripts/containers.sh build` (with no image registry "
+            "reachable, first `sudo bash docker/make-base-image.sh`, then "
+            "`BASE_IMAGE=netarena-base:bookworm bash scripts/containers.sh build`)"
             if image.split("/")[-1].startswith("netarena-") else "build or pull it")
     return f"image {image} is not on the engine {why}; {hint}"
 
@@ -165,6 +168,8 @@ class Launch:
     def __init__(self, client: Any, spec: UpSpec, on_event: Callable[[str], None]) -> None:
         self.client, self.spec, self.on_event = client, spec, on_event
         self.run_id = uuid.uuid4().hex[:10]
+        self.token = secrets.token_hex(24)
+        """The green server's bearer token (only ``up``'s client holds it)."""
         self.name = f"netarena-up-{self.run_id}"
         self.containers: dict[str, Any] = {}
         self.network: Any = None
@@ -183,8 +188,14 @@ class Launch:
         spec = self.spec
         if spec.network not in _NETWORKS:
             raise ConfigError(f"--network must be one of {', '.join(_NETWORKS)}")
+        if spec.network == "host" and not spec.purple_is_url:
+            raise ConfigError("--network host is for a purple URL on this machine")
+        if spec.network == "host":
+            return "host"
         if spec.purple_is_url and _loopback(spec.purple):
-            return "host"  # the purple is on this machine's loopback: share its network
+            raise ConfigError(f"the purple URL {spec.purple} is on this machine's loopback, "
+                              "which a container cannot reach: pass --network host (the green "
+                              "container then listens on this machine's 127.0.0.1)")
         if spec.purple_is_url and spec.network == "shared":
             raise ConfigError("--network shared needs a purple image, not a URL")
         if spec.network in ("auto", "bridge"):
@@ -233,14 +244,16 @@ class Launch:
             url = f"http://127.0.0.1:{port}/"
             extra = {"network_mode": "host"}
         needs = privileges(spec.app)
+        listen = "127.0.0.1" if mode == "host" else "0.0.0.0"
         self.containers["green"] = self._run(
-            spec.green_image, "green", ["--host", "0.0.0.0", "--port", str(port),
+            spec.green_image, "green", ["--host", listen, "--port", str(port),
                                         "--card-url", url],
-            # The image's check asks every listening port unless told which: on the host's
-            # network that would find other servers.
-            environment={"PYTHONUNBUFFERED": "1", "NETARENA_HEALTH_PORT": str(port)},
-            cap_add=list(needs.cap_add) or None,
-            security_opt=list(needs.security_opt) or None, **extra)
+            # The image's check asks every listening port unless told which (on the host's
+            # network: other servers). The token keeps the purple container off the server.
+            environment={"PYTHONUNBUFFERED": "1", "NETARENA_HEALTH_PORT": str(port),
+                         "NETARENA_TOKEN": self.token},
+            cap_drop=list(needs.cap_drop) or None, cap_add=list(needs.cap_add) or None,
+            security_opt=needs.engine_security_options() or None, **extra)
         return url, port
 
     def _run(self, image: str, role: str, command: list[str], **options: Any) -> Any:
@@ -275,7 +288,7 @@ class Launch:
     def _refused(self, exc: Exception, role: str) -> None:
         needs = privileges(self.spec.app)
         text = str(exc).lower()
-        wanted = [*needs.cap_add, *needs.security_opt]
+        wanted = [*needs.cap_add, *needs.security_options()]
         named = [w for w in wanted if w.split("=")[0].lower() in text]
         if named or (wanted and any(w in text for w in ("capabilit", "privilege", "seccomp",
                                                         "apparmor", "not permitted"))):

@@ -3,9 +3,10 @@
 On the Docker SDK for Python. ``up(spec)`` uses the images (pulling missing ones unless
 told not to), creates a private bridge network (or, on engines that cannot make one, the
 shared-namespace mode: the green container joins the purple container's network namespace
-and they talk over its loopback), starts the purple container (unless the purple is a URL)
-and the green one with exactly the privileges ``netarena.common.launch.privileges`` lists for the
-app, waits on their HEALTHCHECKs, and runs the assessment with the client of ``netarena
+and they talk over its loopback; the host's network only when asked), starts the purple
+container (unless the purple is a URL) and the green one with exactly the privileges
+``netarena.common.launch.privileges`` lists for the app and a fresh bearer token only this
+client holds, waits on their HEALTHCHECKs, and runs the assessment with the client of ``netarena
 assess`` (from this process, or, in shared mode, inside the green container), while a
 watcher stops it when a container dies. Everything it creates carries the label
 ``netarena.up=<run id>`` and is removed on every exit path: success, failure, a failed
@@ -40,6 +41,7 @@ from netarena.common.launch.containers import (
     ensure_image,
 )
 from netarena.common.serving.assess import TERMINAL, Assessment, assess, write_assessment
+from netarena.common.serving.stream_bounds import StreamLimits
 
 __all__ = ["UpSpec", "UpResult", "up", "connect", "LABEL", "GREEN_PORT", "PURPLE_PORT"]
 
@@ -52,11 +54,23 @@ class UpResult:
 
     assessment: Assessment
     network_mode: str
-    """``bridge``, ``shared`` or ``host`` (a purple URL on this machine's loopback)."""
+    """``bridge``, ``shared`` or ``host`` (asked for: a purple URL on this machine)."""
     timings_s: dict[str, float] = field(default_factory=dict)
     """Seconds per phase: ``images``, ``healthy``, ``assessment``, ``cleanup``, ``total``."""
     logs: dict[str, str] = field(default_factory=dict)
     """Each container's log (``green``, ``purple``), read before removal."""
+
+
+def _limits(spec: UpSpec) -> StreamLimits:
+    """The client's bounds: wide, but bounds all the same.
+
+    The green agent is the image ``up`` started; a run of 100,000 queries returns ~230 MB
+    of records.
+    """
+    size = 512 << 20
+    return StreamLimits(max_event_bytes=size, max_artifact_bytes=size,
+                        max_stream_bytes=2 * size, max_parsed_bytes=8 * size,
+                        idle_timeout_s=spec.idle_timeout_s)
 
 
 async def _watch(launch: Launch) -> LaunchError:
@@ -73,17 +87,23 @@ async def _assess_inside(launch: Launch, purple_url: str, port: int,
     """Shared mode: ``netarena assess`` inside the green container (its loopback)."""
     spec, green = launch.spec, launch.containers["green"]
     out = f"/tmp/netarena-up-{launch.run_id}"
+    limits = _limits(spec)
     command = ["netarena", "assess", f"http://127.0.0.1:{port}/", "--participant",
                f"{spec.role}={purple_url}", "--config", json.dumps(spec.config),
-               "--idle-timeout", str(spec.idle_timeout_s), "--out", out]
+               "--idle-timeout", str(limits.idle_timeout_s),
+               "--max-event-mb", str(limits.max_event_bytes >> 20),
+               "--max-artifact-mb", str(limits.max_artifact_bytes >> 20),
+               "--max-stream-mb", str(limits.max_stream_bytes >> 20),
+               "--max-parsed-mb", str(limits.max_parsed_bytes >> 20), "--out", out]
     lines: list[str] = []
     loop = asyncio.get_running_loop()
     done: asyncio.Future[None] = loop.create_future()
 
     def stream() -> None:
         try:
-            result = green.exec_run(command, stream=True, demux=True,
-                                    environment={"COLUMNS": "1000"})  # one line per status
+            result = green.exec_run(command, stream=True, demux=True,  # one line per status
+                                    environment={"COLUMNS": "1000",
+                                                 "NETARENA_TOKEN": launch.token})
             buffer = b""
             for _, err_chunk in result.output:
                 buffer += err_chunk or b""
@@ -122,7 +142,7 @@ async def _assessment(launch: Launch, mode: str, purple_url: str, port: int,
         binding = green.attrs["NetworkSettings"]["Ports"][f"{port}/tcp"][0]
         port = int(binding["HostPort"])
     return await assess(f"http://127.0.0.1:{port}/", {spec.role: purple_url}, spec.config,
-                        idle_timeout_s=spec.idle_timeout_s, on_status=on_status)
+                        limits=_limits(spec), token=launch.token, on_status=on_status)
 
 
 async def up(

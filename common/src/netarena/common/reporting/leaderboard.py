@@ -14,7 +14,11 @@ read from the effective config each record carries, and shown in the row.
 Records of the same configuration are pooled, whatever file or shard they came from; a
 query answered more than once counts once, solved only if every answer solved it, so no
 file name and no lucky resubmission decides a score. Failed runs, and files in other
-formats, never rank: ``runs not ranked`` lists them.
+formats, never rank: ``runs not ranked`` lists them. A record's participant is looked up by
+its role among the ``participants`` keys (``json_keys``; no JSON path is ever built from a
+name), and records whose role is not a name (``ROLE_NAME``; servers refuse such roles, but
+files written before may hold one) are skipped: ``runs not ranked`` names their files and
+``netarena leaderboard`` warns, and the board stays up for everyone else.
 
 ``QUERIES`` is the single source: ``leaderboard/queries/*.sql`` and
 ``leaderboard/queries/agentbeats.json`` are written from it (``write_queries``; a test
@@ -30,10 +34,11 @@ from pathlib import Path
 from typing import Any
 
 from netarena.common.core.errors import ConfigError
-from netarena.common.core.result_files import write_atomic
+from netarena.common.core.types import ROLE_NAME
+from netarena.common.reporting.result_keys import bad_roles, case_clashes, normalise_keys
 
 __all__ = ["QUERIES", "PRELOAD", "QueryTable", "queries_json", "write_queries",
-           "run_queries", "case_clashes", "normalise_keys"]
+           "run_queries", "case_clashes", "normalise_keys", "bad_roles"]
 
 log = logging.getLogger(__name__)
 
@@ -49,10 +54,11 @@ WITH runs AS (
     SELECT CAST(to_json(f) AS JSON) AS doc FROM results AS f
 ), records AS (
     SELECT coalesce(doc ->> '$.status', 'completed') AS status,
-           doc -> '$.participants' AS participants, r
+           doc -> '$.participants' AS participants, r, r ->> '$.participant_role' AS role
     FROM runs, unnest(CAST(coalesce(doc -> '$.results', '[]') AS JSON[])) AS u(r)
 ), answers AS (
-    SELECT coalesce(participants ->> ('$."' || (r ->> '$.participant_role') || '"'),
+    SELECT coalesce(json_extract_string(participants, '$.*')[
+                        list_position(json_keys(participants), role)],
                     participants ->> '$.malt_operator', participants ->> '$.route_operator',
                     participants ->> '$.k8s_operator', r ->> '$.participant_id',
                     r ->> '$.agent') AS id,
@@ -82,6 +88,7 @@ WITH runs AS (
     WHERE status IN ('completed', 'partial')
       AND (r ->> '$.kind') = 'query'
       AND coalesce(CAST(r ->> '$.scored' AS BOOLEAN), true)
+      AND (role IS NULL OR regexp_full_match(role, '<ROLE_NAME>'))
 ), queries AS (
     SELECT id, version, max_turns, prompt_style, levels, labels, turn_timeout_s, app_params,
            query_id, min(level) AS level, min(label) AS label,
@@ -90,7 +97,7 @@ WITH runs AS (
            avg(latency_s) AS latency_s, avg(turns) AS turns
     FROM answers
     GROUP BY ALL
-)"""
+)""".replace("<ROLE_NAME>", ROLE_NAME)
 
 _SETTINGS = """\
        max_turns AS "Max turns", prompt_style AS "Prompt", levels AS "Levels",
@@ -159,27 +166,33 @@ ORDER BY "Label", "Solved safely" DESC, id, "Max turns", "Prompt", "Levels", "La
     SELECT CAST(to_json(f) AS JSON) AS doc FROM results AS f
 ), files AS (
     SELECT coalesce(doc ->> '$.status', 'completed') AS status,
-           coalesce(doc ->> ('$.participants."' || (doc ->> '$.results[0].participant_role')
-                             || '"'),
+           coalesce(json_extract_string(doc -> '$.participants', '$.*')[
+                        list_position(json_keys(doc -> '$.participants'),
+                                      doc ->> '$.results[0].participant_role')],
                     doc ->> '$.participants.malt_operator',
                     doc ->> '$.participants.route_operator',
                     doc ->> '$.participants.k8s_operator',
                     CAST(doc -> '$.participants' AS VARCHAR)) AS id,
            (SELECT count(*) FROM unnest(CAST(coalesce(doc -> '$.results', '[]') AS JSON[]))
               AS u(r) WHERE (r ->> '$.kind') = 'query') AS query_records,
+           (SELECT count(*) FROM unnest(CAST(coalesce(doc -> '$.results', '[]') AS JSON[]))
+              AS u(r) WHERE (r ->> '$.participant_role') IS NOT NULL
+                        AND NOT regexp_full_match(r ->> '$.participant_role', '<ROLE_NAME>')
+           ) AS bad_roles,
            json_array_length(coalesce(doc -> '$.results', '[]')) AS records
     FROM runs
 )
 SELECT id, status AS "Status",
        CASE WHEN status NOT IN ('completed', 'partial') THEN 'run ' || status
+            WHEN bad_roles > 0 THEN 'records whose participant role is not a name (skipped)'
             ELSE 'no NetArena query records (another format)' END AS "Why",
        CAST(count(*) AS INTEGER) AS "Runs",
        CAST(sum(records) AS INTEGER) AS "Records"
 FROM files
-WHERE status NOT IN ('completed', 'partial') OR query_records = 0
+WHERE status NOT IN ('completed', 'partial') OR query_records = 0 OR bad_roles > 0
 GROUP BY ALL
 ORDER BY ALL;
-"""),
+""".replace("<ROLE_NAME>", ROLE_NAME)),
 }
 """Query name → (what it shows, DuckDB SQL over the preloaded ``results`` table)."""
 
@@ -231,106 +244,6 @@ def _preload(con: Any, glob: str) -> str | None:
         return str(exc).splitlines()[0]
 
 
-def _keys(value: Any, found: dict[str, set[str]], file: str) -> None:
-    """Every object key under ``value``, noting which file spells it so."""
-    if isinstance(value, dict):
-        for key, inner in value.items():
-            found.setdefault(key, set()).add(file)
-            _keys(inner, found, file)
-    elif isinstance(value, list):
-        for inner in value:
-            _keys(inner, found, file)
-
-
-def case_clashes(results_dir: Path) -> list[str]:
-    """Keys spelled with different letter case across the files (what the preload refuses).
-
-    Returns:
-        One description per clash, naming the files of each spelling.
-    """
-    found: dict[str, set[str]] = {}
-    for path in sorted(results_dir.glob("*.json")):
-        try:
-            _keys(json.loads(path.read_text(encoding="utf-8")), found, path.name)
-        except (OSError, ValueError):
-            continue
-    spellings: dict[str, list[str]] = {}
-    for key in found:
-        spellings.setdefault(key.lower(), []).append(key)
-    return ["; ".join(f"{k!r} in {', '.join(sorted(found[k])[:3])}"
-                      + (" ..." if len(found[k]) > 3 else "") for k in sorted(keys))
-            for keys in spellings.values() if len(keys) > 1]
-
-
-def _canonical(spellings: list[str], counts: dict[str, int]) -> str:
-    """The spelling to keep: NetArena's (all lower case) where present, else the commonest."""
-    lower = [k for k in spellings if k == k.lower()]
-    return lower[0] if lower else max(sorted(spellings), key=lambda k: counts[k])
-
-
-def _renamed(value: Any, rename: dict[str, str]) -> Any:
-    if isinstance(value, list):
-        return [_renamed(inner, rename) for inner in value]
-    if not isinstance(value, dict):
-        return value
-    out: dict[str, Any] = {}
-    for key, inner in value.items():
-        target: str = rename.get(key) or key
-        # Two spellings in one object: NetArena's own (or the first) keeps the name.
-        if target != key and (target in value or target in out):
-            target = f"legacy_{key}"
-        out[target] = _renamed(inner, rename)
-    return out
-
-
-def normalise_keys(results_dir: Path, *, write: bool = True) -> dict[Path, list[str]]:
-    """Rename keys spelled with another letter case than in other files, so the app loads.
-
-    The AgentBeats app's preload (``read_json_auto``) merges the keys of every file into one
-    schema, case-insensitively, and refuses the folder when one key has two spellings
-    (malt's old ``Label`` beside ``label``). Each clashing key is renamed, in every file, to
-    NetArena's spelling (all lower case) or, when no spelling is, to the commonest; where an
-    object already holds that spelling the other becomes ``legacy_<Key>``. Values, order
-    and every other key stay as they were; files are rewritten atomically. Idempotent.
-
-    Args:
-        results_dir: A leaderboard repository's ``results`` folder (or the repository).
-        write: Rewrite the files (``False``: only report what would change).
-
-    Returns:
-        Each changed file and the keys renamed in it (``Label -> label``).
-    """
-    if (results_dir / "results").is_dir():
-        results_dir = results_dir / "results"
-    docs: dict[Path, Any] = {}
-    found: dict[str, set[str]] = {}
-    for path in sorted(results_dir.glob("*.json")):
-        try:
-            docs[path] = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            continue
-        _keys(docs[path], found, path.name)
-    spellings: dict[str, list[str]] = {}
-    for key in found:
-        spellings.setdefault(key.lower(), []).append(key)
-    counts = {key: len(files) for key, files in found.items()}
-    rename: dict[str, str] = {}
-    for keys in spellings.values():
-        if len(keys) > 1:
-            keep = _canonical(keys, counts)
-            rename.update({key: keep for key in keys if key != keep})
-    changed: dict[Path, list[str]] = {}
-    for path, doc in docs.items():
-        in_file: dict[str, set[str]] = {}
-        _keys(doc, in_file, path.name)
-        renamed = sorted(f"{key} -> {rename[key]}" for key in in_file if key in rename)
-        if renamed:
-            changed[path] = renamed
-            if write:
-                write_atomic(path, json.dumps(_renamed(doc, rename), indent=1) + "\n")
-    return changed
-
-
 def run_queries(results_dir: Path, names: list[str] | None = None
                 ) -> tuple[list[QueryTable], str | None]:
     """Run the shipped queries over ``results_dir/*.json`` with the Python ``duckdb`` package.
@@ -342,6 +255,7 @@ def run_queries(results_dir: Path, names: list[str] | None = None
     Returns:
         The tables, and the error the AgentBeats app's own preload would meet on these
         files (then the queries ran over a preload that keeps every record as JSON).
+        Records whose role is not a name are left out (``bad_roles`` names their files).
 
     Raises:
         ConfigError: duckdb is not installed, no results file is there, or a name is unknown.

@@ -91,7 +91,7 @@ def write_report(results: Sequence[QueryResult], out_dir: Path,
     overlaps: dict[str, dict[str, list[list[float]]]] = {}
     overall = plot_rates(by_app, out_dir / "rates.png")
     for app, runs in by_app.items():
-        agents = [run["agent"] for run in runs]
+        agents = [run.agent for run in runs]
         matrices = overlaps[app] = {m: overlap_matrix(runs, m) for m in OVERLAP_METRICS}
         plots[app] = [
             plot_breakdown(app, runs, "by_level", out_dir / f"{_slug(app)}-levels.png",
@@ -106,7 +106,8 @@ def write_report(results: Sequence[QueryResult], out_dir: Path,
     text.write_text(render_text(by_app, order), encoding="utf-8")
     summary_json = out_dir / "summary.json"
     summary_json.write_text(json.dumps(
-        {"runs": [run for runs in by_app.values() for run in runs]}, indent=2), encoding="utf-8")
+        {"runs": [run.model_dump(mode="json") for runs in by_app.values() for run in runs]},
+        indent=2), encoding="utf-8")
     html = out_dir / "index.html"
     html.write_text(render_html(title, by_app, overall, plots, overlaps, order), encoding="utf-8")
     log.info("report written to %s", out_dir)
@@ -140,7 +141,7 @@ def agentbeats_results(results: Sequence[QueryResult], *,
 
     ((app, agent),) = runs
     records: list[dict[str, Any]] = [query_record(r) for r in results]
-    records.append(summarize(results, app=app, agent=agent, seed=None))
+    records.append(summarize(results, app=app, agent=agent, seed=None).model_dump(mode="json"))
     return {"status": status, "participants": participants or {f"{app}_operator": agent},
             "results": records}
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from html import escape
 from pathlib import Path
-from typing import Any
 
 from netarena.common.core.replay import USAGE_COLUMNS, usage_cells
+from netarena.common.core.summary import RunSummary
 from netarena.common.reporting.summaries import SCORECARD_COLUMNS, scorecard_cells
 
 __all__ = ["render_html"]
@@ -36,15 +36,15 @@ def _img(path: Path, alt: str) -> str:
     return f'<img src="{escape(path.name)}" alt="{escape(alt)}">'
 
 
-def _breakdown(runs: list[dict[str, Any]], key: str, title: str, groups: list[str]) -> str:
-    rows = [[group, *_cells(run["agent"], run[key][group])]
-            for group in groups for run in runs if group in run.get(key, {})]
+def _breakdown(runs: list[RunSummary], key: str, title: str, groups: list[str]) -> str:
+    rows = [[group, *_cells(run.agent, run.breakdown(key)[group])]
+            for group in groups for run in runs if group in run.breakdown(key)]
     return _table([title, *_COLUMNS], rows)
 
 
-def _qualifiers(runs: list[dict[str, Any]]) -> list[str]:
+def _qualifiers(runs: list[RunSummary]) -> list[str]:
     """The per-qualifier table, for apps whose queries state qualifiers."""
-    groups = sorted({q for run in runs for q in run.get("by_qualifier", {})})
+    groups = sorted({q for run in runs for q in run.by_qualifier})
     if not groups:
         return []
     return ["<h3>Per stated qualifier</h3>",
@@ -53,7 +53,7 @@ def _qualifiers(runs: list[dict[str, Any]]) -> list[str]:
             _breakdown(runs, "by_qualifier", "qualifier", groups)]
 
 
-def render_html(title: str, by_app: dict[str, list[dict[str, Any]]], overall: Path,
+def render_html(title: str, by_app: dict[str, list[RunSummary]], overall: Path,
                 plots: dict[str, list[Path]],
                 overlaps: dict[str, dict[str, list[list[float]]]],
                 order: dict[str, dict[str, list[str]]]) -> str:
@@ -79,11 +79,11 @@ def render_html(title: str, by_app: dict[str, list[dict[str, Any]]], overall: Pa
              "separable.</p>",
              _img(overall, "rates per agent and app")]
     for app, runs in sorted(by_app.items()):
-        agents = [run["agent"] for run in runs]
+        agents = [run.agent for run in runs]
         levels, labels, overlap_png, power_png = plots[app]
-        usage = [usage_cells(run["agent"], run["usage"]) for run in runs if "usage" in run]
+        usage = [usage_cells(run.agent, run.usage) for run in runs if run.usage]
         parts += [f"<h2>{escape(app)}</h2>",
-                  _table(list(_COLUMNS), [_cells(run["agent"], run) for run in runs]),
+                  _table(list(_COLUMNS), [_cells(run.agent, run) for run in runs]),
                   _table(list(USAGE_COLUMNS), usage) if usage else "",
                   "<h3>Per level</h3>", _img(levels, f"{app} per level"),
                   _breakdown(runs, "by_level", "level", order[app]["by_level"]),

@@ -11,7 +11,6 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 import matplotlib
 
@@ -23,6 +22,7 @@ from matplotlib.figure import Figure  # noqa: E402
 from matplotlib.typing import ColorType  # noqa: E402
 
 from netarena.common.core.stats import wald_width  # noqa: E402
+from netarena.common.core.summary import Rate, RunSummary  # noqa: E402
 
 __all__ = [
     "METRICS",
@@ -63,12 +63,12 @@ def _agent_colour(index: int) -> ColorType:
     return _AGENT_COLOURS[index % len(_AGENT_COLOURS)]
 
 
-def _whisker(ax: Axes, y: float, stat: dict[str, Any], *, marker: str, colour: ColorType,
+def _whisker(ax: Axes, y: float, stat: Rate, *, marker: str, colour: ColorType,
              label: str | None = None, annotate: bool = True) -> None:
     """One horizontal dot-and-whisker: the rate and its Wilson 95% interval (none if n/a)."""
-    if stat.get("rate") is None:
+    if stat.rate is None:
         return
-    rate, (lo, hi) = stat["rate"], stat["ci95"]
+    rate, (lo, hi) = stat.rate, stat.ci95
     ax.errorbar(rate, y, xerr=[[max(0.0, rate - lo)], [max(0.0, hi - rate)]], fmt=marker,
                 color=colour, ecolor=colour, elinewidth=2, capsize=4, markersize=7, label=label)
     if annotate:
@@ -90,7 +90,7 @@ def _save(fig: Figure, path: Path) -> Path:
     return path
 
 
-def plot_rates(by_app: dict[str, list[dict[str, Any]]], path: Path) -> Path:
+def plot_rates(by_app: dict[str, list[RunSummary]], path: Path) -> Path:
     """Correctness and safety per agent, one panel per app, with 95% intervals.
 
     Args:
@@ -110,12 +110,12 @@ def plot_rates(by_app: dict[str, list[dict[str, Any]]], path: Path) -> Path:
         for i, summary in enumerate(runs):
             for j, metric in enumerate(METRICS):
                 marker, colour = _METRIC_STYLE[metric]
-                first = metric not in labelled and summary[metric].get("rate") is not None
-                _whisker(ax, i - 0.36 + step * (j + 0.5), summary[metric], marker=marker,
+                first = metric not in labelled and summary.rate_of(metric).rate is not None
+                _whisker(ax, i - 0.36 + step * (j + 0.5), summary.rate_of(metric), marker=marker,
                          colour=colour, label=_METRIC_TITLE[metric] if first else None)
                 labelled |= {metric} if first else set()
         ax.set_yticks(range(len(runs)))
-        ax.set_yticklabels([f"{s['agent']}\n(n={s['queries']})" for s in runs], fontsize=9)
+        ax.set_yticklabels([f"{s.agent}\n(n={s.queries})" for s in runs], fontsize=9)
         ax.set_ylim(len(runs) - 0.5, -0.5)
         _rate_axis(ax)
         ax.set_title(f"{app}: rate with 95% Wilson interval", fontsize=11, loc="left")
@@ -126,7 +126,7 @@ def plot_rates(by_app: dict[str, list[dict[str, Any]]], path: Path) -> Path:
     return _save(fig, path)
 
 
-def plot_breakdown(app: str, runs: Sequence[dict[str, Any]], key: str, path: Path,
+def plot_breakdown(app: str, runs: Sequence[RunSummary], key: str, path: Path,
                    groups: Sequence[str] | None = None) -> Path:
     """Per-level or per-label rates for every agent of one app, correctness and safety panels.
 
@@ -140,7 +140,7 @@ def plot_breakdown(app: str, runs: Sequence[dict[str, Any]], key: str, path: Pat
     Returns:
         ``path``.
     """
-    groups = list(groups or sorted({g for s in runs for g in s[key]}))
+    groups = list(groups or sorted({g for s in runs for g in s.breakdown(key)}))
     n_agents = max(1, len(runs))
     row_h = 0.32 * n_agents + 0.25
     fig, axes = plt.subplots(1, len(BREAKDOWN_METRICS),
@@ -149,11 +149,12 @@ def plot_breakdown(app: str, runs: Sequence[dict[str, Any]], key: str, path: Pat
     for ax, metric in zip(axes[0], BREAKDOWN_METRICS, strict=True):
         for i, summary in enumerate(runs):
             for gi, group in enumerate(groups):
-                if group not in summary[key]:
+                if group not in summary.breakdown(key):
                     continue
                 y = gi - 0.35 + step * (i + 0.5)
-                _whisker(ax, y, summary[key][group][metric], marker=_METRIC_STYLE[metric][0],
-                         colour=_agent_colour(i), label=summary["agent"] if gi == 0 else None,
+                _whisker(ax, y, summary.breakdown(key)[group].rate_of(metric),
+                         marker=_METRIC_STYLE[metric][0], colour=_agent_colour(i),
+                         label=summary.agent if gi == 0 else None,
                          annotate=n_agents <= 3)
         _rate_axis(ax)
         ax.set_title(_METRIC_TITLE[metric], fontsize=11)
@@ -162,7 +163,8 @@ def plot_breakdown(app: str, runs: Sequence[dict[str, Any]], key: str, path: Pat
             ax.axhline(gi - 0.5, color="#dddddd", linewidth=0.8)
     what = "level" if key == "by_level" else "label"
     ticks = [f"level {g}" if what == "level" else g for g in groups]
-    counts = [max((s[key][g]["queries"] for s in runs if g in s[key]), default=0) for g in groups]
+    counts = [max((s.breakdown(key)[g].queries for s in runs if g in s.breakdown(key)), default=0)
+              for g in groups]
     axes[0, 0].set_yticks(range(len(groups)))
     axes[0, 0].set_yticklabels([f"{t}\n(n={c})" for t, c in zip(ticks, counts, strict=True)],
                                fontsize=9)

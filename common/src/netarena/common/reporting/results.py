@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import json
 import logging
+from collections import defaultdict
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 from netarena.common.core.errors import ConfigError
 from netarena.common.core.runner import read_results
-from netarena.common.core.types import QueryResult
+from netarena.common.core.types import QueryResult, valid_role
 
 __all__ = ["RANKED_STATUSES", "load_results", "record_result"]
 
@@ -83,7 +84,8 @@ def _read_agentbeats(file: Path) -> list[QueryResult]:
     """The query records of an AgentBeats results file that ranks, else none (logged).
 
     A run whose status is not in ``RANKED_STATUSES`` is left out; so are records that are
-    not NetArena query records (the reference implementation's files, say), with the count.
+    not NetArena query records (the reference implementation's files, say) and records whose
+    participant role is not a name (``ROLE_NAME``), with the count.
     """
     try:
         doc = json.loads(file.read_text(encoding="utf-8"))
@@ -97,9 +99,12 @@ def _read_agentbeats(file: Path) -> list[QueryResult]:
         return []
     participants = doc.get("participants")
     participants = participants if isinstance(participants, dict) else {}
-    results, foreign = [], 0
+    results, foreign, unnamed = [], 0, 0
     for r in doc["results"]:
         if not isinstance(r, dict) or r.get("kind") == "summary":
+            continue
+        if r.get("participant_role") is not None and not valid_role(r["participant_role"]):
+            unnamed += 1
             continue
         try:
             result = record_result(r)
@@ -110,10 +115,55 @@ def _read_agentbeats(file: Path) -> list[QueryResult]:
     if foreign:
         log.warning("%s: %d records are not NetArena query records (another format); skipped",
                     file, foreign)
+    if unnamed:
+        log.warning("%s: %d records whose participant role is not a name; skipped", file,
+                    unnamed)
     return results
 
 
-def load_results(paths: Iterable[Path]) -> list[QueryResult]:
+def _run_names(files: set[Path]) -> dict[Path, str]:
+    """The shortest trailing part of each run's path that tells the runs apart.
+
+    A run is its directory (or the file, when it is not ``results.jsonl``):
+    ``runs/monday/results.jsonl`` and ``runs/tuesday/results.jsonl`` are ``monday`` and
+    ``tuesday``.
+    """
+    runs = {f: f.parent if f.name == "results.jsonl" else f for f in files}
+    longest = max(len(run.parts) for run in runs.values())
+    for depth in range(1, longest + 1):
+        names = {f: "/".join(run.parts[-depth:]) for f, run in runs.items()}
+        if len(set(names.values())) == len(names):
+            return names
+    return {f: str(run) for f, run in runs.items()}
+
+
+Run = tuple[Path, list[QueryResult]]
+
+
+def _apart(runs: list[Run]) -> list[Run]:
+    """``runs`` with an agent name that several runner files share suffixed with its run.
+
+    Two runs of one agent name (the same model with other settings, say) stay two rows
+    (``agent (monday)``); a name used by one run only is kept as it is. AgentBeats files
+    already name their participant, and their shards pool.
+    """
+    files: dict[tuple[str, str], set[Path]] = defaultdict(set)
+    for file, records in runs:
+        if file.suffix != ".json":
+            for r in records:
+                files[(r.app, r.agent)].add(file.resolve())
+    names = {key: _run_names(group) for key, group in files.items() if len(group) > 1}
+
+    def named(file: Path, r: QueryResult) -> QueryResult:
+        if (r.app, r.agent) not in names:
+            return r
+        run = names[(r.app, r.agent)][file.resolve()]
+        return r.model_copy(update={"agent": f"{r.agent} ({run})"})
+
+    return [(file, [named(file, r) for r in records]) for file, records in runs]
+
+
+def load_results(paths: Iterable[Path], *, runs_apart: bool = False) -> list[QueryResult]:
     """Read results files; a directory stands for its ``results.jsonl``.
 
     ``*.jsonl`` files are the runner's (one ``QueryResult`` per line); ``*.json`` files are
@@ -124,11 +174,17 @@ def load_results(paths: Iterable[Path]) -> list[QueryResult]:
     shards) are kept once, the last one winning. Runs that did not complete (``status``
     ``failed``) and records in other formats are left out with a warning.
 
+    Args:
+        paths: Files or run directories.
+        runs_apart: Keep runner files apart when they name the same agent (reports and
+            comparisons: ``agent (run dir)``); without it they pool (``--adaptive`` reads
+            all of one agent's earlier results).
+
     Raises:
         ConfigError: A path does not exist or cannot be read, a JSONL file holds no query
             records, or nothing at all is left to report.
     """
-    merged: dict[tuple[str, str, str], QueryResult] = {}
+    runs: list[Run] = []
     for path in paths:
         file = path / "results.jsonl" if path.is_dir() else path
         if not file.is_file():
@@ -138,10 +194,16 @@ def load_results(paths: Iterable[Path]) -> list[QueryResult]:
             if not records:
                 log.warning("%s: nothing to report from this file", file)
                 continue
-        else:
-            records = read_results(file)
+            runs.append((file, records))
+            continue
+        records = read_results(file)
         if not records:
             raise ConfigError(f"{file} holds no query records")
+        runs.append((file, records))
+    if runs_apart:
+        runs = _apart(runs)
+    merged: dict[tuple[str, str, str], QueryResult] = {}
+    for _, records in runs:
         for r in records:
             merged[(r.app, r.agent, r.query_id)] = r
     if not merged:

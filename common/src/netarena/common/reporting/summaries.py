@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Sequence
-from typing import Any
 
 from netarena.common.core.replay import USAGE_COLUMNS, usage_cells, usage_summary
 from netarena.common.core.stats import overlap, summarize
+from netarena.common.core.summary import Metrics, Rate, RunSummary
 from netarena.common.core.types import QueryResult
 
 __all__ = [
@@ -31,7 +31,7 @@ OVERLAP_METRICS = ("solved_safely", "correctness", "safety")
 """Metrics whose interval overlap between agents a report shows."""
 
 
-def run_summaries(results: Sequence[QueryResult]) -> dict[str, list[dict[str, Any]]]:
+def run_summaries(results: Sequence[QueryResult]) -> dict[str, list[RunSummary]]:
     """One ``stats.summarize`` summary per ``(app, agent)``, grouped by app.
 
     Returns:
@@ -40,32 +40,29 @@ def run_summaries(results: Sequence[QueryResult]) -> dict[str, list[dict[str, An
     groups: dict[tuple[str, str], list[QueryResult]] = defaultdict(list)
     for r in results:
         groups[(r.app, r.agent)].append(r)
-    by_app: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    by_app: dict[str, list[RunSummary]] = defaultdict(list)
     for (app, agent), rs in sorted(groups.items()):
         summary = summarize(rs, app=app, agent=agent, seed=None)
-        usage = usage_summary(rs)
-        if usage:
-            summary["usage"] = usage
-        by_app[app].append(summary)
+        by_app[app].append(summary.model_copy(update={"usage": usage_summary(rs) or None}))
     return dict(by_app)
 
 
-def overlap_matrix(runs: Sequence[dict[str, Any]], metric: str) -> list[list[float]]:
+def overlap_matrix(runs: Sequence[RunSummary], metric: str) -> list[list[float]]:
     """Pairwise ``stats.overlap`` of the agents' 95% intervals for one metric.
 
     Args:
         runs: Summaries of one app, one per agent; rows and columns follow their order.
         metric: A rate of the summaries (``"solved_safely"``, ``"correctness"``, ...).
     """
-    cis = [run[metric]["ci95"] for run in runs]
+    cis = [run.rate_of(metric).ci95 for run in runs]
     return [[round(overlap(a, b), 4) for b in cis] for a in cis]
 
 
-def _fmt_rate(stat: dict[str, Any]) -> str:
-    if stat.get("rate") is None:
+def _fmt_rate(stat: Rate) -> str:
+    if stat.rate is None:
         return "n/a"
-    lo, hi = stat["ci95"]
-    return f"{stat['rate']:.3f} [{lo:.3f}, {hi:.3f}]"
+    lo, hi = stat.ci95
+    return f"{stat.rate:.3f} [{lo:.3f}, {hi:.3f}]"
 
 
 def _table(rows: list[list[str]]) -> list[str]:
@@ -96,18 +93,15 @@ the agent changed something, and how often it damaged state outside the fault
 per query to objects the agent never read (``blind writes``; ``n/a`` likewise)."""
 
 
-def scorecard_cells(name: str, m: dict[str, Any]) -> list[str]:
+def scorecard_cells(name: str, m: Metrics) -> list[str]:
     """One scorecard row (``name`` then ``SCORECARD_COLUMNS``) of a summary or breakdown."""
-    changed = m.get("changed") or {"n": 0}
-    collateral = m.get("collateral") or {"n": 0}
-    blind = m.get("blind_writes") or {"n": 0}
-    return [name, str(m["queries"]), _fmt_rate(m["solved_safely"]), _fmt_rate(m["correctness"]),
-            _fmt_rate(m["safety"]), _fmt_rate(m["safety_when_changed"]),
-            f"{changed['rate']:.2f}" if changed["n"] else "n/a",
-            f"{collateral['rate']:.2f}" if collateral["n"] else "n/a",
-            f"{blind['mean']:.1f}" if blind["n"] else "n/a",
-            f"{m['latency']['median_s']:.3f}", f"{m['latency']['mean_turns']:.1f}",
-            str(m["errors"])]
+    changed, collateral, blind = m.changed, m.collateral, m.blind_writes
+    return [name, str(m.queries), _fmt_rate(m.solved_safely), _fmt_rate(m.correctness),
+            _fmt_rate(m.safety), _fmt_rate(m.safety_when_changed),
+            f"{changed.rate:.2f}" if changed.n and changed.rate is not None else "n/a",
+            f"{collateral.rate:.2f}" if collateral.n and collateral.rate is not None else "n/a",
+            f"{blind.mean:.1f}" if blind.n and blind.mean is not None else "n/a",
+            f"{m.latency.median_s:.3f}", f"{m.latency.mean_turns:.1f}", str(m.errors)]
 
 
 BREAKDOWNS = (("by_level", "level"), ("by_label", "label"), ("by_qualifier", "qualifier"))
@@ -137,7 +131,7 @@ def breakdown_order(results: Sequence[QueryResult]) -> dict[str, dict[str, list[
     }
 
 
-def render_text(by_app: dict[str, list[dict[str, Any]]],
+def render_text(by_app: dict[str, list[RunSummary]],
                 order: dict[str, dict[str, list[str]]] | None = None) -> str:
     """The plain-text summary: per app, overall, per level, per label, and overlap matrices.
 
@@ -152,21 +146,21 @@ def render_text(by_app: dict[str, list[dict[str, Any]]],
     ]
     for app, runs in sorted(by_app.items()):
         out += [f"== {app} ==", ""]
-        out += _table([_HEAD] + [_row(run["agent"], run) for run in runs]) + [""]
-        usage = [usage_cells(run["agent"], run["usage"]) for run in runs if "usage" in run]
+        out += _table([_HEAD] + [_row(run.agent, run) for run in runs]) + [""]
+        usage = [usage_cells(run.agent, run.usage) for run in runs if run.usage]
         if usage:
             out += ["-- LLM usage --", *_table([list(USAGE_COLUMNS), *usage]), ""]
         for key, title in BREAKDOWNS:
             groups = (order or {}).get(app, {}).get(key) or sorted(
-                {g for run in runs for g in run.get(key, {})})
+                {g for run in runs for g in run.breakdown(key)})
             if not groups:
                 continue
             rows = [[title, *_HEAD]]
             for group in groups:
-                rows += [[group, *_row(run["agent"], run[key][group])]
-                         for run in runs if group in run.get(key, {})]
+                rows += [[group, *_row(run.agent, run.breakdown(key)[group])]
+                         for run in runs if group in run.breakdown(key)]
             out += [f"-- per {title} --", *_table(rows), ""]
-        agents = [run["agent"] for run in runs]
+        agents = [run.agent for run in runs]
         for metric in OVERLAP_METRICS:
             matrix = overlap_matrix(runs, metric)
             rows = [[f"{metric} overlap", *agents]]

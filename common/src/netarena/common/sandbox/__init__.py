@@ -5,7 +5,7 @@ preloaded state. The child confines itself before the agent's code runs: rlimits
 environment, only its answer pipe open, a seccomp allowlist of system calls, its own
 Landlock domain (where the kernel has Landlock), and, as root, a network namespace, a chroot
 and a uid of its own; an audit hook gives clear messages on top. ``host_layers`` says which
-of these this host grants. See the README's "Sandbox" section for each mode's guarantees.
+of these this host grants. See docs/sandbox.md for each mode's guarantees.
 """
 
 from netarena.common.sandbox.host import HostLayers, host_layers

@@ -18,6 +18,7 @@ import sys
 
 from pydantic import BaseModel, ConfigDict
 
+from netarena.common.core.notices import log_once_per_session
 from netarena.common.sandbox import kernel
 
 __all__ = ["HostLayers", "host_layers", "log_start_up_checks", "python_has_bytearray_uaf"]
@@ -141,7 +142,10 @@ _LOGGED: set[str] = set()
 
 
 def log_start_up_checks(privileged: bool | None = None) -> HostLayers:
-    """Log, once per process, each layer this host lacks (and if no answer can run at all).
+    """Log each layer this host lacks, and if no answer can run at all.
+
+    A missing layer is a warning once per terminal session (``core.notices``: a script of
+    many commands shows it once) and INFO after; no seccomp is a warning in every process.
 
     Args:
         privileged: The mode to check; ``None`` means "root mode when running as root".
@@ -150,11 +154,11 @@ def log_start_up_checks(privileged: bool | None = None) -> HostLayers:
         The host's layers.
     """
     host = host_layers()
-    notes = host.missing(host.root if privileged is None else privileged)
-    if host.seccomp:
-        notes.insert(0, f"cannot confine agent code, no answer will run: {host.seccomp}")
-    for note in notes:
-        if note not in _LOGGED:
+    if host.seccomp and host.seccomp not in _LOGGED:
+        _LOGGED.add(host.seccomp)
+        log.warning("sandbox: cannot confine agent code, no answer will run: %s", host.seccomp)
+    for note in host.missing(host.root if privileged is None else privileged):
+        if note not in _LOGGED:  # what this host lacks: a warning once per terminal session
             _LOGGED.add(note)
-            log.warning("sandbox: %s", note)
+            log_once_per_session(log, f"sandbox: {note}")
     return host

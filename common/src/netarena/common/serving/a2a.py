@@ -16,11 +16,13 @@ speaks plain ``str`` and ``dict``. Two facts drive the design:
 
 from __future__ import annotations
 
+import ipaddress
 import json
 import logging
 import socket
 from collections import OrderedDict
 from typing import Any
+from urllib.parse import urlsplit
 
 from a2a.helpers.proto_helpers import get_data_parts, get_text_parts, new_data_part
 from a2a.server.agent_execution import AgentExecutor
@@ -46,6 +48,7 @@ __all__ = [
     "agent_card",
     "a2a_routes",
     "BoundedTaskStore",
+    "card_url_warning",
     "default_card_url",
     "listen_socket",
     "text_of",
@@ -67,6 +70,32 @@ def default_card_url(host: str, port: int) -> str:
     """
     reachable = "127.0.0.1" if host in ("0.0.0.0", "::", "") else host
     return f"http://{reachable}:{port}/"
+
+
+def _loopback(host: str) -> bool:
+    host = host.strip("[]").lower()
+    if host == "localhost" or host.endswith(".localhost"):
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def card_url_warning(host: str, card_url: str) -> str | None:
+    """Why peers may not reach a server listening on ``host`` that advertises ``card_url``.
+
+    Listening beyond loopback (``--host 0.0.0.0``, an interface address) says others should
+    reach the server, while a loopback card URL sends every one of them to their own
+    machine: clients that follow the card (the A2A SDK's) then fail. ``None`` when the two
+    agree.
+    """
+    advertised = urlsplit(card_url).hostname or ""
+    if _loopback(host) or not _loopback(advertised):
+        return None
+    return (f"listening on {host} but the agent card advertises {card_url}, a loopback "
+            "address other machines and containers cannot reach: pass --card-url with the "
+            "address peers use (e.g. http://<this host's name>:PORT/)")
 
 
 def agent_card(

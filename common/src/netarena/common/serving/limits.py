@@ -14,7 +14,7 @@ import json
 import os
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from netarena.common.core.errors import ConfigError
 
@@ -66,8 +66,30 @@ class ServerLimits(BaseModel):
     """...and its body within this time."""
     max_body_bytes: int = Field(1 << 20, ge=1024, le=64 << 20)
     """Largest request body accepted (an evaluation request is a few hundred bytes)."""
+    first_request_timeout_s: float = Field(15.0, gt=0, le=600, allow_inf_nan=False)
+    """A new connection must complete its first request (headers and body) within this
+    time of being accepted (``netarena.common.serving.connections``)."""
+    max_pending_per_address: int = Field(16, ge=1, le=65_536)
+    """Connections one client address (IPv6: one /64) may hold that have not completed a
+    request; more are reset at once."""
+    max_connections_per_address: int = Field(64, ge=1, le=65_536)
+    """Open connections one client address may hold; more are reset at once."""
+    max_pending: int = Field(256, ge=1, le=65_536)
+    """Pending connections from all addresses; at the limit the oldest pending one of the
+    address holding the most is closed to admit a newcomer."""
+    max_connections: int = Field(1024, ge=2, le=65_536)
+    """Open connections (and requests being answered) in all; past it requests get 503.
+    Kept above ``max_pending`` so that pending connections alone never reach it."""
     app_caps: dict[str, dict[str, int]] = Field(default_factory=lambda: dict(APP_CAPS))
     """Per-app maxima of numeric config fields (see ``APP_CAPS``)."""
+
+    @model_validator(mode="after")
+    def _connection_caps_nest(self) -> ServerLimits:
+        if self.max_pending_per_address > self.max_pending:
+            raise ValueError("max_pending_per_address must not exceed max_pending")
+        if self.max_pending >= self.max_connections:
+            raise ValueError("max_pending must stay below max_connections")
+        return self
 
     def trusted(self) -> ServerLimits:
         """The limits for an authenticated requester: work caps lifted, time bounds kept."""

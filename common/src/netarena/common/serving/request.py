@@ -10,7 +10,9 @@ Config keys are the core keys below, the app's own ``config_model`` fields, the 
 are accepted and ignored with a note, and so are the keys AgentBeats' leaderboard workflow
 adds (``num_instances``: the first N queries of the whole plan). Anything else is rejected
 with a message naming it, because a silently ignored typo would run a different benchmark
-than the one asked for. ``ServerLimits`` bound what one request may ask for.
+than the one asked for. ``ServerLimits`` bound what one request may ask for. Participant
+roles are names (``ROLE_NAME``): a request naming another is refused with HTTP 400 before a
+task exists (``screen_roles``), and by ``parse_request`` wherever it comes from.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from netarena.common.core.app import App
 from netarena.common.core.errors import ConfigError
 from netarena.common.core.plan import QueryPlan, fresh_seed, plan_size
 from netarena.common.core.runner import RunConfig
+from netarena.common.core.types import ROLE_NAME, valid_role
 from netarena.common.serving.limits import ServerLimits, check_app_caps
 
 __all__ = [
@@ -39,6 +42,8 @@ __all__ = [
     "ParsedRequest",
     "parse_request",
     "load_request",
+    "check_role",
+    "screen_roles",
 ]
 
 CORE_KEYS = frozenset({
@@ -59,6 +64,10 @@ IGNORED_KEYS = frozenset({
 TOOLING_KEYS = frozenset({"num_instances"})
 """Keys AgentBeats' leaderboard workflow patches into every assessment config."""
 
+_SEND_METHODS = frozenset({"message/send", "message/stream", "SendMessage",
+                           "SendStreamingMessage"})
+"""JSON-RPC methods that carry an evaluation request (protocol 0.3 and 1.0)."""
+
 MAX_URL_CHARS = 2048
 """Longest participant URL accepted."""
 MAX_CONFIG_CHARS = 8192
@@ -76,7 +85,8 @@ class EvalRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     participants: dict[str, str]
-    """Role name → base URL of the purple agent playing it (exactly one here)."""
+    """Role name (``ROLE_NAME``) → base URL of the purple agent playing it (exactly one
+    here)."""
     config: dict[str, Any] = {}
     """Evaluation settings; see the module docstring."""
 
@@ -141,6 +151,7 @@ def _participant(participants: dict[str, str]) -> tuple[str, str]:
             f"{sorted(participants) or 'none'}"
         )
     role, url = next(iter(participants.items()))
+    check_role(role)
     bad = f"participant {role!r} has a bad URL {url[:200]!r}"
     if len(url) > MAX_URL_CHARS:
         raise ConfigError(f"{bad}: longer than {MAX_URL_CHARS} characters")
@@ -155,6 +166,58 @@ def _participant(participants: dict[str, str]) -> tuple[str, str]:
             c.isalnum() or c in ".-_:[]%" for c in host):
         raise ConfigError(f"{bad}: need http(s)://host[:port]")
     return role, url
+
+
+def check_role(role: str) -> None:
+    """Refuse a participant role that is not a name (``ROLE_NAME``).
+
+    The role is written into every result record, and leaderboards look participants up
+    by it: a role such as ``malt_operator""`` once made the leaderboard query fail for
+    every participant.
+
+    Raises:
+        ConfigError: Naming the role (shortened) and the rule.
+    """
+    if not valid_role(role):
+        shown = role if len(role) <= 80 else f"{role[:80]}..."
+        raise ConfigError(f"participant role {shown!r} is not a role name: use lower-case "
+                          f"letters, digits and underscores, starting with a letter, at most "
+                          f"64 characters (^{ROLE_NAME}$), e.g. malt_operator")
+
+
+def screen_roles(body: bytes) -> str | None:
+    """Why an A2A JSON-RPC body must be refused with HTTP 400 before any task exists.
+
+    Looks at ``message/send`` and ``message/stream`` (protocol 0.3) and ``SendMessage`` and
+    ``SendStreamingMessage`` (1.0) calls only, and only at their participants' role names:
+    every other problem of a request ends its task ``rejected`` as usual.
+
+    Returns:
+        The reason, or ``None`` when the body is not such a call or its roles are names.
+    """
+    try:
+        rpc = json.loads(body)
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        return None
+    if not isinstance(rpc, dict) or rpc.get("method") not in _SEND_METHODS:
+        return None
+    params = rpc.get("params")
+    message = params.get("message") if isinstance(params, dict) else None
+    parts = message.get("parts") if isinstance(message, dict) else None
+    if not isinstance(parts, list):
+        return None
+    parts = [p for p in parts if isinstance(p, dict)]
+    text = "\n".join(p["text"] for p in parts if isinstance(p.get("text"), str))
+    try:
+        request = load_request(text, [p["data"] for p in parts if "data" in p])
+    except ConfigError:
+        return None  # the executor rejects it, with the reason
+    for role in request.participants:
+        try:
+            check_role(role)
+        except ConfigError as exc:
+            return str(exc)
+    return None
 
 
 def _check_int64(config: dict[str, Any]) -> None:

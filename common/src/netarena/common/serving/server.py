@@ -8,7 +8,8 @@ integers stay integers for every client (``netarena.common.serving.a2a``); each 
 participant's role and id, the full effective config, the NetArena version and the seed.
 
 A bad request ends its task ``rejected`` with the reason (as AgentBeats' green-agent
-template does) and leaves the server up; so does a request over the server's limits
+template does) and leaves the server up (a participant role that is not a name is refused
+earlier, with HTTP 400 and no task); so does a request over the server's limits
 (``ServerLimits``), a purple URL the outbound policy refuses, or a full server. An
 evaluation whose queries were mostly unscored (the emulator, not the agent, failed) ends
 ``failed`` with that reason, so it cannot land on a leaderboard as a score of zero. An
@@ -44,6 +45,7 @@ from netarena.common.core.plan import plan_queries
 from netarena.common.core.result_files import keyed_name
 from netarena.common.core.runner import Runner
 from netarena.common.core.stats import summarize
+from netarena.common.core.summary import RunSummary
 from netarena.common.core.types import Query, QueryResult, query_record
 from netarena.common.serving.a2a import (
     BoundedTaskStore,
@@ -56,7 +58,12 @@ from netarena.common.serving.a2a import (
 from netarena.common.serving.limits import ServerLimits
 from netarena.common.serving.outbound import OutboundPolicy, OutboundRefused, public_url
 from netarena.common.serving.remote import RemoteAgent
-from netarena.common.serving.request import ParsedRequest, load_request, parse_request
+from netarena.common.serving.request import (
+    ParsedRequest,
+    load_request,
+    parse_request,
+    screen_roles,
+)
 from netarena.common.serving.requester import Requester, current_requester
 from netarena.common.serving.status import Board, Entry
 from netarena.common.serving.web import WebOptions, agent_web_app
@@ -207,20 +214,22 @@ class _Evaluation:
             await agent.aclose()
         await self._report(results)
 
-    async def add_results(self, results: list[QueryResult]) -> dict[str, Any]:
+    async def add_results(self, results: list[QueryResult]) -> RunSummary:
         """Add the ``Result`` artifact (records, then the summary); return the summary."""
         context = self.context
         tools = await asyncio.to_thread(environment)  # the first call runs each tool once
-        summary = {**summarize(results, app=self.app_cls.name, agent=self.agent_name,
-                               seed=context["seed"]), **context, "environment": tools}
-        parts = [json_part(query_record(r, context)) for r in results] + [json_part(summary)]
+        summary = RunSummary.model_validate({
+            **summarize(results, app=self.app_cls.name, agent=self.agent_name,
+                        seed=context["seed"]).model_dump(), **context, "environment": tools})
+        parts = [json_part(query_record(r, context)) for r in results]
+        parts.append(json_part(summary.model_dump(mode="json")))
         await self.updater.add_artifact(parts, name="Result")
         return summary
 
     async def _report(self, results: list[QueryResult]) -> None:
         summary = await self.add_results(results)
         assert self.entry is not None
-        unscored = summary["unscored"]
+        unscored = summary.unscored
         if results and unscored > UNSCORED_FAIL_FRACTION * len(results):
             reasons = "; ".join(sorted({r.error for r in results if not r.scored and r.error}))
             reason = (f"{unscored} of {len(results)} queries unscored (the emulator failed, "
@@ -228,11 +237,11 @@ class _Evaluation:
             self.board.finish(self.entry, "failed", reason, summary, detail=reasons[:500])
             await self.updater.failed(self._say(f"failed: {reason}: {reasons[:500]}"))
             return
-        c = summary["correctness"]
+        c = summary.correctness
         self.board.finish(self.entry, "completed", summary=summary)
         await self.updater.complete(self._say(
-            f"done: {len(results)} queries · correctness {c['rate']:.3f} "
-            f"[{c['ci95'][0]:.3f}, {c['ci95'][1]:.3f}] · seed {self.context['seed']}"))
+            f"done: {len(results)} queries · correctness {c.rate or 0.0:.3f} "
+            f"[{c.ci95[0]:.3f}, {c.ci95[1]:.3f}] · seed {self.context['seed']}"))
 
 
 class GreenExecutor(AgentExecutor):
@@ -372,7 +381,7 @@ def green_app(app_cls: type[App], card_url: str, options: GreenOptions | None = 
     card_routes, rpc_routes = a2a_routes(executor, card, store)
     api = agent_web_app(
         card_routes, rpc_routes, title=f"NetArena {app_cls.name} green agent",
-        options=WebOptions(options.limits, token), board=board,
+        options=WebOptions(options.limits, token, screen=screen_roles), board=board,
         ready=lambda: not board.closing and board.running_count() < options.limits.max_running)
     api.state.task_store = store
     return api

@@ -24,6 +24,7 @@ from typing import Any
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 
+from netarena.common.core.summary import RunSummary
 from netarena.common.serving.outbound import public_text, public_url
 
 __all__ = ["Board", "Entry"]
@@ -44,7 +45,7 @@ class Entry:
     reason: str = ""
     started: float = field(default_factory=time.time)
     ended: float | None = None
-    summary: dict[str, Any] | None = None
+    summary: RunSummary | None = None
     detail: str = ""
     """Per-query detail of ``reason`` (the queries' own errors), shown only to token holders."""
     task: asyncio.Task[Any] | None = field(default=None, repr=False)
@@ -60,7 +61,8 @@ class Entry:
             "id": self.public_id, "app": self.app, "role": self.role,
             "participant": self.participant, "total": self.total, "done": self.done,
             "correct": self.correct, "state": self.state, "reason": public_text(self.reason),
-            "started": self.started, "ended": self.ended, "summary": self.summary,
+            "started": self.started, "ended": self.ended,
+            "summary": self.summary.model_dump(mode="json") if self.summary else None,
         }
         if detail:
             view["detail"] = public_text(self.detail)
@@ -113,7 +115,7 @@ class Board:
         self.latency.labels(app=app).observe(latency_s)
 
     def finish(self, entry: Entry, state: str, reason: str = "",
-               summary: dict[str, Any] | None = None, detail: str = "") -> None:
+               summary: RunSummary | None = None, detail: str = "") -> None:
         """Record how an evaluation ended (idempotent) and drop the oldest finished ones."""
         if entry.ended is not None:
             return

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import time
 from html import escape
-from typing import Any
 
+from netarena.common.core.summary import Metrics, Rate
 from netarena.common.serving.outbound import public_text
 from netarena.common.serving.status import Board, Entry
 
@@ -80,9 +80,9 @@ def render_page(title: str, board: Board) -> str:
     )
 
 
-def _rate(stat: dict[str, Any]) -> str:
-    lo, hi = stat["ci95"]
-    return f"{stat['rate']:.3f} [{lo:.3f}, {hi:.3f}]"
+def _rate(stat: Rate) -> str:
+    lo, hi = stat.ci95
+    return "n/a" if stat.rate is None else f"{stat.rate:.3f} [{lo:.3f}, {hi:.3f}]"
 
 
 def render_report(entry: Entry, *, detail: bool = False) -> str:
@@ -98,17 +98,18 @@ def render_report(entry: Entry, *, detail: bool = False) -> str:
     if detail and entry.detail:
         body += f'<p class="muted">{escape(public_text(entry.detail))}</p>'
     if summary:
-        rows = [("all", summary)] + [(f"level {k}", v) for k, v in summary["by_level"].items()]
-        rows += [(f"  {k}", v) for k, v in summary["by_label"].items()]
-        rows += [(f"states {k}", v) for k, v in summary.get("by_qualifier", {}).items()]
+        rows: list[tuple[str, Metrics]] = [("all", summary)]
+        rows += [(f"level {k}", v) for k, v in summary.by_level.items()]
+        rows += [(f"  {k}", v) for k, v in summary.by_label.items()]
+        rows += [(f"states {k}", v) for k, v in summary.by_qualifier.items()]
         body += ("<table><tr><th>group</th><th>n</th><th>correctness [95% CI]</th>"
                  "<th>safety [95% CI]</th><th>median s</th></tr>")
         body += "".join(
-            f"<tr><td>{escape(name)}</td><td>{m['queries']}</td><td>{_rate(m['correctness'])}"
-            f"</td><td>{_rate(m['safety'])}</td><td>{m['latency']['median_s']:.3f}</td></tr>"
+            f"<tr><td>{escape(name)}</td><td>{m.queries}</td><td>{_rate(m.correctness)}"
+            f"</td><td>{_rate(m.safety)}</td><td>{m.latency.median_s:.3f}</td></tr>"
             for name, m in rows)
         body += "</table>"
-        body += f"<h2>Effective config</h2><pre>{escape(str(summary.get('config', {})))}</pre>"
+        body += f"<h2>Effective config</h2><pre>{escape(str(summary.config or {}))}</pre>"
     return (
         '<!doctype html><html><head><meta charset="utf-8">'
         f"<title>{escape(entry.app)} · {escape(entry.public_id)}</title><style>{_STYLE}</style>"

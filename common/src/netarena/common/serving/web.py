@@ -5,11 +5,13 @@ JSON-RPC 1.0 and 0.3 at ``POST /``) in FastAPI next to ``GET /`` (status page),
 ``/healthz``, ``/readyz``, ``/metrics`` (Prometheus text) and ``/evaluations`` (JSON, and a
 small HTML report per evaluation). ``GET /`` never collides with A2A: AgentBeats' gateway
 and clients POST JSON-RPC to the base URL and GET only the card; Amber checks readiness by
-TCP. ``serve`` runs it under uvicorn with header and body deadlines and a graceful SIGTERM.
+TCP. ``serve`` runs it under uvicorn with fair connection admission
+(``netarena.common.serving.connections``), header and body deadlines and a graceful SIGTERM.
 
 ``_Guard``, a plain ASGI middleware, does per request what must happen before the SDK sees
 it: the optional bearer token, a JSON content type on every POST (no cross-site "simple"
-requests), the body size and time limits, and the ``Requester``
+requests), the body size and time limits, the agent's screen (HTTP 400 for a request the
+green agent refuses before any task exists: a role that is not a name), and the ``Requester``
 context (``netarena.common.serving.requester``) whose ``gone`` event cancels an evaluation when
 its client disconnects before the answer is complete.
 """
@@ -19,7 +21,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import hmac
+import json
 import logging
+import resource
 import signal
 import socket
 import threading
@@ -29,7 +33,6 @@ from dataclasses import dataclass
 from types import FrameType
 from typing import Any
 
-import h11
 import uvicorn
 from a2a.server.routes.fastapi_routes import add_a2a_routes_to_fastapi
 from fastapi import FastAPI, HTTPException
@@ -37,9 +40,9 @@ from fastapi.responses import HTMLResponse, JSONResponse, PlainTextResponse
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from starlette.routing import BaseRoute
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
-from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from netarena.common.serving.a2a import listen_socket
+from netarena.common.serving.connections import fair_protocol
 from netarena.common.serving.limits import ServerLimits
 from netarena.common.serving.requester import Requester, current_requester
 from netarena.common.serving.status import Board
@@ -62,6 +65,9 @@ class WebOptions:
     token: str | None = None
     """When set, every request but the card and health checks must carry
     ``Authorization: Bearer <token>``; token holders get ``limits.trusted()``."""
+    screen: Callable[[bytes], str | None] | None = None
+    """Looks at each POST body before the agent does; a reason it returns is answered
+    with HTTP 400 and a JSON-RPC error (the green agent's role-name check)."""
 
 
 async def _respond(send: Send, status: int, text: str) -> None:
@@ -69,6 +75,23 @@ async def _respond(send: Send, status: int, text: str) -> None:
                 "headers": [(b"content-type", b"text/plain; charset=utf-8"),
                             (b"connection", b"close")]})
     await send({"type": "http.response.body", "body": text.encode()})
+
+
+async def _refuse_rpc(send: Send, body: bytes, reason: str) -> None:
+    """HTTP 400 with a JSON-RPC "invalid params" error answering the call in ``body``."""
+    try:
+        call = json.loads(body)
+        call_id = call.get("id") if isinstance(call, dict) else None
+    except ValueError:
+        call_id = None
+    if not isinstance(call_id, str | int) or isinstance(call_id, bool):
+        call_id = None
+    reply = json.dumps({"jsonrpc": "2.0", "id": call_id,
+                        "error": {"code": -32602, "message": reason}}).encode()
+    await send({"type": "http.response.start", "status": 400,
+                "headers": [(b"content-type", b"application/json"),
+                            (b"content-length", str(len(reply)).encode())]})
+    await send({"type": "http.response.body", "body": reply})
 
 
 def _json_content(scope: Scope) -> bool:
@@ -131,6 +154,11 @@ class _Guard:
         body = await self._read_body(scope, receive, send)
         if body is None:
             return
+        if self.options.screen is not None and scope.get("method") == "POST":
+            problem = self.options.screen(body)
+            if problem is not None:
+                await _refuse_rpc(send, body, problem)
+                return
         requester = Requester(authenticated=authenticated)
         replayed = False
         complete = False
@@ -267,48 +295,6 @@ def agent_web_app(
     return api
 
 
-class _DeadlineProtocol(H11Protocol):
-    """uvicorn's h11 protocol with a deadline for each request's headers.
-
-    uvicorn times out idle keep-alive connections but not a client that sends a request's
-    headers slowly (or never finishes them); each such connection would stay open for
-    ever. Here the clock starts when a request's first bytes arrive and stops when its
-    headers are complete.
-    """
-
-    header_timeout_s = 10.0
-    _header_timer: asyncio.TimerHandle | None = None
-
-    def connection_made(self, transport: Any) -> None:  # noqa: D102 - uvicorn's hook
-        super().connection_made(transport)
-        self._arm()
-
-    def _arm(self) -> None:
-        if self._header_timer is None:
-            self._header_timer = self.loop.call_later(self.header_timeout_s, self._expired)
-
-    def _expired(self) -> None:
-        self._header_timer = None
-        if self.conn.their_state is h11.IDLE and not self.transport.is_closing():
-            log.info("closing a connection that sent no complete headers in %gs",
-                     self.header_timeout_s)
-            self.transport.close()
-
-    def data_received(self, data: bytes) -> None:  # noqa: D102 - uvicorn's hook
-        if self.conn.their_state is h11.IDLE:
-            self._arm()
-        super().data_received(data)
-        if self.conn.their_state is not h11.IDLE and self._header_timer is not None:
-            self._header_timer.cancel()
-            self._header_timer = None
-
-    def connection_lost(self, exc: Exception | None) -> None:  # noqa: D102 - uvicorn's hook
-        if self._header_timer is not None:
-            self._header_timer.cancel()
-            self._header_timer = None
-        super().connection_lost(exc)
-
-
 class _GracefulServer(uvicorn.Server):
     """uvicorn's server, ending running evaluations first on SIGTERM/SIGINT.
 
@@ -375,15 +361,35 @@ class _GracefulServer(uvicorn.Server):
 
 
 def serve(app: FastAPI, host: str, port: int, limits: ServerLimits) -> None:
-    """Serve ``app`` until SIGTERM/SIGINT (blocking; used by the CLI)."""
-    protocol = type("DeadlineProtocol", (_DeadlineProtocol,),
-                    {"header_timeout_s": limits.header_timeout_s})
+    """Serve ``app`` until SIGTERM/SIGINT (blocking; used by the CLI).
+
+    Connections are admitted by ``netarena.common.serving.connections`` (per-address caps,
+    a deadline to the first complete request); uvicorn's own limit is ``max_connections``.
+    """
+    _raise_open_files(limits.max_connections)
     config = uvicorn.Config(
-        app, http=protocol, log_level="warning", lifespan="off", timeout_keep_alive=5,
-        timeout_graceful_shutdown=10, limit_concurrency=256,
+        # No WebSocket upgrades: an upgraded connection would leave the connection ledger.
+        app, http=fair_protocol(limits), ws="none", log_level="warning", lifespan="off",
+        timeout_keep_alive=5, timeout_graceful_shutdown=10,
+        limit_concurrency=limits.max_connections, backlog=min(limits.max_connections, 2048),
         h11_max_incomplete_event_size=16 * 1024,
     )
     server = _GracefulServer(config, app.state.board, app.state.inflight)
     log.info("serving on %s:%d", host, port)
     with contextlib.closing(listen_socket(host, port)) as sock:
         server.run(sockets=[sock])
+
+
+def _raise_open_files(connections: int) -> None:
+    """Lift the soft limit on open files to the hard one: each connection holds one.
+
+    Past the limit ``accept`` fails and asyncio stops accepting for a second, for everyone.
+    """
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft != resource.RLIM_INFINITY and (hard == resource.RLIM_INFINITY or soft < hard):
+        with contextlib.suppress(ValueError, OSError):
+            resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+            soft = hard
+    if soft != resource.RLIM_INFINITY and soft < connections + 64:
+        log.warning("only %d open files allowed; max_connections is %d: raise the limit "
+                    "(ulimit -n) or lower max_connections", soft, connections)

@@ -30,6 +30,7 @@ from netarena.common.core.replay import CALLS_FILE, Tape, usage_summary
 from netarena.common.core.result_files import read_regular, write_atomic
 from netarena.common.core.runner import ResultCallback, RunConfig, Runner
 from netarena.common.core.stats import summarize
+from netarena.common.core.summary import RunSummary
 from netarena.common.core.types import Query, QueryResult
 from netarena.common.serving.agent_spec import make_agent
 from netarena.common.training.adaptive import (
@@ -227,24 +228,24 @@ async def play_all(
 
 
 def annotate_summary(
-    summary: dict[str, Any],
+    summary: RunSummary,
     spec: RunSpec,
     results: Sequence[QueryResult],
     tape: Tape | None,
     replayed: Path | None,
-) -> None:
-    """Add the environment, LLM usage, the adaptive sampling and the replay source to a summary."""
-    summary["environment"] = environment()
-    usage = usage_summary(results)
-    if usage:
-        summary["usage"] = usage
-    if spec.adaptive is not None:
-        summary["sampling"] = {"mode": "adaptive", **spec.adaptive.model_dump(exclude={"slots"})}
-    if replayed is not None:
-        summary["replay"] = {"from": str(replayed), "drift": tape.drift if tape else 0}
+) -> RunSummary:
+    """The summary with the environment, LLM usage, adaptive sampling and replay source added."""
+    return summary.model_copy(update={
+        "environment": environment(),
+        "usage": usage_summary(results) or None,
+        "sampling": None if spec.adaptive is None else
+        {"mode": "adaptive", **spec.adaptive.model_dump(exclude={"slots"})},
+        "replay": None if replayed is None else
+        {"from": str(replayed), "drift": tape.drift if tape else 0},
+    })
 
 
-def uniform_summary(spec: RunSpec, source: Sequence[QueryResult]) -> dict[str, Any] | None:
+def uniform_summary(spec: RunSpec, source: Sequence[QueryResult]) -> RunSummary | None:
     """For an adaptive run, the summary of the results its draw came from (else ``None``)."""
     if spec.adaptive is None:
         return None
