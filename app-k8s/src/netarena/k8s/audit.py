@@ -32,10 +32,10 @@ from typing import Any
 
 from netarena.common.core.evidence import AuditObject, FieldValue
 from netarena.k8s.detail import KUBE_DNS_LABELS
-from netarena.k8s.faults import model_namespaces, model_pods
 from netarena.k8s.judge import apply_faults
 from netarena.k8s.manifests import render_all
 from netarena.k8s.model import AppModel
+from netarena.k8s.model_objects import model_namespaces, model_pods
 from netarena.k8s.policy import PodView, policy_types, selector_matches
 
 __all__ = ["Observed", "audit_view", "label_faults", "Located", "instance_objects",

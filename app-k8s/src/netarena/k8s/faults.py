@@ -6,7 +6,7 @@ what its type says (an allowed connection lost for RI and AE, a refused one admi
 AI, any change of the connectivity for CP and CPR) is discarded and another one is drawn.
 
 No fault has a shape of its own: every value a fault writes is drawn from the design's own
-values (``_Pools``: the peers, rules, port entries, protocols and label values the healthy
+values (``DesignPools``: the peers, rules, port entries, protocols and label values the healthy
 policies, workloads and namespaces of this cluster carry), and the design holds entries of
 every shape a fault leaves (``design``). A retargeted selector names labels real workloads
 or teams carry, a changed port is one another rule uses, an added peer or rule is a copy
@@ -27,16 +27,16 @@ from __future__ import annotations
 import copy
 import json
 import random
-from collections import Counter
 from collections.abc import Callable, Sequence
 from typing import Any
 
 from netarena.common.core.errors import EmulatorError
 from netarena.k8s.design import foreign_peer, port_entry, port_pool_of
-from netarena.k8s.detail import KUBE_DNS_LABELS
+from netarena.k8s.fault_spots import Where, design_pools, pick_spot, side_of, spots_of, target_of
 from netarena.k8s.judge import apply_faults, judge
-from netarena.k8s.manifests import locked_egress, namespace_labels, render_policies
+from netarena.k8s.manifests import locked_egress
 from netarena.k8s.model import ANYONE, AppModel
+from netarena.k8s.model_objects import model_namespaces, model_pods
 
 __all__ = ["FAULT_TYPES", "inject_fault", "apply_faults", "model_pods", "model_namespaces"]
 
@@ -52,142 +52,6 @@ FAULT_TYPES = {
 Policy = dict[str, Any]
 Candidate = tuple[str, str, str, dict[str, Any]]  # (policy, method, description, new spec)
 _MAX_TRIES = 60
-
-
-def _pod(name: str, namespace: str, labels: dict[str, str], ports: list[tuple[str, int, str]],
-         index: int) -> Policy:
-    return {
-        "metadata": {"name": f"{name}-0", "namespace": namespace, "labels": labels},
-        "spec": {"containers": [{"name": "server", "ports": [
-            {"name": n, "containerPort": p, "protocol": proto} for n, p, proto in ports]}]},
-        "status": {"podIP": f"10.244.{index // 250}.{index % 250 + 2}"},
-    }
-
-
-def model_pods(model: AppModel) -> list[Policy]:
-    """One Pod object per workload, as the Deployments would create them.
-
-    The application's services, the monitoring namespace's Prometheus and Grafana, and
-    the cluster DNS: what the judge needs to verify injections without a store (IPs are
-    placeholders outside every external range the detail draws).
-    """
-    pods = []
-    for i, s in enumerate(model.services):
-        ports = [(s.port_name, s.container_port, "TCP")] if s.container_port is not None else []
-        ports += [(n, p, "TCP") for n, p in (model.detail.declared(s.name) if model.detail
-                                             else [])]
-        pods.append(_pod(s.name, model.namespace, {"app": s.name}, ports, i))
-    base = len(pods)
-    if model.detail is not None:
-        mon = model.detail.monitoring
-        pods.append(_pod("prometheus", mon.namespace, dict(mon.scraper_labels),
-                         [("web", 9090, "TCP")], base))
-        pods.append(_pod("grafana", mon.namespace, dict(mon.other_labels),
-                         [("http", 3000, "TCP")], base + 1))
-        for k, w in enumerate(model.detail.workloads):
-            if w.running:
-                pods.append(_pod(w.name, w.namespace, dict(w.labels), [], base + 3 + k))
-    pods.append(_pod("coredns", "kube-system", dict(KUBE_DNS_LABELS),
-                     [("dns", 53, "UDP"), ("dns-tcp", 53, "TCP")], base + 2))
-    return pods
-
-
-def model_namespaces(model: AppModel) -> list[Policy]:
-    """The application's namespace, the monitoring namespace and ``kube-system``."""
-    names = [model.namespace, "kube-system"]
-    if model.detail is not None:
-        names += [model.detail.monitoring.namespace, *model.detail.namespaces]
-    return [{"metadata": {"name": ns, "labels": namespace_labels(model, ns)}}
-            for ns in dict.fromkeys(names)]
-
-
-class _Pools:
-    """The design's own values: what a fault may write (drawn from the healthy policies).
-
-    Peers, rules and port entries as often as the design has them: selectors naming labels
-    real workloads or namespaces carry, ports other rules use, in the design's proportions.
-    """
-
-    def __init__(self, model: AppModel) -> None:
-        healthy = render_policies(model)
-        self.peers: dict[str, list[dict[str, Any]]] = {"ingress": [], "egress": []}
-        self.rules: dict[str, list[dict[str, Any]]] = {"ingress": [], "egress": []}
-        self.entries: list[dict[str, Any]] = []
-        for pol in healthy:
-            spec = pol.get("spec") or {}
-            for direction, side in (("ingress", "from"), ("egress", "to")):
-                for rule in spec.get(direction) or []:
-                    self.rules[direction].append(rule)
-                    self.entries += rule.get("ports") or []
-                    self.peers[direction] += rule.get(side) or []
-        self.counts = Counter(json.dumps(p, sort_keys=True) for d in ("ingress", "egress")
-                              for p in self.peers[d])
-
-
-_POOLS: dict[int, tuple[AppModel, _Pools]] = {}
-
-
-def _pools(model: AppModel) -> _Pools:
-    found = _POOLS.get(id(model))
-    if found is None or found[0] is not model:
-        found = _POOLS[id(model)] = (model, _Pools(model))
-        while len(_POOLS) > 16:
-            _POOLS.pop(next(iter(_POOLS)))
-    return found[1]
-
-
-def _side(direction: str) -> str:
-    return "from" if direction == "ingress" else "to"
-
-
-Where = tuple[int, str, int, int]  # policy index, direction, rule index, item index
-
-
-def _spots(policies: Sequence[Policy], part: str, model: AppModel,
-           ingress_only: bool = False) -> list[Where]:
-    """Where each peer, port entry or rule (``part``) of the app's namespace sits."""
-    out: list[Where] = []
-    for p, pol in enumerate(policies):
-        if (pol.get("metadata") or {}).get("namespace", model.namespace) != model.namespace:
-            continue
-        spec = pol.get("spec") or {}
-        for direction in ("ingress",) if ingress_only else ("ingress", "egress"):
-            for i, rule in enumerate(spec.get(direction) or []):
-                if not rule:
-                    continue
-                if part == "rules":
-                    out.append((p, direction, i, -1))
-                    continue
-                items = rule.get(_side(direction) if part == "peers" else "ports") or []
-                out += [(p, direction, i, j) for j in range(len(items))]
-    return out
-
-
-def _pick(spots: list[Where], rng: random.Random) -> Where | None:
-    """A spot: uniformly, or by a uniformly chosen rule first, or by a policy first.
-
-    Choosing only uniformly over items favours big rules and policies among the changed
-    ones; only by policy or rule favours small ones among the changed items: mixing the
-    three keeps every level's leaning small.
-    """
-    if not spots:
-        return None
-    mode = rng.choices((0, 1, 2), (0.1, 0.1, 0.8))[0]
-    if mode == 1:
-        rule = rng.choice(sorted({s[:3] for s in spots}))
-        spots = [s for s in spots if s[:3] == rule]
-    elif mode == 2:
-        policy = rng.choice(sorted({s[0] for s in spots}))
-        spots = [s for s in spots if s[0] == policy]
-    return rng.choice(spots)
-
-
-def _target(policies: Sequence[Policy], where: Where
-            ) -> tuple[Policy, dict[str, Any], dict[str, Any]]:
-    """The policy, a copy of its spec, and the rule at ``where`` in that copy."""
-    pol = policies[where[0]]
-    spec = copy.deepcopy(pol["spec"])
-    return pol, spec, spec[where[1]][where[2]]
 
 
 def _default_deny(policies: Sequence[Policy], rng: random.Random, add: str | None
@@ -248,10 +112,10 @@ def _remove_ingress(model: AppModel, policies: Sequence[Policy],
     if method == "retarget":
         return _retarget(model, policies, rng, ingress_only=True)
     part = {"drop_peer": "peers", "drop_rule": "rules", "drop_port": "ports"}[method]
-    where = _pick(_spots(policies, part, model, ingress_only=True), rng)
+    where = pick_spot(spots_of(policies, part, model, ingress_only=True), rng)
     if where is None:
         return None
-    pol, spec, rule = _target(policies, where)
+    pol, spec, rule = target_of(policies, where)
     name, _, at, k = pol["metadata"]["name"], *where[1:]
     if method == "drop_rule":
         if len(spec["ingress"]) < 2:
@@ -276,7 +140,7 @@ def _like(model: AppModel, template: dict[str, Any], rng: random.Random) -> dict
     copied; one it names once (another team's workload, namespace or range) is drawn afresh
     from the design's own generator, in the same form, so it is as unique as the design's.
     """
-    pools = _pools(model)
+    pools = design_pools(model)
     detail = model.detail
     if detail is None or pools.counts[json.dumps(template, sort_keys=True)] > 1:
         return copy.deepcopy(template)
@@ -295,14 +159,14 @@ def _retarget(model: AppModel, policies: Sequence[Policy], rng: random.Random,
     The new selectors name labels real workloads or teams carry (the design's own), and the
     peer keeps its form (a pod selector, a namespace AND pod selector, a range).
     """
-    where = _pick([w for w in _spots(policies, "peers", model, ingress_only)
+    where = pick_spot([w for w in spots_of(policies, "peers", model, ingress_only)
                    if direction is None or w[1] == direction], rng)
     if where is None:
         return None
-    pol, spec, rule = _target(policies, where)
-    peers = rule[_side(where[1])]
+    pol, spec, rule = target_of(policies, where)
+    peers = rule[side_of(where[1])]
     old = peers[where[3]]
-    options = [p for p in _pools(model).peers[where[1]]
+    options = [p for p in design_pools(model).peers[where[1]]
                if _form(p) == _form(old) and p != old]
     if not options:
         return None
@@ -319,7 +183,7 @@ def _add_ingress(model: AppModel, policies: Sequence[Policy],
                  rng: random.Random) -> Candidate | None:
     method = rng.choices(["add_peer", "add_rule", "retarget", "drop_except", "default_deny",
                           "open_port"], (0.14, 0.33, 0.2, 0.05, 0.2, 0.08))[0]
-    pools = _pools(model)
+    pools = design_pools(model)
     if method == "retarget":
         return _retarget(model, policies, rng, ingress_only=True)
     if method == "default_deny":
@@ -327,30 +191,30 @@ def _add_ingress(model: AppModel, policies: Sequence[Policy],
     if method == "open_port":
         return _open_rule(model, policies, rng, narrow=False)
     if method == "drop_except":
-        spots = [w for w in _spots(policies, "peers", model, ingress_only=True)
+        spots = [w for w in spots_of(policies, "peers", model, ingress_only=True)
                  if (policies[w[0]]["spec"]["ingress"][w[2]]["from"][w[3]].get("ipBlock")
                      or {}).get("except")]
-        where = _pick(spots, rng)
+        where = pick_spot(spots, rng)
         if where is None:
             return None
-        pol, spec, rule = _target(policies, where)
+        pol, spec, rule = target_of(policies, where)
         block = rule["from"][where[3]]["ipBlock"]
         del block["except"]
         name = pol["metadata"]["name"]
         return name, method, f"{name}: the except of ipBlock {block['cidr']} removed", spec
     if method == "add_peer":
-        where = _pick(_spots(policies, "peers", model, ingress_only=True), rng)
+        where = pick_spot(spots_of(policies, "peers", model, ingress_only=True), rng)
         if where is None:
             return None
-        pol, spec, rule = _target(policies, where)
+        pol, spec, rule = target_of(policies, where)
         peer = _like(model, rng.choice(pools.peers["ingress"]), rng)
         rule["from"].insert(rng.randint(0, len(rule["from"])), peer)
         name = pol["metadata"]["name"]
         return name, method, f"{name}: peer {json.dumps(peer)} added", spec
-    where = _pick(_spots(policies, "rules", model, ingress_only=True), rng)
+    where = pick_spot(spots_of(policies, "rules", model, ingress_only=True), rng)
     if where is None:
         return None
-    pol, spec, like = _target(policies, where)  # a rule like one of its own, for a design peer
+    pol, spec, like = target_of(policies, where)  # a rule like one of its own, for a design peer
     rule = {"from": [_like(model, rng.choice(pools.peers["ingress"]), rng)]}
     if like.get("ports"):
         rule["ports"] = copy.deepcopy(like["ports"])
@@ -362,12 +226,12 @@ def _add_ingress(model: AppModel, policies: Sequence[Policy],
 def _change_port(model: AppModel, policies: Sequence[Policy],
                  rng: random.Random) -> Candidate | None:
     """An entry's port (and range) redrawn as the design draws its entries' ports."""
-    spots = [w for w in _spots(policies, "ports", model)
+    spots = [w for w in spots_of(policies, "ports", model)
              if policies[w[0]]["spec"][w[1]][w[2]]["ports"][w[3]].get("port") is not None]
-    where = _pick(spots, rng)
+    where = pick_spot(spots, rng)
     if where is None:
         return None
-    pol, spec, rule = _target(policies, where)
+    pol, spec, rule = target_of(policies, where)
     entry = rule["ports"][where[3]]
     old = (entry.get("port"), entry.get("endPort"))
     name = pol["metadata"]["name"]
@@ -395,17 +259,17 @@ def _change_protocol(model: AppModel, policies: Sequence[Policy],
     Entries are drawn half from the TCP ones, half from the others, so a changed entry is
     as often TCP as not.
     """
-    spots = _spots(policies, "ports", model)
+    spots = spots_of(policies, "ports", model)
 
     def proto(w: Where) -> str:
         return str(policies[w[0]]["spec"][w[1]][w[2]]["ports"][w[3]].get("protocol") or "TCP")
 
     tcp = [w for w in spots if proto(w) == "TCP"]
     other = [w for w in spots if proto(w) != "TCP"]
-    where = _pick(tcp if not other or (tcp and rng.random() < 0.5) else other, rng)
+    where = pick_spot(tcp if not other or (tcp and rng.random() < 0.5) else other, rng)
     if where is None:
         return None
-    pol, spec, rule = _target(policies, where)
+    pol, spec, rule = target_of(policies, where)
     entry = rule["ports"][where[3]]
     old = entry.get("protocol") or "TCP"
     entry["protocol"] = rng.choices(("UDP", "SCTP"), (0.78, 0.22))[0] if old == "TCP" else \
@@ -440,10 +304,10 @@ def _add_egress(model: AppModel, policies: Sequence[Policy],
         name = pol["metadata"]["name"]
         return name, "lock_none", f"{name}: egress closed", spec
     part = rng.choice(["peers", "ports", "rules"])
-    where = _pick([w for w in _spots(policies, part, model) if w[1] == "egress"], rng)
+    where = pick_spot([w for w in spots_of(policies, part, model) if w[1] == "egress"], rng)
     if where is None:
         return None
-    pol, spec, rule = _target(policies, where)
+    pol, spec, rule = target_of(policies, where)
     name, at, k = pol["metadata"]["name"], where[2], where[3]
     if part == "rules":
         if len(spec["egress"]) < 2:
