@@ -241,11 +241,20 @@ def _draw_extras(services: list[ServiceFacts], spaces: dict[str, str],
 
 def _draw_locks(services: list[ServiceFacts], external: set[str],
                 rng: random.Random) -> dict[str, str]:
+    """Each service's egress lock (``open`` ones left out).
+
+    A service that dials others (a client dials the public entry point) is never cut off
+    from them: the healthy application works.
+    """
+    public = {f.name for f in services if f.anyone}
     locks: dict[str, str] = {}
     for f in services:
         if f.name in external or f.anyone:
             continue
         lock = rng.choices(("open", "callees", "dns", "none"), (0.5, 0.26, 0.12, 0.12))[0]
+        dials = [c for c in f.callees if f.port is None or c not in public]
+        if dials and lock in ("dns", "none"):
+            lock = "callees"
         if lock != "open":
             locks[f.name] = lock
     return locks
