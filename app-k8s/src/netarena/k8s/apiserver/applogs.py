@@ -155,7 +155,8 @@ def _locust(ts: float, pod: str, calls: dict[str, Call], rng: random.Random) -> 
     stamp = time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(ts)) + f",{int(ts % 1 * 1000):03d}"
     bad = [c for c in calls.values() if not c.ok]
     if not bad:
-        failing = sum(w for method, page, w in PAGES if page_fails(method, page, calls))
+        behind = {c.name: c for call in calls.values() for c in call.behind}  # the frontend's
+        failing = sum(w for method, page, w in PAGES if page_fails(method, page, behind))
         share = failing / sum(w for *_, w in PAGES)
         failures = sum(rng.random() < share for _ in range(40))
         return [f"[{stamp}] {pod}/INFO/locust.runners: 10 users running, {failures} failures"]
