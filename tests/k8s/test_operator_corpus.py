@@ -110,7 +110,7 @@ CORPUS: list[tuple[str, int, str]] = [
     ("wait --for=condition=Available deploy/frontend --timeout=5s", 0, "condition met"),
     ("events", 0, ""),
     ("top pods", 1, "Metrics API not available"),
-    ("logs deploy/frontend --tail=5", 0, '"severity":"info"'),
+    ("logs deploy/frontend --tail=5", 0, "request"),
     ("logs deploy/cartservice --timestamps --tail=1", 0, "Z "),
     ("logs deploy/adservice --previous", 1, "previous terminated container"),
     ("auth can-i patch networkpolicies", 0, "yes"),
@@ -123,8 +123,7 @@ CORPUS: list[tuple[str, int, str]] = [
     ("auth can-i --list", 0, "networkpolicies.networking.k8s.io"),
     ("exec deploy/recommendationservice -- nc -zv -w 1 productcatalogservice 3550", 0, "open"),
     ("exec deploy/emailservice -- nc -zv -w 1 cartservice 7070", 1, "timed out"),
-    ("exec deploy/loadgenerator -- wget -qO- --timeout=1 http://frontend:80", 1,
-     "download timed out"),  # this episode's fault closed the frontend's port
+    ("exec deploy/loadgenerator -- wget -qO- --timeout=1 http://frontend:80", 0, "<html"),
     ("exec deploy/checkoutservice -- curl -m 1 http://emailservice:5000", 1,  # distroless
      'exec: "curl": executable file not found in $PATH'),
     ("exec deploy/emailservice -- nslookup cartservice", 0, "cartservice.default.svc"),
