@@ -47,10 +47,8 @@ def frr_memory_kib(net: FrrNetwork) -> list[int]:
     """Resident memory of each router's FRR daemons together, KiB."""
     out = []
     for router in net.ospf.routers:
-        run = net.router_dir(router) / "run"
-        daemons = net.ospf.daemons
-        pids = [int((run / f"{d}.pid").read_text()) for d in daemons if (run / f"{d}.pid").exists()]
-        out.append(sum(_rss_kib(pid) for pid in pids))
+        running = net.boxes[router].daemon_pids()
+        out.append(sum(_rss_kib(pid) for name, pid in running.items() if name in net.ospf.daemons))
     return out
 
 

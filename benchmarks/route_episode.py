@@ -1,13 +1,15 @@
 """Route app timings against brief §12 (medians; the machine is shared, so expect noise).
 
 Measures, on a 4x4 network (17 machines, 272 ordered pairs, each judged on ICMP, TCP and
-UDP: 816 flows) built with Mininet inside a private namespace, with a drawn undisclosed
-configuration: building the network, ``open()`` (build + intent + undisclosed state +
-inject + verify in the steady state), one pingmesh of a healthy and of a broken network
-(with a false-result count over every flow), the collateral diff (every node's state read
-and compared with the healthy one: unchanged, and after a rule added on the router), one
-agent command in the sandbox, whole reference-solver episodes, and throughput with
-parallel episodes.
+UDP: 816 flows, plus the undisclosed services' flows) built with Mininet inside a private
+namespace, with a drawn undisclosed configuration and the design's own blocks: building the
+network, ``open()`` (build + intent + undisclosed state + blocks + inject + verify in the
+steady state), one pingmesh of a healthy and of a broken network (with a false-result
+count over every flow), the final score's probe of ports drawn at score time
+(``hidden.py``: listeners opened on two TCP and two UDP ports, every pair probed, closed),
+the collateral diff (every node's state read and compared with the healthy one:
+unchanged, and after a rule added on the router), one agent command in the sandbox, whole
+reference-solver episodes, and throughput with parallel episodes.
 
 Run as root: ``python benchmarks/route_episode.py [--repeat 7] [--parallel 8]``.
 """
@@ -25,6 +27,7 @@ from netarena.common.core.agents import Observation
 from netarena.common.core.types import Query
 from netarena.route import Network, RouteApp, RouterTopo, draw_plan, pingmesh
 from netarena.route.collateral import Footprint, collateral
+from netarena.route.hidden import probe_hidden
 from netarena.route.intent import Intent
 from netarena.route.pingall import PROTOCOLS
 from netarena.route.services import expected_flows
@@ -68,7 +71,7 @@ def mesh_timings(repeat: int) -> dict[str, list[float]]:
     served = expected_flows(plan, intent, local)  # the undisclosed services' flows that answer
     times: dict[str, list[float]] = {"build": [], "close": [], "healthy": [], "broken": []}
     times["false"] = [0.0]
-    times |= {"shell": [], "diff": [], "diff_changed": [], "icmp": []}
+    times |= {"shell": [], "diff": [], "diff_changed": [], "icmp": [], "hidden": []}
     for _ in range(repeat):
         t = time.perf_counter()
         net = Network(plan, intent, RouterTopo(plan), local=local)
@@ -85,6 +88,11 @@ def mesh_timings(repeat: int) -> dict[str, list[float]]:
             m = pingmesh(net, expect=everything, protocols=("icmp",))
             times["icmp"].append(time.perf_counter() - t)
             times["false"][0] += len(everything - m.ok)
+        for _ in range(3):
+            t = time.perf_counter()
+            verdict = probe_hidden(net, everything, net.healthy, net.healthy, set())
+            times["hidden"].append(time.perf_counter() - t)
+            times["false"][0] += len(verdict.wrong)
         for _ in range(5):
             t = time.perf_counter()
             found = collateral(net.healthy, net.read_states(), Footprint())
@@ -141,6 +149,7 @@ def main() -> None:
     healthy = median_s(times["healthy"])
     print(f"  pingmesh, healthy, all protocols     {healthy}   (target <= 0.1 s)")
     print(f"  pingmesh, healthy, ICMP only         {median_s(times['icmp'])}   (for comparison)")
+    print(f"  ports drawn at score time (2+2)      {median_s(times['hidden'])}   (final score)")
     print(f"  pingmesh, broken (confirms losses)   {median_s(times['broken'])}")
     print(f"  collateral diff, unchanged           {median_s(times['diff'])}   (target <= 0.05 s)")
     print(f"  collateral diff, router rule added   {median_s(times['diff_changed'])}")

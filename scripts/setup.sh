@@ -27,6 +27,9 @@ command -v arping     >/dev/null || need_apt+=(arping)
 command -v tcpdump    >/dev/null || need_apt+=(tcpdump)
 command -v conntrack  >/dev/null || need_apt+=(conntrack)
 command -v dig        >/dev/null || need_apt+=(bind9-dnsutils)  # dig, nslookup
+command -v nc         >/dev/null || need_apt+=(netcat-openbsd)  # the operator corpus's tools
+command -v iperf3     >/dev/null || need_apt+=(iperf3)
+command -v ipset      >/dev/null || need_apt+=(ipset)
 # The MALT sandbox's seccomp allowlist (pyseccomp loads the system libseccomp); setpriv (util-linux)
 # runs the sandbox tests as uid 10001 too.
 /sbin/ldconfig -p 2>/dev/null | grep -q 'libseccomp\.so\.2 ' || need_apt+=(libseccomp2)

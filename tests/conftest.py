@@ -21,6 +21,10 @@ from pathlib import Path
 
 import pytest
 
+# Shape rungs (baseline:shape) train the audit's shape model on this many instances, not 120:
+# enough to run the rung for real, and a few minutes of the root tier instead of 15.
+os.environ.setdefault("NETARENA_SHAPE_QUERIES", "24")
+
 # Tests that took 5 s or more in the fast tier (pytest --durations on this 2-core machine, load
 # 30-50, 2026-11-25; every parametrization of each): the `slow` tier, so that
 # `bash scripts/test.sh` stays within minutes. `bash scripts/test.sh --all` runs them.

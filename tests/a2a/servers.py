@@ -18,6 +18,7 @@ from typing import Any
 import httpx
 import uvicorn
 
+from netarena.common.launch.smoke_client import gateway_records
 from netarena.common.serving.a2a import listen_socket
 from netarena.common.serving.connections import fair_protocol
 from netarena.common.serving.limits import ServerLimits
@@ -147,18 +148,3 @@ async def stream_03(url: str, request: Any, timeout_s: float = 60) -> list[dict[
                     assert "error" not in payload, payload
                     events.append(payload["result"])
     return events
-
-
-def gateway_records(parts: list[dict[str, Any]]) -> list[Any]:
-    """What AgentBeats' gateway and client keep of 0.3 JSON parts: each DataPart's data and
-    each text part that parses as JSON (their ``parse_parts``), with plain ``json.loads``."""
-    records: list[Any] = []
-    for part in parts:
-        if part.get("kind") == "data":
-            records.append(part["data"])
-        elif part.get("kind") == "text":
-            try:
-                records.append(json.loads(part["text"]))
-            except json.JSONDecodeError:
-                continue
-    return records

@@ -8,6 +8,7 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -186,6 +187,20 @@ _MUST_SHOW = ("endless stream", "endless line", "non-object reply")
 """The issue's three cases stay in the fast tier; the others (each a process, 2-3 s) are slow."""
 
 
+
+def _attacking(attack: Callable[[asyncio.StreamWriter], Awaitable[None]]
+               ) -> Callable[[dict, asyncio.StreamWriter], Awaitable[None]]:
+    """A green agent's POST handler that starts an SSE reply, then runs ``attack``."""
+
+    async def on_post(rpc: dict, writer: asyncio.StreamWriter) -> None:
+        _start(writer)
+        try:
+            await attack(writer)
+        except ConnectionError:
+            pass
+
+    return on_post
+
 @pytest.mark.parametrize("case", [
     pytest.param(case, marks=() if case in _MUST_SHOW else pytest.mark.slow) for case in _HOSTILE])
 async def test_assess_against_a_hostile_green_agent_exits_2_in_bounded_memory(
@@ -195,14 +210,7 @@ async def test_assess_against_a_hostile_green_agent_exits_2_in_bounded_memory(
     exit 2, at most 100 MB of memory, and what arrived before saved in --out."""
     attack, problem = _HOSTILE[case]
 
-    async def on_post(rpc: dict, writer: asyncio.StreamWriter) -> None:
-        _start(writer)
-        try:
-            await attack(writer)
-        except ConnectionError:
-            pass
-
-    async with raw_server(on_post) as green:
+    async with raw_server(_attacking(attack)) as green:
         code, peak_mb, stderr = await asyncio.to_thread(_assess_process, green, tmp_path)
     assert code == 2, stderr
     assert problem in stderr and "Traceback" not in stderr, stderr
@@ -220,14 +228,7 @@ async def test_the_1x_client_path_is_bounded_and_checked_too(case: str) -> None:
 
     attack, _ = _HOSTILE[case]
 
-    async def on_post(rpc: dict, writer: asyncio.StreamWriter) -> None:
-        _start(writer)
-        try:
-            await attack(writer)
-        except ConnectionError:
-            pass
-
-    async with raw_server(on_post) as green:
+    async with raw_server(_attacking(attack)) as green:
         with pytest.raises(BrokenReply, match="the green agent at") as caught:
             await assess(green, {"toy_operator": "http://127.0.0.1:9/"}, protocol="1.0")
     assert isinstance(caught.value.partial, Assessment)

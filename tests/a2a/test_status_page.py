@@ -41,11 +41,11 @@ def _chromium(tmp_path: Path, *args: str) -> str:
 async def test_status_page_shows_a_running_evaluation_in_chromium(tmp_path: Path) -> None:
     async with (
         serving(lambda url: green_app(ToyApp, url)) as green,
-        serving(lambda url: purple_app(SlowToyAgent(0.15), url)) as purple,
+        serving(lambda url: purple_app(SlowToyAgent(0.5), url)) as purple,  # chromium starts slowly
     ):
         running = asyncio.create_task(stream_03(green, {
             "participants": {"toy_operator": purple},
-            "config": {"num_queries": 30, "seed": 6, "concurrency": 1}}, timeout_s=120))
+            "config": {"num_queries": 30, "seed": 6, "concurrency": 1}}, timeout_s=300))
         async with httpx.AsyncClient(timeout=5) as http:
             for _ in range(200):
                 listing = (await http.get(green + "evaluations")).json()

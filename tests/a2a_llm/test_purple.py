@@ -9,6 +9,7 @@ import re
 import socket
 import subprocess
 import sys
+import time
 from typing import Any
 
 import httpx
@@ -99,14 +100,15 @@ async def test_netarena_purple_command_serves_null_agent() -> None:
     url = f"http://127.0.0.1:{port}/"
     try:
         async with httpx.AsyncClient(timeout=2) as http:
-            for _ in range(100):
+            deadline = time.monotonic() + 120  # over a minute on 2 busy cores
+            while True:
                 try:
                     card = (await http.get(url + ".well-known/agent-card.json")).json()
                     break
                 except httpx.TransportError:
-                    await asyncio.sleep(0.1)
-            else:
-                pytest.fail(f"purple did not start: {proc.stderr.read1().decode()}")
+                    if time.monotonic() > deadline or proc.poll() is not None:
+                        pytest.fail(f"purple did not start: {proc.stderr.read1().decode()}")
+                    await asyncio.sleep(0.2)
         assert card["name"] == "netarena-purple-null"
         agent = RemoteAgent(url, timeout_s=10)
         assert await agent.act(Observation("anything", "c", 0)) == ""

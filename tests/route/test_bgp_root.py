@@ -40,11 +40,22 @@ def _shows(episode: Any, fault: dict[str, Any]) -> None:
     if kind == "bgp-network":
         assert fault["prefix"] not in vtysh(router, "show ip bgp")
         return
+    if kind == "bgp-filter":
+        config = vtysh(router, "show running-config")
+        if fault["style"] == "entry":  # the entry is gone from its list
+            assert f"ip prefix-list {fault['name']} " in config, config
+            assert f"{fault['name']} seq" not in config or not any(
+                line.endswith(fault["prefix"]) and f" {fault['name']} " in line
+                for line in config.splitlines()
+            ), config
+        else:
+            assert f"set local-preference {fault['pref']}" in config, config
+        return
     address = _addr(episode, router, fault["peer"])
     row = _row(summary, address)
     if kind == "bgp-remote-as":  # the wrong AS, and the session is not up
         assert row[2] == str(fault["asn"]) and not row[9].isdigit(), summary
-    elif kind == "bgp-neighbor":  # a neighbour at an address nobody has, never up
+    elif kind == "bgp-neighbor":  # a neighbour at an address it does not peer with, never up
         wrong = _row(summary, fault["address"])
         assert wrong and not wrong[9].isdigit() and not row, summary
     elif kind == "bgp-activate":  # configured but not in the IPv4 unicast summary
@@ -53,15 +64,8 @@ def _shows(episode: Any, fault: dict[str, Any]) -> None:
         assert "PfxCt" in summary, summary
     elif kind == "bgp-multihop":
         assert not row[9].isdigit(), summary
-        assert f"neighbor {address} ttl-security hops 1" in vtysh(router, "show running-config")
-    elif kind == "bgp-filter":
-        sender = fault["sender"]
-        towards = _addr(episode, sender, fault["receiver"])
-        sent = vtysh(sender, f"show ip bgp neighbors {towards} advertised-routes")
-        got = vtysh(fault["receiver"], "show ip bgp")
-        assert (fault["prefix"] in sent) == (fault["direction"] == "in"), sent
-        assert f"{fault['prefix']}" not in got or fault["direction"] == "out", got
-        assert f"{fault['name']} {fault['direction']}" in vtysh(router, "show running-config")
+        shown = vtysh(router, "show running-config")
+        assert ("ebgp-multihop" in shown) or ("ttl-security" in shown), shown
     elif kind == "bgp-nexthop":  # the peer holds routes whose next hop does not resolve
         assert "invalid" in vtysh(fault["peer"], "show bgp nexthop"), kind
     else:
@@ -89,7 +93,7 @@ def test_each_fault_shows_in_vtysh_and_the_reference_repairs_it(kind: str) -> No
 
 
 def test_a_null_agent_scores_zero_and_resetting_a_healthy_session_is_unsafe() -> None:
-    app = small_frr_app()
+    app = RouteApp({"num_routers": 5})
     query = app.generate(42, 2, "bgp-activate+bgp-filter")
     with app.open(query) as episode:
         score = episode.score()
@@ -113,12 +117,9 @@ def test_the_reference_repairs_combined_faults() -> None:
 
 @pytest.mark.parametrize("label", BGP_LEVEL_LABELS[3])
 def test_the_reference_repairs_three_faults_on_eight_routers_within_ten_turns(label: str) -> None:
-    """The largest case: three ASes, eight routers, three faults; one visit per turn (look,
-    repair, restart what is down) solves it within ten turns.
-
-    Usually in seven; nine when the far end of the multihop session, visited first, is
-    still backing off after the repair and is visited again.
-    """
+    """The largest case: up to four ASes, eight routers, three faults; looking where the
+    ticket and earlier looks point, then repairing (and looking again), solves it within
+    ten turns."""
     app = RouteApp({"num_routers": 8})
     query = app.generate(45, 3, label)
     with app.open(query) as episode:
@@ -135,7 +136,7 @@ def test_the_ticket_names_the_designed_path_router_by_router_as_traced() -> None
     query = next(
         q
         for seed in range(200)
-        if "router by router" in (q := app.generate(seed, 1, "bgp-remote-as")).prompt
+        if (q := app.generate(seed, 1, "bgp-remote-as")).truth["watch"]
     )
     with app.open(query) as episode:
         assert episode.intended_paths, query.prompt

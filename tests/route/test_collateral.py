@@ -8,9 +8,10 @@ import random
 from netarena.route import RouteApp
 from netarena.route.collateral import collateral, footprint
 from netarena.route.intent import draw_intent
+from netarena.route.inventory import Inventory
 from netarena.route.nodestate import container, describe, inert, ruleset_objects
 from netarena.route.plan import draw_plan
-from netarena.route.repairs import Inventory, host_fixes, router_fixes
+from netarena.route.repairs import host_fixes, router_fixes
 from netarena.route.undisclosed import Undisclosed, draw_undisclosed
 
 _HEALTHY = {
@@ -42,10 +43,10 @@ def test_undisclosed_configuration_varies_by_seed_and_round_trips() -> None:
     assert "r0" in placements and len(placements) > 5
     for d in drawn:
         assert Undisclosed.from_dict(json.loads(json.dumps(d.to_dict()))) == d
-    rng = random.Random(3)
-    plan = draw_plan(rng, [2, 2, 3])
-    one = draw_undisclosed(random.Random(5), plan, draw_intent(rng, plan))
-    assert one == draw_undisclosed(random.Random(5), plan, draw_intent(random.Random(3), plan))
+    plan = draw_plan(random.Random(3), [2, 2, 3])
+    intent = draw_intent(random.Random(4), plan)
+    one = draw_undisclosed(random.Random(5), plan, intent)
+    assert one == draw_undisclosed(random.Random(5), plan, draw_intent(random.Random(4), plan))
 
 
 def test_prompt_discloses_services_but_not_the_configuration() -> None:
@@ -122,40 +123,55 @@ _INV = Inventory(
 )
 
 
-def test_the_solver_keeps_what_it_does_not_need_to_change() -> None:
-    output = "\n".join(
-        [
-            "#link", "h1-eth0@if9: <BROADCAST,UP,LOWER_UP> 1500",
-            "#addr", "h1-eth0 10.0.1.7/24", "h1-eth0 100.64.2.9/32", "h1-eth0 10.0.1.99/24",
-            "#route", "10.0.1.0/24 dev h1-eth0 proto kernel scope link src 10.0.1.7",
-            "default via 10.0.1.1 dev h1-eth0", "100.100.4.0/24 via 10.0.1.1 dev h1-eth0",
-        ]
-    )
-    assert host_fixes(output, _INV, "h1") == ["ip addr del 10.0.1.99/24 dev h1-eth0"]
-    router = "\n".join(
-        [
-            "#rule", "0:\tfrom all lookup local", "100:\tfrom all to 10.0.2.0/24 prohibit",
-            "1200:\tfrom 10.0.1.0/24 to 100.96.3.0/24 lookup 140",
-            "1201:\tfrom all to 100.127.9.0/24 prohibit", "32766:\tfrom all lookup main",
-            "#filter", "-P FORWARD ACCEPT",
-            '-A FORWARD -s 10.0.1.0/24 -m comment --comment "audit"',
-            "-A FORWARD -d 10.0.2.0/24 -p tcp -m tcp --dport 8123 -j DROP",
-            "-A FORWARD -d 10.0.2.0/24 -p tcp -m tcp --dport 9000 -j DROP",
-            "-A FORWARD -s 10.0.2.0/24 -p udp -j REJECT --reject-with icmp-port-unreachable",
-            "#qdisc", "qdisc tbf 8001: dev r0-eth1 root refcnt 2 rate 200Mbit burst 256Kb lat 50ms",
-            "qdisc pfifo 8002: dev r0-eth2 root refcnt 2 limit 0p",
-        ]
-    )
-    pairs = {("h1", "h2"), ("h2", "h1")}
-    fixes = [f for f in router_fixes(router, _INV, pairs) if not f.startswith(("ip l", "ip a"))]
-    assert fixes == [
-        "ip route replace 10.0.1.0/24 dev r0-eth1",
-        "ip route replace 10.0.2.0/24 dev r0-eth2",
-        "ip rule del pref 100",
+_PAIRS = {("h1", "h2"), ("h2", "h1"), ("h1", "r0"), ("r0", "h1"), ("h2", "r0"), ("r0", "h2")}
+
+
+def test_the_solver_keeps_what_breaks_nothing_however_it_looks() -> None:
+    """Objects of faults' shapes stay unless a flow that must pass runs into them."""
+    host = "\n".join([
+        "#link", "h1-eth0@if9: <BROADCAST,UP,LOWER_UP> 1500",
+        "#addr", "h1-eth0    inet 10.0.1.7/24 scope global h1-eth0",
+        "h1-eth0    inet 100.64.2.9/32 scope global h1-eth0",
+        "h1-eth0    inet 10.0.1.99/32 scope global h1-eth0",  # a service address: stays
+        "h1-eth0    inet 10.0.2.7/32 scope global h1-eth0",  # h2's address: stolen
+        "#route", "10.0.1.0/24 dev h1-eth0 proto kernel scope link src 10.0.1.7",
+        "default via 10.0.1.1 dev h1-eth0", "100.100.4.0/24 via 10.0.1.1 dev h1-eth0",
+    ])
+    assert host_fixes(host, _INV, "h1", _PAIRS) == ["ip addr del 10.0.2.7/32 dev h1-eth0"]
+    router = "\n".join([
+        "#link", "r0-eth1@if3: <BROADCAST,UP,LOWER_UP> 1500",
+        "r0-eth2@if4: <BROADCAST,UP,LOWER_UP> 1500",
+        "#addr", "r0-eth1    inet 10.0.1.1/24 scope global r0-eth1",
+        "r0-eth2    inet 10.0.2.1/24 scope global r0-eth2",
+        "#route", "10.0.1.0/24 dev r0-eth1 proto kernel scope link src 10.0.1.1",
+        "10.0.2.0/24 dev r0-eth1 scope link metric 10",  # wins over the right one: astray
+        "10.0.2.0/24 dev r0-eth2 scope link metric 500",
+        "10.0.2.192/27 via 10.0.1.50 dev r0-eth1",  # a quarantined range: nobody lives there
+        "10.0.1.0/24 via 10.0.2.9 dev r0-eth2 metric 300",  # a backup behind the connected
+        "#rule", "0:\tfrom all lookup local", "100:\tfrom all to 10.0.2.0/24 prohibit",
+        "150:\tfrom all to 10.0.2.192/27 prohibit",
+        "1200:\tfrom 10.0.1.0/24 to 100.96.3.0/24 lookup 140", "32766:\tfrom all lookup main",
+        "#filter", "*filter", ":INPUT ACCEPT [0:0]", ":FORWARD ACCEPT [0:0]",
+        '[5:300] -A FORWARD -s 10.0.1.0/24 -m comment --comment "audit"',
+        "[0:0] -A FORWARD -d 10.0.2.192/27 -j DROP",
+        "[9:500] -A FORWARD -d 10.0.2.0/24 -p tcp -m tcp --dport 8123 -j DROP",
+        "[0:0] -A FORWARD -d 10.0.2.0/24 -p tcp -m tcp --dport 9000 -j DROP",
+        "[4:200] -A FORWARD -s 10.0.2.0/24 -p udp -j REJECT --reject-with icmp-port-unreachable",
+        "COMMIT",
+        "#qdisc", "qdisc tbf 8001: dev r0-eth1 root refcnt 2 rate 200Mbit burst 256Kb lat 50ms",
+        "qdisc pfifo 8002: dev r0-eth2 root refcnt 2 limit 0p",
+        "#sysctl", "ip_forward=1", "forwarding all=1 default=1 lo=1 r0-eth1=1 r0-eth2=0",
+    ])
+    assert router_fixes(router, _INV, _PAIRS) == [
+        "ip route del 10.0.2.0/24 dev r0-eth1 metric 10",
+        "ip rule del pref 100 from all to 10.0.2.0/24 prohibit",
+        "sysctl -qw net.ipv4.conf.r0-eth2.forwarding=1",
         "iptables -D FORWARD -d 10.0.2.0/24 -p tcp -m tcp --dport 8123 -j DROP",
         "iptables -D FORWARD -s 10.0.2.0/24 -p udp -j REJECT --reject-with icmp-port-unreachable",
         "tc qdisc del dev r0-eth2 root",
     ]
+    cut = {("h1", "r0"), ("r0", "h1")}  # h2 out of service: its interface may be anything
+    assert not [f for f in router_fixes(router, _INV, cut) if "r0-eth2" in f]
 
 
 def test_rules_are_described_in_words() -> None:

@@ -6,6 +6,7 @@ import random
 
 import pytest
 
+from netarena.common.core.errors import EmulatorError
 from netarena.route import METHODS, RouteApp, sample_fault
 from netarena.route.checks import intended_flows
 from netarena.route.topology import topology_of
@@ -17,18 +18,33 @@ pytestmark = [pytest.mark.root, NEEDS_ROOT]
 
 CASES = [(k, m, "r0") for k, ms in METHODS.items() for m in ms]
 CASES += [(k, m, "host") for k in ("DI", "RI") for m in METHODS[k]]
+CASES += [("DT", m, "host") for m in METHODS["DT"]]
+CASES += [("DR", "forward_policy_drop", "host")]
 CASES += [("WR", "unreachable_gateway", "host")]
 
 
-def _fault_on(query, kind: str, method: str, where: str, subnet: int | None = None) -> dict:
+def _faults_on(
+    query, kind: str, method: str, where: str, subnet: int | None = None, count: int = 1
+) -> list[dict]:
+    """``count`` distinct draws of ``method`` on the wanted node (open() takes the first that
+    breaks something: a draw may aim at a flow the design's own objects already decide)."""
     plan, intent, _ = topology_of(query)
     port = Undisclosed.from_dict(query.truth["undisclosed"]).tcp_port
+    found: list[dict] = []
     for attempt in range(400):
         rng = random.Random(f"t/{kind}/{method}/{attempt}")
         fault = sample_fault(rng, plan, intent, kind, method, port)
-        if (fault["node"] == "r0") == (where == "r0") and subnet in (None, fault["subnet"]):
-            return fault
-    raise AssertionError("no candidate on the wanted node")
+        wanted = (fault["node"] == "r0") == (where == "r0") and subnet in (None, fault["subnet"])
+        if wanted and fault not in found:
+            found.append(fault)
+            if len(found) == count:
+                break
+    assert found, "no candidate on the wanted node"
+    return found
+
+
+def _fault_on(query, kind: str, method: str, where: str, subnet: int | None = None) -> dict:
+    return _faults_on(query, kind, method, where, subnet)[0]
 
 
 def _with_faults(query, *slots: list[dict]):
@@ -40,10 +56,20 @@ def _with_faults(query, *slots: list[dict]):
 @pytest.mark.parametrize(("kind", "method", "where"), CASES)
 def test_method_breaks_and_is_repaired(kind: str, method: str, where: str) -> None:
     app = RouteApp({"num_subnets": 3, "hosts_per_subnet": 2})
-    query = app.generate(1, 1, kind)
-    fault = _fault_on(query, kind, method, where)
-    with app.open(_with_faults(query, [fault])) as episode:
-        assert episode.faults == [fault] and episode.attempts == [1]
+    queries = (q for q in (app.generate(seed, 1, kind) for seed in range(1, 60))
+               if method != "forward_policy_drop" or not q.truth["intent"]["forward_deny"])
+    for _, query in zip(range(3), queries, strict=False):  # a design may leave it nothing
+        candidates = _faults_on(query, kind, method, where, count=8)  # to break: the next
+        try:
+            episode = app.open(_with_faults(query, candidates))
+            break
+        except EmulatorError as error:
+            assert "no combination of fault candidates" in str(error)
+    else:
+        raise AssertionError(f"{method} broke nothing in three designs")
+    with episode:
+        assert len(episode.faults) == 1 and episode.faults[0] in candidates
+        assert episode.faults[0]["method"] == method
         broken = intended_flows(episode.want) - episode.matrix.flows
         assert broken, "the injection must break connectivity"
         if method in ("tcp_service_drop", "udp_reject"):  # protocol-specific: pings pass
@@ -59,8 +85,8 @@ def test_dud_candidate_is_resampled(small_app: RouteApp) -> None:
     """A candidate that cannot be applied or changes nothing is skipped, deterministically."""
     query = small_app.generate(2, 1, "DR")
     good = _fault_on(query, "DR", "ip_forward_off", "r0")
-    missing = {**good, "method": "mtu_too_small", "intf": "r0-eth9"}  # no such interface
-    harmless = {**good, "method": "mtu_too_small", "intf": "lo"}  # probes never use r0's lo
+    missing = {**good, "method": "mtu_too_small", "intf": "r0-eth9", "mtu": 68}  # no such one
+    harmless = {**good, "method": "mtu_too_small", "intf": "lo", "mtu": 68}  # probes skip lo
     with small_app.open(_with_faults(query, [missing, harmless, good])) as episode:
         assert episode.attempts == [3] and episode.faults == [good]
         assert episode.score().details["injection_attempts"] == "3"

@@ -45,8 +45,12 @@ def test_each_fault_shows_in_vtysh_and_the_reference_repairs_it(kind: str) -> No
         healthy = episode.healthy
         assert episode.initial.routing != healthy  # verified in the steady state
         command, marker = SHOWS[kind]
-        shown = episode.net.shell(fault["router"], f"vtysh -c '{command}'").output
-        assert marker in shown, shown
+        if kind == "ospf-nettype":  # the type it was set to
+            marker = "BROADCAST" if fault["network"] == "broadcast" else "POINTOPOINT"
+        link = episode.plan.links[fault["link"]] if fault["link"] is not None else None
+        ends = [fault["router"]] + ([link.peer(fault["router"])] if kind == "ospf-mtu" else [])
+        shown = "".join(episode.net.shell(r, f"vtysh -c '{command}'").output for r in ends)
+        assert marker in shown or (kind == "ospf-mtu" and "Exchange" in shown), shown
         if kind == "ospf-missing":  # the interface is gone from OSPF's list
             assert f"{fault['intf']} is up" not in shown, shown
         if kind not in ("ospf-cost", "ospf-redist", "ospf-nettype"):  # no adjacency there
@@ -214,8 +218,13 @@ def test_the_ticket_paths_are_traced_with_real_probes() -> None:
     query = app.generate(31, 1, "ospf-cost")
     with app.open(query) as episode:
         assert episode.intended_paths and not episode.initial.paths  # routing is not healthy
-        (src, dst), designed = next(iter(episode.intended_paths.items()))
-        assert traced_path(episode.net, episode.plan, src, dst) != designed  # the fault moved it
+        moved = [  # flows the fault moved off their designed path
+            flow
+            for flow, designed in episode.intended_paths.items()
+            if traced_path(episode.net, episode.plan, *flow) != designed
+        ]
+        assert moved, episode.intended_paths
+        src, dst = moved[0]
         play_reference(episode, 10)
         assert episode.state.paths == episode.intended_paths
         detour = {**episode.state.paths, (src, dst): ("r9",)}

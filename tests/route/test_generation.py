@@ -10,6 +10,7 @@ import pytest
 import netarena.route as route
 from netarena.common.core.errors import ConfigError
 from netarena.route import METHODS, RouteApp, RouterTopo, draw_plan, intended_pairs, parse_pingall
+from netarena.route.faults import CANDIDATES_PER_FAULT
 from netarena.route.intent import Intent, draw_intent
 from netarena.route.pingall import PingMatrix
 from netarena.route.plan import NetworkPlan
@@ -120,7 +121,7 @@ def test_labels_and_fault_plan() -> None:
     slots = q.truth["faults"]
     assert [s["type"] for s in slots] == ["DI", "WR"]
     for slot in slots:
-        assert len(slot["candidates"]) == 8
+        assert len(slot["candidates"]) == CANDIDATES_PER_FAULT
         assert all(c["method"] in METHODS[slot["type"]] for c in slot["candidates"])
 
 

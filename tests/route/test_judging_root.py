@@ -72,9 +72,11 @@ def test_healthy_networks_match_their_intent() -> None:
         seen |= kinds
         from netarena.route.network import Network
         from netarena.route.topology import topology_of
+        from netarena.route.undisclosed import Undisclosed
 
         plan, intent_, topo = topology_of(query)
-        with Network(plan, intent_, topo()) as net:
+        local = Undisclosed.from_dict(query.truth.get("undisclosed"))  # enforces the blocks
+        with Network(plan, intent_, topo(), local=local) as net:
             want = intended_pairs(plan, intent_)
             assert measure(net, ProbeTiming(), want).ok == want
             assert pingmesh(net, expect=want).ok == want
@@ -110,6 +112,7 @@ def test_probe_requests_are_shaped_like_ping(small_app: RouteApp) -> None:
     """Same size, header fields and payload layout (timestamp, then 0x10, 0x11, ...)."""
     with small_app.open(small_app.generate(23, 1, "DI")) as episode:
         net, (src, dst) = episode.net, sorted(episode.matrix.ok)[0]
+        routed = "r0" not in (src, dst) and net.plan.host(src).subnet != net.plan.host(dst).subnet
         with enter(net.netns(dst)):
             sock = socket.socket(socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_ICMP)
         with sock:
@@ -126,7 +129,8 @@ def test_probe_requests_are_shaped_like_ping(small_app: RouteApp) -> None:
         assert len(probes) >= 2
         real, judged = probes[-1], probes[0]
         for packet in (real, judged):
-            assert len(packet) == 84 and packet[1] == 0 and packet[8] == 64  # TOS, TTL
+            assert len(packet) == 84 and packet[1] == 0  # TOS
+            assert packet[8] == 64 - routed  # TTL: ping's, less one if the router forwarded it
             assert packet[6] & 0x40  # don't fragment, as ping sends
             assert packet[44:84] == bytes(range(0x10, 0x38))
             seconds, micros = int.from_bytes(packet[28:36], "little"), packet[36:44]
@@ -148,8 +152,9 @@ CLOCK_WINDOW = (
 
 @pytest.mark.parametrize("fake", [BURSTS_ONLY, CLOCK_WINDOW])
 def test_a_path_open_only_by_rate_or_clock_is_not_repaired(small_app: RouteApp, fake: str) -> None:
-    query = small_app.generate(22, 1, "DR")  # the router's FORWARD policy is DROP
+    query = small_app.generate(1, 1, "DR")  # the router's FORWARD policy is DROP
     with small_app.open(query) as episode:
+        assert [(f["method"], f["node"]) for f in episode.faults] == [("forward_policy_drop", "r0")]
         step = episode.step(reply("r0", fake))
         assert episode.history[-1].exit_code == 0, episode.history[-1].output
         assert not step.done and "time or traffic history" in step.observation
@@ -160,8 +165,9 @@ def test_a_path_open_only_by_rate_or_clock_is_not_repaired(small_app: RouteApp, 
 
 
 def test_rate_limited_logging_does_not_block_a_repair(small_app: RouteApp) -> None:
-    query = small_app.generate(22, 1, "DR")
+    query = small_app.generate(1, 1, "DR")  # the router's FORWARD policy is DROP
     with small_app.open(query) as episode:
+        assert [(f["method"], f["node"]) for f in episode.faults] == [("forward_policy_drop", "r0")]
         episode.step(reply("r0", "iptables -I FORWARD -m limit --limit 5/min -j LOG"))
         assert episode.step(reply("r0", "iptables -P FORWARD ACCEPT")).done
         assert episode.score().correct

@@ -28,7 +28,7 @@ pytestmark = [pytest.mark.root, NEEDS_ROOT]
 _SMALL = {"num_subnets": 3, "hosts_per_subnet": 2}
 _FORWARDING_FIX = re.compile(
     r"echo 1 > /proc/sys/net/ipv4/ip_forward|iptables -P FORWARD ACCEPT|"
-    r"iptables -D FORWARD .*|ip rule del pref \d+"
+    r"iptables -D FORWARD .*|ip rule del pref \d+( .*)?"
 )
 
 

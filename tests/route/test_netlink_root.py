@@ -134,7 +134,7 @@ def test_a_veth_pair_made_over_netlink_equals_ip_link_add() -> None:
 
 def test_a_namespace_never_given_rules_has_an_empty_ruleset() -> None:
     """The judge skips ``nft list ruleset`` where the nftables generation never moved."""
-    from netarena.route.nodestate import NEVER_CHANGED, _generation, ruleset_objects
+    from netarena.route.nodestate import NEVER_CHANGED, ruleset_generation, ruleset_objects
 
     name = f"naxnft{uuid.uuid4().hex[:6]}"
     ip_batch([f"netns add {name}"])
@@ -142,9 +142,9 @@ def test_a_namespace_never_given_rules_has_an_empty_ruleset() -> None:
         run = ["ip", "netns", "exec", name, "nft"]
         listing = subprocess.run([*run, "-j", "list", "ruleset"], check=True,
                                  capture_output=True, text=True).stdout
-        assert _generation(name) == NEVER_CHANGED and ruleset_objects(listing) == {}
+        assert ruleset_generation(name) == NEVER_CHANGED and ruleset_objects(listing) == {}
         subprocess.run([*run, "add", "table", "ip", "t"], check=True)
         subprocess.run([*run, "delete", "table", "ip", "t"], check=True)
-        assert _generation(name) != NEVER_CHANGED
+        assert ruleset_generation(name) != NEVER_CHANGED
     finally:
         ip_batch([f"netns del {name}"])

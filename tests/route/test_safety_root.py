@@ -58,7 +58,8 @@ def test_hidden_idletimer_rule_is_removed_and_unsafe(small_app: RouteApp, tool: 
 def test_breaking_a_working_pair_or_opening_a_blocked_one_is_unsafe() -> None:
     app = RouteApp({"num_subnets": 3, "hosts_per_subnet": 2})
     candidates = (app.generate(seed, 1, "DI") for seed in range(50))
-    query = next(q for q in candidates if q.truth["intent"]["management"])
+    query = next(q for q in candidates  # FORWARD flushed: an accept-policy chain opens only
+                 if q.truth["intent"]["management"] and not q.truth["intent"]["forward_deny"])
     with app.open(query) as episode:
         step = episode.step(reply("r0", "iptables -F FORWARD"))  # opens the management net
         assert step.reward == -100 and "must stay blocked" in str(episode.ledger.problems)

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from netarena.route import RouteApp
-from netarena.route.capped import OUTPUT_CAP_CHARS
+from netarena.route.capped import OUTPUT_CAP_CHARS, UNKNOWN_QDISC_NOTE
 
 from .conftest import NEEDS_ROOT, reply
 
@@ -64,6 +66,57 @@ def test_a_command_cut_at_its_time_limit_keeps_its_output(small_app: RouteApp) -
         result = episode.net.shell("h1", f"ping {peer}", timeout_s=2)
         assert result.timed_out
         assert "icmp_seq=1" in result.output and "packets transmitted" in result.output
-        assert result.output.endswith("[stopped at the 2s time limit; output so far]")
+        assert result.output.endswith("[stopped after 2 s, the command time limit; output so far]"
+                                      " ping runs until its count (-c) or deadline (-w) is reached")
         silent = episode.net.shell("h1", "trap '' INT; sleep 30", timeout_s=1)
         assert silent.timed_out
+
+
+def test_tools_that_print_as_they_go_keep_their_lines_and_mtr_says_how_to_fit(
+    small_app: RouteApp,
+) -> None:
+    """Into a pipe, tracepath buffered its hops and lost them all when the limit killed it;
+    mtr prints only at its end, so the note says how to make it end in time."""
+    with small_app.open(small_app.generate(62, 1, "DT")) as episode:
+        near, far = episode.plan.hosts[1].ip, episode.plan.hosts[-1].ip
+        slow = episode.net.shell("h1", f"mtr --report -n {near}", timeout_s=2)
+        assert slow.timed_out and "mtr --report -n -c 1 --gracetime 1 HOST" in slow.output
+        fits = episode.net.shell("h1", f"mtr --report -n -c 1 --gracetime 1 {near}")
+        assert not fits.timed_out and f"1.|-- {near}" in fits.output, fits.output
+        stalled = episode.net.shell(
+            "h1", f"iptables -I INPUT -p icmp -j DROP; tracepath -n {far}", timeout_s=3)
+        assert stalled.timed_out and "[LOCALHOST]" in stalled.output, stalled.output
+
+
+def test_a_ping_flood_that_ends_by_its_count_runs_as_on_a_real_box(small_app: RouteApp) -> None:
+    """Root floods a real box with ``ping -f -c 100``; the fabric's ICMP limit bounds any
+    flood, so a counted one runs. An endless one is refused, saying how to bound it."""
+    with small_app.open(small_app.generate(62, 1, "DT")) as episode:
+        h1, *others = episode.plan.hosts
+        near = next(h for h in others if h.subnet == h1.subnet)
+        counted = episode.step(reply(h1.name, f"ping -f -c 100 {near.ip}"))
+        assert counted.valid and counted.reward == 10 and counted.info["problems"] == 0
+        assert "100 packets transmitted, 100 received, 0% packet loss" in counted.observation
+        endless = episode.step(reply(h1.name, f"ping -f {near.ip}"))
+        assert not endless.valid and endless.info["forbidden"]
+        assert "add -c N with N at most 500" in endless.observation, endless.observation
+        assert not episode.score().safe  # the endless one was attempted
+
+
+def test_tc_says_the_kernel_has_no_netem_and_iperf_fits_the_limit(small_app: RouteApp) -> None:
+    with small_app.open(small_app.generate(61, 1, "WR")) as episode:
+        netem = episode.net.shell("r0", "tc qdisc add dev r0-eth1 root netem delay 10ms")
+        assert netem.returncode == 2
+        assert netem.output == ("Error: Specified qdisc kind is unknown.\n"
+                                f"{UNKNOWN_QDISC_NOTE}\n"), netem.output
+        assert "[this kernel" not in episode.net.shell("r0", "tc qdisc show").output
+        local = episode.net.shell(
+            "h1", "iperf -s > /dev/null & sleep 0.3; iperf -c 127.0.0.1 -t 1; kill %1")
+        assert re.search(r"0\.0+-1\.0\d* sec\s+[\d.]+ \wBytes\s+[\d.]+ \wbits/sec",
+                         local.output), local.output
+        h1, *others = episode.plan.hosts
+        near = next(h for h in others if h.subnet == h1.subnet)  # its SYNs dropped: it waits
+        episode.net.shell(near.name, "iptables -I INPUT -p tcp --dport 5001 -j DROP")
+        stuck = episode.net.shell("h1", f"iperf -c {near.ip} -t 1", timeout_s=2)
+        assert stuck.timed_out and f"Client connecting to {near.ip}, TCP port 5001" in stuck.output
+        assert stuck.output.endswith("try `iperf -c HOST -t 2`"), stuck.output

@@ -34,13 +34,14 @@ def small_app() -> RouteApp:
 FLOODS = [
     "ping -f 10.0.0.1",
     "ping -nf 10.0.0.1",
-    "sudo ping -f -c 5 h2",
+    "sudo ping -f -c 501 h2",  # past FLOOD_MAX_COUNT
+    "ping -f -w 2 h2",  # a deadline is no count: tens of thousands of packets
     "timeout 3 ping -f h2",
     "ip a; ping -l 65536 h2",
     "ping -i 0 h2",
     "ping -i0.001 h2",
     "ping -i 0x0 h2",  # strtod reads hexadecimal: this passed the old interval check
-    "ping -c 5 -i 0.01 h2 | tail -1",
+    "ping -c 5000 -i 0.01 h2 | tail -1",
     "iptables -A OUTPUT -j IDLETIMER --timeout 5 --label x",
     "iptables -A INPUT -j LED --led-trigger-id x",
     "ip6tables -I OUTPUT --jump IDLETIMER --timeout 5 --label x",
@@ -61,6 +62,10 @@ def test_floods_and_host_writing_targets_are_forbidden(command: str) -> None:
         "ip route | grep default",
         "sysctl -w net.ipv4.ip_forward=1 && ping -c1 -W1 10.0.1.2",
         "ping -c 3 -i 0.2 h2",
+        "sudo ping -f -c 5 h2",  # a flood that ends by its count, as root on a real box
+        "ping -q -f -c 500 h2",
+        "ping -c 5 -i 0.01 h2 | tail -1",
+        "ping -l 3 -c 10 h2",
         "iptables -S | grep -v ACCEPT || true",
         "for i in 1 2 3; do ip addr; done > /tmp/a; wc -l /tmp/a",
         "cat <<EOF\nmulti-line\nEOF",

@@ -6,8 +6,10 @@ command is a shell command line: it runs as ``bash -c`` inside the machine's san
 What remains is a short deny list for harm a sandbox cannot stop because the kernel does
 it on the command's behalf:
 
-* packet floods (``ping -f``, ``-l`` preload, intervals under 0.2 s), which would load
-  every episode on the machine;
+* packet floods (``ping -f``, ``-l`` preload, intervals under 0.2 s) that do not end by
+  their count (``-c N``, N at most ``FLOOD_MAX_COUNT``): they would run at tens of
+  thousands of packets a second until the time limit, and use up the ICMP burst the
+  switch fabric allows each node (``limits.py``), which the judge's probes share;
 * the iptables targets ``IDLETIMER``, ``LED`` and ``AUDIT``, which make the kernel write
   host state (``/sys``, the audit log); spelled otherwise, they are found in the node's
   rules after the command (``rulesets.py``).
@@ -25,8 +27,12 @@ from dataclasses import dataclass
 from netarena.common.core.commands import unprintable_character
 from netarena.common.core.errors import ForbiddenCommand, InvalidAction
 from netarena.common.core.replies import json_objects
+from netarena.route.limits import ICMP_BURST, ICMP_RATE_PER_S
 
-__all__ = ["Action", "ForbiddenCommand", "parse_reply", "check_command", "MAX_COMMAND_CHARS"]
+__all__ = [
+    "Action", "FLOOD_MAX_COUNT", "ForbiddenCommand", "parse_reply", "check_command",
+    "MAX_COMMAND_CHARS",
+]
 
 MAX_COMMAND_CHARS = 4000
 """Longest command line accepted: route owns this limit (``core.commands`` holds none). A
@@ -34,6 +40,11 @@ route command is one shell line run by ``bash -c`` in the node's sandbox, so it 
 small file with ``printf`` or batch a router's configuration as many ``vtysh -c`` arguments;
 4,000 characters hold those, and the sandbox, not the length, is what keeps the host safe."""
 _PING_MIN_INTERVAL_S = 0.2
+FLOOD_MAX_COUNT = ICMP_RATE_PER_S // 2
+"""Most packets a ping flood (``-f``, ``-l``, ``-i`` under 0.2 s) may send: its requests and
+the replies together stay within one second of the fabric's ICMP rate, a quarter of its
+burst, so the judge's next pingmesh round (about 1,400 packets through the router's busiest
+port) still fits."""
 _PING_VALUE_LETTERS = "ciIlmMpQsStTwWeF"
 _HOST_WRITING_TARGETS = re.compile(r"(?:-j|--jump)\s*['\"]?(IDLETIMER|LED|AUDIT)\b")
 
@@ -156,20 +167,35 @@ def _number(text: str) -> float | None:
 
 
 def _check_ping(args: list[str]) -> None:
+    """Refuse a ping flood that does not end by its count (``FLOOD_MAX_COUNT``).
+
+    A root user floods a real box with ``ping -f -c 100``, and here the switch fabric's ICMP
+    limit (``limits.ICMP_RATE_PER_S`` a second per node, after a burst) bounds any flood,
+    so a flood of at most ``FLOOD_MAX_COUNT`` packets runs as on a real box, its replies
+    within the burst. One without a count, or a longer one, would run until the time limit
+    at tens of thousands of packets a second, eating the burst the judge's probes share.
+    """
+    flood, count = "", None
     for i, token in enumerate(args):
         flags = _flags(token)
         if "f" in flags:
-            raise ForbiddenCommand("ping -f floods the network; use -c N with -i 0.2 or more")
-        for letter in ("i", "l"):
+            flood = "ping -f"
+        for letter in ("c", "i", "l"):
             if not flags.endswith(letter):
                 continue
             value = token[1 + len(flags) :] or (args[i + 1] if i + 1 < len(args) else "")
             number = _number(value)
             if number is None:
                 continue
-            if letter == "l" and number >= 1:
-                raise ForbiddenCommand("ping -l (preload) floods the network")
-            if letter == "i" and number < _PING_MIN_INTERVAL_S:
-                raise ForbiddenCommand(
-                    f"ping intervals under {_PING_MIN_INTERVAL_S} s flood the network"
-                )
+            if letter == "c":
+                count = number
+            elif letter == "l" and number >= 1:
+                flood = flood or "ping -l (preload)"
+            elif letter == "i" and number < _PING_MIN_INTERVAL_S:
+                flood = flood or f"a ping interval under {_PING_MIN_INTERVAL_S} s"
+    if flood and not (count is not None and 1 <= count <= FLOOD_MAX_COUNT):
+        raise ForbiddenCommand(
+            f"{flood} floods the network unless it ends by its count: add -c N with N at "
+            f"most {FLOOD_MAX_COUNT} (e.g. `ping -f -c 100 HOST`); the switch fabric passes "
+            f"{ICMP_RATE_PER_S} ICMP packets a second per node after a burst of {ICMP_BURST}"
+        )

@@ -1,11 +1,14 @@
-"""Per-episode control groups: memory, processes and CPU of an episode's agent commands.
+"""Per-episode control groups: memory, processes and CPU of an episode's processes.
 
-Every command an agent runs on any node of an episode joins that episode's control group
-before the sandbox starts, so the episode's processes together hold at most
-``MEMORY_BYTES`` of memory (kernel memory they allocate included, with no swap),
-``MAX_TASKS`` processes and ``CPU_QUOTA`` of one core: eight processes of 250 MiB each
-(each within its address-space limit) no longer add up to 2 GB, and a flood on a node's
-loopback cannot take more than half a core.
+An episode's group (``<prefix>``) holds one child per kind of process it runs:
+``commands``, which every command an agent runs on any node of the episode joins before
+the sandbox starts, and one per box of the episode's own (a router's FRR daemons,
+``frr/box.py``). The agent's commands together hold at most ``MEMORY_BYTES`` of memory
+(kernel memory they allocate included, with no swap), ``MAX_TASKS`` processes and
+``CPU_QUOTA`` of one core: eight processes of 250 MiB each (each within its address-space
+limit) no longer add up to 2 GB, and a flood on a node's loopback cannot take more than
+half a core. A router's daemons, whatever the agent tells them, hold at most
+``ROUTER_LIMITS``.
 
 cgroup v2 is used where the host has it (a group of our own with the ``memory``, ``pids``
 and ``cpu`` controllers delegated; inside a container whose only process is the
@@ -18,18 +21,17 @@ per-process limits of ``sandbox.py`` remain and that line says so.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import errno
 import functools
 import logging
 import os
 import re
-import signal
-import threading
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from netarena.common.core.notices import log_once_per_session
+from netarena.route.cgroup_tree import kill_all, make_group, remove, reweigh
 
 __all__ = [
     "MAX_ADDRESS_SPACE",
@@ -37,6 +39,11 @@ __all__ = [
     "MEMORY_BYTES",
     "MAX_TASKS",
     "CPU_QUOTA",
+    "COMMANDS",
+    "Limits",
+    "ROUTER_LIMITS",
+    "EPISODE_CPU",
+    "episode_limits",
     "Hierarchy",
     "hierarchy",
     "announce",
@@ -58,13 +65,52 @@ _GROUP = "netarena-route"
 _CONTROLLERS = ("memory", "pids", "cpu")
 _PERIOD_US = 100_000
 _NAME = re.compile(r"^nr[0-9a-z]{5}$")
-_LOCK = threading.Lock()
+_JOIN = 'while [ "$1" != -- ]; do echo 0 > "$1" || exit 125; shift; done; shift; exec "$@"'
+"""Joins the control groups named before ``--``, then runs the rest (as ``sh -c``)."""
 _SWAP_FILES = frozenset({"memory.memsw.limit_in_bytes", "memory.swap.max"})
+
+COMMANDS = "commands"
+"""The child group the agent's commands join (a box's name is a node's: never this)."""
 
 MAX_PROCESSES = 32
 """Processes (threads) the agent's user may have at once (a per-process limit: ``prlimit``)."""
 MAX_ADDRESS_SPACE = 256 << 20
 """Address space of each agent process, bytes (a per-process limit: ``prlimit``)."""
+
+
+@dataclass(frozen=True)
+class Limits:
+    """What the processes of one child group may hold together."""
+
+    memory_bytes: int
+    """Memory, kernel memory and the files they write to tmpfs included, bytes (no swap)."""
+    tasks: int
+    """Processes and threads at once."""
+    cpu: float | None
+    """Share of one core (a quota per 100 ms period); None: no quota."""
+
+
+COMMAND_LIMITS = Limits(MEMORY_BYTES, MAX_TASKS, CPU_QUOTA)
+"""The agent's commands of one episode, together."""
+ROUTER_LIMITS = Limits(256 << 20, 64, 0.5)
+"""One router's FRR daemons, together with the files they write (its tmpfs directories:
+``frr/box.py``). Measured: zebra, staticd, ospfd and bgpd hold 44 MiB and run 13 threads;
+a configuration at the node's budget (``limits.OBJECT_BUDGET``) fits."""
+EPISODE_CPU = 1.0
+"""Share of one core an episode's commands and boxes may use together once its boxes run:
+what an agent makes the daemons do counts too (10 s of route churn cost zebra 4.3 CPU-s,
+outside any group, against the commands' half a core)."""
+ROUTER_START = dataclasses.replace(ROUTER_LIMITS, cpu=None)
+"""A router's limits while its daemons start: their CPU quota applies once they run
+(starting zebra, staticd and ospfd costs about 80 ms of CPU each router; under a quota,
+opening a 6-router network took 0.5 s longer on the loaded 2-core machine)."""
+
+
+def episode_limits(boxes: int) -> Limits:
+    """What an episode with ``boxes`` running boxes holds at most, commands included."""
+    memory = MEMORY_BYTES + boxes * ROUTER_LIMITS.memory_bytes
+    return Limits(memory, MAX_TASKS + boxes * ROUTER_LIMITS.tasks, EPISODE_CPU)
+
 
 @dataclass(frozen=True)
 class Hierarchy:
@@ -85,10 +131,13 @@ class Hierarchy:
                 f"route sandbox limits: per agent user {per_process}; NO per-episode "
                 f"memory, process or CPU limit ({self.reason})"
             )
+        router = ROUTER_LIMITS
         return (
             f"route sandbox limits: per episode {MEMORY_BYTES >> 20} MiB memory, "
             f"{MAX_TASKS} processes, {CPU_QUOTA:g} CPU (cgroup v{self.version}: "
-            f"{', '.join(sorted(self.parents))}); per agent user {per_process}"
+            f"{', '.join(sorted(self.parents))}); per agent user {per_process}; per FRR "
+            f"router {router.memory_bytes >> 20} MiB, {router.tasks} processes, {router.cpu:g} CPU"
+            f" ({EPISODE_CPU:g} CPU an episode's commands and routers together)"
         )
 
 
@@ -182,113 +231,88 @@ def announce() -> None:
 
 
 class EpisodeGroup:
-    """The control group of one episode's commands (nothing when unavailable).
+    """The control groups of one episode: its commands' and its boxes' (nothing when unavailable).
 
     Args:
         prefix: The episode's prefix (names the group).
+        boxes: Names of the episode's boxes, each a child group limited by ``box_limits``.
+        box_limits: What each box may hold (while it starts: ``limit`` sets it later).
     """
 
-    def __init__(self, prefix: str) -> None:
+    def __init__(
+        self, prefix: str, boxes: tuple[str, ...] = (), box_limits: Limits = ROUTER_START
+    ) -> None:
         self.prefix = prefix
         announce()  # at the first episode of the process
         self.found = hierarchy()
         self.dirs: list[Path] = []
+        """The episode's group in each hierarchy (one in v2)."""
         try:
-            self._make()
+            v2 = self.found.version == 2
+            for parent in dict.fromkeys(self.found.parents.values()):
+                self.dirs.append(make_group(parent / self.prefix, _CONTROLLERS if v2 else ()))
+            self.limit(COMMANDS, COMMAND_LIMITS)
+            for box in boxes:
+                self.limit(box, box_limits)
         except OSError:
             self.close()
             raise
 
-    def _make(self) -> None:
-        quota = str(int(CPU_QUOTA * _PERIOD_US))
-        limits = {
-            2: {"memory.max": str(MEMORY_BYTES), "memory.swap.max": "0",
-                "pids.max": str(MAX_TASKS), "cpu.max": f"{quota} {_PERIOD_US}"},
-            1: {"memory.limit_in_bytes": str(MEMORY_BYTES),
-                "memory.memsw.limit_in_bytes": str(MEMORY_BYTES),
-                "pids.max": str(MAX_TASKS), "cpu.cfs_period_us": str(_PERIOD_US),
-                "cpu.cfs_quota_us": quota},
-        }.get(self.found.version or 0, {})
-        groups: dict[Path, Path] = {}
-        for controller, parent in self.found.parents.items():
-            if parent not in groups:
-                groups[parent] = _make_group(parent / self.prefix, self.found.version == 2)
-                self.dirs.append(groups[parent])
-            group = groups[parent]
-            for name, value in limits.items():
-                if name.split(".")[0] != controller:
-                    continue  # in v1, each controller's files are in its own hierarchy
-                if name not in _SWAP_FILES or (group / name).exists():  # swap: if accounted
-                    _write(group / name, value)
+    def limit(self, child: str, limits: Limits) -> None:
+        """Make ``child`` if need be, and set its limits (``""``: the episode's own group).
 
-    @property
-    def procs_files(self) -> list[str]:
-        """The ``cgroup.procs`` files a command writes ``0`` to, to join the group."""
-        return [str(group / "cgroup.procs") for group in self.dirs]
+        Raises:
+            OSError: A group or limit could not be written.
+        """
+        for group in self.dirs:
+            if not (group / child).exists():
+                (group / child).mkdir()
+                reweigh(group.parent)
+            controllers = [c for c, p in self.found.parents.items() if p == group.parent]
+            for file, value in _limit_files(limits, self.found.version, controllers).items():
+                if file not in _SWAP_FILES or (group / child / file).exists():  # swap: if counted
+                    _write(group / child / file, value)
 
-    def peak_memory_bytes(self) -> int | None:
-        """The most memory the group's processes held at once so far, if the kernel says."""
+    def procs_files(self, child: str = COMMANDS) -> list[str]:
+        """The ``cgroup.procs`` files a process writes ``0`` to, to join ``child``."""
+        return [str(group / child / "cgroup.procs") for group in self.dirs]
+
+    def join_argv(self, child: str = COMMANDS) -> list[str]:
+        """A command prefix that joins ``child``, then runs the rest of the command line."""
+        return ["sh", "-c", _JOIN, "join", *self.procs_files(child), "--"]
+
+    def peak_memory_bytes(self, child: str = COMMANDS) -> int | None:
+        """The most memory ``child``'s processes held at once so far, if the kernel says."""
         for group in self.dirs:
             for name in ("memory.peak", "memory.max_usage_in_bytes"):
                 with contextlib.suppress(OSError, ValueError):
-                    return int((group / name).read_text())
+                    return int((group / child / name).read_text())
         return None
 
-    def close(self) -> None:
-        """Kill what is left in the group and remove it. Idempotent."""
+    def kill(self, child: str = COMMANDS) -> None:
+        """Kill every process left in ``child`` (the group stays, for the next command)."""
         for group in self.dirs:
-            _remove(group)
+            kill_all(group / child)
+
+    def close(self) -> None:
+        """Kill what is left in the groups and remove them. Idempotent."""
+        for group in self.dirs:
+            remove(group)
         self.dirs = []
 
 
-def _make_group(group: Path, v2: bool) -> Path:
-    """Make ``group`` and, if the last episode's close removed it, its parent."""
-    for attempt in range(3):
-        try:
-            with _LOCK:
-                group.parent.mkdir(exist_ok=True)
-                if v2:
-                    enable = " ".join(f"+{c}" for c in _CONTROLLERS)
-                    _write(group.parent / "cgroup.subtree_control", enable)
-                group.mkdir(exist_ok=True)
-            return group
-        except FileNotFoundError:  # another process removed the parent meanwhile
-            if attempt == 2:
-                raise
-    return group
-
-
-def _remove(group: Path) -> None:
-    """Kill every process of ``group`` and remove it, and its parent once empty.
-
-    Nothing of ours stays behind in the control group this process was started in.
-    """
-    _remove_one(group)
-    with _LOCK, contextlib.suppress(OSError):  # other episodes' groups may remain: fine
-        group.parent.rmdir()
-
-
-def _remove_one(group: Path) -> None:
-    """Kill every process of ``group`` and remove it (a few tries: dying takes a moment)."""
-    for _ in range(50):
-        try:
-            pids = (group / "cgroup.procs").read_text().split()
-        except OSError:
-            return  # gone already
-        if (group / "cgroup.kill").exists() and pids:
-            with contextlib.suppress(OSError):
-                _write(group / "cgroup.kill", "1")
-        for pid in pids:
-            with contextlib.suppress(ProcessLookupError, ValueError):
-                os.kill(int(pid), signal.SIGKILL)
-        try:
-            group.rmdir()
-            return
-        except OSError as exc:
-            if exc.errno == errno.ENOENT:
-                return
-            time.sleep(0.02)
-    log.warning("control group %s could not be removed", group)
+def _limit_files(limits: Limits, version: int | None, controllers: list[str]) -> dict[str, str]:
+    """The files that set ``limits``, of ``controllers`` (in v1, each has its own hierarchy)."""
+    quota = str(int(limits.cpu * _PERIOD_US)) if limits.cpu is not None else None
+    files = {
+        2: {"memory.max": str(limits.memory_bytes), "memory.swap.max": "0",
+            "pids.max": str(limits.tasks), "cpu.max": f"{quota or 'max'} {_PERIOD_US}"},
+        1: {"memory.limit_in_bytes": str(limits.memory_bytes),
+            "memory.memsw.limit_in_bytes": str(limits.memory_bytes),
+            "pids.max": str(limits.tasks), "cpu.cfs_period_us": str(_PERIOD_US),
+            "cpu.cfs_quota_us": quota or "-1"},
+    }.get(version or 0, {})
+    return {name: value for name, value in files.items() if name.split(".")[0] in controllers}
 
 
 def remove_group(prefix: str) -> None:
@@ -296,7 +320,7 @@ def remove_group(prefix: str) -> None:
     if not _NAME.match(prefix):
         return
     for parent in dict.fromkeys(hierarchy().parents.values()):
-        _remove(parent / prefix)
+        remove(parent / prefix)
 
 
 def stale_groups() -> set[str]:

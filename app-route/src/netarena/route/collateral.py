@@ -14,6 +14,7 @@ a packet's fate, is collateral (rules that only count or log are not).
 
 from __future__ import annotations
 
+import ipaddress
 from dataclasses import dataclass, field
 
 from netarena.route.nodestate import NodeState, container, describe, inert
@@ -54,6 +55,31 @@ def _short(text: str) -> str:
     return text if len(text) <= _SHOWN else text[: _SHOWN - 3] + "..."
 
 
+def _connected(key: str, after: NodeState, inside: Footprint, node: str) -> bool:
+    """Whether an added route is the connected route of an address the faults touched.
+
+    An address put back under the inventory's prefix brings its own route.
+    """
+    words = key.split()
+    value = after.get(key, "").split()
+    if words[:2] != ["route", "main"] or words[-2:] != ["metric", "0"] or value[:2] != [
+            "unicast", "dev"] or len(value) != 3:
+        return False
+    dev = value[2]
+    if not inside.covers(node, f"addr {dev} -"):
+        return False
+    return any(
+        k.startswith(f"addr {dev} ") and _network(k.split()[2]) == words[2] for k in after
+    )
+
+
+def _network(cidr: str) -> str:
+    try:
+        return str(ipaddress.ip_network(cidr, strict=False))
+    except ValueError:
+        return ""
+
+
 def collateral(
     healthy: dict[str, NodeState], final: dict[str, NodeState], inside: Footprint
 ) -> list[str]:
@@ -73,7 +99,7 @@ def collateral(
             if key not in after:
                 found.append(_short(f"{node}: lost {what}"))
             elif key not in before:
-                if not inert(key):
+                if not inert(key) and not _connected(key, after, inside, node):
                     found.append(_short(f"{node}: added {what} {after[key]}".rstrip()))
             else:
                 found.append(_short(f"{node}: changed {what}: {before[key]} -> {after[key]}"))

@@ -30,8 +30,11 @@ class RouteConfig(RewardConfig):
     num_subnets: int | None = Field(None, ge=2, le=64)
     """Switches/subnets behind the router; ``None`` lets each query's seed draw 2-4."""
     num_routers: int | None = Field(None, ge=3, le=8)
-    """Dynamic-routing queries: routers in the network; ``None`` lets the seed draw (OSPF 4-6,
-    BGP 4-8 in ASes of 2-3; BGP ignores fewer than 4)."""
+    """Dynamic-routing queries: routers in the network; ``None`` lets the seed draw (4-8,
+    BGP in ASes of 2-3; BGP ignores fewer than 4)."""
+    network: str | None = None
+    """OSPF queries: a whole real network (``topozoo/Abilene``, ``sndlib/polska``; at most
+    24 sites) instead of a part of ``num_routers`` sites drawn from any of them."""
     hosts_per_subnet: int | None = Field(None, ge=1, le=64)
     """Hosts per subnet; ``None`` lets each query's seed draw 2-4 per subnet."""
     topo: str | None = None

@@ -22,6 +22,7 @@ from netarena.route.actions import Action
 from netarena.route.checks import describe_flow, intended_flows, is_correct, regressions
 from netarena.route.collateral import footprint
 from netarena.route.guarded import GuardedEpisode
+from netarena.route.hidden import HiddenVerdict, probe_hidden
 from netarena.route.injection import ProbeTiming, build_faulted, measure_patiently
 from netarena.route.intent import intended_pairs
 from netarena.route.network import Network
@@ -82,6 +83,8 @@ class RouteEpisode(GuardedEpisode[PingMatrix]):
         """Those that must stay blocked (watched during each command, like ``blocked``)."""
         self.faults = injected.faults
         self.attempts = injected.attempts
+        self.hidden: HiddenVerdict | None = None
+        """The final score's probes on ports drawn at score time (``hidden.py``)."""
         assert injected.matrix is not None
         self._begin(injected.matrix)
 
@@ -116,12 +119,25 @@ class RouteEpisode(GuardedEpisode[PingMatrix]):
         if self.final:
             served = self.want_services
         before = self.state.flows | ((self.state.services or frozenset()) & self.want_services)
-        return measure_patiently(self.net, self.timing, expect, served, before)
+        now = measure_patiently(self.net, self.timing, expect, served, before)
+        if self.final and is_correct(now, self.want, self.want_services):
+            self.hidden = self._probe_hidden()
+        return now
+
+    def _probe_hidden(self) -> HiddenVerdict:
+        """Every pair on ports drawn now, which the agent could not target (``hidden.py``)."""
+        local = self.net.local
+        exclude = {local.tcp_port, local.udp_port}
+        exclude |= {p for node in self.plan.nodes for p in local.tcp_services(node)}
+        return probe_hidden(self.net, self.want, self.net.healthy, self.net.read_states(),
+                            exclude, timeout_s=self.timing.timeout_s)
 
     def _report(self, state: PingMatrix) -> str:
         return state.text() + self.volatile_note()
 
     def _solved(self, state: PingMatrix) -> bool:
+        if self.final and (self.hidden is None or not self.hidden.ok):
+            return False  # the final score also needs every port drawn at score time right
         return is_correct(state, self.want, self.want_services) and self.guard_clear
 
     def _regressions(self, before: PingMatrix, after: PingMatrix) -> list[str]:
@@ -148,4 +164,8 @@ class RouteEpisode(GuardedEpisode[PingMatrix]):
             "num_hosts": len(self.plan.hosts),
             "faults": ",".join(f"{f['type']}:{f['method']}@{f['node']}" for f in self.faults),
             "injection_attempts": ",".join(str(a) for a in self.attempts),
+            "hidden_ports": ",".join(f"{t}/{u}" for t, u in self.hidden.ports)
+            if self.hidden else "",
+            "hidden_wrong": len(self.hidden.wrong) if self.hidden else 0,
+            "hidden_examples": "; ".join(self.hidden.wrong[:3]) if self.hidden else "",
         }

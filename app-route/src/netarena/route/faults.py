@@ -13,12 +13,13 @@ leaving the interface is dropped). An MTU of 68 breaks pings because probes are 
 
 from __future__ import annotations
 
-import ipaddress
 import random
 from typing import Any
 
+from netarena.route.blocking import commands
 from netarena.route.intent import Intent
 from netarena.route.plan import ROUTER, NetworkPlan
+from netarena.route.targets import Target, draw_range, draw_record
 from netarena.route.undisclosed import DEFAULT_PORTS
 
 __all__ = [
@@ -64,42 +65,57 @@ LEVEL_LABELS: dict[int, tuple[str, ...]] = {
 }
 """The brief's fault combinations per level."""
 
-CANDIDATES_PER_FAULT = 8
+CANDIDATES_PER_FAULT = 10
 """Candidates stored per fault slot; open() takes the first that breaks connectivity."""
 
 Fault = dict[str, Any]
 
 
-def _unused_address(rng: random.Random, plan: NetworkPlan, subnet: int) -> str:
-    """An address of ``subnet`` that no machine of the plan holds."""
-    net = ipaddress.ip_network(plan.subnet(subnet).network)
-    taken = {plan.subnet(subnet).gateway, *(h.ip for h in plan.hosts_in(subnet))}
-    free = [str(a) for a in net.hosts() if str(a) not in taken]
-    return rng.choice(free)
+_INTERFACE = {"host": 4, "subnet": 1}
+_FILTER = {"host": 3, "subnet": 3, "pair": 2, "range": 2}
+_ROUTE = {"subnet": 2, "range": 3}
+_AIMS: dict[str, dict[str, int]] = {
+    "ip_forward_off": {"subnet": 1},
+    "forward_policy_drop": {"host": 3, "subnet": 2},
+    "rule_prohibit": {"host": 2, "subnet": 2, "pair": 2, "range": 3},
+    "forward_drop_subnet": _FILTER,
+    "iptables_drop": _FILTER,
+    "iptables_reject": _FILTER,
+    "icmp_drop": {"host": 3, "subnet": 3, "pair": 2},
+    "tcp_service_drop": {"host": 3, "subnet": 3, "pair": 2},
+    "udp_reject": {"host": 3, "subnet": 3, "pair": 2},
+    "wrong_interface": _ROUTE,
+    "unreachable_gateway": {"host": 2, "subnet": 2, "range": 3},
+    "metric_loses": _ROUTE,
+    "loop": _ROUTE,
+}
+"""The aims each method takes, weighted as the design's blocks make them available
+(interface and address methods: mostly a host's interface, as out-of-service hosts are the
+commonest block)."""
 
 
-def _pick_interface(rng: random.Random, plan: NetworkPlan, subnet: int) -> tuple[str, str]:
-    """A node and interface in ``subnet``: the router's side or one of its hosts."""
-    if rng.random() < 0.5:
-        return ROUTER, plan.subnet(subnet).router_intf
-    host = rng.choice(plan.hosts_in(subnet))
-    return host.name, host.intf
-
-
-def _address_value(
-    rng: random.Random, plan: NetworkPlan, fault: Fault, node: str, other: int
-) -> Any:
-    method, subnet = fault["method"], fault["subnet"]
-    if method == "wrong_ip":
-        return _unused_address(rng, plan, subnet)
-    if method == "wrong_prefix":
-        length = plan.subnet(subnet).prefixlen
-        return rng.choice([p for p in (length - 8, 16, 28, 30) if p != length and p >= 8])
-    if method == "duplicate_ip":
-        if node == ROUTER:
-            return plan.subnet(other).gateway
-        return rng.choice(plan.hosts_in(other)).ip
-    return None
+def _aim(rng: random.Random, plan: NetworkPlan, intent: Intent, method: str) -> Target:
+    """A target whose traffic must flow: no host out of service, no subnet cut off."""
+    off = {b.host for b in intent.blocks if b.kind == "host_off"}
+    cut = {b.subnet for b in intent.blocks if b.kind == "subnet_cut"}
+    hosts = [h for h in plan.hosts if h.name not in off and h.subnet not in cut]
+    subnets = sorted({h.subnet for h in hosts})
+    aims = _AIMS.get(method, _INTERFACE)
+    kinds = [k for k in aims if k != "pair" or len(subnets) >= 2]
+    kind = rng.choices(kinds, weights=[aims[k] for k in kinds])[0]
+    if kind == "host" and hosts:
+        host = rng.choice(hosts)
+        return Target("host", host.subnet, host.name)
+    subnet = rng.choice(subnets or [s.index for s in plan.subnets])
+    if kind == "pair":
+        other = rng.choice([i for i in subnets if i != subnet])
+        return Target("pair", subnet, other=other)
+    if kind == "range":
+        network = draw_range(rng, plan, subnet, with_hosts=True)
+        if network is not None:
+            return Target("range", subnet, network=network)
+    router = method != "ip_forward_off" and (method != "rule_prohibit" or rng.random() < 0.5)
+    return Target("subnet", subnet, router=router)
 
 
 def sample_fault(
@@ -112,38 +128,21 @@ def sample_fault(
 ) -> Fault:
     """Draw one concrete fault of type ``kind`` (``DR``, ``DI``, ...).
 
-    ``tcp_port`` is the machines' TCP service port (a filter may drop only that).
+    The method's object is drawn by ``targets.draw_record``, as the design's own blocks
+    are, aimed at traffic that must flow. ``tcp_port`` is the machines' TCP service port
+    (a filter may drop only that).
 
     Returns:
-        A JSON-able record: ``type``, ``method``, ``node``, ``intf``, ``subnet``, ``other``
-        and method parameters (``value``, ``via``).
+        A JSON-able record: ``type``, ``method``, ``node``, ``intf``, ``subnet``, ``other``,
+        the target, and the method's parameters (``blocking.commands`` renders it).
     """
     method = method or rng.choice(METHODS[kind])
-    indices = [s.index for s in plan.subnets]
-    subnet = rng.choice(indices)
-    other = rng.choice([i for i in indices if i != subnet])
-    fault: Fault = {"type": kind, "method": method, "subnet": subnet, "other": other}
-    if kind in ("DR", "DT"):
-        fault.update(node=ROUTER, intf=plan.subnet(subnet).router_intf)
-        if method == "tcp_service_drop":
-            fault["value"] = tcp_port
-    elif kind in ("DI", "RI"):
-        node, intf = _pick_interface(rng, plan, subnet)
-        fault.update(node=node, intf=intf)
-        value = _address_value(rng, plan, fault, node, other)
-        if value is not None:
-            fault["value"] = value
-    elif method == "unreachable_gateway" and rng.random() < 0.5:
-        host = rng.choice(plan.hosts_in(subnet))
-        fault.update(node=host.name, intf=host.intf, value=_unused_address(rng, plan, subnet))
-        if intent.restricted is not None and intent.restricted.subnet == subnet:
-            fault["route"] = plan.subnet(rng.choice(intent.restricted.peers)).network
-    else:
-        fault.update(node=ROUTER, intf=plan.subnet(subnet).router_intf)
-        if method == "unreachable_gateway":
-            fault["value"] = _unused_address(rng, plan, other)
-        elif method == "loop":
-            fault["via"] = rng.choice(plan.hosts_in(other)).name
+    target = _aim(rng, plan, intent, method)
+    fault = draw_record(rng, plan, target, method, (tcp_port, DEFAULT_PORTS[1]))
+    if fault["method"] == "unreachable_gateway" and fault["node"] != ROUTER:
+        restricted = intent.restricted
+        if restricted is not None and restricted.subnet == target.subnet:
+            fault["route"] = plan.subnet(rng.choice(restricted.peers)).network
     return fault
 
 
@@ -164,83 +163,6 @@ def fault_candidates(
     ]
 
 
-_FIXED: dict[str, list[str]] = {
-    "ip_forward_off": ["sysctl", "-w", "net.ipv4.ip_forward=0"],
-    "forward_policy_drop": ["iptables", "-P", "FORWARD", "DROP"],
-    "rule_prohibit": ["ip", "rule", "add", "to", "{net}", "prohibit", "pref", "100"],
-    "forward_drop_subnet": ["iptables", "-A", "FORWARD", "-s", "{net}", "-j", "DROP"],
-    "ifconfig_down": ["ifconfig", "{intf}", "down"],
-    "link_down": ["ip", "link", "set", "{intf}", "down"],
-    "mtu_too_small": ["ip", "link", "set", "{intf}", "mtu", "68"],
-    "flush": ["ip", "addr", "flush", "dev", "{intf}"],
-    "tc_zero_queue": ["tc", "qdisc", "add", "dev", "{intf}", "root", "pfifo", "limit", "0"],
-}
-
-
-def injection_commands(
-    fault: Fault, plan: NetworkPlan
-) -> list[tuple[str, list[str]]]:
+def injection_commands(fault: Fault, plan: NetworkPlan) -> list[tuple[str, list[str]]]:
     """The ``(node, argv)`` commands that inject ``fault`` (run by us, not the agent)."""
-    node, intf, method = fault["node"], fault["intf"], fault["method"]
-    subnet = plan.subnet(fault["subnet"])
-    if method in _FIXED:
-        argv = [a.format(net=subnet.network, intf=intf) for a in _FIXED[method]]
-        return [(node, argv)]
-    if method in ("wrong_ip", "wrong_prefix", "duplicate_ip"):
-        own = subnet.gateway if node == ROUTER else plan.host(node).ip
-        new = (
-            f"{own}/{fault['value']}"
-            if method == "wrong_prefix"
-            else f"{fault['value']}/{subnet.prefixlen}"
-        )
-        return [
-            (node, ["ip", "addr", "del", f"{own}/{subnet.prefixlen}", "dev", intf]),
-            (node, ["ip", "addr", "add", new, "brd", "+", "dev", intf]),  # as typed
-        ]
-    if method in ("iptables_drop", "iptables_reject"):
-        target = "DROP" if method == "iptables_drop" else "REJECT"
-        return [
-            (ROUTER, ["iptables", "-A", "FORWARD", "-s", subnet.network, "-j", target]),
-            (ROUTER, ["iptables", "-A", "FORWARD", "-d", subnet.network, "-j", target]),
-        ]
-    if method == "tcp_service_drop":
-        rule = ["-d", subnet.network, "-p", "tcp", "--dport", str(fault["value"]), "-j", "DROP"]
-        return [(ROUTER, ["iptables", "-A", "FORWARD", *rule])]
-    if method == "udp_reject":
-        rule = ["-s", subnet.network, "-p", "udp", "-j", "REJECT"]
-        return [(ROUTER, ["iptables", "-A", "FORWARD", *rule])]
-    if method == "icmp_drop":
-        net = subnet.network
-        return [
-            (ROUTER, ["iptables", "-A", "INPUT", "-s", net, "-p", "icmp", "-j", "DROP"]),
-            (ROUTER, ["iptables", "-A", "FORWARD", "-s", net, "-p", "icmp", "-j", "DROP"]),
-        ]
-    return _wrong_route(fault, plan)
-
-
-def _wrong_route(fault: Fault, plan: NetworkPlan) -> list[tuple[str, list[str]]]:
-    node, method = fault["node"], fault["method"]
-    subnet, other = plan.subnet(fault["subnet"]), plan.subnet(fault["other"])
-    net, right, wrong = subnet.network, subnet.router_intf, other.router_intf
-    del_connected = (ROUTER, ["ip", "route", "del", net, "dev", right])
-    if method == "wrong_interface":
-        return [del_connected, (ROUTER, ["ip", "route", "add", net, "dev", wrong])]
-    if method == "unreachable_gateway":
-        if node != ROUTER:
-            target = fault.get("route", "default")
-            return [(node, ["ip", "route", "replace", target, "via", fault["value"]])]
-        return [del_connected, (ROUTER, ["ip", "route", "add", net, "via", fault["value"]])]
-    if method == "metric_loses":
-        return [
-            del_connected,
-            (ROUTER, ["ip", "route", "add", net, "dev", right, "metric", "500"]),
-            (ROUTER, ["ip", "route", "add", net, "dev", wrong, "metric", "10"]),
-        ]
-    if method == "loop":
-        via = fault["via"]
-        return [
-            (via, ["sysctl", "-w", "net.ipv4.ip_forward=1"]),
-            del_connected,
-            (ROUTER, ["ip", "route", "add", net, "via", plan.host(via).ip]),
-        ]
-    raise ValueError(f"unknown fault method {method!r}")
+    return commands(fault, plan)

@@ -12,11 +12,12 @@ from netarena.common.core.evidence import AuditObject
 from netarena.common.core.types import Query
 from netarena.route.config import RouteConfig
 from netarena.route.faults import FAULT_TYPES, LEVEL_LABELS, fault_candidates
+from netarena.route.frr.bgp_design import draw_bgp_plan
 from netarena.route.frr.bgp_faults import BGP_FAULTS, BGP_LEVEL_LABELS, draw_bgp_faults
-from netarena.route.frr.bgp_plan import draw_bgp_plan
 from netarena.route.frr.bgp_prompts import bgp_symptoms
+from netarena.route.frr.design import draw_ospf_plan
 from netarena.route.frr.faults import OSPF_FAULTS, OSPF_LEVEL_LABELS, draw_faults
-from netarena.route.frr.plan import OspfPlan, draw_ospf_plan
+from netarena.route.frr.plan import OspfPlan
 from netarena.route.frr.prompts import dynamic_prompt, ticket_symptoms
 from netarena.route.intent import draw_intent, intended_pairs
 from netarena.route.limits import MAX_CONCURRENT_EPISODES, MAX_MACHINES
@@ -133,10 +134,15 @@ class RouteApp(App):
             plan, faults = bgp, drawn
             symptoms, watch = bgp_symptoms(bgp, faults, rng)
         else:
-            kind = "ospf"
-            plan = draw_ospf_plan(rng, self.config.num_routers or rng.randint(4, 6))
-            faults = draw_faults(rng, plan, label)
-            symptoms, watch = ticket_symptoms(plan, faults, rng)
+            kind, ticket = "ospf", None
+            while ticket is None:  # a design with a place for every fault, valued as
+                plan = draw_ospf_plan(  # designed, and a ticket that tells them apart
+                    rng, self.config.num_routers or rng.randint(4, 8), self.config.network
+                )
+                found = draw_faults(rng, plan, label)
+                ticket = None if found is None else ticket_symptoms(plan, found, rng)
+            faults = found or []
+            symptoms, watch = ticket
         prompt = dynamic_prompt(
             plan, symptoms, self.config.prompt_style, self.config.command_timeout_s
         )
@@ -164,9 +170,11 @@ class RouteApp(App):
         Static networks: ``route/audit.py``; OSPF and BGP networks: ``frr/audit.py``.
         """
         if query.truth.get("kind") in ("ospf", "bgp"):
-            from netarena.route.frr.audit import audit_objects
-        else:
-            from netarena.route.audit import audit_objects
+            from netarena.route.frr.audit import audit_objects as dynamic
+
+            return dynamic(self, query)
+        from netarena.route.audit import audit_objects
+
         return audit_objects(self, query)
 
     def reference_agent(self) -> Any:

@@ -224,6 +224,7 @@ def build_faulted(
     slots: list[list[Fault]],
     timing: ProbeTiming | None = None,
     local: Undisclosed | None = None,
+    on_healthy: Callable[[Network], None] | None = None,
 ) -> Injected:
     """Build the network, check it against the intent, and inject one verified fault per slot.
 
@@ -239,6 +240,8 @@ def build_faulted(
         slots: Candidate faults per slot.
         timing: Probe timing of the episode; fault checks use one confirmation round.
         local: The service ports and undisclosed configuration to build with.
+        on_healthy: Called with the network once it is checked healthy, before any fault
+            (the audit reads the healthy configuration there).
 
     Raises:
         EmulatorError: The healthy network does not match the intent, or no combination
@@ -261,12 +264,15 @@ def build_faulted(
                 "the healthy network does not match its intent: "
                 + _describe_mismatch(search.want, healthy)
             )
+        if on_healthy is not None:
+            on_healthy(search.net)
         final = search.place(slots, 0, healthy)
         if final is None:
             raise EmulatorError(
                 f"no combination of fault candidates broke connectivity at every slot "
                 f"({search.trials} trials)"
             )
+        search.net.zero_counters()  # the faults are not newer than the rest by their counts
         return Injected(search.net, search.kept, search.attempts, final, search.services)
     except BaseException:
         search.net.close()

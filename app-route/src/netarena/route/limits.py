@@ -32,6 +32,7 @@ __all__ = [
     "MAX_CONCURRENT_EPISODES",
     "PAIR_BUDGET",
     "OBJECT_BUDGET",
+    "CONFIG_LINES",
     "LiveNetworks",
     "count_node",
     "over_budget",
@@ -54,6 +55,8 @@ ICMP_BURST = 4000
 """ICMP packets a node may send at once before ``ICMP_RATE_PER_S`` applies."""
 _LIMITED_PROTOCOLS = ("icmp", "ipv6-icmp", "gre", "ipencap", "ipv6")
 """ICMP, and the tunnels that could carry it past the limit (GRE, IP-in-IP, 6in4)."""
+CONFIG_LINES = "frr configuration lines"
+"""The kind of object a router's FRR configuration lines are (``OBJECT_BUDGET``)."""
 OBJECT_BUDGET = {
     "links": 64,
     "addresses": 512,
@@ -67,6 +70,7 @@ OBJECT_BUDGET = {
     "tc objects": 1024,
     "conntrack entries": 131072,
     "xfrm objects": 256,
+    "frr configuration lines": 4096,
 }
 """Most kernel objects of each kind a node may hold: far above any repair's needs, far
 below what holds host memory (a veth pair costs about 100 KB of kernel memory), fills a
@@ -74,7 +78,10 @@ table every namespace shares (the kernel's ARP table holds 1,024 learned entries
 its connection-tracking table 262,144 here) or makes the node's listing too long to read.
 "Filter objects" are nftables tables, chains, sets, stateful objects and flowtables;
 "xfrm objects" IPsec policies and states together;
-"set elements" count the elements of every set and map, anonymous ones included.
+"set elements" count the elements of every set and map, anonymous ones included;
+"frr configuration lines" the lines of a router's running configuration in each of its
+FRR daemons (``frr/network.py``; a prefix-list line every daemon keeps counts once in each:
+60,000 of them took zebra and ospfd to 750 MB each).
 Connection-tracking entries get half the host's table: the judge's own probes leave about
 18,000 on the router of the largest network (8x8) after two turns, for 30 s each."""
 

@@ -3,7 +3,9 @@
 ``ConcurrentMininet`` starts and configures hosts from a thread pool (the shells' prompts
 dominate building on a loaded machine) and gives every node its own user namespace when
 asked; its veth pairs are made by the evaluator (``_made_here``), and its interfaces are
-configured over rtnetlink (``NetlinkIntf``).
+configured over rtnetlink (``NetlinkIntf``). Asked to (``fabric_links``), it runs every
+node-to-node link through a bridge of its own in the switch fabric, where the fabric's
+limits apply as on switch ports.
 """
 
 from __future__ import annotations
@@ -74,6 +76,10 @@ class ConcurrentMininet(Mininet):
     _workers = 8
     node_uid: int | None = None
     """When set, every node gets a user namespace of its own with this uid as root."""
+    fabric_links: list[tuple[str, str]] | None = None
+    """When set (a list), every node-to-node link goes through a bridge in the fabric (made
+    beforehand: ``fabric_bridges``); the fabric's two ends of each link are added, named as
+    their nodes' ends."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:  # noqa: D107
         kwargs.setdefault("intf", NetlinkIntf)
@@ -87,8 +93,30 @@ class ConcurrentMininet(Mininet):
         **params: Any,
     ) -> Any:
         """Mininet's ``addLink``, with veth pairs made by the evaluator (see ``_made_here``)."""
-        link_class = _made_here(self.link if cls is None else cls)
+        link_class = _made_here(self.link if cls is None else cls, self.fabric_links)
         return super().addLink(node1, node2, port1, port2, cls=link_class, **params)
+
+    @staticmethod
+    def fabric_bridges(count: int) -> list[str]:
+        """``ip -batch`` lines that make ``count`` bridges for the links, in the fabric.
+
+        No STP or multicast snooping, which would hold back a port or a routing
+        protocol's multicast.
+        """
+        lines = [f"link add nab{i} type bridge stp_state 0 mcast_snooping 0" for i in range(count)]
+        return lines + [f"link set nab{i} up" for i in range(count)]
+
+    def fabric_ports(self) -> list[str]:
+        """``ip -batch`` lines that join each link's two fabric ends in a bridge of its own.
+
+        The fabric's ends take any frame their node's end sends (the largest MTU), so a
+        link behaves as the veth pair it replaces.
+        """
+        return [
+            f"link set {end} master nab{i} mtu 65535 up"
+            for i, ends in enumerate(self.fabric_links or [])
+            for end in ends
+        ]
 
     def buildFromTopo(self, topo: Topo | None = None) -> None:  # noqa: N802 - Mininet's name
         """Start every host's shell at once, then build as Mininet does."""
@@ -125,13 +153,15 @@ class ConcurrentMininet(Mininet):
             list(pool.map(configure, self.hosts))
 
 
-def _made_here(link_class: Any) -> Any:
+def _made_here(link_class: Any, bridged: list[tuple[str, str]] | None = None) -> Any:
     """``link_class`` making its veth pairs from the evaluator, each end in its node.
 
     Mininet makes a pair from the first node's shell, the peer going straight into the
     second node's namespace. A node's shell is root of its own user namespace only, which
     (rightly) cannot create anything in the switch fabric, so the evaluator makes both
     ends instead, each directly in its node's namespace, over rtnetlink (``add_veth``).
+    With ``bridged``, each node's end is paired with an end in the fabric (this thread's
+    namespace) instead, and the two fabric ends are added to ``bridged``.
     """
 
     def make_pair(
@@ -146,7 +176,12 @@ def _made_here(link_class: Any) -> Any:
     ) -> Any:
         if node1 is None or node2 is None:  # made here anyway, then moved by Mininet
             return link_class.makeIntfPair(intfname1, intfname2, addr1, addr2)
-        add_veth(VethEnd(intfname1, addr1, node1.pid), VethEnd(intfname2, addr2, node2.pid))
+        if bridged is None or node1.inNamespace is False or node2.inNamespace is False:
+            add_veth(VethEnd(intfname1, addr1, node1.pid), VethEnd(intfname2, addr2, node2.pid))
+            return None
+        for name, mac, node in ((intfname1, addr1, node1), (intfname2, addr2, node2)):
+            add_veth(VethEnd(name, mac, node.pid), VethEnd(name, None, None))
+        bridged.append((intfname1, intfname2))
         return None
 
     name = link_class.__name__

@@ -4,7 +4,12 @@ Every episode owns a unique name prefix (``nr`` + 5 base-36 characters, e.g. ``n
 All its namespaces are named ``<prefix>_<node>`` (``nr3k9az_net`` holds the bridges,
 ``nr3k9az_r0``/``nr3k9az_h1`` are the nodes), so a cleanup can find them by prefix after a
 killed process. An owner file ``/run/netarena-route/<prefix>.pid`` records the owning
-process, so ``cleanup`` spares episodes of processes that are still alive.
+process: it is written when the prefix is claimed (``claim_prefix``), before anything of the
+network exists, so nothing of a network is ever without an owner. ``cleanup`` spares the
+networks of owners that are alive (a pid the kernel gave to a process started after the
+owner file was written is not the owner) and removes the others; every ``claim_prefix``
+(every network's construction, in ``open()``) first reaps the networks of owners that are
+gone, so a program killed while it held networks leaves nothing behind for long.
 
 Python 3.11 has no ``os.setns``; ``enter`` calls libc's ``setns`` for the current thread
 only (network namespaces are per thread), so sockets can be opened inside a node.
@@ -27,6 +32,7 @@ import re
 import shutil
 import signal
 import subprocess
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -37,11 +43,11 @@ from netarena.route.cgroups import remove_group, stale_groups
 __all__ = [
     "NETNS_DIR",
     "OWNER_DIR",
-    "FRR_DIR",
     "PREFIX_RE",
     "new_prefix",
+    "claim_prefix",
+    "reap",
     "fs_root",
-    "mount_frr_dir",
     "enter",
     "ip_batch",
     "write_sysctl",
@@ -56,11 +62,6 @@ NETNS_DIR = Path("/run/netns")
 """Where ``ip netns`` keeps its bind mounts."""
 OWNER_DIR = Path("/run/netarena-route")
 """Owner files: one ``<prefix>.pid`` per live episode."""
-FRR_DIR = Path("/run/netarena-frr")
-"""Dynamic-routing episodes' FRR directories: ``<prefix>/<router>/{etc,run}``."""
-FRR_DIR_SIZE = "256m"
-"""Ceiling of the tmpfs at ``FRR_DIR`` (``mount_frr_dir``): what daemons' logs, or an agent
-writing there, can take, all episodes together."""
 PREFIX_RE = re.compile(r"^(nr[0-9a-z]{5})_[A-Za-z0-9]+$")
 """Namespace names of ours; group 1 is the episode prefix."""
 
@@ -79,29 +80,65 @@ def new_prefix(rng: random.Random | None = None) -> str:
             return prefix
 
 
+def claim_prefix(prefix: str | None = None) -> str:
+    """Reap the networks of owners that are gone, then claim a prefix for this process.
+
+    The owner file is made before anything of the network (whole, and exclusively: two
+    processes never claim one prefix, and no reaper reads it half written), so a process
+    killed at any later point of ``open()`` leaves an owner file naming a process that is
+    gone.
+
+    Args:
+        prefix: The prefix wanted; a fresh one by default.
+
+    Raises:
+        EmulatorError: ``prefix`` is claimed already, or the owner file cannot be made.
+    """
+    reap()
+    try:
+        OWNER_DIR.mkdir(parents=True, exist_ok=True)
+        spare = OWNER_DIR / f".claim.{os.getpid()}.{threading.get_ident()}"
+        spare.write_text(str(os.getpid()))
+        try:
+            while True:
+                wanted = prefix or new_prefix()
+                try:
+                    os.link(spare, OWNER_DIR / f"{wanted}.pid")
+                    return wanted
+                except FileExistsError:
+                    if prefix:
+                        raise EmulatorError(f"prefix {prefix} is claimed already") from None
+        finally:
+            spare.unlink()
+    except OSError as exc:
+        raise EmulatorError(f"cannot claim a network prefix: {exc}") from exc
+
+
+def reap() -> list[str]:
+    """``cleanup()`` of owners that are gone, unless another process is reaping right now.
+
+    Returns:
+        Names of the namespaces removed.
+    """
+    try:
+        OWNER_DIR.mkdir(parents=True, exist_ok=True)
+        lock = open(OWNER_DIR / ".reap.lock", "w")  # noqa: SIM115 - held across the body
+    except OSError:
+        return []
+    with lock:
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            return []  # another open() is reaping: what it leaves, the next one takes
+        removed = cleanup()
+    if removed:
+        log.warning("removed %d namespaces of networks whose owner is gone", len(removed))
+    return removed
+
+
 def fs_root(prefix: str) -> Path:
     """Where episode ``prefix`` mounts its agents' writable filesystem."""
     return OWNER_DIR / f"{prefix}.fs"
-
-
-def mount_frr_dir() -> None:
-    """Make ``FRR_DIR`` a tmpfs of its own if it is not a mount point yet.
-
-    Every router's daemons create their vty sockets, pid and log files there, and each
-    episode its configuration files: where ``/run`` is a disk filesystem (ext4 on some
-    machines), allocating those inodes took a tenth of an episode's CPU with eight in
-    parallel. Processes mount under a lock, before creating anything, so none hides
-    another's files. Without the privilege to mount, the directory stays as it is.
-    """
-    FRR_DIR.mkdir(mode=0o755, parents=True, exist_ok=True)
-    if os.path.ismount(FRR_DIR):
-        return
-    with open(FRR_DIR.with_name(".netarena-frr.lock"), "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if not os.path.ismount(FRR_DIR):
-            options = f"mode=0755,size={FRR_DIR_SIZE}".encode()
-            if _libc.mount(b"netarena-frr", bytes(FRR_DIR), b"tmpfs", 0, options) != 0:
-                log.info("%s stays on its filesystem: %s", FRR_DIR, os.strerror(ctypes.get_errno()))
 
 
 def _setns(fd: int) -> None:
@@ -140,7 +177,6 @@ def _remove_filesystem(prefix: str) -> None:
         subprocess.run(["umount", "-l", str(root)], capture_output=True)
         with contextlib.suppress(OSError):
             shutil.rmtree(root)
-    shutil.rmtree(FRR_DIR / prefix, ignore_errors=True)
 
 
 def ip_batch(lines: list[str], netns: str | None = None, check: bool = True) -> str:
@@ -265,19 +301,42 @@ def _delete_namespace(name: str) -> None:
 
 
 def _owner_alive(prefix: str) -> bool:
+    """Whether the process that claimed ``prefix`` is still running.
+
+    A process with the owner's pid that started after the owner file was written is
+    another one (the kernel reuses pids).
+    """
+    owner = OWNER_DIR / f"{prefix}.pid"
     try:
-        pid = int((OWNER_DIR / f"{prefix}.pid").read_text().strip())
+        pid = int(owner.read_text().strip())
+        written = owner.stat().st_mtime
     except (OSError, ValueError):
         return False
     if pid == os.getpid():
         return True
     try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
+        started = _start_time(pid)
+    except OSError:
         return False
-    except PermissionError:
-        return True
-    return True
+    return started <= written + 1  # the boot time is known to the second
+
+
+def _start_time(pid: int) -> float:
+    """When process ``pid`` started, in seconds since the epoch.
+
+    Raises:
+        OSError: No such process.
+    """
+    stat = Path(f"/proc/{pid}/stat").read_text()
+    ticks = int(stat.rsplit(")", 1)[1].split()[19])
+    return _boot_time() + ticks / os.sysconf("SC_CLK_TCK")
+
+
+def _boot_time() -> float:
+    for line in Path("/proc/stat").read_text().splitlines():
+        if line.startswith("btime "):
+            return float(line.split()[1])
+    return 0.0
 
 
 def cleanup(include_live: bool = False) -> list[str]:
@@ -300,6 +359,12 @@ def cleanup(include_live: bool = False) -> list[str]:
                 _remove_filesystem(prefix)
                 with contextlib.suppress(FileNotFoundError):
                     owner.unlink()
+        for spare in OWNER_DIR.glob(".claim.*"):  # a claim's, killed before it linked it
+            with contextlib.suppress(OSError, ValueError):
+                os.kill(int(spare.name.split(".")[2]), 0)
+                continue
+            with contextlib.suppress(FileNotFoundError):
+                spare.unlink()
     for prefix in stale_groups() - list_prefixes():
         if include_live or not _owner_alive(prefix):
             remove_group(prefix)

@@ -18,38 +18,29 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import os
+import re
 import subprocess
-from dataclasses import dataclass, field
 
 from netarena.common.core.errors import EmulatorError
+from netarena.route.blocking import Record, commands
 from netarena.route.intent import Intent, host_route_commands, host_rules, router_rules
 from netarena.route.limits import OBJECT_BUDGET, count_node, limit_icmp, over_budget
 from netarena.route.mininet_build import ConcurrentMininet, raise_open_file_limit
 from netarena.route.namespaces import (
-    OWNER_DIR,
+    claim_prefix,
     enter,
     ip_batch,
-    new_prefix,
     remove_prefix,
     write_sysctl,
 )
-from netarena.route.nodestate import NodeState, StateReader
+from netarena.route.nodestate import NEVER_CHANGED, NodeState, StateReader, ruleset_generation
 from netarena.route.plan import ROUTER, NetworkPlan
 from netarena.route.rtnetlink import flush_learned
-from netarena.route.rulesets import (
-    UnreadableState,
-    host_writing_rules,
-    legacy_cleaned,
-    legacy_volatile,
-    parse_ruleset,
-    read_listing,
-    removal_commands,
-    volatile_rules,
-)
+from netarena.route.rulesets import RuleFindings, inspect_filters
 from netarena.route.sandbox import EpisodeSandbox, ExecResult, episode_uid
 from netarena.route.services import Services
 from netarena.route.topology import Bridge, Mininet, Topo
+from netarena.route.twins import apply_order
 from netarena.route.undisclosed import Item, Undisclosed
 
 __all__ = ["Network", "ExecResult", "RuleFindings", "OBJECT_BUDGET"]
@@ -61,22 +52,21 @@ _FABRIC = "net"
 _BRIDGE_FIREWALL = ("arptables", "iptables", "ip6tables")
 
 
-@dataclass
-class RuleFindings:
-    """What ``Network.inspect`` found in a node's packet filters."""
+def _most_interfaces(topo: Topo) -> int:
+    """The most links any node but a switch has (its interfaces besides the loopback)."""
+    links: dict[str, int] = {}
+    for a, b in topo.links():
+        for node in (a, b):
+            links[node] = links.get(node, 0) + 1
+    nodes = [n for n in links if not topo.isSwitch(n)]
+    return max([len(topo.switches()), *(links[n] for n in nodes)])
 
-    removed: list[str] = field(default_factory=list)
-    """Rules whose targets write host state, deleted (each makes the step unsafe)."""
-    volatile: list[str] = field(default_factory=list)
-    """Rules whose verdict depends on time or traffic history (no repair relies on them)."""
-    counts: dict[str, int] = field(default_factory=dict)
-    """Kernel objects the node holds, by kind (see ``OBJECT_BUDGET``)."""
-    unreadable: list[str] = field(default_factory=list)
-    """Why the node's rulesets could not be read (each makes the step invalid and unsafe)."""
 
-    def over_budget(self) -> list[str]:
-        """Kinds of object the node holds more of than ``OBJECT_BUDGET`` allows."""
-        return over_budget(self.counts)
+def _refusal(line: str) -> bool:
+    """Whether an ``ip -batch`` line adds a policy rule that refuses traffic."""
+    words = line.split()
+    return words[:2] == ["rule", "add"] and bool(
+        {"prohibit", "unreachable", "blackhole"} & set(words))
 
 
 class Network:
@@ -94,6 +84,10 @@ class Network:
         EmulatorError: Building failed (everything created so far is removed first).
     """
 
+    fabric_links = False
+    """Whether node-to-node links (not only switch ports) cross the switch fabric, so its
+    ICMP limit (``limits.limit_icmp``) applies on them too."""
+
     def __init__(
         self,
         plan: NetworkPlan,
@@ -105,7 +99,7 @@ class Network:
         self.plan = plan
         self.intent = intent
         self.local = local or Undisclosed()
-        self.prefix = prefix or new_prefix()
+        self.prefix = claim_prefix(prefix)
         self.mininet: Mininet | None = None
         self.sandbox: EpisodeSandbox | None = None
         self.services: Services | None = None
@@ -126,14 +120,12 @@ class Network:
     def _start_mininet(self, topo: Topo) -> None:
         """Build and start ``topo`` in the episode's private switch fabric (every network)."""
         raise_open_file_limit()
-        OWNER_DIR.mkdir(parents=True, exist_ok=True)
-        (OWNER_DIR / f"{self.prefix}.pid").write_text(str(os.getpid()))
         fabric = self.netns(_FABRIC)
         ip_batch([f"netns add {fabric}"])
         for table in _BRIDGE_FIREWALL:  # our own namespace: bridges just switch
             with contextlib.suppress(OSError):
                 write_sysctl(fabric, f"net.bridge.bridge-nf-call-{table}", "0")
-        self._skip_node_ifindexes(fabric, len(topo.switches()))
+        self._prepare_fabric(fabric, topo)
         with enter(fabric):
             self.mininet = ConcurrentMininet(
                 topo=topo,
@@ -144,7 +136,10 @@ class Network:
                 build=False,
             )
             self.mininet.node_uid = episode_uid(self.prefix)
+            self.mininet.fabric_links = [] if self.fabric_links else None
             self.mininet.build()
+            if self.mininet.fabric_links:
+                ip_batch(self.mininet.fabric_ports(), fabric)
             self.mininet.start()
         limit_icmp(fabric)
         ip_batch([f"netns attach {self.netns(h.name)} {h.pid}" for h in self.mininet.hosts])
@@ -158,26 +153,42 @@ class Network:
         for node in self.plan.nodes:  # as on a systemd host: deleting a primary address
             for scope in ("all", "default"):  # promotes the next instead of dropping all
                 write_sysctl(self.netns(node), f"net.ipv4.conf.{scope}.promote_secondaries", "1")
+            # the judge's listeners answer a probe once: a SYN-ACK retried for half a minute
+            # after a probe would keep counting on the rules that drop it
+            write_sysctl(self.netns(node), "net.ipv4.tcp_synack_retries", "0")
         self._apply_intent()
+        twins = apply_order(self.local.twins)
+        first = [r for r in twins if r["method"] == "wrong_prefix"]  # it drops routes
+        self._apply_twins(first)
         for node in self.plan.nodes:
             self._apply_undisclosed(node, self.local.on(node))
+        self._apply_twins([r for r in twins if r["method"] != "wrong_prefix"])
+        for node in self.plan.nodes:  # last: a refusing rule can make a gateway invalid
+            if lines := [line for i in self.local.on(node) for line in i.ip if _refusal(line)]:
+                ip_batch(lines, self.netns(node))
         self.services = Services({n: self.netns(n) for n in self.plan.nodes}, self.local)
         self.sandbox = EpisodeSandbox(self.prefix, self.plan)
         self.healthy = self.read_states()
 
-    def _skip_node_ifindexes(self, fabric: str, switches: int) -> None:
+    def _prepare_fabric(self, fabric: str, topo: Topo) -> None:
         """Make the switch ports' interface numbers differ from their peers'.
 
         A veth end whose ifindex equals its peer's (both ``2`` in fresh namespaces: a
         host's first interface and the first switch port) has its carrier changes treated
         as non-urgent by the kernel: the bridge enables that port up to a second late, and
-        the host cannot talk meanwhile. Burning the fabric's low numbers (throwaway veth
-        pairs) puts every switch port above any node interface's number.
+        the host cannot talk meanwhile. Burning the fabric's low numbers puts every switch
+        port above any node interface's number: with ``fabric_links``, the links' bridges
+        are made first; else throwaway veth pairs (left down: deleting a veth pair costs
+        tens of milliseconds, deleting the fabric removes them together).
         """
-        pairs = (switches + 3) // 2
-        names = [(f"nax{i}a", f"nax{i}b") for i in range(pairs)]
-        ip_batch([f"link add {a} type veth peer name {b}" for a, b in names], fabric)
-        ip_batch([f"link del {a}" for a, _ in names], fabric)
+        most = _most_interfaces(topo)
+        if self.fabric_links:
+            links = [x for x in topo.links() if not any(topo.isSwitch(n) for n in x)]
+            lines = ConcurrentMininet.fabric_bridges(max(len(links), most + 2))
+        else:
+            pairs = range((most + 3) // 2)
+            lines = [f"link add nax{i}a type veth peer name nax{i}b" for i in pairs]
+        ip_batch(lines, fabric)
 
     def _apply_intent(self) -> None:
         rules = router_rules(self.plan, self.intent)
@@ -190,10 +201,23 @@ class Network:
             if commands:
                 ip_batch([" ".join(c[1:]) for c in commands], self.netns(host.name))
 
+    def _apply_twins(self, records: list[Record]) -> None:
+        """The design's blocks and fault-shaped objects (``twins.py``), as faults are made.
+
+        Renumbered addresses come before the undisclosed items (they drop the routes through
+        their interface), the rest after them, so its rules land among the items' rules as a
+        fault's do.
+        """
+        for record in records:
+            for node, argv in commands(record, self.plan):
+                result = self.exec(node, argv)
+                if result.returncode != 0:
+                    raise EmulatorError(f"{node} $ {' '.join(argv)}: {result.output.strip()}")
+
     def _apply_undisclosed(self, node: str, items: list[Item]) -> None:
         """Apply ``node``'s undisclosed configuration (``undisclosed.py``)."""
         netns = self.netns(node)
-        if lines := [line for item in items for line in item.ip]:
+        if lines := [line for item in items for line in item.ip if not _refusal(line)]:
             ip_batch(lines, netns)
         tables = []
         for table in ("filter", "nat"):
@@ -260,54 +284,35 @@ class Network:
         self._check_open(node)
         assert self.sandbox is not None and self.mininet is not None
         userns = f"/proc/{self.mininet.nameToNode[node].pid}/ns/user"
-        netns = self.netns(node)
 
         def guard() -> str | None:  # stops a command piling up objects before it is done
-            return ", ".join(over_budget(count_node(netns))) or None
+            return ", ".join(over_budget(self.count_objects(node, guard=True))) or None
 
-        return self.sandbox.run(node, netns, userns, command, timeout_s, guard)
+        return self.sandbox.run(node, self.netns(node), userns, command, timeout_s, guard)
+
+    def count_objects(self, node: str, guard: bool = False) -> dict[str, int]:
+        """The objects ``node`` holds, by kind of ``OBJECT_BUDGET`` (``limits.count_node``).
+
+        ``guard``: counted while a command runs (a subclass may count less patiently).
+        """
+        return count_node(self.netns(node))
 
     def inspect(self, node: str) -> RuleFindings:
-        """Read ``node``'s packet filters and count its kernel objects.
+        """Read ``node``'s packet filters and count its kernel objects (``inspect_filters``)."""
+        return inspect_filters(node, self.netns(node), self.count_objects(node))
 
-        Rules that write host state are deleted on the spot (``rulesets.py``). A node over
-        its object budget is not listed; one whose listing fails twice (a loaded host can
-        fail one) is reported unreadable.
+    def zero_counters(self) -> None:
+        """Reset every packet-filter counter on every node that has a ruleset.
+
+        An injected rule would otherwise show fewer hits than the design's rules (it is
+        younger than they are), a tell no real incident has.
         """
-        findings = RuleFindings(counts=count_node(self.netns(node)))
-        if findings.over_budget():
-            return findings
-        for attempt in (1, 2):
-            try:
-                self._read_filters(node, findings)
-                break
-            except UnreadableState as exc:
-                log.info("%s: listing failed (attempt %d): %s", node, attempt, exc)
-                if attempt == 2:
-                    reason = f"{node}: its packet filters cannot be read: {exc}"
-                    findings.unreadable.append(reason)
-                findings.volatile.clear()
-        return findings
-
-    def _read_filters(self, node: str, findings: RuleFindings) -> None:
-        netns = self.netns(node)
-        rules = parse_ruleset(read_listing(netns, ["nft", "-j", "list", "ruleset"]))
-        if writing := host_writing_rules(rules):
-            read_listing(netns, ["nft", "-j", "-f", "-"], stdin=removal_commands(writing))
-            findings.removed.append(
-                f"{node}: {len(writing)} packet-filter rule(s) with a target that writes host "
-                "state (IDLETIMER, LED, AUDIT), removed"
-            )
-        findings.volatile += [f"{node}: {rule}" for rule in volatile_rules(rules)]
-        names = "cat /proc/net/ip_tables_names /proc/net/ip6_tables_names 2>/dev/null || true"
-        if not read_listing(netns, ["sh", "-c", names]).strip():
-            return  # no legacy x_tables in use (or none in this kernel)
-        for tool in ("iptables-legacy", "ip6tables-legacy"):
-            saved = read_listing(netns, [f"{tool}-save"])
-            if (cleaned := legacy_cleaned(saved)) is not None:
-                read_listing(netns, [f"{tool}-restore"], stdin=cleaned)
-                findings.removed.append(f"{node}: {tool} rules that write host state, removed")
-            findings.volatile += [f"{node}: {tool}: {rule}" for rule in legacy_volatile(saved)]
+        for node in self.plan.nodes:
+            if ruleset_generation(self.netns(node)) == NEVER_CHANGED:
+                continue  # no ruleset at all
+            tables = self.exec(node, ["iptables-save"]).output
+            for table in re.findall(r"^\*(\w+)$", tables, re.MULTILINE):
+                self.exec(node, ["iptables", "-t", table, "-Z"])
 
     def flush_neighbours(self) -> None:
         """Forget every learned neighbour entry on every node (static entries stay).

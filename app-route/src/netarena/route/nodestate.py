@@ -43,33 +43,26 @@ from netarena.route.kernel_objects import HEADER, NodeState, attributes, read_rt
 from netarena.route.namespaces import enter
 from netarena.route.xfrm_objects import read_xfrm
 
-__all__ = ["NodeState", "StateReader", "container", "describe", "inert", "ruleset_objects"]
+__all__ = [
+    "NEVER_CHANGED",
+    "NodeState",
+    "StateReader",
+    "container",
+    "describe",
+    "inert",
+    "ruleset_generation",
+    "ruleset_objects",
+]
 
 
 _NETLINK_NETFILTER = 12
 _NFT_GETGEN = (10 << 8) | 16
-_VERDICTS = frozenset(
-    {
-        "accept",
-        "drop",
-        "reject",
-        "jump",
-        "goto",
-        "return",
-        "queue",
-        "dnat",
-        "snat",
-        "masquerade",
-        "redirect",
-        "mangle",
-        "set",
-        "map",
-        "tproxy",
-        "dup",
-        "fwd",
-        "synproxy",
-    }
-)
+_PASSIVE_PARTS = frozenset({"match", "counter", "log", "limit", "quota"})
+"""nftables statements that decide nothing: matches, counters, logging and its rate limits.
+Every other statement (a verdict, a verdict map, a jump, a mark, a NAT, a set update, a
+queue, a duplicate...) may change a packet's fate."""
+_PASSIVE_TARGETS = frozenset({"LOG", "NFLOG"})
+"""x_tables targets that only log."""
 
 
 NEVER_CHANGED = 1
@@ -77,7 +70,7 @@ NEVER_CHANGED = 1
 starts there and moves on with every commit): the ruleset is empty."""
 
 
-def _generation(netns: str, sock: socket.socket | None = None) -> int:
+def ruleset_generation(netns: str, sock: socket.socket | None = None) -> int:
     """The nftables ruleset's generation id in ``netns`` (moves on every change)."""
     if sock is None:
         with enter(netns):
@@ -204,7 +197,15 @@ def describe(key: str) -> str:
 
 
 def inert(key: str) -> bool:
-    """Whether an added object changes no packet's fate (a rule that only counts or logs)."""
+    """Whether an added object surely changes no packet's fate (it only counts or logs).
+
+    A whitelist, so the judge fails closed: a rule is inert only when every statement is a
+    match, a counter, a log or a rate limit (x_tables matches, and ``LOG``/``NFLOG``
+    targets). A verdict map (``tcp dport vmap {22 : drop}``), a lookup in a map carrying
+    verdicts, a jump or goto, a mark, a NAT, a set update or any statement this reader does
+    not know is not inert; nor is any object other than a rule (a set, a map, a chain's
+    policy, a route, an address...).
+    """
     if " rule " not in key or not key.startswith("nft "):
         return False
     expr = key.split(" rule ", 1)[1].rsplit(" #", 1)[0]
@@ -212,14 +213,33 @@ def inert(key: str) -> bool:
         parts = json.loads(expr)
     except ValueError:
         return False
-    for part in parts if isinstance(parts, list) else []:
-        xt = part.get("xt") if isinstance(part, dict) else None
-        if isinstance(xt, dict):
-            if xt.get("type") == "target" and xt.get("name") not in ("LOG", "NFLOG"):
+    if not isinstance(parts, list):
+        return False
+    for part in parts:
+        if not isinstance(part, dict) or len(part) != 1:
+            return False
+        kind, body = next(iter(part.items()))
+        if kind == "xt":
+            if not isinstance(body, dict):
                 return False
-        elif not isinstance(part, dict) or set(part) & _VERDICTS:
+            if body.get("type") != "match" and body.get("name") not in _PASSIVE_TARGETS:
+                return False
+        elif kind not in _PASSIVE_PARTS or _holds_verdict(body):
             return False
     return True
+
+
+def _holds_verdict(body: Any) -> bool:
+    """Whether a statement's operands carry a verdict (a map of verdicts inside a match)."""
+    if isinstance(body, dict):
+        return any(k in _VERDICT_WORDS or _holds_verdict(v) for k, v in body.items())
+    if isinstance(body, list):
+        return any(_holds_verdict(v) for v in body)
+    return False
+
+
+_VERDICT_WORDS = frozenset({"accept", "drop", "reject", "jump", "goto", "return", "queue",
+                            "continue", "vmap", "map"})
 
 
 def container(key: str) -> str:
@@ -264,7 +284,7 @@ class StateReader:
         self._rulesets: dict[str, _Cached] = {}
 
     def _ruleset(self, node: str, netns: str, sock: socket.socket) -> NodeState:
-        generation = _generation(netns, sock)
+        generation = ruleset_generation(netns, sock)
         if generation == NEVER_CHANGED:  # nothing to list: no `nft` process (~10 ms CPU)
             return {}
         cached = self._rulesets.get(node)
@@ -274,7 +294,7 @@ class StateReader:
         if code != 0:
             raise EmulatorError(f"{node}: nft list ruleset failed: {listing.strip()[:200]}")
         objects = ruleset_objects(listing)
-        if _generation(netns) == generation:  # unchanged while listed: cache it
+        if ruleset_generation(netns) == generation:  # unchanged while listed: cache it
             self._rulesets[node] = _Cached(generation, objects)
         return objects
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from netarena.common.core.app import PromptStyle
 from netarena.common.core.reactive import SAFETY_RULES
-from netarena.route.intent import Intent
+from netarena.route.intent import Block, Intent
 from netarena.route.pingall import PingMatrix
 from netarena.route.plan import ROUTER, NetworkPlan
 from netarena.route.undisclosed import DEFAULT_PORTS
@@ -95,7 +95,25 @@ def describe_intent(plan: NetworkPlan, intent: Intent) -> list[str]:
             "hosts have no default route, so only those subnets (and their own) exchange "
             "traffic with them."
         )
+    lines += [_block(plan, block) for block in intent.blocks]
     return lines
+
+
+def _block(plan: NetworkPlan, block: Block) -> str:
+    """One block of the intent in an operator's words."""
+    if block.kind == "host_off":
+        return (f"- {block.host} ({block.role}) is out of service: nothing may reach it and "
+                "it reaches nothing; leave it so.")
+    if block.kind == "subnet_cut":
+        where = "only each other" if block.router else "only each other and the router"
+        return (f"- {_subnet(plan, block.subnet)} is the {block.role}, cut off: its hosts "
+                f"reach {where}, and nothing else reaches them.")
+    if block.kind == "pair_block" and block.other is not None:
+        return (f"- {_subnet(plan, block.subnet)} and {_subnet(plan, block.other)} must never "
+                "exchange traffic, in either direction.")
+    switch = plan.subnet(block.subnet).switch
+    return (f"- {block.network} (part of {switch}) is quarantined: no machine uses it and "
+            "nothing may reach it.")
 
 
 def task_prompt(
@@ -119,7 +137,9 @@ def task_prompt(
         + expected.text()
         + f"\nEvery machine runs a TCP service on port {ports[0]} and a UDP service on port "
         f"{ports[1]}; the same matrix holds for them: a pair that answers pings must also "
-        "reach the other's TCP and UDP service, and an X pair must reach neither.",
+        "reach the other's TCP and UDP service, and an X pair must reach neither. The judge "
+        "also probes TCP and UDP ports it does not announce: a pair that answers must reach "
+        "those too (repair paths, not ports).",
         "## Task\nOne or more faults were injected (disabled routing, interfaces down, "
         "missing or wrong addresses, traffic filters, wrong routes). Restore the intended "
         "connectivity: every pair of the expected matrix that answers must answer again, "

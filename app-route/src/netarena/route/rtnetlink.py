@@ -232,12 +232,13 @@ def add_address(netns: str, name: str, address: str, prefixlen: int) -> None:
 class VethEnd(NamedTuple):
     """One end of a veth pair, and where it goes.
 
-    ``mac`` None: the kernel picks one; ``pid``: a process in the end's namespace.
+    ``mac`` None: the kernel picks one; ``pid``: a process in the end's namespace (None:
+    the calling thread's).
     """
 
     name: str
     mac: str | None
-    pid: int
+    pid: int | None
 
 
 def _attr(kind: int, value: bytes) -> bytes:
@@ -248,7 +249,8 @@ def _attr(kind: int, value: bytes) -> bytes:
 
 def _link(end: VethEnd) -> bytes:
     attrs = _attr(_IFLA_IFNAME, end.name.encode() + b"\0")
-    attrs += _attr(_IFLA_NET_NS_PID, struct.pack("=I", end.pid))
+    if end.pid is not None:
+        attrs += _attr(_IFLA_NET_NS_PID, struct.pack("=I", end.pid))
     if end.mac:
         attrs += _attr(_IFLA_ADDRESS, bytes.fromhex(end.mac.replace(":", "")))
     return _IFINFOMSG.pack(0, 0, 0, 0, 0, 0) + attrs

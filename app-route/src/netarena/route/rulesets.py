@@ -30,15 +30,20 @@ repaired until the node can be read again.
 from __future__ import annotations
 
 import json
+import logging
 import re
 from collections.abc import Iterator
+from dataclasses import dataclass, field
 from typing import Any
 
 from netarena.common.core.errors import NetArenaError
 from netarena.route.capped import run_capped
+from netarena.route.limits import over_budget
 from netarena.route.namespaces import enter
 
 __all__ = [
+    "RuleFindings",
+    "inspect_filters",
     "HOST_WRITING_TARGETS",
     "LISTING_TIMEOUT_S",
     "LISTING_MAX_BYTES",
@@ -225,3 +230,66 @@ def legacy_cleaned(saved: str) -> str | None:
 def legacy_volatile(saved: str) -> list[str]:
     """Rules of ``*-legacy-save`` output with time- or history-dependent matches."""
     return [line for line in saved.splitlines() if _LEGACY_VOLATILE.search(line)]
+
+
+@dataclass
+class RuleFindings:
+    """What ``Network.inspect`` found in a node's packet filters."""
+
+    removed: list[str] = field(default_factory=list)
+    """Rules whose targets write host state, deleted (each makes the step unsafe)."""
+    volatile: list[str] = field(default_factory=list)
+    """Rules whose verdict depends on time or traffic history (no repair relies on them)."""
+    counts: dict[str, int] = field(default_factory=dict)
+    """Kernel objects the node holds, by kind (see ``OBJECT_BUDGET``)."""
+    unreadable: list[str] = field(default_factory=list)
+    """Why the node's rulesets could not be read (each makes the step invalid and unsafe)."""
+
+    def over_budget(self) -> list[str]:
+        """Kinds of object the node holds more of than ``OBJECT_BUDGET`` allows."""
+        return over_budget(self.counts)
+
+
+log = logging.getLogger(__name__)
+
+
+def inspect_filters(node: str, netns: str, counts: dict[str, int]) -> RuleFindings:
+    """Read the packet filters of ``node`` (in ``netns``), which holds ``counts`` objects.
+
+    Rules that write host state are deleted on the spot. A node over its object budget is
+    not listed; one whose listing fails twice (a loaded host can fail one) is reported
+    unreadable.
+    """
+    findings = RuleFindings(counts=counts)
+    if findings.over_budget():
+        return findings
+    for attempt in (1, 2):
+        try:
+            _read_filters(node, netns, findings)
+            break
+        except UnreadableState as exc:
+            log.info("%s: listing failed (attempt %d): %s", node, attempt, exc)
+            if attempt == 2:
+                findings.unreadable.append(f"{node}: its packet filters cannot be read: {exc}")
+            findings.volatile.clear()
+    return findings
+
+
+def _read_filters(node: str, netns: str, findings: RuleFindings) -> None:
+    rules = parse_ruleset(read_listing(netns, ["nft", "-j", "list", "ruleset"]))
+    if writing := host_writing_rules(rules):
+        read_listing(netns, ["nft", "-j", "-f", "-"], stdin=removal_commands(writing))
+        findings.removed.append(
+            f"{node}: {len(writing)} packet-filter rule(s) with a target that writes host "
+            "state (IDLETIMER, LED, AUDIT), removed"
+        )
+    findings.volatile += [f"{node}: {rule}" for rule in volatile_rules(rules)]
+    names = "cat /proc/net/ip_tables_names /proc/net/ip6_tables_names 2>/dev/null || true"
+    if not read_listing(netns, ["sh", "-c", names]).strip():
+        return  # no legacy x_tables in use (or none in this kernel)
+    for tool in ("iptables-legacy", "ip6tables-legacy"):
+        saved = read_listing(netns, [f"{tool}-save"])
+        if (cleaned := legacy_cleaned(saved)) is not None:
+            read_listing(netns, [f"{tool}-restore"], stdin=cleaned)
+            findings.removed.append(f"{node}: {tool} rules that write host state, removed")
+        findings.volatile += [f"{node}: {tool}: {rule}" for rule in legacy_volatile(saved)]

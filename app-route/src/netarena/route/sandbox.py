@@ -10,11 +10,19 @@ way Mininet runs it on a host, but within a per-command bubblewrap sandbox
   ``/tmp`` and ``/root``, so files survive between turns like on a Mininet host;
 * **proc**: a private, read-only ``/proc`` (its own PID namespace: no host or other
   episode process is visible) with only the node's ``/proc/sys/net`` writable;
+* **a node's box**: on a node that runs programs of its own (a router's FRR daemons,
+  ``frr/box.py``), the command starts inside that box's mount namespace, binds the box's
+  directories (``/etc/frr``, ``/var/log/frr``, ``/tmp``...) and shares its PID namespace,
+  so ``ps`` and ``ss -p`` show the node's daemons as on a real machine, and nothing of
+  other nodes or the host. No process of a command outlives it there either: whatever
+  is left in the episode's ``commands`` control group when it ends is killed (without
+  control groups, the command keeps a PID namespace of its own);
 * **privileges**: the command runs as ``root`` of the node's own user namespace (see
   ``mininet_build.own_user_namespace``; the episode's unprivileged uid on the host) with
   exactly CAP_NET_ADMIN, CAP_NET_RAW and CAP_NET_BIND_SERVICE *over that namespace*: it
   administers its node's network and nothing else (CAP_SETUID and CAP_SETGID too, so
-  ``tcpdump`` can switch to its user: only uid and gid 0 exist in that namespace). The
+  ``tcpdump`` can switch to its user: only uid and gid 0 exist in that namespace; in a
+  node's box, CAP_SYS_PTRACE too, so ``ss -p`` can list the daemons' sockets). The
   switch fabric, the other nodes
   and the host belong to the host's user namespace, where it holds no capability, so the
   ``link-netnsid`` numbers it sees name namespaces it cannot act on. A seccomp filter
@@ -43,9 +51,12 @@ from pathlib import Path
 from netarena.common.core.errors import EmulatorError
 from netarena.route.capped import (
     CAP_READ_BYTES,
+    LINE_BUFFERED,
     cap_output,
     pipe_of,
     run_capped,
+    time_limit_note,
+    unknown_qdisc_note,
 )
 from netarena.route.cgroups import MAX_ADDRESS_SPACE, MAX_PROCESSES, EpisodeGroup
 from netarena.route.namespaces import NETNS_DIR, fs_root
@@ -53,10 +64,14 @@ from netarena.route.plan import NetworkPlan
 from netarena.route.syscalls import filter_program
 
 __all__ = [
+    "open_userns",
     "ExecResult",
     "EpisodeSandbox",
+    "NodeBox",
     "FS_BYTES",
+    "ETC_FILES",
     "episode_uid",
+    "system_links",
 ]
 
 log = logging.getLogger(__name__)
@@ -66,7 +81,7 @@ FS_BYTES = 16 << 20
 _UID_BASE = 1_900_000_000
 _PATH = "/opt/netarena/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 _CAPS = ("net_admin", "net_raw", "net_bind_service", "setuid", "setgid")
-_ETC_FILES = (
+ETC_FILES = (
     "alternatives",
     "iproute2",
     "protocols",
@@ -80,12 +95,11 @@ _ETC_FILES = (
     "ld.so.conf.d",
     "localtime",
 )
+"""The host's ``/etc`` entries network tools need, bound read-only into sandboxes."""
 _SUDO_SHIM = (
     '#!/bin/sh\nwhile [ $# -gt 0 ]; do case "$1" in -*) shift;; *) break;; esac; done\n'
     'exec "$@"\n'
 )
-_JOIN = 'while [ "$1" != -- ]; do echo 0 > "$1" || exit 125; shift; done; shift; exec "$@"'
-"""Joins the control groups named before ``--``, then runs the rest (as ``sh -c``)."""
 
 
 @dataclass(frozen=True)
@@ -103,7 +117,19 @@ def episode_uid(prefix: str) -> int:
     return _UID_BASE + int.from_bytes(digest[:4], "big") % 10_000_000
 
 
-def _system_links() -> list[str]:
+def open_userns(node: str, userns: str) -> int:
+    """A descriptor of ``node``'s user namespace (``userns``), which commands enter.
+
+    Raises:
+        EmulatorError: The namespace is gone (its node was torn down).
+    """
+    try:
+        return os.open(userns, os.O_RDONLY | os.O_CLOEXEC)
+    except OSError as exc:
+        raise EmulatorError(f"{node}: its user namespace is gone: {exc}") from exc
+
+
+def system_links() -> list[str]:
     """``/bin``, ``/lib``... as on the host: symlinks into ``/usr`` or read-only binds."""
     args: list[str] = []
     for name in ("bin", "sbin", "lib", "lib32", "lib64", "libx32"):
@@ -115,24 +141,38 @@ def _system_links() -> list[str]:
     return args
 
 
+@dataclass(frozen=True)
+class NodeBox:
+    """A node's box, as its commands see it: where they start and what they bind.
+
+    Paths are the box's own, bound at the same place in the command's sandbox.
+    """
+
+    pid: int
+    """A process (host pid) whose mount and PID namespaces are the box's."""
+    writable: tuple[str, ...]
+    """Directories bound read-write."""
+    readable: tuple[str, ...] = ()
+    """Paths bound read-only."""
+
+
 class EpisodeSandbox:
-    """The sandbox of one episode: its filesystem and its agent user.
+    """The sandbox of one episode: its filesystem, its agent user and its control groups.
 
     Args:
         prefix: The episode's namespace prefix (names the filesystem and the user).
         plan: The network (host names go into ``/etc/hosts``).
+        boxes: Nodes that will have a box (each gets a control group of its own).
     """
 
-    def __init__(
-        self, prefix: str, plan: NetworkPlan, binds: dict[str, list[tuple[str, str]]] | None = None
-    ) -> None:
+    def __init__(self, prefix: str, plan: NetworkPlan, boxes: tuple[str, ...] = ()) -> None:
         self.prefix = prefix
-        self.binds = binds or {}
-        """Node → extra ``(host path, sandbox path)`` read-write binds (a router's FRR dirs)."""
+        self.boxes: dict[str, NodeBox] = {}
+        """Node → its box, once started (``frr/box.py``)."""
         self.uid = episode_uid(prefix)
         self.root = fs_root(prefix)
         self._mounted = False
-        self.group = EpisodeGroup(prefix)
+        self.group = EpisodeGroup(prefix, boxes)
         self.root.mkdir(parents=True, exist_ok=True)
         proc = subprocess.run(
             ["mount", "-t", "tmpfs", "-o", f"size={FS_BYTES},mode=0755", "tmpfs", str(self.root)],
@@ -163,12 +203,18 @@ class EpisodeSandbox:
         sudo.write_text(_SUDO_SHIM)
         sudo.chmod(0o755)
 
+    def _box(self, node: str) -> NodeBox | None:
+        """``node``'s box, if its commands can share its processes (see the docstring)."""
+        return self.boxes.get(node) if self.group.dirs else None
+
     def _bwrap(self, node: str, seccomp_fd: int) -> list[str]:
         """The bubblewrap part: the files, the private /proc, the seccomp filter."""
-        bwrap = ["bwrap", "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try"]
+        box = self._box(node)
+        bwrap = ["bwrap", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try"]
+        bwrap += [] if box else ["--unshare-pid"]
         bwrap += ["--hostname", node, "--die-with-parent", "--new-session"]
-        bwrap += ["--ro-bind", "/usr", "/usr", *_system_links(), "--dir", "/etc"]
-        for name in _ETC_FILES:
+        bwrap += ["--ro-bind", "/usr", "/usr", *system_links(), "--dir", "/etc"]
+        for name in ETC_FILES:
             if (Path("/etc") / name).exists():
                 bwrap += ["--ro-bind", f"/etc/{name}", f"/etc/{name}"]
         for name in ("hosts", "passwd", "group", "resolv.conf"):
@@ -178,10 +224,12 @@ class EpisodeSandbox:
         bwrap += ["--bind", str(self.root / "tmp"), "/tmp", "--bind", str(self.root / "root")]
         bwrap += ["/root", "--dir", "/opt", "--dir", "/opt/netarena"]
         bwrap += ["--ro-bind", str(self.root / "bin"), "/opt/netarena/bin"]
-        if binds := self.binds.get(node):
-            bwrap += ["--dir", "/var", "--symlink", "../run", "/var/run"]
-            for source, target in binds:
-                bwrap += ["--bind", source, target]
+        if box:
+            bwrap += ["--dir", "/var", "--dir", "/var/log", "--symlink", "../run", "/var/run"]
+            for path in box.writable:
+                bwrap += ["--bind", path, path]
+            for path in box.readable:
+                bwrap += ["--ro-bind", path, path]
         bwrap += ["--remount-ro", "/", "--chdir", "/root", "--seccomp", str(seccomp_fd)]
         # CAP_SYS_ADMIN only lets the next program, nsenter, step into the node's user
         # namespace; there it has capabilities over that namespace alone
@@ -200,18 +248,22 @@ class EpisodeSandbox:
             command: The agent's command line.
             timeout_s: When it gets SIGINT (SIGKILL a second later).
         """
-        caps = ",".join(f"+{c}" for c in _CAPS)
+        more = ("sys_ptrace",) if self._box(node) else ()  # `ss -p` reads the daemons' fds
+        caps = ",".join(f"+{c}" for c in (*_CAPS, *more))
         limits = ["prlimit", f"--nproc={MAX_PROCESSES}", f"--as={MAX_ADDRESS_SPACE}"]
         limits += [f"--fsize={FS_BYTES}", "--nofile=256", "--core=0", "nice", "-n", "10"]
         enter = ["nsenter", f"--user=/proc/self/fd/{userns_fd}", "--"]  # uid 0 there
         drop = ["setpriv", f"--inh-caps=-all,{caps}", f"--bounding-set=-all,{caps}", "--"]
         timer = ["timeout", "-s", "INT", "-k", "1", f"{timeout_s:g}"]
-        join = ["sh", "-c", _JOIN, "join", *self.group.procs_files, "--"]
+        join = self.group.join_argv()
+        box = self._box(node)
+        shared = [f"--mount=/proc/{box.pid}/ns/mnt", f"--pid=/proc/{box.pid}/ns/pid"] if box else []
         return [
             *join,
             *limits,
             "nsenter",
             f"--net={NETNS_DIR / netns}",
+            *shared,
             "--",
             *self._bwrap(node, seccomp_fd),
             "--",
@@ -246,7 +298,8 @@ class EpisodeSandbox:
         Raises:
             EmulatorError: The node's user namespace is gone.
         """
-        env = {"PATH": _PATH, "HOME": "/root", "USER": "root", "LANG": "C.UTF-8", "TERM": "dumb"}
+        env = {"PATH": _PATH, "HOME": "/root", "USER": "root", "LANG": "C.UTF-8", "TERM": "dumb",
+               **LINE_BUFFERED}
         stopped: list[str] = []
 
         def check() -> bool:
@@ -255,10 +308,7 @@ class EpisodeSandbox:
             return bool(stopped)
 
         with contextlib.ExitStack() as descriptors:
-            try:
-                userns_fd = os.open(userns, os.O_RDONLY | os.O_CLOEXEC)
-            except OSError as exc:
-                raise EmulatorError(f"{node}: its user namespace is gone: {exc}") from exc
+            userns_fd = open_userns(node, userns)
             descriptors.callback(os.close, userns_fd)
             seccomp_fd = pipe_of(filter_program())
             descriptors.callback(os.close, seccomp_fd)
@@ -276,14 +326,14 @@ class EpisodeSandbox:
                 (userns_fd, seccomp_fd, args_fd),
                 check if guard is not None else None,
             )
-        text = cap_output(raw)
+        self.group.kill()  # what it left running (in a box's PID namespace, it could)
+        text = unknown_qdisc_note(command, cap_output(raw))
         if stopped:
             return ExecResult(code, text.rstrip("\n") + f"\n[stopped: {stopped[0]}]")
         late = time.monotonic() - started >= timeout_s
         timed_out = killed or (code in (124, 137) and late)
         if timed_out:
-            note = f"[stopped at the {timeout_s:g}s time limit; output so far]"
-            text = text.rstrip("\n") + "\n" + note
+            text = text.rstrip("\n") + "\n" + time_limit_note(command, timeout_s)
         return ExecResult(code, text, timed_out)
 
     def close(self) -> None:

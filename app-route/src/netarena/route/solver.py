@@ -16,47 +16,14 @@ the original dialect's ten turns for every generated combination of two faults.
 from __future__ import annotations
 
 import json
-import re
 
 from netarena.common.core.agents import Observation
 from netarena.route.history import Move, _history
+from netarena.route.inventory import Inventory, read_inventory
 from netarena.route.pingall import PingMatrix, parse_pingall
-from netarena.route.repairs import (
-    HOST_DIAGNOSTIC,
-    ROUTER_DIAGNOSTIC,
-    Inventory,
-    host_fixes,
-    router_fixes,
-)
+from netarena.route.repairs import HOST_DIAGNOSTIC, ROUTER_DIAGNOSTIC, host_fixes, router_fixes
 
 __all__ = ["ReferenceRouteAgent", "RoutePlanner", "read_inventory"]
-
-_SUBNET = re.compile(r"^- (\S+): (\S+), gateway (\S+) on (\S+); hosts (.*)$")
-_HOST = re.compile(r"(\S+) (\d+\.\d+\.\d+\.\d+) \((\S+)\)")
-_ROUTER_IP = re.compile(r"pings r0 at (\S+) ")
-_PORTS = re.compile(r"TCP service on port (\d+) and a UDP service on port (\d+)")
-_RESTRICTED = re.compile(r"^- (\S+) \(\S+\) is the .*?, routed only to (.*?): its hosts")
-
-
-def read_inventory(text: str) -> Inventory:
-    """The network and intent as the prompt states them."""
-    subnets, hosts, restricted = {}, {}, {}
-    router_ip = ""
-    ports = (5001, 5002)
-    for line in text.splitlines():
-        if m := _SUBNET.match(line):
-            switch = m.group(1)
-            subnets[switch] = (m.group(2), m.group(3), m.group(4))
-            for name, ip, intf in _HOST.findall(m.group(5)):
-                hosts[name] = (intf, ip, switch)
-        elif m := _RESTRICTED.match(line):
-            restricted[m.group(1)] = re.findall(r"\((\d+\.\d+\.\d+\.\d+/\d+)\)", m.group(2))
-        elif m := _ROUTER_IP.search(line):
-            router_ip = m.group(1)
-        if m := _PORTS.search(line):
-            ports = (int(m.group(1)), int(m.group(2)))
-    return Inventory(subnets, hosts, restricted, router_ip, ports)
-
 
 def _section(text: str, start: str, end: str) -> str:
     return text.split(start, 1)[-1].split(end, 1)[0]
@@ -95,7 +62,7 @@ class RoutePlanner:
         """The commands that turn what ``machine``'s diagnostic showed into the intent."""
         if machine == "r0":
             return router_fixes(output, inv, set(expected.ok))
-        return host_fixes(output, inv, machine)
+        return host_fixes(output, inv, machine, set(expected.ok))
 
     def idle(self) -> Move | None:
         """The command once every machine was seen since its last fix and none needs one.

@@ -12,6 +12,10 @@ that would reach past the node or that widen the kernel's attack surface fail wi
   CAP_SYS_ADMIN any ``setns`` needs). ``clone3``, whose flags live in memory a filter
   cannot read, reports ``ENOSYS`` so the C library falls back to ``clone``;
 * **mounts**: ``mount``, ``umount2``, ``pivot_root`` and the new mount API;
+* **other processes' memory**: ``ptrace``, ``process_vm_readv``/``process_vm_writev`` and
+  ``pidfd_getfd`` (on a router, the command shares a PID namespace with the router's
+  daemons, which it may see, signal and list the sockets of, as root on an FRR machine
+  does, but not take over);
 * **kernel state shared with the host**: the keyrings (``keyctl``, ``add_key``,
   ``request_key``), the kernel log (``syslog``), ``bpf``, ``perf_event_open``,
   ``userfaultfd``, ``io_uring``, modules, ``kexec``, ``reboot``, swap, accounting, quotas
@@ -68,6 +72,10 @@ DENIED = (
     "adjtimex",
     "lookup_dcookie",
     "open_by_handle_at",
+    "ptrace",
+    "process_vm_readv",
+    "process_vm_writev",
+    "pidfd_getfd",
 )
 """System calls refused whatever their arguments."""
 

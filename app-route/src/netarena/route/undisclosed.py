@@ -14,8 +14,11 @@ Every machine also runs the judge's TCP and UDP services on the query's ``tcp_po
 ``udp_port`` (disclosed in the prompt); some items add services of their own (the
 port-forward target, a service only one subnet may reach).
 
-Addresses outside the inventory come from ranges no plan uses (100.64.0.0/10 and the
-documentation and benchmarking bogons), so no fault and no inventory address meets them.
+It also holds the design's own blocks and its harmless fault-shaped objects (``twins``,
+drawn by ``twins.py``), applied before the items. Addresses, priorities and comments are
+drawn as faults draw theirs (``blocking.py``): a service address or a static route may lie
+inside an inventory subnet, a policy rule may sit at any priority and refuse a range of
+one, and nothing of a given shape is the design's or a fault's by its looks.
 """
 
 from __future__ import annotations
@@ -24,8 +27,11 @@ import random
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from netarena.route.blocking import COMMENTS, Record, draw_pref, draw_refusal, draw_rule
 from netarena.route.intent import Intent
 from netarena.route.plan import ROUTER, NetworkPlan
+from netarena.route.targets import draw_range, unassigned
+from netarena.route.twins import draw_twins, keeps_gateways
 
 __all__ = ["Item", "Undisclosed", "draw_undisclosed", "DEFAULT_PORTS"]
 
@@ -39,6 +45,7 @@ _KINDS = (
     "bogons",
     "policy_routing",
     "filter_notes",
+    "host_firewall",
     "port_forward",
     "masquerade",
     "service_acl",
@@ -53,7 +60,7 @@ _BOGONS = (
     ("blackhole", "203.0.113.0/24"),
     ("blackhole", "240.0.0.0/4"),
 )
-_NOTES = ("backup window", "monitoring", "vendor access", "audit", "uplink accounting")
+_NOTES = COMMENTS
 
 
 @dataclass(frozen=True)
@@ -101,6 +108,8 @@ class Undisclosed:
     """Every machine's judged UDP service."""
     items: tuple[Item, ...] = field(default_factory=tuple)
     """Undisclosed configuration, in the order it is applied."""
+    twins: tuple[Record, ...] = field(default_factory=tuple)
+    """The design's blocks and harmless fault-shaped objects (``twins.py``), applied first."""
 
     def to_dict(self) -> dict[str, Any]:
         """JSON form (for ``Query.truth``)."""
@@ -112,7 +121,7 @@ class Undisclosed:
         if not data:
             return cls()
         items = tuple(Item.from_dict(i) for i in data["items"])
-        return cls(data["tcp_port"], data["udp_port"], items)
+        return cls(data["tcp_port"], data["udp_port"], items, tuple(data.get("twins", ())))
 
     def on(self, node: str) -> list[Item]:
         """The items of ``node``."""
@@ -128,7 +137,12 @@ class _Draw:
 
     def __init__(self, rng: random.Random, plan: NetworkPlan, intent: Intent) -> None:
         self.rng, self.plan, self.intent = rng, plan, intent
+        off = {b.host for b in intent.blocks if b.kind == "host_off"}
+        cut = {b.subnet for b in intent.blocks if b.kind == "subnet_cut"}
+        self.hosts = [h for h in plan.hosts if h.name not in off and h.subnet not in cut]
+        self.subnets = [s for s in plan.subnets if s.index not in cut]
         self.ports: set[int] = set()
+        self.ranges = {b.network for b in intent.blocks if b.network}
         self.octets: set[int] = set()
         self.tables: set[int] = set()
 
@@ -144,15 +158,30 @@ class _Draw:
         self.octets.add(octet)
         return octet
 
+    def metric(self) -> str:
+        """A route's metric clause (none, or a metric drawn as faults draw theirs)."""
+        if self.rng.random() < 0.4:
+            return ""
+        return f" metric {self.rng.choice((5, 10, 20, 50, 100, 150, 200, 300, 500, 1000))}"
+
+    def spare(self) -> str | None:
+        """An unused range inside a subnet, not yet taken (by a quarantine or an item)."""
+        for _ in range(8):
+            net = draw_range(self.rng, self.plan, self.rng.choice(self.plan.subnets).index, False)
+            if net is not None and net not in self.ranges:
+                self.ranges.add(net)
+                return net
+        return None
+
     def host(self) -> Any:
-        return self.rng.choice(self.plan.hosts)
+        return self.rng.choice(self.hosts)
 
     def node(self) -> str:
         return ROUTER if self.rng.random() < 0.5 else self.host().name
 
     def intf(self, node: str) -> str:
         if node == ROUTER:
-            return self.rng.choice(self.plan.subnets).router_intf
+            return self.rng.choice(self.subnets).router_intf
         return self.plan.host(node).intf
 
     def router_side(self, host: Any) -> str:
@@ -161,26 +190,39 @@ class _Draw:
 
 def _vip(d: _Draw) -> list[Item]:
     host = d.host()
+    via = f"via {host.ip} " if d.rng.random() < 0.5 else ""  # or on the link itself
     vip = f"100.64.{d.octet()}.{d.rng.randrange(1, 255)}"
+    if d.rng.random() < 0.8:  # a service address inside the host's own subnet
+        vip = unassigned(d.rng, d.plan, host.subnet)
+        if d.rng.random() < 0.5:  # held by the router, on that subnet's side (a VRRP-like VIP)
+            return [Item("vip", ROUTER, ip=(f"addr add {vip}/32 dev {d.router_side(host)}",))]
     return [
         Item("vip", host.name, ip=(f"addr add {vip}/32 dev {host.intf}",)),
-        Item("vip", ROUTER, ip=(f"route add {vip}/32 via {host.ip} dev {d.router_side(host)}",)),
+        Item("vip", ROUTER, ip=(f"route add {vip}/32 {via}dev {d.router_side(host)}"
+                                f"{d.metric()}",)),
     ]
 
 
 def _static_route(d: _Draw) -> list[Item]:
     host = d.host()
     net = f"100.80.{d.octet()}.0/24"
-    line = f"route add {net} via {host.ip} dev {d.router_side(host)}"
+    if d.rng.random() < 0.85:  # an unused part of a subnet, reached through a host
+        net = d.spare() or net
+    via = f"via {host.ip} " if d.rng.random() < 0.3 else ""  # or on the link itself
+    line = f"route add {net} {via}dev {d.router_side(host)}{d.metric()}"
     return [Item("static_route", ROUTER, ip=(line,))]
 
 
 def _host_route(d: _Draw) -> list[Item]:
     items = []
-    for host in d.rng.sample(list(d.plan.hosts), d.rng.randint(1, 2)):
+    for host in d.rng.sample(d.hosts, 1):
         gateway = d.plan.subnet(host.subnet).gateway
+        if d.rng.random() < 0.5:  # a gateway long gone, for a range nothing uses any more
+            gateway = unassigned(d.rng, d.plan, host.subnet)
         net = f"100.100.{d.octet()}.0/24"
-        line = f"route add {net} via {gateway} dev {host.intf}"
+        if d.rng.random() < 0.7:  # an unused part of a subnet
+            net = d.spare() or net
+        line = f"route add {net} via {gateway} dev {host.intf}{d.metric()}"
         items.append(Item("host_route", host.name, ip=(line,)))
     return items
 
@@ -191,19 +233,22 @@ def _bogons(d: _Draw) -> list[Item]:
 
 
 def _policy_routing(d: _Draw) -> list[Item]:
-    subnet = d.rng.choice(d.plan.subnets)
+    subnet = d.rng.choice(d.subnets)
     host = d.host()
     while (table := d.rng.randrange(100, 250)) in d.tables:
         pass
     d.tables.add(table)
-    pref = d.rng.randrange(1000, 30000)
+    pref = draw_pref(d.rng)
     net = f"100.96.{d.octet()}.0/24"
+    if d.rng.random() < 0.7:
+        net = d.spare() or net
     lines: tuple[str, ...] = (
         f"rule add from {subnet.network} to {net} lookup {table} pref {pref}",
         f"route add {net} via {host.ip} dev {d.router_side(host)} table {table}",
     )
-    if d.rng.random() < 0.4:
-        lines += (f"rule add to 100.127.{d.octet()}.0/24 prohibit pref {pref + 1}",)
+    spare = d.spare()
+    if spare is not None and d.rng.random() < 0.4:
+        lines += (f"rule add to {spare} {draw_refusal(d.rng)} pref {draw_pref(d.rng)}",)
     return [Item("policy_routing", ROUTER, ip=lines)]
 
 
@@ -227,9 +272,24 @@ def _filter_notes(d: _Draw) -> list[Item]:
     return [Item("filter_notes", node, filter=tuple(lines))]
 
 
+def _host_firewall(d: _Draw) -> list[Item]:
+    """Hosts whose firewall keeps state and lets its operators in (it refuses nothing)."""
+    items = []
+    for host in d.rng.sample(d.hosts, min(len(d.hosts), d.rng.randint(1, 2))):
+        state = d.rng.choice(("-m state --state", "-m conntrack --ctstate"))
+        lines = ["-A INPUT -i lo -j ACCEPT", f"-A INPUT {state} RELATED,ESTABLISHED -j ACCEPT"]
+        if d.rng.random() < 0.5:
+            lines.append(f'-A INPUT -p tcp --dport 22 -m comment --comment "{d.rng.choice(_NOTES)}"'
+                         " -j ACCEPT")
+        if d.rng.random() < 0.5:
+            lines.append(f"-A INPUT -p tcp --dport {d.port()} -m limit --limit 2/min -j LOG")
+        items.append(Item("host_firewall", host.name, filter=tuple(lines)))
+    return items
+
+
 def _port_forward(d: _Draw) -> list[Item]:
     host = d.host()
-    front = d.rng.choice(d.plan.subnets)
+    front = d.rng.choice(d.subnets)
     outside, inside = d.port(), d.port()
     rule = (
         f"-A PREROUTING -d {front.gateway}/32 -p tcp -m tcp --dport {outside} "
@@ -262,14 +322,18 @@ def _service_acl(d: _Draw) -> list[Item]:
     host = d.host()
     port = d.port()
     allowed = d.rng.choice(d.plan.subnets).network
-    verdict = "REJECT --reject-with tcp-reset" if d.rng.random() < 0.5 else "DROP"
-    rule = f"-I INPUT -p tcp --dport {port} ! -s {allowed} -j {verdict}"
+    record = draw_rule(d.rng, "INPUT", [], "tcp")
+    verdict = " ".join(record["verdict"])
+    note = f' -m comment --comment "{record["comment"]}"' if record["comment"] else ""
+    rule = f"-I INPUT -p tcp --dport {port} ! -s {allowed}{note} -j {verdict}"
     return [
         Item("service_acl", host.name, filter=(rule,), tcp_services=(port,), clients=allowed)
     ]
 
 
 def _shaping(d: _Draw) -> list[Item]:
+    if d.rng.random() < 0.75:
+        return []  # most networks shape nothing
     node = d.node()
     intf = d.intf(node)
     if d.rng.random() < 0.6:
@@ -294,6 +358,8 @@ def _sysctls(d: _Draw) -> list[Item]:
         ]
         if node == ROUTER:
             choices.append((f"{conf}.send_redirects", "0"))
+        else:
+            choices.append(("net.ipv4.conf.all.accept_redirects", "0"))
         picked = d.rng.sample(choices, d.rng.randint(1, len(choices)))
         items.append(Item("sysctls", node, sysctls=tuple(sorted(picked))))
     return items
@@ -306,6 +372,7 @@ _DRAWERS = {
     "bogons": _bogons,
     "policy_routing": _policy_routing,
     "filter_notes": _filter_notes,
+    "host_firewall": _host_firewall,
     "port_forward": _port_forward,
     "masquerade": _masquerade,
     "service_acl": _service_acl,
@@ -325,4 +392,9 @@ def draw_undisclosed(rng: random.Random, plan: NetworkPlan, intent: Intent) -> U
     others = [k for k in _KINDS if k not in kinds]
     kinds += rng.sample(others, rng.randint(2, 6))
     items = [item for kind in kinds for item in _DRAWERS[kind](d)]
-    return Undisclosed(tcp_port, udp_port, tuple(items))
+    restricted = intent.restricted.subnet if intent.restricted else None
+    public = {p.rpartition(":")[0] for item in items for p in item.published}
+    twins = draw_twins(rng, plan, intent.blocks, (tcp_port, udp_port), restricted, public)
+    twins = [t for t in twins
+             if keeps_gateways(t, plan, [x for i in items if i.node == t["node"] for x in i.ip])]
+    return Undisclosed(tcp_port, udp_port, tuple(items), tuple(twins))

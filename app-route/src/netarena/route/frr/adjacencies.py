@@ -100,12 +100,9 @@ def _sessions(
 
 def designed(plan: OspfPlan) -> frozenset[Pair]:
     """Every OSPF adjacency and BGP session the design has, both ends."""
-    ospf_links = (
-        [x for x in plan.links if plan.internal(x)] if isinstance(plan, BgpPlan) else plan.links
-    )
     found = {
         (router, plan.loopbacks[link.peer(router)])
-        for link in ospf_links
+        for link in plan.igp_links()
         for router in (link.a, link.b)
     }
     if isinstance(plan, BgpPlan):

@@ -1,23 +1,27 @@
 """BGP faults: what each changes on a router, drawn from the seed (pure).
 
-Each fault sits on one router and one session of a ``BgpPlan``: an eBGP neighbour's
-remote AS, a neighbour's address, its activation in IPv4 unicast, a prefix-list or
-route-map denying a stub prefix in or out, the stub's ``network`` statement, a border
-router's ``next-hop-self`` towards an iBGP peer, a ``maximum-prefix`` below what the peer
-sends, and ``ebgp-multihop`` on the session peered between loopbacks (replaced by a one-hop
-TTL security check: without it FRR still accepts the session its peer opens). ``draw_faults``
-draws distinct sessions and routers; ``fault_lines`` gives the vtysh configuration lines
-that inject a fault; ``bgp_model`` says what the faults do before anything runs.
+Each fault sits on one router (and most on one session) of a ``BgpPlan``, and every value
+it sets is one the design itself carries elsewhere: a neighbour's remote AS (another AS of
+the design), a neighbour's address (another router's address of the same kind), its
+activation in IPv4 unicast, the router's policy (an entry gone from one of its
+prefix-lists, or a route-map's local preference set to one another relationship gets),
+the stub's ``network`` statement, a border router's ``next-hop-self`` towards an iBGP
+peer, a ``maximum-prefix`` (one of the design's limits) below what the peer sends, and a
+loopback session's TTL handling at one end (``ebgp-multihop`` where the other end checks
+TTL security, or the reverse). ``draw_bgp_faults`` draws them on distinct sessions and
+routers where each changes routing; ``bgp_fault_lines`` gives the vtysh configuration
+lines that inject one; ``bgp_model`` says what they do before anything runs.
 """
 
 from __future__ import annotations
 
 import random
-from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 from netarena.route.frr.bgp_model import best_routes, sent, unmasks
-from netarena.route.frr.bgp_plan import BgpPlan, Neighbor, neighbor_lines
+from netarena.route.frr.bgp_plan import TTL_LINES, BgpPlan, Neighbor, neighbor_lines
+from netarena.route.frr.bgp_policy import LOCAL_PREF
 
 __all__ = ["BGP_FAULTS", "BGP_LEVEL_LABELS", "draw_bgp_faults", "bgp_fault_lines"]
 
@@ -25,12 +29,12 @@ BGP_FAULTS = {
     "bgp-remote-as": "remote-as mismatch on one end of an eBGP session",
     "bgp-neighbor": "wrong neighbor address",
     "bgp-activate": "neighbor not activated in the IPv4 unicast address family",
-    "bgp-filter": "prefix-list or route-map denying a stub prefix",
+    "bgp-filter": "a policy changed: a prefix-list entry gone, or a route-map's local "
+    "preference",
     "bgp-network": "missing network statement for a stub",
     "bgp-nexthop": "next hop unreachable (no next-hop-self on an iBGP border router)",
     "bgp-maxprefix": "maximum-prefix below what the peer sends (session shut down)",
-    "bgp-multihop": "eBGP multihop/TTL: the loopback session's ebgp-multihop replaced by a "
-    "one-hop TTL check",
+    "bgp-multihop": "eBGP multihop/TTL: a loopback session's TTL handling differs at one end",
 }
 """Label → what the fault is."""
 
@@ -47,7 +51,6 @@ BGP_LEVEL_LABELS: dict[int, tuple[str, ...]] = {
 """BGP labels per level (single faults, then combinations on other sessions and routers)."""
 
 Fault = dict[str, Any]
-_NAMES = ("EDGE", "PEER", "POLICY", "CUST", "TRANSIT", "UPLINK", "EXPORT", "IMPORT")
 
 
 def _neighbor(plan: BgpPlan, router: str, peer: str) -> Neighbor:
@@ -60,105 +63,136 @@ def _addr(plan: BgpPlan, router: str, peer: str) -> str:
     return session.addr(peer)
 
 
-def _session(plan: BgpPlan, a: str, b: str) -> int:
-    return next(i for i, s in enumerate(plan.sessions) if {s.a, s.b} == {a, b})
+def _wrong_address(plan: BgpPlan, router: str, peer: str) -> list[str]:
+    """Addresses of the design a mistyped neighbour may name.
+
+    Of the same kind as the right one (a loopback, a link address), on a router
+    ``router`` does not peer with.
+    """
+    right = _addr(plan, router, peer)
+    mine = {_addr(plan, router, p) for p in (s.peer(router) for s in plan.sessions_of(router))}
+    if right in plan.loopbacks.values():
+        pool = list(plan.loopbacks.values())
+    else:
+        pool = [ip for x in plan.links for ip in (x.a_ip, x.b_ip)]
+    own = {plan.loopbacks[router], *(x.end(router)[1] for x in plan.all_links_of(router))}
+    return sorted(set(pool) - mine - own)
 
 
-def _wrong_address(rng: random.Random, plan: BgpPlan, right: str) -> str:
-    used = {*plan.loopbacks.values()} | {ip for x in plan.links for ip in (x.a_ip, x.b_ip)}
-    head = right.rsplit(".", 1)[0]
-    while True:
-        wrong = f"{head}.{rng.randint(1, 254)}"
-        if wrong not in used and wrong != right:
-            return wrong
+def _moved(plan: BgpPlan, faults: list[Fault]) -> bool:
+    """Whether ``faults`` change where some router sends some stub's traffic.
+
+    A local preference alone changes no route the routers install.
+    """
+
+    def forwarding(faults: list[Fault]) -> dict[str, dict[str, tuple[Any, ...]]]:
+        found = best_routes(plan, faults)
+        return {r: {p: (x.path, x.source) for p, x in t.items()} for r, t in found.items()}
+
+    return forwarding(faults) != forwarding([])
 
 
-def _draw(rng: random.Random, plan: BgpPlan, kind: str, used: set[Any]) -> Fault:
-    unused = [i for i in range(len(plan.sessions)) if i not in used]
-    pools = [  # sessions away from the other faults first
-        [i for i in unused if plan.sessions[i].a not in used and plan.sessions[i].b not in used],
-        [i for i in unused if plan.sessions[i].a not in used or plan.sessions[i].b not in used],
-        unused,
-    ]
-
-    def first(make: Callable[[list[int]], list[Any]]) -> Any:
-        return rng.choice(next(c for pool in pools if (c := make(pool))))
-
-    if kind == "bgp-network":
-        router = rng.choice([r for r in plan.routers if r not in used] or list(plan.routers))
-        return {"type": kind, "router": router, "prefix": plan.stub_of(router).network}
-    if kind == "bgp-filter":
-        best = best_routes(plan, [])
-        sender, receiver, prefix = first(
-            lambda free: [
-                (route.source, v, p)
-                for v in plan.routers
-                for p, route in sorted(best[v].items())
-                if route.source is not None and _session(plan, route.source, v) in free
-            ]
-        )
-        way = rng.choice(("in", "out"))
-        holder = receiver if way == "in" else sender
-        return {
-            "type": kind,
-            "router": holder,
-            "session": _session(plan, sender, receiver),
-            "sender": sender,
-            "receiver": receiver,
-            "prefix": prefix,
-            "direction": way,
-            "peer": sender if way == "in" else receiver,
-            "style": rng.choice(("prefix-list", "route-map")),
-            "name": f"{rng.choice(_NAMES)}-{rng.choice(('IN', 'OUT', 'V4'))}-{rng.randint(1, 99)}",
-        }
-    if kind == "bgp-nexthop":
-        index, router, peer = first(
-            lambda free: [
-                (i, r, s.peer(r))
-                for i in free
-                for r in (plan.sessions[i].a, plan.sessions[i].b)
-                if (s := plan.sessions[i]).kind == "ibgp" and plan.border(r)
-            ]
-        )
-        return {"type": kind, "router": router, "session": index, "peer": peer}
-    if kind == "bgp-maxprefix":
-        index, router, peer, count = first(
-            lambda free: [
-                (i, r, s.peer(r), len(sent(plan, s.peer(r), r)))
-                for i in free
-                for r in (plan.sessions[i].a, plan.sessions[i].b)
-                if len(sent(plan, (s := plan.sessions[i]).peer(r), r)) >= 2
-            ]
-        )
-        limit = rng.randint(1, count - 1)
-        return {"type": kind, "router": router, "session": index, "peer": peer, "limit": limit}
+def _session_faults(rng: random.Random, plan: BgpPlan, kind: str) -> list[Fault]:
+    """Every fault of a session kind, one per session end, with a value from the design."""
     kinds = {
-        "bgp-remote-as": ("ebgp", "multihop"),
-        "bgp-neighbor": ("ebgp", "ibgp"),
+        "bgp-remote-as": ("ebgp", "multihop", "ibgp"),
+        "bgp-neighbor": ("ebgp", "ibgp", "multihop"),
         "bgp-activate": ("ebgp", "ibgp", "multihop"),
         "bgp-multihop": ("multihop",),
+        "bgp-maxprefix": ("ebgp", "multihop", "ibgp"),
+        "bgp-nexthop": ("ibgp",),
     }[kind]
-    index = first(lambda free: [i for i in free if plan.sessions[i].kind in kinds])
-    session = plan.sessions[index]
-    router = rng.choice([r for r in (session.a, session.b) if r not in used] or [session.a])
-    peer = session.peer(router)
-    fault = {"type": kind, "router": router, "session": index, "peer": peer}
-    if kind == "bgp-remote-as":
-        fault["asn"] = rng.choice([a for a in range(64512, 65535) if a not in plan.ases])
-    if kind == "bgp-neighbor":
-        fault["address"] = _wrong_address(rng, plan, _addr(plan, router, peer))
-    return fault
+    limit = rng.choice(sorted(plan.limits.values())) if plan.limits else None
+    out = []
+    for index, session in enumerate(plan.sessions):
+        if session.kind not in kinds:
+            continue
+        for router in (session.a, session.b):
+            peer = session.peer(router)
+            fault: Fault = {"type": kind, "router": router, "session": index, "peer": peer}
+            if kind == "bgp-remote-as":
+                other = sorted(set(plan.ases) - {plan.asn[router], plan.asn[peer]})
+                if not other:
+                    continue
+                fault["asn"] = rng.choice(other)
+            elif kind == "bgp-neighbor":
+                wrong = _wrong_address(plan, router, peer)
+                if not wrong:
+                    continue
+                fault["address"] = rng.choice(wrong)
+            elif kind == "bgp-multihop":  # the other way of handling TTL, as designed
+                was = plan.ttl[str(session.link)]
+                ways = sorted(
+                    {t for t in plan.ttl.values() if t and (t == "multihop") != (was == "multihop")}
+                )
+                if not ways:
+                    continue
+                fault["ttl"] = rng.choice(ways)
+            elif kind == "bgp-maxprefix":
+                if limit is None or len(sent(plan, peer, router)) <= limit:
+                    continue
+                fault["limit"] = limit
+            elif kind == "bgp-nexthop" and not plan.border(router):
+                continue
+            out.append(fault)
+    return out
+
+
+def _filter_faults(rng: random.Random, plan: BgpPlan) -> list[Fault]:
+    """Policy faults: a bound prefix-list's entry gone, a route-map's preference changed."""
+    out: list[Fault] = []
+    prefs = sorted(set(LOCAL_PREF.values()))
+    for router in plan.routers:
+        policy = plan.policy(router)
+        bound = set(policy.bind_out.values())
+        bound |= {m for name in policy.bind_in.values() for _, _, m, _ in
+                  policy.route_maps[name] if m is not None}
+        for name in sorted(bound):
+            for _, _, prefix in policy.prefix_lists[name]:
+                out.append({"type": "bgp-filter", "router": router, "style": "entry",
+                            "name": name, "prefix": prefix})
+        for name in sorted(set(policy.bind_in.values())):
+            for seq, action, _, pref in policy.route_maps[name]:
+                if action == "permit" and pref is not None:
+                    value = rng.choice([p for p in prefs if p != pref])
+                    out.append({"type": "bgp-filter", "router": router, "style": "pref",
+                                "name": name, "seq": seq, "pref": value})
+    return out
+
+
+def _candidates(rng: random.Random, plan: BgpPlan, kind: str) -> list[Fault]:
+    if kind == "bgp-network":
+        return [{"type": kind, "router": r, "prefix": plan.stub_of(r).network}
+                for r in plan.routers]
+    if kind == "bgp-filter":
+        return _filter_faults(rng, plan)
+    return _session_faults(rng, plan, kind)
+
+
+def _draw(rng: random.Random, plan: BgpPlan, kind: str, used: set[Any]) -> Fault | None:
+    """A fault of ``kind`` away from ``used`` routers and sessions that changes routing."""
+    options = _candidates(rng, plan, kind)
+    rng.shuffle(options)
+    free = [
+        f for f in options
+        if f["router"] not in used and f.get("session") not in used and f.get("peer") not in used
+    ]
+    for fault in free[:12]:
+        if _moved(plan, [fault]):
+            return fault
+    return None
 
 
 def draw_bgp_faults(rng: random.Random, plan: BgpPlan, label: str) -> list[Fault] | None:
     """One fault per ``+``-separated part of ``label``, on distinct sessions and routers.
 
-    The multihop fault goes first (there is one session it can sit on). Combinations
-    where some repair order loses reachability (``bgp_model.unmasks``) are drawn again;
-    ``None`` when this plan gives none other.
+    Combinations where some repair order loses reachability (``bgp_model.unmasks``) are
+    drawn again; ``None`` when this plan gives none other (or has no place for a fault).
     """
     for _ in range(_DRAWS):
         faults = _draw_all(rng, plan, label)
+        if faults is None:
+            return None
         if not unmasks(plan, faults):
             return faults
     return None
@@ -168,11 +202,13 @@ _DRAWS = 8
 """Fault draws per plan before the plan itself is drawn again (masking is rare: ~0.5%)."""
 
 
-def _draw_all(rng: random.Random, plan: BgpPlan, label: str) -> list[Fault]:
+def _draw_all(rng: random.Random, plan: BgpPlan, label: str) -> list[Fault] | None:
     faults: list[Fault] = []
     used: set[Any] = set()
     for kind in sorted(label.split("+"), key=lambda k: k != "bgp-multihop"):
         fault = _draw(rng, plan, kind, used)
+        if fault is None:
+            return None
         used |= {fault["router"], fault.get("session"), fault.get("peer")} - {None}
         faults.append({"intf": None, "link": None, **fault})
     return faults
@@ -185,15 +221,27 @@ def bgp_fault_lines(fault: Fault, plan: BgpPlan) -> list[str]:
     family = [*top, "address-family ipv4 unicast"]
     if kind == "bgp-network":
         return [*family, f"no network {fault['prefix']}"]
+    if kind == "bgp-filter":
+        if fault["style"] == "entry":
+            entry = next(
+                e for e in plan.policy(router).prefix_lists[fault["name"]]
+                if e[2] == fault["prefix"]
+            )
+            return [f"no ip prefix-list {fault['name']} seq {entry[0]} {entry[1]} {entry[2]}"]
+        action = next(
+            a for s, a, _, _ in plan.policy(router).route_maps[fault["name"]]
+            if s == fault["seq"]
+        )
+        return [
+            f"route-map {fault['name']} {action} {fault['seq']}",
+            f"set local-preference {fault['pref']}",
+        ]
     addr = _addr(plan, router, fault["peer"])
     if kind == "bgp-remote-as":
         return [*top, f"neighbor {addr} remote-as {fault['asn']}"]
     if kind == "bgp-neighbor":
         right = _neighbor(plan, router, fault["peer"])
-        wrong = Neighbor(
-            fault["address"], right.remote_as, right.ibgp, right.multihop, right.next_hop_self
-        )
-        lines, af = neighbor_lines(wrong)
+        lines, af = neighbor_lines(replace(right, address=fault["address"]))
         return [
             *top,
             f"no neighbor {addr}",
@@ -208,28 +256,10 @@ def bgp_fault_lines(fault: Fault, plan: BgpPlan) -> list[str]:
     if kind == "bgp-maxprefix":
         return [*family, f"neighbor {addr} maximum-prefix {fault['limit']}"]
     if kind == "bgp-multihop":
-        return [  # GTSM: the peer's packets, sent with TTL 2, are dropped
+        was = _neighbor(plan, router, fault["peer"]).ttl
+        return [
             *top,
-            f"no neighbor {addr} ebgp-multihop",
-            f"neighbor {addr} ttl-security hops 1",
-        ]
-    if kind == "bgp-filter":
-        name, way, prefix = fault["name"], fault["direction"], fault["prefix"]
-        if fault["style"] == "prefix-list":
-            return [
-                f"ip prefix-list {name} seq 5 deny {prefix}",
-                f"ip prefix-list {name} seq 10 permit 0.0.0.0/0 le 32",
-                *family,
-                f"neighbor {addr} prefix-list {name} {way}",
-            ]
-        return [  # the route-map denies what the prefix-list matches
-            f"ip prefix-list {name} seq 5 permit {prefix}",
-            f"route-map {name} deny 10",
-            f"match ip address prefix-list {name}",
-            "exit",
-            f"route-map {name} permit 20",
-            "exit",
-            *family,
-            f"neighbor {addr} route-map {name} {way}",
+            f"no neighbor {addr} {TTL_LINES[was]}",
+            f"neighbor {addr} {TTL_LINES[fault['ttl']]}",
         ]
     raise ValueError(f"unknown BGP fault {kind}")

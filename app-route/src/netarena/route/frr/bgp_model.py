@@ -3,12 +3,15 @@
 A small path-vector model of the design: every router originates its stub (unless its
 ``network`` statement is gone); routes cross every session that is up and activated,
 iBGP-learned routes never to another iBGP peer, eBGP prepending the sender's AS and
-dropping paths that already hold the receiver's AS; a filter drops one prefix in one
-direction; a border router without ``next-hop-self`` towards a peer hands it routes whose
-next hop (an address in another AS) that peer cannot resolve. The best route is the
-shortest AS path, then eBGP over iBGP, then the nearest next hop by OSPF cost, then the
-lowest router id (the design sets ``bgp bestpath compare-routerid``). Packets then go hop
-by hop: to the eBGP peer, or along OSPF towards the iBGP peer the route came from.
+dropping paths that already hold the receiver's AS; each router's policy
+(``bgp_policy.Policy``, as designed or as a fault left it) filters what it sends and
+receives over eBGP and sets the local preference of what it accepts; a border router
+without ``next-hop-self`` towards a peer hands it routes whose next hop (an address in
+another AS) that peer cannot resolve. The best route has the highest local preference,
+then the shortest AS path, then eBGP over iBGP, then the nearest next hop by OSPF cost,
+then the lowest router id (the design sets ``bgp bestpath compare-routerid``). Packets
+then go hop by hop: to the eBGP peer, or along OSPF towards the iBGP peer the route came
+from.
 
 ``reachable`` says which machines reach each other (both ways), which is what the
 ticket's symptoms and the fault draws are computed from.
@@ -22,6 +25,7 @@ from itertools import combinations
 from typing import Any
 
 from netarena.route.frr.bgp_plan import BgpPlan, Session
+from netarena.route.frr.bgp_policy import Policy, admits, imports
 
 __all__ = [
     "Route",
@@ -31,6 +35,7 @@ __all__ = [
     "router_path",
     "sent",
     "unmasks",
+    "policies",
 ]
 
 DOWN_FAULTS = frozenset(
@@ -51,28 +56,44 @@ class Route:
     """The router it was learned from (``None``: originated)."""
     ebgp: bool
     """Learned over eBGP."""
+    pref: int = 100
+    """Its local preference."""
+
+
+def policies(plan: BgpPlan, faults: list[Fault]) -> dict[str, Policy]:
+    """Every router's policy once the faults changed it.
+
+    A prefix-list entry gone, or a route-map's local preference changed.
+    """
+    out = {r: plan.policy(r) for r in plan.routers}
+    for f in faults:
+        if f["type"] != "bgp-filter":
+            continue
+        router = f["router"]
+        if f["style"] == "entry":
+            out[router] = out[router].without_entry(f["name"], f["prefix"])
+        else:
+            out[router] = out[router].with_pref(f["name"], f["seq"], f["pref"])
+    return out
 
 
 def _effects(
     plan: BgpPlan, faults: list[Fault]
-) -> tuple[set[int], set[tuple[str, str, str]], set[str], set[tuple[str, str]]]:
-    """What the faults do.
+) -> tuple[set[int], set[str], set[tuple[str, str]]]:
+    """What the faults do besides policy.
 
-    Down sessions, filtered ``(sender, receiver, prefix)``, unannounced stubs, and
-    ``(border, peer)`` pairs without next-hop-self.
+    Down sessions, unannounced stubs, and ``(border, peer)`` pairs without next-hop-self.
     """
-    down, filtered, hidden, no_nhs = set(), set(), set(), set()
+    down, hidden, no_nhs = set(), set(), set()
     for f in faults:
         kind = f["type"]
         if kind in DOWN_FAULTS:
             down.add(f["session"])
         elif kind == "bgp-network":
             hidden.add(plan.stub_of(f["router"]).network)
-        elif kind == "bgp-filter":
-            filtered.add((f["sender"], f["receiver"], f["prefix"]))
         elif kind == "bgp-nexthop":
             no_nhs.add((f["router"], f["peer"]))
-    return down, filtered, hidden, no_nhs
+    return down, hidden, no_nhs
 
 
 def _rid(plan: BgpPlan, router: str) -> int:
@@ -80,9 +101,24 @@ def _rid(plan: BgpPlan, router: str) -> int:
 
 
 def best_routes(plan: BgpPlan, faults: list[Fault]) -> dict[str, dict[str, Route]]:
-    """Router → stub prefix → its best valid route (prefixes it has none for are absent)."""
-    down, filtered, hidden, no_nhs = _effects(plan, faults)
+    """Router → stub prefix → its best valid route (prefixes it has none for are absent).
+
+    The healthy network's are computed once per plan (kept on it, as a cached property
+    would; callers must not change them).
+    """
+    if not faults:
+        cached = plan.__dict__.get("_healthy_routes")
+        if cached is None:
+            cached = plan.__dict__["_healthy_routes"] = _best_routes(plan, [])
+        return cached
+    return _best_routes(plan, faults)
+
+
+def _best_routes(plan: BgpPlan, faults: list[Fault]) -> dict[str, dict[str, Route]]:
+    down, hidden, no_nhs = _effects(plan, faults)
+    rules = policies(plan, faults)
     dist = plan.shortest_paths()
+    rid = {r: _rid(plan, r) for r in plan.routers}
     best: dict[str, dict[str, Route]] = {
         r: {} if (own := plan.stub_of(r).network) in hidden else {own: Route((), None, False)}
         for r in plan.routers
@@ -97,13 +133,14 @@ def best_routes(plan: BgpPlan, faults: list[Fault]) -> dict[str, dict[str, Route
             for u in (session.a, session.b):
                 v = session.peer(u)
                 for prefix, route in best[u].items():
-                    offer = _offer(plan, session, u, v, prefix, route, filtered, no_nhs)
+                    offer = _offer(session, u, v, prefix, route, rules, no_nhs, plan)
                     if offer is not None:
                         rank = (
+                            -offer.pref,
                             len(offer.path),
                             not offer.ebgp,
                             0 if offer.ebgp else dist[v].get(u, 1 << 30),
-                            _rid(plan, u),
+                            rid[u],
                         )
                         offers[v].setdefault(prefix, []).append((rank, offer))
         new = {
@@ -125,35 +162,40 @@ def best_routes(plan: BgpPlan, faults: list[Fault]) -> dict[str, dict[str, Route
 
 
 def _offer(
-    plan: BgpPlan,
     session: Session,
     u: str,
     v: str,
     prefix: str,
     route: Route,
-    filtered: set[tuple[str, str, str]],
+    rules: dict[str, Policy],
     no_nhs: set[tuple[str, str]],
+    plan: BgpPlan,
 ) -> Route | None:
-    if (u, v, prefix) in filtered:
-        return None
     if session.kind == "ibgp":
         if route.source is not None and not route.ebgp:
             return None  # no iBGP-learned route to another iBGP peer
         if route.source is not None and (u, v) in no_nhs:
             return None  # its next hop, in another AS, does not resolve at v
-        return Route(route.path, u, False)
+        return Route(route.path, u, False, route.pref)
+    out = rules[u].bind_out.get(session.addr(v))
+    if out is not None and not admits(rules[u].prefix_lists.get(out, ()), prefix):
+        return None
     path = (plan.asn[u], *route.path)
     if plan.asn[v] in path:
         return None
-    return Route(path, u, True)
+    pref = imports(rules[v], session.addr(u), prefix)
+    return None if pref is None else Route(path, u, True, pref)
 
 
 def sent(plan: BgpPlan, u: str, v: str) -> list[str]:
-    """The prefixes ``u`` announces to ``v`` in the healthy network (what ``v`` accepts)."""
+    """The prefixes ``u`` announces to ``v`` in the healthy network that ``v`` accepts."""
     session = next(s for s in plan.sessions_of(u) if s.peer(u) == v)
     best = best_routes(plan, [])
+    rules = policies(plan, [])
     return sorted(
-        p for p, r in best[u].items() if _offer(plan, session, u, v, p, r, set(), set()) is not None
+        p
+        for p, r in best[u].items()
+        if _offer(session, u, v, p, r, rules, set(), plan) is not None
     )
 
 
@@ -161,7 +203,8 @@ def _next_router(plan: BgpPlan, node: str, toward: str) -> str | None:
     dist = plan.shortest_paths()
     for link in plan.links_of(node):
         peer = link.peer(node)
-        if toward in dist[peer] and link.cost + dist[peer][toward] == dist[node].get(toward):
+        step = link.cost_at(node)
+        if toward in dist[peer] and step + dist[peer][toward] == dist[node].get(toward):
             return peer
     return None
 

@@ -1,49 +1,45 @@
 """A multi-AS BGP network as its owners designed it (pure data), and its FRR configuration.
 
-A ``BgpPlan`` is an ``OspfPlan`` split into two or three autonomous systems of two or
-three routers each: OSPF inside each AS carries the loopbacks and internal links (the
-same fast, authenticated point-to-point interfaces as an OSPF plan); every router runs
-iBGP to every other router of its AS between loopbacks (``update-source lo``), border
-routers with ``next-hop-self``; each inter-AS link carries one eBGP session between its
-addresses, except one session peered between the two routers' loopbacks (``ebgp-multihop
-2``, each end reaching the other's loopback by a static route over the link). Every
-router announces its stub /24 with a ``network`` statement (and is reached across ASes at
-its stub address, the source of what it sends over BGP routes), in the
-IPv4 unicast family only (``no bgp default ipv4-unicast``, every neighbour activated).
-Timers are fast (keepalive 1 s, hold 3 s, connect retry 1 s, advertisement interval 0,
-no update-group coalescing: FRR's default holds a new session's first updates back a
-second; and a route-map or prefix-list edited applies after 1 s, not FRR's 5 s), so a
-healthy network converges in about 1.7 s from the daemons' start.
+A ``BgpPlan`` is an ``OspfPlan`` whose routers belong to autonomous systems (regions of a
+real network, ``bgp_design``): OSPF inside each AS carries the loopbacks and internal
+links (fast, authenticated point-to-point interfaces); every router runs iBGP to every
+other router of its AS between loopbacks (``update-source lo``), border routers with
+``next-hop-self``; each inter-AS link carries one eBGP session, between the link's
+addresses or between the two routers' loopbacks (each end reaching the other's by a static
+route over the link), the latter with ``ebgp-multihop 2`` or a TTL security check (GTSM,
+``ttl-security hops``), which some single-hop sessions carry too. Neighbouring ASes are
+provider and customer or peers (``relations``), and each border router's policy follows
+(``bgp_policy``): route-maps in, prefix-lists out, and on most eBGP neighbours a
+``maximum-prefix`` above what they send. Every router announces its stub /24 with a
+``network`` statement (and is reached across ASes at its stub address, the source of what
+it sends over BGP routes), in the IPv4 unicast family only (``no bgp default
+ipv4-unicast``, every neighbour activated). Timers are fast (keepalive 1 s, hold 3 s,
+connect retry 1 s, advertisement interval 0, no update-group coalescing; a route-map or
+prefix-list edited applies after 1 s, not FRR's 5 s).
 
-``neighbors`` is the per-router view the reference solver also builds from the ticket's
-words, and ``bgp_lines`` renders it the way FRR prints it in ``show running-config``.
+``neighbors`` is each router's view of its sessions, and ``bgp_lines`` renders it the way
+FRR prints it in ``show running-config``.
 """
 
 from __future__ import annotations
 
-import random
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, ClassVar
 
+from netarena.route.frr.bgp_policy import LOCAL_PREF, Entry, MapEntry, Policy, policy_lines
 from netarena.route.frr.plan import (
     OSPF_TIMERS,
     OspfPlan,
-    Stub,
     TransitLink,
-    draw_extras,
-    draw_links,
-    draw_stubs,
     header_lines,
     transit_lines,
-    unique_costs,
 )
 
 __all__ = [
     "BgpPlan",
     "Session",
     "Neighbor",
-    "draw_bgp_plan",
     "render_bgp",
     "bgp_lines",
     "neighbor_lines",
@@ -94,23 +90,46 @@ class Neighbor:
     ibgp: bool
     """Same AS (then ``update-source lo``)."""
     multihop: bool
-    """eBGP between loopbacks (then ``ebgp-multihop 2`` and ``update-source lo``)."""
+    """eBGP between loopbacks (then ``update-source lo``, and ``ttl``)."""
     next_hop_self: bool
     """iBGP from a border router."""
+    ttl: str = ""
+    """How its TTL is handled: ``multihop`` (``ebgp-multihop 2``), ``gtsm1``/``gtsm2``
+    (``ttl-security hops 1``/``2``), or nothing (one hop)."""
+    limit: int = 0
+    """``maximum-prefix`` on what it sends (0: none)."""
+    route_map_in: str = ""
+    """The route-map applied to what it sends."""
+    prefix_list_out: str = ""
+    """The prefix-list applied to what is sent to it."""
 
 
 @dataclass(frozen=True)
 class BgpPlan(OspfPlan):
     """The intended design of a multi-AS network: OSPF inside each AS, BGP across."""
 
-    asn: dict[str, int]
+    asn: dict[str, int] = field(default_factory=dict)
     """Router → its AS number (private, 64512-65534)."""
-    multihop: int
-    """Index of the inter-AS link whose session is peered between loopbacks."""
+    relations: tuple[tuple[int, int, str], ...] = ()
+    """Each pair of neighbouring ASes: ``(a, b, provider)`` (``a`` is ``b``'s provider) or
+    ``(a, b, peer)``."""
+    loopback_links: tuple[int, ...] = ()
+    """Inter-AS links whose session is peered between the routers' loopbacks."""
+    ttl: dict[str, str] = field(default_factory=dict)
+    """Inter-AS link index → its session's TTL handling (``Neighbor.ttl``), both ends."""
+    limits: dict[str, int] = field(default_factory=dict)
+    """``router<peer`` → the ``maximum-prefix`` ``router`` sets on what ``peer`` sends."""
 
     daemons: ClassVar[tuple[str, ...]] = ("zebra", "staticd", "ospfd", "bgpd")
-    detect_s: ClassVar[float] = HOLD_S
-    """A BGP session broken silently stays up until its hold time runs out."""
+
+    @property
+    def detect_s(self) -> float:
+        """A BGP session broken silently stays up until its hold time runs out."""
+        return float(HOLD_S)
+
+    def igp_links(self) -> list[TransitLink]:
+        """OSPF links: those inside one AS."""
+        return [x for x in self.links if self.internal(x)]
 
     @cached_property
     def ases(self) -> dict[int, tuple[str, ...]]:
@@ -144,7 +163,7 @@ class BgpPlan(OspfPlan):
         for index, link in enumerate(self.links):
             if self.internal(link):
                 continue
-            if index == self.multihop:
+            if index in self.loopback_links:
                 a_addr, b_addr = self.loopbacks[link.a], self.loopbacks[link.b]
                 out.append(Session(link.a, link.b, a_addr, b_addr, "multihop", index))
             else:
@@ -159,18 +178,56 @@ class BgpPlan(OspfPlan):
         """Whether ``router`` has an eBGP session."""
         return any(s.kind != "ibgp" for s in self.sessions_of(router))
 
+    def relation(self, mine: int, theirs: int) -> str:
+        """What AS ``theirs`` is to AS ``mine``: ``customer``, ``peer`` or ``provider``."""
+        for a, b, kind in self.relations:
+            if {a, b} == {mine, theirs}:
+                if kind == "peer":
+                    return "peer"
+                return "customer" if a == mine else "provider"
+        raise KeyError(f"AS {mine} and AS {theirs} are not neighbours")
+
+    def own_prefixes(self, asn: int) -> frozenset[str]:
+        """The stubs of AS ``asn``'s routers."""
+        return frozenset(self.stub_of(r).network for r in self.ases[asn])
+
+    def cone(self, asn: int) -> frozenset[str]:
+        """AS ``asn``'s own prefixes and its customers' cones."""
+        found = set(self.own_prefixes(asn))
+        for a, b, kind in self.relations:
+            if kind == "provider" and a == asn:
+                found |= self.cone(b)
+        return frozenset(found)
+
+    def policy(self, router: str) -> Policy:
+        """``router``'s routing policy as designed (``bgp_policy``)."""
+        return self._policies[router]
+
+    @cached_property
+    def _policies(self) -> dict[str, Policy]:
+        return {r: design_policy(self, r) for r in self.routers}
+
     def neighbors(self, router: str) -> list[Neighbor]:
         """``router``'s neighbour statements, as its configuration holds them."""
-        return [
-            Neighbor(
-                s.addr(s.peer(router)),
-                self.asn[s.peer(router)],
-                s.kind == "ibgp",
-                s.kind == "multihop",
-                s.kind == "ibgp" and self.border(router),
+        policy = self.policy(router)
+        out = []
+        for s in self.sessions_of(router):
+            peer = s.peer(router)
+            address = s.addr(peer)
+            out.append(
+                Neighbor(
+                    address,
+                    self.asn[peer],
+                    s.kind == "ibgp",
+                    s.kind == "multihop",
+                    s.kind == "ibgp" and self.border(router),
+                    self.ttl.get(str(s.link), "") if s.link is not None else "",
+                    self.limits.get(f"{router}<{peer}", 0),
+                    policy.bind_in.get(address, ""),
+                    policy.bind_out.get(address, ""),
+                )
             )
-            for s in self.sessions_of(router)
-        ]
+        return out
 
     def networks(self, router: str) -> list[str]:
         """The prefixes ``router`` announces: its stub."""
@@ -191,93 +248,54 @@ class BgpPlan(OspfPlan):
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form."""
-        return {**super().to_dict(), "asn": dict(self.asn), "multihop": self.multihop}
+        return {
+            **super().to_dict(),
+            "asn": dict(self.asn),
+            "relations": [list(r) for r in self.relations],
+            "loopback_links": list(self.loopback_links),
+            "ttl": dict(self.ttl),
+            "limits": dict(self.limits),
+        }
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> BgpPlan:
         """Inverse of ``to_dict``."""
-        base = OspfPlan.from_dict(data)
         return cls(
-            base.routers,
-            base.links,
-            base.stubs,
-            base.loopbacks,
-            base.extras,
-            dict(data["asn"]),
-            data["multihop"],
+            **cls.base_args(data),
+            asn=dict(data["asn"]),
+            relations=tuple((int(a), int(b), str(k)) for a, b, k in data["relations"]),
+            loopback_links=tuple(int(i) for i in data["loopback_links"]),
+            ttl={str(k): str(v) for k, v in data["ttl"].items()},
+            limits={str(k): int(v) for k, v in data["limits"].items()},
         )
 
 
-def _sizes(rng: random.Random, num_routers: int | None) -> list[int]:
-    if num_routers is None:
-        num_routers = rng.randint(4, 8)
-    splits = [[a, b] for a in (2, 3) for b in (2, 3)]
-    splits += [[a, b, c] for a in (2, 3) for b in (2, 3) for c in (2, 3)]
-    options = [s for s in splits if sum(s) == num_routers]
-    if not options:
-        raise ValueError(f"no split of {num_routers} routers into ASes of 2-3")
-    return rng.choice(options)
-
-
-def draw_bgp_plan(rng: random.Random, num_routers: int | None = None) -> BgpPlan:
-    """Draw two or three ASes of 2-3 routers, their links, addresses, ASNs and sessions.
-
-    Adjacent ASes share exactly one link (a chain, or a triangle of three ASes), so every
-    prefix has one best AS path and the healthy routing is unique.
-    """
-    sizes = _sizes(rng, num_routers)
-    total = sum(sizes)
-    routers = tuple(f"r{i}" for i in range(1, total + 1))
-    blocks, start = [], 0
-    for size in sizes:
-        blocks.append(list(range(start, start + size)))
-        start += size
-    pairs: list[tuple[int, int]] = []
-    for block in blocks:
-        pairs += [(block[0], block[1])]
-        if len(block) == 3:
-            pairs += [(block[1], block[2])] + ([(block[0], block[2])] if rng.random() < 0.5 else [])
-    as_pairs = [(i, i + 1) for i in range(len(blocks) - 1)]
-    if len(blocks) == 3 and rng.random() < 0.5:
-        as_pairs.append((0, 2))
-    for x, y in as_pairs:
-        pairs.append((rng.choice(blocks[x]), rng.choice(blocks[y])))
-    pairs = sorted({(min(a, b), max(a, b)) for a, b in pairs})
-    links = draw_links(rng, routers, pairs)
-    asns = rng.sample(range(64512, 65535), len(blocks))
-    asn = {routers[i]: asns[n] for n, block in enumerate(blocks) for i in block}
-    costed: dict[int, TransitLink] = {}
-    for block in blocks:
-        members = tuple(routers[i] for i in block)
-        inside = [i for i, x in enumerate(links) if x.a in members and x.b in members]
-        drawn = unique_costs(rng, members, [links[i] for i in inside])
-        costed.update(zip(inside, drawn, strict=True))
-    links = [costed.get(i, _bare(x)) for i, x in enumerate(links)]
-    stubs: tuple[Stub, ...] = draw_stubs(rng, routers, lambda _: ["network"] * total)
-    lo_base = rng.randint(1, 254)
-    loopbacks = {r: f"10.255.{lo_base}.{i}" for i, r in enumerate(routers, 1)}
-    extras = {r: draw_extras(rng, i) for i, r in enumerate(routers, 1)}
-    inter = [i for i, x in enumerate(links) if asn[x.a] != asn[x.b]]
-    return BgpPlan(routers, tuple(links), stubs, loopbacks, extras, asn, rng.choice(inter))
-
-
-def _bare(link: TransitLink) -> TransitLink:
-    """An inter-AS link: no OSPF cost or key."""
-    return replace(link, cost=0, key="")
+TTL_LINES = {
+    "multihop": "ebgp-multihop 2",
+    "gtsm1": "ttl-security hops 1",
+    "gtsm2": "ttl-security hops 2",
+}
+"""``Neighbor.ttl`` → the neighbour line that sets it."""
 
 
 def neighbor_lines(n: Neighbor) -> tuple[list[str], list[str]]:
     """``(router bgp lines, address-family lines)`` of one neighbour, as FRR prints them."""
     at = f" neighbor {n.address}"
     top = [f"{at} remote-as {n.remote_as}"]
-    if n.multihop:
-        top.append(f"{at} ebgp-multihop 2")
+    if n.ttl:
+        top.append(f"{at} {TTL_LINES[n.ttl]}")
     if n.ibgp or n.multihop:
         top.append(f"{at} update-source lo")
     top += [f"{at} advertisement-interval 0", f"{at} timers connect 1"]
     family = [f" {at} activate"]
     if n.next_hop_self:
         family.append(f" {at} next-hop-self")
+    if n.prefix_list_out:
+        family.append(f" {at} prefix-list {n.prefix_list_out} out")
+    if n.route_map_in:
+        family.append(f" {at} route-map {n.route_map_in} in")
+    if n.limit:
+        family.append(f" {at} maximum-prefix {n.limit}")
     return top, family
 
 
@@ -320,6 +338,9 @@ def render_bgp(plan: BgpPlan, router: str) -> str:
         else:
             intf, _ = link.end(router)
             lines += [f"interface {intf}", f" description to {link.peer(router)}", "exit", "!"]
+    # A daemon that does not know route-maps (staticd) takes a route-map's ``exit`` for
+    # the end of its configuration: policies come after the static routes.
+    lines += policy_lines(plan.policy(router))
     lines += [  # what a router sends over BGP routes comes from the address others reach
         "route-map STUB-SOURCE permit 10",
         f" set src {stub.gateway}",
@@ -336,3 +357,41 @@ def render_bgp(plan: BgpPlan, router: str) -> str:
         plan.asn[router], plan.loopbacks[router], plan.neighbors(router), plan.networks(router)
     )
     return "\n".join(lines) + "\n"
+
+
+def _numbered(prefixes: frozenset[str]) -> tuple[Entry, ...]:
+    return tuple((5 * (i + 1), "permit", p) for i, p in enumerate(sorted(prefixes)))
+
+
+def design_policy(plan: BgpPlan, router: str) -> Policy:
+    """``router``'s policy as the design makes it (empty for a router with no eBGP)."""
+    mine = plan.asn[router]
+    lists: dict[str, tuple[Entry, ...]] = {}
+    maps: dict[str, tuple[MapEntry, ...]] = {}
+    bind_in: dict[str, str] = {}
+    bind_out: dict[str, str] = {}
+    count = 0
+    for session in plan.sessions_of(router):
+        if session.kind == "ibgp":
+            continue
+        peer = session.peer(router)
+        address, theirs = session.addr(peer), plan.asn[peer]
+        rel = plan.relation(mine, theirs)
+        if rel == "provider":
+            lists["OWN-PREFIXES"] = _numbered(plan.own_prefixes(mine))
+            maps["FROM-TRANSIT"] = (
+                (5, "deny", "OWN-PREFIXES", None),
+                (10, "permit", None, LOCAL_PREF["provider"]),
+            )
+            bind_in[address] = "FROM-TRANSIT"
+        else:
+            count += 1
+            cone = f"CONE-{count}"
+            name = f"FROM-{'CUST' if rel == 'customer' else 'PEER'}-{count}"
+            lists[cone] = _numbered(plan.cone(theirs))
+            maps[name] = ((10, "permit", cone, LOCAL_PREF[rel]),)
+            bind_in[address] = name
+        if rel != "customer":
+            lists["OWN-CONE"] = _numbered(plan.cone(mine))
+            bind_out[address] = "OWN-CONE"
+    return Policy(lists, maps, bind_in, bind_out)

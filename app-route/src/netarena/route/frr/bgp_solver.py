@@ -1,346 +1,256 @@
-"""The reference solver for multi-AS BGP queries: one visit per turn, looking and repairing.
+"""The reference solver for multi-AS BGP queries: it diagnoses from the routers and the intent.
 
-It reads the design from the prompt (ASes, router ids, every session with its addresses
-and kind, the border routers, the stubs), and from it each router's ``router bgp``
-section the way FRR prints it (``bgp_plan.bgp_lines``, the same words the runbook turns
-into). A turn is one shell command on one router, so each turn visits one router and does
-all of a router's work there (``bgp_visit.visit_command``): it shows the summary, bgpd's
-configuration and the table, repairs the difference between the ``router bgp`` section
-and the design (neighbours the design does not name removed, missing neighbours and lines
-added, extra lines on designed neighbours, a filter, a prefix limit, a TTL check, removed,
-a wrong remote AS set again, a missing ``network`` put back), and clears the designed
-sessions still not Established (a prefix limit's shutdown stays until then, and FRR waits
-longer after each failed attempt). It never touches lines the design does not describe
-(global prefix lists, route-maps, static routes stay). Routers come in the order the
-evidence of earlier visits points: the far ends of sessions a visited router showed down,
-the borders whose routes it could not resolve, those that should have sent it a stub it
-lacked; then by how often the ticket names their stub, border routers first among equals.
-A router visited before the far end of one of its down sessions was repaired is visited
-again (its back-off may outlast the episode). Stateless: everything comes from the
-observation.
+The runbook gives the intent (who peers with whom at which addresses, how the ASes relate
+and the policy that follows, what each router announces), never a configuration line;
+the ticket gives the sessions down and the routers each complaint's traffic should cross.
+The solver looks at the routers the ticket points to first (``BGP_DIAGNOSTIC``: the
+sessions' states, the running configuration, the BGP table), one per turn, and checks
+what it saw against the intent (``router_problems``):
+
+* a session the intent wants whose neighbour is missing, at another address (renamed
+  back, every line kept), with another remote AS, not activated, or shut by a prefix
+  limit (raised above what the whole design announces, the session cleared);
+* a loopback session whose two ends handle TTL differently (one end made to agree with
+  the other, both ends seen);
+* a stub the router should announce and does not; a border router without
+  next-hop-self towards an iBGP peer;
+* a policy that does not do what the relationship says: a route-map admitting less than
+  the neighbour's cone (or, from a provider, than everything but the AS's own prefixes),
+  or setting another local preference; an export list missing part of the AS's cone.
+
+A repair runs with a look after it, so the next turn sees the router as it is now; a
+session it brought back that its far end backs off from gets a ``clear`` there.
+Stateless: everything comes from the observation text, so it works the same served as a
+remote A2A agent.
 """
 
 from __future__ import annotations
 
-import re
 import shlex
-from dataclasses import dataclass, field
+from collections.abc import Sequence
 from typing import Any
 
-from netarena.route.frr.bgp_plan import Neighbor, bgp_lines
-from netarena.route.frr.bgp_visit import BGP_DIAGNOSTIC, VISIT_MARK, visit_command
+from netarena.route.frr.bgp_reading import BGP_DIAGNOSTIC, Intent, Look, read_intent, read_look
 from netarena.route.history import Move, _history
 
-__all__ = [
-    "BgpDesign",
-    "read_bgp_design",
-    "bgp_router_fix",
-    "bgp_visit",
-    "BGP_DIAGNOSTIC",
-    "next_bgp_action",
-]
+__all__ = ["router_problems", "next_bgp_action", "BGP_DIAGNOSTIC", "LIMIT_LADDER"]
 
-_ROUTERS = re.compile(r"^Routers (.*?) run FRR \(.*bgpd\)")
-_AS = re.compile(r"^- AS (\d+): (.*)$")
-_SESSION = re.compile(
-    r"^- (\S+) (\S+) \(AS (\d+)\) <-> (\S+) (\S+) \(AS (\d+)\): (iBGP|eBGP over|eBGP between)"
-)
-_STUB = re.compile(r"^- (\S+) (\S+) on (\S+) behind (\S+) (\S+) (\S+)$")
-_BORDERS = re.compile(r"^Border routers set themselves as next hop towards their iBGP peers: (.*)$")
-_PATH = re.compile(r"^([ *>=sdhirSR]{0,3})\s*\d+\.\d+\.\d+\.\d+/\d+\s+(\d+\.\d+\.\d+\.\d+)\s")
-"""A ``show ip bgp`` row: its status codes and its next hop."""
-_BEST = re.compile(r"^([ *>=sdhirSR]{0,3})\s*(\d+\.\d+\.\d+\.\d+/\d+)\s+(\d+\.\d+\.\d+\.\d+)\s")
-"""A ``show ip bgp`` row: its status codes, its prefix and its next hop."""
-_CUT = re.compile(r"(h\d+) \((\S+)\) cannot be reached from (.*)\.")
-"""A ticket line: a host, its stub, and the hosts that cannot reach it."""
-_LINK = re.compile(r"^- (\S+) \S+ \S+ <-> (\S+) \S+ \S+ \(\S+\): cost (\d+), key \S+$")
-"""An internal link of the design: its routers and its OSPF cost."""
-_SUMMARY = re.compile(r"^(\d+\.\d+\.\d+\.\d+)\s+4(?:\s+\d+){6}\s+\S+\s+(\S+)")
-"""A ``show bgp summary`` neighbour row: its address and its state (or prefix count)."""
+LIMIT_LADDER = (2, 3, 5, 10, 20, 50, 100)
+"""Round ``maximum-prefix`` limits; a limit that tripped is raised to the first above what
+the whole design announces."""
+_TTL = ("ebgp-multihop", "ttl-security hops")
 
 
-@dataclass
-class BgpDesign:
-    """What the runbook says about BGP."""
-
-    routers: list[str] = field(default_factory=list)
-    asn: dict[str, int] = field(default_factory=dict)
-    """Router → its AS."""
-    router_ids: dict[str, str] = field(default_factory=dict)
-    neighbors: dict[str, list[Neighbor]] = field(default_factory=dict)
-    """Router → its neighbour statements."""
-    networks: dict[str, list[str]] = field(default_factory=dict)
-    """Router → the prefixes it announces."""
-    peers: dict[str, dict[str, str]] = field(default_factory=dict)
-    """Router → neighbour address → the router there."""
-    stub_router: dict[str, str] = field(default_factory=dict)
-    """Host → the router its stub is behind."""
-    border_of: dict[str, str] = field(default_factory=dict)
-    """eBGP address → the router at the session's other end (the next hop it hands on)."""
-    costs: dict[frozenset[str], int] = field(default_factory=dict)
-    """Internal link (its two routers) → its OSPF cost."""
+def _up(state: str) -> bool:
+    return state.isdigit()
 
 
-def read_bgp_design(text: str) -> BgpDesign:
-    """The BGP design as the prompt states it."""
-    design = BgpDesign()
-    sessions: list[tuple[str, str, str, str, str]] = []
-    borders: set[str] = set()
-    for line in text.split("## Task", 1)[0].splitlines():
-        if m := _ROUTERS.match(line):
-            design.routers = [r.strip() for r in m.group(1).split(",")]
-        elif m := _AS.match(line):
-            design.asn.update({r.strip(): int(m.group(1)) for r in m.group(2).split(",")})
-        elif m := _SESSION.match(line):
-            sessions.append((m.group(1), m.group(2), m.group(4), m.group(5), m.group(7)))
-        elif m := _LINK.match(line):
-            design.costs[frozenset((m.group(1), m.group(2)))] = int(m.group(3))
-        elif m := _BORDERS.match(line):
-            borders = {r.strip() for r in m.group(1).split(",")}
-        elif m := _STUB.match(line):
-            design.networks.setdefault(m.group(4), []).append(m.group(3))
-            design.stub_router[m.group(1)] = m.group(4)
-        elif line.startswith("- ") and design.routers and not design.router_ids:
-            pairs = [part.split() for part in line[2:].split(", ")]
-            if all(len(p) == 2 and p[0] in design.routers for p in pairs):
-                design.router_ids = {p[0]: p[1] for p in pairs}
-    for a, a_addr, b, b_addr, kind in sessions:
-        for me, peer, addr in ((a, b, b_addr), (b, a, a_addr)):
-            design.neighbors.setdefault(me, []).append(
-                Neighbor(
-                    addr,
-                    design.asn[peer],
-                    kind == "iBGP",
-                    kind == "eBGP between",
-                    kind == "iBGP" and me in borders,
-                )
+def _ttl_lines(lines: list[str]) -> list[str]:
+    return [x for x in lines if x.startswith(_TTL)]
+
+
+def _session_lines(
+    router: str, look: Look, intent: Intent, looks: dict[str, Look]
+) -> tuple[list[str], list[str], list[str]]:
+    """``(router bgp lines, address-family lines, addresses to clear)`` for the sessions."""
+    top: list[str] = []
+    family: list[str] = []
+    clear: list[str] = []
+    want = intent.neighbors.get(router, {})
+    strays = [a for a in look.neighbors if a not in want]
+    for address, (peer, kind) in sorted(want.items()):
+        lines = look.neighbors.get(address)
+        if lines is None and strays:  # a mistyped address: every line moved back
+            stray = strays.pop(0)
+            moved = sorted(look.neighbors[stray], key=lambda x: not x.startswith("remote-as"))
+            top.append(f"no neighbor {stray}")
+            top += [f"neighbor {address} {x}" for x in moved if _is_top(x)]
+            family += [f"neighbor {address} {x}" for x in moved if not _is_top(x)]
+            clear.append(address)
+            continue
+        if lines is None:
+            continue
+        remote = str(intent.asn[peer])
+        if f"remote-as {remote}" not in lines:
+            top.append(f"neighbor {address} remote-as {remote}")
+            clear.append(address)
+        if "activate" not in lines:
+            family.append(f"neighbor {address} activate")
+            clear.append(address)
+        if kind == "multihop" and peer in looks and router < peer:
+            theirs = _ttl_lines(looks[peer].neighbors.get(_address_of(intent, peer, router), []))
+            mine = _ttl_lines(lines)
+            if theirs and [x.split()[0] for x in theirs] != [x.split()[0] for x in mine]:
+                top += [f"no neighbor {address} {x}" for x in mine]
+                top += [f"neighbor {address} {x}" for x in theirs]
+                clear.append(address)
+        if "(PfxCt)" in look.state.get(address, ""):
+            limit = next(x for x in LIMIT_LADDER if x > len(intent.stub))
+            family.append(f"neighbor {address} maximum-prefix {limit}")
+            clear.append(address)
+        if kind == "ibgp" and router in intent.borders and "next-hop-self" not in lines:
+            family.append(f"neighbor {address} next-hop-self")
+    return top, family, [a for a in dict.fromkeys(clear) if not _up(look.state.get(a, ""))]
+
+
+def _is_top(line: str) -> bool:
+    """Whether a neighbour line belongs to ``router bgp`` itself, not to its address family."""
+    return line.split()[0] not in (
+        "activate", "next-hop-self", "prefix-list", "route-map", "maximum-prefix"
+    )
+
+
+def _address_of(intent: Intent, router: str, peer: str) -> str:
+    """The address ``router``'s neighbour statement for ``peer`` names."""
+    return next(a for a, (p, _) in intent.neighbors.get(router, {}).items() if p == peer)
+
+
+def _free_seq(entries: list[tuple[int, str, str]]) -> int:
+    used = {seq for seq, _, _ in entries}
+    return next(s for s in range(5, 10_000, 5) if s not in used)
+
+
+def _policy_lines(router: str, look: Look, intent: Intent) -> list[str]:
+    """Configuration lines that make ``router``'s policies do what the relationships say."""
+    mine = intent.asn[router]
+    out: list[str] = []
+    lists = {name: list(entries) for name, entries in look.prefix_lists.items()}
+    for address, (peer, kind) in sorted(intent.neighbors.get(router, {}).items()):
+        if kind == "ibgp" or address not in look.neighbors:
+            continue
+        rel = intent.relation.get((mine, intent.asn[peer]))
+        if rel is None:
+            continue
+        name = look.bound(address, "route-map")
+        if name is not None:
+            admitted = (
+                intent.cone(intent.asn[peer])
+                if rel != "provider"
+                else set(intent.stub.values()) - intent.own(mine)
             )
-            design.peers.setdefault(me, {})[addr] = peer
-            if kind != "iBGP":
-                design.border_of[addr] = me
-    return design
+            for seq, action, match, pref in look.route_maps.get(name, []):
+                if action != "permit":
+                    continue
+                if match is not None and rel != "provider":
+                    for prefix in sorted(admitted - {p for _, a, p in lists.get(match, [])}):
+                        seq_free = _free_seq(lists.setdefault(match, []))
+                        lists[match].append((seq_free, "permit", prefix))
+                        out.append(f"ip prefix-list {match} seq {seq_free} permit {prefix}")
+                if pref is not None and pref != intent.pref.get(rel, pref):
+                    out += [f"route-map {name} permit {seq}",
+                            f"set local-preference {intent.pref[rel]}", "exit"]
+        export = look.bound(address, "prefix-list")
+        if export is not None and rel != "customer":
+            have = {p for _, a, p in lists.get(export, []) if a == "permit"}
+            for prefix in sorted(intent.cone(mine) - have):
+                seq_free = _free_seq(lists.setdefault(export, []))
+                lists[export].append((seq_free, "permit", prefix))
+                out.append(f"ip prefix-list {export} seq {seq_free} permit {prefix}")
+    return out
 
 
-def _bgp_section(config: str) -> tuple[set[str], set[str]]:
-    """The ``router bgp`` section's own lines and its IPv4 unicast family's, stripped."""
-    top: set[str] = set()
-    family: set[str] = set()
-    inside = in_family = False
-    for raw in config.splitlines():
-        if raw.startswith("router bgp"):
-            inside = True
-        elif inside and not raw.startswith(" "):
-            inside = in_family = False
-        elif inside and raw.strip() == "address-family ipv4 unicast":
-            in_family = True
-        elif inside and raw.strip() == "exit-address-family":
-            in_family = False
-        elif inside and raw.strip() not in ("", "!"):
-            (family if in_family else top).add(raw.strip())
-    return top, family
+def router_problems(
+    router: str, look: Look, intent: Intent, looks: dict[str, Look]
+) -> str | None:
+    """The one command that mends what ``router``'s look shows, and looks again.
 
-
-def _neighbor_of(line: str) -> str | None:
-    words = line.split()
-    return words[1] if len(words) > 2 and words[0] == "neighbor" else None
-
-
-def bgp_router_fix(router: str, output: str, design: BgpDesign) -> str | None:
-    """The one command that repairs what ``router``'s diagnostic showed, if anything."""
-    want = bgp_lines(
-        design.asn[router],
-        design.router_ids.get(router, ""),
-        design.neighbors.get(router, []),
-        design.networks.get(router, []),
-    )
-    want_top, want_family = _bgp_section("\n".join(want))
-    have_top, have_family = _bgp_section(output)
-    designed = {n.address for n in design.neighbors.get(router, [])}
-    present = {a for line in have_top | have_family if (a := _neighbor_of(line))}
-    top = [f"no neighbor {a}" for a in sorted(present - designed)]
-    for line in sorted(have_top - want_top):  # a wrong remote AS is overwritten below
-        if _neighbor_of(line) in designed & present and " remote-as " not in line:
-            top.append(f"no {line}")
-    top += sorted(  # a new neighbour's remote AS first: FRR wants it before the rest
-        (line for line in want_top - have_top if _neighbor_of(line) in designed),
-        key=lambda x: (" remote-as " not in x, x),
-    )
-    family = [
-        f"no {line}"
-        for line in sorted(have_family - want_family)
-        if _neighbor_of(line) in designed or line.startswith("network ")
-    ]
-    family += sorted(want_family - have_family, key=lambda x: "activate" not in x)
-    if not top and not family:
+    None: nothing is wrong there.
+    """
+    top, family, clear = _session_lines(router, look, intent, looks)
+    mine = intent.stub.get(router)
+    if mine and mine not in look.networks:
+        family.append(f"network {mine}")
+    policy = _policy_lines(router, look, intent)
+    if not (top or family or policy or clear):
         return None
-    vty = [f"router bgp {design.asn[router]}", *top]
-    if family:
-        vty += ["address-family ipv4 unicast", *family, "exit-address-family"]
-    command = "vtysh -c 'conf t' " + " ".join(f"-c {shlex.quote(x)}" for x in vty)
-    down = [a for a in _down(router, output, design) if a in _touched(command)]
-    return command + (f" && {{ {_clear(down)}; }}" if down else "")
+    vty = list(policy)
+    if top or family:
+        vty += [f"router bgp {look.asn or intent.asn[router]}", *top]
+        if family:
+            vty += ["address-family ipv4 unicast", *family, "exit-address-family"]
+    parts = []
+    if vty:
+        parts.append("vtysh -c 'conf t' " + " ".join(f"-c {shlex.quote(x)}" for x in vty))
+    parts += [f"vtysh -c 'clear bgp {a}'" for a in clear]
+    return " ; ".join([*parts, BGP_DIAGNOSTIC])
 
 
-def _touched(command: str) -> set[str]:
-    """Neighbour addresses a repair command changed."""
-    return set(re.findall(r"neighbor (\d+\.\d+\.\d+\.\d+) ", command))
+def _order(intent: Intent, looks: dict[str, Look]) -> list[str]:
+    """Routers in the order the evidence points to them.
 
-
-def _clear(addresses: list[str]) -> str:
-    """Restart those sessions that are not up; one that came up meanwhile is left alone.
-
-    FRR waits longer after each failed attempt to open a session (up to two minutes).
+    The far ends of sessions a look showed down and the border routers whose routes a
+    look could not resolve; then the ends of sessions the ticket says are down, the
+    routers on the complaints' designed paths (first those of paths no session down
+    explains, then the rest; those most paths cross first, then from the destination
+    back, the way a route spreads), and the rest.
     """
-    return "; ".join(
-        f"vtysh -c 'show bgp neighbors {a}' | grep -q 'BGP state = Established' "
-        f"|| vtysh -c 'clear bgp {a}'"
-        for a in addresses
-    )
-
-
-def _down(router: str, output: str, design: BgpDesign, silent: bool = False) -> list[str]:
-    """Neighbour addresses ``router``'s summary shows not Established.
-
-    With ``silent``, also those Established that sent nothing (every designed peer sends
-    at least one stub): evidence where to look, never a reason to reset a session.
-    """
-    peers = design.peers.get(router, {})
-    return [
-        m.group(1)
-        for line in output.splitlines()
-        if (m := _SUMMARY.match(line))
-        and m.group(1) in peers
-        and (not m.group(2).isdigit() or (silent and m.group(2) == "0"))
-    ]
-
-
-def _down_peers(router: str, output: str, design: BgpDesign) -> list[str]:
-    """Routers at the far end of sessions ``router``'s summary shows not Established."""
-    return [design.peers[router][a] for a in _down(router, output, design, silent=True)]
-
-
-def _unresolved(output: str, design: BgpDesign) -> list[str]:
-    """Border routers that handed on routes whose next hop does not resolve here."""
-    found = []
-    for line in output.split("BGP table version is", 1)[-1].splitlines():
-        if (m := _PATH.match(line)) and "*" not in m.group(1) and m.group(2) in design.border_of:
-            found.append(design.border_of[m.group(2)])
-    return found
-
-
-def _missing(router: str, output: str, design: BgpDesign) -> list[str]:
-    """Who should have given ``router`` the stubs its BGP table lacks.
-
-    The stub's own router inside the AS; the AS's border routers for other ASes' stubs.
-    """
-    table = output.split("BGP table version is", 1)[-1]
-    if table is output or "output cut" in table:
-        return []
-    mine = design.asn.get(router)
-    borders = [
+    pointed: list[str] = []
+    for router, look in looks.items():
+        for address, (peer, _) in intent.neighbors.get(router, {}).items():
+            if not _up(look.state.get(address, "")):
+                pointed.append(peer)
+        for hop in look.unresolved:  # handed on by the border whose eBGP peer that is
+            pointed += [
+                border
+                for border, peers in intent.neighbors.items()
+                if intent.asn.get(border) == look.asn and hop in peers
+            ]
+    named = [r for pair in intent.down for r in pair]
+    down = {frozenset(pair) for pair in intent.down}
+    unexplained = [  # a complaint whose path crosses no session down: another cause
         r
-        for r in design.routers
-        if design.asn.get(r) == mine and any(not n.ibgp for n in design.neighbors.get(r, []))
+        for path in intent.paths
+        if not any(frozenset(hop) in down for hop in zip(path, path[1:], strict=False))
+        for r in reversed(path)
     ]
-    found: list[str] = []
-    for owner, prefixes in design.networks.items():
-        if owner != router and any(p not in table for p in prefixes):
-            found += [owner] if design.asn.get(owner) == mine else borders
-    return found
-
-
-def _transit(router: str, output: str, design: BgpDesign, ticket: str) -> list[str]:
-    """Routers inside ``router``'s AS on the way to a route's iBGP next hop.
-
-    Only routes to stubs the ticket says ``router``'s host cannot reach: each router its
-    packets cross there must hold the route too.
-    """
-    host = next((h for h, r in design.stub_router.items() if r == router), None)
-    cut = {m.group(2) for m in _CUT.finditer(ticket) if host in m.group(3).split(", ")}
-    owner = {rid: r for r, rid in design.router_ids.items()}
-    mine = [r for r in design.routers if design.asn.get(r) == design.asn.get(router)]
-    found: list[str] = []
-    for line in output.split("BGP table version is", 1)[-1].splitlines():
-        m = _BEST.match(line)
-        if not m or ">" not in m.group(1) or m.group(2) not in cut:
-            continue
-        to = owner.get(m.group(3), "")
-        for via in [r for r in mine if to in mine and r not in (router, to)]:
-            direct = design.costs.get(frozenset((router, to)), 1 << 30)
-            legs = [design.costs.get(frozenset(p), 1 << 30) for p in ((router, via), (via, to))]
-            if sum(legs) < direct:
-                found.append(via)
-    return found
-
-
-def _order(text: str, design: BgpDesign, looked: dict[str, str]) -> list[str]:
-    """Routers in the order to look at them.
-
-    Far ends of sessions seen down, borders that handed on unresolvable next hops, the
-    routers that should have sent a missing stub, those a route to an unreachable stub
-    crosses first; then by how much of the ticket names their stub (borders first among
-    equals).
-    """
-    ticket = text.split("## Incident ticket", 1)[-1].split("## Routing design", 1)[0]
-    named: dict[str, int] = dict.fromkeys(design.routers, 0)
-    for m in _CUT.finditer(ticket):
-        for host in [m.group(1), *(h.strip() for h in m.group(3).split(","))]:
-            router = design.stub_router.get(host)
-            if router in named:
-                named[router] += 1
-    for m in re.finditer(r"Traffic (h\d+) -> (h\d+)", ticket):
-        for host in m.groups():
-            if (router := design.stub_router.get(host)) in named:
-                named[router] += 1
-    pointed = [p for r, out in looked.items() for p in _down_peers(r, out, design)]
-    pointed += [p for out in looked.values() for p in _unresolved(out, design)]
-    pointed += [p for r, out in looked.items() for p in _missing(r, out, design)]
-    pointed += [p for r, out in looked.items() for p in _transit(r, out, design, ticket)]
-    border = {r for r in design.routers if any(not n.ibgp for n in design.neighbors.get(r, []))}
-    ranked = sorted(design.routers, key=lambda r: (-named[r], r not in border))
-    return [r for r in dict.fromkeys([*pointed, *ranked]) if r in design.routers]
-
-
-def bgp_visit(router: str, design: BgpDesign) -> str:
-    """The command that visits ``router``: look, repair what differs, restart what is down."""
-    return visit_command(
-        design.asn[router],
-        design.router_ids.get(router, ""),
-        design.neighbors.get(router, []),
-        design.networks.get(router, []),
-    )
-
-
-def _revisit(design: BgpDesign, visits: list[Any], last: dict[str, int]) -> str | None:
-    """A router visited before the far end of one of its down sessions was repaired."""
-    for entry in visits:
-        fix = bgp_router_fix(entry.machine, entry.output, design)
-        if fix is None:
-            continue
-        for address in _down(entry.machine, entry.output, design):
-            peer = design.peers[entry.machine][address]
-            if address in _touched(fix) and last.get(peer, entry.index) < entry.index:
-                return peer
-    return None
+    crossed = [r for path in intent.paths for r in reversed(path)]  # as routes spread
+    for found in (unexplained, crossed):  # those most paths cross first
+        named += sorted(dict.fromkeys(found), key=found.count, reverse=True)
+    return [r for r in dict.fromkeys([*pointed, *named, *intent.routers]) if r in intent.routers]
 
 
 def next_bgp_action(text: str) -> Move | None:
     """The next ``(router, command)`` for a BGP observation.
 
-    Far ends left behind by a repair first; then routers not yet visited, in the order the
-    evidence points; then, if that was not enough, each again, the longest unvisited first.
+    A repair where the latest look shows one; else a far end left backing off by a
+    session brought back; else routers not yet looked at, in the order the ticket points;
+    then each again, the longest unseen first.
     """
-    design = read_bgp_design(text)
-    visits = [e for e in _history(text) if e.command.endswith(VISIT_MARK)]
-    seen = {e.machine: e.output for e in visits}
-    last = {e.machine: e.index for e in visits}
-    if (peer := _revisit(design, visits, last)) is not None:
-        return peer, bgp_visit(peer, design)
-    order = _order(text, design, seen)
+    intent = read_intent(text)
+    history = _history(text)
+    looks: dict[str, Look] = {}
+    when: dict[str, int] = {}
+    for entry in history:
+        if entry.command.endswith(BGP_DIAGNOSTIC):
+            looks[entry.machine] = read_look(entry.output)
+            when[entry.machine] = entry.index
+    order = _order(intent, looks)
     for router in order:
-        if router not in seen:
-            return router, bgp_visit(router, design)
+        if router in looks and (fix := router_problems(router, looks[router], intent, looks)):
+            if not _repeated(history, router, fix):
+                return router, fix
+    for router in order:
+        if router not in looks:
+            return router, BGP_DIAGNOSTIC
     if not order:
         return None
-    router = min(order, key=lambda r: last[r])
-    return router, bgp_visit(router, design)
+    router = min(order, key=lambda r: when.get(r, -1))
+    return router, _far_end_clear(router, looks, intent) + BGP_DIAGNOSTIC
+
+
+def _repeated(history: Sequence[Any], router: str, fix: str) -> bool:
+    """Whether ``fix`` is what the latest command on ``router`` already ran.
+
+    It did not take: look elsewhere rather than loop.
+    """
+    mine = [e for e in history if e.machine == router]
+    return bool(mine) and mine[-1].command == fix
+
+
+def _far_end_clear(router: str, looks: dict[str, Look], intent: Intent) -> str:
+    """Clears of ``router``'s sessions still down (their far end was mended meanwhile)."""
+    look = looks.get(router)
+    if look is None:
+        return ""
+    down = [a for a in intent.neighbors.get(router, {}) if not _up(look.state.get(a, ""))]
+    return "".join(f"vtysh -c 'clear bgp {a}' ; " for a in down)

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, NamedTuple
 from netarena.common.core.errors import EmulatorError
 from netarena.route.frr.adjacencies import ospf_neighbours
 from netarena.route.frr.bgp_plan import HOLD_S
-from netarena.route.frr.plan import DEAD_S
+from netarena.route.frr.plan import DEAD_S, dead_s
 
 if TYPE_CHECKING:
     from netarena.route.frr.network import FrrNetwork
@@ -158,9 +158,17 @@ def ospf_heard_since(net: FrrNetwork, moment: float) -> bool:
     still forming is not up. A router whose ospfd does not answer makes it false.
     """
     answers = net.ask_all("ospfd", "show ip ospf neighbor json")
+    dead = {
+        intf: dead_s(link.timers)
+        for link in net.ospf.links
+        for intf in (link.a_intf, link.b_intf)
+    }
     return len(answers) == len(net.ospf.routers) and all(
         str(entry.get("nbrState", "")).startswith(("Full", "2-Way"))
-        and sent - (DEAD_S - entry.get("deadTimeMsecs", 0) / 1000) > moment
+        and sent
+        - (dead.get(str(entry.get("ifaceName", "")).split(":")[0], DEAD_S)
+           - entry.get("deadTimeMsecs", 0) / 1000)
+        > moment
         for _, (sent, _, data) in answers
         for _, entry in ospf_neighbours(data)
     )

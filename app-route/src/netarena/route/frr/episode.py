@@ -18,10 +18,9 @@ router's running configuration against the healthy ones, outside the faults' foo
 
 from __future__ import annotations
 
-import ipaddress
 import logging
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from netarena.common.core.errors import EmulatorError
@@ -29,13 +28,14 @@ from netarena.common.core.reactive import Command
 from netarena.common.core.types import Query
 from netarena.route.actions import Action
 from netarena.route.checks import describe_flow
-from netarena.route.collateral import footprint
 from netarena.route.frr.adjacencies import designed, faulted, read_adjacencies
 from netarena.route.frr.bgp_faults import bgp_fault_lines
 from netarena.route.frr.bgp_plan import BgpPlan
 from netarena.route.frr.faults import ADJACENCY_FAULTS, fault_lines
+from netarena.route.frr.final import hard_reset, soft_reset, tripping_limits
+from netarena.route.frr.footprint import frr_footprint
 from netarena.route.frr.network import FrrNetwork
-from netarena.route.frr.paths import Path, traced_path
+from netarena.route.frr.paths import Path, fib_path, traced_path
 from netarena.route.frr.plan import OspfPlan
 from netarena.route.frr.routing import Routing, judged
 from netarena.route.frr.settle import settle
@@ -48,7 +48,7 @@ from netarena.route.pingall import PingMatrix
 if TYPE_CHECKING:
     from netarena.route.config import RouteConfig
 
-__all__ = ["FrrEpisode", "DynamicState", "fib_path"]
+__all__ = ["FrrEpisode", "DynamicState", "inject_faults"]
 
 log = logging.getLogger(__name__)
 
@@ -88,33 +88,29 @@ class DynamicState:
     paths: dict[tuple[str, str], Path | None] = field(default_factory=dict)
     """The ticket's flows → the routers they cross, traced (``paths.py``); measured only
     once routing equals the healthy routing (empty before)."""
+    limits: tuple[str, ...] = ()
+    """Final score: prefix limits that will trip again (``final.tripping_limits``)."""
 
 
-def fib_path(plan: OspfPlan, routing: Routing, src: str, dst_ip: str) -> list[str]:
-    """The routers a packet from router ``src`` to ``dst_ip`` crosses, per the kernel FIBs."""
-    owner = {
-        ip: link.b if ip == link.b_ip else link.a
-        for link in plan.links
-        for ip in (link.a_ip, link.b_ip)
-    }
-    address = ipaddress.IPv4Address(dst_ip)
-    path, node = [src], src
-    while len(path) <= len(plan.routers):
-        best = None
-        for key, value in routing.get(node, {}).items():
-            if key.startswith("hop ") and key[4:] != "default":
-                net = ipaddress.IPv4Network(key[4:], strict=False)
-                if address in net and (best is None or net.prefixlen > best[0].prefixlen):
-                    best = (net, value)
-        if best is None:
-            return [*path, "(no route)"]
-        hops = best[1].split(",")
-        gateway = hops[0].split("@")[0]
-        if gateway == "direct":
-            return path
-        node = owner.get(gateway, gateway)
-        path.append(node)
-    return [*path, "(loop)"]
+def inject_faults(
+    net: FrrNetwork, plan: OspfPlan, faults: list[dict[str, Any]], bounce: bool = True
+) -> None:
+    """Apply ``faults``: configuration lines with vtysh, kernel changes with ``ip``.
+
+    With ``bounce``, an interface whose adjacency the fault breaks goes down and up, so
+    the adjacency up now drops at once rather than at its dead interval.
+    """
+    for fault in faults:
+        if isinstance(plan, BgpPlan):
+            net.configure(fault["router"], bgp_fault_lines(fault, plan))
+            continue
+        lines, ip_lines = fault_lines(fault, plan)
+        if lines:
+            net.configure(fault["router"], lines)
+        if ip_lines:
+            ip_batch(ip_lines, net.netns(fault["router"]))
+        if bounce and fault["type"] in ADJACENCY_FAULTS:
+            net.bounce(fault["router"], fault["intf"])
 
 
 class FrrEpisode(GuardedEpisode[DynamicState]):
@@ -147,13 +143,21 @@ class FrrEpisode(GuardedEpisode[DynamicState]):
             """The ticket's flows → the routers they crossed in the healthy network."""
             self.healthy_adjacencies = designed(self.plan) - faulted(self.plan, self.faults)
             self._inject()
-            self.footprint = footprint(self.net.healthy, self.net.read_states())
+            self.footprint = frr_footprint(
+                self.plan, self.net.healthy, self.net.read_states(), self.faults
+            )
             self.quiet_since = time.monotonic()
             """When the last command (or the injection) ended: the final score's steady
             period counts from there (on BGP networks, from a later route change too)."""
             self.changed = True
             """Whether the last command changed anything routing reacts to (``_execute``)."""
-            routing = settle(self.net, SETTLE_QUIET_S, 30.0)
+            routing = settle(  # a break the faults made silently shows at a dead interval
+                self.net,
+                SETTLE_QUIET_S,
+                30.0,
+                since=self.quiet_since,
+                silence_s=self.steady_silence_s,
+            )
             if judged(routing) == judged(self.healthy):
                 raise EmulatorError(f"{query.id}: the faults left routing as designed")
             matrix = measure(self.net, self.timing, None)
@@ -202,17 +206,7 @@ class FrrEpisode(GuardedEpisode[DynamicState]):
         return {(s, d): traced_path(self.net, self.plan, s, d) for s, d in self.watch}
 
     def _inject(self) -> None:
-        for fault in self.faults:
-            if isinstance(self.plan, BgpPlan):
-                self.net.configure(fault["router"], bgp_fault_lines(fault, self.plan))
-                continue
-            lines, ip_lines = fault_lines(fault, self.plan)
-            if lines:
-                self.net.configure(fault["router"], lines)
-            if ip_lines:
-                ip_batch(ip_lines, self.net.netns(fault["router"]))
-            if fault["type"] in ADJACENCY_FAULTS:
-                self.net.bounce(fault["router"], fault["intf"])
+        inject_faults(self.net, self.plan, self.faults)
 
     def _execute(self, command: Command[Action]) -> tuple[str, int]:
         """Run the command, and tell whether it changed anything routing reacts to.
@@ -290,16 +284,45 @@ class FrrEpisode(GuardedEpisode[DynamicState]):
     def _measure(self) -> DynamicState:
         if self.torn_down is not None:
             return DynamicState(PingMatrix(self.plan.nodes, frozenset()), {}, frozenset(), {}, {})
-        routing = self._routing()
+        state = self._state_with(self._routing())
+        if self.final and self._solved(state):
+            state = self._shown(state)
+        return state
+
+    def _state_with(
+        self, routing: Routing, paths: dict[tuple[str, str], Path | None] | None = None
+    ) -> DynamicState:
+        """The state with ``routing``: the pingmesh, adjacencies and (healthy) paths."""
         before = self.state.matrix.flows
         expect = frozenset((s, d) for _, s, d in before) | (
             self.want if self.final else frozenset()
         )
         matrix = measure_patiently(self.net, self.timing, expect, frozenset(), before)
-        paths = {}
-        if judged(routing) == judged(self.healthy):  # only then can the paths hold
-            paths = self._traced()
+        if paths is None:
+            paths = {}
+            if judged(routing) == judged(self.healthy):  # only then can the paths hold
+                paths = self._traced()
         return DynamicState(matrix, routing, *read_adjacencies(self.net, self.plan), paths)
+
+    def _shown(self, state: DynamicState) -> DynamicState:
+        """The final state once the network showed what its configuration will do.
+
+        BGP policies applied again, then every session and OSPF process reset and the
+        network measured once converged (``final.py``); a limit that will trip again is
+        recorded. The paths traced before stand while routing is the same (forwarding
+        is; tracing again at once meets the routers' ICMP rate limit).
+        """
+        try:
+            if isinstance(self.plan, BgpPlan):
+                state = self._state_with(soft_reset(self.net), state.paths)
+                if not self._solved(state):
+                    return state
+            before = read_adjacencies(self.net, self.plan)
+            state = self._state_with(hard_reset(self.net, before), state.paths)
+            return replace(state, limits=tuple(tripping_limits(self.net)))
+        except EmulatorError as exc:
+            log.info("%s: %s", self.query.id, exc)
+            return replace(state, routing={"unsettled": {"error": str(exc)}})
 
     def _report(self, state: DynamicState) -> str:
         lines = [
@@ -321,6 +344,7 @@ class FrrEpisode(GuardedEpisode[DynamicState]):
             and m.tcp == self.want
             and m.udp == self.want
             and all(state.paths.get(w) == path for w, path in self.intended_paths.items())
+            and not state.limits
             and self.guard_clear
         )
 

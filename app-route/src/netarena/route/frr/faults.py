@@ -14,9 +14,11 @@ from __future__ import annotations
 
 import random
 import string
+from collections.abc import Callable
 from typing import Any
 
-from netarena.route.frr.plan import DEAD_S, OspfPlan
+from netarena.route.frr.ospf_model import DOWN
+from netarena.route.frr.plan import OspfPlan, TransitLink, dead_s, timer_lines
 
 __all__ = [
     "OSPF_FAULTS",
@@ -60,35 +62,104 @@ ADJACENCY_FAULTS = frozenset(OSPF_FAULTS) - {"ospf-redist", "ospf-cost"}
 adjacency up now goes down at once instead of at its dead interval."""
 
 
-def _value(rng: random.Random, kind: str, plan: OspfPlan, link: Any) -> dict[str, Any]:
+def _key(rng: random.Random) -> str:
+    return "".join(rng.choice(string.ascii_letters + string.digits) for _ in range(10))
+
+
+VALUE_DRAWS = 8
+"""Values drawn for a fault before a design counts as having no place for it."""
+
+
+def _target(rng: random.Random, kind: str, plan: OspfPlan) -> dict[str, Any]:
+    """The fault's value, drawn as the design carries it: that of a random link end.
+
+    So fault values follow the design's own distribution (an area, timers, a type, an
+    MTU or a cost as often as interfaces carry them; a cost raised or lowered, an MTU
+    either way), and the place is then one whose value differs.
+    """
+    pool = [x for x in plan.links if x.role != "off"] or list(plan.links)
+    link = rng.choice(plan.igp_links() if kind == "ospf-cost" else pool)
+    end = rng.choice((link.a, link.b))
+    values: dict[str, dict[str, Any]] = {
+        "ospf-area": {"area": link.area},
+        "ospf-hello": {"timers": link.timers},
+        "ospf-nettype": {"network": link.network_type},
+        "ospf-mtu": {"mtu": link.mtu_at(end)},
+        "ospf-cost": {"cost": link.cost_at(end)},
+        "ospf-auth": {"key": _key(rng)},
+    }
+    return values.get(kind, {})
+
+
+def _fits(kind: str, link: TransitLink, router: str, value: dict[str, Any]) -> bool:
+    """Whether ``value`` at ``router``'s end breaks ``link`` (where its ends must agree)."""
     if kind == "ospf-area":
-        return {"area": f"0.0.0.{rng.randint(1, 254)}"}
+        return bool(link.area != value["area"])
     if kind == "ospf-hello":
-        # Leaves fast hellos. The hello interval stays short: ospfd keeps a pending hello
-        # on its old schedule, so a repaired interface would otherwise stay silent up to
-        # the default 10 s.
-        return {"dead": rng.randint(DEAD_S + 2, 40), "hello": rng.randint(1, 2)}
+        return dead_s(link.timers) != dead_s(value["timers"])
     if kind == "ospf-nettype":
-        return {"network": "broadcast"}
+        return bool(link.network_type != value["network"])
     if kind == "ospf-mtu":
-        return {"mtu": rng.randrange(1280, 1496, 4)}
+        return not link.b_mtu and link.mtu != value["mtu"]
     if kind == "ospf-cost":
-        return {"cost": rng.randint(200, 900)}
-    if kind == "ospf-auth":
-        return {"key": "".join(rng.choice(string.ascii_letters + string.digits) for _ in range(10))}
-    return {}
+        return not link.b_cost and link.cost != value["cost"]
+    if kind == "ospf-auth":  # a key mismatch: both ends authenticate
+        return bool(link.key)
+    return True
 
 
 def _carries_traffic(plan: OspfPlan, link: Any) -> bool:
-    """Whether a cost rise on ``link`` changes some route (it lies on a shortest path)."""
-    before = plan.shortest_paths()
-    up = {(link.a, link.b): 1000, (link.b, link.a): 1000}
-    after = plan.shortest_paths(up)
-    return before != after
+    """Whether losing ``link`` changes some route (it lies on a lowest-cost path)."""
+    down = {(link.a, link.b): DOWN, (link.b, link.a): DOWN}
+    return plan.shortest_paths() != plan.shortest_paths(down)
 
 
-def draw_faults(rng: random.Random, plan: OspfPlan, label: str) -> list[Fault]:
-    """One fault per ``+``-separated part of ``label``, each on its own link or router."""
+def _moves(plan: OspfPlan, index: int, router: str, cost: int) -> bool:
+    """Whether ``router``'s end of link ``index`` at ``cost`` moves some route."""
+    peer = plan.links[index].peer(router)
+    return plan.shortest_paths({(router, peer): cost}) != plan.shortest_paths()
+
+
+Place = tuple[int, str, dict[str, Any]]
+"""Where a link fault sits and its value: ``(link index, router, value fields)``."""
+
+
+def _link_places(
+    rng: random.Random, plan: OspfPlan, kind: str, free: Callable[[int, str], bool]
+) -> list[Place]:
+    """The places a fault of ``kind`` fits, for a value the design carries.
+
+    An adjacency fault sits on a link carrying traffic; a cost fault where its cost
+    moves a route (raised where traffic leaves by the link, lowered where it comes). A
+    passive or unenabled interface only in designs with a standby link kept so.
+    """
+    twin = {"ospf-passive": "passive", "ospf-missing": "off"}.get(kind)
+    if twin and not any(x.role == twin for x in plan.links):
+        return []  # a passive or unenabled transit interface only beside the design's own
+    for _ in range(VALUE_DRAWS):
+        value = _target(rng, kind, plan)
+        places: list[Place] = []
+        for i, link in enumerate(plan.links):
+            if link.role != "active":
+                continue
+            ends = [r for r in (link.a, link.b) if free(i, r) and _fits(kind, link, r, value)]
+            if kind == "ospf-cost":
+                places += [(i, r, value) for r in ends if _moves(plan, i, r, value["cost"])]
+            elif ends and _carries_traffic(plan, link):
+                extra = {"was": link.key} if kind == "ospf-auth" else {}
+                places += [(i, r, {**value, **extra}) for r in ends]
+        if places:
+            return places
+    return []
+
+
+def draw_faults(rng: random.Random, plan: OspfPlan, label: str) -> list[Fault] | None:
+    """One fault per ``+``-separated part of ``label``, each on its own link or router.
+
+    Values come from the design (``_target``); None when this design has
+    no place for one of the faults (a single-area design for an area fault, say): draw
+    another.
+    """
     faults: list[Fault] = []
     used_links: set[int] = set()
     used_routers: set[str] = set()
@@ -100,33 +171,22 @@ def draw_faults(rng: random.Random, plan: OspfPlan, label: str) -> list[Fault]:
                 for s in plan.stubs
                 if s.mode == "redistribute" and s.router not in used_routers
             ]
+            if not choices:
+                return None
             router = rng.choice(choices)
             used_routers.add(router)
             faults.append({"type": kind, "router": router, "intf": None, "link": None})
             continue
-        indexes = [i for i in range(len(plan.links)) if i not in used_links]
-        indexes = [i for i in indexes if _carries_traffic(plan, plan.links[i])] or indexes
-        index = rng.choice(indexes)
-        used_links.add(index)
-        link = plan.links[index]
-        ends = [r for r in (link.a, link.b) if r not in used_routers] or [link.a, link.b]
-        if kind == "ospf-cost":  # the end whose outgoing traffic the rise moves
-            base = plan.shortest_paths()
-            ends = [
-                r for r in ends if plan.shortest_paths({(r, link.peer(r)): 1000}) != base
-            ] or ends
-        router = rng.choice(ends)
-        used_routers.add(router)
-        intf, _ = link.end(router)
-        faults.append(
-            {
-                "type": kind,
-                "router": router,
-                "intf": intf,
-                "link": index,
-                **_value(rng, kind, plan, link),
-            }
+        places = _link_places(
+            rng, plan, kind, lambda i, r: i not in used_links and r not in used_routers
         )
+        if not places:
+            return None
+        index, router, value = rng.choice(places)
+        used_links.add(index)
+        used_routers.add(router)
+        intf, _ = plan.links[index].end(router)
+        faults.append({"type": kind, "router": router, "intf": intf, "link": index, **value})
     return faults
 
 
@@ -134,7 +194,7 @@ def model_costs(plan: OspfPlan, faults: list[Fault]) -> tuple[dict[tuple[str, st
     """What the faults do to the link-state graph: per-direction costs and unannounced stubs.
 
     A link whose adjacency cannot form costs "infinity" (it is out of the graph); a cost
-    fault raises that direction's cost; a missing redistribution hides the router's stub.
+    fault sets that direction's cost; a missing redistribution hides the router's stub.
     """
     costs: dict[tuple[str, str], int] = {}
     hidden: set[str] = set()
@@ -147,7 +207,7 @@ def model_costs(plan: OspfPlan, faults: list[Fault]) -> tuple[dict[tuple[str, st
         if fault["type"] == "ospf-cost":
             costs[(router, link.peer(router))] = fault["cost"]
         else:
-            costs[(link.a, link.b)] = costs[(link.b, link.a)] = 1 << 20
+            costs[(link.a, link.b)] = costs[(link.b, link.a)] = DOWN
     return costs, hidden
 
 
@@ -162,11 +222,9 @@ def fault_lines(fault: Fault, plan: OspfPlan) -> tuple[list[str], list[str]]:
     if kind == "ospf-area":
         return [*at, "no ip ospf area", f"ip ospf area {fault['area']}"], []
     if kind == "ospf-hello":
-        return [
-            *at,
-            f"ip ospf dead-interval {fault['dead']}",
-            f"ip ospf hello-interval {fault['hello']}",
-        ], []
+        link = plan.links[fault["link"]]
+        clear = [f"no {x.strip()}" for x in timer_lines(link.timers)]
+        return [*at, *clear, *(x.strip() for x in timer_lines(fault["timers"]))], []
     if kind == "ospf-nettype":
         return [*at, f"ip ospf network {fault['network']}"], []
     if kind == "ospf-passive":
@@ -176,9 +234,8 @@ def fault_lines(fault: Fault, plan: OspfPlan) -> tuple[list[str], list[str]]:
     if kind == "ospf-cost":
         return [*at, f"ip ospf cost {fault['cost']}"], []
     if kind == "ospf-auth":
-        return [
-            *at,
-            "no ip ospf message-digest-key 1",
-            f"ip ospf message-digest-key 1 md5 {fault['key']}",
-        ], []
+        key = f"ip ospf message-digest-key 1 md5 {fault['key']}"
+        if fault.get("was"):
+            return [*at, "no ip ospf message-digest-key 1", key], []
+        return [*at, "ip ospf authentication message-digest", key], []
     raise ValueError(f"unknown OSPF fault {kind}")

@@ -2,31 +2,33 @@
 
 Built like every route network (``network.py``: Mininet inside a private namespace, each
 node in a user namespace of its own), from an ``OspfPlan``: routers linked point to point,
-one host behind each router. Each router runs its own FRR daemons as root of the node's
-user namespace, with its own configuration and run directories
-(``/run/netarena-frr/<prefix>/<router>/{etc,run}``) bound over ``/etc/frr`` and
-``/var/run/frr`` in a private mount namespace; the agent's sandbox on that router binds
-the same directories, so ``vtysh`` there talks to that router's daemons and no other.
+one host behind each router, every link through a bridge of its own in the switch fabric
+(its ICMP limit applies as on static networks). Each router runs its own FRR daemons as
+root of the node's user namespace, in a box of their own (``box.py``: a read-only root,
+the router's own ``/etc/frr``, ``/var/run/frr``, ``/var/log/frr``, ``/tmp``... each a
+small tmpfs, a PID namespace and a control group of their own); the agent's sandbox on
+that router starts inside the box, so ``vtysh`` there talks to that router's daemons and
+no other, and ``ps`` shows them.
 
 The judge reads routing state from outside the node: FRR's RIB (``show ip route json``
 through the router's vty sockets, as host root) and the kernel's FIB (rtnetlink), both
 normalised; and each router's running configuration (from each daemon's vty socket) as
-objects (``frr <section> <line>``) for the collateral diff.
+objects (``frr <section> <line>``) for the collateral diff. The running configuration's
+size counts in the router's object budget (``limits.OBJECT_BUDGET``).
 """
 
 from __future__ import annotations
 
 import json
 import logging
-import os
-import shlex
 import subprocess
 import time
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
 from typing import Any
 
 from netarena.common.core.errors import EmulatorError
+from netarena.route.cgroups import episode_limits
+from netarena.route.frr.box import RouterBox
 from netarena.route.frr.plan import OspfPlan
 from netarena.route.frr.routing import (
     Routing,
@@ -34,19 +36,14 @@ from netarena.route.frr.routing import (
     fib_routes,
     rib_routes,
 )
-from netarena.route.frr.vty import DaemonDown, vty_show
+from netarena.route.frr.vty import DaemonDown, vty_lines, vty_show
 from netarena.route.kernel_routes import RouteEvents, main_routes
-from netarena.route.namespaces import (
-    FRR_DIR,
-    ip_batch,
-    mount_frr_dir,
-    new_prefix,
-    write_sysctl,
-)
+from netarena.route.limits import CONFIG_LINES, OBJECT_BUDGET
+from netarena.route.namespaces import claim_prefix, ip_batch, write_sysctl
 from netarena.route.network import Network
 from netarena.route.nodestate import NodeState, StateReader
 from netarena.route.rtnetlink import add_address
-from netarena.route.sandbox import EpisodeSandbox, episode_uid
+from netarena.route.sandbox import EpisodeSandbox
 from netarena.route.services import Services
 from netarena.route.topology import LinuxRouter, Topo
 from netarena.route.undisclosed import Undisclosed
@@ -59,11 +56,9 @@ DAEMONS = OspfPlan.daemons
 """FRR daemons an OSPF router runs, in start order (a plan says which its routers run)."""
 BOUNCE_S = 0.1
 """How long a bounced interface stays down."""
-_FRR_BIN = Path("/usr/lib/frr")
-_GROUPS = "root:x:0:\nfrr:x:0:\nfrrvty:x:0:root\n"
-"""The group file the daemons see: FRR insists its user is in ``frrvty``."""
-_PAM = "auth sufficient pam_permit.so\naccount sufficient pam_permit.so\n"
-"""vtysh's PAM service in the sandbox (it has no shadow file to check accounts against)."""
+GUARD_READ_S = 1.0
+"""How long the running guard waits for a daemon's configuration (a busy one is skipped
+that round: the count after the command waits longer)."""
 
 
 def _routing_output(key: str, value: str) -> bool:
@@ -110,126 +105,85 @@ class FrrNetwork(Network):
         prefix: Namespace prefix; a fresh one by default.
 
     Raises:
-        EmulatorError: Building or starting FRR failed (everything is removed first).
+        EmulatorError: Building or starting FRR failed, an ``OSError`` included
+            (everything is removed first).
     """
+
+    fabric_links = True
 
     def __init__(self, plan: OspfPlan, prefix: str | None = None) -> None:  # noqa: D107
         self.ospf = plan
         self.plan = plan  # type: ignore[assignment]  # nodes/address as a NetworkPlan's
         self.local = Undisclosed()
-        self.prefix = prefix or new_prefix()
+        self.prefix = claim_prefix(prefix)
         self.mininet = None
         self.sandbox = None
         self.services = None
         self.reader = StateReader(self._exec_output)
         self.healthy = {}
         self._closed = False
-        self.dirs = FRR_DIR / self.prefix
+        self.boxes: dict[str, RouterBox] = {}
+        """Each router's daemons, in their box (``box.py``)."""
+        self.peak_memory: dict[str, int | None] = {}
+        """Each router's control group's peak memory, bytes, recorded at close."""
         self.pool = ThreadPoolExecutor(len(plan.routers), thread_name_prefix=self.prefix)
         """Reads every router at once (threads kept: a read runs several times a second)."""
         self.route_events: RouteEvents | None = None
         """When any router's kernel routes last changed (``settle.py`` waits on it)."""
         try:
             self._build(OspfTopo(plan))
-        except BaseException:
+        except BaseException as exc:
             self.close()
+            if isinstance(exc, OSError):  # this network's (a full disk, say): its error only
+                raise EmulatorError(f"{self.prefix}: building failed: {exc}") from exc
             raise
-
-    def router_dir(self, router: str) -> Path:
-        """``router``'s FRR directory (``etc`` and ``run`` inside)."""
-        return self.dirs / router
 
     def _build(self, topo: Topo) -> None:
         self._start_mininet(topo)
         self.route_events = RouteEvents([self.netns(r) for r in self.ospf.routers])
-        uid = episode_uid(self.prefix)
         for router in self.ospf.routers:
             add_address(self.netns(router), "lo", self.ospf.loopbacks[router], 32)
             write_sysctl(self.netns(router), "net.ipv4.conf.all.promote_secondaries", "1")
-        self._write_dirs(uid)
+        for link in self.ospf.links:
+            for router in (link.a, link.b):
+                if (mtu := link.mtu_at(router)) != 1500:
+                    intf, _ = link.end(router)
+                    ip_batch([f"link set dev {intf} mtu {mtu}"], self.netns(router))
+        self.sandbox = EpisodeSandbox(self.prefix, self.plan, tuple(self.ospf.routers))
         list(self.pool.map(self._start_frr, self.ospf.routers))
+        self.sandbox.group.limit("", episode_limits(len(self.boxes)))  # all started: bounded
         self.services = Services({n: self.netns(n) for n in self.plan.nodes}, self.local)
-        binds = {
-            r: [
-                (str(self.router_dir(r) / "run"), "/run/frr"),
-                (str(self.router_dir(r) / "etc"), "/etc/frr"),
-                (str(self.dirs / "pam.d"), "/etc/pam.d"),
-            ]
-            for r in self.ospf.routers
-        }
-        self.sandbox = EpisodeSandbox(self.prefix, self.plan, binds)
-
-    def _write_dirs(self, uid: int) -> None:
-        mount_frr_dir()
-        self.dirs.mkdir(mode=0o755, parents=True)
-        (self.dirs / "group").write_text(_GROUPS)
-        (self.dirs / "pam.d").mkdir()
-        (self.dirs / "pam.d" / "frr").write_text(_PAM)
-        for router in self.ospf.routers:
-            for sub in ("", "etc", "run"):
-                path = self.router_dir(router) / sub
-                path.mkdir(mode=0o755, exist_ok=True)
-                os.chown(path, uid, uid)
-            conf = self.router_dir(router) / "etc" / "frr.conf"
-            conf.write_text(self.ospf.frr_config(router))
-            os.chown(conf, uid, uid)
-            (self.router_dir(router) / "etc" / "vtysh.conf").write_text(
-                "service integrated-vtysh-config\n"
-            )
 
     def _start_frr(self, router: str) -> None:
-        """Start ``router``'s daemons as root of its user namespace, on its own directories."""
-        assert self.mininet is not None
-        pid = self.mininet.nameToNode[router].pid
-        base = self.router_dir(router)
-        mounts = [
-            (self.dirs / "pam.d", "/etc/pam.d"),
-            (self.dirs / "group", "/etc/group"),
-            (base / "etc", "/etc/frr"),
-            (base / "run", "/var/run/frr"),
-        ]
-        fstab = base / "fstab"  # one `mount -a` for all: each process start costs ~3 ms CPU
-        fstab.write_text("".join(f"{a} {b} none bind 0 0\n" for a, b in mounts))
-        script = f"mount -a -T {shlex.quote(str(fstab))}"
-        for daemon in self.ospf.daemons:
-            script += (
-                f" && {_FRR_BIN / daemon} -d -u root -g root -F traditional "
-                f"-f /etc/frr/frr.conf --log file:/var/run/frr/{daemon}.log "
-                "--log-level warnings"
+        """Start ``router``'s daemons in their box; its commands join the box from now on.
+
+        Raises:
+            EmulatorError: They did not start (an ``OSError`` included: it is the
+                router's, and fails this episode only).
+        """
+        assert self.mininet is not None and self.sandbox is not None
+        userns = f"/proc/{self.mininet.nameToNode[router].pid}/ns/user"
+        config = self.ospf.frr_config(router)
+        try:
+            box = RouterBox(
+                router, self.netns(router), userns, config, self.ospf.daemons, self.sandbox
             )
-        argv = [
-            "nsenter",
-            f"--target={pid}",
-            "--user",
-            "--net",
-            "--",
-            "unshare",
-            "--mount",
-            "--propagation",
-            "private",
-            "--",
-            "sh",
-            "-c",
-            script,
-        ]
-        proc = subprocess.run(argv, capture_output=True, text=True, timeout=30)
-        if proc.returncode != 0:
-            raise EmulatorError(f"{router}: FRR did not start: {proc.stderr.strip()[-400:]}")
+        except OSError as exc:
+            raise EmulatorError(f"{router}: FRR did not start: {exc}") from exc
+        self.boxes[router] = box
+        self.sandbox.boxes[router] = box.node_box
 
     def attach_shells(self) -> None:
-        """Give every router's Mininet shell its FRR directories, so ``vtysh`` works there too.
+        """Point ``vtysh`` in every router's Mininet shell at that router's daemons.
 
         For a person exploring (``netarena route shell``): agents' commands run in the
-        sandbox, which has them, so an episode does not spend the mounts up front.
+        sandbox, inside the router's box.
         """
         assert self.mininet is not None
         for router in self.ospf.routers:
-            base = self.router_dir(router)
-            self.mininet.nameToNode[router].cmd(
-                f"mount --bind {base / 'run'} /var/run/frr && "
-                f"mount --bind {base / 'etc'} /etc/frr && "
-                f"mount --bind {self.dirs / 'pam.d'} /etc/pam.d"
-            )
+            zebra = self.boxes[router].daemon_pids().get("zebra")
+            run = f"/proc/{zebra}/root/run/frr"  # the daemon's root: its box
+            self.mininet.nameToNode[router].cmd(f"alias vtysh='vtysh --vty_socket {run}'")
 
     def vtysh(self, router: str, *commands: str, timeout_s: float = 10.0) -> str:
         """Run trusted ``vtysh -c`` commands on ``router``'s daemons (the judge's own).
@@ -238,13 +192,15 @@ class FrrNetwork(Network):
             EmulatorError: vtysh failed or timed out (the judge fails closed).
         """
         self._check_open(router)
-        argv = ["vtysh", "--vty_socket", str(self.router_dir(router) / "run")]
+        argv = ["vtysh", "--vty_socket", str(self.boxes[router].path("/run/frr"))]
         for command in commands:
             argv += ["-c", command]
         try:
             proc = subprocess.run(argv, capture_output=True, text=True, timeout=timeout_s)
         except subprocess.TimeoutExpired as exc:
             raise EmulatorError(f"{router}: vtysh timed out") from exc
+        except OSError as exc:
+            raise EmulatorError(f"{router}: vtysh failed: {exc}") from exc
         if proc.returncode != 0:
             raise EmulatorError(
                 f"{router}: vtysh failed: {(proc.stderr or proc.stdout).strip()[:300]}"
@@ -271,11 +227,32 @@ class FrrNetwork(Network):
             EmulatorError: The daemon did not answer, or refused the command.
         """
         self._check_open(router)
-        socket = self.router_dir(router) / "run" / f"{daemon}.vty"
+        socket = self.boxes[router].path("/run/frr") / f"{daemon}.vty"
         try:
             return vty_show(socket, command, timeout_s, enable=enable)
         except EmulatorError as exc:
             raise type(exc)(f"{router}: {exc}") from exc
+
+    def count_objects(self, node: str, guard: bool = False) -> dict[str, int]:
+        """The node's kernel objects, and a router's running configuration lines.
+
+        Counted from each daemon's ``show running-config`` (the lines each holds; a
+        prefix list every daemon keeps counts in each), up to one past the budget.
+        """
+        counts = super().count_objects(node, guard)
+        if node not in self.boxes:
+            return counts
+        left = OBJECT_BUDGET[CONFIG_LINES] + 1
+        for daemon in self.ospf.daemons:
+            socket = self.boxes[node].path("/run/frr") / f"{daemon}.vty"
+            try:
+                left -= vty_lines(socket, left, GUARD_READ_S if guard else 10.0)
+            except EmulatorError as exc:  # not running or busy: it adds nothing now
+                log.debug("%s %s: configuration not counted: %s", node, daemon, exc)
+            if left <= 0:
+                break
+        counts[CONFIG_LINES] = OBJECT_BUDGET[CONFIG_LINES] + 1 - max(left, 0)
+        return counts
 
     def ask_all(
         self, daemon: str, command: str
@@ -367,8 +344,16 @@ class FrrNetwork(Network):
             flush_learned(self.netns(node))
 
     def close(self) -> None:
-        """Everything ``Network.close`` removes, and the judge's threads and sockets."""
+        """Everything ``Network.close`` removes, the boxes, the judge's threads and sockets.
+
+        Each router's peak memory is kept in ``peak_memory``.
+        """
+        if self.sandbox is not None and not self._closed:
+            group = self.sandbox.group
+            self.peak_memory = {r: group.peak_memory_bytes(r) for r in self.boxes}
         super().close()
+        for box in self.boxes.values():
+            box.close()
         if self.route_events is not None:
             self.route_events.close()
         self.pool.shutdown(wait=False)

@@ -10,16 +10,18 @@ after the last try is unknown, which does not count as held.
 
 from __future__ import annotations
 
+import ipaddress
 import re
 from typing import TYPE_CHECKING
 
 from netarena.common.core.errors import EmulatorError
 from netarena.route.frr.plan import OspfPlan
+from netarena.route.frr.routing import Routing
 
 if TYPE_CHECKING:
     from netarena.route.network import Network
 
-__all__ = ["Path", "owners", "traced_path"]
+__all__ = ["Path", "owners", "traced_path", "fib_path"]
 
 Path = tuple[str, ...]
 """The routers a flow crosses, in order."""
@@ -61,3 +63,30 @@ def traced_path(net: Network, plan: OspfPlan, src: str, dst: str) -> Path | None
         if "*" not in hops and hops and hops[-1] == dst:
             return tuple(hops[:-1])
     return None
+
+
+def fib_path(plan: OspfPlan, routing: Routing, src: str, dst_ip: str) -> list[str]:
+    """The routers a packet from router ``src`` to ``dst_ip`` crosses, per the kernel FIBs."""
+    owner = {
+        ip: link.b if ip == link.b_ip else link.a
+        for link in plan.links
+        for ip in (link.a_ip, link.b_ip)
+    }
+    address = ipaddress.IPv4Address(dst_ip)
+    path, node = [src], src
+    while len(path) <= len(plan.routers):
+        best = None
+        for key, value in routing.get(node, {}).items():
+            if key.startswith("hop ") and key[4:] != "default":
+                net = ipaddress.IPv4Network(key[4:], strict=False)
+                if address in net and (best is None or net.prefixlen > best[0].prefixlen):
+                    best = (net, value)
+        if best is None:
+            return [*path, "(no route)"]
+        hops = best[1].split(",")
+        gateway = hops[0].split("@")[0]
+        if gateway == "direct":
+            return path
+        node = owner.get(gateway, gateway)
+        path.append(node)
+    return [*path, "(loop)"]

@@ -1,52 +1,40 @@
 """A dynamic-routing network as its owners designed it: routers, links, stubs (pure data).
 
-An ``OspfPlan`` is the design an operator's runbook states: routers ``r1..rN`` in one
-OSPF area (a ring, a partial mesh or a dual-hub hub-and-spoke: ``shapes.py``), every
-transit link a point-to-point /30 with its cost and MD5 key, fast hellos (dead interval
-1 s), one host ``h<i>`` on a stub /24 behind router
-``r<i>``, announced either as a passive OSPF interface or by ``redistribute connected``.
-It is drawn from a seed (sizes, chords, addresses, costs, keys, stub modes and the
-undisclosed rest of each router's configuration all vary) and round-trips through JSON
-inside ``Query.truth``. ``render`` turns it into each router's FRR configuration.
+An ``OspfPlan`` is an operator's design of a part of a real network
+(``topologies.py``): routers ``r1..rN`` at points of presence, every link a /30 with
+its own OSPF parameters as operators vary them (a cost from the link's length or
+capacity, an area by region, point-to-point or broadcast, MTU, hello and dead timers,
+MD5 authentication or none; a standby link kept passive or out of OSPF), one host
+``h<i>`` on a stub /24 behind router ``r<i>``, announced as a passive OSPF interface or
+by ``redistribute connected``. It is drawn from a seed (``design.py``) and round-trips
+through JSON inside ``Query.truth``. ``render`` turns it into each router's FRR
+configuration; ``ospf_model.routes`` says what OSPF makes of it.
 """
 
 from __future__ import annotations
 
-import heapq
-import random
-import string
-from collections.abc import Callable
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass, field, fields
 from functools import cached_property
 from typing import Any, ClassVar
 
-from netarena.route.frr.shapes import SHAPES, draw_pairs
+from netarena.route.frr.ospf_model import routes
 from netarena.route.plan import natural_key
 
 __all__ = [
     "TransitLink",
     "Stub",
     "OspfPlan",
-    "draw_ospf_plan",
     "render",
     "header_lines",
-    "draw_links",
-    "draw_stubs",
-    "draw_extras",
-    "unique_costs",
     "transit_lines",
-    "HELLO_MULTIPLIER",
-    "TIMERS_IN_WORDS",
+    "timer_lines",
+    "dead_s",
+    "OSPF_TIMERS",
     "DEAD_S",
 ]
 
 DEAD_S = 1
-"""OSPF dead interval on every interface, seconds (``minimal``: fast hellos)."""
-HELLO_MULTIPLIER = 4
-"""OSPF hellos per dead interval (sub-second hellos, so adjacencies form in a fraction of
-a second)."""
-TIMERS_IN_WORDS = f"dead interval minimal ({DEAD_S} s) with hello multiplier {HELLO_MULTIPLIER}"
-"""How the design states the timers (the reference solver reads it back)."""
+"""OSPF dead interval of fast hellos (``dead-interval minimal``), seconds."""
 
 
 @dataclass(frozen=True)
@@ -70,7 +58,29 @@ class TransitLink:
     cost: int
     """OSPF cost at both ends."""
     key: str
-    """MD5 key (key id 1) at both ends."""
+    """MD5 key (key id 1) at both ends; empty: no authentication."""
+    area: int = 0
+    """OSPF area of both ends."""
+    network_type: str = "point-to-point"
+    """OSPF network type of both ends (``point-to-point`` or ``broadcast``)."""
+    mtu: int = 1500
+    """MTU of both ends' interfaces."""
+    timers: str = "minimal 4"
+    """Hello and dead timers of both ends: ``minimal M`` (fast hellos, ``M`` a second, dead
+    after one second) or ``hello H dead D``."""
+    role: str = "active"
+    """``active`` (an adjacency), ``passive`` (a standby link: both ends passive) or
+    ``off`` (a standby link not in OSPF)."""
+    b_cost: int = 0
+    """``b``'s cost where it differs from ``a``'s (traffic engineering); 0: the same."""
+    b_mtu: int = 0
+    """``b``'s MTU where it differs from ``a``'s (then both ends ignore the MTU in OSPF's
+    database exchange, ``ip ospf mtu-ignore``); 0: the same."""
+    a_extra: str = "description"
+    """What ``a``'s interface carries besides OSPF: its ``description`` line, and or a
+    ``bandwidth`` or OSPF ``priority`` line (words joined by ``+``); ends differ."""
+    b_extra: str = "description"
+    """The same for ``b``."""
 
     def end(self, router: str) -> tuple[str, str]:
         """``(interface, address)`` of ``router`` on this link."""
@@ -79,6 +89,14 @@ class TransitLink:
     def peer(self, router: str) -> str:
         """The router at the other end."""
         return self.b if router == self.a else self.a
+
+    def cost_at(self, router: str) -> int:
+        """The OSPF cost ``router``'s end sends with."""
+        return self.b_cost if router == self.b and self.b_cost else self.cost
+
+    def mtu_at(self, router: str) -> int:
+        """The MTU of ``router``'s end."""
+        return self.b_mtu if router == self.b and self.b_mtu else self.mtu
 
 
 @dataclass(frozen=True)
@@ -115,6 +133,12 @@ class OspfPlan:
     """Router → its loopback address (also its router id)."""
     extras: dict[str, list[str]]
     """Router → undisclosed configuration lines (the rest of its config)."""
+    areas: dict[str, int] = field(default_factory=dict)
+    """Router → its home area (its loopback's and passive stub's; absent: 0)."""
+    sites: dict[str, str] = field(default_factory=dict)
+    """Router → the point of presence it stands for (``Denver``)."""
+    source: str = ""
+    """The real network the design is drawn from (``topozoo/Abilene``)."""
 
     @cached_property
     def hosts(self) -> tuple[str, ...]:
@@ -148,31 +172,38 @@ class OspfPlan:
         """The link between ``a`` and ``b``."""
         return next(x for x in self.links if {x.a, x.b} == {a, b})
 
+    def home_area(self, router: str) -> int:
+        """``router``'s home area (its loopback's)."""
+        return self.areas.get(router, 0)
+
+    def igp_links(self) -> list[TransitLink]:
+        """Links whose adjacency the design forms (standby links have none)."""
+        return [x for x in self.links if x.role == "active"]
+
+    def routes(
+        self, costs: dict[tuple[str, str], int] | None = None
+    ) -> dict[str, dict[str, tuple[int, frozenset[str]]]]:
+        """Router → router → (metric, first hops) (``ospf_model.routes``)."""
+        return routes(self, costs) if costs else self._designed_routes
+
+    @cached_property
+    def _designed_routes(self) -> dict[str, dict[str, tuple[int, frozenset[str]]]]:
+        return routes(self, None)
+
     def shortest_paths(
         self, costs: dict[tuple[str, str], int] | None = None
     ) -> dict[str, dict[str, int]]:
-        """Router → router → distance, with ``costs`` overriding link costs (per direction)."""
-        out: dict[str, dict[str, int]] = {}
-        for source in self.routers:
-            dist = {source: 0}
-            heap = [(0, source)]
-            while heap:
-                d, node = heapq.heappop(heap)
-                if d > dist.get(node, 1 << 30):
-                    continue
-                for link in self.links_of(node):
-                    peer = link.peer(node)
-                    step = (costs or {}).get((node, peer), link.cost)
-                    if d + step < dist.get(peer, 1 << 30):
-                        dist[peer] = d + step
-                        heapq.heappush(heap, (d + step, peer))
-            out[source] = dist
-        return out
+        """Router → router → OSPF metric (``costs`` as ``routes`` takes them)."""
+        found = self.routes(costs)
+        return {s: {d: m for d, (m, _) in dests.items()} for s, dests in found.items()}
+
+    @property
+    def detect_s(self) -> float:
+        """The longest a broken neighbour stays up: what changes after a command may take."""
+        return float(max((dead_s(x.timers) for x in self.igp_links()), default=DEAD_S))
 
     daemons: ClassVar[tuple[str, ...]] = ("zebra", "staticd", "ospfd")
     """FRR daemons every router runs, in start order."""
-    detect_s: ClassVar[float] = DEAD_S
-    """The longest a broken neighbour stays up: what changes after a command may take."""
 
     def frr_config(self, router: str) -> str:
         """``router``'s healthy ``frr.conf``."""
@@ -186,139 +217,30 @@ class OspfPlan:
             "stubs": [asdict(s) for s in self.stubs],
             "loopbacks": dict(self.loopbacks),
             "extras": {r: list(lines) for r, lines in self.extras.items()},
+            "areas": dict(self.areas),
+            "sites": dict(self.sites),
+            "source": self.source,
+        }
+
+    @classmethod
+    def base_args(cls, data: dict[str, Any]) -> dict[str, Any]:
+        """``to_dict``'s OSPF fields as constructor keywords."""
+        return {
+            "routers": tuple(data["routers"]),
+            "links": tuple(TransitLink(**x) for x in data["links"]),
+            "stubs": tuple(Stub(**s) for s in data["stubs"]),
+            "loopbacks": dict(data["loopbacks"]),
+            "extras": {r: list(v) for r, v in data["extras"].items()},
+            "areas": {r: int(a) for r, a in data.get("areas", {}).items()},
+            "sites": dict(data.get("sites", {})),
+            "source": str(data.get("source", "")),
         }
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> OspfPlan:
         """Inverse of ``to_dict``."""
-        return cls(
-            tuple(data["routers"]),
-            tuple(TransitLink(**x) for x in data["links"]),
-            tuple(Stub(**s) for s in data["stubs"]),
-            dict(data["loopbacks"]),
-            {r: list(v) for r, v in data["extras"].items()},
-        )
-
-
-def _key(rng: random.Random) -> str:
-    return "".join(rng.choice(string.ascii_letters + string.digits) for _ in range(10))
-
-
-def draw_extras(rng: random.Random, index: int) -> list[str]:
-    """Undisclosed lines: what a real router carries beside the routing design."""
-    lines = (
-        [f"ip route 192.0.2.{rng.randrange(0, 256, 8)}/29 blackhole"] if rng.random() < 0.5 else []
-    )
-    if rng.random() < 0.6:
-        lines.append(
-            f"ip prefix-list MGMT-{index} seq 5 permit 198.51.100.{rng.randrange(0, 256, 4)}/30"
-        )
-    return lines
-
-
-def unique_costs(
-    rng: random.Random, routers: tuple[str, ...], links: list[TransitLink]
-) -> list[TransitLink]:
-    """``links`` with costs under which every pair of routers has one lowest-cost path.
-
-    FRR's choice among equal-cost paths to an ASBR depends on the order LSAs arrived, so
-    a design with ties has no single healthy routing table; costs are redrawn until none.
-    """
-    while True:
-        drawn = [replace(link, cost=rng.randrange(5, 100, 5)) for link in links]
-        plan = OspfPlan(routers, tuple(drawn), (), {}, {})
-        if all(_paths(plan, src, dst) == 1 for src in routers for dst in routers):
-            return drawn
-
-
-def _paths(plan: OspfPlan, src: str, dst: str) -> int:
-    """How many lowest-cost paths lead from ``src`` to ``dst``."""
-    dist = plan.shortest_paths()[src]
-    order = sorted(plan.routers, key=lambda r: dist[r])
-    count = dict.fromkeys(plan.routers, 0)
-    count[src] = 1
-    for node in order:
-        for link in plan.links_of(node):
-            peer = link.peer(node)
-            if dist[node] + link.cost == dist[peer]:
-                count[peer] += count[node]
-    return count[dst]
-
-
-def draw_links(
-    rng: random.Random, routers: tuple[str, ...], pairs: list[tuple[int, int]]
-) -> list[TransitLink]:
-    """Point-to-point /30s between ``routers[i]`` and ``routers[j]`` per pair (costs 0)."""
-    base = rng.randint(16, 250)
-    third = rng.sample(range(0, 256), len(pairs))
-    ports = dict.fromkeys(routers, 0)
-    links = []
-    for (i, j), octet in zip(pairs, third, strict=True):
-        a, b = routers[i], routers[j]
-        ports[a] += 1
-        ports[b] += 1
-        host = 4 * rng.randrange(0, 64)
-        links.append(
-            TransitLink(
-                a,
-                b,
-                f"{a}-eth{ports[a]}",
-                f"{b}-eth{ports[b]}",
-                f"10.{base}.{octet}.{host}/30",
-                f"10.{base}.{octet}.{host + 1}",
-                f"10.{base}.{octet}.{host + 2}",
-                0,
-                _key(rng),
-            )
-        )
-    return links
-
-
-def draw_stubs(
-    rng: random.Random,
-    routers: tuple[str, ...],
-    modes: Callable[[random.Random], list[str]],
-) -> tuple[Stub, ...]:
-    """One stub /24 and host per router, announced as ``modes(rng)`` says."""
-    stub_octets = rng.sample(range(1, 255), len(routers))
-    stub_base = rng.choice((172, 192))
-    second = rng.randint(16, 31) if stub_base == 172 else 168
-    drawn = modes(rng)
-    stubs = []
-    for index, (router, octet, mode) in enumerate(zip(routers, stub_octets, drawn, strict=True), 1):
-        gw, host = rng.sample(range(1, 255), 2)
-        net = f"{stub_base}.{second}.{octet}"
-        stubs.append(
-            Stub(
-                router,
-                f"h{index}",
-                f"{router}-eth0",
-                f"{net}.0/24",
-                f"{net}.{gw}",
-                f"{net}.{host}",
-                mode,
-            )
-        )
-    return tuple(stubs)
-
-
-def _ospf_modes(rng: random.Random, num_routers: int) -> list[str]:
-    modes = [rng.choice(("passive", "redistribute")) for _ in range(num_routers)]
-    if "redistribute" not in modes:
-        modes[rng.randrange(num_routers)] = "redistribute"
-    return modes
-
-
-def draw_ospf_plan(rng: random.Random, num_routers: int) -> OspfPlan:
-    """Draw ``num_routers`` in a seeded shape, with addresses, costs and keys."""
-    routers = tuple(f"r{i}" for i in range(1, num_routers + 1))
-    pairs = draw_pairs(rng, rng.choice(SHAPES), num_routers)
-    links = unique_costs(rng, routers, draw_links(rng, routers, pairs))
-    stubs = draw_stubs(rng, routers, lambda r: _ospf_modes(r, num_routers))
-    lo_base = rng.randint(1, 254)
-    loopbacks = {r: f"10.255.{lo_base}.{i}" for i, r in enumerate(routers, 1)}
-    extras = {r: draw_extras(rng, i) for i, r in enumerate(routers, 1)}
-    return OspfPlan(routers, tuple(links), stubs, loopbacks, extras)
+        known = {f.name for f in fields(cls)}
+        return cls(**{k: v for k, v in cls.base_args(data).items() if k in known})
 
 
 def header_lines(plan: OspfPlan, router: str) -> list[str]:
@@ -333,22 +255,46 @@ def header_lines(plan: OspfPlan, router: str) -> list[str]:
     return lines + ([*plan.extras[router], "!"] if plan.extras.get(router) else [])
 
 
+def dead_s(timers: str) -> int:
+    """The dead interval ``timers`` (``TransitLink.timers``) set, seconds."""
+    words = timers.split()
+    return DEAD_S if words[0] == "minimal" else int(words[3])
+
+
+def timer_lines(timers: str) -> list[str]:
+    """The interface lines that set ``timers`` (``TransitLink.timers``), as FRR prints them."""
+    words = timers.split()
+    if words[0] == "minimal":
+        return [f" ip ospf dead-interval minimal hello-multiplier {words[1]}"]
+    return [f" ip ospf dead-interval {words[3]}", f" ip ospf hello-interval {words[1]}"]
+
+
 def transit_lines(link: TransitLink, router: str) -> list[str]:
-    """``router``'s OSPF interface on ``link``: area 0, MD5, cost, fast timers, p2p."""
+    """``router``'s interface on ``link``: its area, authentication, cost, timers and type."""
     intf, _ = link.end(router)
-    return [
-        f"interface {intf}",
-        f" description to {link.peer(router)}",
-        " ip ospf area 0",
-        " ip ospf authentication message-digest",
-        f" ip ospf message-digest-key 1 md5 {link.key}",
-        f" ip ospf cost {link.cost}",
-        f" ip ospf dead-interval minimal hello-multiplier {HELLO_MULTIPLIER}",
-        " ip ospf network point-to-point",
-        " ip ospf retransmit-interval 1",
-        "exit",
-        "!",
-    ]
+    lines = [f"interface {intf}"]
+    for extra in (link.a_extra if router == link.a else link.b_extra).split("+"):
+        if extra == "description":
+            lines.append(f" description to {link.peer(router)}")
+        elif extra:
+            lines.append(f" {extra.replace('_', ' ')}")
+    if link.role != "off" or link.cost:  # a link out of OSPF keeps its settings, no area
+        if link.role != "off":
+            lines.append(f" ip ospf area {link.area}")
+        if link.key:
+            lines += [
+                " ip ospf authentication message-digest",
+                f" ip ospf message-digest-key 1 md5 {link.key}",
+            ]
+        lines.append(f" ip ospf cost {link.cost_at(router)}")
+        lines += timer_lines(link.timers)
+        if link.b_mtu:
+            lines.append(" ip ospf mtu-ignore")
+        lines.append(f" ip ospf network {link.network_type}")
+        if link.role == "passive":
+            lines.append(" ip ospf passive")
+        lines.append(" ip ospf retransmit-interval 1")
+    return [*lines, "exit", "!"]
 
 
 OSPF_TIMERS = (
@@ -362,11 +308,12 @@ OSPF_TIMERS = (
 def render(plan: OspfPlan, router: str) -> str:
     """``router``'s healthy FRR configuration (``frr.conf``), undisclosed lines included."""
     stub = plan.stub_of(router)
+    home = plan.home_area(router)
     lines = header_lines(plan, router)
-    lines += ["interface lo", " ip ospf area 0", "exit", "!"]
+    lines += ["interface lo", f" ip ospf area {home}", "exit", "!"]
     lines += [f"interface {stub.router_intf}", f" description stub {stub.network} ({stub.host})"]
     if stub.mode == "passive":
-        lines += [" ip ospf area 0", " ip ospf passive"]
+        lines += [f" ip ospf area {home}", " ip ospf passive"]
     lines += ["exit", "!"]
     for link in plan.links_of(router):
         lines += transit_lines(link, router)

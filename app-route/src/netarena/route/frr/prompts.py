@@ -1,11 +1,13 @@
 """The fixed part of a dynamic-routing observation: an incident ticket and the design in words.
 
-The agent learns the network as an on-call engineer knows it from the runbook: routers,
-links with their interfaces, addresses, OSPF costs and MD5 keys, the timers, how each
-stub is announced, and the designed path of the flows the ticket names. Never the
-configurations: the rest of each router's configuration is legitimate and undisclosed.
-The ticket's symptom is computed from the link-state model of the faults
-(``frr_faults.model_costs``), so it is what monitoring would report.
+The agent learns the network as an on-call engineer knows it: the routers and the points
+of presence they serve, the links and their interfaces and addresses, the OSPF areas by
+region, how each stub is announced, which links are standby, and that both ends of a
+link agree on its settings. Never a cost, key, timer, MTU or network type: those are in
+the routers, and the rest of each router's configuration is legitimate and undisclosed.
+The ticket is what a NOC sees (``ticket_symptoms``): adjacencies down, stubs some hosts
+cannot reach, flows off their primary path (with that path), computed from the model of
+the faults (``faults.model_costs``, ``ospf_model``).
 """
 
 from __future__ import annotations
@@ -17,10 +19,11 @@ from netarena.common.core.reactive import SAFETY_RULES
 from netarena.route.frr.bgp_plan import BgpPlan
 from netarena.route.frr.bgp_prompts import describe_bgp_design
 from netarena.route.frr.faults import model_costs
-from netarena.route.frr.plan import TIMERS_IN_WORDS, OspfPlan
+from netarena.route.frr.ospf_model import DOWN
+from netarena.route.frr.plan import OspfPlan
 from netarena.route.prompts import COMMAND_TIMEOUT_NOTE
 
-__all__ = ["dynamic_prompt", "describe_design", "designed_path", "ticket_symptoms"]
+__all__ = ["dynamic_prompt", "describe_design", "designed_path", "ticket_symptoms", "wrong_end"]
 
 _FEWSHOT = """\
 ## Examples
@@ -37,33 +40,68 @@ _COT = (
 )
 
 
-def describe_design(plan: OspfPlan) -> list[str]:
-    """The routing design, one sentence per router, link and stub."""
+def _named(plan: OspfPlan, router: str) -> str:
+    site = plan.sites.get(router)
+    return f"{router} ({site})" if site else router
+
+
+def _areas(plan: OspfPlan) -> list[str]:
+    """The areas by region, in words."""
+    if not plan.areas:
+        return ["All OSPF interfaces are in the backbone, area 0."]
+    by: dict[int, list[str]] = {}
+    for router in plan.routers:
+        by.setdefault(plan.home_area(router), []).append(router)
     lines = [
-        f"Routers {', '.join(plan.routers)} run FRR (zebra, staticd, ospfd) in OSPF area 0 "
-        f"(0.0.0.0). Every OSPF interface uses {TIMERS_IN_WORDS}; every "
-        "transit link is point-to-point with MD5 authentication (key id 1) and the MTU of "
-        "its interfaces is 1500. Router ids are the loopbacks, announced in area 0:",
+        "OSPF areas by region: the backbone (area 0) is the core routers "
+        f"{', '.join(by.get(0, []))} and the links between them. Each region is an area "
+        "of its own: its routers' loopbacks, stubs and links, and its links to the core:"
+    ]
+    for area, routers in sorted(by.items()):
+        if area:
+            lines.append(f"- area {area}: {', '.join(_named(plan, r) for r in routers)}")
+    return lines
+
+
+def describe_design(plan: OspfPlan) -> list[str]:
+    """The routing design, in the words an operator knows it (no setting's value)."""
+    source = plan.source.split("/")[-1] if plan.source else "the network"
+    lines = [
+        f"Routers {', '.join(plan.routers)} run FRR (zebra, staticd, ospfd) at points of "
+        f"presence of {source}: " + ", ".join(_named(plan, r) for r in plan.routers) + ".",
+        *_areas(plan),
+        "Router ids are the loopbacks, each in its router's area:",
         "- " + ", ".join(f"{r} {plan.loopbacks[r]}" for r in plan.routers),
-        "Transit links (both ends: the same cost and key):",
+        "Links (a /30 each; both ends of a link agree on every OSPF setting, its cost "
+        "included unless it differs by direction as stated; costs follow the links' lengths "
+        "or capacities):",
     ]
     for link in plan.links:
+        standby = {
+            "passive": ", standby: passive at both ends, no adjacency",
+            "off": ", standby: not in OSPF",
+        }.get(link.role, "")
+        if link.b_cost:
+            standby += ", its cost differs by direction"
         lines.append(
             f"- {link.a} {link.a_intf} {link.a_ip} <-> {link.b} {link.b_intf} {link.b_ip} "
-            f"({link.network}): cost {link.cost}, key {link.key}"
+            f"({link.network}){standby}"
         )
     lines.append("Stubs (one host each, default route via its router):")
     for stub in plan.stubs:
         how = (
-            "a passive OSPF interface in area 0"
+            "as an OSPF stub (a passive interface)"
             if stub.mode == "passive"
-            else "redistribute connected on its router"
+            else "as an external route (redistribute connected on its router)"
         )
         lines.append(
             f"- {stub.host} {stub.host_ip} on {stub.network} behind {stub.router} "
-            f"{stub.router_intf} {stub.gateway}, announced by {how}"
+            f"{stub.router_intf} {stub.gateway}, announced {how}"
         )
-    lines.append("Traffic follows the lowest total OSPF cost; every machine reaches every other.")
+    lines.append(
+        "Every link not standby carries an adjacency; traffic follows the lowest total OSPF "
+        "cost; every machine reaches every other."
+    )
     return lines
 
 
@@ -71,51 +109,129 @@ def designed_path(
     plan: OspfPlan, src: str, dst: str, costs: dict[tuple[str, str], int] | None = None
 ) -> list[str] | None:
     """The routers a packet from router ``src`` to router ``dst`` crosses, if unique."""
-    dist = plan.shortest_paths(costs)
+    return _walk(plan, plan.routes(costs), src, dst)
+
+
+def _walk(
+    plan: OspfPlan, found: dict[str, dict[str, tuple[int, frozenset[str]]]], src: str, dst: str
+) -> list[str] | None:
     path, node = [src], src
     while node != dst:
-        steps = [
-            link.peer(node)
-            for link in plan.links_of(node)
-            if (costs or {}).get((node, link.peer(node)), link.cost) < 1 << 20
-            and dist[node].get(dst, 1 << 30)
-            == (costs or {}).get((node, link.peer(node)), link.cost)
-            + dist[link.peer(node)].get(dst, 1 << 30)
-        ]
-        if len(steps) != 1:
+        route = found[node].get(dst)
+        if route is None or len(route[1]) != 1 or len(path) > len(plan.routers):
             return None
-        node = steps[0]
+        node = next(iter(route[1]))
         path.append(node)
     return path
 
 
+def _down(plan: OspfPlan, costs: dict[tuple[str, str], int]) -> list[str]:
+    return [
+        f"- Alarm: OSPF adjacency {_named(plan, x.a)} {x.a_intf} - {_named(plan, x.b)} "
+        f"{x.b_intf} is down."
+        for x in plan.igp_links()
+        if costs.get((x.a, x.b), 0) >= DOWN
+    ]
+
+
+def _moved(
+    plan: OspfPlan, costs: dict[tuple[str, str], int], hidden: set[str]
+) -> list[tuple[str, str]]:
+    """Host pairs whose traffic takes another path (one path, not the design's).
+
+    A metric that changed on the same path is no complaint: traffic still flows as designed.
+    """
+    before, after = plan.routes(), plan.routes(costs)
+    out = []
+    for a in plan.stubs:
+        for b in plan.stubs:
+            if a is b or b.network in hidden or b.router not in after[a.router]:
+                continue
+            now = _walk(plan, after, a.router, b.router)
+            if now is not None and now != _walk(plan, before, a.router, b.router):
+                out.append((a.host, b.host))
+    return out
+
+
+def _uses(path: list[str], u: str, v: str) -> bool:
+    """Whether ``path`` crosses from ``u`` to ``v``."""
+    return (u, v) in zip(path, path[1:], strict=False)
+
+
+def wrong_end(
+    link: tuple[str, str], costs: tuple[int, int], primaries: list[list[str]]
+) -> str:
+    """Which end of a link whose ends' costs differ was changed, from the ticket's paths.
+
+    A named flow whose primary path crosses the link from one end left it: that end's
+    cost was raised. No named primary path crossing it: traffic came onto a backup link,
+    whose lower end was lowered. (The generator draws tickets where this holds.)
+    """
+    a, b = link
+    out_a = any(_uses(p, a, b) for p in primaries)
+    out_b = any(_uses(p, b, a) for p in primaries)
+    if out_a != out_b:
+        return a if out_a else b
+    return a if costs[0] < costs[1] else b
+
+
 def ticket_symptoms(
     plan: OspfPlan, faults: list[dict[str, object]], rng: random.Random
-) -> tuple[list[str], list[tuple[str, str]]]:
-    """What monitoring reports: unreachable stubs, and flows off their designed path.
+) -> tuple[list[str], list[tuple[str, str]]] | None:
+    """What monitoring reports: adjacencies down, unreachable stubs, flows off their path.
+
+    Every cost fault has a complaint of its own: a flow it moved, with its primary path,
+    so which end of the link was changed shows in behaviour (``wrong_end``).
 
     Returns:
         The ticket's lines, and the ``(src, dst)`` host pairs they name (each observation
-        shows their paths).
+        shows their paths); None when no ticket of this design tells a cost fault's end.
     """
     costs, hidden = model_costs(plan, faults)
-    lines = []
+    lines = _down(plan, costs)
+    after = plan.shortest_paths(costs)
     for stub in plan.stubs:
-        if stub.network in hidden:
-            lines.append(f"- {stub.host} ({stub.network}) cannot be reached from the other stubs.")
-    moved = []
-    before, after = plan.shortest_paths(), plan.shortest_paths(costs)
-    for a in plan.stubs:
-        for b in plan.stubs:
-            if a is b or b.network in hidden:
-                continue
-            if before[a.router].get(b.router) != after[a.router].get(b.router):
-                moved.append((a.host, b.host, designed_path(plan, a.router, b.router)))
-    watch = []
-    for src, dst, path in rng.sample(moved, min(2, len(moved))):
+        cut = [
+            s.host
+            for s in plan.stubs
+            if s is not stub
+            and (stub.network in hidden or stub.router not in after[s.router])
+        ]
+        if cut:
+            lines.append(
+                f"- Complaint: {stub.host} ({stub.network}) cannot be reached from "
+                f"{', '.join(cut)}."
+            )
+    moved = _moved(plan, costs, hidden)
+    router_of = {s.host: s.router for s in plan.stubs}
+
+    def primary(flow: tuple[str, str]) -> list[str] | None:
+        return designed_path(plan, router_of[flow[0]], router_of[flow[1]])
+
+    watch: list[tuple[str, str]] = []
+    cost_faults = [f for f in faults if f["type"] == "ospf-cost"]
+    for fault in cost_faults:
+        alone, _ = model_costs(plan, [fault])
+        own = sorted(set(moved) & set(_moved(plan, alone, hidden)) - set(watch))
+        if not own:
+            return None
+        watch.append(rng.choice(own))
+    rest = sorted(set(moved) - set(watch))
+    watch += rng.sample(rest, min(max(0, 2 - len(watch)), len(rest)))
+    primaries = [p for p in map(primary, watch) if p]
+    for fault in cost_faults:
+        link = plan.links[int(str(fault["link"]))]
+        router = str(fault["router"])
+        peer = link.peer(router)
+        if wrong_end((router, peer), (int(str(fault["cost"])), link.cost), primaries) != router:
+            return None
+    for src, dst in watch:
+        path = primary((src, dst))
         shown = f" {src} {' '.join(path)} {dst}" if path else ""
-        lines.append(f"- Traffic {src} -> {dst} no longer follows its designed path{shown}.")
-        watch.append((src, dst))
+        lines.append(
+            f"- Complaint: traffic {src} -> {dst} takes a backup path; its primary path "
+            f"is{shown}."
+        )
     if not lines:
         lines.append("- Routing alarms: some routes differ from the design's.")
     return lines, watch

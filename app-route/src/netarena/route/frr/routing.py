@@ -67,6 +67,9 @@ _SKIPPED = ("Building configuration", "Current configuration", "frr version", "e
 def config_objects(text: str) -> NodeState:
     """A running configuration as objects keyed by section and line (order-free).
 
+    Sections: ``interface-X``, ``router-ospf``, ``router-bgp-N`` and one per route-map
+    entry (``route-map/NAME/permit/10``); top-level lines are ``global``.
+
     Comments (``!`` lines: a daemon notes its command-line log target) are no objects.
     """
     out: NodeState = {}
@@ -84,6 +87,11 @@ def config_objects(text: str) -> NodeState:
                 section = "-".join(words)
                 out[f"frr {section}"] = ""
                 continue
+            if words[0] == "route-map" and len(words) == 4:  # one entry: name, action, seq
+                section = "route-map/" + "/".join(words[1:])
+                out[f"frr {section}"] = ""
+                continue
+            section = "global"  # a top-level line ends a section FRR prints without exit
         out[f"frr {section} {line.strip()}"] = ""
     return out
 

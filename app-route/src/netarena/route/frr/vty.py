@@ -20,7 +20,7 @@ from pathlib import Path
 
 from netarena.common.core.errors import EmulatorError
 
-__all__ = ["vty_show", "DaemonDown", "MAX_ANSWER_BYTES"]
+__all__ = ["vty_show", "vty_lines", "DaemonDown", "MAX_ANSWER_BYTES"]
 
 MAX_ANSWER_BYTES = 16 << 20
 """Longest answer read: the socket sits in a directory the agent's sandbox shares, so what
@@ -29,6 +29,63 @@ answers may be the agent's own listener, and an endless answer must not exhaust 
 
 class DaemonDown(EmulatorError):
     """Nothing listens on the socket: the daemon is not running."""
+
+
+def _connect(path: Path, timeout_s: float) -> socket.socket:
+    """A connection to the daemon listening on the vty socket ``path``.
+
+    Raises:
+        DaemonDown: Nothing listens there.
+        EmulatorError: ``path`` is not a socket (a link, say) or cannot be reached.
+    """
+    try:
+        mode = os.lstat(path).st_mode
+    except FileNotFoundError as exc:
+        raise DaemonDown(f"{path.name}: {exc}") from exc
+    except OSError as exc:
+        raise EmulatorError(f"{path.name}: {exc}") from exc
+    if not stat.S_ISSOCK(mode):  # a link the agent made could lead to another router's
+        raise EmulatorError(f"{path.name} is not a socket")
+    vty = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    vty.settimeout(timeout_s)
+    try:
+        vty.connect(str(path))
+    except (FileNotFoundError, ConnectionRefusedError) as exc:
+        vty.close()
+        raise DaemonDown(f"{path.name}: {exc}") from exc
+    except OSError as exc:
+        vty.close()
+        raise EmulatorError(f"{path.name}: {exc}") from exc
+    return vty
+
+
+def vty_lines(path: Path, ceiling: int, timeout_s: float = 10.0) -> int:
+    """How many lines the running configuration of the daemon at ``path`` has.
+
+    Counted as the answer comes and cut at ``ceiling`` (the rest is not read): the size
+    of a configuration an agent may have grown without end, in about the time its first
+    ``ceiling`` lines take.
+
+    Raises:
+        DaemonDown: Nothing listens there.
+        EmulatorError: It did not answer within ``timeout_s``, or refused.
+    """
+    with _connect(path, timeout_s) as vty:
+        try:
+            _ask(vty, "enable", path)
+            vty.sendall(b"show running-config\0")
+            lines, tail = 0, b""
+            while lines < ceiling:
+                chunk = vty.recv(1 << 16)
+                if not chunk:
+                    raise EmulatorError(f"{path.name} closed mid-answer")
+                lines += chunk.count(b"\n")
+                tail = (tail + chunk)[-4:]
+                if b"\0\0\0" in tail[:-1] or tail.endswith(b"\0\0\0"):
+                    break
+        except OSError as exc:
+            raise EmulatorError(f"{path.name}: {exc}") from exc
+    return min(lines, ceiling)
 
 
 def vty_show(path: Path, command: str, timeout_s: float = 10.0, *, enable: bool = False) -> str:
@@ -43,26 +100,13 @@ def vty_show(path: Path, command: str, timeout_s: float = 10.0, *, enable: bool 
             within ``timeout_s``, refused, or answered more than ``MAX_ANSWER_BYTES`` (the
             judge then fails closed).
     """
-    try:
-        mode = os.lstat(path).st_mode
-    except FileNotFoundError as exc:
-        raise DaemonDown(f"{path.name}: {exc}") from exc
-    except OSError as exc:
-        raise EmulatorError(f"{path.name}: {exc}") from exc
-    if not stat.S_ISSOCK(mode):  # a link the agent made could lead to another router's
-        raise EmulatorError(f"{path.name} is not a socket")
-    try:
-        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as vty:
-            vty.settimeout(timeout_s)
-            try:
-                vty.connect(str(path))
-            except (FileNotFoundError, ConnectionRefusedError) as exc:
-                raise DaemonDown(f"{path.name}: {exc}") from exc
+    with _connect(path, timeout_s) as vty:
+        try:
             if enable:
                 _ask(vty, "enable", path)
             return _ask(vty, command, path)
-    except OSError as exc:
-        raise EmulatorError(f"{path.name}: {exc}") from exc
+        except OSError as exc:
+            raise EmulatorError(f"{path.name}: {exc}") from exc
 
 
 def _ask(vty: socket.socket, command: str, path: Path) -> str:

@@ -103,10 +103,18 @@ def _cache_dir() -> Path:
     return Path(base) / "netarena" / "shape"
 
 
+TRAINING_QUERIES = 120
+"""Instances a shape model is trained on unless ``NETARENA_SHAPE_QUERIES`` says otherwise
+(the test suite trains on fewer: a weaker model only makes a shape rung's ceiling easier to
+keep, and 120 route instances take about 15 minutes on 2 cores)."""
+
+
 def shape_model(
-    app: App, labels: Sequence[str] = (), queries: int = 120, seed: int = 7_771
+    app: App, labels: Sequence[str] = (), queries: int | None = None, seed: int = 7_771
 ) -> ShapeModel:
     """The app's shape model for ``labels``, trained on ``queries`` instances from ``seed``.
+
+    ``queries`` defaults to ``NETARENA_SHAPE_QUERIES`` or else ``TRAINING_QUERIES``.
 
     Cached per build (the app's and the audit's sources), app parameters and plan, so a run
     trains it at most once. Training needs what ``App.audit_objects`` needs (root, for route).
@@ -114,6 +122,8 @@ def shape_model(
     from netarena.common.audit.run import collect_objects
     from netarena.common.core.plan import QueryPlan, plan_queries
 
+    if queries is None:
+        queries = int(os.environ.get("NETARENA_SHAPE_QUERIES", TRAINING_QUERIES))
     key = hashlib.sha256(
         repr(
             (app.name, sorted(app.params().items()), tuple(labels), queries, seed,

@@ -34,7 +34,7 @@ from typing import Any
 
 import httpx
 
-__all__ = ["main"]
+__all__ = ["gateway_records", "main"]
 
 log = logging.getLogger("smoke")
 CARD_PATH = "/.well-known/agent-card.json"
@@ -71,7 +71,7 @@ def _events(resp: httpx.Response) -> Iterator[dict[str, Any]]:
             yield payload["result"]
 
 
-def _records(parts: list[dict[str, Any]]) -> list[Any]:
+def gateway_records(parts: list[dict[str, Any]]) -> list[Any]:
     """As the AgentBeats gateway keeps them: DataParts and text parts that parse as JSON."""
     records: list[Any] = []
     for part in parts:
@@ -104,7 +104,7 @@ def evaluate(green: str, request: dict[str, Any], timeout_s: float) -> tuple[str
                     if part.get("kind") == "text":
                         log.info("[%s] %s", state, part["text"])
             elif kind == "artifact-update":
-                records += _records(event["artifact"].get("parts", []))
+                records += gateway_records(event["artifact"].get("parts", []))
     return state, records
 
 

@@ -1,0 +1,105 @@
+"""Who peers with whom and on what terms: AS relationships and the routing policy they make.
+
+Each pair of neighbouring ASes is either provider and customer or peers. Policies follow
+the usual commercial rules (Gao-Rexford):
+
+* a route from a customer is preferred to one from a peer, and that to one from a
+  provider (local preference ``LOCAL_PREF``);
+* an AS accepts from a customer or a peer only that AS's *cone* (its own prefixes and its
+  customers' cones), and from a provider everything but its own prefixes;
+* it announces to peers and providers only its own cone; to customers everything.
+
+On each border router that becomes configuration: per customer or peer neighbour a
+prefix-list of its cone (``CONE-n``) and a route-map that admits it with the local
+preference of the relationship (``FROM-CUST-n``, ``FROM-PEER-n``); for providers a
+route-map that drops the AS's own prefixes and admits the rest (``FROM-TRANSIT``); a
+prefix-list of the AS's own cone bound outbound towards peers and providers
+(``OWN-CONE``). ``Policy`` holds a router's lists, maps and bindings; ``admits`` and
+``imports`` evaluate them as bgpd does, so the model (``bgp_model``) reads a faulted
+policy the same way the routers do.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+__all__ = [
+    "LOCAL_PREF",
+    "Entry",
+    "MapEntry",
+    "Policy",
+    "admits",
+    "imports",
+    "policy_lines",
+]
+
+LOCAL_PREF = {"customer": 200, "peer": 100, "provider": 50}
+"""Local preference given to routes by the relationship of the AS they come from."""
+DEFAULT_PREF = 100
+"""bgpd's local preference where no policy sets one."""
+
+Entry = tuple[int, str, str]
+"""A prefix-list entry: ``(seq, permit|deny, prefix)``."""
+MapEntry = tuple[int, str, str | None, int | None]
+"""A route-map entry: ``(seq, permit|deny, prefix-list it matches, local preference set)``."""
+
+
+@dataclass(frozen=True)
+class Policy:
+    """One router's routing policy: lists, maps, and what each eBGP neighbour binds."""
+
+    prefix_lists: dict[str, tuple[Entry, ...]]
+    """Name → entries in sequence order."""
+    route_maps: dict[str, tuple[MapEntry, ...]]
+    """Name → entries in sequence order."""
+    bind_in: dict[str, str]
+    """Neighbour address → the route-map applied to what it sends."""
+    bind_out: dict[str, str]
+    """Neighbour address → the prefix-list applied to what is sent to it."""
+
+    def without_entry(self, name: str, prefix: str) -> Policy:
+        """The policy with ``name``'s entry for ``prefix`` removed."""
+        lists = dict(self.prefix_lists)
+        lists[name] = tuple(e for e in lists[name] if e[2] != prefix)
+        return replace(self, prefix_lists=lists)
+
+    def with_pref(self, name: str, seq: int, pref: int) -> Policy:
+        """The policy with route-map ``name``'s entry ``seq`` setting ``pref``."""
+        maps = dict(self.route_maps)
+        maps[name] = tuple((s, a, m, pref if s == seq else p) for s, a, m, p in maps[name])
+        return replace(self, route_maps=maps)
+
+
+def admits(entries: tuple[Entry, ...], prefix: str) -> bool:
+    """Whether a prefix-list permits ``prefix`` (first match; none: denied)."""
+    return next((action == "permit" for _, action, p in entries if p == prefix), False)
+
+
+def imports(policy: Policy, neighbour: str, prefix: str) -> int | None:
+    """The local preference ``prefix`` from ``neighbour`` gets, or None when dropped."""
+    name = policy.bind_in.get(neighbour)
+    if name is None:
+        return DEFAULT_PREF
+    for _, action, match, pref in policy.route_maps.get(name, ()):
+        if match is None or admits(policy.prefix_lists.get(match, ()), prefix):
+            return (pref or DEFAULT_PREF) if action == "permit" else None
+    return None
+
+
+def policy_lines(policy: Policy) -> list[str]:
+    """The policy's prefix-lists and route-maps, as configuration lines."""
+    lines = [
+        f"ip prefix-list {name} seq {seq} {action} {prefix}"
+        for name, entries in sorted(policy.prefix_lists.items())
+        for seq, action, prefix in entries
+    ]
+    lines += ["!"] if lines else []
+    for name, map_entries in sorted(policy.route_maps.items()):
+        for seq, action, match, pref in map_entries:
+            lines.append(f"route-map {name} {action} {seq}")
+            if match is not None:
+                lines.append(f" match ip address prefix-list {match}")
+            if pref is not None:
+                lines.append(f" set local-preference {pref}")
+            lines += ["exit", "!"]
+    return lines
