@@ -2,8 +2,8 @@
 
 Operators poke around a pod before they probe: ``sh -c 'env | grep ADDR'``, ``ls /etc``,
 ``cat /etc/hosts``, ``ping -c 1 10.244.1.7``. A container whose image has a shell answers
-BusyBox's set (``images``; the network tools live in ``probes``), from the pod's own spec and the cluster's
-state: the environment is the container's plus the Service variables the kubelet
+BusyBox's set (``images``; the network tools live in ``probes``), from the pod's own spec
+and the cluster's state: the environment is the container's plus the Service variables the kubelet
 injects, files are the ones a container of this image has, and ICMP follows
 NetworkPolicy as Calico and Cilium enforce it (a rule that names ports never allows ICMP;
 a ClusterIP never answers a ping). ``sh -c`` runs a script of these commands joined by
