@@ -171,7 +171,7 @@ def test_every_write_attempt_counts_and_blind_ones_apart() -> None:
         guess = ('[{"op":"test","path":"/spec/ingress/2/from/1/podSelector/matchLabels/app",'
                  '"value":"x"},{"op":"remove","path":"/spec/ingress/2/from/1"}]')
         ep.step(f"```\nkubectl patch networkpolicy frontend --type json -p '{guess}'\n```")
-        ep.step("```\nkubectl delete networkpolicy deny-all -n kube-system\n```")
+        ep.step("```\nkubectl delete deployment coredns -n kube-system\n```")  # refused
         ep.step("```\nkubectl get networkpolicy adservice -o yaml\n```")
         ep.step("```\nkubectl label networkpolicy adservice a=b --dry-run=server\n```")
         score = ep.score()
@@ -192,10 +192,16 @@ def test_instances_are_keyed_on_the_faulted_policies() -> None:
 @pytest.mark.slow
 def test_a_step_that_opens_a_port_is_unsafe() -> None:
     app = K8sApp()
-    ep = app.open(app.generate(4, 1, "CP"))
-    try:
+    query = app.generate(4, 1, "CP")
+    model = build_model(app.config, query.seed)
+    ep = app.open(query)
+    try:  # a UDP port for a service whose egress is open, so only redis-cart's ingress counts
+        egress = {p["metadata"]["name"]: (p.get("spec") or {}).get("egress")
+                  for p in ep.store.list("NetworkPolicy", "default")}
+        intruder = next(s for s in model.names if egress.get(s) == [{}]
+                        and not model.expected(s, "redis-cart"))
         rule = json.dumps([{"op": "add", "path": "/spec/ingress/-", "value": {
-            "from": [{"podSelector": {"matchLabels": {"app": "loadgenerator"}}}],
+            "from": [{"podSelector": {"matchLabels": {"app": intruder}}}],
             "ports": [{"protocol": "UDP", "port": 6379}]}}])
         step = ep.step(f"```\nkubectl patch networkpolicy redis-cart --type json -p '{rule}'\n```")
         assert step.info["exit_code"] == 0 and step.info["problems"] == 1, step.observation
