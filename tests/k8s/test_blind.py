@@ -19,11 +19,11 @@ from netarena.k8s import K8sApp
 pytestmark = pytest.mark.slow
 
 
-@pytest.mark.timeout(900)  # 30 episodes: over 300 s on 2 busy cores
+@pytest.mark.timeout(900)  # 30 episodes took 6 min on 2 busy cores; 20 here
 @pytest.mark.parametrize("name", ["runbook-rerender", "add-only", "test-guarded"])
 def test_blind_strategies_solve_at_most_three_in_ten(name: str) -> None:
     app = K8sApp()
-    queries = plan_queries(app, QueryPlan(num_queries=30, seed=31))
+    queries = plan_queries(app, QueryPlan(num_queries=20, seed=31))
     agent = find_baseline(app, name).make()
     results = asyncio.run(Runner(app, agent, RunConfig(concurrency=2)).run(queries))
     assert not [r.error for r in results if r.error]
