@@ -34,13 +34,13 @@ class DesignPools:
         healthy = render_policies(model)
         self.peers: dict[str, list[dict[str, Any]]] = {"ingress": [], "egress": []}
         self.rules: dict[str, list[dict[str, Any]]] = {"ingress": [], "egress": []}
-        self.entries: list[dict[str, Any]] = []
+        self.entries: dict[str, list[dict[str, Any]]] = {"ingress": [], "egress": []}
         for pol in healthy:
             spec = pol.get("spec") or {}
             for direction, side in (("ingress", "from"), ("egress", "to")):
                 for rule in spec.get(direction) or []:
                     self.rules[direction].append(rule)
-                    self.entries += rule.get("ports") or []
+                    self.entries[direction] += rule.get("ports") or []
                     self.peers[direction] += rule.get(side) or []
         self.counts = Counter(json.dumps(p, sort_keys=True) for d in ("ingress", "egress")
                               for p in self.peers[d])

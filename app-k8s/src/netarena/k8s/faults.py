@@ -52,6 +52,8 @@ FAULT_TYPES = {
 Policy = dict[str, Any]
 Candidate = tuple[str, str, str, dict[str, Any]]  # (policy, method, description, new spec)
 _MAX_TRIES = 60
+_COPY_PORT = 0.6
+"""Share of changed ports copied from a design entry of the direction (else drawn afresh)."""
 
 
 def _default_deny(policies: Sequence[Policy], rng: random.Random, add: str | None
@@ -109,8 +111,8 @@ def _remove_ingress(model: AppModel, policies: Sequence[Policy],
         return _default_deny(policies, rng, "Ingress")
     if method == "narrow_open":
         return _open_rule(model, policies, rng, narrow=True)
-    if method == "retarget":
-        return _retarget(model, policies, rng, ingress_only=True)
+    if method == "retarget":  # a caller loses access: at the callee, or at its own egress
+        return _retarget(model, policies, rng)
     part = {"drop_peer": "peers", "drop_rule": "rules", "drop_port": "ports"}[method]
     where = pick_spot(spots_of(policies, part, model, ingress_only=True), rng)
     if where is None:
@@ -150,6 +152,16 @@ def _like(model: AppModel, template: dict[str, Any], rng: random.Random) -> dict
         if _form(peer) == _form(template):
             return peer
     return copy.deepcopy(template)
+
+
+def _names(policy: Policy, peer: dict[str, Any]) -> bool:
+    """Whether ``policy``'s ingress already names ``peer``.
+
+    Adding it there would change nothing: a draw that ignored this would favour the peers
+    the design names rarely.
+    """
+    return any(peer in (rule.get("from") or []) for rule in
+               (policy.get("spec") or {}).get("ingress") or [])
 
 
 def _retarget(model: AppModel, policies: Sequence[Policy], rng: random.Random,
@@ -202,20 +214,19 @@ def _add_ingress(model: AppModel, policies: Sequence[Policy],
         del block["except"]
         name = pol["metadata"]["name"]
         return name, method, f"{name}: the except of ipBlock {block['cidr']} removed", spec
+    peer = _like(model, rng.choice(pools.peers["ingress"]), rng)
+    where = pick_spot([w for w in spots_of(policies, "peers" if method == "add_peer" else
+                                           "rules", model, ingress_only=True)
+                       if not _names(policies[w[0]], peer)], rng)
+    if where is None:
+        return None
     if method == "add_peer":
-        where = pick_spot(spots_of(policies, "peers", model, ingress_only=True), rng)
-        if where is None:
-            return None
         pol, spec, rule = target_of(policies, where)
-        peer = _like(model, rng.choice(pools.peers["ingress"]), rng)
         rule["from"].insert(rng.randint(0, len(rule["from"])), peer)
         name = pol["metadata"]["name"]
         return name, method, f"{name}: peer {json.dumps(peer)} added", spec
-    where = pick_spot(spots_of(policies, "rules", model, ingress_only=True), rng)
-    if where is None:
-        return None
     pol, spec, like = target_of(policies, where)  # a rule like one of its own, for a design peer
-    rule = {"from": [_like(model, rng.choice(pools.peers["ingress"]), rng)]}
+    rule = {"from": [peer]}
     if like.get("ports"):
         rule["ports"] = copy.deepcopy(like["ports"])
     spec["ingress"].insert(rng.randint(0, len(spec["ingress"])), rule)
@@ -225,7 +236,11 @@ def _add_ingress(model: AppModel, policies: Sequence[Policy],
 
 def _change_port(model: AppModel, policies: Sequence[Policy],
                  rng: random.Random) -> Candidate | None:
-    """An entry's port (and range) redrawn as the design draws its entries' ports."""
+    """An entry's port (and range) redrawn: another entry's of its direction, or drawn afresh.
+
+    Copied from a design entry as often as the design repeats its ports; drawn as the design
+    draws its extra entries' ports otherwise.
+    """
     spots = [w for w in spots_of(policies, "ports", model)
              if policies[w[0]]["spec"][w[1]][w[2]]["ports"][w[3]].get("port") is not None]
     where = pick_spot(spots, rng)
@@ -238,8 +253,10 @@ def _change_port(model: AppModel, policies: Sequence[Policy],
     own = [] if where[1] == "egress" or name not in model.names else [
         p for p in (model.service(name).container_port, *(
             q for _, q in (model.detail.declared(name) if model.detail else []))) if p]
+    like = [e for e in design_pools(model).entries[where[1]] if isinstance(e.get("port"), int)]
     for _ in range(20):
-        drawn = port_entry(port_pool_of(model), own, rng)
+        drawn = rng.choice(like) if like and rng.random() < _COPY_PORT else \
+            port_entry(port_pool_of(model), own, rng)
         if (drawn["port"], drawn.get("endPort")) != old:
             break
     else:
@@ -254,30 +271,34 @@ def _change_port(model: AppModel, policies: Sequence[Policy],
 
 def _change_protocol(model: AppModel, policies: Sequence[Policy],
                      rng: random.Random) -> Candidate | None:
-    """An entry's protocol changed: a TCP entry's to UDP or SCTP, another's to TCP.
+    """An entry's protocol changed to one a design entry of its direction carries.
 
-    Entries are drawn half from the TCP ones, half from the others, so a changed entry is
-    as often TCP as not.
+    The new protocol is that of a design entry drawn uniformly (so changed entries carry
+    each protocol, in each direction, as often as the design's do), and the changed entry
+    is one of that direction whose protocol differs.
     """
-    spots = spots_of(policies, "ports", model)
+    pools = design_pools(model)
+    direction = rng.choices(("ingress", "egress"), (len(pools.entries["ingress"]),
+                                                   len(pools.entries["egress"])))[0]
+    if not pools.entries[direction]:
+        return None
+    new = str(rng.choice(pools.entries[direction]).get("protocol") or "TCP")
 
     def proto(w: Where) -> str:
         return str(policies[w[0]]["spec"][w[1]][w[2]]["ports"][w[3]].get("protocol") or "TCP")
 
-    tcp = [w for w in spots if proto(w) == "TCP"]
-    other = [w for w in spots if proto(w) != "TCP"]
-    where = pick_spot(tcp if not other or (tcp and rng.random() < 0.5) else other, rng)
+    where = pick_spot([w for w in spots_of(policies, "ports", model)
+                       if w[1] == direction and proto(w) != new], rng)
     if where is None:
         return None
     pol, spec, rule = target_of(policies, where)
     entry = rule["ports"][where[3]]
     old = entry.get("protocol") or "TCP"
-    entry["protocol"] = rng.choices(("UDP", "SCTP"), (0.78, 0.22))[0] if old == "TCP" else \
-        rng.choices(("TCP", "UDP" if old == "SCTP" else "SCTP"), (0.85, 0.15))[0]
+    entry["protocol"] = new
     name = pol["metadata"]["name"]
-    return name, "to_" + entry["protocol"].lower(), (
+    return name, "to_" + new.lower(), (
         f"{name}: {where[1]} rule {where[2]} entry {where[3]} port {entry.get('port')} "
-        f"protocol {old} changed to {entry['protocol']}"), spec
+        f"protocol {old} changed to {new}"), spec
 
 
 def _add_egress(model: AppModel, policies: Sequence[Policy],
