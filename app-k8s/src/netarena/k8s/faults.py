@@ -154,14 +154,14 @@ def _like(model: AppModel, template: dict[str, Any], rng: random.Random) -> dict
     return copy.deepcopy(template)
 
 
-def _names(policy: Policy, peer: dict[str, Any]) -> bool:
-    """Whether ``policy``'s ingress already names ``peer``.
+def _names(policy: Policy, direction: str, peer: dict[str, Any]) -> bool:
+    """Whether ``policy``'s rules of ``direction`` already name ``peer``.
 
     Adding it there would change nothing: a draw that ignored this would favour the peers
     the design names rarely.
     """
-    return any(peer in (rule.get("from") or []) for rule in
-               (policy.get("spec") or {}).get("ingress") or [])
+    return any(peer in (rule.get(side_of(direction)) or []) for rule in
+               (policy.get("spec") or {}).get(direction) or [])
 
 
 def _retarget(model: AppModel, policies: Sequence[Policy], rng: random.Random,
@@ -196,8 +196,11 @@ def _add_ingress(model: AppModel, policies: Sequence[Policy],
     method = rng.choices(["add_peer", "add_rule", "retarget", "drop_except", "default_deny",
                           "open_port"], (0.14, 0.33, 0.2, 0.05, 0.2, 0.08))[0]
     pools = design_pools(model)
+    # a peer is let in where the design names peers: at the callee, or at the caller's egress
+    direction = rng.choices(("ingress", "egress"), (len(pools.peers["ingress"]),
+                                                   len(pools.peers["egress"])))[0]
     if method == "retarget":
-        return _retarget(model, policies, rng, ingress_only=True)
+        return _retarget(model, policies, rng, direction=direction)
     if method == "default_deny":
         return _default_deny(policies, rng, None)
     if method == "open_port":
@@ -214,24 +217,26 @@ def _add_ingress(model: AppModel, policies: Sequence[Policy],
         del block["except"]
         name = pol["metadata"]["name"]
         return name, method, f"{name}: the except of ipBlock {block['cidr']} removed", spec
-    peer = _like(model, rng.choice(pools.peers["ingress"]), rng)
+    if not pools.peers[direction]:
+        return None
+    peer = _like(model, rng.choice(pools.peers[direction]), rng)
     where = pick_spot([w for w in spots_of(policies, "peers" if method == "add_peer" else
-                                           "rules", model, ingress_only=True)
-                       if not _names(policies[w[0]], peer)], rng)
+                                           "rules", model)
+                       if w[1] == direction and not _names(policies[w[0]], direction, peer)],
+                      rng)
     if where is None:
         return None
+    name, side = policies[where[0]]["metadata"]["name"], side_of(direction)
     if method == "add_peer":
-        pol, spec, rule = target_of(policies, where)
-        rule["from"].insert(rng.randint(0, len(rule["from"])), peer)
-        name = pol["metadata"]["name"]
-        return name, method, f"{name}: peer {json.dumps(peer)} added", spec
-    pol, spec, like = target_of(policies, where)  # a rule like one of its own, for a design peer
-    rule = {"from": [peer]}
+        _, spec, rule = target_of(policies, where)
+        rule[side].insert(rng.randint(0, len(rule[side])), peer)
+        return name, method, f"{name}: {direction} peer {json.dumps(peer)} added", spec
+    _, spec, like = target_of(policies, where)  # a rule like one of its own, for a design peer
+    rule = {side: [peer]}
     if like.get("ports"):
         rule["ports"] = copy.deepcopy(like["ports"])
-    spec["ingress"].insert(rng.randint(0, len(spec["ingress"])), rule)
-    name = pol["metadata"]["name"]
-    return name, "add_rule", f"{name}: rule {json.dumps(rule)} added", spec
+    spec[direction].insert(rng.randint(0, len(spec[direction])), rule)
+    return name, "add_rule", f"{name}: {direction} rule {json.dumps(rule)} added", spec
 
 
 def _change_port(model: AppModel, policies: Sequence[Policy],
@@ -301,6 +306,32 @@ def _change_protocol(model: AppModel, policies: Sequence[Policy],
         f"protocol {old} changed to {new}"), spec
 
 
+def _lock(model: AppModel, policies: Sequence[Policy], rng: random.Random) -> Candidate | None:
+    """An open egress locked down as the design locks one (``design._draw_locks``).
+
+    To callees and DNS, to DNS, or closed, in the design's proportions; a service that
+    dials others keeps them, and the public entry point is never locked (the design never
+    locks either otherwise).
+    """
+    open_ = [p for p in policies if p["metadata"]["name"] in model.names
+             and ANYONE not in model.service(p["metadata"]["name"]).sources
+             and (p.get("spec") or {}).get("egress") == [{}]]
+    if not open_:
+        return None
+    pol = rng.choice(open_)
+    name = pol["metadata"]["name"]
+    server = model.service(name).port is not None
+    lock = rng.choices(("callees", "dns", "none"), (0.26, 0.12, 0.12))[0]
+    if lock != "callees" and any(not server or ANYONE not in c.sources
+                                 for c in model.callees(name)):
+        lock = "callees"
+    spec = copy.deepcopy(pol["spec"])
+    if "Egress" not in spec.setdefault("policyTypes", ["Ingress"]):
+        spec["policyTypes"].append("Egress")
+    spec["egress"] = locked_egress(model, name, lock)
+    return name, f"lock_{lock}", f"{name}: egress locked to {lock}", spec
+
+
 def _add_egress(model: AppModel, policies: Sequence[Policy],
                 rng: random.Random) -> Candidate | None:
     """Egress closed, a restricted egress's peer retargeted, or one of its items removed.
@@ -313,17 +344,7 @@ def _add_egress(model: AppModel, policies: Sequence[Policy],
     if roll < 0.25:
         return _retarget(model, policies, rng, direction="egress")
     if roll < 0.7:
-        open_ = [p for p in policies if p["metadata"]["name"] in model.names
-                 and (p.get("spec") or {}).get("egress") == [{}]]
-        if not open_:
-            return None
-        pol = rng.choice(open_)
-        spec = copy.deepcopy(pol["spec"])
-        if "Egress" not in spec.setdefault("policyTypes", ["Ingress"]):
-            spec["policyTypes"].append("Egress")
-        spec["egress"] = locked_egress(model, pol["metadata"]["name"], "none")
-        name = pol["metadata"]["name"]
-        return name, "lock_none", f"{name}: egress closed", spec
+        return _lock(model, policies, rng)
     part = rng.choice(["peers", "ports", "rules"])
     where = pick_spot([w for w in spots_of(policies, part, model) if w[1] == "egress"], rng)
     if where is None:
