@@ -111,8 +111,8 @@ def _remove_ingress(model: AppModel, policies: Sequence[Policy],
         return _default_deny(policies, rng, "Ingress")
     if method == "narrow_open":
         return _open_rule(model, policies, rng, narrow=True)
-    if method == "retarget":  # a caller loses access: at the callee, or at its own egress
-        return _retarget(model, policies, rng)
+    if method == "retarget":
+        return _retarget(model, policies, rng, ingress_only=True)
     part = {"drop_peer": "peers", "drop_rule": "rules", "drop_port": "ports"}[method]
     where = pick_spot(spots_of(policies, part, model, ingress_only=True), rng)
     if where is None:
@@ -341,9 +341,9 @@ def _add_egress(model: AppModel, policies: Sequence[Policy],
     roll = rng.random()
     if roll < 0.1:
         return _default_deny(policies, rng, "Egress")
-    if roll < 0.25:
+    if roll < 0.35:
         return _retarget(model, policies, rng, direction="egress")
-    if roll < 0.7:
+    if roll < 0.6:  # a lock writes a whole rule set: drawn less often than a one-item change
         return _lock(model, policies, rng)
     part = rng.choice(["peers", "ports", "rules"])
     where = pick_spot([w for w in spots_of(policies, part, model) if w[1] == "egress"], rng)
