@@ -260,8 +260,8 @@ def _change_port(model: AppModel, policies: Sequence[Policy],
             q for _, q in (model.detail.declared(name) if model.detail else []))) if p]
     like = [e for e in design_pools(model).entries[where[1]] if isinstance(e.get("port"), int)]
     for _ in range(20):
-        drawn = rng.choice(like) if like and rng.random() < _COPY_PORT else \
-            port_entry(port_pool_of(model), own, rng)
+        copied = bool(like) and rng.random() < _COPY_PORT
+        drawn = rng.choice(like) if copied else port_entry(port_pool_of(model), own, rng)
         if (drawn["port"], drawn.get("endPort")) != old:
             break
     else:
@@ -270,8 +270,9 @@ def _change_port(model: AppModel, policies: Sequence[Policy],
     entry.pop("endPort", None)
     if "endPort" in drawn:
         entry["endPort"] = drawn["endPort"]
-    return name, "other_port", (f"{name}: {where[1]} rule {where[2]} entry {where[3]} port "
-                                f"{old[0]} changed to {entry['port']}"), spec
+    return name, "copy_port" if copied else "other_port", (
+        f"{name}: {where[1]} rule {where[2]} entry {where[3]} port {old[0]} changed to "
+        f"{entry['port']}"), spec
 
 
 def _change_protocol(model: AppModel, policies: Sequence[Policy],
