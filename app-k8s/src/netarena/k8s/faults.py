@@ -31,8 +31,18 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from netarena.common.core.errors import EmulatorError
-from netarena.k8s.design import foreign_peer, port_entry, port_pool_of
-from netarena.k8s.fault_spots import Where, design_pools, pick_spot, side_of, spots_of, target_of
+from netarena.k8s.design import port_entry, port_pool_of
+from netarena.k8s.fault_spots import (
+    Where,
+    design_like,
+    design_pools,
+    names_peer,
+    peer_form,
+    pick_spot,
+    side_of,
+    spots_of,
+    target_of,
+)
 from netarena.k8s.judge import apply_faults, judge
 from netarena.k8s.manifests import locked_egress
 from netarena.k8s.model import ANYONE, AppModel
@@ -131,39 +141,6 @@ def _remove_ingress(model: AppModel, policies: Sequence[Policy],
     return name, method, f"{name}: ingress rule {at} item {k} {json.dumps(gone)} removed", spec
 
 
-def _form(peer: dict[str, Any]) -> frozenset[str]:
-    return frozenset(k for k in ("podSelector", "namespaceSelector", "ipBlock") if k in peer)
-
-
-def _like(model: AppModel, template: dict[str, Any], rng: random.Random) -> dict[str, Any]:
-    """A peer as the design would write one like ``template``.
-
-    A peer the design names in several places (a caller, Prometheus, the cluster DNS) is
-    copied; one it names once (another team's workload, namespace or range) is drawn afresh
-    from the design's own generator, in the same form, so it is as unique as the design's.
-    """
-    pools = design_pools(model)
-    detail = model.detail
-    if detail is None or pools.counts[json.dumps(template, sort_keys=True)] > 1:
-        return copy.deepcopy(template)
-    workloads = list(detail.workloads)
-    for _ in range(40):
-        peer = foreign_peer(detail.teams, workloads, rng)
-        if _form(peer) == _form(template):
-            return peer
-    return copy.deepcopy(template)
-
-
-def _names(policy: Policy, direction: str, peer: dict[str, Any]) -> bool:
-    """Whether ``policy``'s rules of ``direction`` already name ``peer``.
-
-    Adding it there would change nothing: a draw that ignored this would favour the peers
-    the design names rarely.
-    """
-    return any(peer in (rule.get(side_of(direction)) or []) for rule in
-               (policy.get("spec") or {}).get(direction) or [])
-
-
 def _retarget(model: AppModel, policies: Sequence[Policy], rng: random.Random,
               ingress_only: bool = False, direction: str | None = None) -> Candidate | None:
     """A peer's selectors replaced by those of another peer of its form in the design.
@@ -179,10 +156,10 @@ def _retarget(model: AppModel, policies: Sequence[Policy], rng: random.Random,
     peers = rule[side_of(where[1])]
     old = peers[where[3]]
     options = [p for p in design_pools(model).peers[where[1]]
-               if _form(p) == _form(old) and p != old]
+               if peer_form(p) == peer_form(old) and p != old]
     if not options:
         return None
-    peers[where[3]] = _like(model, rng.choice(options), rng)
+    peers[where[3]] = design_like(model, rng.choice(options), rng)
     if peers[where[3]] == old:
         return None
     name = pol["metadata"]["name"]
@@ -219,10 +196,10 @@ def _add_ingress(model: AppModel, policies: Sequence[Policy],
         return name, method, f"{name}: the except of ipBlock {block['cidr']} removed", spec
     if not pools.peers[direction]:
         return None
-    peer = _like(model, rng.choice(pools.peers[direction]), rng)
+    peer = design_like(model, rng.choice(pools.peers[direction]), rng)
     where = pick_spot([w for w in spots_of(policies, "peers" if method == "add_peer" else
                                            "rules", model)
-                       if w[1] == direction and not _names(policies[w[0]], direction, peer)],
+                       if w[1] == direction and not names_peer(policies[w[0]], direction, peer)],
                       rng)
     if where is None:
         return None
