@@ -14,11 +14,12 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
+from netarena.k8s.design import foreign_peer
 from netarena.k8s.manifests import render_policies
 from netarena.k8s.model import AppModel
 
-__all__ = ["DesignPools", "Where", "design_pools", "pick_spot", "side_of", "spots_of",
-           "target_of"]
+__all__ = ["DesignPools", "Where", "design_like", "design_pools", "names_peer", "peer_form",
+           "pick_spot", "side_of", "spots_of", "target_of"]
 
 Policy = dict[str, Any]
 
@@ -34,13 +35,13 @@ class DesignPools:
         healthy = render_policies(model)
         self.peers: dict[str, list[dict[str, Any]]] = {"ingress": [], "egress": []}
         self.rules: dict[str, list[dict[str, Any]]] = {"ingress": [], "egress": []}
-        self.entries: list[dict[str, Any]] = []
+        self.entries: dict[str, list[dict[str, Any]]] = {"ingress": [], "egress": []}
         for pol in healthy:
             spec = pol.get("spec") or {}
             for direction, side in (("ingress", "from"), ("egress", "to")):
                 for rule in spec.get(direction) or []:
                     self.rules[direction].append(rule)
-                    self.entries += rule.get("ports") or []
+                    self.entries[direction] += rule.get("ports") or []
                     self.peers[direction] += rule.get(side) or []
         self.counts = Counter(json.dumps(p, sort_keys=True) for d in ("ingress", "egress")
                               for p in self.peers[d])
@@ -112,3 +113,37 @@ def target_of(policies: Sequence[Policy], where: Where
     pol = policies[where[0]]
     spec = copy.deepcopy(pol["spec"])
     return pol, spec, spec[where[1]][where[2]]
+
+
+def peer_form(peer: dict[str, Any]) -> frozenset[str]:
+    """Which selectors (pod, namespace) or range a peer is written with."""
+    return frozenset(k for k in ("podSelector", "namespaceSelector", "ipBlock") if k in peer)
+
+
+def design_like(model: AppModel, template: dict[str, Any], rng: random.Random) -> dict[str, Any]:
+    """A peer as the design would write one like ``template``.
+
+    A peer the design names in several places (a caller, Prometheus, the cluster DNS) is
+    copied; one it names once (another team's workload, namespace or range) is drawn afresh
+    from the design's own generator, in the same form, so it is as unique as the design's.
+    """
+    pools = design_pools(model)
+    detail = model.detail
+    if detail is None or pools.counts[json.dumps(template, sort_keys=True)] > 1:
+        return copy.deepcopy(template)
+    workloads = list(detail.workloads)
+    for _ in range(40):
+        peer = foreign_peer(detail.teams, workloads, rng)
+        if peer_form(peer) == peer_form(template):
+            return peer
+    return copy.deepcopy(template)
+
+
+def names_peer(policy: Policy, direction: str, peer: dict[str, Any]) -> bool:
+    """Whether ``policy``'s rules of ``direction`` already name ``peer``.
+
+    Adding it there would change nothing: a draw that ignored this would favour the peers
+    the design names rarely.
+    """
+    return any(peer in (rule.get(side_of(direction)) or []) for rule in
+               (policy.get("spec") or {}).get(direction) or [])

@@ -31,8 +31,18 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from netarena.common.core.errors import EmulatorError
-from netarena.k8s.design import foreign_peer, port_entry, port_pool_of
-from netarena.k8s.fault_spots import Where, design_pools, pick_spot, side_of, spots_of, target_of
+from netarena.k8s.design import port_entry, port_pool_of
+from netarena.k8s.fault_spots import (
+    Where,
+    design_like,
+    design_pools,
+    names_peer,
+    peer_form,
+    pick_spot,
+    side_of,
+    spots_of,
+    target_of,
+)
 from netarena.k8s.judge import apply_faults, judge
 from netarena.k8s.manifests import locked_egress
 from netarena.k8s.model import ANYONE, AppModel
@@ -52,6 +62,8 @@ FAULT_TYPES = {
 Policy = dict[str, Any]
 Candidate = tuple[str, str, str, dict[str, Any]]  # (policy, method, description, new spec)
 _MAX_TRIES = 60
+_COPY_PORT = 0.6
+"""Share of changed ports copied from a design entry of the direction (else drawn afresh)."""
 
 
 def _default_deny(policies: Sequence[Policy], rng: random.Random, add: str | None
@@ -129,29 +141,6 @@ def _remove_ingress(model: AppModel, policies: Sequence[Policy],
     return name, method, f"{name}: ingress rule {at} item {k} {json.dumps(gone)} removed", spec
 
 
-def _form(peer: dict[str, Any]) -> frozenset[str]:
-    return frozenset(k for k in ("podSelector", "namespaceSelector", "ipBlock") if k in peer)
-
-
-def _like(model: AppModel, template: dict[str, Any], rng: random.Random) -> dict[str, Any]:
-    """A peer as the design would write one like ``template``.
-
-    A peer the design names in several places (a caller, Prometheus, the cluster DNS) is
-    copied; one it names once (another team's workload, namespace or range) is drawn afresh
-    from the design's own generator, in the same form, so it is as unique as the design's.
-    """
-    pools = design_pools(model)
-    detail = model.detail
-    if detail is None or pools.counts[json.dumps(template, sort_keys=True)] > 1:
-        return copy.deepcopy(template)
-    workloads = list(detail.workloads)
-    for _ in range(40):
-        peer = foreign_peer(detail.teams, workloads, rng)
-        if _form(peer) == _form(template):
-            return peer
-    return copy.deepcopy(template)
-
-
 def _retarget(model: AppModel, policies: Sequence[Policy], rng: random.Random,
               ingress_only: bool = False, direction: str | None = None) -> Candidate | None:
     """A peer's selectors replaced by those of another peer of its form in the design.
@@ -167,10 +156,10 @@ def _retarget(model: AppModel, policies: Sequence[Policy], rng: random.Random,
     peers = rule[side_of(where[1])]
     old = peers[where[3]]
     options = [p for p in design_pools(model).peers[where[1]]
-               if _form(p) == _form(old) and p != old]
+               if peer_form(p) == peer_form(old) and p != old]
     if not options:
         return None
-    peers[where[3]] = _like(model, rng.choice(options), rng)
+    peers[where[3]] = design_like(model, rng.choice(options), rng)
     if peers[where[3]] == old:
         return None
     name = pol["metadata"]["name"]
@@ -184,8 +173,11 @@ def _add_ingress(model: AppModel, policies: Sequence[Policy],
     method = rng.choices(["add_peer", "add_rule", "retarget", "drop_except", "default_deny",
                           "open_port"], (0.14, 0.33, 0.2, 0.05, 0.2, 0.08))[0]
     pools = design_pools(model)
+    # a peer is let in where the design names peers: at the callee, or at the caller's egress
+    direction = rng.choices(("ingress", "egress"), (len(pools.peers["ingress"]),
+                                                   len(pools.peers["egress"])))[0]
     if method == "retarget":
-        return _retarget(model, policies, rng, ingress_only=True)
+        return _retarget(model, policies, rng, direction=direction)
     if method == "default_deny":
         return _default_deny(policies, rng, None)
     if method == "open_port":
@@ -202,30 +194,35 @@ def _add_ingress(model: AppModel, policies: Sequence[Policy],
         del block["except"]
         name = pol["metadata"]["name"]
         return name, method, f"{name}: the except of ipBlock {block['cidr']} removed", spec
-    if method == "add_peer":
-        where = pick_spot(spots_of(policies, "peers", model, ingress_only=True), rng)
-        if where is None:
-            return None
-        pol, spec, rule = target_of(policies, where)
-        peer = _like(model, rng.choice(pools.peers["ingress"]), rng)
-        rule["from"].insert(rng.randint(0, len(rule["from"])), peer)
-        name = pol["metadata"]["name"]
-        return name, method, f"{name}: peer {json.dumps(peer)} added", spec
-    where = pick_spot(spots_of(policies, "rules", model, ingress_only=True), rng)
+    if not pools.peers[direction]:
+        return None
+    peer = design_like(model, rng.choice(pools.peers[direction]), rng)
+    where = pick_spot([w for w in spots_of(policies, "peers" if method == "add_peer" else
+                                           "rules", model)
+                       if w[1] == direction and not names_peer(policies[w[0]], direction, peer)],
+                      rng)
     if where is None:
         return None
-    pol, spec, like = target_of(policies, where)  # a rule like one of its own, for a design peer
-    rule = {"from": [_like(model, rng.choice(pools.peers["ingress"]), rng)]}
+    name, side = policies[where[0]]["metadata"]["name"], side_of(direction)
+    if method == "add_peer":
+        _, spec, rule = target_of(policies, where)
+        rule[side].insert(rng.randint(0, len(rule[side])), peer)
+        return name, method, f"{name}: {direction} peer {json.dumps(peer)} added", spec
+    _, spec, like = target_of(policies, where)  # a rule like one of its own, for a design peer
+    rule = {side: [peer]}
     if like.get("ports"):
         rule["ports"] = copy.deepcopy(like["ports"])
-    spec["ingress"].insert(rng.randint(0, len(spec["ingress"])), rule)
-    name = pol["metadata"]["name"]
-    return name, "add_rule", f"{name}: rule {json.dumps(rule)} added", spec
+    spec[direction].insert(rng.randint(0, len(spec[direction])), rule)
+    return name, "add_rule", f"{name}: {direction} rule {json.dumps(rule)} added", spec
 
 
 def _change_port(model: AppModel, policies: Sequence[Policy],
                  rng: random.Random) -> Candidate | None:
-    """An entry's port (and range) redrawn as the design draws its entries' ports."""
+    """An entry's port (and range) redrawn: another entry's of its direction, or drawn afresh.
+
+    Copied from a design entry as often as the design repeats its ports; drawn as the design
+    draws its extra entries' ports otherwise.
+    """
     spots = [w for w in spots_of(policies, "ports", model)
              if policies[w[0]]["spec"][w[1]][w[2]]["ports"][w[3]].get("port") is not None]
     where = pick_spot(spots, rng)
@@ -238,8 +235,10 @@ def _change_port(model: AppModel, policies: Sequence[Policy],
     own = [] if where[1] == "egress" or name not in model.names else [
         p for p in (model.service(name).container_port, *(
             q for _, q in (model.detail.declared(name) if model.detail else []))) if p]
+    like = [e for e in design_pools(model).entries[where[1]] if isinstance(e.get("port"), int)]
     for _ in range(20):
-        drawn = port_entry(port_pool_of(model), own, rng)
+        copied = bool(like) and rng.random() < _COPY_PORT
+        drawn = rng.choice(like) if copied else port_entry(port_pool_of(model), own, rng)
         if (drawn["port"], drawn.get("endPort")) != old:
             break
     else:
@@ -248,36 +247,67 @@ def _change_port(model: AppModel, policies: Sequence[Policy],
     entry.pop("endPort", None)
     if "endPort" in drawn:
         entry["endPort"] = drawn["endPort"]
-    return name, "other_port", (f"{name}: {where[1]} rule {where[2]} entry {where[3]} port "
-                                f"{old[0]} changed to {entry['port']}"), spec
+    return name, "copy_port" if copied else "other_port", (
+        f"{name}: {where[1]} rule {where[2]} entry {where[3]} port {old[0]} changed to "
+        f"{entry['port']}"), spec
 
 
 def _change_protocol(model: AppModel, policies: Sequence[Policy],
                      rng: random.Random) -> Candidate | None:
-    """An entry's protocol changed: a TCP entry's to UDP or SCTP, another's to TCP.
+    """An entry's protocol changed to one a design entry of its direction carries.
 
-    Entries are drawn half from the TCP ones, half from the others, so a changed entry is
-    as often TCP as not.
+    The new protocol is that of a design entry drawn uniformly (so changed entries carry
+    each protocol, in each direction, as often as the design's do), and the changed entry
+    is one of that direction whose protocol differs.
     """
-    spots = spots_of(policies, "ports", model)
+    pools = design_pools(model)
+    direction = rng.choices(("ingress", "egress"), (len(pools.entries["ingress"]),
+                                                   len(pools.entries["egress"])))[0]
+    if not pools.entries[direction]:
+        return None
+    new = str(rng.choice(pools.entries[direction]).get("protocol") or "TCP")
 
     def proto(w: Where) -> str:
         return str(policies[w[0]]["spec"][w[1]][w[2]]["ports"][w[3]].get("protocol") or "TCP")
 
-    tcp = [w for w in spots if proto(w) == "TCP"]
-    other = [w for w in spots if proto(w) != "TCP"]
-    where = pick_spot(tcp if not other or (tcp and rng.random() < 0.5) else other, rng)
+    where = pick_spot([w for w in spots_of(policies, "ports", model)
+                       if w[1] == direction and proto(w) != new], rng)
     if where is None:
         return None
     pol, spec, rule = target_of(policies, where)
     entry = rule["ports"][where[3]]
     old = entry.get("protocol") or "TCP"
-    entry["protocol"] = rng.choices(("UDP", "SCTP"), (0.78, 0.22))[0] if old == "TCP" else \
-        rng.choices(("TCP", "UDP" if old == "SCTP" else "SCTP"), (0.85, 0.15))[0]
+    entry["protocol"] = new
     name = pol["metadata"]["name"]
-    return name, "to_" + entry["protocol"].lower(), (
+    return name, "to_" + new.lower(), (
         f"{name}: {where[1]} rule {where[2]} entry {where[3]} port {entry.get('port')} "
-        f"protocol {old} changed to {entry['protocol']}"), spec
+        f"protocol {old} changed to {new}"), spec
+
+
+def _lock(model: AppModel, policies: Sequence[Policy], rng: random.Random) -> Candidate | None:
+    """An open egress locked down as the design locks one (``design._draw_locks``).
+
+    To callees and DNS, to DNS, or closed, in the design's proportions; a service that
+    dials others keeps them, and the public entry point is never locked (the design never
+    locks either otherwise).
+    """
+    open_ = [p for p in policies if p["metadata"]["name"] in model.names
+             and ANYONE not in model.service(p["metadata"]["name"]).sources
+             and (p.get("spec") or {}).get("egress") == [{}]]
+    if not open_:
+        return None
+    pol = rng.choice(open_)
+    name = pol["metadata"]["name"]
+    server = model.service(name).port is not None
+    lock = rng.choices(("callees", "dns", "none"), (0.26, 0.12, 0.12))[0]
+    if lock != "callees" and any(not server or ANYONE not in c.sources
+                                 for c in model.callees(name)):
+        lock = "callees"
+    spec = copy.deepcopy(pol["spec"])
+    if "Egress" not in spec.setdefault("policyTypes", ["Ingress"]):
+        spec["policyTypes"].append("Egress")
+    spec["egress"] = locked_egress(model, name, lock)
+    return name, f"lock_{lock}", f"{name}: egress locked to {lock}", spec
 
 
 def _add_egress(model: AppModel, policies: Sequence[Policy],
@@ -289,20 +319,10 @@ def _add_egress(model: AppModel, policies: Sequence[Policy],
     roll = rng.random()
     if roll < 0.1:
         return _default_deny(policies, rng, "Egress")
-    if roll < 0.25:
+    if roll < 0.35:
         return _retarget(model, policies, rng, direction="egress")
-    if roll < 0.7:
-        open_ = [p for p in policies if p["metadata"]["name"] in model.names
-                 and (p.get("spec") or {}).get("egress") == [{}]]
-        if not open_:
-            return None
-        pol = rng.choice(open_)
-        spec = copy.deepcopy(pol["spec"])
-        if "Egress" not in spec.setdefault("policyTypes", ["Ingress"]):
-            spec["policyTypes"].append("Egress")
-        spec["egress"] = locked_egress(model, pol["metadata"]["name"], "none")
-        name = pol["metadata"]["name"]
-        return name, "lock_none", f"{name}: egress closed", spec
+    if roll < 0.6:  # a lock writes a whole rule set: drawn less often than a one-item change
+        return _lock(model, policies, rng)
     part = rng.choice(["peers", "ports", "rules"])
     where = pick_spot([w for w in spots_of(policies, part, model) if w[1] == "egress"], rng)
     if where is None:
