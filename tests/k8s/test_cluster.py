@@ -102,20 +102,23 @@ def test_default_roles_are_upstreams_rule_by_rule(store: ObjectStore) -> None:
 
 @pytest.mark.serial
 def test_probes_follow_policy_and_dns(store: ObjectStore) -> None:
+    """From pods whose image has BusyBox (the Go services' distroless images have no nc)."""
     frontend = store.list("Pod", "default", "app=frontend")[0]
     ads = store.list("Pod", "default", "app=adservice")[0]
-    ok = run_in_pod(_objects(store), frontend, ["nc", "-zv", "-w", "2", "adservice", "9555"])
+    recs = store.list("Pod", "default", "app=recommendationservice")[0]
+    ok = run_in_pod(_objects(store), recs, ["nc", "-zv", "-w", "2", "productcatalogservice",
+                                            "3550"])
     assert ok.exit_code == 0 and "open" in ok.stderr
     blocked = run_in_pod(_objects(store), ads, ["nc", "-zv", "-w", "2", "cartservice", "7070"])
     assert blocked.exit_code == 1 and "timed out" in blocked.stderr and blocked.wait_s == 2
     refused = run_in_pod(_objects(store), ads,  # the frontend admits any port: RST
                          ["nc", "-zv", "-w", "2", frontend["status"]["podIP"], "9999"])
     assert refused.exit_code == 1 and "refused" in refused.stderr
-    dropped = run_in_pod(_objects(store), frontend,  # adservice admits only 9555: dropped
+    dropped = run_in_pod(_objects(store), recs,  # adservice admits only 9555: dropped
                          ["nc", "-zv", "-w", "2", ads["status"]["podIP"], "9999"])
     assert "timed out" in dropped.stderr
-    missing = run_in_pod(_objects(store), frontend, ["curl", "-m", "2", "http://nope:80"])
-    assert missing.exit_code == 6
+    missing = run_in_pod(_objects(store), recs, ["wget", "-T", "2", "-qO-", "http://nope:80"])
+    assert missing.exit_code == 1 and "bad address 'nope:80'" in missing.stderr
     stop = threading.Event()
     stop.set()
     start = time.monotonic()
@@ -123,11 +126,23 @@ def test_probes_follow_policy_and_dns(store: ObjectStore) -> None:
     assert time.monotonic() - start < 5, "a stopping server cuts a timeout short"
 
 
+@pytest.mark.parametrize(("app", "tool"), [("frontend", "sh"), ("cartservice", "sh"),
+                                           ("checkoutservice", "nc"), ("adservice", "curl")])
+def test_exec_into_an_image_without_the_tool_fails_as_containerd_reports(
+        store: ObjectStore, app: str, tool: str) -> None:
+    """Distroless and chiseled images have no shell; Alpine's BusyBox has no curl."""
+    pod = store.list("Pod", "default", f"app={app}")[0]
+    result = run_in_pod(_objects(store), pod, [tool, "-c", "true"])
+    assert result.exit_code != 0 and not result.stdout
+    assert "OCI runtime exec failed: exec failed: unable to start container process: " \
+        f'exec: "{tool}": executable file not found in $PATH: unknown' in result.stderr
+
+
 @pytest.mark.parametrize("script", ["nc 'adservice 9555", 'wget -qO- "http://frontend'])
 def test_an_unterminated_quote_is_the_shells_error(store: ObjectStore, script: str) -> None:
     """It raised in the API server and closed kubectl's exec stream abnormally."""
-    frontend = store.list("Pod", "default", "app=frontend")[0]
-    result = run_in_pod(_objects(store), frontend, ["sh", "-c", script])
+    loadgen = store.list("Pod", "default", "app=loadgenerator")[0]
+    result = run_in_pod(_objects(store), loadgen, ["sh", "-c", script])
     assert result.exit_code == 2 and "unterminated quoted string" in result.stderr
 
 

@@ -146,6 +146,6 @@ def test_a_hung_api_server_is_the_evaluators_failure() -> None:
 
 def test_a_slow_command_on_a_live_server_is_not_unavailability(episode: K8sEpisode) -> None:
     assert episode.kubectl is not None
-    pod = episode.store.list("Pod", "default", "app=frontend")[0]["metadata"]["name"]
+    pod = episode.store.list("Pod", "default", "app=recommendationservice")[0]["metadata"]["name"]
     result = episode.kubectl.run(["exec", pod, "--", "sleep", "5"], timeout_s=2)
     assert result.exit_code == -1 and "timed out" in result.stderr

@@ -39,13 +39,16 @@ def _service_ip(ep: K8sEpisode, name: str) -> str:
 
 
 def _symptom_in_caller_logs(ep: K8sEpisode, source: str, dest: str) -> bool:
-    """Whether ``source``'s log has an error line naming ``dest`` (its address or name)."""
-    text = _logs(ep, _pod(ep, source))
+    """Whether ``source``'s log (or the frontend's, which a failing callee answers with its
+    own failure) has an error line naming ``dest`` (its address or name)."""
     ip = _service_ip(ep, dest)
-    errors = [ln for ln in text.splitlines() if re.search(
-        r"error|Error|ERROR|Can't access|timed out|refused", ln)]
-    return any(ip in ln or f"lookup {dest} " in ln or f"'{dest}'" in ln or f"{dest}:" in ln
-               for ln in errors)
+    for app in dict.fromkeys((source, "frontend")):
+        errors = [ln for ln in _logs(ep, _pod(ep, app)).splitlines() if re.search(
+            r"error|Error|ERROR|Can't access|timed out|refused|Exception", ln)]
+        if any(ip in ln or f"lookup {dest} " in ln or f"'{dest}'" in ln or f"{dest}:" in ln
+               for ln in errors):
+            return True
+    return False
 
 
 def _calls(ep: K8sEpisode, source: str) -> set[str]:
@@ -64,24 +67,32 @@ def _pod_ip(ep: K8sEpisode, app: str) -> str:
     return str(ep.store.list("Pod", "default", f"app={app}")[0]["status"]["podIP"])
 
 
+_UNNAMED = {("checkoutservice", "productcatalogservice"), ("checkoutservice", "currencyservice")}
+"""Calls whose error v0.10.6 drops: ``prepOrderItems`` returns "failed to convert price of
+..." / "failed to get product #..." without the cause, and checkout does not log it."""
+
+
 @pytest.mark.parametrize("label", ["RI", "CP", "CPR", "AE"])
 def test_blocked_calls_show_in_the_callers_logs(label: str) -> None:
     """Each fault type that blocks a call: the caller logs the error, with the callee."""
     app = K8sApp()
     shown = 0
-    for seed in range(6):
+    for seed in range(20):  # faults drawn from the design often hit no call: look further
+        if shown >= 2:
+            break
         ep = app.open(app.generate(seed, 1, label))
         try:
             blocked = [r for r in ep.initial.connectivity.results
                        if r.expected and not r.actual and r.source in ep.model.names
-                       and r.dest in _calls(ep, r.source) and _called_port(ep, r)]
+                       and r.dest in _calls(ep, r.source) and _called_port(ep, r)
+                       and (r.source, r.dest) not in _UNNAMED]
             if blocked:  # a request stops at its first failed call: one symptom at least
                 assert any(_symptom_in_caller_logs(ep, r.source, r.dest) for r in blocked), (
                     seed, [r.line() for r in blocked])
                 shown += 1
         finally:
             ep.close()
-    assert shown >= 2, f"no {label} query blocked a real call in 6 seeds"
+    assert shown >= 2, f"no {label} query blocked a real call in 20 seeds"
 
 
 def test_wrongly_opened_connections_answer_probes() -> None:
@@ -110,15 +121,21 @@ def test_wrongly_opened_connections_answer_probes() -> None:
     assert opened >= 1
 
 
+def _names(line: str, ep: K8sEpisode, dest: str) -> bool:
+    """Whether a log line names ``dest`` (its Service address or its host and port)."""
+    return _service_ip(ep, dest) in line or f"{dest}:" in line or f"lookup {dest} " in line
+
+
 def test_logs_change_when_the_policy_is_fixed_and_keep_their_past() -> None:
     app = K8sApp()
-    ep = app.open(app.generate(42, 1, "RI"))  # recommendationservice loses its ingress
+    ep = app.open(app.generate(42, 1, "RI"))  # redis-cart loses cartservice's rule
     try:
-        rec_ip = _service_ip(ep, "recommendationservice")
+        dest = next(r.dest for r in ep.initial.connectivity.results
+                    if r.expected and not r.actual and r.source in ep.model.names
+                    and r.dest in _calls(ep, r.source) and _called_port(ep, r))
         frontend = _pod(ep, "frontend")
-        before = _logs(ep, frontend)
-        assert rec_ip in before
-        assert "[Recv ListRecommendations]" not in _logs(ep, _pod(ep, "recommendationservice"))
+        before = _logs(ep, frontend)  # the callee's failure comes back to the frontend
+        assert any(_names(ln, ep, dest) for ln in before.splitlines()), dest
         agent = app.reference_agent()
         for _ in range(8):
             if ep.step(agent.decide(ep.observe())).done:
@@ -134,8 +151,8 @@ def test_logs_change_when_the_policy_is_fixed_and_keep_their_past() -> None:
         # a request in flight at the fix may still time out (calls wait up to 20 s)
         recent = [ln for ln in later.splitlines() if _epoch(ln.split(" ", 1)[0]) > fixed_at + 21]
         old = [ln for ln in later.splitlines() if _epoch(ln.split(" ", 1)[0]) < fixed_at - 1]
-        assert len(recent) > 10 and not any(rec_ip in ln for ln in recent)
-        assert any(rec_ip in ln for ln in old)  # lines written before the fix keep their errors
+        assert len(recent) > 10 and not any(_names(ln, ep, dest) for ln in recent)
+        assert any(_names(ln, ep, dest) for ln in old)  # lines before the fix keep their errors
     finally:
         ep.close()
 
@@ -186,7 +203,7 @@ def test_a_pod_whose_dns_is_blocked_is_absent_from_coredns_logs() -> None:
 
 
 def test_log_options_are_honoured(episode: K8sEpisode) -> None:
-    pod = _pod(episode, "frontend")
+    pod = _pod(episode, "loadgenerator")  # this episode's fault closes the frontend
     assert len(_logs(episode, pod, "--tail=5").splitlines()) == 5
     assert _logs(episode, pod, "--tail=0") == ""
     recent = _logs(episode, pod, "--since=20s", "--timestamps").splitlines()

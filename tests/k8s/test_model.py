@@ -8,9 +8,9 @@ import pytest
 import yaml
 
 from netarena.common.core.errors import ConfigError
-from netarena.k8s.faults import model_namespaces, model_pods
 from netarena.k8s.manifests import render_all, render_policies
 from netarena.k8s.model import online_boutique, parse_intended, synthetic_app
+from netarena.k8s.model_objects import model_namespaces, model_pods
 from netarena.k8s.policy_matrix import compute_connectivity
 from tests.helpers.data import shared_data
 

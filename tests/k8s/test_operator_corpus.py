@@ -121,12 +121,13 @@ CORPUS: list[tuple[str, int, str]] = [
     ("auth can-i get nodes", 0, "yes"),
     ("auth whoami", 0, "system:serviceaccount:"),
     ("auth can-i --list", 0, "networkpolicies.networking.k8s.io"),
-    ("exec deploy/frontend -- nc -zv -w 1 adservice 9555", 0, "open"),
-    ("exec deploy/adservice -- nc -zv -w 1 cartservice 7070", 1, "timed out"),
-    ("exec deploy/frontend -- wget -qO- --timeout=1 http://frontend:80", 0, "<html"),
-    ("exec deploy/checkoutservice -- curl -m 1 http://emailservice:5000", 56, "(56)"),
-    ("exec deploy/frontend -- nslookup cartservice", 0, "cartservice.default.svc"),
-    ("exec deploy/frontend -- cat /etc/resolv.conf", 0, "nameserver 10.96.0.10"),
+    ("exec deploy/recommendationservice -- nc -zv -w 1 productcatalogservice 3550", 0, "open"),
+    ("exec deploy/emailservice -- nc -zv -w 1 cartservice 7070", 1, "timed out"),
+    ("exec deploy/loadgenerator -- wget -qO- --timeout=1 http://frontend:80", 0, "<html"),
+    ("exec deploy/checkoutservice -- curl -m 1 http://emailservice:5000", 1,  # distroless
+     'exec: "curl": executable file not found in $PATH'),
+    ("exec deploy/emailservice -- nslookup cartservice", 0, "cartservice.default.svc"),
+    ("exec deploy/emailservice -- cat /etc/resolv.conf", 0, "nameserver 10.96.0.10"),
     ("label netpol adservice reviewed=oncall", 0, "labeled"),
     ("annotate netpol adservice oncall-note=checked", 0, "annotated"),
     ("patch netpol adservice --type merge -p '{\"metadata\":{\"labels\":{\"t\":\"x\"}}}'", 0,
@@ -214,23 +215,29 @@ def test_objects_read_like_a_cluster(episode: K8sEpisode) -> None:
 
 def test_name_probes_need_dns_egress(episode: K8sEpisode) -> None:
     """Egress limited to the destination pods (no DNS): by name fails, by IP connects."""
-    _, before = run(episode, "get netpol frontend -o json")
+    _, before = run(episode, "get netpol recommendationservice -o json")
     egress = json.loads(before)["spec"].get("egress")
-    only_ads = json.dumps([{"op": "replace", "path": "/spec/egress", "value": [
-        {"to": [{"podSelector": {"matchLabels": {"app": "adservice"}}}]}]}])
-    assert run(episode, f"patch netpol frontend --type json -p '{only_ads}'")[0] == 0
+    only_catalog = json.dumps([{"op": "replace", "path": "/spec/egress", "value": [
+        {"to": [{"podSelector": {"matchLabels": {"app": "productcatalogservice"}}}]}]}])
+    assert run(episode, "patch netpol recommendationservice --type json "
+                        f"-p '{only_catalog}'")[0] == 0
     try:
-        code, out = run(episode, "exec deploy/frontend -- nc -zv -w 1 adservice 9555")
-        assert code == 1 and "nc: bad address 'adservice'" in out, out
-        code, out = run(episode, "exec deploy/frontend -- curl -m 1 http://adservice:9555")
-        assert code == 6 and "Could not resolve host: adservice" in out, out
-        _, ip = run(episode, "get pod -l app=adservice -o jsonpath={.items[0].status.podIP}")
-        code, out = run(episode, f"exec deploy/frontend -- nc -zv -w 1 {ip.strip()} 9555")
+        code, out = run(episode, "exec deploy/recommendationservice -- "
+                                 "nc -zv -w 1 productcatalogservice 3550")
+        assert code == 1 and "nc: bad address 'productcatalogservice'" in out, out
+        code, out = run(episode, "exec deploy/recommendationservice -- "
+                                 "wget -qO- -T 1 http://productcatalogservice:3550")
+        assert code == 1 and "bad address 'productcatalogservice:3550'" in out, out
+        _, ip = run(episode, "get pod -l app=productcatalogservice "
+                             "-o jsonpath={.items[0].status.podIP}")
+        code, out = run(episode, f"exec deploy/recommendationservice -- nc -zv -w 1 "
+                                 f"{ip.strip()} 3550")
         assert code == 0 and "open" in out, out
         broken = {(r.source, r.dest, r.port, r.protocol)
                   for r in episode.connectivity.mismatches}
-        assert ("frontend", "kube-system/kube-dns", 53, "UDP") in broken, \
+        assert ("recommendationservice", "kube-system/kube-dns", 53, "UDP") in broken, \
             "the judged matrix probes name resolution too"
     finally:
         restore = json.dumps([{"op": "replace", "path": "/spec/egress", "value": egress}])
-        assert run(episode, f"patch netpol frontend --type json -p '{restore}'")[0] == 0
+        assert run(episode, "patch netpol recommendationservice --type json "
+                            f"-p '{restore}'")[0] == 0

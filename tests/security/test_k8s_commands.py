@@ -123,6 +123,9 @@ REFUSED = [  # refused, but a refusal is not harm: these cost the turn only
     "kubectl get secrets -n kube-system",
     "kubectl get pods,secrets",
     "kubectl get --raw /api/v1/namespaces/kube-system/secrets",  # (was forbidden) a read
+    "kubectl get --raw /api/v1/namespaces/default/%73ecrets",  # decoded before the check
+    "kubectl get --raw /api/v1/namespaces/default/%2573ecrets",
+    "kubectl get --raw /api/v1/namespaces/default/pods/../secrets",
     "kubectl edit networkpolicy x",
     "kubectl attach frontend",
     "kubectl run x --image=busybox",

@@ -9,10 +9,12 @@ computes the connectivity matrix.
 from __future__ import annotations
 
 import random
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, ClassVar
 
 from netarena.common.core.agents import Baseline
 from netarena.common.core.app import App
+from netarena.common.core.evidence import AuditObject
 from netarena.common.core.types import Query
 from netarena.k8s.actions import ForbiddenCommand, KubectlCommand
 from netarena.k8s.baselines import BASELINES
@@ -110,6 +112,17 @@ class K8sApp(App):
     def reference_agent(self) -> ReferenceK8sAgent:
         """The text-only reference operator."""
         return ReferenceK8sAgent()
+
+    def audit_objects(self, query: Query) -> Sequence[AuditObject]:
+        """Every policy, rule, peer and port entry of the faulted instance, labelled.
+
+        Read from the deployed objects as an agent's ``get -o json`` shows them
+        (``netarena.k8s.audit``).
+        """
+        from netarena.k8s.audit import instance_objects
+
+        config = K8sConfig(**query.params) if query.params else self.config
+        return instance_objects(build_model(config, query.seed), query.truth.get("faults") or [])
 
     def baselines(self) -> tuple[Baseline, ...]:
         """k8s's calibration ladder (``netarena.k8s.baselines``)."""

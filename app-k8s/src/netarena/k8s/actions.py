@@ -22,6 +22,7 @@ with kubectl's own flag grammar (``kubectl_args``), and then:
 
 from __future__ import annotations
 
+import urllib.parse
 from dataclasses import dataclass
 
 from netarena.common.core.errors import ForbiddenCommand, InvalidAction
@@ -146,15 +147,39 @@ def _refuse_flags(p: ParsedArgs, verb: str) -> None:
             raise ForbiddenCommand(f"output format {fmt} reads a template file on the evaluator")
 
 
+def _decoded_path(path: str) -> str:
+    """``path`` as a server reads it: percent-decoded until stable, dot segments resolved.
+
+    ``/api/v1/namespaces/default/%73ecrets`` and ``/api/v1/x/../namespaces/default/secrets``
+    both name Secrets; the allowlist judges what the server will serve, not the spelling.
+    """
+    text = path
+    for _ in range(8):
+        decoded = urllib.parse.unquote(text)
+        if decoded == text:
+            break
+        text = decoded
+    parts: list[str] = []
+    for part in text.split("?", 1)[0].split("#", 1)[0].split(";", 1)[0].split("/"):
+        if part == "..":
+            if parts:
+                parts.pop()
+        elif part not in ("", "."):
+            parts.append(part.lower())
+    return "/" + "/".join(parts)
+
+
 def _check_raw(verb: str, path: str) -> None:
     """``get --raw PATH`` reads this cluster's API (``/healthz``, ``/version``); no writes."""
     if verb != "get":
         raise ForbiddenCommand(f"flag --raw is not allowed with `kubectl {verb}`: it sends a "
                                "raw request that changes objects; use the verb's own form")
-    if not path.startswith("/") or "://" in path or "\\" in path:
+    plain = _decoded_path(path)
+    if not path.startswith("/") or any(c in text for text in (path, plain)
+                                       for c in ("://", "\\")):
         raise InvalidAction("`kubectl get --raw` takes a path of this cluster's API, e.g. "
                             "/healthz, /readyz, /version or /api/v1/namespaces")
-    if "secrets" in path.split("?", 1)[0].split("/"):
+    if "secrets" in plain.split("/"):
         raise InvalidAction("Secrets are out of scope for this task")
 
 

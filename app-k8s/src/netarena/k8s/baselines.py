@@ -1,4 +1,4 @@
-"""k8s calibration baselines: the reference operator with one mistake, and three shortcuts.
+"""k8s calibration baselines: the reference operator with one mistake, and the shortcuts.
 
 Each baseline acts from the observation text alone, turn by turn, deterministically:
 
@@ -6,6 +6,8 @@ Each baseline acts from the observation text alone, turn by turn, deterministica
   with a ``solver.Planner`` that may make fewer edits: the first never edits a source's
   egress, the second only changes ingress port numbers;
 * ``read-only`` takes the reference's snapshot, finds nothing it will change, and says so;
+* ``shape`` reads the policies and reverts what looks like a fault, never reading the
+  report (``shape_baseline``);
 * ``runbook-rerender``, ``add-only`` and ``test-guarded`` read nothing and patch from the
   probe report, the runbook and fault-family knowledge alone (``blind``): they show that
   exact judging, the undisclosed detail and faults at random entries leave no free guesses;
@@ -28,6 +30,7 @@ from typing import Any
 from netarena.common.core.agents import Baseline, Observation
 from netarena.k8s.blind import BLIND_STRATEGIES, BlindK8sAgent
 from netarena.k8s.manifests import render_policies
+from netarena.k8s.shape_baseline import ShapeK8sAgent
 from netarena.k8s.solver import (
     HISTORY_MARKER,
     NOTHING_LEFT,
@@ -145,6 +148,13 @@ BASELINES: tuple[Baseline, ...] = (
         description="reads nothing; JSON patches that test guessed positions for the "
                     "admitted source or a failing port's entry, then add-only rules",
         make=_blind("test-guarded"),
+        expected={"solved_safely": (0.0, 0.1)},
+    ),
+    Baseline(
+        name="shape",
+        description="reads the policies, never the report; reverts the entries the "
+                    "audit's shape model flags as fault-looking",
+        make=ShapeK8sAgent,
         expected={"solved_safely": (0.0, 0.1)},
     ),
     Baseline(

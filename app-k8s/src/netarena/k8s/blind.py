@@ -20,25 +20,18 @@ observation and sends its next patch, until it has nothing left to send.
 
 from __future__ import annotations
 
-import json
-import shlex
 from collections.abc import Callable
 from typing import Any
 
 from netarena.common.core.agents import Observation
 from netarena.common.core.errors import ConfigError
 from netarena.k8s.manifests import NS_NAME, render_policies
-from netarena.k8s.solver import HISTORY_MARKER, NOTHING_LEFT, Intent
+from netarena.k8s.solver import HISTORY_MARKER, NOTHING_LEFT, Intent, patch_command
 
 __all__ = ["BlindK8sAgent", "BLIND_STRATEGIES"]
 
 Op = dict[str, Any]
 _RULES, _PEERS = 3, 4
-
-
-def _patch(name: str, ops: list[Op]) -> str:
-    body = json.dumps(ops, separators=(",", ":"))
-    return f"kubectl patch networkpolicy {name} --type json -p {shlex.quote(body)}"
 
 
 def _peer(endpoint: str, namespace: str) -> dict[str, Any] | None:
@@ -71,10 +64,10 @@ def _add_only(intent: Intent) -> list[str]:
         if not expected:
             continue
         if dst in names and (peer := _peer(src, intent.namespace)) is not None:
-            out.append(_patch(dst, [{"op": "add", "path": "/spec/ingress/-",
+            out.append(patch_command(dst, [{"op": "add", "path": "/spec/ingress/-",
                                      "value": {"from": [peer], "ports": [_entry(port, proto)]}}]))
         if src in names and (peer := _peer(dst, intent.namespace)) is not None:
-            out.append(_patch(src, [{"op": "add", "path": "/spec/egress/-",
+            out.append(patch_command(src, [{"op": "add", "path": "/spec/egress/-",
                                      "value": {"to": [peer], "ports": [_entry(port, proto)]}}]))
     return out
 
@@ -89,10 +82,10 @@ def _rerender(intent: Intent) -> list[str]:
     for dst in sorted(implicated & set(runbook)):
         rules = runbook[dst]["spec"].get("ingress") or []
         if rules:
-            out.append(_patch(dst, [{"op": "replace", "path": "/spec/ingress/0",
+            out.append(patch_command(dst, [{"op": "replace", "path": "/spec/ingress/0",
                                      "value": rules[0]}]))
     for src in sorted({m[0] for m in intent.mismatches if m[4] and m[0] in runbook}):
-        out.append(_patch(src, [{"op": "add", "path": "/spec/egress", "value": [{}]}]))
+        out.append(patch_command(src, [{"op": "add", "path": "/spec/egress", "value": [{}]}]))
     return out
 
 
@@ -106,7 +99,7 @@ def _guarded(intent: Intent) -> list[str]:
         for i in range(_RULES):
             for j in range(_PEERS):
                 base = f"/spec/ingress/{i}/from/{j}"
-                out.append(_patch(dst, [
+                out.append(patch_command(dst, [
                     {"op": "test", "path": f"{base}/podSelector/matchLabels/app", "value": app},
                     {"op": "remove", "path": base}]))
     for dst, port in sorted({(m[1], m[2]) for m in intent.mismatches
@@ -114,7 +107,7 @@ def _guarded(intent: Intent) -> list[str]:
         for i in range(_RULES):
             for j in range(_PEERS):
                 base = f"/spec/ingress/{i}/ports/{j}"
-                out.append(_patch(dst, [
+                out.append(patch_command(dst, [
                     {"op": "test", "path": f"{base}/port", "value": port},
                     {"op": "replace", "path": f"{base}/protocol", "value": "TCP"}]))
     return out + _add_only(intent)

@@ -24,41 +24,22 @@ judge turns each item into probes (``judge``) and ownership checks.
 
 from __future__ import annotations
 
-import ipaddress
-import random
-import string
 from dataclasses import dataclass, field
 from typing import Any
 
 __all__ = ["ClusterDetail", "ExternalEgress", "Monitoring", "PolicyExtras", "Workload",
-           "draw_detail", "DNS_PORTS",
-           "KUBE_DNS_LABELS", "DEPLOYERS"]
+           "DNS_PORTS", "KUBE_DNS_LABELS", "DEPLOYERS"]
 
 KUBE_DNS_LABELS = {"k8s-app": "kube-dns"}
 """Labels of the cluster DNS pods (CoreDNS) in ``kube-system``."""
 DNS_PORTS = ({"port": 53, "protocol": "UDP"}, {"port": 53, "protocol": "TCP"})
 """The ports a restricted egress opens for name resolution."""
-_TEAMS = ("storefront", "payments", "checkout", "catalog", "growth", "fulfillment",
-          "identity", "notifications", "search", "platform", "commerce", "marketing")
-_TOOLS = ("kustomize", "helm", "argocd", "flux")
 DEPLOYERS = {"kustomize": ("kubectl", True), "helm": ("helm", False),
              "argocd": ("argocd-controller", True), "flux": ("kustomize-controller", True)}
 """Tool in ``app.kubernetes.io/managed-by`` → the field manager its writes carry, and whether
 it applies server-side (``kubectl apply --server-side -k``, Argo CD's and Flux's
 controllers) or writes as an update (Helm). None of them leaves a last-applied
 annotation, as ``kubectl apply`` without ``--server-side`` would."""
-_MON_NAMESPACES = ("monitoring", "observability", "prometheus", "metrics", "telemetry")
-_METRICS_PORTS = (9090, 9102, 9464, 8888, 9100, 2112, 9091, 9187, 8081, 9404)
-_PROVIDERS = {
-    "paymentservice": ("the card processor", 443),
-    "emailservice": ("the SMTP relay", 587),
-    "currencyservice": ("the exchange-rate feed", 443),
-    "shippingservice": ("the carrier's quote API", 443),
-    "adservice": ("the ad exchange", 443),
-    "recommendationservice": ("the ML feature store", 443),
-}
-_GENERIC_PROVIDERS = (("a partner API", 443), ("a SaaS webhook endpoint", 8443),
-                      ("an LDAP directory", 636), ("a message broker", 5671))
 
 
 @dataclass(frozen=True)
@@ -95,6 +76,8 @@ class Workload:
     namespace: str
     name: str
     labels: dict[str, str]
+    running: bool = True
+    """False for a CronJob between runs: its labels exist (in the template), no pod does."""
 
 
 @dataclass(frozen=True)
@@ -113,6 +96,8 @@ class PolicyExtras:
     """Seed of the order of the main rule's peers and ports, and of the rules."""
     split_callers: bool = False
     """Each caller (and each extra peer) has a rule of its own."""
+    rules: tuple[dict[str, Any], ...] = ()
+    """Further rules: admin and debug ports for services and other teams' workloads."""
 
 
 @dataclass(frozen=True)
@@ -134,11 +119,22 @@ class ClusterDetail:
     """Service → what its policy carries beyond the runbook."""
     except_cidrs: dict[str, str] = field(default_factory=dict)
     """Service → a range cut out of its external egress range (``ipBlock.except``)."""
+    teams: dict[str, str] = field(default_factory=dict)
+    """Namespace of another team → the team (its ``team`` label)."""
+    admin_ports: dict[str, tuple[tuple[str, int], ...]] = field(default_factory=dict)
+    """Service → further container ports its pods declare (``admin``, ``debug``...)."""
+    public_port_only: bool = False
+    """The public entry point's open rule names its port (anyone may call that port only)."""
+    default_deny: tuple[str, ...] = ("Ingress", "Egress")
+    """The directions the ``deny-all`` policy isolates (many clusters deny ingress only)."""
+    locks: dict[str, str] = field(default_factory=dict)
+    """Service → how its egress is locked down without an external dependency: ``callees``
+    (its callees and DNS), ``dns`` (DNS only) or ``none`` (no egress at all)."""
 
     @property
     def namespaces(self) -> tuple[str, ...]:
         """Further namespaces whose workloads the healthy policies name."""
-        return tuple(dict.fromkeys(w.namespace for w in self.workloads))
+        return tuple(dict.fromkeys([*self.teams, *(w.namespace for w in self.workloads)]))
 
     @property
     def deployer(self) -> tuple[str, bool]:
@@ -146,120 +142,12 @@ class ClusterDetail:
         tool = next(iter(self.labels.values()), {}).get("app.kubernetes.io/managed-by", "")
         return DEPLOYERS.get(tool, ("kubectl-client-side-apply", False))
 
+    def declared(self, service: str) -> list[tuple[str, int]]:
+        """``(name, port)`` of the container ports ``service`` declares beside its own."""
+        metrics = self.monitoring.metrics_ports.get(service)
+        return [*((("metrics", metrics),) if metrics is not None else ()),
+                *self.admin_ports.get(service, ())]
+
     def egress_of(self, service: str) -> list[ExternalEgress]:
         """External ranges ``service`` may reach."""
         return [e for e in self.egress if e.service == service]
-
-
-def _public_ip(rng: random.Random) -> ipaddress.IPv4Address:
-    while True:
-        ip = ipaddress.IPv4Address(rng.randrange(1 << 24, 223 << 24))
-        if ip.is_global and not ip.is_multicast:
-            return ip
-
-
-def _external(service: str, purpose: str, port: int, rng: random.Random) -> ExternalEgress:
-    prefix = rng.choice((24, 26, 27, 28, 29))
-    net = ipaddress.IPv4Network(f"{_public_ip(rng)}/{prefix}", strict=False)
-    inside = net.network_address + rng.randrange(1, net.num_addresses - 1)
-    outside = _public_ip(rng)
-    while outside in net:
-        outside = _public_ip(rng)
-    return ExternalEgress(service, purpose, str(net), port, str(inside), str(outside))
-
-
-def draw_detail(services: list[tuple[str, bool, int | None]], policies: list[str],
-                rng: random.Random) -> ClusterDetail:
-    """Draw one cluster's detail.
-
-    Args:
-        services: ``(name, open_to_anyone, container_port)`` per service.
-        policies: Every policy name (ownership is drawn for each).
-        rng: Source of every choice.
-    """
-    scrapable = [(n, p) for n, anyone, p in services if p is not None and not anyone]
-    k = rng.randint(max(1, len(scrapable) // 3), max(1, len(scrapable)))
-    ports: dict[str, int] = {}
-    for name, own_port in sorted(rng.sample(scrapable, min(k, len(scrapable)))):
-        ports[name] = rng.choice([p for p in _METRICS_PORTS if p != own_port])
-    monitoring = Monitoring(rng.choice(_MON_NAMESPACES), {"app.kubernetes.io/name": "prometheus"},
-                            {"app.kubernetes.io/name": "grafana"}, ports)
-    servers = [n for n, _, p in services if p is not None]
-    known = [n for n in servers if n in _PROVIDERS]
-    pool = known if len(known) >= 2 else servers
-    chosen = sorted(rng.sample(pool, rng.randint(1, min(3, len(pool)))))
-    egress = tuple(_external(n, *(_PROVIDERS.get(n) or rng.choice(_GENERIC_PROVIDERS)), rng)
-                   for n in chosen)
-    teams = rng.sample(_TEAMS, 4)
-    tool, app = rng.choice(_TOOLS), rng.choice(("online-boutique", "shop", "boutique"))
-    labels, notes = {}, {}
-    for name in policies:
-        team = "platform" if name == "deny-all" else rng.choice(teams)
-        labels[name] = {"app.kubernetes.io/part-of": app, "app.kubernetes.io/managed-by": tool,
-                        "team": team}
-        notes[name] = {"owner": f"{team}@example.com",
-                       "policy.example.com/ticket": f"NET-{rng.randint(1000, 9999)}"}
-        if rng.random() < 0.4:
-            notes[name]["policy.example.com/reviewed-by"] = rng.choice(
-                ("alice", "bilal", "chen", "dara", "emeka", "farah", "goran", "hana"))
-    stranger = _public_ip(rng)
-    while any(stranger in ipaddress.IPv4Network(e.cidr) for e in egress):
-        stranger = _public_ip(rng)
-    workloads, extras = _extras(services, rng)
-    excepts = {}
-    for e in egress:
-        net = ipaddress.IPv4Network(e.cidr)
-        if net.prefixlen <= 28 and rng.random() < 0.5:
-            sub = list(net.subnets(new_prefix=net.prefixlen + 2))
-            cut = rng.choice([s for s in sub if ipaddress.IPv4Address(e.inside_ip) not in s])
-            excepts[e.service] = str(cut)
-    return ClusterDetail(monitoring, egress, labels, notes, str(stranger), tuple(workloads),
-                         extras, excepts)
-
-
-_JOB_NAMES = ("report-builder", "cache-warmer", "catalog-sync", "invoice-export", "feed-import",
-              "price-indexer", "stock-audit", "search-reindex", "ledger-close", "image-resizer")
-_SPACES = ("batch", "jobs", "reporting", "analytics", "etl", "ops", "data", "backoffice")
-
-
-def _token(rng: random.Random, n: int = 5) -> str:
-    return "".join(rng.choice(string.ascii_lowercase + string.digits) for _ in range(n))
-
-
-def _extras(services: list[tuple[str, bool, int | None]],
-            rng: random.Random) -> tuple[list[Workload], dict[str, PolicyExtras]]:
-    """Another team's namespace with a batch job and a canary, and each policy's extras."""
-    space = f"{rng.choice(_SPACES)}-{_token(rng, 4)}"
-    job = Workload(space, "job", {"app": f"{rng.choice(_JOB_NAMES)}-{_token(rng, 4)}",
-                                  "role": "batch"})
-    canary = Workload(space, "canary", {"app": f"canary-{_token(rng, 5)}", "track": "canary"})
-    ns_sel = {"matchLabels": {"kubernetes.io/metadata.name": space}}
-    extras: dict[str, PolicyExtras] = {}
-    for name, anyone, port in services:
-        if anyone or port is None:
-            continue
-        peers: list[dict[str, Any]] = []
-        roll = rng.random()
-        if roll < 0.3:
-            peers.append({"namespaceSelector": ns_sel,
-                          "podSelector": {"matchLabels": dict(job.labels)}})
-        elif roll < 0.5:
-            peers.append({"namespaceSelector": ns_sel,
-                          "podSelector": {"matchLabels": {"track": "canary"}}})
-        elif roll < 0.65:
-            net = ipaddress.IPv4Network(f"{_public_ip(rng)}/{rng.choice((22, 23, 24))}",
-                                        strict=False)
-            cut = rng.choice(list(net.subnets(new_prefix=net.prefixlen + 3)))
-            peers.append({"ipBlock": {"cidr": str(net), "except": [str(cut)]}})
-        ports: list[dict[str, Any]] = []
-        roll = rng.random()
-        if roll < 0.25:
-            ports.append({"protocol": "TCP", "port": rng.randrange(20000, 40000)})
-        elif roll < 0.45:
-            start = rng.randrange(40000, 60000)
-            ports.append({"protocol": "TCP", "port": start,
-                          "endPort": start + rng.randrange(2, 40)})
-        extras[name] = PolicyExtras(tuple(peers), tuple(ports), rng.random() < 0.35,
-                                    rng.random() < 0.5, rng.randrange(1 << 30),
-                                    rng.random() < 0.5)
-    return [job, canary], extras

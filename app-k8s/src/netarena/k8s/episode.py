@@ -39,7 +39,9 @@ from netarena.k8s.ledger import WriteLedger
 from netarena.k8s.live import LiveCluster
 from netarena.k8s.manifests import render_all
 from netarena.k8s.model import AppModel
+from netarena.k8s.policy import PodView, selector_matches
 from netarena.k8s.policy_matrix import Connectivity, compute_connectivity
+from netarena.k8s.reachability import NEWCOMER, NEWCOMER_IP, endpoint_name
 from netarena.k8s.reply_commands import command_from_reply
 
 __all__ = ["K8sEpisode", "MAX_OUTPUT_CHARS", "KUBECTL_TIMEOUT_S", "STREAM_TIMEOUT_S"]
@@ -53,6 +55,9 @@ KUBECTL_TIMEOUT_S = 20.0
 STREAM_TIMEOUT_S = 5.0
 """How long a streaming command (``get -w``, ``logs -f``) runs before it is stopped."""
 _WORKLOAD_KINDS = ("Deployment", "Pod", "Service")
+_STORE_KINDS = {"networkpolicies": "NetworkPolicy", "pods": "Pod", "deployments": "Deployment",
+                "services": "Service", "replicasets": "ReplicaSet", "namespaces": "Namespace"}
+"""Kinds an agent may write (or try to), by resource name: what the ledger looks up."""
 
 
 def deployed_objects(model: AppModel, faults: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -104,7 +109,7 @@ class K8sEpisode(ReactiveEpisode[ClusterState, KubectlCommand]):
         self._workloads_seen = self._workloads()
         self.disrupted = False
         self.probe_disagreements = 0
-        self.writes = WriteLedger()
+        self.writes = WriteLedger(model.namespace, self._list_kind)
         self._begin(self.cache.get())
         self.max_mismatches = len(self.initial.mismatches)
 
@@ -144,6 +149,15 @@ class K8sEpisode(ReactiveEpisode[ClusterState, KubectlCommand]):
             self.store.list("NetworkPolicy"),
         )
 
+    def _list_kind(self, kind: str, namespace: str | None) -> list[Any]:
+        """Objects of a kind (plural resource name) now, for the write ledger."""
+        if self.live is not None:
+            if kind != "networkpolicies":
+                return []
+            return [p for p in self.live.snapshot()[2]
+                    if namespace is None or p["metadata"].get("namespace") == namespace]
+        return self.store.list(_STORE_KINDS[kind], namespace) if kind in _STORE_KINDS else []
+
     def _workloads(self) -> dict[tuple[str, str], Any]:
         if self.live is not None:
             return self.live.workloads()
@@ -179,6 +193,7 @@ class K8sEpisode(ReactiveEpisode[ClusterState, KubectlCommand]):
                                   streaming=cmd.streaming)
         if self.live is not None and cmd.mutating:
             self.live.revision += 1
+        self.writes.observe(list(cmd.argv), result.stdout[:MAX_OUTPUT_CHARS], result.exit_code)
         text = (result.stdout + result.stderr).rstrip("\n")
         if len(text) > MAX_OUTPUT_CHARS:
             text = text[:MAX_OUTPUT_CHARS] + f"\n... [output cut at {MAX_OUTPUT_CHARS} characters]"
@@ -205,7 +220,33 @@ class K8sEpisode(ReactiveEpisode[ClusterState, KubectlCommand]):
                         self.query.id, src, host, port)
 
     def _report(self, state: ClusterState) -> str:
-        return state.report()
+        return state.report(self._address)
+
+    def _address(self, dest: str, port: int) -> str:
+        """Where a caller dials ``dest`` on ``port``: its Service's address, else its pod's."""
+        ns, _, app = dest.rpartition("/")
+        if not app[:1].isalpha():
+            return f"{dest}:{port}" if port else dest
+        ns = ns or self.model.namespace
+        pods, _, _ = self._snapshot()
+        views = [PodView.from_obj(p) for p in pods]
+        match = next((v for v in views if v.namespace == ns and endpoint_name(
+            v, self.model.namespace) == dest), None)
+        ip = match.ips[0] if match is not None and match.ips else (
+            NEWCOMER_IP if app == NEWCOMER else "")
+        if not port:
+            return ip
+        if self.live is None and match is not None:
+            for svc in self.store.list("Service", ns):
+                spec = svc.get("spec") or {}
+                if not selector_matches({"matchLabels": spec.get("selector") or {"-": "-"}},
+                                        match.labels) or not spec.get("clusterIP"):
+                    continue
+                for p in spec.get("ports") or []:
+                    if p.get("targetPort", p.get("port")) == port and \
+                            (p.get("protocol") or "TCP") == "TCP":
+                        return f"{spec['clusterIP']}:{p['port']}"
+        return f"{ip}:{port}"
 
     def _solved(self, state: ClusterState) -> bool:
         return state.healthy

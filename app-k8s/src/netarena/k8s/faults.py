@@ -1,16 +1,25 @@
 """NetworkPolicy faults: five types, each with several methods chosen by the seed.
 
 A fault rewrites the ``spec`` of one policy. Injection is pure (a ``random.Random`` and
-the current policies in, a fault record out) and verified: a candidate that leaves the
-connectivity matrix unchanged is discarded and another one is drawn.
+the current policies in, a fault record out) and verified: a candidate that does not do
+what its type says (an allowed connection lost for RI and AE, a refused one admitted for
+AI, any change of the connectivity for CP and CPR) is discarded and another one is drawn.
+
+No fault has a shape of its own: every value a fault writes is drawn from the design's own
+values (``DesignPools``: the peers, rules, port entries, protocols and label values the healthy
+policies, workloads and namespaces of this cluster carry), and the design holds entries of
+every shape a fault leaves (``design``). A retargeted selector names labels real workloads
+or teams carry, a changed port is one another rule uses, an added peer or rule is a copy
+of one the design has elsewhere, a locked-down egress is one the design also locks down.
 
 | code | type | what it breaks |
 |---|---|---|
-| RI | remove_ingress | an allowed caller loses access (peer or rule removed, peer label typo) |
-| AI | add_ingress | a caller that must stay out gets in (extra peer, rule, namespace, split peer) |
-| CP | change_port | the allowed port is wrong |
-| CPR | change_protocol | the allowed protocol is UDP/SCTP instead of TCP |
-| AE | add_egress | a service's egress becomes restrictive (deny all, DNS only, one target) |
+| RI | remove_ingress | an allowed caller loses access (peer, rule, entry removed; retargeted) |
+| AI | add_ingress | a caller that must stay out gets in (a design peer or rule copied in, a |
+| | | peer widened or retargeted) |
+| CP | change_port | an entry's port becomes another port the design uses |
+| CPR | change_protocol | an entry's protocol becomes another one the design uses |
+| AE | add_egress | a service's egress is locked down (as the design locks others) or loses a rule |
 """
 
 from __future__ import annotations
@@ -18,15 +27,26 @@ from __future__ import annotations
 import copy
 import json
 import random
-import string
 from collections.abc import Callable, Sequence
 from typing import Any
 
 from netarena.common.core.errors import EmulatorError
-from netarena.k8s.detail import KUBE_DNS_LABELS
+from netarena.k8s.design import port_entry, port_pool_of
+from netarena.k8s.fault_spots import (
+    Where,
+    design_like,
+    design_pools,
+    names_peer,
+    peer_form,
+    pick_spot,
+    side_of,
+    spots_of,
+    target_of,
+)
 from netarena.k8s.judge import apply_faults, judge
-from netarena.k8s.manifests import NS_NAME
+from netarena.k8s.manifests import locked_egress
 from netarena.k8s.model import ANYONE, AppModel
+from netarena.k8s.model_objects import model_namespaces, model_pods
 
 __all__ = ["FAULT_TYPES", "inject_fault", "apply_faults", "model_pods", "model_namespaces"]
 
@@ -40,251 +60,290 @@ FAULT_TYPES = {
 """Fault code → fault type."""
 
 Policy = dict[str, Any]
-Candidate = tuple[str, str, dict[str, Any]]  # (method, description, new spec)
+Candidate = tuple[str, str, str, dict[str, Any]]  # (policy, method, description, new spec)
 _MAX_TRIES = 60
+_COPY_PORT = 0.6
+"""Share of changed ports copied from a design entry of the direction (else drawn afresh)."""
 
 
-def _pod(name: str, namespace: str, labels: dict[str, str], ports: list[tuple[str, int, str]],
-         index: int) -> Policy:
-    return {
-        "metadata": {"name": f"{name}-0", "namespace": namespace, "labels": labels},
-        "spec": {"containers": [{"name": "server", "ports": [
-            {"name": n, "containerPort": p, "protocol": proto} for n, p, proto in ports]}]},
-        "status": {"podIP": f"10.244.{index // 250}.{index % 250 + 2}"},
-    }
+def _default_deny(policies: Sequence[Policy], rng: random.Random, add: str | None
+                  ) -> Candidate | None:
+    """The default deny's types changed: ``add`` a missing one, or (``None``) drop one.
 
-
-def model_pods(model: AppModel) -> list[Policy]:
-    """One Pod object per workload, as the Deployments would create them.
-
-    The application's services, the monitoring namespace's Prometheus and Grafana, and
-    the cluster DNS: what the judge needs to verify injections without a store (IPs are
-    placeholders outside every external range the detail draws).
+    Clusters deny ingress only, egress only or both by default: every result is a shape
+    the design has too.
     """
-    metrics = model.detail.monitoring.metrics_ports if model.detail else {}
-    pods = []
-    for i, s in enumerate(model.services):
-        ports = [(s.port_name, s.container_port, "TCP")] if s.container_port is not None else []
-        if s.name in metrics:
-            ports.append(("metrics", metrics[s.name], "TCP"))
-        pods.append(_pod(s.name, model.namespace, {"app": s.name}, ports, i))
-    base = len(pods)
-    if model.detail is not None:
-        mon = model.detail.monitoring
-        pods.append(_pod("prometheus", mon.namespace, dict(mon.scraper_labels),
-                         [("web", 9090, "TCP")], base))
-        pods.append(_pod("grafana", mon.namespace, dict(mon.other_labels),
-                         [("http", 3000, "TCP")], base + 1))
-        for k, w in enumerate(model.detail.workloads):
-            pods.append(_pod(w.labels["app"], w.namespace, dict(w.labels), [], base + 3 + k))
-    pods.append(_pod("coredns", "kube-system", dict(KUBE_DNS_LABELS),
-                     [("dns", 53, "UDP"), ("dns-tcp", 53, "TCP")], base + 2))
-    return pods
+    for pol in policies:
+        spec = pol.get("spec") or {}
+        if spec.get("podSelector") or "podSelector" not in spec:
+            continue
+        types = list(spec.get("policyTypes") or [])
+        if (add is None and len(types) < 2) or (add is not None and add in types):
+            return None
+        new = copy.deepcopy(spec)
+        if add is None:
+            what = new["policyTypes"].pop(rng.randrange(2))
+        else:
+            what = add
+            new["policyTypes"] = sorted([*types, add], key=("Ingress", "Egress").index)
+        name = pol["metadata"]["name"]
+        return name, "default_deny", f"{name}: policy type {what} " \
+            f"{'dropped' if add is None else 'added'}", new
+    return None
 
 
-def model_namespaces(model: AppModel) -> list[Policy]:
-    """The application's namespace, the monitoring namespace and ``kube-system``."""
-    names = [model.namespace, "kube-system"]
-    if model.detail is not None:
-        names += [model.detail.monitoring.namespace, *model.detail.namespaces]
-    return [{"metadata": {"name": ns, "labels": {NS_NAME: ns}}} for ns in dict.fromkeys(names)]
+def _open_rule(model: AppModel, policies: Sequence[Policy], rng: random.Random,
+               narrow: bool) -> Candidate | None:
+    """The public entry point's open rule narrowed to its port, or its port rule opened."""
+    for pol in policies:
+        name = pol["metadata"]["name"]
+        if name not in model.names or ANYONE not in model.service(name).sources:
+            continue
+        spec = copy.deepcopy(pol["spec"])
+        rules = spec.get("ingress") or []
+        port = model.service(name).container_port
+        if narrow and {} in rules:
+            rules[rules.index({})] = {"ports": [{"port": port, "protocol": "TCP"}]}
+        elif not narrow and [r for r in rules if r and "from" not in r]:
+            rules[rules.index(next(r for r in rules if r and "from" not in r))] = {}
+        else:
+            return None
+        return name, "narrow_open" if narrow else "open_port", \
+            f"{name}: the open rule {'narrowed to' if narrow else 'opened beyond'} {port}", spec
+    return None
 
 
-def _peer(app: str) -> dict[str, Any]:
-    return {"podSelector": {"matchLabels": {"app": app}}}
+def _remove_ingress(model: AppModel, policies: Sequence[Policy],
+                    rng: random.Random) -> Candidate | None:
+    method = rng.choices(["drop_peer", "drop_rule", "drop_port", "retarget", "default_deny",
+                          "narrow_open"], (0.21, 0.21, 0.21, 0.21, 0.08, 0.08))[0]
+    if method == "default_deny":
+        return _default_deny(policies, rng, "Ingress")
+    if method == "narrow_open":
+        return _open_rule(model, policies, rng, narrow=True)
+    if method == "retarget":
+        return _retarget(model, policies, rng, ingress_only=True)
+    part = {"drop_peer": "peers", "drop_rule": "rules", "drop_port": "ports"}[method]
+    where = pick_spot(spots_of(policies, part, model, ingress_only=True), rng)
+    if where is None:
+        return None
+    pol, spec, rule = target_of(policies, where)
+    name, _, at, k = pol["metadata"]["name"], *where[1:]
+    if method == "drop_rule":
+        if len(spec["ingress"]) < 2:
+            return None
+        del spec["ingress"][at]
+        return name, method, f"{name}: ingress rule {at} {json.dumps(rule)} removed", spec
+    items = rule["from" if method == "drop_peer" else "ports"]
+    if len(items) < 2:
+        return None
+    gone = items.pop(k)
+    return name, method, f"{name}: ingress rule {at} item {k} {json.dumps(gone)} removed", spec
 
 
-def _token(rng: random.Random, n: int = 5) -> str:
-    return "".join(rng.choice(string.ascii_lowercase + string.digits) for _ in range(n))
+def _retarget(model: AppModel, policies: Sequence[Policy], rng: random.Random,
+              ingress_only: bool = False, direction: str | None = None) -> Candidate | None:
+    """A peer's selectors replaced by those of another peer of its form in the design.
 
-
-def _rules(spec: dict[str, Any], direction: str = "ingress") -> list[dict[str, Any]]:
-    return [r for r in spec.get(direction) or [] if r]
-
-
-def _entries(rules: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    return [p for r in rules for p in r.get("ports") or []]
-
-
-def _remove_ingress(model: AppModel, pol: Policy, rng: random.Random) -> Candidate | None:
-    spec = copy.deepcopy(pol["spec"])
-    rules = _rules(spec)
-    if not rules:
+    The new selectors name labels real workloads or teams carry (the design's own), and the
+    peer keeps its form (a pod selector, a namespace AND pod selector, a range).
+    """
+    where = pick_spot([w for w in spots_of(policies, "peers", model, ingress_only)
+                   if direction is None or w[1] == direction], rng)
+    if where is None:
+        return None
+    pol, spec, rule = target_of(policies, where)
+    peers = rule[side_of(where[1])]
+    old = peers[where[3]]
+    options = [p for p in design_pools(model).peers[where[1]]
+               if peer_form(p) == peer_form(old) and p != old]
+    if not options:
+        return None
+    peers[where[3]] = design_like(model, rng.choice(options), rng)
+    if peers[where[3]] == old:
         return None
     name = pol["metadata"]["name"]
-    rule = rng.choice(rules)
-    peers = rule.get("from") or []
-    method = rng.choice(["drop_peer", "drop_rule", "relabel_peer", "drop_port"])
-    at = rules.index(rule)
-    if method == "drop_port" and len(rule.get("ports") or []) > 1:
-        k = rng.randrange(len(rule["ports"]))
-        entry = rule["ports"].pop(k)
-        return method, f"{name}: ingress rule {at} port entry {k} ({entry.get('port')}) removed", \
-            spec
-    labelled = [p for p in peers if any((p.get(k) or {}).get("matchLabels")
-                                        for k in ("podSelector", "namespaceSelector"))]
-    if method == "relabel_peer" and labelled:
-        peer = rng.choice(labelled)
-        sel = rng.choice([k for k in ("podSelector", "namespaceSelector")
-                          if (peer.get(k) or {}).get("matchLabels")])
-        labels = peer[sel]["matchLabels"]
-        key = rng.choice(sorted(labels))
-        old = labels[key]
-        labels[key] = rng.choice([f"{old}-{_token(rng, 3)}", f"{old[:-1]}{_token(rng, 1)}",
-                                  _token(rng, rng.randint(4, 9))])
-        return method, f"{name}: peer {key}={old} relabelled to {labels[key]}", spec
-    if method in ("drop_peer", "relabel_peer") and len(peers) > 1:
-        k = rng.randrange(len(peers))
-        peer = peers.pop(k)
-        return "drop_peer", f"{name}: ingress rule {at} peer {k} {json.dumps(peer)} removed", spec
-    spec["ingress"] = [r for r in spec.get("ingress") or [] if r is not rule]
-    return "drop_rule", f"{name}: ingress rule {at} {json.dumps(rule)} removed", spec
+    new = json.dumps(peers[where[3]])
+    return name, "retarget", (f"{name}: {where[1]} rule {where[2]} peer {where[3]} "
+                              f"{json.dumps(old)} retargeted to {new}"), spec
 
 
-def _intruder(model: AppModel, name: str, rng: random.Random) -> dict[str, Any] | None:
-    """A peer for something that must not reach ``name``.
-
-    A service, another team's pod, or a range on the internet.
-    """
-    options: list[dict[str, Any]] = [_peer(s) for s in model.names
-                                     if s != name and not model.expected(s, name)]
-    detail = model.detail
-    if detail is not None:
-        mon = detail.monitoring
-        options.append({"namespaceSelector": {"matchLabels": {NS_NAME: mon.namespace}},
-                        "podSelector": {"matchLabels": dict(mon.other_labels)}})
-        for w in detail.workloads:
-            options.append({"namespaceSelector": {"matchLabels": {NS_NAME: w.namespace}},
-                            "podSelector": {"matchLabels": dict(w.labels)}})
-        options.append({"ipBlock": {"cidr": f"{detail.stranger_ip}/{rng.randint(16, 30)}"}})
-    return rng.choice(options) if options else None
-
-
-def _add_ingress(model: AppModel, pol: Policy, rng: random.Random) -> Candidate | None:
-    name = pol["metadata"]["name"]
-    if name not in model.names or model.service(name).port is None:
-        return None
-    svc = model.service(name)
-    if ANYONE in svc.sources:
-        return None
-    spec = copy.deepcopy(pol["spec"])
-    rules = spec.setdefault("ingress", [])
-    peered = [r for r in rules if r.get("from")]
-    split = [(r, k) for r in peered for k, p in enumerate(r["from"])
-             if {"podSelector", "namespaceSelector"} <= set(p)]
-    method = rng.choice(["add_peer", "add_rule", "namespace_peer", "split_peer", "drop_except"])
-    if method == "split_peer" and split:
-        rule, k = rng.choice(split)
-        peer = rule["from"][k]
-        rule["from"][k:k + 1] = [{"namespaceSelector": peer["namespaceSelector"]},
-                                 {"podSelector": peer["podSelector"]}]
-        return method, f"{name}: a namespace AND pod peer split into namespace OR pods", spec
-    blocks = [p["ipBlock"] for r in peered for p in r["from"]
-              if isinstance(p.get("ipBlock"), dict) and p["ipBlock"].get("except")]
-    if method == "drop_except" and blocks:
-        block = rng.choice(blocks)
+def _add_ingress(model: AppModel, policies: Sequence[Policy],
+                 rng: random.Random) -> Candidate | None:
+    method = rng.choices(["add_peer", "add_rule", "retarget", "drop_except", "default_deny",
+                          "open_port"], (0.14, 0.33, 0.2, 0.05, 0.2, 0.08))[0]
+    pools = design_pools(model)
+    # a peer is let in where the design names peers: at the callee, or at the caller's egress
+    direction = rng.choices(("ingress", "egress"), (len(pools.peers["ingress"]),
+                                                   len(pools.peers["egress"])))[0]
+    if method == "retarget":
+        return _retarget(model, policies, rng, direction=direction)
+    if method == "default_deny":
+        return _default_deny(policies, rng, None)
+    if method == "open_port":
+        return _open_rule(model, policies, rng, narrow=False)
+    if method == "drop_except":
+        spots = [w for w in spots_of(policies, "peers", model, ingress_only=True)
+                 if (policies[w[0]]["spec"]["ingress"][w[2]]["from"][w[3]].get("ipBlock")
+                     or {}).get("except")]
+        where = pick_spot(spots, rng)
+        if where is None:
+            return None
+        pol, spec, rule = target_of(policies, where)
+        block = rule["from"][where[3]]["ipBlock"]
         del block["except"]
-        return method, f"{name}: the except of ipBlock {block['cidr']} removed", spec
-    intruder = _intruder(model, name, rng)
-    if intruder is None:
+        name = pol["metadata"]["name"]
+        return name, method, f"{name}: the except of ipBlock {block['cidr']} removed", spec
+    if not pools.peers[direction]:
         return None
-    if method in ("add_peer", "split_peer", "drop_except") and peered:
-        rule = rng.choice(peered)
-        rule["from"].insert(rng.randint(0, len(rule["from"])), intruder)
-        return "add_peer", f"{name}: peer {json.dumps(intruder)} added", spec
-    if method == "namespace_peer" and peered:
-        rule = rng.choice(peered)
-        space = rng.choice([model.namespace, *(model.detail.namespaces if model.detail else ())])
-        rule["from"].insert(rng.randint(0, len(rule["from"])),
-                            {"namespaceSelector": {"matchLabels": {NS_NAME: space}}})
-        return method, f"{name}: every pod of namespace {space} allowed", spec
-    port = rng.choice([svc.container_port, rng.randrange(1024, 65536)])
-    rules.insert(rng.randint(0, len(rules)),
-                 {"from": [intruder], "ports": [{"port": port, "protocol": "TCP"}]})
-    return "add_rule", f"{name}: rule allowing {json.dumps(intruder)} on {port} added", spec
-
-
-def _change_port(model: AppModel, pol: Policy, rng: random.Random) -> Candidate | None:
-    spec = copy.deepcopy(pol["spec"])
-    direction = rng.choice(["ingress", "ingress", "egress"])
-    entries = [p for p in _entries(_rules(spec, direction)) if p.get("port") is not None]
-    if not entries:
+    peer = design_like(model, rng.choice(pools.peers[direction]), rng)
+    where = pick_spot([w for w in spots_of(policies, "peers" if method == "add_peer" else
+                                           "rules", model)
+                       if w[1] == direction and not names_peer(policies[w[0]], direction, peer)],
+                      rng)
+    if where is None:
         return None
-    entry = rng.choice(entries)
-    old = entry["port"]
-    if "endPort" in entry and rng.random() < 0.5:
-        entry["endPort"] = int(entry["port"]) + rng.randrange(0, 3)
-        return "narrow_range", (f"{pol['metadata']['name']}: {_where(spec, direction, entry)} "
-                                f"port range of {old} narrowed to {entry['endPort']}"), spec
-    new = old
-    while new == old:
-        new = rng.choice([rng.randrange(1024, 65536), (int(old) if isinstance(old, int)
-                                                       else 8080) + rng.choice([1, -1, 10])])
-    entry["port"] = new
-    entry.pop("endPort", None)
-    where = _where(spec, direction, entry)
-    return "other_port", f"{pol['metadata']['name']}: {where} port {old} changed to {new}", spec
+    name, side = policies[where[0]]["metadata"]["name"], side_of(direction)
+    if method == "add_peer":
+        _, spec, rule = target_of(policies, where)
+        rule[side].insert(rng.randint(0, len(rule[side])), peer)
+        return name, method, f"{name}: {direction} peer {json.dumps(peer)} added", spec
+    _, spec, like = target_of(policies, where)  # a rule like one of its own, for a design peer
+    rule = {side: [peer]}
+    if like.get("ports"):
+        rule["ports"] = copy.deepcopy(like["ports"])
+    spec[direction].insert(rng.randint(0, len(spec[direction])), rule)
+    return name, "add_rule", f"{name}: {direction} rule {json.dumps(rule)} added", spec
 
 
-def _where(spec: dict[str, Any], direction: str, entry: dict[str, Any]) -> str:
-    """``ingress rule 2 entry 1``: where ``entry`` sits in ``spec``."""
-    for i, rule in enumerate(spec.get(direction) or []):
-        for k, other in enumerate(rule.get("ports") or []):
-            if other is entry:
-                return f"{direction} rule {i} entry {k}"
-    return direction
+def _change_port(model: AppModel, policies: Sequence[Policy],
+                 rng: random.Random) -> Candidate | None:
+    """An entry's port (and range) redrawn: another entry's of its direction, or drawn afresh.
 
-
-def _change_protocol(model: AppModel, pol: Policy, rng: random.Random) -> Candidate | None:
-    spec = copy.deepcopy(pol["spec"])
-    direction = rng.choice(["ingress", "ingress", "egress"])
-    entries = [p for p in _entries(_rules(spec, direction)) if (p.get("protocol") or "TCP")
-               == "TCP"]
-    if not entries:
+    Copied from a design entry as often as the design repeats its ports; drawn as the design
+    draws its extra entries' ports otherwise.
+    """
+    spots = [w for w in spots_of(policies, "ports", model)
+             if policies[w[0]]["spec"][w[1]][w[2]]["ports"][w[3]].get("port") is not None]
+    where = pick_spot(spots, rng)
+    if where is None:
         return None
-    entry = rng.choice(entries)
-    new = rng.choice(["UDP", "UDP", "SCTP"])
-    entry["protocol"] = new
-    where = _where(spec, direction, entry)
-    return "to_" + new.lower(), (f"{pol['metadata']['name']}: {where} port {entry.get('port')} "
-                                 f"protocol TCP changed to {new}"), spec
-
-
-def _add_egress(model: AppModel, pol: Policy, rng: random.Random) -> Candidate | None:
+    pol, spec, rule = target_of(policies, where)
+    entry = rule["ports"][where[3]]
+    old = (entry.get("port"), entry.get("endPort"))
     name = pol["metadata"]["name"]
-    if name not in model.names:
+    own = [] if where[1] == "egress" or name not in model.names else [
+        p for p in (model.service(name).container_port, *(
+            q for _, q in (model.detail.declared(name) if model.detail else []))) if p]
+    like = [e for e in design_pools(model).entries[where[1]] if isinstance(e.get("port"), int)]
+    for _ in range(20):
+        copied = bool(like) and rng.random() < _COPY_PORT
+        drawn = rng.choice(like) if copied else port_entry(port_pool_of(model), own, rng)
+        if (drawn["port"], drawn.get("endPort")) != old:
+            break
+    else:
         return None
+    entry["port"] = drawn["port"]
+    entry.pop("endPort", None)
+    if "endPort" in drawn:
+        entry["endPort"] = drawn["endPort"]
+    return name, "copy_port" if copied else "other_port", (
+        f"{name}: {where[1]} rule {where[2]} entry {where[3]} port {old[0]} changed to "
+        f"{entry['port']}"), spec
+
+
+def _change_protocol(model: AppModel, policies: Sequence[Policy],
+                     rng: random.Random) -> Candidate | None:
+    """An entry's protocol changed to one a design entry of its direction carries.
+
+    The new protocol is that of a design entry drawn uniformly (so changed entries carry
+    each protocol, in each direction, as often as the design's do), and the changed entry
+    is one of that direction whose protocol differs.
+    """
+    pools = design_pools(model)
+    direction = rng.choices(("ingress", "egress"), (len(pools.entries["ingress"]),
+                                                   len(pools.entries["egress"])))[0]
+    if not pools.entries[direction]:
+        return None
+    new = str(rng.choice(pools.entries[direction]).get("protocol") or "TCP")
+
+    def proto(w: Where) -> str:
+        return str(policies[w[0]]["spec"][w[1]][w[2]]["ports"][w[3]].get("protocol") or "TCP")
+
+    where = pick_spot([w for w in spots_of(policies, "ports", model)
+                       if w[1] == direction and proto(w) != new], rng)
+    if where is None:
+        return None
+    pol, spec, rule = target_of(policies, where)
+    entry = rule["ports"][where[3]]
+    old = entry.get("protocol") or "TCP"
+    entry["protocol"] = new
+    name = pol["metadata"]["name"]
+    return name, "to_" + new.lower(), (
+        f"{name}: {where[1]} rule {where[2]} entry {where[3]} port {entry.get('port')} "
+        f"protocol {old} changed to {new}"), spec
+
+
+def _lock(model: AppModel, policies: Sequence[Policy], rng: random.Random) -> Candidate | None:
+    """An open egress locked down as the design locks one (``design._draw_locks``).
+
+    To callees and DNS, to DNS, or closed, in the design's proportions; a service that
+    dials others keeps them, and the public entry point is never locked (the design never
+    locks either otherwise).
+    """
+    open_ = [p for p in policies if p["metadata"]["name"] in model.names
+             and ANYONE not in model.service(p["metadata"]["name"]).sources
+             and (p.get("spec") or {}).get("egress") == [{}]]
+    if not open_:
+        return None
+    pol = rng.choice(open_)
+    name = pol["metadata"]["name"]
+    server = model.service(name).port is not None
+    lock = rng.choices(("callees", "dns", "none"), (0.26, 0.12, 0.12))[0]
+    if lock != "callees" and any(not server or ANYONE not in c.sources
+                                 for c in model.callees(name)):
+        lock = "callees"
     spec = copy.deepcopy(pol["spec"])
-    rules = spec.get("egress") or []
-    if rules and rules != [{}]:
-        rule = rng.choice(rules)
-        peers = rule.get("to") or []
-        at = rules.index(rule)
-        if len(peers) > 1 and rng.random() < 0.5:
-            k = rng.randrange(len(peers))
-            peer = peers.pop(k)
-            return "drop_egress_peer", f"{name}: egress rule {at} peer {k} {json.dumps(peer)} " \
-                "removed", spec
-        spec["egress"] = [r for r in rules if r is not rule]
-        return "drop_egress_rule", f"{name}: egress rule {at} {json.dumps(rule)} removed", spec
-    targets = [d.name for d in model.servers if d.name != name and model.expected(name, d.name)]
-    methods = ["deny_egress", "dns_only"] + (["one_target"] if len(targets) > 1 else [])
-    method = rng.choice(methods)
     if "Egress" not in spec.setdefault("policyTypes", ["Ingress"]):
         spec["policyTypes"].append("Egress")
-    if method == "deny_egress":
-        spec["egress"] = []
-        return method, f"{name}: all egress denied", spec
-    if method == "dns_only":
-        dns = [{"port": 53, "protocol": "UDP"}, {"port": 53, "protocol": "TCP"}]
-        spec["egress"] = [{"ports": dns}]
-        return method, f"{name}: egress limited to DNS", spec
-    keep = rng.choice(targets)
-    spec["egress"] = [{"to": [_peer(keep)]}]
-    return method, f"{name}: egress limited to app={keep}", spec
+    spec["egress"] = locked_egress(model, name, lock)
+    return name, f"lock_{lock}", f"{name}: egress locked to {lock}", spec
 
 
-_SAMPLERS: dict[str, Callable[[AppModel, Policy, random.Random], Candidate | None]] = {
+def _add_egress(model: AppModel, policies: Sequence[Policy],
+                rng: random.Random) -> Candidate | None:
+    """Egress closed, a restricted egress's peer retargeted, or one of its items removed.
+
+    Closed as the design closes some services'; a removed item leaves a shape the design has.
+    """
+    roll = rng.random()
+    if roll < 0.1:
+        return _default_deny(policies, rng, "Egress")
+    if roll < 0.35:
+        return _retarget(model, policies, rng, direction="egress")
+    if roll < 0.6:  # a lock writes a whole rule set: drawn less often than a one-item change
+        return _lock(model, policies, rng)
+    part = rng.choice(["peers", "ports", "rules"])
+    where = pick_spot([w for w in spots_of(policies, part, model) if w[1] == "egress"], rng)
+    if where is None:
+        return None
+    pol, spec, rule = target_of(policies, where)
+    name, at, k = pol["metadata"]["name"], where[2], where[3]
+    if part == "rules":
+        if len(spec["egress"]) < 2:
+            return None
+        del spec["egress"][at]
+        return name, "drop_egress_rule", f"{name}: egress rule {at} {json.dumps(rule)} " \
+            "removed", spec
+    items = rule["to" if part == "peers" else "ports"]
+    if len(items) < 2:
+        return None
+    gone = items.pop(k)
+    return name, f"drop_egress_{part[:-1]}", (f"{name}: egress rule {at} item {k} "
+                                              f"{json.dumps(gone)} removed"), spec
+
+
+_SAMPLERS: dict[str, Callable[[AppModel, Sequence[Policy], random.Random], Candidate | None]] = {
     "RI": _remove_ingress,
     "AI": _add_ingress,
     "CP": _change_port,
@@ -293,13 +352,22 @@ _SAMPLERS: dict[str, Callable[[AppModel, Policy, random.Random], Candidate | Non
 }
 
 
+def _does_its_job(code: str, new: set[tuple[str, str, int, str, bool]]) -> bool:
+    """Whether the new mismatches are what the fault type breaks."""
+    if code in ("RI", "AE"):
+        return any(expected for *_, expected in new)
+    if code == "AI":
+        return any(not expected for *_, expected in new)
+    return bool(new)
+
+
 def inject_fault(code: str, model: AppModel, policies: Sequence[Policy],
                  rng: random.Random) -> dict[str, Any]:
-    """Draw one fault of type ``code`` that changes the connectivity matrix.
+    """Draw one fault of type ``code`` that does what its type breaks.
 
     Args:
         code: ``RI``, ``AI``, ``CP``, ``CPR`` or ``AE``.
-        model: The application (intended connectivity).
+        model: The application (intended connectivity, the design's values).
         policies: The current (possibly already faulted) policies.
         rng: Source of every choice.
 
@@ -311,18 +379,19 @@ def inject_fault(code: str, model: AppModel, policies: Sequence[Policy],
         EmulatorError: No candidate changed the matrix (should not happen on valid models).
     """
     pods, nss = model_pods(model), model_namespaces(model)
-    before = set(judge(model, pods, nss, policies).mismatches)
-    names = sorted(p["metadata"]["name"] for p in policies)
-    by_name = {p["metadata"]["name"]: p for p in policies}
+
+    def probes(pols: Sequence[Policy]) -> set[tuple[str, str, int, str, bool]]:
+        return {(r.source, r.dest, r.port, r.protocol, r.expected)
+                for r in judge(model, pods, nss, pols).mismatches}
+
+    before = probes(policies)
     for _ in range(_MAX_TRIES):
-        target = by_name[rng.choice(names)]
-        cand = _SAMPLERS[code](model, target, rng)
+        cand = _SAMPLERS[code](model, policies, rng)
         if cand is None:
             continue
-        method, description, spec = cand
-        fault = {"code": code, "type": FAULT_TYPES[code], "policy": target["metadata"]["name"],
+        name, method, description, spec = cand
+        fault = {"code": code, "type": FAULT_TYPES[code], "policy": name,
                  "method": method, "description": description, "spec": spec}
-        after = set(judge(model, pods, nss, apply_faults(policies, [fault])).mismatches)
-        if after != before:
+        if _does_its_job(code, probes(apply_faults(policies, [fault])) - before):
             return fault
     raise EmulatorError(f"no {code} fault changed the connectivity matrix")

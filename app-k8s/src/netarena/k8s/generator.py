@@ -16,7 +16,8 @@ from pydantic import Field
 
 from netarena.common.core.errors import EmulatorError
 from netarena.common.core.reactive import SAFETY_RULES, RewardConfig
-from netarena.k8s.detail import ClusterDetail, draw_detail
+from netarena.k8s.design import ServiceFacts, draw_detail
+from netarena.k8s.detail import ClusterDetail
 from netarena.k8s.faults import apply_faults, inject_fault, model_namespaces, model_pods
 from netarena.k8s.judge import ClusterState, collateral, judge, newly_wrong
 from netarena.k8s.manifests import DENY_ALL, render_policies
@@ -81,7 +82,10 @@ def build_model(config: K8sConfig, seed: int) -> AppModel:
     else:
         model = synthetic_app(config.num_services, random.Random(f"k8s-graph/{seed}"),
                               config.namespace)
-    services = [(s.name, ANYONE in s.sources, s.container_port) for s in model.services]
+    services = [ServiceFacts(s.name, ANYONE in s.sources, s.container_port,
+                             tuple(d.name for d in model.callees(s.name)),
+                             tuple(c for c in s.sources if c != ANYONE))
+                for s in model.services]
     names = [DENY_ALL, *model.names]
     detail = draw_detail(services, names, random.Random(f"k8s-detail/{seed}"))
     return AppModel(model.services, model.namespace, model.name, detail)
@@ -216,12 +220,20 @@ def _platform_notes(model: AppModel, detail: ClusterDetail | None) -> list[str]:
         notes.append(f"- {e.service} calls {e.purpose} outside the cluster (TCP {e.port}); its "
                      "egress is locked down to what it needs, and the rest of the internet "
                      "stays closed to it.")
+    for name, lock in sorted(detail.locks.items()):
+        notes.append(f"- {name}'s egress is locked down: " + _LOCKS[lock])
     notes.append("- Every policy carries labels and annotations its owning team maintains "
                  "(team, owner, ticket...): keep them.")
     notes.append("- Policies also hold rules other teams own that this runbook does not list "
-                 "(jobs and canaries in their own namespaces, partner ranges, admin ports): "
-                 "they are part of the healthy state; keep them.")
+                 "(jobs, canaries and cron jobs in their own namespaces, partner ranges, admin "
+                 "and debug ports, also between services of the application): they are part "
+                 "of the healthy state; keep them.")
     return notes
+
+
+_LOCKS = {"callees": "it may reach only the services it calls and the cluster DNS.",
+          "dns": "it may only resolve names (cluster DNS); it makes no other connection.",
+          "none": "it makes no outbound connection at all."}
 
 
 def build_prompt(model: AppModel, style: str, symptoms: ClusterState | None = None,
@@ -245,8 +257,9 @@ def build_prompt(model: AppModel, style: str, symptoms: ClusterState | None = No
         "Deployment (pods labelled app=<service>) behind a ClusterIP Service. A default "
         "`deny-all` policy isolates every pod, and one policy per service allows its "
         "intended callers.",
-        "Intended connectivity, from the team's runbook (TCP; every pair not listed must be "
-        "refused; egress is open unless a note below says otherwise):\n" + model.describe(),
+        "Intended connectivity, from the team's runbook (TCP on each service's port; every "
+        "caller not listed must be refused there; egress is open unless a note below says "
+        "otherwise):\n" + model.describe(),
     ]
     notes = _platform_notes(model, model.detail)
     if notes:

@@ -27,7 +27,7 @@ from typing import Any
 
 from netarena.k8s.manifests import canonical_policy, render_policies
 from netarena.k8s.model import AppModel
-from netarena.k8s.policy_matrix import Connectivity, ProbeResult
+from netarena.k8s.policy_matrix import Address, Connectivity, ProbeResult
 from netarena.k8s.reachability import NEWCOMER, Universe, differences, reachable, universe
 
 __all__ = ["ClusterState", "judge", "StateCache", "ownership_problems", "workload_state",
@@ -59,9 +59,12 @@ class ClusterState:
         """Every probe matches and nothing other teams own is missing."""
         return not self.mismatches and not self.ownership
 
-    def report(self) -> str:
-        """The probe report, then what other teams own that is missing."""
-        text = self.connectivity.report()
+    def report(self, address: Address | None = None) -> str:
+        """The probe report, then what other teams own that is missing.
+
+        ``address`` resolves where callers dial (``Connectivity.report``).
+        """
+        text = self.connectivity.report(address)
         if self.ownership:
             text += "\nMissing metadata other teams own (restore it):\n" + "\n".join(
                 self.ownership)

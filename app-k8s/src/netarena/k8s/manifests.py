@@ -18,6 +18,7 @@ import random
 from collections.abc import Mapping
 from typing import Any
 
+from netarena.k8s.design import TEAM_LABEL
 from netarena.k8s.detail import DNS_PORTS, KUBE_DNS_LABELS, ClusterDetail, PolicyExtras
 from netarena.k8s.model import ANYONE, AppModel, ServiceSpec
 from netarena.k8s.podspec import external_service, pod_details, service_accounts
@@ -31,6 +32,9 @@ __all__ = [
     "render_all",
     "canonical_policy",
     "in_cluster_egress",
+    "locked_egress",
+    "dns_rule",
+    "namespace_labels",
     "monitoring_rule",
     "peer",
     "DENY_ALL",
@@ -67,11 +71,17 @@ def _meta(name: str, namespace: str, labels: dict[str, str] | None = None) -> di
     return meta
 
 
+def namespace_labels(model: AppModel, name: str) -> dict[str, str]:
+    """A namespace's labels: its name (as Kubernetes sets it), its team if another team's."""
+    team = model.detail.teams.get(name) if model.detail is not None else None
+    return {NS_NAME: name, **({TEAM_LABEL: team} if team else {})}
+
+
 def render_namespace(model: AppModel, name: str | None = None) -> Manifest:
     """A namespace (the application's by default), labelled as Kubernetes does."""
     ns = name or model.namespace
     return {"apiVersion": "v1", "kind": "Namespace",
-            "metadata": {"name": ns, "labels": {NS_NAME: ns}}}
+            "metadata": {"name": ns, "labels": namespace_labels(model, ns)}}
 
 
 def _deployment(name: str, namespace: str, labels: dict[str, str], image: str,
@@ -97,7 +107,20 @@ def _deployment(name: str, namespace: str, labels: dict[str, str], image: str,
     }
 
 
-def render_deployment(spec: ServiceSpec, namespace: str, metrics_port: int | None = None,
+def _cronjob(name: str, namespace: str, labels: dict[str, str], image: str) -> Manifest:
+    """A CronJob (no pod until it runs): its template carries ``labels``."""
+    return {"apiVersion": "batch/v1", "kind": "CronJob",
+            "metadata": _meta(name, namespace, labels),
+            "spec": {"schedule": f"{sum(map(ord, name)) % 60} 2 * * *",
+                     "concurrencyPolicy": "Forbid",
+                     "jobTemplate": {"spec": {"template": {
+                         "metadata": {"labels": dict(labels)},
+                         "spec": {"restartPolicy": "OnFailure",
+                                  "containers": [{"name": "job", "image": image}]}}}}}}
+
+
+def render_deployment(spec: ServiceSpec, namespace: str,
+                      declared: list[tuple[str, int]] | None = None,
                       model: AppModel | None = None) -> Manifest:
     """One single-replica Deployment whose pods carry ``app=<name>`` and named ports.
 
@@ -108,8 +131,8 @@ def render_deployment(spec: ServiceSpec, namespace: str, metrics_port: int | Non
     if spec.container_port is not None:
         ports.append({"name": spec.port_name, "containerPort": spec.container_port,
                       "protocol": "TCP"})
-    if metrics_port is not None:
-        ports.append({"name": "metrics", "containerPort": metrics_port, "protocol": "TCP"})
+    for name, port in declared or []:
+        ports.append({"name": name, "containerPort": port, "protocol": "TCP"})
     extra = pod_details(model, spec) if model is not None else None
     return _deployment(spec.name, namespace, {"app": spec.name},
                        spec.image or f"{spec.name}:latest", ports, extra)
@@ -151,17 +174,33 @@ def in_cluster_egress(model: AppModel, name: str) -> list[dict[str, Any]]:
     if callees:
         rules.append({"to": [peer(d.name) for d in callees],
                       "ports": [{"protocol": "TCP", "port": d.container_port} for d in callees]})
-    rules.append({"to": [{"podSelector": {"matchLabels": dict(KUBE_DNS_LABELS)},
-                          "namespaceSelector": {"matchLabels": {NS_NAME: "kube-system"}}}],
-                  "ports": [dict(p) for p in DNS_PORTS]})
+    rules.append(dns_rule())
     return rules
 
 
+def dns_rule() -> dict[str, Any]:
+    """The egress rule letting a pod resolve names (cluster DNS, UDP and TCP 53)."""
+    return {"to": [{"podSelector": {"matchLabels": dict(KUBE_DNS_LABELS)},
+                    "namespaceSelector": {"matchLabels": {NS_NAME: "kube-system"}}}],
+            "ports": [dict(p) for p in DNS_PORTS]}
+
+
+def locked_egress(model: AppModel, name: str, lock: str) -> list[dict[str, Any]]:
+    """A locked-down egress: ``callees`` (callees and DNS), ``dns`` (DNS only), ``none``."""
+    if lock == "callees":
+        return in_cluster_egress(model, name)
+    return [dns_rule()] if lock == "dns" else []
+
+
 def _egress(model: AppModel, spec: ServiceSpec) -> list[dict[str, Any]]:
-    """Egress allow-all, or for a service with external dependencies the restricted set."""
+    """Egress allow-all, a locked-down egress, or an external dependency's restricted set.
+
+    The restricted set: callees, DNS and the external ranges.
+    """
     external = model.detail.egress_of(spec.name) if model.detail else []
     if not external:
-        return [{}]
+        lock = model.detail.locks.get(spec.name) if model.detail else None
+        return locked_egress(model, spec.name, lock) if lock else [{}]
     rules = in_cluster_egress(model, spec.name)
     excepts = model.detail.except_cidrs if model.detail else {}
     for e in external:
@@ -187,7 +226,8 @@ def render_policy(spec: ServiceSpec, namespace: str, model: AppModel | None = No
         pol_spec["policyTypes"] = ["Ingress", "Egress"]
         extras = detail.extras.get(spec.name) if detail is not None else None
         if ANYONE in spec.sources:
-            pol_spec["ingress"] = [{}]
+            pol_spec["ingress"] = [{"ports": [{"port": spec.container_port, "protocol": "TCP"}]}
+                                   if detail is not None and detail.public_port_only else {}]
         elif spec.sources:
             pol_spec["ingress"] = _main_rules(spec, extras)
         scrape = detail.monitoring.metrics_ports.get(spec.name) if detail else None
@@ -226,10 +266,14 @@ def _main_rules(spec: ServiceSpec, extras: PolicyExtras | None) -> list[dict[str
     rng.shuffle(ports)
     others = [copy.deepcopy(p) for p in extras.peers]
     if extras.split_callers:
-        return [{"from": [p], "ports": copy.deepcopy(ports)} for p in peers + others]
-    peers += others
-    rng.shuffle(peers)
-    return [{"from": peers, "ports": ports}]
+        rules = [{"from": [p], "ports": copy.deepcopy(ports)} for p in peers + others]
+    else:
+        peers += others
+        rng.shuffle(peers)
+        rules = [{"from": peers, "ports": ports}]
+    for rule in extras.rules:
+        rules.insert(rng.randrange(len(rules) + 1), copy.deepcopy(rule))
+    return rules
 
 
 def _own(meta: dict[str, Any], detail: ClusterDetail | None, name: str) -> None:
@@ -247,7 +291,8 @@ def render_policies(model: AppModel) -> list[Manifest]:
         "apiVersion": "networking.k8s.io/v1",
         "kind": "NetworkPolicy",
         "metadata": meta,
-        "spec": {"podSelector": {}, "policyTypes": ["Ingress", "Egress"]},
+        "spec": {"podSelector": {}, "policyTypes": list(
+            model.detail.default_deny if model.detail else ("Ingress", "Egress"))},
     })
     return [deny] + [render_policy(s, model.namespace, model) for s in model.services]
 
@@ -261,8 +306,9 @@ def render_monitoring(model: AppModel) -> list[Manifest]:
     for ns in model.detail.namespaces:
         others.append(render_namespace(model, ns))
     for w in model.detail.workloads:
-        others.append(_deployment(w.labels["app"], w.namespace, dict(w.labels),
-                                  f"registry.example.com/{w.namespace}/{w.name}:1", []))
+        image = f"registry.example.com/{w.namespace}/{w.name}:1"
+        others.append(_deployment(w.name, w.namespace, dict(w.labels), image, [])
+                      if w.running else _cronjob(w.name, w.namespace, dict(w.labels), image))
     return others + [
         render_namespace(model, mon.namespace),
         _deployment("prometheus", mon.namespace, dict(mon.scraper_labels),
@@ -278,10 +324,10 @@ def render_all(model: AppModel) -> list[Manifest]:
     """Everything the application needs, in creation order: namespaces, workloads, policies."""
     objs: list[Manifest] = [render_namespace(model), *render_monitoring(model),
                             *service_accounts(model)]
-    metrics = model.detail.monitoring.metrics_ports if model.detail else {}
     external = external_service(model)
     for s in model.services:
-        objs.append(render_deployment(s, model.namespace, metrics.get(s.name), model))
+        declared = model.detail.declared(s.name) if model.detail else []
+        objs.append(render_deployment(s, model.namespace, declared, model))
         svc = render_service(s, model.namespace)
         if svc is not None:
             objs.append(svc)

@@ -20,7 +20,7 @@ from netarena.k8s.model import AppModel
 from netarena.k8s.policy import PodView, PolicyEngine
 
 __all__ = ["ProbeResult", "Connectivity", "compute_connectivity", "ConnectivityCache",
-           "resolves", "UNINTENDED"]
+           "resolves", "UNINTENDED", "Address"]
 
 Obj = Mapping[str, Any]
 UNINTENDED = "connections accepted that must be refused (port and protocol not reported)"
@@ -72,14 +72,21 @@ class Connectivity:
         """Pairs that can currently connect (compare states with this)."""
         return frozenset((r.source, r.dest) for r in self.results if r.actual)
 
-    def report(self) -> str:
+    def report(self, address: Address | None = None) -> str:
         """The mismatch report shown to agents, or a line saying all probes match.
 
         A probe that must answer and does not is listed with its port and protocol (the
-        call its caller makes fails, and says where it dialled); connections that answer
-        but must be refused are listed once per source and destination, without the port
-        or protocol: which rule admits them is for the operator to find in the policies
-        (the exact list would be the repair itself).
+        call its caller makes fails), and, given ``address``, with the caller's error and
+        the address it dialled (the Service's for a Service port, else the pod's): what
+        the caller's own log says. Connections that answer but must be refused are listed
+        once per client workload and destination, as a flow log shows them, without the
+        port or protocol: which rule admits them is for the operator to find in the
+        policies (the exact list would be the repair itself). Neither names a label or a
+        rule.
+
+        Args:
+            address: ``(destination, port) -> "ip:port"`` as the cluster resolves it;
+                ``None`` for the short form an alert carries.
         """
         bad = self.mismatches
         total = len(self.results) if self.checked is None else self.checked
@@ -94,13 +101,29 @@ class Connectivity:
             if not expected:
                 lines.append(f"{src} → {dst}: {UNINTENDED}")
                 continue
+            error = "" if address is None else ": " + _error(probes, address)
             if len(probes) == 1:
-                lines.append(probes[0].line())
+                lines.append(probes[0].line() + error)
                 continue
             ports = ",".join(_port_text(r) for r in probes)
             lines.append(f"{src} → {dst}:{{{ports}}} (Expected: {expected}, "
-                         f"Actual: {not expected})")
+                         f"Actual: {not expected}){error}")
         return "\n".join([head, *lines])
+
+
+Address = Callable[[str, int], str]
+"""``(destination, port) -> "ip:port"``: where a caller dials (``ip`` alone for any port)."""
+
+
+def _error(probes: list[ProbeResult], address: Address) -> str:
+    """The caller's error for calls that a dropped packet never answers."""
+    dials = []
+    for r in probes:
+        where = address(r.dest, r.port)
+        proto = r.protocol.lower()
+        dials.append(f"dial {proto} {where}" if r.port else
+                     f"dial {proto} {where} (every port no policy names)")
+    return "; ".join(dials) + ": i/o timeout"
 
 
 def _port_text(r: ProbeResult) -> str:

@@ -29,7 +29,7 @@ from typing import Any
 from netarena.k8s.policy import PodView, PolicyEngine, policy_types, selector_matches
 
 __all__ = ["OTHER_PORT", "Endpoint", "Universe", "universe", "reachable", "differences",
-           "NEWCOMER", "endpoint_name"]
+           "NEWCOMER", "NEWCOMER_IP", "endpoint_name"]
 
 Obj = Mapping[str, Any]
 OTHER_PORT = 0
@@ -38,7 +38,8 @@ PROTOCOLS = ("TCP", "UDP", "SCTP")
 NEWCOMER = "debug-pod"
 """A pod no service policy selects (``kubectl run debug``): the default deny isolates it."""
 NEWCOMER_PORT = 8080
-_NEWCOMER_IP = "10.244.255.250"
+NEWCOMER_IP = "10.244.255.250"
+"""The address the judge gives the newcomer pod (no pod object has it)."""
 Tuple = tuple[int, str]
 
 
@@ -156,7 +157,7 @@ def universe(namespace: str, pods: Sequence[Obj], policy_sets: Sequence[Sequence
     for v in views:
         if v.namespace in keep or v.labels.get("k8s-app") == "kube-dns":
             eps.setdefault(endpoint_name(v, namespace), Endpoint(endpoint_name(v, namespace), v))
-    newcomer = PodView(namespace, NEWCOMER, {"run": NEWCOMER}, (_NEWCOMER_IP,),
+    newcomer = PodView(namespace, NEWCOMER, {"run": NEWCOMER}, (NEWCOMER_IP,),
                        (("", NEWCOMER_PORT, "TCP"),))
     eps.setdefault(NEWCOMER, Endpoint(NEWCOMER, newcomer))
     policies = [p for pols in policy_sets for p in pols]

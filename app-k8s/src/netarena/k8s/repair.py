@@ -36,7 +36,7 @@ an existing rule: when several rules could take the peer, a new rule never chang
 faults did not touch."""
 _COST = {k: i for i, k in enumerate(EDIT_KINDS)}
 _LINE = re.compile(r"^(\S+) → (\S+):(\{[^}]*\}|\S+) \(Expected: (True|False), Actual: "
-                   r"(?:True|False)\)$", re.MULTILINE)
+                   r"(?:True|False)\)(?:: .*)?$", re.MULTILINE)
 _UNINTENDED = re.compile(rf"^(\S+) → (\S+): {re.escape(UNINTENDED)}$", re.MULTILINE)
 _NOISE_LABELS = ("pod-template-hash", "controller-revision-hash", "pod-template-generation")
 

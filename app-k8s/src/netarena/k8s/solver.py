@@ -38,6 +38,10 @@ __all__ = [
     "PODS_COMMAND",
     "HISTORY_MARKER",
     "NOTHING_LEFT",
+    "decode_pods",
+    "decode_snapshot",
+    "history",
+    "patch_command",
 ]
 
 log = logging.getLogger(__name__)
@@ -91,7 +95,8 @@ class Intent:
         return parse_intended(self._text, self.namespace)
 
 
-def _patch(name: str, ops: list[dict[str, Any]]) -> str:
+def patch_command(name: str, ops: list[dict[str, Any]]) -> str:
+    """``kubectl patch networkpolicy NAME --type json`` with ``ops``, shell-quoted."""
     body = json.dumps(ops, separators=(",", ":"), sort_keys=True)
     return f"kubectl patch networkpolicy {name} --type json -p {shlex.quote(body)}"
 
@@ -138,7 +143,7 @@ class Planner:
                    if key in edit.spec and edit.spec[key] != old.get(key)]
             by_name[edit.policy] = {**by_name[edit.policy], "spec": edit.spec}
             if ops:
-                steps.append((_patch(edit.policy, ops), None))
+                steps.append((patch_command(edit.policy, ops), None))
         return steps
 
 
@@ -148,7 +153,7 @@ def plan_fixes(text: str, policies: list[dict[str, Any]], pods: list[dict[str, A
     return Planner().plan(text, policies, pods, namespaces)
 
 
-def _history(text: str) -> list[tuple[str, str]]:
+def history(text: str) -> list[tuple[str, str]]:
     """(command, output) of every previous turn, in order."""
     marks = list(HISTORY_MARKER.finditer(text))
     out = []
@@ -167,7 +172,7 @@ def _succeeded(output: str) -> bool:
     return m is not None and m.group(1) == "0"
 
 
-def _decode_list(output: str) -> dict[str, Any] | None:
+def decode_snapshot(output: str) -> dict[str, Any] | None:
     """``{"items": [...]}`` from ``SNAPSHOT_COMMAND``'s lines (None when unreadable)."""
     items = []
     for line in output.splitlines():
@@ -181,7 +186,7 @@ def _decode_list(output: str) -> dict[str, Any] | None:
     return {"items": items} if items else None
 
 
-def _decode_pods(output: str) -> tuple[list[dict[str, Any]], list[dict[str, Any]]] | None:
+def decode_pods(output: str) -> tuple[list[dict[str, Any]], list[dict[str, Any]]] | None:
     """Pods and namespaces from ``PODS_COMMAND``'s lines."""
     pods, namespaces = [], []
     for line in output.splitlines():
@@ -247,14 +252,14 @@ class ReferenceK8sAgent:
 
     def decide(self, text: str) -> str:
         """The reply for ``text`` (pure: same text, same reply)."""
-        history = _history(text)
+        turns = history(text)
         snap_at, snapshot = -1, None
         world = None
-        for i, (cmd, output) in enumerate(history):
+        for i, (cmd, output) in enumerate(turns):
             if cmd.startswith(SNAPSHOT_COMMAND[:29]) and (
-                    decoded := _decode_list(output)) is not None:
+                    decoded := decode_snapshot(output)) is not None:
                 snap_at, snapshot = i, decoded
-            if cmd.startswith(PODS_COMMAND[:32]) and (pods := _decode_pods(output)) is not None:
+            if cmd.startswith(PODS_COMMAND[:32]) and (pods := decode_pods(output)) is not None:
                 world = pods
         if snapshot is None:
             return f"```\n{SNAPSHOT_COMMAND}\n```"
@@ -262,7 +267,7 @@ class ReferenceK8sAgent:
             return f"```\n{PODS_COMMAND}\n```"
         policies = copy.deepcopy(snapshot.get("items") or [])
         issued = []
-        for cmd, output in history[snap_at + 1:]:
+        for cmd, output in turns[snap_at + 1:]:
             if cmd.startswith("kubectl patch") and _succeeded(output):
                 if not _replay(policies, cmd):
                     return f"```\n{SNAPSHOT_COMMAND}\n```"

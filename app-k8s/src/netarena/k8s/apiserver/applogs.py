@@ -15,9 +15,18 @@ from __future__ import annotations
 import json
 import random
 import time
-from dataclasses import dataclass
 
-from netarena.k8s.dns import DNS_SERVICE_IP
+from netarena.k8s.apiserver.boutique import (
+    PAGES,
+    PRODUCTS,
+    Call,
+    checkout_lines,
+    frontend_lines,
+    go_error,
+    page_fails,
+    python_error,
+    redis_error,
+)
 
 __all__ = ["Call", "request_lines", "startup_lines", "system_lines", "PERIOD_S",
            "DEFAULT_PERIOD_S"]
@@ -26,31 +35,10 @@ PERIOD_S = {"frontend": 5.0, "loadgenerator": 20.0, "redis-cart": 60.0}
 """Seconds between two logged requests of a service (others: ``DEFAULT_PERIOD_S``)."""
 DEFAULT_PERIOD_S = 8.0
 """Seconds between two logged requests of a service ``PERIOD_S`` does not name."""
-_PRODUCTS = ("OLJCESPC7Z", "66VCHSJNUP", "1YMWWN1N4O", "L9ECAV7KIM", "2ZYFJ3GM2N",
-             "0PUK6V6EV0", "LS4PSXUNUM", "9SIQT8TOJO", "6E92ZMYYFZ")
-_PAGES = ("/", "/product/{p}", "/cart", "/product/{p}", "/", "/cart/checkout")
 _SLOW = ("timeout", "dns")
 """Failures that take the caller's timeout to surface (a dropped SYN, an unanswered query)."""
 _QUIET = ("productcatalogservice",)
 """Services that log nothing per request."""
-
-
-@dataclass(frozen=True)
-class Call:
-    """One dependency of a service, as its address variable names it, and what a call does."""
-
-    name: str
-    """The callee's host as configured (``productcatalogservice``)."""
-    port: int
-    state: str
-    """``open``/``http`` (answers), ``timeout``, ``refused`` or ``dns`` (lookup fails)."""
-    ip: str | None = None
-    """The address dialled (the Service IP), when the name resolved."""
-
-    @property
-    def ok(self) -> bool:
-        """Whether the call goes through."""
-        return self.state in ("open", "http")
 
 
 def _iso(ts: float, digits: int = 9) -> str:
@@ -83,67 +71,6 @@ def _java(ts: float, message: str, level: str = "INFO") -> str:
                        "threadId": 21, "threadPriority": 5}, separators=(",", ":"))
 
 
-def _go_error(call: Call, pod_ip: str, rng: random.Random) -> str:
-    """What grpc-go returns for a failed call."""
-    if call.state == "dns":
-        return (f"rpc error: code = Unavailable desc = dns: A record lookup error: lookup "
-                f"{call.name} on {DNS_SERVICE_IP}:53: read udp {pod_ip}:{rng.randint(32768, 60999)}"
-                f"->{DNS_SERVICE_IP}:53: i/o timeout")
-    if call.state == "refused":
-        return ('rpc error: code = Unavailable desc = connection error: desc = "transport: Error '
-                f'while dialing: dial tcp {call.ip}:{call.port}: connect: connection refused"')
-    if rng.random() < 0.3:
-        return "rpc error: code = DeadlineExceeded desc = context deadline exceeded"
-    return ('rpc error: code = Unavailable desc = connection error: desc = "transport: Error '
-            f'while dialing: dial tcp {call.ip}:{call.port}: i/o timeout"')
-
-
-def _python_error(call: Call) -> str:
-    if call.state == "dns":
-        detail = (f"DNS resolution failed for {call.name}:{call.port}: C-ares status is not "
-                  f"ARES_SUCCESS qtype=A name={call.name} is_balancer=0: Timeout while "
-                  "contacting DNS servers")
-    elif call.state == "refused":
-        detail = (f"failed to connect to all addresses; last error: UNKNOWN: ipv4:{call.ip}:"
-                  f"{call.port}: Failed to connect to remote host: Connection refused")
-    else:
-        detail = (f"failed to connect to all addresses; last error: UNKNOWN: ipv4:{call.ip}:"
-                  f"{call.port}: Failed to connect to remote host: Timeout occurred: FD Shutdown")
-    return ("Exception calling application: <_InactiveRpcError of RPC that terminated with:\n"
-            f"\tstatus = StatusCode.UNAVAILABLE\n\tdetails = \"{detail}\"\n>")
-
-
-def _redis_error(call: Call) -> str:
-    if call.state == "dns":
-        kind = "UnableToResolvePhysicalConnection"
-    else:
-        kind = "UnableToConnect" if call.state == "refused" else "ConnectTimeout"
-    return ("Can't access cart storage. StackExchange.Redis.RedisConnectionException: It was not "
-            f"possible to connect to the redis server(s). {kind} on {call.name}:{call.port}/"
-            "Interactive, Initializing/NotStarted, last: NONE, origin: BeginConnectAsync, "
-            "outstanding: 0, last-read: 0s ago, last-write: 0s ago, keep-alive: 180s, "
-            "state: Connecting, mgr: 10 of 10 available, last-heartbeat: never, "
-            "global: 0s ago, v: 2.6.122.38350")
-
-
-_FRONTEND_STEPS = {
-    "/": (("currencyservice", "could not retrieve currencies"),
-          ("productcatalogservice", "could not retrieve products"),
-          ("cartservice", "could not retrieve cart"),
-          ("adservice", None)),
-    "/product/{p}": (("productcatalogservice", "could not retrieve product"),
-                     ("currencyservice", "could not retrieve currencies"),
-                     ("cartservice", "could not retrieve cart"),
-                     ("recommendationservice", "failed to get product recommendations"),
-                     ("adservice", None)),
-    "/cart": (("currencyservice", "could not retrieve currencies"),
-              ("cartservice", "could not retrieve cart"),
-              ("recommendationservice", "failed to get product recommendations"),
-              ("shippingservice", "failed to get shipping quote")),
-    "/cart/checkout": (("checkoutservice", "failed to complete the order"),),
-}
-
-
 def _at(ts: float, message: str, severity: str = "info", **fields: object
         ) -> tuple[float, str]:
     """A logrus line written at ``ts``."""
@@ -153,75 +80,6 @@ def _at(ts: float, message: str, severity: str = "info", **fields: object
 Line = tuple[float, str]
 
 
-def _frontend(ts: float, rng: random.Random, calls: dict[str, Call], pod_ip: str
-              ) -> list[Line]:
-    page = rng.choice(_PAGES)
-    path = page.format(p=rng.choice(_PRODUCTS))
-    method = "POST" if page == "/cart/checkout" else "GET"
-    req = {"http.req.id": f"{rng.getrandbits(128):032x}"[:8] + "-" + f"{rng.getrandbits(64):x}",
-           "http.req.method": method, "http.req.path": path,
-           "session": f"{rng.getrandbits(128):032x}"}
-    lines = [_at(ts, "request started", "debug", **req)]
-    took = rng.randint(8, 60)
-    for name, wrap in _FRONTEND_STEPS[page]:
-        call = calls.get(name)
-        if call is None or call.ok:
-            continue
-        error = _go_error(call, pod_ip, rng)
-        waited = rng.randint(1000, 20000) if call.state in _SLOW else rng.randint(1, 30)
-        if wrap is None:
-            lines.append(_at(ts + waited / 1000, "failed to retrieve ads", "warning",
-                             error=error, **req))
-            took += waited
-            continue
-        if name == "checkoutservice":
-            error = error.replace("rpc error: code = Unavailable", "rpc error: code = Internal", 1)
-        took += waited
-        lines.append(_at(ts + took / 1000 - 0.0002, "request error", "error",
-                         error=f"{wrap}: {error}", **req))
-        return lines + [_at(ts + took / 1000, "request complete", "debug", **{
-            "http.resp.bytes": 2764, "http.resp.status": 500, "http.resp.took_ms": took}, **req)]
-    if page == "/cart/checkout":
-        lines.append(_at(ts + took / 1000 - 0.0002, "order placed", "info",
-                         order=f"{rng.getrandbits(128):032x}", **req))
-    return lines + [_at(ts + took / 1000, "request complete", "debug", **{
-        "http.resp.bytes": rng.randint(7000, 12000), "http.resp.status": 200,
-        "http.resp.took_ms": took}, **req)]
-
-
-def _checkout(ts: float, rng: random.Random, calls: dict[str, Call], pod_ip: str
-              ) -> list[Line]:
-    user = f"{rng.getrandbits(128):032x}"
-    lines = [_at(ts, f'[PlaceOrder] user_id="{user}" user_currency="USD"')]
-    stages = (("cartservice", "failed to get user cart during checkout"),
-              ("productcatalogservice", "failed to prepare order"),
-              ("currencyservice", "failed to convert price"),
-              ("shippingservice", "shipping quote failure"),
-              ("paymentservice", "failed to charge card"),
-              ("emailservice", None))
-    now = ts
-    for name, wrap in stages:
-        call = calls.get(name)
-        now += (rng.uniform(1, 20) if call is not None and call.state in _SLOW
-                else rng.uniform(0.002, 0.02))
-        if name == "emailservice":
-            if call is not None and not call.ok:
-                lines.append(_at(now, 'failed to send order confirmation to '
-                                 f'"someone@example.com": {_go_error(call, pod_ip, rng)}',
-                                 "warning"))
-            else:
-                lines.append(_at(now, 'order confirmation email sent to "someone@example.com"'))
-            break
-        if call is not None and not call.ok:
-            lines.append(_at(now, f"[PlaceOrder] {wrap}: {_go_error(call, pod_ip, rng)}",
-                             "error"))
-            return lines
-        if name == "paymentservice":
-            lines.append(_at(now, "payment went through (transaction_id: "
-                             f"{rng.getrandbits(64):016x})"))
-    return lines
-
-
 def _generic_go(ts: float, rng: random.Random, calls: dict[str, Call], pod_ip: str,
                 app: str) -> list[Line]:
     lines = [_at(ts, "request served", "info", method=f"/{app}/Serve")]
@@ -229,7 +87,7 @@ def _generic_go(ts: float, rng: random.Random, calls: dict[str, Call], pod_ip: s
         if not call.ok:
             waited = rng.uniform(1, 20) if call.state in _SLOW else 0.01
             lines.append(_at(ts + waited, f"call to {call.name}:{call.port} failed: "
-                             f"{_go_error(call, pod_ip, rng)}", "error"))
+                             f"{go_error(call, rng)}", "error"))
     return lines
 
 
@@ -245,24 +103,25 @@ def request_lines(app: str, pod: str, pod_ip: str, ts: float, rng: random.Random
         rng: Draws for this request (stable: seeded from the pod and the time slot).
         calls: The service's dependencies by host, and what calling each does now.
     """
-    product = rng.choice(_PRODUCTS)
+    product = rng.choice(PRODUCTS)
     if app == "frontend":
-        return _frontend(ts, rng, calls, pod_ip)
+        return frontend_lines(ts, rng, calls)
     if app == "checkoutservice":
-        return _checkout(ts, rng, calls, pod_ip)
+        return checkout_lines(ts, rng, calls)
     if app == "cartservice":
         user = f"{rng.getrandbits(128):032x}"
         redis = next(iter(calls.values()), None)
         lines = [(ts, f"GetCartAsync called with userId={user}")]
         if redis is not None and not redis.ok:  # StackExchange.Redis waits 5 s to connect
-            lines.append((ts + (5.0 if redis.state in _SLOW else 0.01), _redis_error(redis)))
+            lines.append((ts + (5.0 if redis.state in _SLOW else 0.01), redis_error(redis)))
         return lines
     if app == "recommendationservice":
         lines = [(ts, _python(ts, app, f"[Recv ListRecommendations] product_ids=['{product}']"))]
         failed = [c for c in calls.values() if not c.ok][:1]
         for call in failed:  # gRPC gives up connecting after 20 s
             at = ts + (20.0 if call.state in _SLOW else 0.01)
-            lines.append((at, _python(at, "grpc._server", _python_error(call), "ERROR")))
+            lines.append((at, _python(at, "grpc._server", "Exception calling application: "
+                                      + python_error(call), "ERROR")))
         return lines
     if app == "emailservice":
         texts = [_python(ts, app, "A request to send order confirmation email to "
@@ -283,7 +142,7 @@ def request_lines(app: str, pod: str, pod_ip: str, ts: float, rng: random.Random
         stamp = time.strftime("%d %b %Y %H:%M:%S", time.gmtime(ts)) + f".{int(ts % 1 * 1000):03d}"
         texts = [f"1:M {stamp} * 1 changes in 3600 seconds. Saving..."]
     elif app == "loadgenerator":
-        texts = _locust(ts, pod, calls)
+        texts = _locust(ts, pod, calls, rng)
     elif app in _QUIET:
         texts = []
     else:
@@ -291,11 +150,16 @@ def request_lines(app: str, pod: str, pod_ip: str, ts: float, rng: random.Random
     return [(ts + i * 1e-4, text) for i, text in enumerate(texts)]
 
 
-def _locust(ts: float, pod: str, calls: dict[str, Call]) -> list[str]:
+def _locust(ts: float, pod: str, calls: dict[str, Call], rng: random.Random) -> list[str]:
+    """Locust's status line: the pages the frontend answers with 500 count as failures."""
     stamp = time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(ts)) + f",{int(ts % 1 * 1000):03d}"
     bad = [c for c in calls.values() if not c.ok]
     if not bad:
-        return [f"[{stamp}] {pod}/INFO/locust.runners: 10 users running, 0 failures"]
+        behind = {c.name: c for call in calls.values() for c in call.behind}  # the frontend's
+        failing = sum(w for method, page, w in PAGES if page_fails(method, page, behind))
+        share = failing / sum(w for *_, w in PAGES)
+        failures = sum(rng.random() < share for _ in range(40))
+        return [f"[{stamp}] {pod}/INFO/locust.runners: 10 users running, {failures} failures"]
     call = bad[0]
     cause = (f"NameResolutionError(\"<urllib3.connection.HTTPConnection object>: Failed to "
              f"resolve '{call.name}' ([Errno -3] Temporary failure in name resolution)\")"

@@ -1,9 +1,9 @@
 """The rest of a busybox container: a shell, files, the environment and ``ping``.
 
 Operators poke around a pod before they probe: ``sh -c 'env | grep ADDR'``, ``ls /etc``,
-``cat /etc/hosts``, ``ping -c 1 10.244.1.7``. Every container answers the same busybox
-set (the network tools live in ``probes``), from the pod's own spec and the cluster's
-state: the environment is the container's plus the Service variables the kubelet
+``cat /etc/hosts``, ``ping -c 1 10.244.1.7``. A container whose image has a shell answers
+BusyBox's set (``images``; the network tools live in ``probes``), from the pod's own spec
+and the cluster's state: the environment is the container's plus the Service variables the kubelet
 injects, files are the ones a container of this image has, and ICMP follows
 NetworkPolicy as Calico and Cilium enforce it (a rule that names ports never allows ICMP;
 a ClusterIP never answers a ping). ``sh -c`` runs a script of these commands joined by
@@ -18,20 +18,17 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from netarena.k8s.apiserver.images import BUSYBOX_APPLETS
 from netarena.k8s.dns import CLUSTER_DOMAIN, DNS_SERVICE_IP
 from netarena.k8s.policy import PodView
 
-__all__ = ["APPLETS", "environment", "read_file", "list_dir", "ping_lines", "filter_output"]
+__all__ = ["environment", "read_file", "list_dir", "ping_lines", "filter_output"]
 
-APPLETS = ("cat", "curl", "date", "echo", "env", "false", "grep", "head", "hostname", "id",
-           "ls", "nc", "nslookup", "ping", "printenv", "pwd", "sh", "sleep", "tail", "true",
-           "uname", "wc", "wget", "whoami")
-"""The commands every container has (``curl`` beside busybox's, as in ``curlimages``)."""
 _PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 _DIRS = {
     "/": ["bin", "dev", "etc", "home", "lib", "proc", "root", "run", "sys", "tmp", "usr",
           "var"],
-    "/bin": sorted(APPLETS),
+    "/bin": sorted(BUSYBOX_APPLETS),
     "/etc": ["group", "hostname", "hosts", "nsswitch.conf", "os-release", "passwd",
              "resolv.conf"],
     "/tmp": [], "/home": [], "/root": [], "/dev": ["null", "random", "urandom", "zero"],
@@ -85,7 +82,7 @@ def environment(pod: dict[str, Any], services: list[dict[str, Any]]) -> list[str
             *_svc_vars(services, namespace), "HOME=/"]
 
 
-def read_file(pod: dict[str, Any], path: str) -> tuple[str | None, str]:
+def read_file(pod: dict[str, Any], path: str, os_release: str = "") -> tuple[str | None, str]:
     """``(content, error)`` of ``cat PATH`` in the pod (``content`` None: the error applies)."""
     meta = pod["metadata"]
     ns = meta.get("namespace", "default")
@@ -101,7 +98,7 @@ def read_file(pod: dict[str, Any], path: str) -> tuple[str | None, str]:
         "/etc/passwd": "root:x:0:0:root:/root:/bin/sh\nnobody:x:65534:65534:nobody:/home:/bin/"
                        "false\n",
         "/etc/group": "root:x:0:\nnogroup:x:65534:\n",
-        "/etc/os-release": 'NAME="BusyBox"\nVERSION_ID="1.37.0"\nID=busybox\n',
+        "/etc/os-release": os_release or 'NAME="BusyBox"\nVERSION_ID="1.37.0"\nID=busybox\n',
         "/etc/nsswitch.conf": "hosts: files dns\n",
         "/var/run/secrets/kubernetes.io/serviceaccount/namespace": ns,
     }

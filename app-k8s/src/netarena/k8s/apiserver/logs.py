@@ -76,15 +76,29 @@ class _State:
         return self._view
 
     def calls(self, pod: dict[str, Any]) -> dict[str, Call]:
-        key = f"{pod['metadata'].get('namespace')}/{pod['metadata']['name']}"
+        """What each call of ``pod`` does now, and behind it what its callee's calls do.
+
+        A callee whose own dependency fails answers with that failure.
+        """
+        meta = pod["metadata"]
+        key = f"{meta.get('namespace')}/{meta['name']}"
         if key not in self._calls:
+            self._calls[key] = {}  # a cycle of calls ends here
             src = PodView.from_obj(pod)
+            origin = str((pod.get("status") or {}).get("podIP") or "10.244.0.1")
             found = {}
             for host, port in _calls_of(pod):
                 state, ip = outcome(self.view, src, host, port)
-                found[host] = Call(host, port, state, ip)
+                callee = self._pod_of(host.split(".")[0], meta.get("namespace"))
+                behind = tuple(self.calls(callee).values()) if callee is not None else ()
+                found[host] = Call(host, port, state, ip, origin, behind)
             self._calls[key] = found
         return self._calls[key]
+
+    def _pod_of(self, app: str, namespace: str | None) -> dict[str, Any] | None:
+        return next((p for p in self.objects.get("Pod", [])
+                     if p["metadata"].get("namespace") == namespace
+                     and (p["metadata"].get("labels") or {}).get("app") == app), None)
 
     def reached(self, app: str, namespace: str) -> bool:
         """Whether requests arrive at ``app``: traffic flows to it from a client.

@@ -1,14 +1,18 @@
-"""``kubectl exec POD -- CMD``: one busybox-like container answering from the cluster state.
+"""``kubectl exec POD -- CMD``: the pod's container, answering from the cluster state.
 
-Every container offers the same commands (``busybox.APPLETS``): the network tools of
-``probes`` (nc, wget, curl, nslookup), ``ping``, and the files, environment and identity
-of the pod (``busybox``). ``sh -c SCRIPT`` runs a script of them joined by ``;``, ``&&``,
-``||`` and pipes into filters, with ``$VAR`` taken from the container's environment. A
-command the container lacks is "not found", from the shell and from exec alike.
+What a container holds is its image's (``images``): the distroless and chiseled images of
+the Go services and cartservice have no shell and no tool, so every exec fails to start as
+containerd reports it; the Alpine and BusyBox images offer the network tools of ``probes``
+(nc, wget, nslookup; curl only where the image has it), ``ping``, the files, environment and
+identity of the pod (``busybox``) and their runtime (``runtimes``). ``sh -c SCRIPT`` runs a
+script of them joined by ``;``, ``&&``, ``||`` and pipes into filters, with ``$VAR`` taken
+from the container's environment. A command the image lacks is "not found", from the shell
+and from exec alike.
 """
 
 from __future__ import annotations
 
+import hashlib
 import random
 import re
 import threading
@@ -17,6 +21,7 @@ from typing import Any
 
 from netarena.common.core.errors import ForbiddenCommand, InvalidAction
 from netarena.k8s.apiserver import busybox
+from netarena.k8s.apiserver.images import image_of
 from netarena.k8s.apiserver.probes import (
     ClusterView,
     ExecResult,
@@ -27,6 +32,7 @@ from netarena.k8s.apiserver.probes import (
     nslookup,
     wget,
 )
+from netarena.k8s.apiserver.runtimes import run_runtime
 from netarena.k8s.commandline import parse_script
 from netarena.k8s.policy import PodView
 from netarena.k8s.policy_matrix import resolves
@@ -49,11 +55,21 @@ class _Container:
         self.cluster = ClusterView(objects)
         self.src = PodView.from_obj(pod)
         self.env = busybox.environment(pod, objects["Service"])
+        containers = (pod.get("spec") or {}).get("containers") or [{}]
+        self.image = image_of(str(containers[0].get("image") or ""))
 
     def run(self, argv: list[str]) -> ExecResult:
         """One command (no shell)."""
         tool = argv[0].rsplit("/", 1)[-1] if argv else ""
-        if tool in _SHELLS:
+        if not self.image.has(tool):
+            return ExecResult("", "", -1)  # not found: the caller words it
+        if tool in self.image.runtimes:
+            return run_runtime(tool, self.cluster, self.src, argv)
+        if tool == "which":
+            found = [a for a in argv[1:] if self.image.has(a)]
+            return ExecResult("".join(f"/usr/bin/{a}\n" for a in found), "",
+                              0 if len(found) == len(argv[1:]) else 1)
+        if tool in (*_SHELLS, "bash"):
             return self.shell(argv)
         if tool == "nc":
             return nc(self.cluster, self.src, argv)
@@ -67,9 +83,7 @@ class _Container:
             return self.ping(argv)
         if tool in ("cat", "ls", "env", "printenv"):
             return self.files(tool, argv[1:])
-        if tool in busybox.APPLETS:
-            return self.small(tool, argv[1:])
-        return ExecResult("", "", -1)  # not found: the caller words it
+        return self.small(tool, argv[1:])
 
     def files(self, tool: str, args: list[str]) -> ExecResult:
         """``cat``, ``ls``, ``env``, ``printenv``."""
@@ -84,7 +98,8 @@ class _Container:
         long = any(a.startswith("-") and "l" in a for a in args)
         for path in paths or (["."] if tool == "ls" else []):
             path = "/" if path == "." else path
-            text, error = (busybox.read_file(self.pod, path) if tool == "cat"
+            text, error = (busybox.read_file(self.pod, path, self.image.os_release)
+                           if tool == "cat"
                            else busybox.list_dir(path, long))
             if text is None:
                 err.append(error)
@@ -192,7 +207,9 @@ class _Container:
     def _simple(self, argv: list[str], redirects: list[str]) -> ExecResult:
         result = self.run(argv)
         if result.exit_code == -1:
-            result = ExecResult("", f"sh: {argv[0]}: not found\n", 127)
+            result = ExecResult("", f"bash: line 1: {argv[0]}: command not found\n"
+                                if self.image.shell == "bash" else f"sh: {argv[0]}: not found\n",
+                                127)
         stdout, stderr = result.stdout, result.stderr
         if ">&1" in redirects:
             stdout, stderr = stdout + stderr, ""
@@ -202,7 +219,7 @@ class _Container:
 
     def _pipe(self, left: ExecResult, argv: list[str]) -> ExecResult:
         tool = argv[0].rsplit("/", 1)[-1] if argv else ""
-        if tool not in _FILTERS:
+        if tool not in _FILTERS or not self.image.has(tool):
             return ExecResult("", left.stderr + f"sh: {tool}: not found\n", 127, left.wait_s)
         if tool == "cat":
             return left
@@ -222,9 +239,13 @@ def run_in_pod(objects: dict[str, list[dict[str, Any]]], pod: dict[str, Any],
     """
     result = _Container(objects, pod).run(command)
     if result.exit_code == -1:
-        return ExecResult("", "OCI runtime exec failed: exec failed: unable to start container "
+        exec_id = hashlib.sha256(f"{pod['metadata'].get('uid')}/{command}/{time.time()}"
+                                 .encode()).hexdigest()
+        return ExecResult("", "Internal error occurred: error executing command in container: "
+                              f'failed to exec in container: failed to start exec "{exec_id}": '
+                              "OCI runtime exec failed: exec failed: unable to start container "
                               f'process: exec: "{command[0] if command else ""}": executable '
-                              "file not found in $PATH: unknown\n", 127)
+                              "file not found in $PATH: unknown", -1)
     if result.wait_s and stop is not None:
         stop.wait(min(result.wait_s, _MAX_WAIT_S))
     return result

@@ -229,11 +229,17 @@ class Handler(BaseHTTPRequestHandler):
         result = self.server.api.run_exec(pod, command)
         ws = WsConnection(ConnectionType.SERVER)
         out = b""
-        for channel, text in ((1, result.stdout), (2, result.stderr)):
-            if text:
-                out += ws.send(BytesMessage(data=bytes([channel]) + text.encode()))
-        out += ws.send(BytesMessage(data=b"\x03" + json.dumps(_exit_status(
-            command, result.exit_code)).encode()))
+        if result.exit_code == -1:  # the process never started: the runtime's error
+            status = {"metadata": {}, "status": "Failure", "message": result.stderr,
+                      "reason": "InternalError", "code": 500,
+                      "details": {"causes": [{"message": result.stderr}]}}
+            out += ws.send(BytesMessage(data=b"\x03" + json.dumps(status).encode()))
+        else:
+            for channel, text in ((1, result.stdout), (2, result.stderr)):
+                if text:
+                    out += ws.send(BytesMessage(data=bytes([channel]) + text.encode()))
+            out += ws.send(BytesMessage(data=b"\x03" + json.dumps(_exit_status(
+                command, result.exit_code)).encode()))
         out += ws.send(CloseConnection(code=1000))
         self.wfile.write(out)
         self.wfile.flush()

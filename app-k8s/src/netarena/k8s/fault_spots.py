@@ -1,0 +1,149 @@
+"""Where a fault may land and what it may write: the design's own values and spots.
+
+``DesignPools`` holds the peers, rules and port entries of the healthy policies (what a
+fault may write); ``spots_of`` lists where each peer, port entry or rule sits and
+``pick_spot`` chooses one so that no level leans to big or small policies.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import random
+from collections import Counter
+from collections.abc import Sequence
+from typing import Any
+
+from netarena.k8s.design import foreign_peer
+from netarena.k8s.manifests import render_policies
+from netarena.k8s.model import AppModel
+
+__all__ = ["DesignPools", "Where", "design_like", "design_pools", "names_peer", "peer_form",
+           "pick_spot", "side_of", "spots_of", "target_of"]
+
+Policy = dict[str, Any]
+
+
+class DesignPools:
+    """The design's own values: what a fault may write (drawn from the healthy policies).
+
+    Peers, rules and port entries as often as the design has them: selectors naming labels
+    real workloads or namespaces carry, ports other rules use, in the design's proportions.
+    """
+
+    def __init__(self, model: AppModel) -> None:
+        healthy = render_policies(model)
+        self.peers: dict[str, list[dict[str, Any]]] = {"ingress": [], "egress": []}
+        self.rules: dict[str, list[dict[str, Any]]] = {"ingress": [], "egress": []}
+        self.entries: dict[str, list[dict[str, Any]]] = {"ingress": [], "egress": []}
+        for pol in healthy:
+            spec = pol.get("spec") or {}
+            for direction, side in (("ingress", "from"), ("egress", "to")):
+                for rule in spec.get(direction) or []:
+                    self.rules[direction].append(rule)
+                    self.entries[direction] += rule.get("ports") or []
+                    self.peers[direction] += rule.get(side) or []
+        self.counts = Counter(json.dumps(p, sort_keys=True) for d in ("ingress", "egress")
+                              for p in self.peers[d])
+
+
+_CACHE: dict[int, tuple[AppModel, DesignPools]] = {}
+
+
+def design_pools(model: AppModel) -> DesignPools:
+    """The pools of ``model`` (cached per model object: rendering the design is not free)."""
+    found = _CACHE.get(id(model))
+    if found is None or found[0] is not model:
+        found = _CACHE[id(model)] = (model, DesignPools(model))
+        while len(_CACHE) > 16:
+            _CACHE.pop(next(iter(_CACHE)))
+    return found[1]
+
+
+def side_of(direction: str) -> str:
+    """The rule key holding the peers of ``direction``."""
+    return "from" if direction == "ingress" else "to"
+
+
+Where = tuple[int, str, int, int]  # policy index, direction, rule index, item index
+
+
+def spots_of(policies: Sequence[Policy], part: str, model: AppModel,
+           ingress_only: bool = False) -> list[Where]:
+    """Where each peer, port entry or rule (``part``) of the app's namespace sits."""
+    out: list[Where] = []
+    for p, pol in enumerate(policies):
+        if (pol.get("metadata") or {}).get("namespace", model.namespace) != model.namespace:
+            continue
+        spec = pol.get("spec") or {}
+        for direction in ("ingress",) if ingress_only else ("ingress", "egress"):
+            for i, rule in enumerate(spec.get(direction) or []):
+                if not rule:
+                    continue
+                if part == "rules":
+                    out.append((p, direction, i, -1))
+                    continue
+                items = rule.get(side_of(direction) if part == "peers" else "ports") or []
+                out += [(p, direction, i, j) for j in range(len(items))]
+    return out
+
+
+def pick_spot(spots: list[Where], rng: random.Random) -> Where | None:
+    """A spot: uniformly, or by a uniformly chosen rule first, or by a policy first.
+
+    Choosing only uniformly over items favours big rules and policies among the changed
+    ones; only by policy or rule favours small ones among the changed items: mixing the
+    three keeps every level's leaning small.
+    """
+    if not spots:
+        return None
+    mode = rng.choices((0, 1, 2), (0.1, 0.1, 0.8))[0]
+    if mode == 1:
+        rule = rng.choice(sorted({s[:3] for s in spots}))
+        spots = [s for s in spots if s[:3] == rule]
+    elif mode == 2:
+        policy = rng.choice(sorted({s[0] for s in spots}))
+        spots = [s for s in spots if s[0] == policy]
+    return rng.choice(spots)
+
+
+def target_of(policies: Sequence[Policy], where: Where
+            ) -> tuple[Policy, dict[str, Any], dict[str, Any]]:
+    """The policy, a copy of its spec, and the rule at ``where`` in that copy."""
+    pol = policies[where[0]]
+    spec = copy.deepcopy(pol["spec"])
+    return pol, spec, spec[where[1]][where[2]]
+
+
+def peer_form(peer: dict[str, Any]) -> frozenset[str]:
+    """Which selectors (pod, namespace) or range a peer is written with."""
+    return frozenset(k for k in ("podSelector", "namespaceSelector", "ipBlock") if k in peer)
+
+
+def design_like(model: AppModel, template: dict[str, Any], rng: random.Random) -> dict[str, Any]:
+    """A peer as the design would write one like ``template``.
+
+    A peer the design names in several places (a caller, Prometheus, the cluster DNS) is
+    copied; one it names once (another team's workload, namespace or range) is drawn afresh
+    from the design's own generator, in the same form, so it is as unique as the design's.
+    """
+    pools = design_pools(model)
+    detail = model.detail
+    if detail is None or pools.counts[json.dumps(template, sort_keys=True)] > 1:
+        return copy.deepcopy(template)
+    workloads = list(detail.workloads)
+    for _ in range(40):
+        peer = foreign_peer(detail.teams, workloads, rng)
+        if peer_form(peer) == peer_form(template):
+            return peer
+    return copy.deepcopy(template)
+
+
+def names_peer(policy: Policy, direction: str, peer: dict[str, Any]) -> bool:
+    """Whether ``policy``'s rules of ``direction`` already name ``peer``.
+
+    Adding it there would change nothing: a draw that ignored this would favour the peers
+    the design names rarely.
+    """
+    return any(peer in (rule.get(side_of(direction)) or []) for rule in
+               (policy.get("spec") or {}).get(direction) or [])
