@@ -10,6 +10,7 @@ from netarena.k8s import K8sApp
 pytestmark = pytest.mark.slow
 
 
+@pytest.mark.timeout(900)  # 500 queries: about 135 CPU s, over 300 s on busy cores
 def test_two_seeds_share_under_one_percent_and_prompts_are_distinct() -> None:
     app = K8sApp()
     a = plan_queries(app, QueryPlan(num_queries=250, seed=1))
