@@ -144,8 +144,10 @@ CORPUS: list[tuple[str, int, str]] = [
 
 @pytest.fixture(scope="module")
 def episode() -> Iterator[K8sEpisode]:
-    app = K8sApp()
-    ep = app.open(app.generate(4, 1, "CP"))
+    app = K8sApp()  # a fault away from what the corpus reads: the frontend, the load generator
+    query = next(q for q in (app.generate(s, 1, "CP") for s in range(4, 60))
+                 if q.truth["faults"][0]["policy"] not in ("frontend", "loadgenerator"))
+    ep = app.open(query)
     try:
         yield ep
     finally:
