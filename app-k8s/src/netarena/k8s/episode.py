@@ -40,7 +40,7 @@ from netarena.k8s.live import LiveCluster
 from netarena.k8s.manifests import render_all
 from netarena.k8s.model import AppModel
 from netarena.k8s.policy import PodView, selector_matches
-from netarena.k8s.policy_matrix import Connectivity, compute_connectivity
+from netarena.k8s.policy_matrix import Address, Connectivity, compute_connectivity
 from netarena.k8s.reachability import NEWCOMER, NEWCOMER_IP, endpoint_name
 from netarena.k8s.reply_commands import command_from_reply
 
@@ -220,33 +220,42 @@ class K8sEpisode(ReactiveEpisode[ClusterState, KubectlCommand]):
                         self.query.id, src, host, port)
 
     def _report(self, state: ClusterState) -> str:
-        return state.report(self._address)
+        return state.report(self._addresses())
 
-    def _address(self, dest: str, port: int) -> str:
-        """Where a caller dials ``dest`` on ``port``: its Service's address, else its pod's."""
-        ns, _, app = dest.rpartition("/")
-        if not app[:1].isalpha():
-            return f"{dest}:{port}" if port else dest
-        ns = ns or self.model.namespace
-        pods, _, _ = self._snapshot()
-        views = [PodView.from_obj(p) for p in pods]
-        match = next((v for v in views if v.namespace == ns and endpoint_name(
-            v, self.model.namespace) == dest), None)
-        ip = match.ips[0] if match is not None and match.ips else (
-            NEWCOMER_IP if app == NEWCOMER else "")
-        if not port:
-            return ip
-        if self.live is None and match is not None:
-            for svc in self.store.list("Service", ns):
-                spec = svc.get("spec") or {}
-                if not selector_matches({"matchLabels": spec.get("selector") or {"-": "-"}},
-                                        match.labels) or not spec.get("clusterIP"):
-                    continue
-                for p in spec.get("ports") or []:
-                    if p.get("targetPort", p.get("port")) == port and \
-                            (p.get("protocol") or "TCP") == "TCP":
-                        return f"{spec['clusterIP']}:{p['port']}"
-        return f"{ip}:{port}"
+    def _addresses(self) -> Address:
+        """Where a caller dials ``dest`` on ``port``: its Service's address, else its pod's.
+
+        Pods and Services are read once per report: a report may name hundreds of calls.
+        """
+        pods = [PodView.from_obj(p) for p in self._snapshot()[0]]
+        services: dict[str, list[Any]] = {}
+
+        def address(dest: str, port: int) -> str:
+            ns, _, app = dest.rpartition("/")
+            if not app[:1].isalpha():
+                return f"{dest}:{port}" if port else dest
+            ns = ns or self.model.namespace
+            match = next((v for v in pods if v.namespace == ns and endpoint_name(
+                v, self.model.namespace) == dest), None)
+            ip = match.ips[0] if match is not None and match.ips else (
+                NEWCOMER_IP if app == NEWCOMER else "")
+            if not port:
+                return ip
+            if self.live is None and match is not None:
+                if ns not in services:
+                    services[ns] = self.store.list("Service", ns)
+                for svc in services[ns]:
+                    spec = svc.get("spec") or {}
+                    if not selector_matches({"matchLabels": spec.get("selector") or {"-": "-"}},
+                                            match.labels) or not spec.get("clusterIP"):
+                        continue
+                    for p in spec.get("ports") or []:
+                        if p.get("targetPort", p.get("port")) == port and \
+                                (p.get("protocol") or "TCP") == "TCP":
+                            return f"{spec['clusterIP']}:{p['port']}"
+            return f"{ip}:{port}"
+
+        return address
 
     def _solved(self, state: ClusterState) -> bool:
         return state.healthy
