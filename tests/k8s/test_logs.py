@@ -99,7 +99,9 @@ def test_wrongly_opened_connections_answer_probes() -> None:
     """add_ingress: nobody's call fails, so the symptom is the intruder's open probe."""
     app = K8sApp()
     opened = 0
-    for seed in range(4):
+    for seed in range(16):  # intruders on distroless images have no nc: look further
+        if opened:
+            break
         ep = app.open(app.generate(seed, 1, "AI"))
         try:
             assert ep.kubectl is not None
