@@ -16,7 +16,7 @@ from typing import Any
 
 from netarena.k8s.design import foreign_peer
 from netarena.k8s.manifests import render_policies
-from netarena.k8s.model import AppModel
+from netarena.k8s.model import AppModel, per_model
 
 __all__ = ["DesignPools", "Where", "design_like", "design_pools", "names_peer", "peer_form",
            "pick_spot", "side_of", "spots_of", "target_of"]
@@ -47,17 +47,10 @@ class DesignPools:
                               for p in self.peers[d])
 
 
-_CACHE: dict[int, tuple[AppModel, DesignPools]] = {}
-
-
+@per_model(16)
 def design_pools(model: AppModel) -> DesignPools:
     """The pools of ``model`` (cached per model object: rendering the design is not free)."""
-    found = _CACHE.get(id(model))
-    if found is None or found[0] is not model:
-        found = _CACHE[id(model)] = (model, DesignPools(model))
-        while len(_CACHE) > 16:
-            _CACHE.pop(next(iter(_CACHE)))
-    return found[1]
+    return DesignPools(model)
 
 
 def side_of(direction: str) -> str:

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from netarena.k8s.manifests import canonical_policy, render_policies
-from netarena.k8s.model import AppModel
+from netarena.k8s.model import AppModel, per_model
 from netarena.k8s.policy_matrix import Address, Connectivity, ProbeResult
 from netarena.k8s.reachability import NEWCOMER, Universe, differences, reachable, universe
 
@@ -95,18 +95,13 @@ def probe_universe(model: AppModel, pods: Sequence[Obj],
     return universe(model.namespace, pods, policy_sets, addresses, ports, spaces)
 
 
-_RENDERED: dict[int, tuple[AppModel, list[Any]]] = {}
 _EXPECTED: dict[Any, tuple[Any, dict[tuple[int, int], int]]] = {}
 
 
+@per_model(32)
 def _healthy(model: AppModel) -> list[Any]:
     """The model's healthy policies, rendered once per model (read-only)."""
-    found = _RENDERED.get(id(model))
-    if found is None or found[0] is not model:
-        found = _RENDERED[id(model)] = (model, render_policies(model))
-        while len(_RENDERED) > 32:
-            _RENDERED.pop(next(iter(_RENDERED)))
-    return found[1]
+    return render_policies(model)
 
 
 def exact_mismatches(model: AppModel, pods: Sequence[Obj], namespaces: Sequence[Obj],

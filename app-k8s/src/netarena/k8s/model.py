@@ -9,13 +9,15 @@ from __future__ import annotations
 
 import random
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from netarena.common.core.errors import ConfigError
 from netarena.k8s.detail import ClusterDetail
 
 __all__ = [
+    "per_model",
     "ServiceSpec",
     "AppModel",
     "online_boutique",
@@ -204,3 +206,31 @@ def parse_intended(text: str, namespace: str = "default") -> AppModel:
     if not services:
         raise ConfigError("no intended-connectivity lines found in the text")
     return AppModel(services=tuple(services), namespace=namespace)
+
+
+_T = TypeVar("_T")
+
+
+def per_model(limit: int) -> Callable[[Callable[[AppModel], _T]], Callable[[AppModel], _T]]:
+    """Remember what ``fn(model)`` gave for the last ``limit`` model objects.
+
+    Keyed by identity (a model is not hashable, and equal models are rare): what is derived
+    from a design (its rendered policies, its pools) is read many times per query and is not
+    free to build. Callers treat the result as read-only.
+    """
+
+    def wrap(fn: Callable[[AppModel], _T]) -> Callable[[AppModel], _T]:
+        memo: dict[int, tuple[AppModel, _T]] = {}
+
+        def cached(model: AppModel) -> _T:
+            found = memo.get(id(model))
+            if found is None or found[0] is not model:
+                found = memo[id(model)] = (model, fn(model))
+                while len(memo) > limit:
+                    memo.pop(next(iter(memo)))
+            return found[1]
+
+        cached.__doc__ = fn.__doc__
+        return cached
+
+    return wrap
