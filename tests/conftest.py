@@ -93,12 +93,15 @@ def _shares_a_module_fixture(item: pytest.Item) -> bool:
 @pytest.hookimpl(tryfirst=True)  # before xdist reads the groups
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Mark the measured slow tests ``slow``; keep a module's shared fixture on one worker;
-    skip tests marked ``root`` when not root."""
+    put serial tests first; skip tests marked ``root`` when not root."""
     for item in items:
         if _measured_slow(item.nodeid):
             item.add_marker(pytest.mark.slow)
         if _shares_a_module_fixture(item) and not item.get_closest_marker("xdist_group"):
             item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::", 1)[0]))
+    # Serial tests first: later, each one waits for every running test to end (a k8s
+    # baseline runs for minutes) while the other workers idle.
+    items.sort(key=lambda item: item.get_closest_marker("serial") is None)
     if os.geteuid() == 0:
         return
     skip = pytest.mark.skip(reason="needs root to create network namespaces (CI runs as root)")
