@@ -51,6 +51,12 @@ def test_the_agents_neighbours_and_conntrack_survive_the_judge(small_app: RouteA
             if "r0" not in (s, d) and plan.host(s).subnet != plan.host(d).subnet
         )
         subnet = plan.subnet(plan.host(src).subnet)
+        # The pairs watched during a command (``Watch``) leave ``src`` out: a look while
+        # the watch's round is under way may catch its entries (deleted after each round).
+        episode.blocked = frozenset(p for p in episode.blocked if src not in p)
+        episode.blocked_services = frozenset(
+            f for f in episode.blocked_services if src not in f[1:]
+        )
         taken = {plan.address(n) for n in plan.nodes} | {subnet.gateway}
         unused = next(
             str(a) for a in reversed(list(ipaddress.IPv4Network(subnet.network).hosts()))
@@ -64,5 +70,6 @@ def test_the_agents_neighbours_and_conntrack_survive_the_judge(small_app: RouteA
         assert subnet.gateway in mine[0] and unused in mine[0], mine[0]
         assert len(_flows(mine[1])) >= 2, mine[1]  # the judge measured after this
         seen = episode.step(reply(src, look)).observation.split("===")
-        assert _neighbours(seen[0]) == _neighbours(mine[0]), (mine[0], seen[0])
-        assert _flows(seen[1]) == _flows(mine[1]), (mine[1], seen[1])
+        neighbours_kept = _neighbours(seen[0]) == _neighbours(mine[0])
+        flows_kept = _flows(seen[1]) == _flows(mine[1])
+        assert neighbours_kept and flows_kept, (mine, seen)
