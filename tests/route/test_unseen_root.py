@@ -72,4 +72,4 @@ def test_the_agents_neighbours_and_conntrack_survive_the_judge(small_app: RouteA
         seen = episode.step(reply(src, look)).observation.split("===")
         neighbours_kept = _neighbours(seen[0]) == _neighbours(mine[0])
         flows_kept = _flows(seen[1]) == _flows(mine[1])
-        assert neighbours_kept and flows_kept, (mine, seen)
+        assert neighbours_kept and flows_kept, (neighbours_kept, flows_kept, mine, seen)
