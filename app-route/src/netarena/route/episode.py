@@ -31,6 +31,7 @@ from netarena.route.probe import Watch
 from netarena.route.services import service_flows
 from netarena.route.topology import topology_of
 from netarena.route.undisclosed import Undisclosed
+from netarena.route.unseen import judge_unseen
 
 if TYPE_CHECKING:
     from netarena.route.config import RouteConfig
@@ -120,9 +121,10 @@ class RouteEpisode(GuardedEpisode[PingMatrix]):
         if self.final:
             served = self.want_services
         before = self.state.flows | ((self.state.services or frozenset()) & self.want_services)
-        now = measure_patiently(self.net, self.timing, expect, served, before)
-        if self.final and is_correct(now, self.want, self.want_services):
-            self.hidden = self._probe_hidden()
+        with judge_unseen(self.net.netns(node) for node in self.plan.nodes):  # restored once
+            now = measure_patiently(self.net, self.timing, expect, served, before)
+            if self.final and is_correct(now, self.want, self.want_services):
+                self.hidden = self._probe_hidden()
         return now
 
     def _probe_hidden(self) -> HiddenVerdict:

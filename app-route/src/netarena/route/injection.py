@@ -34,6 +34,7 @@ from netarena.route.probe import pingmesh
 from netarena.route.services import expected_flows
 from netarena.route.topology import Topo
 from netarena.route.undisclosed import Undisclosed
+from netarena.route.unseen import judge_unseen
 
 __all__ = ["Injected", "ProbeTiming", "build_faulted", "measure"]
 
@@ -63,18 +64,21 @@ def measure(
 ) -> PingMatrix:
     """The steady-state pingmesh: neighbour caches emptied, then probed.
 
+    The agent's neighbour and conntrack entries are put back afterwards (``unseen.py``).
+
     ``expect_services``: the undisclosed services' flows to confirm before reporting them
     lost (``None``: all of them).
     """
-    net.flush_neighbours()
-    return pingmesh(
-        net,
-        timing.timeout_s,
-        expect=expect,
-        confirm_rounds=timing.confirm_rounds,
-        confirm_floor_s=timing.confirm_floor_s,
-        expect_services=expect_services,
-    )
+    with judge_unseen(net.netns(node) for node in net.plan.nodes):  # unseen.py
+        net.flush_neighbours()
+        return pingmesh(
+            net,
+            timing.timeout_s,
+            expect=expect,
+            confirm_rounds=timing.confirm_rounds,
+            confirm_floor_s=timing.confirm_floor_s,
+            expect_services=expect_services,
+        )
 
 
 _PATIENT_ROUNDS = 3

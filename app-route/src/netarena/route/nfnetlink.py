@@ -11,6 +11,11 @@ ceiling and then abandoned.
   ceiling.
 * ``count_conntrack``: the namespace's connection-tracking entries (its own
   ``nf_conntrack_count``; the table they fill is shared with the host).
+* ``conntrack_events``, ``new_entries``, ``forget``: the entries a namespace makes while
+  watched, and deleting them by their original tuple (what ``conntrack -D`` does): the
+  judge's (``unseen.py``). Events, not a listing before and after: listing one
+  namespace's entries walks the host's whole table (262,144 buckets), 10-17 ms even
+  when it holds none.
 """
 
 from __future__ import annotations
@@ -18,11 +23,13 @@ from __future__ import annotations
 import contextlib
 import socket
 import struct
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
+from typing import NamedTuple
 
 from netarena.route.namespaces import enter
 
-__all__ = ["count_nftables", "count_conntrack", "NFT_KINDS"]
+__all__ = ["count_nftables", "count_conntrack", "NFT_KINDS", "Tracked", "conntrack_events",
+           "new_entries", "forget"]
 
 _NETLINK_NETFILTER = 12
 _NFNL_SUBSYS_NFTABLES = 10
@@ -33,7 +40,12 @@ _NFTA_SET_ELEM_LIST_TABLE, _NFTA_SET_ELEM_LIST_SET, _NFTA_SET_ELEM_LIST_ELEMENTS
 _OBJECT_DUMPS = (_NFT_MSG_GETTABLE, _NFT_MSG_GETCHAIN, _NFT_MSG_GETOBJ, _NFT_MSG_GETFLOWTABLE)
 _NLM_F_REQUEST, _NLM_F_DUMP = 0x1, 0x300
 _NLMSG_ERROR, _NLMSG_DONE = 2, 3
-_NLA_TYPE_MASK = 0x3FFF
+_NLA_TYPE_MASK, _NLA_F_NESTED = 0x3FFF, 0x8000
+_NFNL_SUBSYS_CTNETLINK, _IPCTNL_MSG_CT_NEW, _IPCTNL_MSG_CT_DELETE = 1, 0, 2
+_NFNLGRP_CONNTRACK_NEW = 1
+_CTA_TUPLE_ORIG, _CTA_ZONE, _CTA_TUPLE_PROTO = 1, 18, 2
+_CTA_PROTO_NUM, _CTA_PROTO_SRC_PORT, _CTA_PROTO_ICMP_ID = 1, 2, 4
+_SO_RCVBUFFORCE, _EVENT_BUFFER = 33, 4 << 20
 _HEADER = struct.Struct("=IHHII")
 _NFGENMSG = struct.Struct("=BBH")
 _ATTR = struct.Struct("=HH")
@@ -153,3 +165,89 @@ def count_conntrack(netns: str) -> int:
         with open("/proc/sys/net/netfilter/nf_conntrack_count") as count:
             return int(count.read())
     return 0
+
+
+class Tracked(NamedTuple):
+    """A connection-tracking entry, as much of it as deleting it takes."""
+
+    family: int
+    original: bytes
+    """Its ``CTA_TUPLE_ORIG`` attribute's value: addresses, protocol, ports or ICMP id."""
+    zone: bytes | None
+
+    def source(self) -> tuple[int, int]:
+        """``(IP protocol, source port or ICMP identifier)`` of its original direction."""
+        for kind, value in _attributes(self.original, 0, len(self.original)):
+            if kind == _CTA_TUPLE_PROTO:
+                fields = dict(_attributes(value, 0, len(value)))
+                port = fields.get(_CTA_PROTO_SRC_PORT) or fields.get(_CTA_PROTO_ICMP_ID)
+                number = fields.get(_CTA_PROTO_NUM, b"\0")[0]
+                return number, int.from_bytes(port or b"", "big")
+        return 0, 0
+
+
+def conntrack_events(netns: str) -> socket.socket | None:
+    """A socket told of every conntrack entry ``netns`` makes from now on (None: no conntrack).
+
+    The kernel sends the events only while someone listens (``nf_conntrack_events`` 2,
+    the default).
+    """
+    try:
+        sock = _socket(netns)
+    except OSError:
+        return None
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, _SO_RCVBUFFORCE, _EVENT_BUFFER)
+        sock.bind((0, 1 << (_NFNLGRP_CONNTRACK_NEW - 1)))
+    except OSError:
+        sock.close()
+        return None
+    sock.setblocking(False)
+    return sock
+
+
+def new_entries(sock: socket.socket) -> tuple[set[Tracked], bool]:
+    """The entries made since the last call on ``conntrack_events``'s socket.
+
+    Returns:
+        The entries, and whether that is all of them (False: events were lost, the
+        socket's buffer was full).
+    """
+    found: set[Tracked] = set()
+    whole = True
+    while True:
+        try:
+            data = sock.recv(_RECV_BYTES)
+        except BlockingIOError:
+            return found, whole
+        except OSError:  # ENOBUFS: the kernel dropped events
+            whole = False
+            continue
+        offset = 0
+        while offset + _HEADER.size <= len(data):
+            length, mtype, _, _, _ = _HEADER.unpack_from(data, offset)
+            if length < _HEADER.size:
+                break
+            if mtype == _NFNL_SUBSYS_CTNETLINK << 8 | _IPCTNL_MSG_CT_NEW:
+                start = offset + _HEADER.size + _NFGENMSG.size
+                fields = dict(_attributes(data, start, offset + length))
+                if _CTA_TUPLE_ORIG in fields:
+                    family = data[offset + _HEADER.size]
+                    found.add(Tracked(family, fields[_CTA_TUPLE_ORIG], fields.get(_CTA_ZONE)))
+            offset += (length + 3) & ~3
+
+
+def forget(sock: socket.socket, entries: Iterable[Tracked]) -> None:
+    """Delete ``entries`` from the conntrack table of ``sock``'s namespace.
+
+    An entry gone meanwhile (expired, deleted) is no error: the kernel's answers are
+    skipped by ``new_entries``.
+    """
+    kind = _NFNL_SUBSYS_CTNETLINK << 8 | _IPCTNL_MSG_CT_DELETE
+    for entry in entries:
+        body = _NFGENMSG.pack(entry.family, 0, 0)
+        body += _attribute(_CTA_TUPLE_ORIG | _NLA_F_NESTED, entry.original)
+        if entry.zone is not None:
+            body += _attribute(_CTA_ZONE, entry.zone)
+        with contextlib.suppress(OSError):
+            sock.send(_HEADER.pack(_HEADER.size + len(body), kind, _NLM_F_REQUEST, 0, 0) + body)

@@ -50,6 +50,7 @@ from netarena.route.mesh import Mesh
 from netarena.route.network import Network
 from netarena.route.pingall import PROTOCOLS, Flow, Pair, PingMatrix
 from netarena.route.services import service_flows
+from netarena.route.unseen import Conntrack, judge_sources
 
 __all__ = ["pingmesh", "Watch"]
 
@@ -122,7 +123,8 @@ class Watch:
     REJECT rule, a ``prohibit`` route) would spend the refusing node's error budget for
     the source host, which the agent's own probes need: each round is sent inside
     ``judge_quiet`` over the ``quiet`` nodes' namespaces, for ``QUIET_S`` (the errors come
-    back within it), so it spends none (``errorbudget.py``).
+    back within it), so it spends none (``errorbudget.py``). The conntrack entries its
+    rounds make are deleted after each round and once the watch ends (``unseen.py``).
 
     Args:
         net: The live network.
@@ -149,6 +151,8 @@ class Watch:
         self.answered: frozenset[Flow] = frozenset()
         """Flows (every protocol) that answered during the watch."""
         self._stop = threading.Event()
+        self._sources: set[tuple[int, int]] = set()
+        self._conntrack: Conntrack
         self._thread = threading.Thread(target=self._run, name="route-watch", daemon=True)
 
     def _run(self) -> None:
@@ -161,7 +165,9 @@ class Watch:
                 mesh.drop_connections()
                 with judge_quiet(self.quiet):
                     mesh.send(flows, seq)
+                    self._sources |= judge_sources(mesh)
                     mesh.wait(set(flows), time.monotonic() + self.QUIET_S)
+                self._conntrack.clean(self._sources)  # unseen.py
                 mesh.wait(set(flows), start + self.period_s)
                 seq = seq % 0xFFFF + 1
         finally:
@@ -170,6 +176,7 @@ class Watch:
 
     def __enter__(self) -> Watch:
         if self.pairs or self.extra:
+            self._conntrack = Conntrack(self.net.netns(n) for n in self.net.plan.nodes)
             self._thread.start()
         return self
 
@@ -177,3 +184,4 @@ class Watch:
         if self.pairs or self.extra:
             self._stop.set()
             self._thread.join()
+            self._conntrack.close(self._sources)

@@ -7,6 +7,8 @@ a millisecond.
 
 * ``flush_learned``: the equivalent of ``ip neigh flush all`` (static ``permanent`` and
   ``noarp`` entries stay).
+* ``learned_neighbours``, ``restore_learned``: the learned entries before the judge's
+  measurement, put back after it (``unseen.py``).
 * ``count_objects``: links, addresses, routes (every table, both families), policy rules,
   neighbour entries and nexthops, each counted up to a ceiling.
 * ``count_tc``: traffic-control objects (qdiscs, classes, filters) of every interface.
@@ -31,6 +33,9 @@ from netarena.route.namespaces import enter
 
 __all__ = [
     "flush_learned",
+    "learned_neighbours",
+    "restore_learned",
+    "Learned",
     "count_objects",
     "count_tc",
     "OBJECT_DUMPS",
@@ -47,6 +52,9 @@ _NLM_F_REQUEST, _NLM_F_DUMP = 0x1, 0x300
 _NLMSG_ERROR, _NLMSG_DONE = 2, 3
 _NDA_DST = 1
 _NUD_NOARP, _NUD_PERMANENT = 0x40, 0x80
+_RTM_NEWNEIGH, _NDA_LLADDR = 28, 2
+_SETTLED = {0x01: 0x20, 0x08: 0x04, 0x10: 0x04}
+"""INCOMPLETE → FAILED, DELAY → STALE, PROBE → STALE (see ``learned_neighbours``)."""
 _HEADER = struct.Struct("=IHHII")  # nlmsghdr: length, type, flags, seq, pid
 _NDMSG = struct.Struct("=BBHiHBB")  # family, pad, pad, ifindex, state, flags, type
 _RTATTR = struct.Struct("=HH")
@@ -97,30 +105,77 @@ def _socket(netns: str | None) -> socket.socket:
         return socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, _NETLINK_ROUTE)
 
 
-def _learned(sock: socket.socket) -> list[tuple[int, bytes]]:
-    """``(ifindex, address)`` of every IPv4 entry that is neither permanent nor noarp."""
-    found = []
+Neighbour = tuple[int, bytes]
+"""An IPv4 neighbour entry's key: ``(ifindex, address)``."""
+Learned = dict[Neighbour, tuple[int, bytes | None]]
+"""Learned entries: key → ``(NUD state, link-layer address or None)``."""
+
+
+def _learned(sock: socket.socket) -> Learned:
+    """Every IPv4 entry that is neither permanent nor noarp."""
+    found: Learned = {}
     request = _NDMSG.pack(socket.AF_INET, 0, 0, 0, 0, 0, 0)
     for _, data, body in _dump(sock, _RTM_GETNEIGH, request):
         _, _, _, ifindex, state, _, _ = _NDMSG.unpack_from(data, body)
+        if state & (_NUD_NOARP | _NUD_PERMANENT):
+            continue
+        attrs = {}
         at = body + _NDMSG.size
         while at + _RTATTR.size <= len(data):
             size, attr = _RTATTR.unpack_from(data, at)
             if size < _RTATTR.size:
                 break
-            if attr == _NDA_DST and not state & (_NUD_NOARP | _NUD_PERMANENT):
-                found.append((ifindex, data[at + _RTATTR.size : at + size]))
+            attrs[attr] = data[at + _RTATTR.size : at + size]
             at += (size + 3) & ~3
+        if _NDA_DST in attrs:
+            found[ifindex, attrs[_NDA_DST]] = (state, attrs.get(_NDA_LLADDR))
     return found
+
+
+def _neigh(sock: socket.socket, kind: int, flags: int, key: Neighbour, state: int = 0,
+           lladdr: bytes | None = None) -> None:
+    """Send one neighbour request (errors, an entry gone meanwhile, are not read)."""
+    ifindex, address = key
+    body = _NDMSG.pack(socket.AF_INET, 0, 0, ifindex, state, 0, 0) + _attr(_NDA_DST, address)
+    if lladdr is not None:
+        body += _attr(_NDA_LLADDR, lladdr)
+    sock.send(_message(kind, _NLM_F_REQUEST | flags, 0, body))
 
 
 def flush_learned(netns: str) -> None:
     """Delete every learned IPv4 neighbour entry of namespace ``netns``."""
     with _socket(netns) as sock:
-        for seq, (ifindex, address) in enumerate(_learned(sock), 2):
-            attr = _RTATTR.pack(_RTATTR.size + len(address), _NDA_DST) + address
-            body = _NDMSG.pack(socket.AF_INET, 0, 0, ifindex, 0, 0, 0) + attr
-            sock.send(_message(_RTM_DELNEIGH, _NLM_F_REQUEST, seq, body))
+        for key in _learned(sock):
+            _neigh(sock, _RTM_DELNEIGH, 0, key)
+
+
+def learned_neighbours(netns: str) -> Learned:
+    """The learned IPv4 neighbour entries of ``netns``, to put back with ``restore_learned``.
+
+    A transient state is kept as what it turns into: ``DELAY`` and ``PROBE`` as ``STALE``
+    (an entry used, awaiting confirmation, with its address), ``INCOMPLETE`` as
+    ``FAILED`` (a resolution under way; an operator's ``arping`` answered meanwhile
+    would have made it ``REACHABLE``, which nothing here can tell).
+    """
+    with _socket(netns) as sock:
+        return {k: (_SETTLED.get(s, s), a) for k, (s, a) in _learned(sock).items()}
+
+
+def restore_learned(netns: str, before: Learned) -> None:
+    """Make the learned IPv4 entries of ``netns`` those of ``before``.
+
+    Entries absent from ``before`` are deleted; each of ``before`` that is missing or
+    differs (state, link-layer address) is replaced by its old self. A ``REACHABLE``
+    entry put back is confirmed now: it turns ``STALE`` after ``base_reachable_time``
+    from now, not from its last confirmation (a measurement's length later).
+    """
+    with _socket(netns) as sock:
+        now = _learned(sock)
+        for key in now.keys() - before.keys():
+            _neigh(sock, _RTM_DELNEIGH, 0, key)
+        for key, (state, lladdr) in before.items():
+            if now.get(key) != (state, lladdr):
+                _neigh(sock, _RTM_NEWNEIGH, _NLM_F_CREATE | _NLM_F_REPLACE, key, state, lladdr)
 
 
 def count_objects(netns: str, ceiling: int) -> dict[str, int]:

@@ -45,6 +45,7 @@ from netarena.route.injection import ProbeTiming, measure, measure_patiently
 from netarena.route.kernel_objects import NodeState
 from netarena.route.namespaces import ip_batch
 from netarena.route.pingall import PingMatrix
+from netarena.route.unseen import judge_unseen
 
 if TYPE_CHECKING:
     from netarena.route.config import RouteConfig
@@ -203,7 +204,8 @@ class FrrEpisode(GuardedEpisode[DynamicState]):
         if self.final and self.state.paths and events.last < self.traced_at:
             return self.state.paths
         self.traced_at = time.monotonic()
-        with judge_quiet(self.net.netns(node) for node in self.plan.nodes):  # errorbudget.py
+        spaces = tuple(self.net.netns(node) for node in self.plan.nodes)
+        with judge_quiet(spaces), judge_unseen(spaces):  # errorbudget.py, unseen.py
             return {(s, d): traced_path(self.net, self.plan, s, d) for s, d in self.watch}
 
     def _inject(self) -> None:
