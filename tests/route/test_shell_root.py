@@ -29,13 +29,14 @@ def test_operator_commands_get_real_output_and_solve() -> None:
         other = episode.plan.hosts[-1].ip
         episode.step(reply(host.name, "ip route | grep default"))
         assert episode.history[-1].output.startswith("default via ")
-        episode.step(reply("r0", f"sysctl -w net.ipv4.ip_forward=0 && ping -c1 -W1 {other}"))
-        out = episode.history[-1].output
-        assert "net.ipv4.ip_forward = 0" in out and "1 packets transmitted" in out
-        result = episode.step(reply("r0", "echo 1 > /proc/sys/net/ipv4/ip_forward"))
+        episode.step(reply("r0", f"sysctl net.ipv4.ip_forward && ping -c1 -W1 {other}"))
+        out = episode.history[-1].output  # the fault is one interface's switch, not this one
+        assert "net.ipv4.ip_forward = 1" in out and "1 packets transmitted" in out
+        result = episode.step(reply(  # ip_forward is 1 already: writing it again changes nothing
+            "r0", "for f in /proc/sys/net/ipv4/conf/r0-*/forwarding; do echo 1 > $f; done"))
         assert result.done and result.reward == 100
         score = episode.score()
-        assert score.correct and score.safe
+        assert score.correct and score.safe, score
 
 
 def test_shell_features_and_tools(small_app: RouteApp) -> None:
