@@ -78,6 +78,24 @@ MEASURED_SLOW = (
 )
 
 
+# Tests that took minutes in a fresh-clone CI run (--durations, 2026-11-28): started first.
+LONGEST = (
+    "tests/test_baselines.py::test_baseline_is_deterministic_and_within_its_range[k8s-shape]",
+    "tests/test_baselines.py::test_baseline_is_deterministic_and_within_its_range[route-shape]",
+    "tests/test_baselines.py::test_baseline_is_deterministic_and_within_its_range",
+    "tests/k8s/test_instances.py::",
+    "tests/k8s/test_no_tells.py::",
+    "tests/training/test_rollouts.py::",
+    "tests/training/test_adaptive.py::",
+)
+
+
+def _longest_rank(nodeid: str) -> int:
+    """Where a test stands in ``LONGEST`` (past its end when it is not there)."""
+    return next((i for i, prefix in enumerate(LONGEST) if nodeid.startswith(prefix)),
+                len(LONGEST))
+
+
 def _measured_slow(nodeid: str) -> bool:
     name = nodeid.split("[", 1)[0]
     return name in MEASURED_SLOW
@@ -100,8 +118,10 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         if _shares_a_module_fixture(item) and not item.get_closest_marker("xdist_group"):
             item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::", 1)[0]))
     # Serial tests first: later, each one waits for every running test to end (a k8s
-    # baseline runs for minutes) while the other workers idle.
-    items.sort(key=lambda item: item.get_closest_marker("serial") is None)
+    # baseline runs for minutes) while the other workers idle. Then the longest, so the
+    # short ones fill the workers around them instead of the run ending on one of them.
+    items.sort(key=lambda item: (item.get_closest_marker("serial") is None,
+                                 _longest_rank(item.nodeid)))
     if os.geteuid() == 0:
         return
     skip = pytest.mark.skip(reason="needs root to create network namespaces (CI runs as root)")
