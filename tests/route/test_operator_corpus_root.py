@@ -86,7 +86,8 @@ STATIC = [
     _c("r0", "ip tunnel show", 0, r"^\s*$"),
     _c("r0", "ip route add 192.0.2.0/24 via 300.0.0.1", 1,
        r'Error: inet address is expected rather than "300\.0\.0\.1"\.'),
-    _c("r0", "ip -s neigh flush all", 0, r"\*\*\* Flush is complete after 1 round \*\*\*|^\s*$"),
+    _c("r0", "ip -s neigh flush all", 0,
+       r"\*\*\* Flush is complete after 1 round \*\*\*|^\s*$|Nothing to flush\."),
     _c("r0", "bridge link", 0, r"^\s*$"),
     _c("r0", "bridge fdb show", 0, r"01:00:5e:00:00:01 dev r0-eth1 self permanent"),
     # sockets and the legacy net-tools
