@@ -321,7 +321,7 @@ class FrrEpisode(GuardedEpisode[DynamicState]):
                 if not self._solved(state):
                     return state
             before = read_adjacencies(self.net, self.plan)
-            state = self._state_with(hard_reset(self.net, before), state.paths)
+            state = self._state_with(hard_reset(self.net, before, state.routing), state.paths)
             return replace(state, limits=tuple(tripping_limits(self.net)))
         except EmulatorError as exc:
             log.info("%s: %s", self.query.id, exc)

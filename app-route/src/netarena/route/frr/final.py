@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING
 
 from netarena.common.core.errors import EmulatorError
 from netarena.route.frr.adjacencies import Adjacencies, read_adjacencies
-from netarena.route.frr.routing import Routing, routes_complete
+from netarena.route.frr.routing import Routing
 from netarena.route.frr.settle import settle
 
 if TYPE_CHECKING:
@@ -39,9 +39,11 @@ log = logging.getLogger(__name__)
 RECONVERGE_S = 12.0
 """How long the network has to converge again after the judge's resets."""
 LATE_S = 15.0
-"""How much longer an OSPF network read incomplete after the resets may take to be
-complete (a correct repair's routes, late on a loaded machine: 5 s was too short with four
-emulators on two cores) before it is judged. Only a network still incomplete waits it."""
+"""How much longer routes there before the resets may take to come back (late on a loaded
+machine: 5 s was too short with eight emulators on two cores) before the network is judged
+without them. Only a network missing some waits it."""
+LATE_EVERY_S = 0.25
+"""How often the routes are read while waiting for them."""
 SOFT_QUIET_S = 0.5
 """Routing must stay the same this long after the soft reset (no session flaps)."""
 RESET_QUIET_S = 1.2
@@ -80,7 +82,13 @@ def _back(before: Adjacencies, now: Adjacencies, moment: float) -> bool:
     )
 
 
-def hard_reset(net: FrrNetwork, before: Adjacencies) -> Routing:
+def _missing(before: Routing, now: Routing) -> bool:
+    """Whether a router lost a route it had ``before``."""
+    return any(key.startswith("rib ") and key not in now.get(router, {})
+               for router, routes in before.items() for key in routes)
+
+
+def hard_reset(net: FrrNetwork, before: Adjacencies, routing: Routing) -> Routing:
     """Reset every BGP session and OSPF process; routing once all came back and settled.
 
     Args:
@@ -88,6 +96,9 @@ def hard_reset(net: FrrNetwork, before: Adjacencies) -> Routing:
         before: The adjacencies and sessions up before the reset: routing is read once
             each came up again after it (or ``RECONVERGE_S`` passed), then stopped
             changing.
+        routing: The routing before the reset: a route it held and the settled routing
+            lacks gets ``LATE_S`` more to come back (on a loaded machine a daemon may be
+            late, and a reader must not be judged to have lost it).
 
     Raises:
         EmulatorError: A router did not take the command, or routing did not settle.
@@ -101,13 +112,17 @@ def hard_reset(net: FrrNetwork, before: Adjacencies) -> Routing:
         time.sleep(0.1)
     else:
         log.info("%s: adjacencies did not all come back after the reset", net.prefix)
-    routing = settle(net, RESET_QUIET_S, RECONVERGE_S, since=time.monotonic())
-    if "bgpd" in net.ospf.daemons or routes_complete(net.ospf, routing):
-        return routing
-    try:  # on a loaded machine external routes may come late: a while more to be complete
-        return settle(net, RESET_QUIET_S, LATE_S, complete=True)
+    after = settle(net, RESET_QUIET_S, RECONVERGE_S, since=time.monotonic())
+    late = time.monotonic() + LATE_S
+    while _missing(routing, after) and time.monotonic() < late:
+        time.sleep(LATE_EVERY_S)
+        after = net.routing()
+    if _missing(routing, after):
+        return after
+    try:  # back: read it once it stopped changing again
+        return settle(net, RESET_QUIET_S, RECONVERGE_S)
     except EmulatorError:
-        return routing
+        return after
 
 
 def tripping_limits(net: FrrNetwork) -> list[str]:
