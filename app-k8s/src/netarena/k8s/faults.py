@@ -289,16 +289,14 @@ def _lock(model: AppModel, policies: Sequence[Policy], rng: random.Random) -> Ca
 
     To callees and DNS, to DNS, or closed, in the design's proportions; a service that
     dials others keeps them, and the public entry point is never locked (the design never
-    locks either otherwise). A service is drawn less often the more callees it dials.
+    locks either otherwise).
     """
     open_ = [p for p in policies if p["metadata"]["name"] in model.names
              and ANYONE not in model.service(p["metadata"]["name"]).sources
              and (p.get("spec") or {}).get("egress") == [{}]]
     if not open_:
         return None
-    # a lock marks every callee it writes: many-callee services would supply most faulted peers
-    pol = rng.choices(open_, [1 / max(1, len(model.callees(p["metadata"]["name"])))
-                              for p in open_])[0]
+    pol = rng.choice(open_)
     name = pol["metadata"]["name"]
     server = model.service(name).port is not None
     lock = rng.choices(("callees", "dns", "none"), (0.26, 0.12, 0.12))[0]
