@@ -321,7 +321,7 @@ def _add_egress(model: AppModel, policies: Sequence[Policy],
         return _default_deny(policies, rng, "Egress")
     if roll < 0.35:
         return _retarget(model, policies, rng, direction="egress")
-    if roll < 0.45:  # a lock writes a whole rule set (several marks): drawn less often
+    if roll < 0.6:  # a lock writes a whole rule set: drawn less often than a one-item change
         return _lock(model, policies, rng)
     part = rng.choice(["peers", "ports", "rules"])
     where = pick_spot([w for w in spots_of(policies, part, model) if w[1] == "egress"], rng)
