@@ -96,9 +96,9 @@ def pick_spot(spots: list[Where], rng: random.Random) -> Where | None:
     sizes = Counter(s[0] for s in spots)
     first = [1.0 / (len(sizes) * sizes[s[0]]) for s in spots]
     share = Counter(s[1:] for s in spots)
-    landed: dict[tuple[str, int, int], float] = {}
+    landed: Counter[tuple[str, int, int]] = Counter()
     for s, w in zip(spots, first, strict=True):
-        landed[s[1:]] = landed.get(s[1:], 0.0) + w
+        landed[s[1:]] += w
     weights = [w * share[s[1:]] / (len(spots) * landed[s[1:]])
                for s, w in zip(spots, first, strict=True)]
     return rng.choices(spots, weights)[0]
