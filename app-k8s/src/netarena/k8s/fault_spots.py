@@ -2,7 +2,7 @@
 
 ``DesignPools`` holds the peers, rules and port entries of the healthy policies (what a
 fault may write); ``spots_of`` lists where each peer, port entry or rule sits and
-``pick_spot`` chooses one whose position falls as the design's entries' positions do.
+``pick_spot`` chooses one so that no level leans to big or small policies.
 """
 
 from __future__ import annotations
@@ -82,26 +82,22 @@ def spots_of(policies: Sequence[Policy], part: str, model: AppModel,
 
 
 def pick_spot(spots: list[Where], rng: random.Random) -> Where | None:
-    """A spot: its policy drawn uniformly, reweighted so positions fall as the design's do.
+    """A spot: uniformly, or by a uniformly chosen rule first, or by a policy first.
 
-    Drawing the policy first keeps faulted policies as big as the design's, but alone it
-    favours the first rules and items (small policies have only those); drawing items
-    uniformly favours big policies. So each spot's policy-first chance is scaled by how
-    much more often the candidates sit at its position (direction, rule index, item
-    index) than policy-first draws land there: the faulted position then falls as the
-    candidates' positions do, and the policy stays drawn nearly uniformly.
+    Choosing only uniformly over items favours big rules and policies among the changed
+    ones; only by policy or rule favours small ones among the changed items: mixing the
+    three keeps every level's leaning small.
     """
     if not spots:
         return None
-    sizes = Counter(s[0] for s in spots)
-    first = [1.0 / (len(sizes) * sizes[s[0]]) for s in spots]
-    share = Counter(s[1:] for s in spots)
-    landed: Counter[tuple[str, int, int]] = Counter()
-    for s, w in zip(spots, first, strict=True):
-        landed[s[1:]] += w
-    weights = [w * share[s[1:]] / (len(spots) * landed[s[1:]])
-               for s, w in zip(spots, first, strict=True)]
-    return rng.choices(spots, weights)[0]
+    mode = rng.choices((0, 1, 2), (0.1, 0.1, 0.8))[0]
+    if mode == 1:
+        rule = rng.choice(sorted({s[:3] for s in spots}))
+        spots = [s for s in spots if s[:3] == rule]
+    elif mode == 2:
+        policy = rng.choice(sorted({s[0] for s in spots}))
+        spots = [s for s in spots if s[0] == policy]
+    return rng.choice(spots)
 
 
 def target_of(policies: Sequence[Policy], where: Where
