@@ -57,9 +57,6 @@ WORK_HORIZON_S = 5.0
 election changes no route."""
 FORMING = ("Init", "ExStart", "Exchange", "Loading")
 """Neighbour states on the way to an adjacency."""
-HEARING = ("Full", "2-Way", "Init", *FORMING)
-"""Neighbour states whose dead timer runs: each accepted hello restarts it (a neighbour
-Down or Attempt has none)."""
 STUCK_S = 1.5
 """A neighbour forming that made no progress this long is stuck (an MTU mismatch holds it
 in ExStart): past the design's one-second retransmit interval, a retransmission failed."""
@@ -153,15 +150,12 @@ def ospf_forming(net: FrrNetwork) -> bool:
 
 
 def ospf_heard_since(net: FrrNetwork, moment: float) -> bool:
-    """Whether every OSPF neighbour listed was heard since ``moment`` (monotonic).
+    """Whether every OSPF neighbour is up and was heard since ``moment`` (monotonic).
 
-    Heard: its router accepted a hello from it, as the time left on its dead timer
-    (restarted at each accepted hello) dates, whatever the adjacency's state (``HEARING``).
-    A neighbour that fell silent at ``moment`` (a hostile or mistaken command) is not
-    heard until it has gone down. One heard but not Full (forming, or stuck in ExStart
-    by an MTU mismatch) will not go down at its dead interval: whether it still forms is
-    ``ospf_forming``'s question, not a silence to wait out. A router whose ospfd does not
-    answer makes it false.
+    Up: Full or 2-Way. Heard: its router accepted a hello from it, as the time left on its
+    dead timer (restarted at each accepted hello) dates. A neighbour that fell silent at
+    ``moment`` (a hostile or mistaken command) is not heard until it has gone down; one
+    still forming is not up. A router whose ospfd does not answer makes it false.
     """
     answers = net.ask_all("ospfd", "show ip ospf neighbor json")
     dead = {
@@ -170,7 +164,7 @@ def ospf_heard_since(net: FrrNetwork, moment: float) -> bool:
         for intf in (link.a_intf, link.b_intf)
     }
     return len(answers) == len(net.ospf.routers) and all(
-        str(entry.get("nbrState", "")).startswith(HEARING)
+        str(entry.get("nbrState", "")).startswith(("Full", "2-Way"))
         and sent
         - (dead.get(str(entry.get("ifaceName", "")).split(":")[0], DEAD_S)
            - entry.get("deadTimeMsecs", 0) / 1000)
