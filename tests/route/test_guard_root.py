@@ -116,7 +116,8 @@ def test_the_memory_cgroup_caps_a_2gb_allocation(small_app: RouteApp) -> None:
     with small_app.open(small_app.generate(74, 1, "DI")) as episode:
         alone = episode.net.shell("h1", hog, timeout_s=20)
         assert alone.output == "held\n", alone.output  # one fits its own limits
-        result = episode.net.shell("h1", command, timeout_s=20)
+        # reclaim before the kill takes 4-20 s alone and longer under load: time is not the point
+        result = episode.net.shell("h1", command, timeout_s=120)
         assert "all-ended" in result.output, result.output
         held = result.output.count("held\n")
         assert held <= MEMORY_BYTES // 200_000_000, result.output

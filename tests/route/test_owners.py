@@ -26,7 +26,8 @@ def owners(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 def test_a_prefix_is_claimed_by_this_process_once(owners: Path) -> None:
     prefix = namespaces.claim_prefix()
-    assert (owners / f"{prefix}.pid").read_text() == str(os.getpid())
+    pid, ticks = (owners / f"{prefix}.pid").read_text().split()
+    assert int(pid) == os.getpid() and int(ticks) == namespaces._start_ticks(os.getpid())
     assert namespaces._owner_alive(prefix)
     with pytest.raises(EmulatorError, match="claimed already"):
         namespaces.claim_prefix(prefix)
@@ -44,6 +45,12 @@ def test_an_owner_is_gone_once_its_pid_ended_or_names_a_later_process(owners: Pa
             (owners / "nrreuse1.pid").write_text(str(later.pid))
             an_hour_ago = time.time() - 3600  # written before that process started
             os.utime(owners / "nrreuse1.pid", (an_hour_ago, an_hour_ago))
+            ticks = namespaces._start_ticks(later.pid)
+            (owners / "nrtick01.pid").write_text(f"{later.pid} {ticks}")
+            (owners / "nrtick02.pid").write_text(f"{later.pid} {ticks - 1}")  # an earlier one
+            os.utime(owners / "nrtick01.pid", (an_hour_ago, an_hour_ago))  # time not read
+            assert namespaces._owner_alive("nrtick01")
+            assert not namespaces._owner_alive("nrtick02")
             assert not namespaces._owner_alive("nrdead01")
             assert namespaces._owner_alive("nrlive01")
             assert not namespaces._owner_alive("nrreuse1")

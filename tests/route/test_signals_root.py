@@ -29,7 +29,7 @@ def _owned_by(pid: int) -> set[str]:
     found = set()
     for owner in OWNER_DIR.glob("nr*.pid"):
         try:
-            if owner.read_text().strip() == str(pid):
+            if owner.read_text().split()[0] == str(pid):
                 found.add(owner.stem)
         except OSError:
             continue

@@ -99,7 +99,7 @@ def claim_prefix(prefix: str | None = None) -> str:
     try:
         OWNER_DIR.mkdir(parents=True, exist_ok=True)
         spare = OWNER_DIR / f".claim.{os.getpid()}.{threading.get_ident()}"
-        spare.write_text(str(os.getpid()))
+        spare.write_text(f"{os.getpid()} {_start_ticks(os.getpid())}")
         try:
             while True:
                 wanted = prefix or new_prefix()
@@ -311,33 +311,42 @@ def _delete_namespace(name: str) -> None:
 def _owner_alive(prefix: str) -> bool:
     """Whether the process that claimed ``prefix`` is still running.
 
-    A process with the owner's pid that started after the owner file was written is
-    another one (the kernel reuses pids).
+    The owner file holds the owner's pid and its start time in clock ticks since boot, so
+    a later process given the same pid (the kernel reuses pids) is not taken for it, and
+    no wall clock (which NTP may step) is read. A file with a pid alone (older NetArena)
+    falls back to comparing the process's start with the file's time.
     """
     owner = OWNER_DIR / f"{prefix}.pid"
     try:
-        pid = int(owner.read_text().strip())
+        fields = owner.read_text().split()
+        pid = int(fields[0])
+        ticks = int(fields[1]) if len(fields) > 1 else None
         written = owner.stat().st_mtime
-    except (OSError, ValueError):
+    except (OSError, ValueError, IndexError):
         return False
     if pid == os.getpid():
         return True
     try:
-        started = _start_time(pid)
+        started = _start_ticks(pid)
     except OSError:
         return False
-    return started <= written + 1  # the boot time is known to the second
+    if ticks is not None:
+        return started == ticks
+    since_boot = started / os.sysconf("SC_CLK_TCK")
+    return _boot_time() + since_boot <= written + 1  # the boot time is known to the second
 
 
-def _start_time(pid: int) -> float:
-    """When process ``pid`` started, in seconds since the epoch.
+def _start_ticks(pid: int) -> int:
+    """When process ``pid`` started, in clock ticks since boot (``/proc/PID/stat``).
 
     Raises:
         OSError: No such process.
     """
     stat = Path(f"/proc/{pid}/stat").read_text()
-    ticks = int(stat.rsplit(")", 1)[1].split()[19])
-    return _boot_time() + ticks / os.sysconf("SC_CLK_TCK")
+    try:
+        return int(stat.rsplit(")", 1)[1].split()[19])
+    except (IndexError, ValueError) as exc:
+        raise OSError(f"unreadable /proc/{pid}/stat") from exc
 
 
 def _boot_time() -> float:
