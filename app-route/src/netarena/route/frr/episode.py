@@ -38,7 +38,7 @@ from netarena.route.frr.footprint import frr_footprint, masked
 from netarena.route.frr.network import FrrNetwork
 from netarena.route.frr.paths import Path, fib_path, traced_path
 from netarena.route.frr.plan import OspfPlan
-from netarena.route.frr.routing import Routing, judged
+from netarena.route.frr.routing import Routing, judged, lost_routes
 from netarena.route.frr.settle import settle
 from netarena.route.guarded import GuardedEpisode
 from netarena.route.injection import ProbeTiming, measure, measure_patiently
@@ -366,14 +366,10 @@ class FrrEpisode(GuardedEpisode[DynamicState]):
             or after.established.get(p, 0) > before.established.get(p, 0)
         )
         lost += [f"adjacency {r} -> {n} went down and came back" for r, n in flapped]
-        for router, routes in before.routing.items():
-            for key in routes:
-                if (
-                    key.startswith("rib ")
-                    and key in self.healthy.get(router, {})
-                    and key not in after.routing.get(router, {})
-                ):
-                    lost.append(f"{router} lost route {key[4:]}")
+        lost += [
+            f"{router} lost route {key[4:]}"
+            for router, key in lost_routes(before.routing, after.routing, self.healthy)
+        ]
         return lost
 
     def _details(self, state: DynamicState) -> dict[str, Any]:

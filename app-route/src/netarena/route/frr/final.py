@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING
 
 from netarena.common.core.errors import EmulatorError
 from netarena.route.frr.adjacencies import Adjacencies, read_adjacencies
-from netarena.route.frr.routing import Routing
+from netarena.route.frr.routing import Routing, lost_routes
 from netarena.route.frr.settle import settle
 
 if TYPE_CHECKING:
@@ -82,12 +82,6 @@ def _back(before: Adjacencies, now: Adjacencies, moment: float) -> bool:
     )
 
 
-def _missing(before: Routing, now: Routing) -> bool:
-    """Whether a router lost a route it had ``before``."""
-    return any(key.startswith("rib ") and key not in now.get(router, {})
-               for router, routes in before.items() for key in routes)
-
-
 def hard_reset(net: FrrNetwork, before: Adjacencies, routing: Routing) -> Routing:
     """Reset every BGP session and OSPF process; routing once all came back and settled.
 
@@ -114,10 +108,10 @@ def hard_reset(net: FrrNetwork, before: Adjacencies, routing: Routing) -> Routin
         log.info("%s: adjacencies did not all come back after the reset", net.prefix)
     after = settle(net, RESET_QUIET_S, RECONVERGE_S, since=time.monotonic())
     late = time.monotonic() + LATE_S
-    while _missing(routing, after) and time.monotonic() < late:
+    while lost_routes(routing, after) and time.monotonic() < late:
         time.sleep(LATE_EVERY_S)
         after = net.routing()
-    if _missing(routing, after):
+    if lost_routes(routing, after):
         return after
     try:  # back: read it once it stopped changing again
         return settle(net, RESET_QUIET_S, RECONVERGE_S)

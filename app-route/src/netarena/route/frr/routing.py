@@ -13,6 +13,7 @@ __all__ = [
     "config_objects",
     "fib_routes",
     "judged",
+    "lost_routes",
     "rib_routes",
     "routes_complete",
 ]
@@ -59,6 +60,26 @@ def judged(routing: Routing) -> Routing:
         r: {k: v for k, v in routes.items() if not k.startswith("hop ")}
         for r, routes in routing.items()
     }
+
+
+def lost_routes(
+    before: Routing, after: Routing, among: Routing | None = None
+) -> list[tuple[str, str]]:
+    """``(router, rib key)`` of each RIB route a router held ``before`` and not ``after``.
+
+    Args:
+        before: The routing a route was held in.
+        after: The routing it is looked for in.
+        among: Only routes this routing holds too count (e.g. the healthy network's).
+    """
+    return [
+        (router, key)
+        for router, routes in before.items()
+        for key in routes
+        if key.startswith("rib ")
+        and (among is None or key in among.get(router, {}))
+        and key not in after.get(router, {})
+    ]
 
 
 _SKIPPED = ("Building configuration", "Current configuration", "frr version", "end")
