@@ -146,6 +146,8 @@ class _Search:
             self.expected[key] = (mask | bit) if want else (mask & ~bit)
         self.expected = {k: v for k, v in self.expected.items() if v}
         self.wrong = self._wrong(actual)
+        self._wrong_masks = {k: actual.get(k, 0) ^ self.expected.get(k, 0)
+                             for k in set(actual) | set(self.expected)}
 
     def _wrong(self, actual: Mapping[tuple[int, int], int]) -> set[tuple[int, int, int]]:
         out = set()
@@ -159,8 +161,14 @@ class _Search:
 
     def score(self, policies: list[Obj]) -> int | None:
         """Differences left after ``policies``; ``None`` when any new one appears."""
-        wrong = self._wrong(reachable(self.uni, self.namespaces, policies))
-        return None if wrong - self.wrong else len(wrong)
+        actual = reachable(self.uni, self.namespaces, policies)
+        count = 0
+        for key in actual.keys() | self.expected.keys():  # ``_wrong``'s bits, counted
+            diff = actual.get(key, 0) ^ self.expected.get(key, 0)
+            if diff & ~self._wrong_masks.get(key, 0):
+                return None  # a probe that was right goes wrong
+            count += diff.bit_count()
+        return count
 
 
 def _all_peers(policies: list[Obj]) -> Iterator[Obj]:
@@ -214,8 +222,8 @@ def _candidates(search: _Search, pol: Obj, direction: str,
     wanted = sorted({t for group in missing for t in group})
 
     def with_rules(new: list[Obj]) -> Obj:
-        out = copy.deepcopy(spec)
-        out[direction] = new
+        out = {k: new if k == direction else copy.deepcopy(v) for k, v in spec.items()}
+        out.setdefault(direction, new)
         return out
 
     for i, rule in enumerate(rules):
