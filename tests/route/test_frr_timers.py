@@ -6,7 +6,9 @@ timer overdue on a busy daemon (its callback not run yet) prints with a ``-`` in
 
 from __future__ import annotations
 
-from netarena.route.frr.daemon_work import parse_timers
+from types import SimpleNamespace
+
+from netarena.route.frr.daemon_work import ospf_heard_since, parse_timers
 
 BGPD = """
 Showing timers for default
@@ -33,3 +35,20 @@ def test_every_timer_is_read_with_its_time_left() -> None:
         ("bgp_startup_timer_expire", 113.953),
     ]
 
+
+
+def _answers(*entries: dict[str, object]) -> SimpleNamespace:
+    """A network of one router whose ``show ip ospf neighbor json`` lists ``entries``."""
+    data = {"neighbors": {f"10.255.0.{i}": [e] for i, e in enumerate(entries, 2)}}
+    return SimpleNamespace(ospf=SimpleNamespace(links=[], routers=["r1"]),
+                           ask_all=lambda daemon, command: [("r1", (100.0, 100.1, data))])
+
+
+def test_a_neighbour_without_a_running_dead_timer_is_not_heard() -> None:
+    """FRR prints ``"deadTimeMsecs": "inactive"`` then; it once crashed the settle loop."""
+    # the dead interval (1 s here) less the 0.7 s left: last heard 0.3 s before the ask at 100
+    heard = {"nbrState": "Full/DROther", "ifaceName": "eth1:10.0.0.1", "deadTimeMsecs": 700}
+    assert ospf_heard_since(_answers(heard), 99.0)  # type: ignore[arg-type]
+    assert not ospf_heard_since(_answers(heard), 99.9)  # type: ignore[arg-type]
+    inactive = {**heard, "deadTimeMsecs": "inactive"}
+    assert not ospf_heard_since(_answers(heard, inactive), 99.0)  # type: ignore[arg-type]

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 import time
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from netarena.common.core.errors import EmulatorError
 from netarena.route.frr.adjacencies import ospf_neighbours
@@ -163,12 +163,15 @@ def ospf_heard_since(net: FrrNetwork, moment: float) -> bool:
         for link in net.ospf.links
         for intf in (link.a_intf, link.b_intf)
     }
+    def heard(sent: float, entry: dict[str, Any]) -> bool:
+        left = entry.get("deadTimeMsecs", 0)  # "inactive" when no dead timer runs
+        if not isinstance(left, int | float):
+            return False
+        dead_s = dead.get(str(entry.get("ifaceName", "")).split(":")[0], DEAD_S)
+        return sent - (dead_s - left / 1000) > moment
+
     return len(answers) == len(net.ospf.routers) and all(
-        str(entry.get("nbrState", "")).startswith(("Full", "2-Way"))
-        and sent
-        - (dead.get(str(entry.get("ifaceName", "")).split(":")[0], DEAD_S)
-           - entry.get("deadTimeMsecs", 0) / 1000)
-        > moment
+        str(entry.get("nbrState", "")).startswith(("Full", "2-Way")) and heard(sent, entry)
         for _, (sent, _, data) in answers
         for _, entry in ospf_neighbours(data)
     )
