@@ -6,8 +6,8 @@ All its namespaces are named ``<prefix>_<node>`` (``nr3k9az_net`` holds the brid
 killed process. An owner file ``/run/netarena-route/<prefix>.pid`` records the owning
 process: it is written when the prefix is claimed (``claim_prefix``), before anything of the
 network exists, so nothing of a network is ever without an owner. ``cleanup`` spares the
-networks of owners that are alive (a pid the kernel gave to a process started after the
-owner file was written is not the owner) and removes the others; every ``claim_prefix``
+networks of owners that are alive (the file holds the owner's pid and start time: a later
+process given the same pid is not the owner) and removes the others; every ``claim_prefix``
 (every network's construction, in ``open()``) first reaps the networks of owners that are
 gone, so a program killed while it held networks leaves nothing behind for long.
 
