@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from netarena.route.namespaces import OWNER_DIR, list_prefixes
+from netarena.route import namespaces
+from netarena.route.namespaces import list_prefixes
 
 from .conftest import NEEDS_ROOT
 
@@ -52,15 +53,7 @@ def run_cli(*args: str) -> dict:
 def leaked_since(before: set[str]) -> set[str]:
     """New prefixes whose owner is gone: ours, left behind (another process's live
     episodes, e.g. a parallel run on the same machine, are not leaks)."""
-
-    def owner_alive(prefix: str) -> bool:
-        try:
-            pid = int((OWNER_DIR / f"{prefix}.pid").read_text().strip())
-        except (OSError, ValueError):
-            return False
-        return Path(f"/proc/{pid}").exists()
-
-    return {p for p in list_prefixes() - before if not owner_alive(p)}
+    return {p for p in list_prefixes() - before if not namespaces._owner_alive(p)}
 
 
 @pytest.mark.slow
