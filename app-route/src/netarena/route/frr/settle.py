@@ -106,10 +106,10 @@ def settle(
     asked, pending = 0.0, False  # the daemons' work: when to ask next; whether some was seen
     worked = 0.0  # BGP networks: when the work last seen pending is done, its routes in
     cause, heard, heard_at = -1.0, False, 0.0  # silence counted from; heard since; next ask
+    opened: float | None = None  # OSPF networks: when the silence ended (heard, or waited out)
     while True:
         now = time.monotonic()
         changed = max(begun, events.last)
-        quiet = now - changed
         if cause != (changed if bgp else begun):
             cause = changed if bgp else begun
             heard, heard_at = False, cause + heard_after
@@ -121,7 +121,12 @@ def settle(
         if silent:
             settled, wake = False, min(cause + silence_s, max(heard_at, now + RECHECK_S))
         elif not bgp:  # ospfd idle; or quiet so long that no pending recomputation is left
-            settled = quiet >= quiet_s + ASE_DELAY_S
+            # A neighbour that went down as the silence ended (its dead interval) has its
+            # recomputation still ahead however quiet the kernel was: count from then.
+            if opened is None:
+                opened = now if silence_s > 0 else begun
+            changed = max(changed, opened)
+            settled = now - changed >= quiet_s + ASE_DELAY_S
             wake = max(changed + KERNEL_QUIET_S, asked)
             if not settled and now >= wake:
                 due = ospf_work_due(net)
