@@ -163,6 +163,7 @@ def ospf_heard_since(net: FrrNetwork, moment: float) -> bool:
         for link in net.ospf.links
         for intf in (link.a_intf, link.b_intf)
     }
+
     def heard(sent: float, entry: dict[str, Any]) -> bool:
         left = entry.get("deadTimeMsecs", 0)  # "inactive" when no dead timer runs
         if not isinstance(left, int | float):

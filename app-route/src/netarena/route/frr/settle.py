@@ -85,7 +85,9 @@ def settle(
         silence_s: A neighbour broken silently at ``since`` goes down only at its dead
             interval (or hold time), which no daemon has scheduled work for: never
             settled sooner than this after ``since``, however quiet, unless every OSPF
-            neighbour and BGP peer has been heard since (``heard_since``). On BGP
+            neighbour and BGP peer has been heard since (``heard_since``). On OSPF
+            networks the quiet period then counts from when the silence ended (a
+            neighbour gone down at its dead interval has its SPF still ahead). On BGP
             networks the clock restarts at each route change: an iBGP session between
             loopbacks falls silent when the route to its peer goes. A ``want`` reached
             still ends the wait.
@@ -125,9 +127,9 @@ def settle(
             # recomputation still ahead however quiet the kernel was: count from then.
             if opened is None:
                 opened = now if silence_s > 0 else begun
-            changed = max(changed, opened)
-            settled = now - changed >= quiet_s + ASE_DELAY_S
-            wake = max(changed + KERNEL_QUIET_S, asked)
+            quiet_from = max(changed, opened)
+            settled = now - quiet_from >= quiet_s + ASE_DELAY_S
+            wake = max(quiet_from + KERNEL_QUIET_S, asked)
             if not settled and now >= wake:
                 due = ospf_work_due(net)
                 growing = forming and due is None and ospf_forming(net)
