@@ -12,11 +12,12 @@ schemas (``discovery``, ``models``, ``schema``); printing (``tables``); patching
 (``names``); and what runs inside pods (``probes``, ``logs``).
 """
 
-from netarena.k8s.apiserver.cluster import bootstrap, deploy
+from netarena.k8s.apiserver.cluster import bootstrap
 from netarena.k8s.apiserver.kinds import ApiError
+from netarena.k8s.apiserver.podruntime import ExecResult, PodRuntime
 from netarena.k8s.apiserver.profile import ClusterProfile, cluster_profile
 from netarena.k8s.apiserver.server import ApiServer
 from netarena.k8s.apiserver.store import ObjectStore
 
-__all__ = ["ApiError", "ApiServer", "ClusterProfile", "ObjectStore", "bootstrap",
-           "cluster_profile", "deploy"]
+__all__ = ["ApiError", "ApiServer", "ClusterProfile", "ExecResult", "ObjectStore",
+           "PodRuntime", "bootstrap", "cluster_profile"]
