@@ -127,6 +127,15 @@ def test_distributions_import_one_way() -> None:
     assert not wrong, wrong
 
 
+def test_the_k8s_api_server_imports_no_app_module() -> None:
+    """The control plane is generic Kubernetes: pod behaviour and the app are injected into it."""
+    inside = "netarena.k8s.apiserver"
+    outward = [f"{a} -> {b}" for a, b in _graph().edges
+               if (a == inside or a.startswith(inside + "."))
+               and b.startswith("netarena.k8s") and not (b == inside or b.startswith(inside + "."))]
+    assert not outward, outward
+
+
 def test_no_module_over_400_lines() -> None:
     long = {m: n for m, p in _modules().items()
             if (n := len(p.read_text(encoding="utf-8").splitlines())) > MAX_LINES}

@@ -11,8 +11,8 @@ from __future__ import annotations
 import json
 import random
 
-from netarena.k8s.apiserver.applogs import request_lines
-from netarena.k8s.apiserver.boutique import PAGES, Call, frontend_lines, page_fails
+from netarena.k8s.pods.applogs import request_lines
+from netarena.k8s.pods.boutique import PAGES, Call, frontend_lines, page_fails
 
 _PORTS = {"adservice": 9555, "cartservice": 7070, "checkoutservice": 5050,
           "currencyservice": 7000, "productcatalogservice": 3550,

@@ -8,15 +8,17 @@ from typing import Any
 
 import pytest
 
-from netarena.k8s.apiserver import ObjectStore, bootstrap, cluster_profile, deploy
+from netarena.k8s.apiserver import ObjectStore, bootstrap, cluster_profile
+from netarena.k8s.apiserver.coredns import DNS_SERVICE_IP
 from netarena.k8s.apiserver.kinds import Forbidden
-from netarena.k8s.apiserver.logs import container_log
 from netarena.k8s.apiserver.protobuf import decode_review
-from netarena.k8s.apiserver.rbac import OPERATOR_ACCOUNT, UserInfo, authorize
-from netarena.k8s.apiserver.shell import run_in_pod
-from netarena.k8s.dns import DNS_SERVICE_IP, coredns_pods
+from netarena.k8s.apiserver.rbac import UserInfo, authorize
+from netarena.k8s.dns import coredns_pods
+from netarena.k8s.install import OPERATOR_ACCOUNT, deploy
 from netarena.k8s.manifests import render_all
 from netarena.k8s.model import online_boutique
+from netarena.k8s.pods.logs import container_log
+from netarena.k8s.pods.shell import run_in_pod
 
 NOW = 1_800_000_000.0
 

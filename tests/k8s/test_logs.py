@@ -13,8 +13,8 @@ import time
 import pytest
 
 from netarena.k8s import K8sApp
-from netarena.k8s.apiserver.logs import container_log
 from netarena.k8s.episode import K8sEpisode
+from netarena.k8s.pods import Kubelet
 from netarena.k8s.policy_matrix import ProbeResult
 
 pytestmark = pytest.mark.slow
@@ -140,10 +140,10 @@ def test_logs_change_when_the_policy_is_fixed_and_keep_their_past() -> None:
                 break
         assert ep.state.healthy
         fixed_at = time.time()
-        assert ep._server is not None
+        assert ep._server is not None and isinstance(ep._server.pods, Kubelet)
         pod = ep.store.list("Pod", "default", "app=frontend")[0]
-        later = container_log(pod, {"timestamps": "true"}, fixed_at + 120,
-                              ep._server.log_history)  # two minutes on
+        later = ep._server.pods.container_log(pod, {"timestamps": "true"},
+                                              fixed_at + 120)  # two minutes on
         stamps = [ln.split(" ", 1)[0] for ln in later.splitlines()]
         assert stamps == sorted(stamps)  # timestamps advance
         # a request in flight at the fix may still time out (calls wait up to 20 s)

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import pytest
 
-from netarena.k8s.apiserver.images import BUSYBOX_APPLETS
 from netarena.k8s.episode import K8sEpisode
+from netarena.k8s.pods.images import BUSYBOX_APPLETS
 
 pytestmark = pytest.mark.slow
 _ALPINE = "recommendationservice"

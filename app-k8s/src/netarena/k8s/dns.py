@@ -4,35 +4,17 @@ A pod resolves a Service name by sending a UDP query to the ``kube-dns`` Service
 kube-proxy forwards to a CoreDNS pod in ``kube-system``. NetworkPolicy applies to that
 flow like to any other: an egress policy that does not allow UDP 53 to the CoreDNS pods
 makes every name-based connection fail before it starts, while connections to an IP still
-work. The embedded cluster runs CoreDNS with exactly these labels and ports.
+work. The embedded cluster runs CoreDNS with exactly these labels and ports
+(``apiserver.coredns``).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-__all__ = [
-    "CLUSTER_DOMAIN",
-    "DNS_LABELS",
-    "DNS_NAMESPACE",
-    "DNS_PORT",
-    "DNS_SERVICE",
-    "DNS_SERVICE_IP",
-    "coredns_pods",
-]
+from netarena.k8s.apiserver.coredns import DNS_LABELS, DNS_NAMESPACE, DNS_PORT
 
-DNS_NAMESPACE = "kube-system"
-"""Namespace CoreDNS runs in."""
-DNS_SERVICE = "kube-dns"
-"""Name of the DNS Service (and the ``k8s-app`` label of CoreDNS pods)."""
-DNS_LABELS = {"k8s-app": "kube-dns"}
-"""Labels of the CoreDNS pods."""
-DNS_SERVICE_IP = "10.96.0.10"
-"""ClusterIP of ``kube-dns`` (the nameserver in every pod's ``resolv.conf``)."""
-DNS_PORT = 53
-"""Port of the DNS server, UDP (queries) and TCP (large answers)."""
-CLUSTER_DOMAIN = "cluster.local"
-"""The cluster's DNS domain."""
+__all__ = ["coredns_pods"]
 
 _COREDNS_IPS = ("10.244.0.2", "10.244.0.3")
 """Where CoreDNS lands on a fresh cluster: the first pod IPs of the control-plane node."""

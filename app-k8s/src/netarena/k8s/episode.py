@@ -23,10 +23,11 @@ from netarena.common.core.errors import EmulatorError, InvalidAction
 from netarena.common.core.reactive import Command, ReactiveEpisode
 from netarena.common.core.types import Query, Score
 from netarena.k8s.actions import ForbiddenKubectl, KubectlCommand
-from netarena.k8s.apiserver import ApiServer, ObjectStore, bootstrap, cluster_profile, deploy
-from netarena.k8s.apiserver.rbac import OPERATOR_ACCOUNT, UserInfo, operator_kubeconfig
+from netarena.k8s.apiserver import ApiServer, ObjectStore, bootstrap, cluster_profile
+from netarena.k8s.apiserver.rbac import UserInfo
 from netarena.k8s.faults import apply_faults
 from netarena.k8s.generator import K8sConfig
+from netarena.k8s.install import OPERATOR_ACCOUNT, deploy, operator_kubeconfig
 from netarena.k8s.judge import (
     ClusterState,
     StateCache,
@@ -39,6 +40,7 @@ from netarena.k8s.ledger import WriteLedger
 from netarena.k8s.live import LiveCluster
 from netarena.k8s.manifests import render_all
 from netarena.k8s.model import AppModel
+from netarena.k8s.pods import Kubelet
 from netarena.k8s.policy import PodView, selector_matches
 from netarena.k8s.policy_matrix import Address, Connectivity, compute_connectivity
 from netarena.k8s.reachability import NEWCOMER, NEWCOMER_IP, endpoint_name
@@ -99,7 +101,8 @@ class K8sEpisode(ReactiveEpisode[ClusterState, KubectlCommand]):
                 self._populate(faults)
                 identity = operator_kubeconfig(self.profile.name, model.namespace)
                 self._server = ApiServer(self.store, user=UserInfo.service_account(
-                    model.namespace, OPERATOR_ACCOUNT), tls=True, token=identity.token)
+                    model.namespace, OPERATOR_ACCOUNT), tls=True, token=identity.token,
+                    pods=Kubelet(self.store))
                 self.kubectl = Kubectl(self._server.start(), namespace=model.namespace,
                                        identity=identity)
         except Exception:

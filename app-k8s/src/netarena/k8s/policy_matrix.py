@@ -15,7 +15,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from netarena.k8s.dns import DNS_PORT, coredns_pods
+from netarena.k8s.apiserver.coredns import DNS_PORT
+from netarena.k8s.dns import coredns_pods
 from netarena.k8s.model import AppModel
 from netarena.k8s.policy import PodView, PolicyEngine
 

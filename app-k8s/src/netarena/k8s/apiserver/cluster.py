@@ -14,17 +14,15 @@ from __future__ import annotations
 import hashlib
 from typing import TYPE_CHECKING, Any
 
-from netarena.k8s.apiserver.events import deploy_events
+from netarena.k8s.apiserver.coredns import COREFILE, coredns_objects
 from netarena.k8s.apiserver.names import rfc3339
 from netarena.k8s.apiserver.profile import ClusterProfile
-from netarena.k8s.apiserver.rbac import operator_objects
 from netarena.k8s.apiserver.roles import cluster_roles
-from netarena.k8s.dns import DNS_LABELS, DNS_NAMESPACE, DNS_PORT, DNS_SERVICE, DNS_SERVICE_IP
 
 if TYPE_CHECKING:
     from netarena.k8s.apiserver.store import ObjectStore
 
-__all__ = ["bootstrap", "deploy", "REVISIONS_PER_HOUR"]
+__all__ = ["bootstrap", "idle_revisions", "REVISIONS_PER_HOUR"]
 
 K8S_VERSION = "v1.37.1"
 REVISIONS_PER_HOUR = 1_450
@@ -163,80 +161,6 @@ def _daemonset(name: str, labels: dict[str, str], container: dict[str, Any],
     }
 
 
-def _coredns() -> list[dict[str, Any]]:
-    labels = dict(DNS_LABELS)
-    ports = [{"name": "dns", "containerPort": DNS_PORT, "protocol": "UDP"},
-             {"name": "dns-tcp", "containerPort": DNS_PORT, "protocol": "TCP"},
-             {"name": "metrics", "containerPort": 9153, "protocol": "TCP"}]
-    container = _container(
-        "coredns", "registry.k8s.io/coredns/coredns:v1.12.1", args=["-conf",
-                                                                    "/etc/coredns/Corefile"],
-        ports=ports,
-        resources={"limits": {"memory": "170Mi"}, "requests": {"cpu": "100m",
-                                                               "memory": "70Mi"}},
-        livenessProbe={"httpGet": {"path": "/health", "port": 8080, "scheme": "HTTP"},
-                       "initialDelaySeconds": 60, "timeoutSeconds": 5, "failureThreshold": 5},
-        readinessProbe={"httpGet": {"path": "/ready", "port": 8181, "scheme": "HTTP"}},
-        volumeMounts=[{"name": "config-volume", "mountPath": "/etc/coredns",
-                       "readOnly": True}])
-    deployment = {
-        "apiVersion": "apps/v1", "kind": "Deployment",
-        "metadata": _meta("coredns", DNS_NAMESPACE, dict(labels)),
-        "spec": {"replicas": 2, "selector": {"matchLabels": dict(labels)},
-                 "template": {"metadata": {"labels": dict(labels)}, "spec": {
-                     "serviceAccountName": "coredns", "priorityClassName":
-                     "system-cluster-critical", "dnsPolicy": "Default",
-                     "nodeSelector": {"kubernetes.io/os": "linux"},
-                     "tolerations": [{"key": "CriticalAddonsOnly", "operator": "Exists"},
-                                     {"key": "node-role.kubernetes.io/control-plane",
-                                      "effect": "NoSchedule"}],
-                     "containers": [container],
-                     "volumes": [{"name": "config-volume", "configMap": {
-                         "name": "coredns", "items": [{"key": "Corefile",
-                                                       "path": "Corefile"}]}}]}}},
-    }
-    service = {
-        "apiVersion": "v1", "kind": "Service",
-        "metadata": _meta(DNS_SERVICE, DNS_NAMESPACE,
-                          {**labels, "kubernetes.io/cluster-service": "true",
-                           "kubernetes.io/name": "CoreDNS"},
-                          annotations={"prometheus.io/port": "9153",
-                                       "prometheus.io/scrape": "true"}),
-        "spec": {"clusterIP": DNS_SERVICE_IP, "selector": dict(labels), "ports": [
-            {"name": "dns", "port": 53, "protocol": "UDP", "targetPort": 53},
-            {"name": "dns-tcp", "port": 53, "protocol": "TCP", "targetPort": 53},
-            {"name": "metrics", "port": 9153, "protocol": "TCP", "targetPort": 9153}]},
-    }
-    return [deployment, service]
-
-
-_COREFILE = """.:53 {
-    log
-    errors
-    health {
-       lameduck 5s
-    }
-    ready
-    kubernetes cluster.local in-addr.arpa ip6.arpa {
-       pods insecure
-       fallthrough in-addr.arpa ip6.arpa
-       ttl 30
-    }
-    prometheus :9153
-    forward . /etc/resolv.conf {
-       max_concurrent 1000
-    }
-    cache 30 {
-       disable success cluster.local
-       disable denial cluster.local
-    }
-    loop
-    reload
-    loadbalance
-}
-"""
-
-
 def _config_maps(profile: ClusterProfile) -> list[dict[str, Any]]:
     def cm(name: str, ns: str, data: dict[str, str]) -> dict[str, Any]:
         return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": _meta(name, ns),
@@ -248,7 +172,7 @@ def _config_maps(profile: ClusterProfile) -> list[dict[str, Any]]:
                "  dnsDomain: cluster.local\n  podSubnet: 10.244.0.0/16\n"
                "  serviceSubnet: 10.96.0.0/16\n")
     return [
-        cm("coredns", "kube-system", {"Corefile": _COREFILE}),
+        cm("coredns", "kube-system", {"Corefile": COREFILE}),
         cm("kubeadm-config", "kube-system", {"ClusterConfiguration": kubeadm}),
         cm("kube-proxy", "kube-system", {"config.conf": "apiVersion: kubeproxy.config.k8s.io/"
                                          "v1alpha1\nkind: KubeProxyConfiguration\nmode: "
@@ -329,7 +253,7 @@ def _cluster_objects(profile: ClusterProfile) -> list[dict[str, Any]]:
                        ("system-node-critical", 2000001000))),
         *cluster_roles(),
         *_control_plane(profile),
-        *_coredns(),
+        *coredns_objects(),
         *_system_workloads(),
     ]
 
@@ -354,39 +278,11 @@ def bootstrap(store: ObjectStore, profile: ClusterProfile) -> None:
     for i, name in enumerate(nodes[1:], start=1):  # workers join once the control plane is up
         with store.at(profile.created_at + 40 + 5 * i, manager="kubelet"):
             _join(store, profile, i, name)
-    store.advance_revision(_revisions(profile.deployed_at - profile.created_at))
+    store.advance_revision(idle_revisions(profile.deployed_at - profile.created_at))
 
 
-def deploy(store: ObjectStore, profile: ClusterProfile, objects: list[dict[str, Any]],
-           manager: str = "kubectl-client-side-apply", server_side: bool = False) -> None:
-    """Create an application's ``objects`` as deployed at ``profile.deployed_at``.
-
-    ``manager`` wrote them (``server_side``: by server-side apply, as Argo CD, Flux or
-    ``kubectl apply --server-side`` do). Pods created in the last hour get the events a
-    cluster keeps for an hour (scheduled, image pulled, container started); the revision
-    then moves on to ``profile.now``. The on-call operator's account
-    (``rbac.operator_objects``) is set up in each namespace whose NetworkPolicies the
-    operator manages, as the team would have before handing it over.
-    """
-    namespaces = sorted({o["metadata"].get("namespace", "default") for o in objects
-                         if o.get("kind") == "NetworkPolicy"})
-    with store.at(profile.deployed_at, manager=manager):
-        for obj in objects:
-            if server_side:
-                store.apply(obj, manager)
-            else:
-                store.create(obj)
-        for ns in namespaces:
-            for obj in operator_objects(ns):
-                store.create(obj)
-    if profile.now - profile.deployed_at < 3_600:
-        for at, event in deploy_events(store, profile, objects):
-            with store.at(at):
-                store.create(event)
-    store.advance_revision(_revisions(profile.now - profile.deployed_at))
-
-
-def _revisions(seconds: float) -> int:
+def idle_revisions(seconds: float) -> int:
+    """The revisions an idle cluster's etcd moves on by in ``seconds``."""
     return int(max(0.0, seconds) / 3_600 * REVISIONS_PER_HOUR)
 
 def _join(store: ObjectStore, profile: ClusterProfile, index: int, name: str) -> None:

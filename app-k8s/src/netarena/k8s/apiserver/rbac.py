@@ -9,25 +9,14 @@ if the rule lists names, the object name. ``system:masters`` may do everything.
 
 from __future__ import annotations
 
-import base64
-import hashlib
-import json
-import os
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
-
-from netarena.k8s.apiserver.tls import serving_certificate
-from netarena.k8s.kubectl import KubeconfigIdentity
 
 if TYPE_CHECKING:
     from netarena.k8s.apiserver.kinds import KindInfo
     from netarena.k8s.apiserver.store import ObjectStore
 
-__all__ = ["UserInfo", "authorize", "rules_for", "review", "operator_kubeconfig",
-           "operator_objects", "OPERATOR_ACCOUNT"]
-
-OPERATOR_ACCOUNT = "oncall"
-"""The service account the agent's kubeconfig authenticates as, in the app's namespace."""
+__all__ = ["UserInfo", "authorize", "rules_for", "review"]
 
 
 @dataclass(frozen=True)
@@ -141,53 +130,3 @@ def review(store: ObjectStore, user: UserInfo, info: KindInfo, namespace: str | 
             allowed, reason = authorize(store, user, attrs)
         out["status"] = {"allowed": allowed, **({"reason": reason} if reason else {})}
     return out
-
-
-
-def operator_kubeconfig(cluster_name: str, namespace: str) -> KubeconfigIdentity:
-    """The kubeconfig entries of the on-call account: kind's cluster name, its token, the CA.
-
-    The token is shaped like a service-account token (a signed JWT) whose signature is
-    random: each episode's server accepts only its own (``ApiServer(token=...)``), so a
-    kubectl pointed at another episode's port is ``Unauthorized``. ``kubectl config view``
-    shows it as ``REDACTED``.
-    """
-    def part(data: dict[str, Any]) -> str:
-        raw = json.dumps(data, separators=(",", ":")).encode()
-        return base64.urlsafe_b64encode(raw).decode().rstrip("=")
-
-    subject = f"system:serviceaccount:{namespace}:{OPERATOR_ACCOUNT}"
-    kid = base64.urlsafe_b64encode(hashlib.sha256(cluster_name.encode()).digest()).decode()
-    signature = base64.urlsafe_b64encode(os.urandom(256)).decode().rstrip("=")
-    token = ".".join([part({"alg": "RS256", "kid": kid.rstrip("=")}),
-                      part({"aud": ["https://kubernetes.default.svc.cluster.local"],
-                            "iss": "https://kubernetes.default.svc.cluster.local",
-                            "sub": subject}), signature])
-    return KubeconfigIdentity(cluster=f"kind-{cluster_name}", user=OPERATOR_ACCOUNT,
-                              token=token, ca_pem=serving_certificate().ca_pem)
-
-
-def operator_objects(namespace: str) -> list[dict[str, Any]]:
-    """The on-call operator's account: edit the application's namespace, read the cluster.
-
-    A ServiceAccount in ``namespace`` bound there to the cluster's ``edit`` role (as teams
-    give their on-call engineers), and cluster-wide to ``view`` plus node, namespace and
-    cluster-object reads. The judge, not a missing permission, keeps changes to the task.
-    """
-    sa = {"apiVersion": "v1", "kind": "ServiceAccount",
-          "metadata": {"name": OPERATOR_ACCOUNT, "namespace": namespace}}
-    subject = [{"kind": "ServiceAccount", "name": OPERATOR_ACCOUNT, "namespace": namespace}]
-    ref = {"apiGroup": "rbac.authorization.k8s.io"}
-    return [
-        sa,
-        {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
-         "metadata": {"name": f"{OPERATOR_ACCOUNT}-edit", "namespace": namespace},
-         "roleRef": {**ref, "kind": "ClusterRole", "name": "edit"}, "subjects": subject},
-        {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
-         "metadata": {"name": f"{OPERATOR_ACCOUNT}-view"},
-         "roleRef": {**ref, "kind": "ClusterRole", "name": "view"}, "subjects": subject},
-        {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
-         "metadata": {"name": f"{OPERATOR_ACCOUNT}-cluster-reader"},
-         "roleRef": {**ref, "kind": "ClusterRole", "name": "cluster-reader"},
-         "subjects": subject},
-    ]

@@ -28,9 +28,8 @@ from netarena.k8s.apiserver.kinds import (
     kind_info,
     resource_info,
 )
-from netarena.k8s.apiserver.logs import LogHistory, container_log, follow_log
 from netarena.k8s.apiserver.nonresource import health_reply, openapi_reply, root_reply
-from netarena.k8s.apiserver.probes import ExecResult
+from netarena.k8s.apiserver.podruntime import ExecResult, PodRuntime
 from netarena.k8s.apiserver.rbac import UserInfo, authorize, review
 from netarena.k8s.apiserver.request_args import (
     check_body_target,
@@ -43,7 +42,6 @@ from netarena.k8s.apiserver.request_args import (
     wants_table,
     warning_headers,
 )
-from netarena.k8s.apiserver.shell import run_in_pod
 from netarena.k8s.apiserver.store import ObjectStore
 from netarena.k8s.apiserver.tables import render_table
 from netarena.k8s.apiserver.tls import server_context
@@ -76,13 +74,15 @@ class ApiServer:
         token: The bearer token requests must carry; others get 401 ``Unauthorized`` (and
             only the health and version paths answer a request without credentials), so
             one episode's kubectl cannot reach another episode's server.
+        pods: What runs inside the pods (``log`` and ``exec``); without one those
+            requests are refused, as when no kubelet answers.
 
     Use as a context manager, or ``start()`` (returns the URL) and ``stop()``.
     """
 
     def __init__(self, store: ObjectStore, host: str = "127.0.0.1", port: int = 0,
                  user: UserInfo | None = None, tls: bool = False,
-                 token: str | None = None) -> None:
+                 token: str | None = None, pods: PodRuntime | None = None) -> None:
         self.store = store
         self.tls = tls
         self.token = token
@@ -98,8 +98,8 @@ class ApiServer:
         self.url: str | None = None
         self.requests = 0
         self._stopping = threading.Event()
-        self.log_history = LogHistory(self._cluster_objects, lambda: self.store.revision)
-        """The states the cluster went through, for logs written from each of them."""
+        self.pods = pods
+        """The kubelets' side: container logs and exec (``None``: no node answers)."""
 
     # ------------------------------------------------------------ lifecycle
     def start(self) -> str:
@@ -112,7 +112,8 @@ class ApiServer:
             if self.url is not None:
                 return self.url
             self._stopping.clear()
-            self.log_history.note(time.time())  # the deploy's state, in force since the start
+            if self.pods is not None:  # the deploy's state, in force since the start
+                self.pods.note(time.time())
             try:
                 server = HttpServer((self._host, self._port), Handler)
             except OSError as exc:
@@ -167,6 +168,7 @@ class ApiServer:
         query = parse_qs(parts.query)
         self._authorize(kind_info("Pod"), segs[3], segs[5], "exec", "create")
         pod = self.store.get("Pod", segs[3], segs[5])
+        self._runtime(pod)
         names = [c["name"] for c in pod["spec"].get("containers") or []]
         container = (query.get("container") or names[:1])[0]
         if container not in names:
@@ -176,13 +178,14 @@ class ApiServer:
             raise BadRequest("you must specify at least 1 command")
         return pod, command
 
-    def _cluster_objects(self) -> dict[str, list[dict[str, Any]]]:
-        return {kind: self.store.list(kind)
-                for kind in ("Pod", "Namespace", "NetworkPolicy", "Service")}
-
     def run_exec(self, pod: dict[str, Any], command: list[str]) -> ExecResult:
         """Run ``command`` in ``pod`` against the current state (blocks as the tool would)."""
-        return run_in_pod(self._cluster_objects(), pod, command, self._stopping)
+        return self._runtime(pod).run_exec(pod, command, self._stopping)
+
+    def _runtime(self, pod: dict[str, Any]) -> PodRuntime:
+        if self.pods is None:
+            raise BadRequest(f"no node runs the containers of pod {pod['metadata']['name']}")
+        return self.pods
 
     # -------------------------------------------------------------- routing
     def handle(self, method: str, path: str, headers: dict[str, str], raw: bytes) -> Reply:
@@ -197,7 +200,8 @@ class ApiServer:
         try:
             return self._handle(method, path, headers, raw)
         finally:  # a write may have changed what the services' calls do from now on
-            self.log_history.note(time.time())
+            if self.pods is not None:
+                self.pods.note(time.time())
 
     def _handle(self, method: str, path: str, headers: dict[str, str], raw: bytes) -> Reply:
         parts, params = split_path(path)
@@ -296,11 +300,11 @@ class ApiServer:
         dry_run = "dryRun" in params or (method == "DELETE" and delete_dry_run(raw))
         if sub == "log" and method == "GET":
             pod = self.store.get(info.key, namespace, name)
+            pods = self._runtime(pod)
             if params.get("follow") == "true":
                 return Reply(None, content_type="text/plain",
-                              stream=follow_log(pod, params, time.time, self._stopping,
-                                                self.log_history))
-            return Reply(container_log(pod, params, time.time(), self.log_history),
+                              stream=pods.follow_log(pod, params, time.time, self._stopping))
+            return Reply(pods.container_log(pod, params, time.time()),
                           content_type="text/plain")
         if sub == "scale":
             return self._scale(info, namespace, name, method, raw, dry_run)

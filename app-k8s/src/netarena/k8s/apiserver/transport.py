@@ -28,7 +28,7 @@ from netarena.k8s.apiserver.kinds import ApiError, BadRequest
 from netarena.k8s.apiserver.protobuf import decode_review
 
 if TYPE_CHECKING:
-    from netarena.k8s.apiserver.probes import ExecResult
+    from netarena.k8s.apiserver.podruntime import ExecResult
 
 __all__ = ["PATCH_TYPES", "Api", "HttpServer", "Handler", "MethodNotAllowed", "Reply",
            "UnsupportedMediaType"]

@@ -15,11 +15,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from netarena.k8s.dns import CLUSTER_DOMAIN, DNS_LABELS, DNS_NAMESPACE, DNS_SERVICE_IP
+from netarena.k8s.apiserver.coredns import CLUSTER_DOMAIN, DNS_LABELS, DNS_NAMESPACE, DNS_SERVICE_IP
+from netarena.k8s.apiserver.podruntime import ExecResult
 from netarena.k8s.policy import PodView, PolicyEngine
 from netarena.k8s.policy_matrix import resolves
 
-__all__ = ["ClusterView", "ExecResult", "outcome", "nc", "wget", "curl", "nslookup", "is_ip",
+__all__ = ["ClusterView", "outcome", "nc", "wget", "curl", "nslookup", "is_ip",
            "flag_value"]
 
 _FRONTEND_PAGE = ("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n    <meta charset=\"UTF-8\">\n"
@@ -27,17 +28,6 @@ _FRONTEND_PAGE = ("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n    <meta charse
                   "      <div class=\"navbar sub-navbar\">Free shipping with $75 purchase!"
                   "</div>\n    </header>\n    <main role=\"main\" class=\"home\">\n"
                   "      <h3>Hot Products</h3>\n    </main>\n</body>\n</html>\n")
-
-
-@dataclass(frozen=True)
-class ExecResult:
-    """The outcome of one command in a container."""
-
-    stdout: str
-    stderr: str
-    exit_code: int
-    wait_s: float = 0.0
-    """How long the real tool would have blocked before answering (timeouts)."""
 
 
 @dataclass(frozen=True)

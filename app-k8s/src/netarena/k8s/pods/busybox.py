@@ -18,8 +18,8 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from netarena.k8s.apiserver.images import BUSYBOX_APPLETS
-from netarena.k8s.dns import CLUSTER_DOMAIN, DNS_SERVICE_IP
+from netarena.k8s.apiserver.coredns import CLUSTER_DOMAIN, DNS_SERVICE_IP
+from netarena.k8s.pods.images import BUSYBOX_APPLETS
 from netarena.k8s.policy import PodView
 
 __all__ = ["environment", "read_file", "list_dir", "ping_lines", "filter_output"]

@@ -22,7 +22,9 @@ import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from netarena.k8s.apiserver.applogs import (
+from netarena.k8s.apiserver.coredns import CLUSTER_DOMAIN, DNS_LABELS
+from netarena.k8s.apiserver.kinds import BadRequest
+from netarena.k8s.pods.applogs import (
     DEFAULT_PERIOD_S,
     PERIOD_S,
     Call,
@@ -30,9 +32,7 @@ from netarena.k8s.apiserver.applogs import (
     startup_lines,
     system_lines,
 )
-from netarena.k8s.apiserver.kinds import BadRequest
-from netarena.k8s.apiserver.probes import ClusterView, outcome
-from netarena.k8s.dns import CLUSTER_DOMAIN, DNS_LABELS
+from netarena.k8s.pods.probes import ClusterView, outcome
 from netarena.k8s.policy import PodView
 
 __all__ = ["LogHistory", "container_log", "follow_log", "WINDOW_S"]

@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import re
 
-from netarena.k8s.apiserver.images import RUNTIME_VERSIONS
-from netarena.k8s.apiserver.probes import ClusterView, ExecResult, flag_value, outcome
+from netarena.k8s.apiserver.podruntime import ExecResult
+from netarena.k8s.pods.images import RUNTIME_VERSIONS
+from netarena.k8s.pods.probes import ClusterView, flag_value, outcome
 from netarena.k8s.policy import PodView
 
 __all__ = ["run_runtime"]

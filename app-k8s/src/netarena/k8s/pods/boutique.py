@@ -25,7 +25,7 @@ import random
 import time
 from dataclasses import dataclass
 
-from netarena.k8s.dns import DNS_SERVICE_IP
+from netarena.k8s.apiserver.coredns import DNS_SERVICE_IP
 
 __all__ = ["Call", "go_error", "python_error", "redis_error", "call_error", "frontend_lines",
            "checkout_lines", "page_fails", "PAGES", "PRODUCTS"]

@@ -20,11 +20,12 @@ import time
 from typing import Any
 
 from netarena.common.core.errors import ForbiddenCommand, InvalidAction
-from netarena.k8s.apiserver import busybox
-from netarena.k8s.apiserver.images import image_of
-from netarena.k8s.apiserver.probes import (
+from netarena.k8s.apiserver.podruntime import ExecResult
+from netarena.k8s.commandline import parse_script
+from netarena.k8s.pods import busybox
+from netarena.k8s.pods.images import image_of
+from netarena.k8s.pods.probes import (
     ClusterView,
-    ExecResult,
     curl,
     flag_value,
     is_ip,
@@ -32,8 +33,7 @@ from netarena.k8s.apiserver.probes import (
     nslookup,
     wget,
 )
-from netarena.k8s.apiserver.runtimes import run_runtime
-from netarena.k8s.commandline import parse_script
+from netarena.k8s.pods.runtimes import run_runtime
 from netarena.k8s.policy import PodView
 from netarena.k8s.policy_matrix import resolves
 

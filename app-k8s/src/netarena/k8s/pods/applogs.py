@@ -16,7 +16,7 @@ import json
 import random
 import time
 
-from netarena.k8s.apiserver.boutique import (
+from netarena.k8s.pods.boutique import (
     PAGES,
     PRODUCTS,
     Call,
