@@ -9,7 +9,7 @@ from netarena.route import RouteApp
 from netarena.route.collateral import collateral, footprint
 from netarena.route.intent import draw_intent
 from netarena.route.inventory import Inventory
-from netarena.route.nodestate import container, describe, inert, ruleset_objects
+from netarena.route.linux.nodestate import container, describe, inert, ruleset_objects
 from netarena.route.plan import draw_plan
 from netarena.route.repairs import host_fixes, router_fixes
 from netarena.route.undisclosed import Undisclosed, draw_undisclosed

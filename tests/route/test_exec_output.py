@@ -7,7 +7,7 @@ import os
 import pytest
 
 from netarena.route import sandbox
-from netarena.route.capped import run_capped
+from netarena.route.sandbox.capped import run_capped
 
 
 def test_an_endless_writer_is_bounded_and_killed() -> None:

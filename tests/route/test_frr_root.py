@@ -15,8 +15,8 @@ import pytest
 from netarena.route.frr.bgp_faults import BGP_FAULTS
 from netarena.route.frr.faults import OSPF_FAULTS
 from netarena.route.frr.routing import config_objects
-from netarena.route.kernel_routes import main_routes
-from netarena.route.namespaces import ip_batch
+from netarena.route.linux.kernel_routes import main_routes
+from netarena.route.linux.namespaces import ip_batch
 
 from .conftest import LIVE_FRR, play_reference, reply, small_frr_app
 

@@ -210,7 +210,7 @@ def test_bad_parameters_rejected(bad: dict) -> None:
 def test_concurrency_above_the_measured_limit_is_rejected() -> None:
     from netarena.common.core.agents import NullAgent
     from netarena.common.core.runner import RunConfig, Runner
-    from netarena.route.limits import MAX_CONCURRENT_EPISODES
+    from netarena.route.sandbox.limits import MAX_CONCURRENT_EPISODES
 
     app = RouteApp()
     Runner(app, NullAgent(), RunConfig(concurrency=MAX_CONCURRENT_EPISODES))
@@ -221,7 +221,7 @@ def test_concurrency_above_the_measured_limit_is_rejected() -> None:
 def test_live_networks_share_a_pair_budget() -> None:
     import threading
 
-    from netarena.route.limits import LiveNetworks
+    from netarena.route.sandbox.limits import LiveNetworks
 
     gate = LiveNetworks(episodes=3, pairs=1000)
     gate.acquire(600)

@@ -15,7 +15,7 @@ import pytest
 
 from netarena.route import RouteApp
 from netarena.route.errorbudget import ERROR_COST, HOLDERS, judge_quiet
-from netarena.route.namespaces import read_sysctl
+from netarena.route.linux.namespaces import read_sysctl
 
 from .conftest import NEEDS_ROOT, reply
 

@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 from netarena.route import RouteApp
-from netarena.route.cgroups import stale_groups
-from netarena.route.namespaces import NETNS_DIR, OWNER_DIR, list_prefixes
+from netarena.route.linux.cgroups import stale_groups
+from netarena.route.linux.namespaces import NETNS_DIR, OWNER_DIR, list_prefixes
 
 from .conftest import NEEDS_ROOT, play_reference, reply
 

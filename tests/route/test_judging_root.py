@@ -16,7 +16,7 @@ import pytest
 from netarena.route import RouteApp, pingmesh
 from netarena.route.injection import ProbeTiming, measure
 from netarena.route.intent import intended_pairs
-from netarena.route.namespaces import enter
+from netarena.route.linux.namespaces import enter
 
 from .agents import FAKES
 from .conftest import NEEDS_ROOT, play_script, reply

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from netarena.route import namespaces
-from netarena.route.namespaces import list_prefixes
+from netarena.route.linux.namespaces import list_prefixes
 
 from .conftest import NEEDS_ROOT
 

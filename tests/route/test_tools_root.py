@@ -9,7 +9,7 @@ import pytest
 
 from netarena.route import RouteApp
 from netarena.route.episode import RouteEpisode
-from netarena.route.namespaces import PREFIX_RE
+from netarena.route.linux.namespaces import PREFIX_RE
 
 from .conftest import NEEDS_ROOT
 

@@ -5,13 +5,13 @@ hosts) inside a private network namespace; the agent runs one shell command per 
 one machine, inside a sandbox; a pingmesh that cannot be faked judges the result.
 """
 
-from netarena.route.actions import Action, ForbiddenCommand, parse_reply
+from netarena.route.sandbox.actions import Action, ForbiddenCommand, parse_reply
 from netarena.route.config import RouteConfig
 from netarena.route.episode import RouteEpisode
 from netarena.route.faults import FAULT_TYPES, LEVEL_LABELS, METHODS, sample_fault
 from netarena.route.generator import RouteApp
 from netarena.route.intent import Intent, intended_pairs
-from netarena.route.namespaces import cleanup
+from netarena.route.linux.namespaces import cleanup
 from netarena.route.network import Network
 from netarena.route.pingall import PingMatrix, parse_pingall
 from netarena.route.plan import NetworkPlan, draw_plan

@@ -12,7 +12,7 @@ from typing import Annotated, Any
 import typer
 
 from netarena.common.core.signals import exit_on_signals
-from netarena.route.namespaces import cleanup as _cleanup
+from netarena.route.linux.namespaces import cleanup as _cleanup
 
 __all__ = ["app"]
 
@@ -39,8 +39,8 @@ def cleanup(
 @app.command()
 def limits() -> None:
     """Print the limits agents' commands run under on this machine, and the node budget."""
-    from netarena.route.cgroups import hierarchy
-    from netarena.route.limits import ICMP_BURST, ICMP_RATE_PER_S, OBJECT_BUDGET
+    from netarena.route.linux.cgroups import hierarchy
+    from netarena.route.sandbox.limits import ICMP_BURST, ICMP_RATE_PER_S, OBJECT_BUDGET
     from netarena.route.rulesets import LISTING_MAX_BYTES, LISTING_TIMEOUT_S
 
     print(hierarchy().describe())
@@ -84,7 +84,7 @@ def _explore(episode: Any, prompt: str) -> None:
     from mininet.log import setLogLevel
 
     from netarena.route.faults import FAULT_TYPES
-    from netarena.route.namespaces import enter
+    from netarena.route.linux.namespaces import enter
 
     print(prompt)
     from netarena.route.frr.episode import FrrEpisode

@@ -17,7 +17,7 @@ from __future__ import annotations
 import ipaddress
 from dataclasses import dataclass, field
 
-from netarena.route.nodestate import NodeState, container, describe, inert
+from netarena.route.linux.nodestate import NodeState, container, describe, inert
 
 __all__ = ["Footprint", "footprint", "collateral"]
 

@@ -7,7 +7,7 @@ from typing import ClassVar
 from pydantic import Field, model_validator
 
 from netarena.common.core.reactive import RewardConfig
-from netarena.route.limits import MAX_MACHINES
+from netarena.route.sandbox.limits import MAX_MACHINES
 
 __all__ = ["RouteConfig"]
 

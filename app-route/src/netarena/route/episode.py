@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from netarena.common.core.reactive import Command
 from netarena.common.core.types import Query
-from netarena.route.actions import Action
+from netarena.route.sandbox.actions import Action
 from netarena.route.checks import describe_flow, intended_flows, is_correct, regressions
 from netarena.route.collateral import footprint
 from netarena.route.guarded import GuardedEpisode

@@ -44,7 +44,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from netarena.common.core.errors import EmulatorError
-from netarena.route.namespaces import OWNER_DIR, read_sysctl, write_sysctl
+from netarena.route.linux.namespaces import OWNER_DIR, read_sysctl, write_sysctl
 
 __all__ = ["judge_quiet", "ERROR_COST", "HOLDERS"]
 

@@ -20,7 +20,7 @@ from netarena.route.frr.faults import OSPF_FAULTS, OSPF_LEVEL_LABELS, draw_fault
 from netarena.route.frr.plan import OspfPlan
 from netarena.route.frr.prompts import dynamic_prompt, ticket_symptoms
 from netarena.route.intent import draw_intent, intended_pairs
-from netarena.route.limits import MAX_CONCURRENT_EPISODES, MAX_MACHINES
+from netarena.route.sandbox.limits import MAX_CONCURRENT_EPISODES, MAX_MACHINES
 from netarena.route.pingall import PingMatrix
 from netarena.route.plan import NetworkPlan, draw_plan
 from netarena.route.prompts import task_prompt

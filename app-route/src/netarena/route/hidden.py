@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import Any, cast
 
 from netarena.route.network import Network
-from netarena.route.nodestate import NodeState
+from netarena.route.linux.nodestate import NodeState
 from netarena.route.pingall import Pair
 from netarena.route.probe import pingmesh
 from netarena.route.services import Services

@@ -14,8 +14,8 @@ import struct
 import time
 from typing import NamedTuple
 
-from netarena.route.icmp import ECHO_REPLY, ECHO_REQUEST, STAMP, echo_packet
-from netarena.route.namespaces import enter
+from netarena.route.linux.icmp import ECHO_REPLY, ECHO_REQUEST, STAMP, echo_packet
+from netarena.route.linux.namespaces import enter
 from netarena.route.network import Network
 from netarena.route.pingall import PROTOCOLS, Flow, Pair, PingMatrix, matrix_of
 from netarena.route.services import endpoints

@@ -24,20 +24,20 @@ import subprocess
 from netarena.common.core.errors import EmulatorError
 from netarena.route.blocking import Record, commands
 from netarena.route.intent import Intent, host_route_commands, host_rules, router_rules
-from netarena.route.limits import OBJECT_BUDGET, count_node, limit_icmp, over_budget
+from netarena.route.sandbox.limits import OBJECT_BUDGET, count_node, limit_icmp, over_budget
 from netarena.route.mininet_build import ConcurrentMininet, raise_open_file_limit
-from netarena.route.namespaces import (
+from netarena.route.linux.namespaces import (
     claim_prefix,
     enter,
     ip_batch,
     remove_prefix,
     write_sysctl,
 )
-from netarena.route.nodestate import NEVER_CHANGED, NodeState, StateReader, ruleset_generation
+from netarena.route.linux.nodestate import NEVER_CHANGED, NodeState, StateReader, ruleset_generation
 from netarena.route.plan import ROUTER, NetworkPlan
-from netarena.route.rtnetlink import flush_learned
+from netarena.route.linux.rtnetlink import flush_learned
 from netarena.route.rulesets import RuleFindings, inspect_filters
-from netarena.route.sandbox import EpisodeSandbox, ExecResult, episode_uid
+from netarena.route.sandbox.sandbox import EpisodeSandbox, ExecResult, episode_uid
 from netarena.route.services import Services
 from netarena.route.topology import Bridge, Mininet, Topo
 from netarena.route.twins import apply_order

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from netarena.route.intent import Intent, reaches
-from netarena.route.namespaces import enter
+from netarena.route.linux.namespaces import enter
 from netarena.route.plan import ROUTER, NetworkPlan
 
 if TYPE_CHECKING:

@@ -37,8 +37,8 @@ from collections.abc import Iterable, Iterator
 
 from netarena.common.core.errors import EmulatorError
 from netarena.route.mesh import Mesh
-from netarena.route.nfnetlink import conntrack_events, forget, new_entries
-from netarena.route.rtnetlink import Learned, learned_neighbours, restore_learned
+from netarena.route.linux.nfnetlink import conntrack_events, forget, new_entries
+from netarena.route.linux.rtnetlink import Learned, learned_neighbours, restore_learned
 
 __all__ = ["judge_unseen", "judge_sources", "Conntrack"]
 

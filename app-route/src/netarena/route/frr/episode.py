@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 from netarena.common.core.errors import EmulatorError
 from netarena.common.core.reactive import Command
 from netarena.common.core.types import Query
-from netarena.route.actions import Action
+from netarena.route.sandbox.actions import Action
 from netarena.route.checks import describe_flow
 from netarena.route.errorbudget import judge_quiet
 from netarena.route.frr.adjacencies import designed, faulted, read_adjacencies
@@ -42,8 +42,8 @@ from netarena.route.frr.routing import Routing, judged, lost_routes
 from netarena.route.frr.settle import settle
 from netarena.route.guarded import GuardedEpisode
 from netarena.route.injection import ProbeTiming, measure, measure_patiently
-from netarena.route.kernel_objects import NodeState
-from netarena.route.namespaces import ip_batch
+from netarena.route.linux.kernel_objects import NodeState
+from netarena.route.linux.namespaces import ip_batch
 from netarena.route.pingall import PingMatrix
 from netarena.route.unseen import judge_unseen
 

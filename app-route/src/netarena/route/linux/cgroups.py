@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from netarena.common.core.notices import log_once_per_session
-from netarena.route.cgroup_tree import kill_all, make_group, remove, reweigh
+from netarena.route.linux.cgroup_tree import kill_all, make_group, remove, reweigh
 
 __all__ = [
     "MAX_ADDRESS_SPACE",

@@ -16,7 +16,7 @@ import time
 from dataclasses import dataclass
 
 from netarena.common.core.errors import EmulatorError
-from netarena.route.kernel_objects import (
+from netarena.route.linux.kernel_objects import (
     _IFINFO,
     _ROUTE_TYPES,
     _RTM_F_CLONED,
@@ -27,7 +27,7 @@ from netarena.route.kernel_objects import (
     _u32,
     attributes,
 )
-from netarena.route.namespaces import enter
+from netarena.route.linux.namespaces import enter
 
 __all__ = ["KernelRoute", "RouteEvents", "main_routes", "read_main_routes"]
 

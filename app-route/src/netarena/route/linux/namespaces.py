@@ -38,7 +38,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from netarena.common.core.errors import EmulatorError
-from netarena.route.cgroups import remove_group, stale_groups
+from netarena.route.linux.cgroups import remove_group, stale_groups
 
 __all__ = [
     "NETNS_DIR",

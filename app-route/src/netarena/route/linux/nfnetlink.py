@@ -26,7 +26,7 @@ import struct
 from collections.abc import Iterable, Iterator
 from typing import NamedTuple
 
-from netarena.route.namespaces import enter
+from netarena.route.linux.namespaces import enter
 
 __all__ = ["count_nftables", "count_conntrack", "NFT_KINDS", "Tracked", "conntrack_events",
            "new_entries", "forget"]

@@ -39,9 +39,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from netarena.common.core.errors import EmulatorError
-from netarena.route.kernel_objects import HEADER, NodeState, attributes, read_rtnetlink
-from netarena.route.namespaces import enter
-from netarena.route.xfrm_objects import read_xfrm
+from netarena.route.linux.kernel_objects import HEADER, NodeState, attributes, read_rtnetlink
+from netarena.route.linux.namespaces import enter
+from netarena.route.linux.xfrm_objects import read_xfrm
 
 __all__ = [
     "NEVER_CHANGED",

@@ -29,7 +29,7 @@ from collections.abc import Iterator
 from typing import NamedTuple
 
 from netarena.common.core.errors import EmulatorError
-from netarena.route.namespaces import enter
+from netarena.route.linux.namespaces import enter
 
 __all__ = [
     "flush_learned",

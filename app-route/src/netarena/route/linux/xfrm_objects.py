@@ -13,8 +13,8 @@ from __future__ import annotations
 import socket
 import struct
 
-from netarena.route.kernel_objects import NodeState, _dump, _ip, attributes
-from netarena.route.namespaces import enter
+from netarena.route.linux.kernel_objects import NodeState, _dump, _ip, attributes
+from netarena.route.linux.namespaces import enter
 
 __all__ = ["read_xfrm", "count_xfrm"]
 

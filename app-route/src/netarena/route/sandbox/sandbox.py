@@ -49,7 +49,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from netarena.common.core.errors import EmulatorError
-from netarena.route.capped import (
+from netarena.route.sandbox.capped import (
     CAP_READ_BYTES,
     LINE_BUFFERED,
     cap_output,
@@ -58,10 +58,10 @@ from netarena.route.capped import (
     time_limit_note,
     unknown_qdisc_note,
 )
-from netarena.route.cgroups import MAX_ADDRESS_SPACE, MAX_PROCESSES, EpisodeGroup
-from netarena.route.namespaces import NETNS_DIR, fs_root
+from netarena.route.linux.cgroups import MAX_ADDRESS_SPACE, MAX_PROCESSES, EpisodeGroup
+from netarena.route.linux.namespaces import NETNS_DIR, fs_root
 from netarena.route.plan import NetworkPlan
-from netarena.route.syscalls import filter_program
+from netarena.route.sandbox.syscalls import filter_program
 
 __all__ = [
     "open_userns",

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from netarena.common.core.commands import unprintable_character
 from netarena.common.core.errors import ForbiddenCommand, InvalidAction
 from netarena.common.core.replies import json_objects
-from netarena.route.limits import ICMP_BURST, ICMP_RATE_PER_S
+from netarena.route.sandbox.limits import ICMP_BURST, ICMP_RATE_PER_S
 
 __all__ = [
     "Action", "FLOOD_MAX_COUNT", "ForbiddenCommand", "parse_reply", "check_command",

@@ -22,10 +22,10 @@ import subprocess
 import threading
 
 from netarena.common.core.errors import EmulatorError
-from netarena.route.namespaces import enter
-from netarena.route.nfnetlink import NFT_KINDS, count_conntrack, count_nftables
-from netarena.route.rtnetlink import OBJECT_DUMPS, count_objects, count_tc
-from netarena.route.xfrm_objects import count_xfrm
+from netarena.route.linux.namespaces import enter
+from netarena.route.linux.nfnetlink import NFT_KINDS, count_conntrack, count_nftables
+from netarena.route.linux.rtnetlink import OBJECT_DUMPS, count_objects, count_tc
+from netarena.route.linux.xfrm_objects import count_xfrm
 
 __all__ = [
     "MAX_MACHINES",
