@@ -11,7 +11,7 @@ from __future__ import annotations
 import pytest
 
 from netarena.route import RouteApp
-from netarena.route import faults as route_faults
+from netarena.route.static import faults as route_faults
 
 from .conftest import NEEDS_ROOT
 

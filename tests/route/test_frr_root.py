@@ -102,7 +102,7 @@ def test_rewriting_a_router_from_the_ticket_is_collateral() -> None:
     ],
 )
 def test_dynamic_baselines_are_not_solved_safely(name: str, label: str) -> None:
-    from netarena.route.frr.baselines import agent
+    from netarena.route.agents.frr_baselines import agent
 
     app = small_frr_app()
     baseline = agent(name)
@@ -190,7 +190,7 @@ def test_a_reader_is_never_unsafe_on_dynamic_queries(name: str, faults: dict[str
     changed, on OSPF and on BGP queries."""
     from concurrent.futures import ThreadPoolExecutor
 
-    from netarena.route.frr.baselines import agent
+    from netarena.route.agents.frr_baselines import agent
 
     app = small_frr_app()
 

@@ -10,11 +10,11 @@ import pytest
 import netarena.route as route
 from netarena.common.core.errors import ConfigError
 from netarena.route import METHODS, RouteApp, RouterTopo, draw_plan, intended_pairs, parse_pingall
-from netarena.route.faults import CANDIDATES_PER_FAULT
-from netarena.route.intent import Intent, draw_intent
-from netarena.route.pingall import PingMatrix
-from netarena.route.plan import NetworkPlan
-from netarena.route.topology import load_topo_class, plan_of
+from netarena.route.static.faults import CANDIDATES_PER_FAULT
+from netarena.route.emulator.intent import Intent, draw_intent
+from netarena.route.judge.pingall import PingMatrix
+from netarena.route.emulator.plan import NetworkPlan
+from netarena.route.emulator.topology import load_topo_class, plan_of
 
 
 def test_public_api_is_pinned() -> None:
@@ -199,7 +199,7 @@ def test_topologies_are_mininet_topos(tmp_path: Path) -> None:
         {"num_subnets": 16, "hosts_per_subnet": 16},
         {"topo": "os:path"},
         {"topo": "no such thing"},
-        {"topo": "netarena.route.topology:RouterTopo", "num_subnets": 2},
+        {"topo": "netarena.route.emulator.topology:RouterTopo", "num_subnets": 2},
     ],
 )
 def test_bad_parameters_rejected(bad: dict) -> None:

@@ -14,7 +14,7 @@ import time
 import pytest
 
 from netarena.route import RouteApp
-from netarena.route.errorbudget import ERROR_COST, HOLDERS, judge_quiet
+from netarena.route.judge.errorbudget import ERROR_COST, HOLDERS, judge_quiet
 from netarena.route.linux.namespaces import read_sysctl
 
 from .conftest import NEEDS_ROOT, reply

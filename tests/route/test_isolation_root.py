@@ -109,7 +109,7 @@ HANGS_IN_OPEN = textwrap.dedent("""
     import sys, time
     from netarena.route import RouteApp
     from netarena.route.frr.episode import FrrEpisode
-    from netarena.route.network import Network
+    from netarena.route.emulator.network import Network
 
     def hang(self, *args, **kwargs):  # the network is built (FRR: its daemons run)
         print(getattr(self, "net", self).prefix, flush=True)

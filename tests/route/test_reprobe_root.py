@@ -6,7 +6,7 @@ from dataclasses import replace
 
 import pytest
 
-import netarena.route.injection as injection_module
+import netarena.route.static.injection as injection_module
 from netarena.route import RouteApp
 
 from .conftest import NEEDS_ROOT, reply

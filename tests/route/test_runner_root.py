@@ -20,7 +20,7 @@ NETARENA = str(Path(sys.executable).parent / "netarena")
 
 USER_TOPO = '''
 from mininet.topo import Topo
-from netarena.route.topology import LinuxRouter
+from netarena.route.emulator.topology import LinuxRouter
 
 
 class Campus(Topo):

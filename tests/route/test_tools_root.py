@@ -8,7 +8,7 @@ from collections.abc import Iterator
 import pytest
 
 from netarena.route import RouteApp
-from netarena.route.episode import RouteEpisode
+from netarena.route.static.episode import RouteEpisode
 from netarena.route.linux.namespaces import PREFIX_RE
 
 from .conftest import NEEDS_ROOT

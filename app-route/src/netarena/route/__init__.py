@@ -6,18 +6,18 @@ one machine, inside a sandbox; a pingmesh that cannot be faked judges the result
 """
 
 from netarena.route.sandbox.actions import Action, ForbiddenCommand, parse_reply
-from netarena.route.config import RouteConfig
-from netarena.route.episode import RouteEpisode
-from netarena.route.faults import FAULT_TYPES, LEVEL_LABELS, METHODS, sample_fault
+from netarena.route.base.config import RouteConfig
+from netarena.route.static.episode import RouteEpisode
+from netarena.route.static.faults import FAULT_TYPES, LEVEL_LABELS, METHODS, sample_fault
 from netarena.route.generator import RouteApp
-from netarena.route.intent import Intent, intended_pairs
+from netarena.route.emulator.intent import Intent, intended_pairs
 from netarena.route.linux.namespaces import cleanup
-from netarena.route.network import Network
-from netarena.route.pingall import PingMatrix, parse_pingall
-from netarena.route.plan import NetworkPlan, draw_plan
-from netarena.route.probe import pingmesh
-from netarena.route.solver import ReferenceRouteAgent
-from netarena.route.topology import RouterTopo, plan_of
+from netarena.route.emulator.network import Network
+from netarena.route.judge.pingall import PingMatrix, parse_pingall
+from netarena.route.emulator.plan import NetworkPlan, draw_plan
+from netarena.route.judge.probe import pingmesh
+from netarena.route.static.solver import ReferenceRouteAgent
+from netarena.route.emulator.topology import RouterTopo, plan_of
 
 __all__ = [
     "Action",

@@ -31,7 +31,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from netarena.route.frr.bgp_reading import BGP_DIAGNOSTIC, Intent, Look, read_intent, read_look
-from netarena.route.history import Move, _history
+from netarena.route.base.history import Move, _history
 
 __all__ = ["router_problems", "next_bgp_action", "BGP_DIAGNOSTIC", "LIMIT_LADDER"]
 

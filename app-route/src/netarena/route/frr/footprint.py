@@ -24,7 +24,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from netarena.route.collateral import Footprint, footprint
+from netarena.route.judge.collateral import Footprint, footprint
 from netarena.route.frr.bgp_plan import BgpPlan
 from netarena.route.frr.plan import OspfPlan
 from netarena.route.linux.nodestate import NodeState, container

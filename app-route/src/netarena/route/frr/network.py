@@ -40,13 +40,13 @@ from netarena.route.frr.vty import DaemonDown, vty_lines, vty_show
 from netarena.route.linux.kernel_routes import RouteEvents, main_routes
 from netarena.route.sandbox.limits import CONFIG_LINES, OBJECT_BUDGET
 from netarena.route.linux.namespaces import claim_prefix, ip_batch, write_sysctl
-from netarena.route.network import Network
+from netarena.route.emulator.network import Network
 from netarena.route.linux.nodestate import NodeState, StateReader
 from netarena.route.linux.rtnetlink import add_address
 from netarena.route.sandbox.sandbox import EpisodeSandbox
-from netarena.route.services import Services
-from netarena.route.topology import LinuxRouter, Topo
-from netarena.route.undisclosed import Undisclosed
+from netarena.route.emulator.services import Services
+from netarena.route.emulator.topology import LinuxRouter, Topo
+from netarena.route.emulator.undisclosed import Undisclosed
 
 __all__ = ["FrrNetwork", "OspfTopo", "DAEMONS"]
 

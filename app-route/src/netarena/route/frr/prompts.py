@@ -21,7 +21,7 @@ from netarena.route.frr.bgp_prompts import describe_bgp_design
 from netarena.route.frr.faults import model_costs
 from netarena.route.frr.ospf_model import DOWN
 from netarena.route.frr.plan import OspfPlan
-from netarena.route.prompts import COMMAND_TIMEOUT_NOTE
+from netarena.route.static.prompts import COMMAND_TIMEOUT_NOTE
 
 __all__ = ["dynamic_prompt", "describe_design", "designed_path", "ticket_symptoms", "wrong_end"]
 

@@ -23,7 +23,7 @@ import shlex
 from dataclasses import dataclass, field
 
 from netarena.route.frr.prompts import wrong_end
-from netarena.route.history import Move, _history
+from netarena.route.base.history import Move, _history
 
 __all__ = ["Design", "read_design", "link_fixes", "DIAGNOSTIC", "next_dynamic_action"]
 

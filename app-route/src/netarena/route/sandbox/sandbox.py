@@ -60,7 +60,7 @@ from netarena.route.sandbox.capped import (
 )
 from netarena.route.linux.cgroups import MAX_ADDRESS_SPACE, MAX_PROCESSES, EpisodeGroup
 from netarena.route.linux.namespaces import NETNS_DIR, fs_root
-from netarena.route.plan import NetworkPlan
+from netarena.route.emulator.plan import NetworkPlan
 from netarena.route.sandbox.syscalls import filter_program
 
 __all__ = [

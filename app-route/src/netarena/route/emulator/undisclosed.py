@@ -27,11 +27,11 @@ import random
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from netarena.route.blocking import COMMENTS, Record, draw_pref, draw_refusal, draw_rule
-from netarena.route.intent import Intent
-from netarena.route.plan import ROUTER, NetworkPlan
-from netarena.route.targets import draw_range, unassigned
-from netarena.route.twins import draw_twins, keeps_gateways
+from netarena.route.emulator.blocking import COMMENTS, Record, draw_pref, draw_refusal, draw_rule
+from netarena.route.emulator.intent import Intent
+from netarena.route.emulator.plan import ROUTER, NetworkPlan
+from netarena.route.emulator.targets import draw_range, unassigned
+from netarena.route.emulator.twins import draw_twins, keeps_gateways
 
 __all__ = ["Item", "Undisclosed", "draw_undisclosed", "DEFAULT_PORTS"]
 

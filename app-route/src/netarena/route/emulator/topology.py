@@ -33,8 +33,8 @@ with warnings.catch_warnings():  # mininet imports distutils, which warns on Pyt
 
 from netarena.common.core.errors import ConfigError
 from netarena.common.core.types import Query
-from netarena.route.intent import Intent
-from netarena.route.plan import ROUTER, HostPlan, NetworkPlan, Subnet, natural_key
+from netarena.route.emulator.intent import Intent
+from netarena.route.emulator.plan import ROUTER, HostPlan, NetworkPlan, Subnet, natural_key
 
 __all__ = [
     "LinuxRouter", "Bridge", "Intf", "Mininet", "Topo", "RouterTopo", "plan_of",

@@ -45,12 +45,12 @@ from __future__ import annotations
 import threading
 import time
 
-from netarena.route.errorbudget import judge_quiet
-from netarena.route.mesh import Mesh
-from netarena.route.network import Network
-from netarena.route.pingall import PROTOCOLS, Flow, Pair, PingMatrix
-from netarena.route.services import service_flows
-from netarena.route.unseen import Conntrack, judge_sources
+from netarena.route.judge.errorbudget import judge_quiet
+from netarena.route.judge.mesh import Mesh
+from netarena.route.emulator.network import Network
+from netarena.route.judge.pingall import PROTOCOLS, Flow, Pair, PingMatrix
+from netarena.route.emulator.services import service_flows
+from netarena.route.judge.unseen import Conntrack, judge_sources
 
 __all__ = ["pingmesh", "Watch"]
 

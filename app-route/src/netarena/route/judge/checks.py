@@ -12,7 +12,7 @@ show is collateral (``collateral.py``).
 
 from __future__ import annotations
 
-from netarena.route.pingall import PROTOCOLS, Flow, Pair, PingMatrix
+from netarena.route.judge.pingall import PROTOCOLS, Flow, Pair, PingMatrix
 
 __all__ = ["is_correct", "regressions", "intended_flows", "describe_flow"]
 

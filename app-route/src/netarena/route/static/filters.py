@@ -16,7 +16,7 @@ import shlex
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from netarena.route.inventory import Packet
+from netarena.route.static.inventory import Packet
 
 __all__ = ["Ruleset", "parse_filter", "filter_fixes"]
 

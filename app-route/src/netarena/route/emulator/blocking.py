@@ -19,7 +19,7 @@ import random
 import shlex
 from typing import Any
 
-from netarena.route.plan import ROUTER, NetworkPlan
+from netarena.route.emulator.plan import ROUTER, NetworkPlan
 
 __all__ = [
     "Record",

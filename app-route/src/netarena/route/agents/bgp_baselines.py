@@ -11,7 +11,7 @@ import re
 import shlex
 
 from netarena.route.frr.bgp_reading import BGP_DIAGNOSTIC, Intent, read_intent, read_look
-from netarena.route.history import Move, _history
+from netarena.route.base.history import Move, _history
 
 __all__ = [
     "bgp_read_only",

@@ -22,10 +22,10 @@ import re
 import subprocess
 
 from netarena.common.core.errors import EmulatorError
-from netarena.route.blocking import Record, commands
-from netarena.route.intent import Intent, host_route_commands, host_rules, router_rules
+from netarena.route.emulator.blocking import Record, commands
+from netarena.route.emulator.intent import Intent, host_route_commands, host_rules, router_rules
 from netarena.route.sandbox.limits import OBJECT_BUDGET, count_node, limit_icmp, over_budget
-from netarena.route.mininet_build import ConcurrentMininet, raise_open_file_limit
+from netarena.route.emulator.mininet_build import ConcurrentMininet, raise_open_file_limit
 from netarena.route.linux.namespaces import (
     claim_prefix,
     enter,
@@ -34,14 +34,14 @@ from netarena.route.linux.namespaces import (
     write_sysctl,
 )
 from netarena.route.linux.nodestate import NEVER_CHANGED, NodeState, StateReader, ruleset_generation
-from netarena.route.plan import ROUTER, NetworkPlan
+from netarena.route.emulator.plan import ROUTER, NetworkPlan
 from netarena.route.linux.rtnetlink import flush_learned
-from netarena.route.rulesets import RuleFindings, inspect_filters
+from netarena.route.emulator.rulesets import RuleFindings, inspect_filters
 from netarena.route.sandbox.sandbox import EpisodeSandbox, ExecResult, episode_uid
-from netarena.route.services import Services
-from netarena.route.topology import Bridge, Mininet, Topo
-from netarena.route.twins import apply_order
-from netarena.route.undisclosed import Item, Undisclosed
+from netarena.route.emulator.services import Services
+from netarena.route.emulator.topology import Bridge, Mininet, Topo
+from netarena.route.emulator.twins import apply_order
+from netarena.route.emulator.undisclosed import Item, Undisclosed
 
 __all__ = ["Network", "ExecResult", "RuleFindings", "OBJECT_BUDGET"]
 

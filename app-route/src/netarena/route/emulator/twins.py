@@ -20,9 +20,9 @@ import random
 from dataclasses import dataclass
 from typing import Any
 
-from netarena.route.blocking import Record
-from netarena.route.plan import ROUTER, NetworkPlan
-from netarena.route.targets import (
+from netarena.route.emulator.blocking import Record
+from netarena.route.emulator.plan import ROUTER, NetworkPlan
+from netarena.route.emulator.targets import (
     METHOD_TYPE,
     Target,
     draw_range,

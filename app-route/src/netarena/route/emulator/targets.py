@@ -14,8 +14,8 @@ import random
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from netarena.route import blocking as b
-from netarena.route.plan import ROUTER, NetworkPlan
+from netarena.route.emulator import blocking as b
+from netarena.route.emulator.plan import ROUTER, NetworkPlan
 
 __all__ = [
     "Target",

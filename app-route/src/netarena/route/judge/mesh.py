@@ -16,9 +16,9 @@ from typing import NamedTuple
 
 from netarena.route.linux.icmp import ECHO_REPLY, ECHO_REQUEST, STAMP, echo_packet
 from netarena.route.linux.namespaces import enter
-from netarena.route.network import Network
-from netarena.route.pingall import PROTOCOLS, Flow, Pair, PingMatrix, matrix_of
-from netarena.route.services import endpoints
+from netarena.route.emulator.network import Network
+from netarena.route.judge.pingall import PROTOCOLS, Flow, Pair, PingMatrix, matrix_of
+from netarena.route.emulator.services import endpoints
 
 __all__ = ["Mesh"]
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 import ipaddress
 from functools import cached_property
 
-from netarena.route.inventory import Inventory
+from netarena.route.static.inventory import Inventory
 
 __all__ = ["AddressBook"]
 

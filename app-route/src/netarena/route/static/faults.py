@@ -16,11 +16,11 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from netarena.route.blocking import commands
-from netarena.route.intent import Intent
-from netarena.route.plan import ROUTER, NetworkPlan
-from netarena.route.targets import Target, draw_range, draw_record
-from netarena.route.undisclosed import DEFAULT_PORTS
+from netarena.route.emulator.blocking import commands
+from netarena.route.emulator.intent import Intent
+from netarena.route.emulator.plan import ROUTER, NetworkPlan
+from netarena.route.emulator.targets import Target, draw_range, draw_record
+from netarena.route.emulator.undisclosed import DEFAULT_PORTS
 
 __all__ = [
     "FAULT_TYPES",

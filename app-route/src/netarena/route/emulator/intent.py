@@ -28,9 +28,9 @@ import random
 from dataclasses import asdict, dataclass, replace
 from typing import Any
 
-from netarena.route.blocking import draw_comment
-from netarena.route.plan import ROUTER, NetworkPlan
-from netarena.route.twins import Block, draw_blocks
+from netarena.route.emulator.blocking import draw_comment
+from netarena.route.emulator.plan import ROUTER, NetworkPlan
+from netarena.route.emulator.twins import Block, draw_blocks
 
 __all__ = [
     "Protected",

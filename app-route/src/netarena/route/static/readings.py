@@ -19,7 +19,7 @@ import shlex
 from dataclasses import dataclass, field
 
 from netarena.common.core.evidence import FieldValue
-from netarena.route.addressbook import AddressBook
+from netarena.route.static.addressbook import AddressBook
 
 __all__ = ["NODE_READ", "Reading", "read_objects", "sections", "SYSCTL_KEYS"]
 

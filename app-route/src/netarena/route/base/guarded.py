@@ -21,13 +21,13 @@ from netarena.common.core.errors import EmulatorError
 from netarena.common.core.reactive import Command, ReactiveEpisode
 from netarena.common.core.types import Query, Score, StepResult
 from netarena.route.sandbox.actions import Action, parse_reply
-from netarena.route.collateral import Footprint, collateral
+from netarena.route.judge.collateral import Footprint, collateral
 from netarena.route.sandbox.limits import LiveNetworks
 from netarena.route.linux.nodestate import NodeState
 
 if TYPE_CHECKING:
-    from netarena.route.config import RouteConfig
-    from netarena.route.network import Network
+    from netarena.route.base.config import RouteConfig
+    from netarena.route.emulator.network import Network
 
 __all__ = ["GuardedEpisode", "LIVE"]
 

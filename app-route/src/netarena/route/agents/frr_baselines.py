@@ -38,8 +38,8 @@ import re
 from collections.abc import Callable
 
 from netarena.common.core.agents import Baseline
-from netarena.route.baselines import ScriptedRouteAgent, scripted_baseline
-from netarena.route.frr.bgp_baselines import (
+from netarena.route.agents.baselines import ScriptedRouteAgent, scripted_baseline
+from netarena.route.agents.bgp_baselines import (
     alarmed,
     bgp_clear_everything,
     bgp_default_everything,
@@ -51,7 +51,7 @@ from netarena.route.frr.bgp_baselines import (
     majority,
 )
 from netarena.route.frr.solver import DIAGNOSTIC, Design, End, _end, read_design
-from netarena.route.history import Move, _history
+from netarena.route.base.history import Move, _history
 
 __all__ = [
     "read_only",

@@ -36,7 +36,7 @@ import threading
 from collections.abc import Iterable, Iterator
 
 from netarena.common.core.errors import EmulatorError
-from netarena.route.mesh import Mesh
+from netarena.route.judge.mesh import Mesh
 from netarena.route.linux.nfnetlink import conntrack_events, forget, new_entries
 from netarena.route.linux.rtnetlink import Learned, learned_neighbours, restore_learned
 

@@ -19,9 +19,9 @@ import ipaddress
 import re
 from dataclasses import dataclass
 
-from netarena.route.filters import filter_fixes
-from netarena.route.inventory import Inventory, must_work
-from netarena.route.readings import NODE_READ, sections
+from netarena.route.static.filters import filter_fixes
+from netarena.route.static.inventory import Inventory, must_work
+from netarena.route.static.readings import NODE_READ, sections
 
 __all__ = ["ROUTER_DIAGNOSTIC", "HOST_DIAGNOSTIC", "router_fixes", "host_fixes", "node_fixes"]
 

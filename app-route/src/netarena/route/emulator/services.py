@@ -23,12 +23,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from netarena.route.intent import Intent, reaches
+from netarena.route.emulator.intent import Intent, reaches
 from netarena.route.linux.namespaces import enter
-from netarena.route.plan import ROUTER, NetworkPlan
+from netarena.route.emulator.plan import ROUTER, NetworkPlan
 
 if TYPE_CHECKING:
-    from netarena.route.undisclosed import Undisclosed
+    from netarena.route.emulator.undisclosed import Undisclosed
 
 __all__ = ["Endpoint", "Services", "endpoints", "expected_flows", "service_flows"]
 
