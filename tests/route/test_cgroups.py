@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from netarena.route import cgroups
+from netarena.route.linux import cgroups
 from netarena.route.linux.cgroup_tree import reweigh
 
 

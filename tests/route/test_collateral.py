@@ -6,13 +6,13 @@ import json
 import random
 
 from netarena.route import RouteApp
-from netarena.route.judge.collateral import collateral, footprint
 from netarena.route.emulator.intent import draw_intent
-from netarena.route.static.inventory import Inventory
-from netarena.route.linux.nodestate import container, describe, inert, ruleset_objects
 from netarena.route.emulator.plan import draw_plan
-from netarena.route.static.repairs import host_fixes, router_fixes
 from netarena.route.emulator.undisclosed import Undisclosed, draw_undisclosed
+from netarena.route.judge.collateral import collateral, footprint
+from netarena.route.linux.nodestate import container, describe, inert, ruleset_objects
+from netarena.route.static.inventory import Inventory
+from netarena.route.static.repairs import host_fixes, router_fixes
 
 _HEALTHY = {
     "r0": {

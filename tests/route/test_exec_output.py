@@ -6,7 +6,7 @@ import os
 
 import pytest
 
-from netarena.route import sandbox
+from netarena.route.sandbox import sandbox
 from netarena.route.sandbox.capped import run_capped
 
 

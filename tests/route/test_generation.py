@@ -10,11 +10,11 @@ import pytest
 import netarena.route as route
 from netarena.common.core.errors import ConfigError
 from netarena.route import METHODS, RouteApp, RouterTopo, draw_plan, intended_pairs, parse_pingall
-from netarena.route.static.faults import CANDIDATES_PER_FAULT
 from netarena.route.emulator.intent import Intent, draw_intent
-from netarena.route.judge.pingall import PingMatrix
 from netarena.route.emulator.plan import NetworkPlan
 from netarena.route.emulator.topology import load_topo_class, plan_of
+from netarena.route.judge.pingall import PingMatrix
+from netarena.route.static.faults import CANDIDATES_PER_FAULT
 
 
 def test_public_api_is_pinned() -> None:

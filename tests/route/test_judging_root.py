@@ -14,9 +14,9 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 from netarena.route import RouteApp, pingmesh
-from netarena.route.static.injection import ProbeTiming, measure
 from netarena.route.emulator.intent import intended_pairs
 from netarena.route.linux.namespaces import enter
+from netarena.route.static.injection import ProbeTiming, measure
 
 from .agents import FAKES
 from .conftest import NEEDS_ROOT, play_script, reply

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from netarena.route import namespaces
+from netarena.route.linux import namespaces
 from netarena.route.linux.namespaces import list_prefixes
 
 from .conftest import NEEDS_ROOT

@@ -18,8 +18,8 @@ import pytest
 
 from netarena.common.core.errors import ForbiddenCommand, InvalidAction
 from netarena.route import RouteApp, pingmesh
-from netarena.route.sandbox.actions import MAX_COMMAND_CHARS, parse_reply
 from netarena.route.linux.namespaces import list_prefixes
+from netarena.route.sandbox.actions import MAX_COMMAND_CHARS, parse_reply
 
 from ..route import escape
 from ..route.conftest import NEEDS_ROOT, reply

@@ -5,19 +5,19 @@ hosts) inside a private network namespace; the agent runs one shell command per 
 one machine, inside a sandbox; a pingmesh that cannot be faked judges the result.
 """
 
-from netarena.route.sandbox.actions import Action, ForbiddenCommand, parse_reply
 from netarena.route.base.config import RouteConfig
+from netarena.route.emulator.intent import Intent, intended_pairs
+from netarena.route.emulator.network import Network
+from netarena.route.emulator.plan import NetworkPlan, draw_plan
+from netarena.route.emulator.topology import RouterTopo, plan_of
+from netarena.route.generator import RouteApp
+from netarena.route.judge.pingall import PingMatrix, parse_pingall
+from netarena.route.judge.probe import pingmesh
+from netarena.route.linux.namespaces import cleanup
+from netarena.route.sandbox.actions import Action, ForbiddenCommand, parse_reply
 from netarena.route.static.episode import RouteEpisode
 from netarena.route.static.faults import FAULT_TYPES, LEVEL_LABELS, METHODS, sample_fault
-from netarena.route.generator import RouteApp
-from netarena.route.emulator.intent import Intent, intended_pairs
-from netarena.route.linux.namespaces import cleanup
-from netarena.route.emulator.network import Network
-from netarena.route.judge.pingall import PingMatrix, parse_pingall
-from netarena.route.emulator.plan import NetworkPlan, draw_plan
-from netarena.route.judge.probe import pingmesh
 from netarena.route.static.solver import ReferenceRouteAgent
-from netarena.route.emulator.topology import RouterTopo, plan_of
 
 __all__ = [
     "Action",

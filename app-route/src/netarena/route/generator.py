@@ -11,7 +11,10 @@ from netarena.common.core.errors import ConfigError
 from netarena.common.core.evidence import AuditObject
 from netarena.common.core.types import Query
 from netarena.route.base.config import RouteConfig
-from netarena.route.static.faults import FAULT_TYPES, LEVEL_LABELS, fault_candidates
+from netarena.route.emulator.intent import draw_intent, intended_pairs
+from netarena.route.emulator.plan import NetworkPlan, draw_plan
+from netarena.route.emulator.topology import load_topo_class, plan_of
+from netarena.route.emulator.undisclosed import draw_undisclosed
 from netarena.route.frr.bgp_design import draw_bgp_plan
 from netarena.route.frr.bgp_faults import BGP_FAULTS, BGP_LEVEL_LABELS, draw_bgp_faults
 from netarena.route.frr.bgp_prompts import bgp_symptoms
@@ -19,13 +22,10 @@ from netarena.route.frr.design import draw_ospf_plan
 from netarena.route.frr.faults import OSPF_FAULTS, OSPF_LEVEL_LABELS, draw_faults
 from netarena.route.frr.plan import OspfPlan
 from netarena.route.frr.prompts import dynamic_prompt, ticket_symptoms
-from netarena.route.emulator.intent import draw_intent, intended_pairs
-from netarena.route.sandbox.limits import MAX_CONCURRENT_EPISODES, MAX_MACHINES
 from netarena.route.judge.pingall import PingMatrix
-from netarena.route.emulator.plan import NetworkPlan, draw_plan
+from netarena.route.sandbox.limits import MAX_CONCURRENT_EPISODES, MAX_MACHINES
+from netarena.route.static.faults import FAULT_TYPES, LEVEL_LABELS, fault_candidates
 from netarena.route.static.prompts import task_prompt
-from netarena.route.emulator.topology import load_topo_class, plan_of
-from netarena.route.emulator.undisclosed import draw_undisclosed
 
 if TYPE_CHECKING:
     from netarena.common.core.agents import Baseline

@@ -10,8 +10,8 @@ from __future__ import annotations
 import re
 import shlex
 
-from netarena.route.frr.bgp_reading import BGP_DIAGNOSTIC, Intent, read_intent, read_look
 from netarena.route.base.history import Move, _history
+from netarena.route.frr.bgp_reading import BGP_DIAGNOSTIC, Intent, read_intent, read_look
 
 __all__ = [
     "bgp_read_only",

@@ -50,8 +50,8 @@ from netarena.route.agents.bgp_baselines import (
     conf,
     majority,
 )
-from netarena.route.frr.solver import DIAGNOSTIC, Design, End, _end, read_design
 from netarena.route.base.history import Move, _history
+from netarena.route.frr.solver import DIAGNOSTIC, Design, End, _end, read_design
 
 __all__ = [
     "read_only",

@@ -25,8 +25,8 @@ from functools import cache
 from typing import Any
 
 from netarena.common.core.evidence import AuditObject
-from netarena.route.static.addressbook import AddressBook
 from netarena.route.base.history import Move, _history
+from netarena.route.static.addressbook import AddressBook
 from netarena.route.static.inventory import Inventory, read_inventory
 from netarena.route.static.readings import NODE_READ, Reading, read_objects
 

@@ -20,10 +20,10 @@ from typing import TYPE_CHECKING, TypeVar
 from netarena.common.core.errors import EmulatorError
 from netarena.common.core.reactive import Command, ReactiveEpisode
 from netarena.common.core.types import Query, Score, StepResult
-from netarena.route.sandbox.actions import Action, parse_reply
 from netarena.route.judge.collateral import Footprint, collateral
-from netarena.route.sandbox.limits import LiveNetworks
 from netarena.route.linux.nodestate import NodeState
+from netarena.route.sandbox.actions import Action, parse_reply
+from netarena.route.sandbox.limits import LiveNetworks
 
 if TYPE_CHECKING:
     from netarena.route.base.config import RouteConfig

@@ -19,9 +19,9 @@ from pathlib import Path
 from typing import Any
 
 from netarena.common.core.errors import EmulatorError
+from netarena.route.emulator.topology import Intf, Mininet, Topo
 from netarena.route.linux.namespaces import NETNS_DIR, OWNER_DIR
 from netarena.route.linux.rtnetlink import VethEnd, add_address, add_veth, is_up, set_up
-from netarena.route.emulator.topology import Intf, Mininet, Topo
 
 __all__ = ["ConcurrentMininet", "NetlinkIntf", "raise_open_file_limit", "own_user_namespace"]
 

@@ -24,8 +24,13 @@ import subprocess
 from netarena.common.core.errors import EmulatorError
 from netarena.route.emulator.blocking import Record, commands
 from netarena.route.emulator.intent import Intent, host_route_commands, host_rules, router_rules
-from netarena.route.sandbox.limits import OBJECT_BUDGET, count_node, limit_icmp, over_budget
 from netarena.route.emulator.mininet_build import ConcurrentMininet, raise_open_file_limit
+from netarena.route.emulator.plan import ROUTER, NetworkPlan
+from netarena.route.emulator.rulesets import RuleFindings, inspect_filters
+from netarena.route.emulator.services import Services
+from netarena.route.emulator.topology import Bridge, Mininet, Topo
+from netarena.route.emulator.twins import apply_order
+from netarena.route.emulator.undisclosed import Item, Undisclosed
 from netarena.route.linux.namespaces import (
     claim_prefix,
     enter,
@@ -34,14 +39,9 @@ from netarena.route.linux.namespaces import (
     write_sysctl,
 )
 from netarena.route.linux.nodestate import NEVER_CHANGED, NodeState, StateReader, ruleset_generation
-from netarena.route.emulator.plan import ROUTER, NetworkPlan
 from netarena.route.linux.rtnetlink import flush_learned
-from netarena.route.emulator.rulesets import RuleFindings, inspect_filters
+from netarena.route.sandbox.limits import OBJECT_BUDGET, count_node, limit_icmp, over_budget
 from netarena.route.sandbox.sandbox import EpisodeSandbox, ExecResult, episode_uid
-from netarena.route.emulator.services import Services
-from netarena.route.emulator.topology import Bridge, Mininet, Topo
-from netarena.route.emulator.twins import apply_order
-from netarena.route.emulator.undisclosed import Item, Undisclosed
 
 __all__ = ["Network", "ExecResult", "RuleFindings", "OBJECT_BUDGET"]
 

@@ -37,9 +37,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from netarena.common.core.errors import NetArenaError
+from netarena.route.linux.namespaces import enter
 from netarena.route.sandbox.capped import run_capped
 from netarena.route.sandbox.limits import over_budget
-from netarena.route.linux.namespaces import enter
 
 __all__ = [
     "RuleFindings",

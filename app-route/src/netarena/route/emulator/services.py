@@ -24,8 +24,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from netarena.route.emulator.intent import Intent, reaches
-from netarena.route.linux.namespaces import enter
 from netarena.route.emulator.plan import ROUTER, NetworkPlan
+from netarena.route.linux.namespaces import enter
 
 if TYPE_CHECKING:
     from netarena.route.emulator.undisclosed import Undisclosed

@@ -30,8 +30,8 @@ import shlex
 from collections.abc import Sequence
 from typing import Any
 
-from netarena.route.frr.bgp_reading import BGP_DIAGNOSTIC, Intent, Look, read_intent, read_look
 from netarena.route.base.history import Move, _history
+from netarena.route.frr.bgp_reading import BGP_DIAGNOSTIC, Intent, Look, read_intent, read_look
 
 __all__ = ["router_problems", "next_bgp_action", "BGP_DIAGNOSTIC", "LIMIT_LADDER"]
 

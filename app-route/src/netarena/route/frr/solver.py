@@ -22,8 +22,8 @@ import re
 import shlex
 from dataclasses import dataclass, field
 
-from netarena.route.frr.prompts import wrong_end
 from netarena.route.base.history import Move, _history
+from netarena.route.frr.prompts import wrong_end
 
 __all__ = ["Design", "read_design", "link_fixes", "DIAGNOSTIC", "next_dynamic_action"]
 

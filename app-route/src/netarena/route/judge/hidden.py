@@ -24,11 +24,11 @@ from dataclasses import dataclass
 from typing import Any, cast
 
 from netarena.route.emulator.network import Network
-from netarena.route.linux.nodestate import NodeState
-from netarena.route.judge.pingall import Pair
-from netarena.route.judge.probe import pingmesh
 from netarena.route.emulator.services import Services
 from netarena.route.emulator.undisclosed import Undisclosed
+from netarena.route.judge.pingall import Pair
+from netarena.route.judge.probe import pingmesh
+from netarena.route.linux.nodestate import NodeState
 
 __all__ = ["WELL_KNOWN", "HiddenVerdict", "draw_ports", "ports_named", "probe_hidden"]
 

@@ -14,11 +14,11 @@ import struct
 import time
 from typing import NamedTuple
 
+from netarena.route.emulator.network import Network
+from netarena.route.emulator.services import endpoints
+from netarena.route.judge.pingall import PROTOCOLS, Flow, Pair, PingMatrix, matrix_of
 from netarena.route.linux.icmp import ECHO_REPLY, ECHO_REQUEST, STAMP, echo_packet
 from netarena.route.linux.namespaces import enter
-from netarena.route.emulator.network import Network
-from netarena.route.judge.pingall import PROTOCOLS, Flow, Pair, PingMatrix, matrix_of
-from netarena.route.emulator.services import endpoints
 
 __all__ = ["Mesh"]
 

@@ -45,11 +45,11 @@ from __future__ import annotations
 import threading
 import time
 
+from netarena.route.emulator.network import Network
+from netarena.route.emulator.services import service_flows
 from netarena.route.judge.errorbudget import judge_quiet
 from netarena.route.judge.mesh import Mesh
-from netarena.route.emulator.network import Network
 from netarena.route.judge.pingall import PROTOCOLS, Flow, Pair, PingMatrix
-from netarena.route.emulator.services import service_flows
 from netarena.route.judge.unseen import Conntrack, judge_sources
 
 __all__ = ["pingmesh", "Watch"]

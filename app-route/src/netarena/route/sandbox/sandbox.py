@@ -49,6 +49,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from netarena.common.core.errors import EmulatorError
+from netarena.route.emulator.plan import NetworkPlan
+from netarena.route.linux.cgroups import MAX_ADDRESS_SPACE, MAX_PROCESSES, EpisodeGroup
+from netarena.route.linux.namespaces import NETNS_DIR, fs_root
 from netarena.route.sandbox.capped import (
     CAP_READ_BYTES,
     LINE_BUFFERED,
@@ -58,9 +61,6 @@ from netarena.route.sandbox.capped import (
     time_limit_note,
     unknown_qdisc_note,
 )
-from netarena.route.linux.cgroups import MAX_ADDRESS_SPACE, MAX_PROCESSES, EpisodeGroup
-from netarena.route.linux.namespaces import NETNS_DIR, fs_root
-from netarena.route.emulator.plan import NetworkPlan
 from netarena.route.sandbox.syscalls import filter_program
 
 __all__ = [

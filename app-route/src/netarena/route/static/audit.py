@@ -16,14 +16,14 @@ from netarena.common.core.app import App
 from netarena.common.core.errors import EmulatorError
 from netarena.common.core.evidence import AuditObject
 from netarena.common.core.types import Query
-from netarena.route.static.addressbook import AddressBook
 from netarena.route.base.config import RouteConfig
-from netarena.route.static.injection import ProbeTiming, build_faulted
-from netarena.route.static.inventory import read_inventory
 from netarena.route.emulator.network import Network
-from netarena.route.static.readings import NODE_READ, Reading, read_objects
 from netarena.route.emulator.topology import topology_of
 from netarena.route.emulator.undisclosed import Undisclosed
+from netarena.route.static.addressbook import AddressBook
+from netarena.route.static.injection import ProbeTiming, build_faulted
+from netarena.route.static.inventory import read_inventory
+from netarena.route.static.readings import NODE_READ, Reading, read_objects
 
 __all__ = ["audit_objects", "read_network"]
 

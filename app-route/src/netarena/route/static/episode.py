@@ -18,20 +18,20 @@ from typing import TYPE_CHECKING, Any
 
 from netarena.common.core.reactive import Command
 from netarena.common.core.types import Query
-from netarena.route.sandbox.actions import Action
-from netarena.route.judge.checks import describe_flow, intended_flows, is_correct, regressions
-from netarena.route.judge.collateral import footprint
 from netarena.route.base.guarded import GuardedEpisode
-from netarena.route.judge.hidden import HiddenVerdict, probe_hidden
-from netarena.route.static.injection import ProbeTiming, build_faulted, measure_patiently
 from netarena.route.emulator.intent import intended_pairs
 from netarena.route.emulator.network import Network
-from netarena.route.judge.pingall import PingMatrix
-from netarena.route.judge.probe import Watch
 from netarena.route.emulator.services import service_flows
 from netarena.route.emulator.topology import topology_of
 from netarena.route.emulator.undisclosed import Undisclosed
+from netarena.route.judge.checks import describe_flow, intended_flows, is_correct, regressions
+from netarena.route.judge.collateral import footprint
+from netarena.route.judge.hidden import HiddenVerdict, probe_hidden
+from netarena.route.judge.pingall import PingMatrix
+from netarena.route.judge.probe import Watch
 from netarena.route.judge.unseen import judge_unseen
+from netarena.route.sandbox.actions import Action
+from netarena.route.static.injection import ProbeTiming, build_faulted, measure_patiently
 
 if TYPE_CHECKING:
     from netarena.route.base.config import RouteConfig

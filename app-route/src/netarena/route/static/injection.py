@@ -24,17 +24,17 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from netarena.common.core.errors import EmulatorError
-from netarena.route.judge.checks import intended_flows
-from netarena.route.static.faults import Fault, injection_commands
 from netarena.route.emulator.intent import Intent, intended_pairs
 from netarena.route.emulator.network import Network
-from netarena.route.judge.pingall import Flow, Pair, PingMatrix
 from netarena.route.emulator.plan import NetworkPlan
-from netarena.route.judge.probe import pingmesh
 from netarena.route.emulator.services import expected_flows
 from netarena.route.emulator.topology import Topo
 from netarena.route.emulator.undisclosed import Undisclosed
+from netarena.route.judge.checks import intended_flows
+from netarena.route.judge.pingall import Flow, Pair, PingMatrix
+from netarena.route.judge.probe import pingmesh
 from netarena.route.judge.unseen import judge_unseen
+from netarena.route.static.faults import Fault, injection_commands
 
 __all__ = ["Injected", "ProbeTiming", "build_faulted", "measure"]
 

@@ -12,9 +12,9 @@ from __future__ import annotations
 from netarena.common.core.app import PromptStyle
 from netarena.common.core.reactive import SAFETY_RULES
 from netarena.route.emulator.intent import Block, Intent
-from netarena.route.judge.pingall import PingMatrix
 from netarena.route.emulator.plan import ROUTER, NetworkPlan
 from netarena.route.emulator.undisclosed import DEFAULT_PORTS
+from netarena.route.judge.pingall import PingMatrix
 
 __all__ = ["task_prompt", "describe_network", "describe_intent", "COMMAND_TIMEOUT_NOTE"]
 

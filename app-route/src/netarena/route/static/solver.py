@@ -19,9 +19,14 @@ import json
 
 from netarena.common.core.agents import Observation
 from netarena.route.base.history import Move, _history
-from netarena.route.static.inventory import Inventory, read_inventory
 from netarena.route.judge.pingall import PingMatrix, parse_pingall
-from netarena.route.static.repairs import HOST_DIAGNOSTIC, ROUTER_DIAGNOSTIC, host_fixes, router_fixes
+from netarena.route.static.inventory import Inventory, read_inventory
+from netarena.route.static.repairs import (
+    HOST_DIAGNOSTIC,
+    ROUTER_DIAGNOSTIC,
+    host_fixes,
+    router_fixes,
+)
 
 __all__ = ["ReferenceRouteAgent", "RoutePlanner", "read_inventory"]
 
