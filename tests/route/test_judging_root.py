@@ -15,8 +15,8 @@ import pytest
 
 from netarena.route import RouteApp, pingmesh
 from netarena.route.emulator.intent import intended_pairs
+from netarena.route.judge.measure import ProbeTiming, measure
 from netarena.route.linux.namespaces import enter
-from netarena.route.static.injection import ProbeTiming, measure
 
 from .agents import FAKES
 from .conftest import NEEDS_ROOT, play_script, reply

@@ -9,7 +9,10 @@ from pydantic import Field, model_validator
 from netarena.common.core.reactive import RewardConfig
 from netarena.route.sandbox.limits import MAX_MACHINES
 
-__all__ = ["RouteConfig"]
+__all__ = ["COMMAND_TIMEOUT_NOTE", "RouteConfig"]
+
+COMMAND_TIMEOUT_NOTE = "A command is stopped after {timeout:g} s (what it printed is kept)"
+"""How every route prompt states ``command_timeout_s`` (static and dynamic alike)."""
 
 
 class RouteConfig(RewardConfig):

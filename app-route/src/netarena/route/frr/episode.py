@@ -40,12 +40,12 @@ from netarena.route.frr.routing import Routing, judged, lost_routes
 from netarena.route.frr.settle import settle
 from netarena.route.judge.checks import describe_flow
 from netarena.route.judge.errorbudget import judge_quiet
+from netarena.route.judge.measure import ProbeTiming, measure, measure_patiently
 from netarena.route.judge.pingall import PingMatrix
 from netarena.route.judge.unseen import judge_unseen
 from netarena.route.linux.kernel_objects import NodeState
 from netarena.route.linux.namespaces import ip_batch
 from netarena.route.sandbox.actions import Action
-from netarena.route.static.injection import ProbeTiming, measure, measure_patiently
 
 if TYPE_CHECKING:
     from netarena.route.base.config import RouteConfig

@@ -20,8 +20,9 @@ from netarena.route.base.config import RouteConfig
 from netarena.route.emulator.network import Network
 from netarena.route.emulator.topology import topology_of
 from netarena.route.emulator.undisclosed import Undisclosed
+from netarena.route.judge.measure import ProbeTiming
 from netarena.route.static.addressbook import AddressBook
-from netarena.route.static.injection import ProbeTiming, build_faulted
+from netarena.route.static.injection import build_faulted
 from netarena.route.static.inventory import read_inventory
 from netarena.route.static.readings import NODE_READ, Reading, read_objects
 

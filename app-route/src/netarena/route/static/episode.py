@@ -27,11 +27,12 @@ from netarena.route.emulator.undisclosed import Undisclosed
 from netarena.route.judge.checks import describe_flow, intended_flows, is_correct, regressions
 from netarena.route.judge.collateral import footprint
 from netarena.route.judge.hidden import HiddenVerdict, probe_hidden
+from netarena.route.judge.measure import ProbeTiming, measure_patiently
 from netarena.route.judge.pingall import PingMatrix
 from netarena.route.judge.probe import Watch
 from netarena.route.judge.unseen import judge_unseen
 from netarena.route.sandbox.actions import Action
-from netarena.route.static.injection import ProbeTiming, build_faulted, measure_patiently
+from netarena.route.static.injection import build_faulted
 
 if TYPE_CHECKING:
     from netarena.route.base.config import RouteConfig

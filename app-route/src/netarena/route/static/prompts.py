@@ -11,14 +11,13 @@ from __future__ import annotations
 
 from netarena.common.core.app import PromptStyle
 from netarena.common.core.reactive import SAFETY_RULES
+from netarena.route.base.config import COMMAND_TIMEOUT_NOTE
 from netarena.route.emulator.intent import Block, Intent
 from netarena.route.emulator.plan import ROUTER, NetworkPlan
 from netarena.route.emulator.undisclosed import DEFAULT_PORTS
 from netarena.route.judge.pingall import PingMatrix
 
-__all__ = ["task_prompt", "describe_network", "describe_intent", "COMMAND_TIMEOUT_NOTE"]
-
-COMMAND_TIMEOUT_NOTE = "A command is stopped after {timeout:g} s (what it printed is kept)"
+__all__ = ["task_prompt", "describe_network", "describe_intent"]
 
 _FEWSHOT = """\
 ## Examples
