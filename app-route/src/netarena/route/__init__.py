@@ -5,6 +5,7 @@ hosts) inside a private network namespace; the agent runs one shell command per 
 one machine, inside a sandbox; a pingmesh that cannot be faked judges the result.
 """
 
+from netarena.route.agents.reference import ReferenceRouteAgent
 from netarena.route.base.config import RouteConfig
 from netarena.route.emulator.intent import Intent, intended_pairs
 from netarena.route.emulator.network import Network
@@ -17,7 +18,6 @@ from netarena.route.linux.namespaces import cleanup
 from netarena.route.sandbox.actions import Action, ForbiddenCommand, parse_reply
 from netarena.route.static.episode import RouteEpisode
 from netarena.route.static.faults import FAULT_TYPES, LEVEL_LABELS, METHODS, sample_fault
-from netarena.route.static.solver import ReferenceRouteAgent
 
 __all__ = [
     "Action",

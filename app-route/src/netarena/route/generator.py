@@ -179,7 +179,7 @@ class RouteApp(App):
 
     def reference_agent(self) -> Any:
         """The reference solver (reads observations only, never ``Query.truth``)."""
-        from netarena.route.static.solver import ReferenceRouteAgent
+        from netarena.route.agents.reference import ReferenceRouteAgent
 
         return ReferenceRouteAgent()
 

@@ -21,11 +21,12 @@ import re
 from collections.abc import Callable
 
 from netarena.common.core.agents import Baseline
+from netarena.route.agents.reference import ReferenceRouteAgent
 from netarena.route.agents.shape_baselines import shape_agent, shape_filter
 from netarena.route.base.history import Move
 from netarena.route.judge.pingall import PingMatrix, parse_pingall
 from netarena.route.static.inventory import Inventory
-from netarena.route.static.solver import ReferenceRouteAgent, RoutePlanner, read_inventory
+from netarena.route.static.solver import RoutePlanner, read_inventory
 
 __all__ = [
     "BASELINES",

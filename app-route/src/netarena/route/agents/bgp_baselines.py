@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 import shlex
 
-from netarena.route.base.history import Move, _history
+from netarena.route.base.history import Move, read_history
 from netarena.route.frr.bgp_reading import BGP_DIAGNOSTIC, Intent, read_intent, read_look
 
 __all__ = [
@@ -45,7 +45,7 @@ def alarmed(text: str) -> list[str]:
 
 
 def _each_router_once(text: str, command: str) -> Move | None:
-    done = {e.machine for e in _history(text) if e.command == command}
+    done = {e.machine for e in read_history(text) if e.command == command}
     for router in read_intent(text).routers:
         if router not in done:
             return router, command
@@ -86,7 +86,7 @@ def bgp_rewrite_from_ticket(text: str) -> Move | None:
     design = read_intent(text)
     done = {
         e.machine
-        for e in _history(text)
+        for e in read_history(text)
         if re.match(r"vtysh -c 'conf t' -c 'no router bgp", e.command)
     }
     for router in design.routers:
@@ -101,7 +101,7 @@ def bgp_session_reset_only(text: str) -> Move | None:
     A hard reset of those down, a soft one of the rest; no configuration is touched.
     """
     intent = read_intent(text)
-    done = {e.machine for e in _history(text) if e.command.startswith("vtysh -c 'clear bgp")}
+    done = {e.machine for e in read_history(text) if e.command.startswith("vtysh -c 'clear bgp")}
     down = {r for pair in intent.down for r in pair}
     for router in alarmed(text) or intent.routers:
         if router in done or router not in intent.neighbors:
@@ -121,7 +121,7 @@ def bgp_default_everything(text: str) -> Move | None:
     FRR's defaults for the rest: no prefix limit, loopback sessions by multihop.
     """
     intent = read_intent(text)
-    done = {e.machine for e in _history(text) if "no neighbor" in e.command}
+    done = {e.machine for e in read_history(text) if "no neighbor" in e.command}
     for router in intent.routers:
         if router in done or router not in intent.neighbors:
             continue
@@ -149,7 +149,7 @@ def bgp_majority_normaliser(text: str) -> Move | None:
     preference; it never reads sessions' states or routes.
     """
     intent = read_intent(text)
-    history = _history(text)
+    history = read_history(text)
     seen = {e.machine: read_look(e.output) for e in history if e.command == BGP_DIAGNOSTIC}
     for router in intent.routers:
         if router not in seen:

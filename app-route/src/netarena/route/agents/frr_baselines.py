@@ -50,7 +50,7 @@ from netarena.route.agents.bgp_baselines import (
     conf,
     majority,
 )
-from netarena.route.base.history import Move, _history
+from netarena.route.base.history import Move, read_history
 from netarena.route.frr.solver import DIAGNOSTIC, Design, End, _end, read_design
 
 __all__ = [
@@ -69,7 +69,7 @@ CLEAR = "vtysh -c 'clear ip ospf process'"
 
 
 def _each_router_once(text: str, command: str) -> Move | None:
-    done = {e.machine for e in _history(text) if e.command == command}
+    done = {e.machine for e in read_history(text) if e.command == command}
     for router in read_design(text).routers:
         if router not in done:
             return router, command
@@ -113,9 +113,8 @@ def rewrite_from_ticket(text: str) -> Move | None:
     link not standby in OSPF and not passive, and which stubs are redistributed.
     """
     design = read_design(text)
-    done = {
-        e.machine for e in _history(text) if re.match(r"vtysh -c 'conf t' -c 'no router", e.command)
-    }
+    removed = re.compile(r"vtysh -c 'conf t' -c 'no router")
+    done = {e.machine for e in read_history(text) if removed.match(e.command)}
     for router in design.routers:
         if router not in done:
             return router, _rewrite(router, design)
@@ -137,7 +136,7 @@ _DEFAULTS = (
 def default_everything(text: str) -> Move | None:
     """Put every interface's OSPF settings and MTU back to defaults, router by router."""
     design = read_design(text)
-    done = {e.machine for e in _history(text) if "no ip ospf network" in e.command}
+    done = {e.machine for e in read_history(text) if "no ip ospf network" in e.command}
     for router in design.routers:
         if router in done:
             continue
@@ -157,7 +156,7 @@ def majority_normaliser(text: str) -> Move | None:
     it never reads adjacencies or routes.
     """
     design = read_design(text)
-    history = _history(text)
+    history = read_history(text)
     seen = {e.machine: e.output for e in history if e.command == DIAGNOSTIC}
     for router in design.routers:
         if router not in seen:
@@ -209,7 +208,7 @@ _SET: dict[str, Callable[[str], list[str]]] = {
 
 def session_reset_only(text: str) -> Move | None:
     """Reset OSPF on every router the ticket names, once, then give up."""
-    done = {e.machine for e in _history(text) if e.command == CLEAR}
+    done = {e.machine for e in read_history(text) if e.command == CLEAR}
     for router in alarmed(text) or read_design(text).routers:
         if router not in done:
             return router, CLEAR

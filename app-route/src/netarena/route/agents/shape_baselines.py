@@ -25,7 +25,7 @@ from functools import cache
 from typing import Any
 
 from netarena.common.core.evidence import AuditObject
-from netarena.route.base.history import Move, _history
+from netarena.route.base.history import Move, read_history
 from netarena.route.static.addressbook import AddressBook
 from netarena.route.static.inventory import Inventory, read_inventory
 from netarena.route.static.readings import NODE_READ, Reading, read_objects
@@ -48,7 +48,7 @@ def _readings(text: str) -> tuple[dict[str, list[Reading]], set[str], AddressBoo
     book = AddressBook(read_inventory(text))
     read: dict[str, list[Reading]] = {}
     fixed: set[str] = set()
-    for entry in _history(text):
+    for entry in read_history(text):
         if entry.command == NODE_READ:
             read[entry.machine] = read_objects(entry.machine, entry.output, book)
         else:

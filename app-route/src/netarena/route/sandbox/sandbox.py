@@ -47,9 +47,9 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol
 
 from netarena.common.core.errors import EmulatorError
-from netarena.route.emulator.plan import NetworkPlan
 from netarena.route.linux.cgroups import MAX_ADDRESS_SPACE, MAX_PROCESSES, EpisodeGroup
 from netarena.route.linux.namespaces import NETNS_DIR, fs_root
 from netarena.route.sandbox.capped import (
@@ -156,6 +156,18 @@ class NodeBox:
     """Paths bound read-only."""
 
 
+class Hosts(Protocol):
+    """What ``/etc/hosts`` needs of a network (a ``NetworkPlan``, an ``OspfPlan``).
+
+    A protocol, not the plan, so the sandbox stays below the emulator that builds on it.
+    """
+
+    @property
+    def nodes(self) -> tuple[str, ...]: ...
+
+    def address(self, node: str) -> str: ...
+
+
 class EpisodeSandbox:
     """The sandbox of one episode: its filesystem, its agent user and its control groups.
 
@@ -165,7 +177,7 @@ class EpisodeSandbox:
         boxes: Nodes that will have a box (each gets a control group of its own).
     """
 
-    def __init__(self, prefix: str, plan: NetworkPlan, boxes: tuple[str, ...] = ()) -> None:
+    def __init__(self, prefix: str, plan: Hosts, boxes: tuple[str, ...] = ()) -> None:
         self.prefix = prefix
         self.boxes: dict[str, NodeBox] = {}
         """Node → its box, once started (``frr/box.py``)."""
@@ -184,7 +196,7 @@ class EpisodeSandbox:
         self._mounted = True
         self._populate(plan)
 
-    def _populate(self, plan: NetworkPlan) -> None:
+    def _populate(self, plan: Hosts) -> None:
         for name, mode in (("tmp", 0o1777), ("root", 0o755), ("etc", 0o755), ("bin", 0o755)):
             (self.root / name).mkdir(mode=mode)
             os.chmod(self.root / name, mode)

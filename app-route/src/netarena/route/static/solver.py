@@ -15,10 +15,7 @@ the original dialect's ten turns for every generated combination of two faults.
 
 from __future__ import annotations
 
-import json
-
-from netarena.common.core.agents import Observation
-from netarena.route.base.history import Move, _history
+from netarena.route.base.history import Move, read_history
 from netarena.route.judge.pingall import PingMatrix, parse_pingall
 from netarena.route.static.inventory import Inventory, read_inventory
 from netarena.route.static.repairs import (
@@ -28,7 +25,7 @@ from netarena.route.static.repairs import (
     router_fixes,
 )
 
-__all__ = ["ReferenceRouteAgent", "RoutePlanner", "read_inventory"]
+__all__ = ["RoutePlanner", "read_inventory"]
 
 def _section(text: str, start: str, end: str) -> str:
     return text.split(start, 1)[-1].split(end, 1)[0]
@@ -82,7 +79,7 @@ class RoutePlanner:
         inv = read_inventory(text)
         expected = parse_pingall(_section(text, "Expected ping matrix", "## Task"))
         current = parse_pingall(_section(text, "## Current connectivity", "## History"))
-        history = _history(text)
+        history = read_history(text)
         revisit = []
         for machine in self.machines(inv, current, expected):
             mine = [e for e in history if e.machine == machine]
@@ -100,34 +97,3 @@ class RoutePlanner:
             return machine, _diagnostic(machine)
         return self.idle()
 
-
-class ReferenceRouteAgent:
-    """Stateless reference solver for the route app (no LLM)."""
-
-    name = "route-reference"
-
-    def next_action(self, text: str) -> Move | None:
-        """The next ``(machine, command)`` for an observation's text; ``None`` gives up.
-
-        A dynamic-routing observation (it states a routing design) goes to
-        ``frr_solver.next_dynamic_action``.
-        """
-        if "## Routing design" in text:
-            from netarena.route.frr.solver import next_dynamic_action
-
-            return next_dynamic_action(text)
-        return _REFERENCE.next_action(text)
-
-    async def act(self, observation: Observation) -> str:
-        """Answer with the next diagnostic or fix as ``{"machine", "command"}`` JSON.
-
-        An agent that gives up (``next_action`` is ``None``) replies with nothing.
-        """
-        action = self.next_action(observation.text)
-        if action is None:
-            return ""
-        machine, command = action
-        return json.dumps({"machine": machine, "command": command})
-
-
-_REFERENCE = RoutePlanner()
