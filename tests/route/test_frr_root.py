@@ -163,7 +163,7 @@ def test_the_judge_reads_what_vtysh_and_ip_route_show() -> None:
 
 
 def test_the_step_guard_holds_on_frr_routers() -> None:
-    """The guard static queries have (``route/guarded.py``) holds on FRR routers: a disguised
+    """The guard static queries have (``base/guarded.py``) holds on FRR routers: a disguised
     IDLETIMER rule is found in the router's state, removed and judged unsafe, and the network
     does not count as repaired while a rule whose verdict depends on traffic history remains."""
     timers = Path("/sys/class/xt_idletimer/timers")

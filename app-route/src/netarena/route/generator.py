@@ -167,7 +167,7 @@ class RouteApp(App):
     def audit_objects(self, query: Query) -> Sequence[AuditObject]:
         """Every object an agent can read in the faulted network, labelled by the truth.
 
-        Static networks: ``route/audit.py``; OSPF and BGP networks: ``frr/audit.py``.
+        Static networks: ``static/audit.py``; OSPF and BGP networks: ``frr/audit.py``.
         """
         if query.truth.get("kind") in ("ospf", "bgp"):
             from netarena.route.frr.audit import audit_objects as dynamic
