@@ -10,7 +10,7 @@ import pytest
 import netarena.route as route
 from netarena.common.core.errors import ConfigError
 from netarena.route import METHODS, RouteApp, RouterTopo, draw_plan, intended_pairs, parse_pingall
-from netarena.route.emulator.intent import Intent, draw_intent
+from netarena.route.emulator.intent import Intent, Restricted, draw_intent
 from netarena.route.emulator.plan import NetworkPlan
 from netarena.route.emulator.topology import load_topo_class, plan_of
 from netarena.route.judge.pingall import PingMatrix
@@ -107,7 +107,7 @@ def test_intended_pairs_model() -> None:
     pairs = intended_pairs(plan, management)
     assert (h[1][0], h[2][0]) not in pairs and (h[2][0], h[1][0]) in pairs
     assert (h[2][0], h[2][1]) in pairs and ("r0", h[2][0]) in pairs
-    restricted = Intent(None, False, False, (), route.intent.Restricted(3, (1,), "lab"))
+    restricted = Intent(None, False, False, (), Restricted(3, (1,), "lab"))
     pairs = intended_pairs(plan, restricted)
     assert (h[3][0], h[1][0]) in pairs and (h[3][0], h[2][0]) not in pairs
     assert (h[2][0], h[3][0]) not in pairs and ("r0", h[3][0]) in pairs
