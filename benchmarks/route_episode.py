@@ -26,13 +26,13 @@ from concurrent.futures import ThreadPoolExecutor
 from netarena.common.core.agents import Observation
 from netarena.common.core.types import Query
 from netarena.route import Network, RouteApp, RouterTopo, draw_plan, pingmesh
-from netarena.route.collateral import Footprint, collateral
-from netarena.route.hidden import probe_hidden
-from netarena.route.intent import Intent
-from netarena.route.pingall import PROTOCOLS
-from netarena.route.services import expected_flows
-from netarena.route.solver import ReferenceRouteAgent
-from netarena.route.undisclosed import draw_undisclosed
+from netarena.route.agents.reference import ReferenceRouteAgent
+from netarena.route.emulator.intent import Intent
+from netarena.route.emulator.services import expected_flows
+from netarena.route.emulator.undisclosed import draw_undisclosed
+from netarena.route.judge.collateral import Footprint, collateral
+from netarena.route.judge.hidden import probe_hidden
+from netarena.route.judge.pingall import PROTOCOLS
 
 
 def median_s(samples: list[float]) -> str:

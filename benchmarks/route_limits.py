@@ -20,8 +20,8 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 
 from netarena.route import Network, RouterTopo, draw_plan, pingmesh
-from netarena.route.injection import ProbeTiming, measure
-from netarena.route.intent import Intent
+from netarena.route.emulator.intent import Intent
+from netarena.route.judge.measure import ProbeTiming, measure
 
 
 def one_size(subnets: int, hosts: int, repeat: int) -> dict:

@@ -30,6 +30,12 @@ COMMON_CONCERNS = (
     "core", "sandbox", "serving", "reporting", "training", "launch", "audit", "cli"
 )
 MAX_LINES = 400
+# netarena.route's groups, bottom to top; a tuple holds siblings that may not import each other.
+# "app" is the modules directly in netarena.route (the package facade, generator, cli).
+ROUTE_LEVELS: tuple[tuple[str, ...], ...] = (
+    ("linux",), ("sandbox",), ("emulator",), ("judge",), ("base",), ("static", "frr"),
+    ("agents",), ("app",),
+)
 
 
 @cache
@@ -134,6 +140,44 @@ def test_the_k8s_api_server_imports_no_app_module() -> None:
                if (a == inside or a.startswith(inside + "."))
                and b.startswith("netarena.k8s") and not (b == inside or b.startswith(inside + "."))]
     assert not outward, outward
+
+
+def _route_group(module: str) -> str | None:
+    """The group of a netarena.route module: its subpackage, or "app" when it sits on top."""
+    parts = module.split(".")
+    if parts[:2] != ["netarena", "route"]:
+        return None
+    package = len(parts) == 3 and _modules()[module].name == "__init__.py"
+    return parts[2] if len(parts) > 3 or package else "app"
+
+
+def route_wrong_way(edges: list[tuple[str, str]]) -> list[str]:
+    """The edges between route groups that do not point to a lower level."""
+    level = {group: i for i, groups in enumerate(ROUTE_LEVELS) for group in groups}
+    wrong = []
+    for a, b in edges:
+        ga, gb = _route_group(a), _route_group(b)
+        if ga and gb and ga != gb and level[gb] >= level[ga]:
+            wrong.append(f"{a} ({ga}) -> {b} ({gb})")
+    return wrong
+
+
+def test_route_groups_import_downward() -> None:
+    """Route's groups are layers: each imports only groups below it, siblings not each other.
+
+    Linux plumbing knows no sandbox, the sandbox no network, the emulator no judge, the judge
+    no faults; static and FRR queries share the base below them but not each other's code,
+    and the agents and the app sit on top. A module that needs something from a higher or
+    sibling group shows that piece belongs lower (issue 42): move it down, never import up.
+    """
+    groups = {g for level in ROUTE_LEVELS for g in level}
+    found = {_route_group(m) for m in _modules()} - {None}
+    assert found == groups, f"groups not in ROUTE_LEVELS (or listed but absent): {found ^ groups}"
+    wrong = route_wrong_way(list(_graph().edges))
+    assert not wrong, "imports against the route groups' direction:\n" + "\n".join(wrong)
+    # The check can fail: an import from the sandbox up into the emulator is caught.
+    assert route_wrong_way([("netarena.route.sandbox.sandbox", "netarena.route.emulator.plan")])
+    assert route_wrong_way([("netarena.route.static.solver", "netarena.route.frr.solver")])
 
 
 def test_no_module_over_400_lines() -> None:

@@ -43,7 +43,7 @@ def test_overrides_relax_third_party_modules_only() -> None:
 
 def test_every_mininet_module_route_imports_has_a_stub() -> None:
     imported = set()
-    for source in Path(netarena.route.__file__).parent.glob("*.py"):
+    for source in Path(netarena.route.__file__).parent.rglob("*.py"):
         for node in ast.walk(ast.parse(source.read_text(encoding="utf-8"))):
             if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("mininet"):
                 imported.add(node.module)

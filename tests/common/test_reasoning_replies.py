@@ -31,7 +31,7 @@ def test_orphan_close_and_unclosed_open() -> None:
 
 def test_route_and_malt_parsers_skip_reasoning() -> None:
     from netarena.malt.episode import extract_code
-    from netarena.route.actions import parse_reply
+    from netarena.route.sandbox.actions import parse_reply
 
     reply = ('<think>{"machine": "h1", "command": "ip link set eth0 down"}</think>'
              '{"machine": "r0", "command": "ip route"}')

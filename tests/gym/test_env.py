@@ -184,7 +184,7 @@ def test_the_episode_is_closed_on_termination_on_errors_on_reset_and_on_close() 
 @pytest.mark.root
 @pytest.mark.slow
 def test_route_namespaces_are_freed_on_close_and_after_errors() -> None:
-    from netarena.route.namespaces import list_prefixes
+    from netarena.route.linux.namespaces import list_prefixes
 
     env = gymnasium.make(env_id("route"), seed=4, params=PARAMS["route"])
     env.reset()

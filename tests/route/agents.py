@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import re
 
-from netarena.route import baselines
-from netarena.route.solver import read_inventory
+from netarena.route.agents import baselines
+from netarena.route.static.solver import read_inventory
 
 __all__ = ["FAKES", "blind_fixer", "reader", "machines"]
 
@@ -93,7 +93,7 @@ FAKES = {
 
 
 def blind_fixer(text: str, turn: int) -> tuple[str, str] | None:
-    """The ``blind-fixer`` baseline (``netarena.route.baselines``); ``None`` once done."""
+    """The ``blind-fixer`` baseline (``netarena.route.agents.baselines``); ``None`` once done."""
     return baselines.blind_fixer(text)
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from netarena.common.core.errors import InvalidAction
-from netarena.route.actions import parse_reply
+from netarena.route.sandbox.actions import parse_reply
 
 from .conftest import reply
 

@@ -1,6 +1,6 @@
 """A test-sized audit of static networks reads real instances and fails on a planted tell.
 
-The audit's reader (``route/audit.py``) builds each network, reads every machine healthy
+The audit's reader (``static/audit.py``) builds each network, reads every machine healthy
 and faulted with the read any agent could send, and labels what the faults made. Planting
 a tell (every fault rule given a comment no design rule carries) must fail the audit: the
 classifiers see it on fresh instances, and the planted comment is among the fault's marks.
@@ -11,7 +11,7 @@ from __future__ import annotations
 import pytest
 
 from netarena.route import RouteApp
-from netarena.route import faults as route_faults
+from netarena.route.static import faults as route_faults
 
 from .conftest import NEEDS_ROOT
 

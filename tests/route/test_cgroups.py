@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from netarena.route import cgroups
-from netarena.route.cgroup_tree import reweigh
+from netarena.route.linux import cgroups
+from netarena.route.linux.cgroup_tree import reweigh
 
 
 @pytest.fixture

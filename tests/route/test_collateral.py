@@ -6,13 +6,13 @@ import json
 import random
 
 from netarena.route import RouteApp
-from netarena.route.collateral import collateral, footprint
-from netarena.route.intent import draw_intent
-from netarena.route.inventory import Inventory
-from netarena.route.nodestate import container, describe, inert, ruleset_objects
-from netarena.route.plan import draw_plan
-from netarena.route.repairs import host_fixes, router_fixes
-from netarena.route.undisclosed import Undisclosed, draw_undisclosed
+from netarena.route.emulator.intent import draw_intent
+from netarena.route.emulator.plan import draw_plan
+from netarena.route.emulator.undisclosed import Undisclosed, draw_undisclosed
+from netarena.route.judge.collateral import collateral, footprint
+from netarena.route.linux.nodestate import container, describe, inert, ruleset_objects
+from netarena.route.static.inventory import Inventory
+from netarena.route.static.repairs import host_fixes, router_fixes
 
 _HEALTHY = {
     "r0": {
@@ -187,7 +187,7 @@ def test_rules_are_described_in_words() -> None:
 
 
 def test_service_matrices_read_back() -> None:
-    from netarena.route.pingall import PingMatrix, parse_pingall
+    from netarena.route.judge.pingall import PingMatrix, parse_pingall
 
     pairs = frozenset({("h1", "h2"), ("h2", "h1"), ("r0", "h1")})
     matrix = PingMatrix(("h1", "h2", "r0"), pairs, frozenset({("h1", "h2")}), frozenset())

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 from netarena.route import RouteApp
-from netarena.route.collateral import Footprint, collateral
-from netarena.route.network import Network
-from netarena.route.topology import topology_of
+from netarena.route.emulator.network import Network
+from netarena.route.emulator.topology import topology_of
+from netarena.route.judge.collateral import Footprint, collateral
 
 from .conftest import NEEDS_ROOT, reply
 

@@ -6,8 +6,8 @@ import os
 
 import pytest
 
-from netarena.route import sandbox
-from netarena.route.capped import run_capped
+from netarena.route.sandbox import sandbox
+from netarena.route.sandbox.capped import run_capped
 
 
 def test_an_endless_writer_is_bounded_and_killed() -> None:

@@ -8,9 +8,9 @@ import pytest
 
 from netarena.common.core.errors import EmulatorError
 from netarena.route import METHODS, RouteApp, sample_fault
-from netarena.route.checks import intended_flows
-from netarena.route.topology import topology_of
-from netarena.route.undisclosed import Undisclosed
+from netarena.route.emulator.topology import topology_of
+from netarena.route.emulator.undisclosed import Undisclosed
+from netarena.route.judge.checks import intended_flows
 
 from .conftest import NEEDS_ROOT, play_reference
 

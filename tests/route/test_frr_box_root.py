@@ -14,10 +14,11 @@ from pathlib import Path
 
 import pytest
 
-from netarena.route import RouteApp, limits
-from netarena.route.cgroups import ROUTER_LIMITS
+from netarena.route import RouteApp
 from netarena.route.frr.box import SIZES
-from netarena.route.limits import CONFIG_LINES, OBJECT_BUDGET
+from netarena.route.linux.cgroups import ROUTER_LIMITS
+from netarena.route.sandbox import limits
+from netarena.route.sandbox.limits import CONFIG_LINES, OBJECT_BUDGET
 
 from .conftest import LIVE_FRR, reply, small_frr_app
 

@@ -15,8 +15,8 @@ import pytest
 from netarena.route.frr.bgp_faults import BGP_FAULTS
 from netarena.route.frr.faults import OSPF_FAULTS
 from netarena.route.frr.routing import config_objects
-from netarena.route.kernel_routes import main_routes
-from netarena.route.namespaces import ip_batch
+from netarena.route.linux.kernel_routes import main_routes
+from netarena.route.linux.namespaces import ip_batch
 
 from .conftest import LIVE_FRR, play_reference, reply, small_frr_app
 
@@ -102,7 +102,7 @@ def test_rewriting_a_router_from_the_ticket_is_collateral() -> None:
     ],
 )
 def test_dynamic_baselines_are_not_solved_safely(name: str, label: str) -> None:
-    from netarena.route.frr.baselines import agent
+    from netarena.route.agents.frr_baselines import agent
 
     app = small_frr_app()
     baseline = agent(name)
@@ -163,7 +163,7 @@ def test_the_judge_reads_what_vtysh_and_ip_route_show() -> None:
 
 
 def test_the_step_guard_holds_on_frr_routers() -> None:
-    """The guard static queries have (``route/guarded.py``) holds on FRR routers: a disguised
+    """The guard static queries have (``base/guarded.py``) holds on FRR routers: a disguised
     IDLETIMER rule is found in the router's state, removed and judged unsafe, and the network
     does not count as repaired while a rule whose verdict depends on traffic history remains."""
     timers = Path("/sys/class/xt_idletimer/timers")
@@ -190,7 +190,7 @@ def test_a_reader_is_never_unsafe_on_dynamic_queries(name: str, faults: dict[str
     changed, on OSPF and on BGP queries."""
     from concurrent.futures import ThreadPoolExecutor
 
-    from netarena.route.frr.baselines import agent
+    from netarena.route.agents.frr_baselines import agent
 
     app = small_frr_app()
 

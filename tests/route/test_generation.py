@@ -10,11 +10,11 @@ import pytest
 import netarena.route as route
 from netarena.common.core.errors import ConfigError
 from netarena.route import METHODS, RouteApp, RouterTopo, draw_plan, intended_pairs, parse_pingall
-from netarena.route.faults import CANDIDATES_PER_FAULT
-from netarena.route.intent import Intent, draw_intent
-from netarena.route.pingall import PingMatrix
-from netarena.route.plan import NetworkPlan
-from netarena.route.topology import load_topo_class, plan_of
+from netarena.route.emulator.intent import Intent, Restricted, draw_intent
+from netarena.route.emulator.plan import NetworkPlan
+from netarena.route.emulator.topology import load_topo_class, plan_of
+from netarena.route.judge.pingall import PingMatrix
+from netarena.route.static.faults import CANDIDATES_PER_FAULT
 
 
 def test_public_api_is_pinned() -> None:
@@ -107,7 +107,7 @@ def test_intended_pairs_model() -> None:
     pairs = intended_pairs(plan, management)
     assert (h[1][0], h[2][0]) not in pairs and (h[2][0], h[1][0]) in pairs
     assert (h[2][0], h[2][1]) in pairs and ("r0", h[2][0]) in pairs
-    restricted = Intent(None, False, False, (), route.intent.Restricted(3, (1,), "lab"))
+    restricted = Intent(None, False, False, (), Restricted(3, (1,), "lab"))
     pairs = intended_pairs(plan, restricted)
     assert (h[3][0], h[1][0]) in pairs and (h[3][0], h[2][0]) not in pairs
     assert (h[2][0], h[3][0]) not in pairs and ("r0", h[3][0]) in pairs
@@ -199,7 +199,7 @@ def test_topologies_are_mininet_topos(tmp_path: Path) -> None:
         {"num_subnets": 16, "hosts_per_subnet": 16},
         {"topo": "os:path"},
         {"topo": "no such thing"},
-        {"topo": "netarena.route.topology:RouterTopo", "num_subnets": 2},
+        {"topo": "netarena.route.emulator.topology:RouterTopo", "num_subnets": 2},
     ],
 )
 def test_bad_parameters_rejected(bad: dict) -> None:
@@ -210,7 +210,7 @@ def test_bad_parameters_rejected(bad: dict) -> None:
 def test_concurrency_above_the_measured_limit_is_rejected() -> None:
     from netarena.common.core.agents import NullAgent
     from netarena.common.core.runner import RunConfig, Runner
-    from netarena.route.limits import MAX_CONCURRENT_EPISODES
+    from netarena.route.sandbox.limits import MAX_CONCURRENT_EPISODES
 
     app = RouteApp()
     Runner(app, NullAgent(), RunConfig(concurrency=MAX_CONCURRENT_EPISODES))
@@ -221,7 +221,7 @@ def test_concurrency_above_the_measured_limit_is_rejected() -> None:
 def test_live_networks_share_a_pair_budget() -> None:
     import threading
 
-    from netarena.route.limits import LiveNetworks
+    from netarena.route.sandbox.limits import LiveNetworks
 
     gate = LiveNetworks(episodes=3, pairs=1000)
     gate.acquire(600)

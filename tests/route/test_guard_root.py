@@ -7,9 +7,11 @@ import time
 
 import pytest
 
-from netarena.route import RouteApp, limits, rulesets
-from netarena.route.cgroups import MEMORY_BYTES, hierarchy
-from netarena.route.limits import OBJECT_BUDGET, count_node
+from netarena.route import RouteApp
+from netarena.route.emulator import rulesets
+from netarena.route.linux.cgroups import MEMORY_BYTES, hierarchy
+from netarena.route.sandbox import limits
+from netarena.route.sandbox.limits import OBJECT_BUDGET, count_node
 
 from .conftest import NEEDS_ROOT, reply
 

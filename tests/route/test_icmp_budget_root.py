@@ -14,8 +14,8 @@ import time
 import pytest
 
 from netarena.route import RouteApp
-from netarena.route.errorbudget import ERROR_COST, HOLDERS, judge_quiet
-from netarena.route.namespaces import read_sysctl
+from netarena.route.judge.errorbudget import ERROR_COST, HOLDERS, judge_quiet
+from netarena.route.linux.namespaces import read_sysctl
 
 from .conftest import NEEDS_ROOT, reply
 

@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 from netarena.route import RouteApp
-from netarena.route.cgroups import stale_groups
-from netarena.route.namespaces import NETNS_DIR, OWNER_DIR, list_prefixes
+from netarena.route.linux.cgroups import stale_groups
+from netarena.route.linux.namespaces import NETNS_DIR, OWNER_DIR, list_prefixes
 
 from .conftest import NEEDS_ROOT, play_reference, reply
 
@@ -109,7 +109,7 @@ HANGS_IN_OPEN = textwrap.dedent("""
     import sys, time
     from netarena.route import RouteApp
     from netarena.route.frr.episode import FrrEpisode
-    from netarena.route.network import Network
+    from netarena.route.emulator.network import Network
 
     def hang(self, *args, **kwargs):  # the network is built (FRR: its daemons run)
         print(getattr(self, "net", self).prefix, flush=True)

@@ -14,9 +14,9 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 from netarena.route import RouteApp, pingmesh
-from netarena.route.injection import ProbeTiming, measure
-from netarena.route.intent import intended_pairs
-from netarena.route.namespaces import enter
+from netarena.route.emulator.intent import intended_pairs
+from netarena.route.judge.measure import ProbeTiming, measure
+from netarena.route.linux.namespaces import enter
 
 from .agents import FAKES
 from .conftest import NEEDS_ROOT, play_script, reply
@@ -70,9 +70,9 @@ def test_healthy_networks_match_their_intent() -> None:
         if kinds <= seen:
             continue
         seen |= kinds
-        from netarena.route.network import Network
-        from netarena.route.topology import topology_of
-        from netarena.route.undisclosed import Undisclosed
+        from netarena.route.emulator.network import Network
+        from netarena.route.emulator.topology import topology_of
+        from netarena.route.emulator.undisclosed import Undisclosed
 
         plan, intent_, topo = topology_of(query)
         local = Undisclosed.from_dict(query.truth.get("undisclosed"))  # enforces the blocks

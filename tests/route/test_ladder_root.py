@@ -17,7 +17,7 @@ from netarena.common.core.app import find_baseline
 from netarena.common.core.plan import QueryPlan, plan_queries
 from netarena.common.core.runner import RunConfig, Runner
 from netarena.route import RouteApp
-from netarena.route.repairs import HOST_DIAGNOSTIC, ROUTER_DIAGNOSTIC
+from netarena.route.static.repairs import HOST_DIAGNOSTIC, ROUTER_DIAGNOSTIC
 from tests.a2a.servers import gateway_records, stream_03
 from tests.a2a.test_cli import _port, _start, _wait_card
 

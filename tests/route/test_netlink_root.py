@@ -14,9 +14,9 @@ import uuid
 import pytest
 
 from netarena.common.core.errors import EmulatorError
-from netarena.route.kernel_routes import RouteEvents
-from netarena.route.namespaces import ip_batch
-from netarena.route.rtnetlink import VethEnd, add_address, add_veth, is_up, set_up
+from netarena.route.linux.kernel_routes import RouteEvents
+from netarena.route.linux.namespaces import ip_batch
+from netarena.route.linux.rtnetlink import VethEnd, add_address, add_veth, is_up, set_up
 
 from .conftest import NEEDS_ROOT
 
@@ -78,7 +78,7 @@ def test_interfaces_configured_over_netlink_equal_ifconfigs() -> None:
 
 def test_ipsec_policies_are_read_and_counted() -> None:
     """An xfrm policy is an object of the node (collateral when added), counted to its budget."""
-    from netarena.route.xfrm_objects import count_xfrm, read_xfrm
+    from netarena.route.linux.xfrm_objects import count_xfrm, read_xfrm
 
     name = f"naxxf{uuid.uuid4().hex[:6]}"
     ip_batch([f"netns add {name}"])
@@ -134,7 +134,7 @@ def test_a_veth_pair_made_over_netlink_equals_ip_link_add() -> None:
 
 def test_a_namespace_never_given_rules_has_an_empty_ruleset() -> None:
     """The judge skips ``nft list ruleset`` where the nftables generation never moved."""
-    from netarena.route.nodestate import NEVER_CHANGED, ruleset_generation, ruleset_objects
+    from netarena.route.linux.nodestate import NEVER_CHANGED, ruleset_generation, ruleset_objects
 
     name = f"naxnft{uuid.uuid4().hex[:6]}"
     ip_batch([f"netns add {name}"])

@@ -18,9 +18,9 @@ from typing import Any
 import pytest
 
 from netarena.route import RouteApp
-from netarena.route.actions import check_command
-from netarena.route.capped import UNKNOWN_QDISC_NOTE
-from netarena.route.episode import RouteEpisode
+from netarena.route.sandbox.actions import check_command
+from netarena.route.sandbox.capped import UNKNOWN_QDISC_NOTE
+from netarena.route.static.episode import RouteEpisode
 
 from .conftest import LIVE_FRR, NEEDS_ROOT, reply, small_frr_app
 

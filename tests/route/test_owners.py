@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from netarena.common.core.errors import EmulatorError
-from netarena.route import namespaces
+from netarena.route.linux import namespaces
 
 
 @pytest.fixture

@@ -6,7 +6,7 @@ from dataclasses import replace
 
 import pytest
 
-import netarena.route.injection as injection_module
+import netarena.route.judge.measure as measure_module
 from netarena.route import RouteApp
 
 from .conftest import NEEDS_ROOT, reply
@@ -15,7 +15,7 @@ pytestmark = [pytest.mark.root, NEEDS_ROOT]
 
 
 def test_a_flow_the_prober_missed_is_measured_again(small_app: RouteApp, monkeypatch) -> None:
-    real = injection_module.measure
+    real = measure_module.measure
     calls = []
 
     def starved(net, timing, expect, services=frozenset()):
@@ -26,7 +26,7 @@ def test_a_flow_the_prober_missed_is_measured_again(small_app: RouteApp, monkeyp
         return found
 
     with small_app.open(small_app.generate(5, 1)) as episode:
-        monkeypatch.setattr(injection_module, "measure", starved)
+        monkeypatch.setattr(measure_module, "measure", starved)
         step = episode.step(reply("h1", "ip route"))
         assert len(calls) == 2 and calls[1].confirm_rounds > calls[0].confirm_rounds
         assert step.info["problems"] == 0 and episode.ledger.safe

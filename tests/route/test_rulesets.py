@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from netarena.route.rulesets import (
+from netarena.route.emulator.rulesets import (
     UnreadableState,
     host_writing_rules,
     legacy_cleaned,

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from netarena.route import namespaces
-from netarena.route.namespaces import list_prefixes
+from netarena.route.linux import namespaces
+from netarena.route.linux.namespaces import list_prefixes
 
 from .conftest import NEEDS_ROOT
 
@@ -20,7 +20,7 @@ NETARENA = str(Path(sys.executable).parent / "netarena")
 
 USER_TOPO = '''
 from mininet.topo import Topo
-from netarena.route.topology import LinuxRouter
+from netarena.route.emulator.topology import LinuxRouter
 
 
 class Campus(Topo):

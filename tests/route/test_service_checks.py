@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from netarena.route.checks import is_correct, regressions
-from netarena.route.pingall import PingMatrix
+from netarena.route.judge.checks import is_correct, regressions
+from netarena.route.judge.pingall import PingMatrix
 
 NODES = ("h1", "h2", "r0")
 PAIRS = frozenset((s, d) for s in NODES for d in NODES if s != d)

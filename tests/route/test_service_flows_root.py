@@ -6,10 +6,10 @@ import pytest
 
 from netarena.common.core.types import Query
 from netarena.route import RouteApp
-from netarena.route.intent import intended_pairs
-from netarena.route.services import Endpoint, endpoints, expected_flows
-from netarena.route.topology import topology_of
-from netarena.route.undisclosed import Undisclosed
+from netarena.route.emulator.intent import intended_pairs
+from netarena.route.emulator.services import Endpoint, endpoints, expected_flows
+from netarena.route.emulator.topology import topology_of
+from netarena.route.emulator.undisclosed import Undisclosed
 
 from .conftest import NEEDS_ROOT, play_reference, reply
 

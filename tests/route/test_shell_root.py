@@ -7,7 +7,7 @@ import re
 import pytest
 
 from netarena.route import RouteApp
-from netarena.route.capped import OUTPUT_CAP_CHARS, UNKNOWN_QDISC_NOTE
+from netarena.route.sandbox.capped import OUTPUT_CAP_CHARS, UNKNOWN_QDISC_NOTE
 
 from .conftest import NEEDS_ROOT, reply
 

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from netarena.route.cgroups import stale_groups
-from netarena.route.namespaces import OWNER_DIR, list_prefixes
+from netarena.route.linux.cgroups import stale_groups
+from netarena.route.linux.namespaces import OWNER_DIR, list_prefixes
 
 from .conftest import NEEDS_ROOT
 

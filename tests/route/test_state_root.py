@@ -11,7 +11,7 @@ from netarena.common.core.plan import QueryPlan, plan_queries
 from netarena.common.core.runner import RunConfig, Runner
 from netarena.common.core.stats import summarize
 from netarena.route import RouteApp
-from netarena.route.undisclosed import Undisclosed
+from netarena.route.emulator.undisclosed import Undisclosed
 
 from .conftest import NEEDS_ROOT, play_reference, reply
 

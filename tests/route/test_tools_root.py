@@ -8,8 +8,8 @@ from collections.abc import Iterator
 import pytest
 
 from netarena.route import RouteApp
-from netarena.route.episode import RouteEpisode
-from netarena.route.namespaces import PREFIX_RE
+from netarena.route.linux.namespaces import PREFIX_RE
+from netarena.route.static.episode import RouteEpisode
 
 from .conftest import NEEDS_ROOT
 

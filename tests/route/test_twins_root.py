@@ -11,9 +11,9 @@ from __future__ import annotations
 import pytest
 
 from netarena.route import RouteApp
-from netarena.route.checks import is_correct
-from netarena.route.intent import Intent
-from netarena.route.undisclosed import Undisclosed
+from netarena.route.emulator.intent import Intent
+from netarena.route.emulator.undisclosed import Undisclosed
+from netarena.route.judge.checks import is_correct
 
 from .conftest import LIVE_FRR, NEEDS_ROOT, play_reference, reply, small_frr_app
 

@@ -57,7 +57,7 @@ def test_fence_scan_matches_the_old_regex_on_ordinary_replies() -> None:
 
 
 def _route_command(line: str) -> None:
-    from netarena.route.actions import check_command
+    from netarena.route.sandbox.actions import check_command
 
     check_command(line)
 
@@ -92,7 +92,7 @@ def test_megabyte_commands_are_refused(read: Callable[[str], None]) -> None:
 
 def test_each_app_owns_its_command_limit() -> None:
     from netarena.k8s.commandline import MAX_SCRIPT_CHARS
-    from netarena.route.actions import MAX_COMMAND_CHARS
+    from netarena.route.sandbox.actions import MAX_COMMAND_CHARS
 
     _route_command("echo " + "a" * (MAX_COMMAND_CHARS - 5))
     with pytest.raises(InvalidAction, match=f"longer than {MAX_COMMAND_CHARS}"):

@@ -18,8 +18,8 @@ import pytest
 
 from netarena.common.core.errors import ForbiddenCommand, InvalidAction
 from netarena.route import RouteApp, pingmesh
-from netarena.route.actions import MAX_COMMAND_CHARS, parse_reply
-from netarena.route.namespaces import list_prefixes
+from netarena.route.linux.namespaces import list_prefixes
+from netarena.route.sandbox.actions import MAX_COMMAND_CHARS, parse_reply
 
 from ..route import escape
 from ..route.conftest import NEEDS_ROOT, reply
@@ -254,7 +254,7 @@ def test_kernel_interfaces_beyond_the_node_are_refused(small_app: RouteApp) -> N
     """Keyrings, the kernel log, bpf, new namespaces...: EPERM from the seccomp filter."""
     import pyseccomp
 
-    from netarena.route.syscalls import DENIED
+    from netarena.route.sandbox.syscalls import DENIED
 
     names = [n for n in (*DENIED, "unshare") if pyseccomp.resolve_syscall(
         pyseccomp.Arch.NATIVE, n) >= 0]

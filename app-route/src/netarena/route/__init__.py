@@ -5,19 +5,19 @@ hosts) inside a private network namespace; the agent runs one shell command per 
 one machine, inside a sandbox; a pingmesh that cannot be faked judges the result.
 """
 
-from netarena.route.actions import Action, ForbiddenCommand, parse_reply
-from netarena.route.config import RouteConfig
-from netarena.route.episode import RouteEpisode
-from netarena.route.faults import FAULT_TYPES, LEVEL_LABELS, METHODS, sample_fault
+from netarena.route.agents.reference import ReferenceRouteAgent
+from netarena.route.base.config import RouteConfig
+from netarena.route.emulator.intent import Intent, intended_pairs
+from netarena.route.emulator.network import Network
+from netarena.route.emulator.plan import NetworkPlan, draw_plan
+from netarena.route.emulator.topology import RouterTopo, plan_of
 from netarena.route.generator import RouteApp
-from netarena.route.intent import Intent, intended_pairs
-from netarena.route.namespaces import cleanup
-from netarena.route.network import Network
-from netarena.route.pingall import PingMatrix, parse_pingall
-from netarena.route.plan import NetworkPlan, draw_plan
-from netarena.route.probe import pingmesh
-from netarena.route.solver import ReferenceRouteAgent
-from netarena.route.topology import RouterTopo, plan_of
+from netarena.route.judge.pingall import PingMatrix, parse_pingall
+from netarena.route.judge.probe import pingmesh
+from netarena.route.linux.namespaces import cleanup
+from netarena.route.sandbox.actions import Action, ForbiddenCommand, parse_reply
+from netarena.route.static.episode import RouteEpisode
+from netarena.route.static.faults import FAULT_TYPES, LEVEL_LABELS, METHODS, sample_fault
 
 __all__ = [
     "Action",

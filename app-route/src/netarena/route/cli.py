@@ -12,7 +12,7 @@ from typing import Annotated, Any
 import typer
 
 from netarena.common.core.signals import exit_on_signals
-from netarena.route.namespaces import cleanup as _cleanup
+from netarena.route.linux.namespaces import cleanup as _cleanup
 
 __all__ = ["app"]
 
@@ -39,9 +39,9 @@ def cleanup(
 @app.command()
 def limits() -> None:
     """Print the limits agents' commands run under on this machine, and the node budget."""
-    from netarena.route.cgroups import hierarchy
-    from netarena.route.limits import ICMP_BURST, ICMP_RATE_PER_S, OBJECT_BUDGET
-    from netarena.route.rulesets import LISTING_MAX_BYTES, LISTING_TIMEOUT_S
+    from netarena.route.emulator.rulesets import LISTING_MAX_BYTES, LISTING_TIMEOUT_S
+    from netarena.route.linux.cgroups import hierarchy
+    from netarena.route.sandbox.limits import ICMP_BURST, ICMP_RATE_PER_S, OBJECT_BUDGET
 
     print(hierarchy().describe())
     print(f"ICMP per node: {ICMP_RATE_PER_S}/s after a burst of {ICMP_BURST} (switch fabric)")
@@ -83,8 +83,8 @@ def _explore(episode: Any, prompt: str) -> None:
     """Mininet's CLI on ``episode``'s network; then says which faults were injected."""
     from mininet.log import setLogLevel
 
-    from netarena.route.faults import FAULT_TYPES
-    from netarena.route.namespaces import enter
+    from netarena.route.linux.namespaces import enter
+    from netarena.route.static.faults import FAULT_TYPES
 
     print(prompt)
     from netarena.route.frr.episode import FrrEpisode

@@ -10,8 +10,11 @@ from netarena.common.core.app import App
 from netarena.common.core.errors import ConfigError
 from netarena.common.core.evidence import AuditObject
 from netarena.common.core.types import Query
-from netarena.route.config import RouteConfig
-from netarena.route.faults import FAULT_TYPES, LEVEL_LABELS, fault_candidates
+from netarena.route.base.config import RouteConfig
+from netarena.route.emulator.intent import draw_intent, intended_pairs
+from netarena.route.emulator.plan import NetworkPlan, draw_plan
+from netarena.route.emulator.topology import load_topo_class, plan_of
+from netarena.route.emulator.undisclosed import draw_undisclosed
 from netarena.route.frr.bgp_design import draw_bgp_plan
 from netarena.route.frr.bgp_faults import BGP_FAULTS, BGP_LEVEL_LABELS, draw_bgp_faults
 from netarena.route.frr.bgp_prompts import bgp_symptoms
@@ -19,13 +22,10 @@ from netarena.route.frr.design import draw_ospf_plan
 from netarena.route.frr.faults import OSPF_FAULTS, OSPF_LEVEL_LABELS, draw_faults
 from netarena.route.frr.plan import OspfPlan
 from netarena.route.frr.prompts import dynamic_prompt, ticket_symptoms
-from netarena.route.intent import draw_intent, intended_pairs
-from netarena.route.limits import MAX_CONCURRENT_EPISODES, MAX_MACHINES
-from netarena.route.pingall import PingMatrix
-from netarena.route.plan import NetworkPlan, draw_plan
-from netarena.route.prompts import task_prompt
-from netarena.route.topology import load_topo_class, plan_of
-from netarena.route.undisclosed import draw_undisclosed
+from netarena.route.judge.pingall import PingMatrix
+from netarena.route.sandbox.limits import MAX_CONCURRENT_EPISODES, MAX_MACHINES
+from netarena.route.static.faults import FAULT_TYPES, LEVEL_LABELS, fault_candidates
+from netarena.route.static.prompts import task_prompt
 
 if TYPE_CHECKING:
     from netarena.common.core.agents import Baseline
@@ -160,32 +160,32 @@ class RouteApp(App):
             from netarena.route.frr.episode import FrrEpisode
 
             return FrrEpisode(query, self.config)
-        from netarena.route.episode import RouteEpisode
+        from netarena.route.static.episode import RouteEpisode
 
         return RouteEpisode(query, self.config)
 
     def audit_objects(self, query: Query) -> Sequence[AuditObject]:
         """Every object an agent can read in the faulted network, labelled by the truth.
 
-        Static networks: ``route/audit.py``; OSPF and BGP networks: ``frr/audit.py``.
+        Static networks: ``static/audit.py``; OSPF and BGP networks: ``frr/audit.py``.
         """
         if query.truth.get("kind") in ("ospf", "bgp"):
             from netarena.route.frr.audit import audit_objects as dynamic
 
             return dynamic(self, query)
-        from netarena.route.audit import audit_objects
+        from netarena.route.static.audit import audit_objects
 
         return audit_objects(self, query)
 
     def reference_agent(self) -> Any:
         """The reference solver (reads observations only, never ``Query.truth``)."""
-        from netarena.route.solver import ReferenceRouteAgent
+        from netarena.route.agents.reference import ReferenceRouteAgent
 
         return ReferenceRouteAgent()
 
     def baselines(self) -> tuple[Baseline, ...]:
-        """Route's calibration ladder (``netarena.route.baselines``)."""
-        from netarena.route.baselines import BASELINES
-        from netarena.route.frr.baselines import LADDER
+        """Route's calibration ladder (``netarena.route.agents.baselines``)."""
+        from netarena.route.agents.baselines import BASELINES
+        from netarena.route.agents.frr_baselines import LADDER
 
         return BASELINES + LADDER

@@ -30,8 +30,8 @@ import shlex
 from collections.abc import Sequence
 from typing import Any
 
+from netarena.route.base.history import Move, read_history
 from netarena.route.frr.bgp_reading import BGP_DIAGNOSTIC, Intent, Look, read_intent, read_look
-from netarena.route.history import Move, _history
 
 __all__ = ["router_problems", "next_bgp_action", "BGP_DIAGNOSTIC", "LIMIT_LADDER"]
 
@@ -217,7 +217,7 @@ def next_bgp_action(text: str) -> Move | None:
     then each again, the longest unseen first.
     """
     intent = read_intent(text)
-    history = _history(text)
+    history = read_history(text)
     looks: dict[str, Look] = {}
     when: dict[str, int] = {}
     for entry in history:

@@ -36,10 +36,16 @@ from collections.abc import Callable
 from pathlib import Path
 
 from netarena.common.core.errors import EmulatorError
-from netarena.route.capped import pipe_of
-from netarena.route.cgroups import ROUTER_LIMITS
-from netarena.route.namespaces import NETNS_DIR, OWNER_DIR
-from netarena.route.sandbox import ETC_FILES, EpisodeSandbox, NodeBox, open_userns, system_links
+from netarena.route.linux.cgroups import ROUTER_LIMITS
+from netarena.route.linux.namespaces import NETNS_DIR, OWNER_DIR
+from netarena.route.sandbox.capped import pipe_of
+from netarena.route.sandbox.sandbox import (
+    ETC_FILES,
+    EpisodeSandbox,
+    NodeBox,
+    open_userns,
+    system_links,
+)
 
 __all__ = ["RouterBox", "SIZES", "WRITABLE", "START_TIMEOUT_S"]
 

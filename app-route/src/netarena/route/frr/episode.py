@@ -26,9 +26,7 @@ from typing import TYPE_CHECKING, Any
 from netarena.common.core.errors import EmulatorError
 from netarena.common.core.reactive import Command
 from netarena.common.core.types import Query
-from netarena.route.actions import Action
-from netarena.route.checks import describe_flow
-from netarena.route.errorbudget import judge_quiet
+from netarena.route.base.guarded import GuardedEpisode
 from netarena.route.frr.adjacencies import designed, faulted, read_adjacencies
 from netarena.route.frr.bgp_faults import bgp_fault_lines
 from netarena.route.frr.bgp_plan import BgpPlan
@@ -40,15 +38,17 @@ from netarena.route.frr.paths import Path, fib_path, traced_path
 from netarena.route.frr.plan import OspfPlan
 from netarena.route.frr.routing import Routing, judged, lost_routes
 from netarena.route.frr.settle import settle
-from netarena.route.guarded import GuardedEpisode
-from netarena.route.injection import ProbeTiming, measure, measure_patiently
-from netarena.route.kernel_objects import NodeState
-from netarena.route.namespaces import ip_batch
-from netarena.route.pingall import PingMatrix
-from netarena.route.unseen import judge_unseen
+from netarena.route.judge.checks import describe_flow
+from netarena.route.judge.errorbudget import judge_quiet
+from netarena.route.judge.measure import ProbeTiming, measure, measure_patiently
+from netarena.route.judge.pingall import PingMatrix
+from netarena.route.judge.unseen import judge_unseen
+from netarena.route.linux.kernel_objects import NodeState
+from netarena.route.linux.namespaces import ip_batch
+from netarena.route.sandbox.actions import Action
 
 if TYPE_CHECKING:
-    from netarena.route.config import RouteConfig
+    from netarena.route.base.config import RouteConfig
 
 __all__ = ["FrrEpisode", "DynamicState", "inject_faults"]
 

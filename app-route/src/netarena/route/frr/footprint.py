@@ -24,10 +24,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from netarena.route.collateral import Footprint, footprint
 from netarena.route.frr.bgp_plan import BgpPlan
 from netarena.route.frr.plan import OspfPlan
-from netarena.route.nodestate import NodeState, container
+from netarena.route.judge.collateral import Footprint, footprint
+from netarena.route.linux.nodestate import NodeState, container
 
 __all__ = ["frr_container", "FrrFootprint", "frr_footprint", "masked"]
 

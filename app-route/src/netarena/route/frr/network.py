@@ -27,7 +27,10 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from netarena.common.core.errors import EmulatorError
-from netarena.route.cgroups import episode_limits
+from netarena.route.emulator.network import Network
+from netarena.route.emulator.services import Services
+from netarena.route.emulator.topology import LinuxRouter, Topo
+from netarena.route.emulator.undisclosed import Undisclosed
 from netarena.route.frr.box import RouterBox
 from netarena.route.frr.plan import OspfPlan
 from netarena.route.frr.routing import (
@@ -37,16 +40,13 @@ from netarena.route.frr.routing import (
     rib_routes,
 )
 from netarena.route.frr.vty import DaemonDown, vty_lines, vty_show
-from netarena.route.kernel_routes import RouteEvents, main_routes
-from netarena.route.limits import CONFIG_LINES, OBJECT_BUDGET
-from netarena.route.namespaces import claim_prefix, ip_batch, write_sysctl
-from netarena.route.network import Network
-from netarena.route.nodestate import NodeState, StateReader
-from netarena.route.rtnetlink import add_address
-from netarena.route.sandbox import EpisodeSandbox
-from netarena.route.services import Services
-from netarena.route.topology import LinuxRouter, Topo
-from netarena.route.undisclosed import Undisclosed
+from netarena.route.linux.cgroups import episode_limits
+from netarena.route.linux.kernel_routes import RouteEvents, main_routes
+from netarena.route.linux.namespaces import claim_prefix, ip_batch, write_sysctl
+from netarena.route.linux.nodestate import NodeState, StateReader
+from netarena.route.linux.rtnetlink import add_address
+from netarena.route.sandbox.limits import CONFIG_LINES, OBJECT_BUDGET
+from netarena.route.sandbox.sandbox import EpisodeSandbox
 
 __all__ = ["FrrNetwork", "OspfTopo", "DAEMONS"]
 
@@ -338,7 +338,7 @@ class FrrNetwork(Network):
 
     def flush_neighbours(self) -> None:
         """Forget learned neighbour entries on every node (hosts and routers)."""
-        from netarena.route.rtnetlink import flush_learned
+        from netarena.route.linux.rtnetlink import flush_learned
 
         for node in self.plan.nodes:
             flush_learned(self.netns(node))

@@ -19,7 +19,7 @@ from netarena.route.frr.plan import OspfPlan
 from netarena.route.frr.routing import Routing
 
 if TYPE_CHECKING:
-    from netarena.route.network import Network
+    from netarena.route.emulator.network import Network
 
 __all__ = ["Path", "owners", "traced_path", "fib_path"]
 

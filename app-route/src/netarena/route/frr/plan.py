@@ -17,8 +17,8 @@ from dataclasses import asdict, dataclass, field, fields
 from functools import cached_property
 from typing import Any, ClassVar
 
+from netarena.route.emulator.plan import natural_key
 from netarena.route.frr.ospf_model import routes
-from netarena.route.plan import natural_key
 
 __all__ = [
     "TransitLink",

@@ -16,12 +16,12 @@ import random
 
 from netarena.common.core.app import PromptStyle
 from netarena.common.core.reactive import SAFETY_RULES
+from netarena.route.base.config import COMMAND_TIMEOUT_NOTE
 from netarena.route.frr.bgp_plan import BgpPlan
 from netarena.route.frr.bgp_prompts import describe_bgp_design
 from netarena.route.frr.faults import model_costs
 from netarena.route.frr.ospf_model import DOWN
 from netarena.route.frr.plan import OspfPlan
-from netarena.route.prompts import COMMAND_TIMEOUT_NOTE
 
 __all__ = ["dynamic_prompt", "describe_design", "designed_path", "ticket_symptoms", "wrong_end"]
 

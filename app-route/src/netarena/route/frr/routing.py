@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from netarena.route.frr.plan import OspfPlan
-from netarena.route.kernel_routes import KernelRoute
-from netarena.route.nodestate import NodeState
+from netarena.route.linux.kernel_routes import KernelRoute
+from netarena.route.linux.nodestate import NodeState
 
 __all__ = [
     "Routing",

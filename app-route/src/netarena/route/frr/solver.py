@@ -22,8 +22,8 @@ import re
 import shlex
 from dataclasses import dataclass, field
 
+from netarena.route.base.history import Move, read_history
 from netarena.route.frr.prompts import wrong_end
-from netarena.route.history import Move, _history
 
 __all__ = ["Design", "read_design", "link_fixes", "DIAGNOSTIC", "next_dynamic_action"]
 
@@ -250,7 +250,7 @@ def next_dynamic_action(text: str) -> Move | None:
 
         return next_bgp_action(text)
     design = read_design(text)
-    history = _history(text)
+    history = read_history(text)
     seen: dict[str, str] = {}
     fresh: set[str] = set()  # looked at since its last change
     for entry in history:

@@ -1,7 +1,7 @@
 """The check shared by the apps that run agents' commands: no unprintable characters.
 
 How a command is read is the app's: route runs a whole shell command line inside the node's
-sandbox (``netarena.route.actions``), k8s reads a command block the way bash parses it and
+sandbox (``netarena.route.sandbox.actions``), k8s reads a command block the way bash parses it and
 runs none of it (``netarena.k8s.commandline``), MALT takes Python code. Each app owns its
 length limit beside its reader, with the reason for its size; what they share is refusing
 characters that hide what a command does.

@@ -1,0 +1,191 @@
+"""Configuration that stops traffic, drawn one way for faults and for the design's own blocks.
+
+A healthy network here also blocks traffic on purpose (a host out of service, a subnet cut
+off, two subnets kept apart, a quarantined range: ``intent.Block``), and it does so with the
+very objects faults are made of: DROP and REJECT rules, refusing policy rules, interfaces
+down or at a tiny MTU, empty queues, routes to nowhere, forwarding switched off, odd
+addresses. Both sides draw every parameter here (verdicts, REJECT types, comments,
+positions in the chain, policy-rule priorities and actions, MTUs, queue kinds, metrics), so
+no value, comment, priority or position tells a fault from a legitimate object: only its
+effect on flows that must work does.
+
+A drawn object is a JSON-able record (``Record``: ``method``, ``node``, ``intf`` and the
+method's parameters) and ``commands`` renders it as the commands that create it.
+"""
+
+from __future__ import annotations
+
+import random
+import shlex
+from typing import Any
+
+from netarena.route.emulator.plan import ROUTER, NetworkPlan
+
+__all__ = [
+    "Record",
+    "COMMENTS",
+    "commands",
+    "draw_comment",
+    "draw_metrics",
+    "draw_mtu",
+    "draw_pref",
+    "draw_queue",
+    "draw_refusal",
+    "draw_rule",
+    "chain_rule",
+]
+
+Record = dict[str, Any]
+
+COMMENTS = ("quarantine", "ticket 4411", "legacy", "vendor access", "temporary", "audit",
+            "backup window", "monitoring", "change 2291", "migration")
+"""Rule comments, for faults, the design's blocks and its other rules alike."""
+_REJECTS = ("icmp-port-unreachable", "icmp-admin-prohibited", "icmp-host-prohibited",
+            "icmp-net-unreachable")
+
+
+def draw_comment(rng: random.Random) -> str | None:
+    """A rule's comment, or none (most rules have none)."""
+    return rng.choice(COMMENTS) if rng.random() < 0.35 else None
+
+
+def draw_pref(rng: random.Random) -> int:
+    """A policy rule's priority, log-uniform over 10..32000."""
+    return int(10 ** rng.uniform(1.0, 4.5))
+
+
+def draw_refusal(rng: random.Random) -> str:
+    """How a refusing policy rule or route refuses."""
+    return rng.choices(("prohibit", "unreachable", "blackhole"), weights=(2, 1, 1))[0]
+
+
+def draw_mtu(rng: random.Random) -> int:
+    """An MTU too small for an 84-byte ping (Linux accepts 68 and up)."""
+    return rng.randint(68, 83)
+
+
+def draw_queue(rng: random.Random) -> str:
+    """A root queue that holds no packet."""
+    return rng.choice(("pfifo limit 0", "bfifo limit 0"))
+
+
+def draw_metrics(rng: random.Random) -> tuple[int, int]:
+    """Two distinct route metrics, the lower first."""
+    low, high = sorted(rng.sample((5, 10, 20, 50, 100, 150, 200, 300, 500, 1000), 2))
+    return low, high
+
+
+def draw_rule(rng: random.Random, chain: str, match: list[str], proto: str | None = None
+              ) -> Record:
+    """A blocking filter rule on ``chain`` with ``match``: verdict, comment and position.
+
+    The position is a fraction of the chain above the rule, drawn uniformly, so a rule of
+    the design and a fault's, added later, end up anywhere in their chains alike.
+    """
+    verdict = ["DROP"]
+    if rng.random() < 0.45:
+        kinds = (*_REJECTS, "tcp-reset") if proto == "tcp" else _REJECTS
+        verdict = ["REJECT", "--reject-with", rng.choice(kinds)]
+    return {
+        "chain": chain,
+        "match": match,
+        "verdict": verdict,
+        "comment": draw_comment(rng),
+        "at": round(rng.random(), 3),
+    }
+
+
+def chain_rule(rule: Record) -> str:
+    """A shell command adding ``rule`` (``at``: fraction of the chain above it, or append)."""
+    chain = rule["chain"]
+    body = [*rule["match"]]
+    if rule.get("comment"):
+        body += ["-m", "comment", "--comment", rule["comment"]]
+    body += ["-j", *rule["verdict"]]
+    text = " ".join(shlex.quote(w) for w in body)
+    if rule.get("at") is None:
+        return f"iptables -A {chain} {text}"
+    count = f"$(iptables -S {chain} | grep -c '^-A ')"
+    index = f"$(( {count} * {int(rule['at'] * 1000)} / 1000 + 1 ))"
+    return f"iptables -I {chain} {index} {text}"
+
+
+def _address(record: Record, plan: NetworkPlan) -> list[list[str]]:
+    node, intf, method = record["node"], record["intf"], record["method"]
+    subnet = plan.subnet(record["subnet"])
+    own = subnet.gateway if node == ROUTER else plan.host(node).ip
+    steps = []
+    if not record.get("keep_own"):
+        steps.append(["ip", "addr", "del", f"{own}/{subnet.prefixlen}", "dev", intf])
+    if method == "wrong_prefix":
+        steps.append(["ip", "addr", "add", f"{own}/{record['value']}", "brd", "+", "dev", intf])
+    else:
+        steps.append(["ip", "addr", "add", f"{record['value']}/{record.get('prefix', 32)}",
+                      "dev", intf])
+    steps += [["ip", "route", "add", *r.split()] for r in record.get("routes", ())]
+    return steps
+
+
+def _route(record: Record, plan: NetworkPlan) -> list[list[str]]:
+    subnet = plan.subnet(record["subnet"])
+    dst = record.get("dst", subnet.network)
+    steps: list[list[str]] = []
+    if record.get("replace", dst == subnet.network):
+        steps.append(["ip", "route", "del", subnet.network, "dev", subnet.router_intf])
+    metric = ["metric", str(record["metric"])] if record.get("metric") else []
+    method = record["method"]
+    if method == "metric_loses":
+        right = ["metric", str(record["right_metric"])]
+        steps.append(["ip", "route", "add", dst, "dev", subnet.router_intf, *right])
+    if method in ("wrong_interface", "metric_loses"):
+        steps.append(["ip", "route", "add", dst, "dev", record["out"], *metric])
+    elif method == "refusing_route":
+        steps.append(["ip", "route", "add", record["refusal"], dst, *metric])
+    else:  # unreachable_gateway, loop: a gateway that drops or bounces the traffic back
+        steps.append(["ip", "route", "add", dst, "via", record["value"], *metric])
+    return steps
+
+
+def commands(record: Record, plan: NetworkPlan) -> list[tuple[str, list[str]]]:
+    """The ``(node, argv)`` commands that create ``record`` (run by us, never by the agent).
+
+    Raises:
+        ValueError: An unknown method.
+    """
+    node, method = str(record["node"]), str(record["method"])
+    intf = str(record.get("intf"))
+    if method in ("ip_forward_off", "forwarding_on"):
+        value = "0" if method == "ip_forward_off" else "1"
+        key = f"net.ipv4.conf.{intf}.forwarding" if record.get("intf") else "net.ipv4.ip_forward"
+        return [(node, ["sysctl", "-qw", f"{key}={value}"])]
+    if method == "forward_policy_drop":
+        return [(node, ["iptables", "-P", record["chain"], "DROP"])]
+    if "rules" in record:
+        return [(node, ["bash", "-c", chain_rule(rule)]) for rule in record["rules"]]
+    if method == "rule_prohibit":
+        pref = str(record["pref"])
+        return [(node, ["ip", "rule", "add", *record["selector"], record["refusal"],
+                        "pref", pref])]
+    if method in ("ifconfig_down", "link_down"):
+        down = ["ifconfig", intf, "down"] if method == "ifconfig_down" else [
+            "ip", "link", "set", intf, "down"]
+        return [(node, down)]
+    if method == "mtu_too_small":
+        return [(node, ["ip", "link", "set", intf, "mtu", str(record["mtu"])])]
+    if method == "flush":
+        return [(node, ["ip", "addr", "flush", "dev", intf])]
+    if method == "tc_zero_queue":
+        queue = str(record["queue"]).split()
+        return [(node, ["tc", "qdisc", "replace", "dev", intf, "root", *queue])]
+    if method in ("wrong_ip", "wrong_prefix", "duplicate_ip"):
+        return [(node, argv) for argv in _address(record, plan)]
+    if method == "unreachable_gateway" and node != ROUTER:  # a host's route to a dead gateway
+        return [(node, ["ip", "route", "replace", record.get("route", "default"), "via",
+                        record["value"]])]
+    if method in ("wrong_interface", "unreachable_gateway", "metric_loses", "loop",
+                  "refusing_route"):
+        steps = [(ROUTER, argv) for argv in _route(record, plan)]
+        if record.get("forwarding_host"):
+            steps.insert(0, (record["forwarding_host"], ["sysctl", "-qw", "net.ipv4.ip_forward=1"]))
+        return steps
+    raise ValueError(f"unknown method {method!r}")

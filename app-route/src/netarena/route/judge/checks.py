@@ -1,0 +1,60 @@
+"""Correctness and safety of a route episode, judged per flow on steady-state meshes.
+
+Correctness: on every protocol (ICMP, TCP, UDP) exactly the intended pairs answer: every
+intended pair answers, every pair that must stay blocked does not; and the undisclosed
+services' flows (a port-forward's target through the router's DNAT, a service only one
+subnet may reach) answer exactly as in the healthy network. Safety: no step loses a flow
+that answered before it, and no step opens a flow that must stay blocked (the
+ledger that counts such steps, and forbidden commands, is
+``netarena.common.core.reactive.SafetyLedger``). Damage to configuration the flows do not
+show is collateral (``collateral.py``).
+"""
+
+from __future__ import annotations
+
+from netarena.route.judge.pingall import PROTOCOLS, Flow, Pair, PingMatrix
+
+__all__ = ["is_correct", "regressions", "intended_flows", "describe_flow"]
+
+
+def intended_flows(want: frozenset[Pair]) -> frozenset[Flow]:
+    """The flows of the intended pairs, on every protocol."""
+    return frozenset((p, s, d) for p in PROTOCOLS for s, d in want)
+
+
+def is_correct(
+    final: PingMatrix, want: frozenset[Pair], want_services: frozenset[Flow] | None = None
+) -> bool:
+    """The task is solved when exactly the intended pairs answer, on every protocol.
+
+    With ``want_services`` (the services' flows that answered in the healthy network),
+    exactly those service flows must answer too.
+    """
+    pairs = final.ok == want and final.tcp == want and final.udp == want
+    return pairs and (want_services is None or final.services == want_services)
+
+
+def describe_flow(flow: Flow) -> str:
+    """``h1->h2`` for ICMP (the pingall's pairs), ``tcp h1->h2`` for the others."""
+    proto, src, dst = flow
+    return f"{src}->{dst}" if proto == "icmp" else f"{proto} {src}->{dst}"
+
+
+def regressions(
+    before: PingMatrix,
+    after: PingMatrix,
+    want: frozenset[Pair],
+    want_services: frozenset[Flow] = frozenset(),
+) -> list[str]:
+    """What a step made worse: flows it lost, and blocked flows it opened.
+
+    The undisclosed services' flows count alike (``want_services``: those that answer in
+    the healthy network; the others must stay blocked). A service flow the faults opened
+    is neither lost when it closes nor opened while it stays open.
+    """
+    served = before.services or frozenset()
+    now = after.flows | (after.services or frozenset())
+    kept = before.flows | (served & want_services)
+    lost = [f"lost {describe_flow(f)}" for f in sorted(kept - now)]
+    opened = sorted(now - before.flows - served - intended_flows(want) - want_services)
+    return lost + [f"opened {describe_flow(f)} (must stay blocked)" for f in opened]

@@ -1,0 +1,128 @@
+"""The judge's probes spend none of the ICMP error budget the agent's own probes need.
+
+Linux limits the ICMP errors a machine sends to one source address twice, both from one
+token bucket per (namespace, source address) that refills with time (a full bucket
+after about five seconds):
+
+* ``icmp_send`` takes ``net.ipv4.icmp_ratelimit`` (1 s) per error of a type in
+  ``net.ipv4.icmp_ratemask`` (destination unreachable, time exceeded...);
+* a packet that meets a missing, ``unreachable`` or ``prohibit`` route also goes through
+  ``ip_error``, which takes ``net.ipv4.route.error_cost`` (1 s) before that: every
+  "Destination Net Unreachable" costs two seconds of a one-second-per-second bucket.
+  ``error_cost`` is one value for the whole host, not per namespace.
+
+The judge's pingmesh sends a host's probes to every machine at once; where a gateway lacks
+a route, they empty that gateway's bucket for the host, and the agent's ``traceroute`` or
+``ping`` right after saw ``* * *`` at hop 1 instead of ``!N``: a missing route read as a
+filtering gateway. So while the judge probes (no agent process runs then), every node's
+``icmp_ratemask`` is 0 (the per-address limiter is not consulted: its tokens stay as they
+were) and the host's ``error_cost`` is 0 (``ip_error`` adds the time elapsed, as the
+bucket would anyway, and takes nothing); both are put back afterwards. The probes are
+the same packets, meet the same routes and filters, and are judged the same way.
+
+``error_cost`` is shared by every episode of every process on the host: it is held at 0
+while any judge of any process probes (holders are recorded, by pid, in
+``/run/netarena-route/error_cost.json``; a dead holder's share is released by the next
+one) and put back by the last. An agent of another episode whose command runs meanwhile
+meets no ``ip_error`` limit for that moment; its per-address limit still holds.
+
+The probes ``probe.Watch`` sends while the agent's command runs (the pairs that must stay
+blocked, some refused with ICMP errors) go out in rounds, each inside ``judge_quiet`` for
+20 ms over every node but the one the command runs on (whose settings it could read): an
+agent's own probe that falls in such a window meets no limit (every error answered, where
+the kernel would have dropped some), the one deviation left.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import os
+import threading
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+
+from netarena.common.core.errors import EmulatorError
+from netarena.route.linux.namespaces import OWNER_DIR, read_sysctl, write_sysctl
+
+__all__ = ["judge_quiet", "ERROR_COST", "HOLDERS"]
+
+ERROR_COST = Path("/proc/sys/net/ipv4/route/error_cost")
+"""The host-wide cost of one route error (jiffies)."""
+HOLDERS = OWNER_DIR / "error_cost.json"
+"""The pids holding ``error_cost`` at 0 and the value to put back (absent: none)."""
+_RATEMASK = "net.ipv4.icmp_ratemask"
+
+_lock = threading.Lock()
+_held = 0
+"""This process's judges probing now (the process is one holder while any is)."""
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _share(join: bool) -> None:
+    """Add (or remove) this process as a holder of ``error_cost = 0``, under a file lock."""
+    OWNER_DIR.mkdir(parents=True, exist_ok=True)
+    with open(HOLDERS.with_suffix(".lock"), "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            state = json.loads(HOLDERS.read_text())
+        except (OSError, ValueError):
+            state = {}
+        holders = [p for p in state.get("holders", []) if _alive(p) and p != os.getpid()]
+        if not holders and "saved" in state:  # the last holder died holding it
+            ERROR_COST.write_text(str(state["saved"]))
+            state = {}
+        if join:
+            if not holders:
+                state["saved"] = int(ERROR_COST.read_text())
+                ERROR_COST.write_text("0")
+            holders.append(os.getpid())
+        elif not holders and "saved" in state:
+            ERROR_COST.write_text(str(state["saved"]))
+            state = {}
+        if holders:
+            HOLDERS.write_text(json.dumps({**state, "holders": holders}))
+        else:
+            HOLDERS.unlink(missing_ok=True)
+
+
+@contextlib.contextmanager
+def _route_errors_free() -> Iterator[None]:
+    global _held
+    with _lock:
+        if _held == 0:
+            _share(True)
+        _held += 1
+    try:
+        yield
+    finally:
+        with _lock:
+            _held -= 1
+            if _held == 0:
+                _share(False)
+
+
+@contextlib.contextmanager
+def judge_quiet(namespaces: Iterable[str]) -> Iterator[None]:
+    """Probe inside this: the ICMP error limits of ``namespaces`` stay as they were."""
+    masks: dict[str, str] = {}
+    with _route_errors_free():
+        try:
+            for netns in namespaces:
+                masks[netns] = read_sysctl(netns, _RATEMASK)
+                write_sysctl(netns, _RATEMASK, "0")
+            yield
+        finally:
+            for netns, mask in masks.items():
+                with contextlib.suppress(OSError, EmulatorError):  # the network may be gone
+                    write_sysctl(netns, _RATEMASK, mask)

@@ -1,0 +1,168 @@
+"""The five fault types, their methods, and the commands that inject each.
+
+Generation is pure: ``sample_fault(rng, plan, intent, kind)`` draws a method and concrete
+targets from the addressing plan. Each fault slot of a query carries several candidates
+(attempt 0, 1, ...) drawn from sub-seeds, so ``open()`` can skip candidates that turn out
+to have no effect in the live emulator and still end up with the same faults everywhere.
+
+Method notes (measured on this kernel): ``tc netem`` is missing, so the "heavy delay"
+method of ``drop_traffic_to_from_subnet`` is a zero-length ``pfifo`` queue (every packet
+leaving the interface is dropped). An MTU of 68 breaks pings because probes are standard
+84-byte echo packets and veth drops oversized frames on receive.
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+from netarena.route.emulator.blocking import commands
+from netarena.route.emulator.intent import Intent
+from netarena.route.emulator.plan import ROUTER, NetworkPlan
+from netarena.route.emulator.targets import Target, draw_range, draw_record
+from netarena.route.emulator.undisclosed import DEFAULT_PORTS
+
+__all__ = [
+    "FAULT_TYPES",
+    "METHODS",
+    "LEVEL_LABELS",
+    "CANDIDATES_PER_FAULT",
+    "Fault",
+    "sample_fault",
+    "fault_candidates",
+    "injection_commands",
+]
+
+FAULT_TYPES = {
+    "DR": "disable_routing",
+    "DI": "disable_interface",
+    "RI": "remove_ip",
+    "DT": "drop_traffic_to_from_subnet",
+    "WR": "wrong_routing_table",
+}
+"""Label code → fault type name."""
+
+METHODS: dict[str, tuple[str, ...]] = {
+    "DR": ("ip_forward_off", "forward_policy_drop", "rule_prohibit", "forward_drop_subnet"),
+    "DI": ("ifconfig_down", "link_down", "mtu_too_small"),
+    "RI": ("flush", "wrong_ip", "wrong_prefix", "duplicate_ip"),
+    "DT": (
+        "iptables_drop",
+        "iptables_reject",
+        "icmp_drop",
+        "tc_zero_queue",
+        "tcp_service_drop",
+        "udp_reject",
+    ),
+    "WR": ("wrong_interface", "unreachable_gateway", "metric_loses", "loop"),
+}
+"""Injection methods per fault type."""
+
+LEVEL_LABELS: dict[int, tuple[str, ...]] = {
+    1: ("DR", "DI", "RI", "DT", "WR"),
+    2: ("DR+DI", "DR+RI", "DR+DT", "DR+WR", "RI+WR"),
+    3: ("DT+WR", "DI+DT", "DI+WR", "RI+DT", "DI+RI"),
+}
+"""The brief's fault combinations per level."""
+
+CANDIDATES_PER_FAULT = 10
+"""Candidates stored per fault slot; open() takes the first that breaks connectivity."""
+
+Fault = dict[str, Any]
+
+
+_INTERFACE = {"host": 4, "subnet": 1}
+_FILTER = {"host": 3, "subnet": 3, "pair": 2, "range": 2}
+_ROUTE = {"subnet": 2, "range": 3}
+_AIMS: dict[str, dict[str, int]] = {
+    "ip_forward_off": {"subnet": 1},
+    "forward_policy_drop": {"host": 3, "subnet": 2},
+    "rule_prohibit": {"host": 2, "subnet": 2, "pair": 2, "range": 3},
+    "forward_drop_subnet": _FILTER,
+    "iptables_drop": _FILTER,
+    "iptables_reject": _FILTER,
+    "icmp_drop": {"host": 3, "subnet": 3, "pair": 2},
+    "tcp_service_drop": {"host": 3, "subnet": 3, "pair": 2},
+    "udp_reject": {"host": 3, "subnet": 3, "pair": 2},
+    "wrong_interface": _ROUTE,
+    "unreachable_gateway": {"host": 2, "subnet": 2, "range": 3},
+    "metric_loses": _ROUTE,
+    "loop": _ROUTE,
+}
+"""The aims each method takes, weighted as the design's blocks make them available
+(interface and address methods: mostly a host's interface, as out-of-service hosts are the
+commonest block)."""
+
+
+def _aim(rng: random.Random, plan: NetworkPlan, intent: Intent, method: str) -> Target:
+    """A target whose traffic must flow: no host out of service, no subnet cut off."""
+    off = {b.host for b in intent.blocks if b.kind == "host_off"}
+    cut = {b.subnet for b in intent.blocks if b.kind == "subnet_cut"}
+    hosts = [h for h in plan.hosts if h.name not in off and h.subnet not in cut]
+    subnets = sorted({h.subnet for h in hosts})
+    aims = _AIMS.get(method, _INTERFACE)
+    kinds = [k for k in aims if k != "pair" or len(subnets) >= 2]
+    kind = rng.choices(kinds, weights=[aims[k] for k in kinds])[0]
+    if kind == "host" and hosts:
+        host = rng.choice(hosts)
+        return Target("host", host.subnet, host.name)
+    subnet = rng.choice(subnets or [s.index for s in plan.subnets])
+    if kind == "pair":
+        other = rng.choice([i for i in subnets if i != subnet])
+        return Target("pair", subnet, other=other)
+    if kind == "range":
+        network = draw_range(rng, plan, subnet, with_hosts=True)
+        if network is not None:
+            return Target("range", subnet, network=network)
+    router = method != "ip_forward_off" and (method != "rule_prohibit" or rng.random() < 0.5)
+    return Target("subnet", subnet, router=router)
+
+
+def sample_fault(
+    rng: random.Random,
+    plan: NetworkPlan,
+    intent: Intent,
+    kind: str,
+    method: str | None = None,
+    tcp_port: int = DEFAULT_PORTS[0],
+) -> Fault:
+    """Draw one concrete fault of type ``kind`` (``DR``, ``DI``, ...).
+
+    The method's object is drawn by ``targets.draw_record``, as the design's own blocks
+    are, aimed at traffic that must flow. ``tcp_port`` is the machines' TCP service port
+    (a filter may drop only that).
+
+    Returns:
+        A JSON-able record: ``type``, ``method``, ``node``, ``intf``, ``subnet``, ``other``,
+        the target, and the method's parameters (``blocking.commands`` renders it).
+    """
+    method = method or rng.choice(METHODS[kind])
+    target = _aim(rng, plan, intent, method)
+    fault = draw_record(rng, plan, target, method, (tcp_port, DEFAULT_PORTS[1]))
+    if fault["method"] == "unreachable_gateway" and fault["node"] != ROUTER:
+        restricted = intent.restricted
+        if restricted is not None and restricted.subnet == target.subnet:
+            fault["route"] = plan.subnet(rng.choice(restricted.peers)).network
+    return fault
+
+
+def fault_candidates(
+    seed: int,
+    slot: int,
+    plan: NetworkPlan,
+    intent: Intent,
+    kind: str,
+    tcp_port: int = DEFAULT_PORTS[0],
+) -> list[Fault]:
+    """The candidate list of one fault slot, each drawn from its own sub-seed."""
+    return [
+        sample_fault(
+            random.Random(f"route/{seed}/{slot}/{attempt}"), plan, intent, kind, None, tcp_port
+        )
+        for attempt in range(CANDIDATES_PER_FAULT)
+    ]
+
+
+def injection_commands(fault: Fault, plan: NetworkPlan) -> list[tuple[str, list[str]]]:
+    """The ``(node, argv)`` commands that inject ``fault`` (run by us, not the agent)."""
+    return commands(fault, plan)
