@@ -8,10 +8,10 @@ lists the rungs).
 from __future__ import annotations
 
 import re
-import shlex
 
 from netarena.route.base.history import Move, read_history
 from netarena.route.frr.bgp_reading import BGP_DIAGNOSTIC, Intent, read_intent, read_look
+from netarena.route.frr.vtysh import CONF, conf
 
 __all__ = [
     "bgp_read_only",
@@ -22,15 +22,9 @@ __all__ = [
     "bgp_majority_normaliser",
     "alarmed",
     "majority",
-    "conf",
 ]
 
 CLEAR_BGP = "vtysh -c 'clear bgp *'"
-
-
-def conf(lines: list[str]) -> str:
-    """A vtysh command that enters configuration mode and types ``lines``."""
-    return "vtysh -c 'conf t' " + " ".join(f"-c {shlex.quote(x)}" for x in lines)
 
 
 def majority(values: list[str]) -> str | None:
@@ -78,7 +72,7 @@ def _bgp_rewrite(router: str, intent: Intent) -> str:
     if router in intent.stub:
         family.append(f"network {intent.stub[router]}")
     lines = [*top, "address-family ipv4 unicast", *family, "exit-address-family"]
-    return "vtysh -c 'conf t' " + " ".join(f"-c {shlex.quote(x)}" for x in lines)
+    return conf(lines)
 
 
 def bgp_rewrite_from_ticket(text: str) -> Move | None:
@@ -87,7 +81,7 @@ def bgp_rewrite_from_ticket(text: str) -> Move | None:
     done = {
         e.machine
         for e in read_history(text)
-        if re.match(r"vtysh -c 'conf t' -c 'no router bgp", e.command)
+        if re.match(re.escape(CONF) + r" -c 'no router bgp", e.command)
     }
     for router in design.routers:
         if router not in done:
@@ -161,7 +155,7 @@ def bgp_majority_normaliser(text: str) -> Move | None:
     prefs = [p for look in seen.values() for entries in look.route_maps.values()
              for _, _, _, p in entries if p is not None]
     limit, ttl, pref = majority(limits), majority(ttls), majority([str(p) for p in prefs])
-    done = {e.machine for e in history if e.command.startswith("vtysh -c 'conf t'")}
+    done = {e.machine for e in history if e.command.startswith(CONF)}
     for router in intent.routers:
         look = seen[router]
         lines: list[str] = []

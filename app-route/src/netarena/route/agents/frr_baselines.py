@@ -47,11 +47,11 @@ from netarena.route.agents.bgp_baselines import (
     bgp_read_only,
     bgp_rewrite_from_ticket,
     bgp_session_reset_only,
-    conf,
     majority,
 )
 from netarena.route.base.history import Move, read_history
 from netarena.route.frr.solver import DIAGNOSTIC, Design, End, _end, read_design
+from netarena.route.frr.vtysh import CONF, conf
 
 __all__ = [
     "read_only",
@@ -113,7 +113,7 @@ def rewrite_from_ticket(text: str) -> Move | None:
     link not standby in OSPF and not passive, and which stubs are redistributed.
     """
     design = read_design(text)
-    removed = re.compile(r"vtysh -c 'conf t' -c 'no router")
+    removed = re.compile(re.escape(CONF) + r" -c 'no router")
     done = {e.machine for e in read_history(text) if removed.match(e.command)}
     for router in design.routers:
         if router not in done:
@@ -170,7 +170,7 @@ def majority_normaliser(text: str) -> Move | None:
         name: majority([get(e) for e in ends.values()])
         for name, get in _SETTINGS.items()
     }
-    done = {e.machine for e in history if e.command.startswith("vtysh -c 'conf t' -c 'interface")}
+    done = {e.machine for e in history if e.command.startswith(f"{CONF} -c 'interface")}
     for router in design.routers:
         if router in done:
             continue

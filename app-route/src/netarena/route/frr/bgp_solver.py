@@ -26,12 +26,12 @@ remote A2A agent.
 
 from __future__ import annotations
 
-import shlex
 from collections.abc import Sequence
 from typing import Any
 
 from netarena.route.base.history import Move, read_history
 from netarena.route.frr.bgp_reading import BGP_DIAGNOSTIC, Intent, Look, read_intent, read_look
+from netarena.route.frr.vtysh import conf
 
 __all__ = ["router_problems", "next_bgp_action", "BGP_DIAGNOSTIC", "LIMIT_LADDER"]
 
@@ -170,7 +170,7 @@ def router_problems(
             vty += ["address-family ipv4 unicast", *family, "exit-address-family"]
     parts = []
     if vty:
-        parts.append("vtysh -c 'conf t' " + " ".join(f"-c {shlex.quote(x)}" for x in vty))
+        parts.append(conf(vty))
     parts += [f"vtysh -c 'clear bgp {a}'" for a in clear]
     return " ; ".join([*parts, BGP_DIAGNOSTIC])
 

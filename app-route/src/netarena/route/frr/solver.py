@@ -19,11 +19,11 @@ observation text, so it works the same served as a remote A2A agent.
 from __future__ import annotations
 
 import re
-import shlex
 from dataclasses import dataclass, field
 
 from netarena.route.base.history import Move, read_history
 from netarena.route.frr.prompts import wrong_end
+from netarena.route.frr.vtysh import conf
 
 __all__ = ["Design", "read_design", "link_fixes", "DIAGNOSTIC", "next_dynamic_action"]
 
@@ -213,7 +213,7 @@ def _command(intf_lines: dict[str, list[str]], extra: list[str], kernel: list[st
     vty += extra
     parts = []
     if vty:
-        parts.append("vtysh -c 'conf t' " + " ".join(f"-c {shlex.quote(x)}" for x in vty))
+        parts.append(conf(vty))
     return " && ".join(parts + kernel) + LOOK_AFTER
 
 
