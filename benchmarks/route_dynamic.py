@@ -27,6 +27,7 @@ from route_episode import play_reference  # a sibling script: benchmarks/ is on 
 
 from netarena.route import RouteApp
 from netarena.route.frr.bgp_plan import BgpPlan
+from netarena.route.frr.episode import dynamic_plan
 from netarena.route.frr.network import FrrNetwork
 from netarena.route.frr.plan import OspfPlan
 from netarena.route.frr.settle import settle
@@ -68,7 +69,7 @@ def open_once(app: RouteApp, seed: int) -> tuple[float, list[int]]:
 def converge_once(app: RouteApp, seed: int) -> tuple[float, float]:
     """Build + FRR start, then convergence of the healthy network, seconds."""
     truth = app.generate(seed, 1, _LABELS[1]).truth
-    plan = (BgpPlan if truth["kind"] == "bgp" else OspfPlan).from_dict(truth["plan"])
+    plan = dynamic_plan(truth)
     started = time.perf_counter()
     net = FrrNetwork(plan)
     built = time.perf_counter() - started

@@ -11,6 +11,7 @@ from netarena.common.core.errors import ConfigError
 from netarena.common.core.evidence import AuditObject
 from netarena.common.core.types import Query
 from netarena.route.base.config import RouteConfig
+from netarena.route.base.routing_kind import is_dynamic
 from netarena.route.emulator.intent import draw_intent, intended_pairs
 from netarena.route.emulator.plan import NetworkPlan, draw_plan
 from netarena.route.emulator.topology import load_topo_class, plan_of
@@ -156,7 +157,7 @@ class RouteApp(App):
 
     def open(self, query: Query) -> Any:
         """Build the network, inject and verify the faults, and return the episode."""
-        if query.truth.get("kind") in ("ospf", "bgp"):
+        if is_dynamic(query.truth):
             from netarena.route.frr.episode import FrrEpisode
 
             return FrrEpisode(query, self.config)
@@ -169,7 +170,7 @@ class RouteApp(App):
 
         Static networks: ``static/audit.py``; OSPF and BGP networks: ``frr/audit.py``.
         """
-        if query.truth.get("kind") in ("ospf", "bgp"):
+        if is_dynamic(query.truth):
             from netarena.route.frr.audit import audit_objects as dynamic
 
             return dynamic(self, query)

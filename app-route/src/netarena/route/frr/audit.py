@@ -24,7 +24,6 @@ from typing import TYPE_CHECKING
 
 from netarena.common.core.evidence import AuditObject, FieldValue
 from netarena.common.core.types import Query
-from netarena.route.frr.bgp_plan import BgpPlan
 from netarena.route.frr.plan import OspfPlan
 
 if TYPE_CHECKING:
@@ -185,11 +184,10 @@ def audit_objects(app: App, query: Query) -> list[AuditObject]:
     Raises:
         EmulatorError: The network could not be built or read.
     """
-    from netarena.route.frr.episode import inject_faults
+    from netarena.route.frr.episode import dynamic_plan, inject_faults
     from netarena.route.frr.network import FrrNetwork
 
-    kind = BgpPlan if query.truth.get("kind") == "bgp" else OspfPlan
-    plan = kind.from_dict(query.truth["plan"])
+    plan = dynamic_plan(query.truth)
     net = FrrNetwork(plan)
     try:
         healthy = _read(net, plan)

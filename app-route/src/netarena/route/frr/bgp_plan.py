@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, ClassVar
 
+from netarena.route.base.routing_kind import RoutingKind
 from netarena.route.frr.bgp_policy import LOCAL_PREF, Entry, MapEntry, Policy, policy_lines
 from netarena.route.frr.plan import (
     OSPF_TIMERS,
@@ -121,6 +122,7 @@ class BgpPlan(OspfPlan):
     """``router<peer`` → the ``maximum-prefix`` ``router`` sets on what ``peer`` sends."""
 
     daemons: ClassVar[tuple[str, ...]] = ("zebra", "staticd", "ospfd", "bgpd")
+    routing: ClassVar[RoutingKind] = "bgp"
 
     @property
     def detect_s(self) -> float:

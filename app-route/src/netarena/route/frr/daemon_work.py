@@ -201,5 +201,5 @@ def bgp_heard_since(net: FrrNetwork, moment: float) -> bool:
 
 def heard_since(net: FrrNetwork, moment: float) -> bool:
     """Whether every OSPF neighbour and every BGP peer was heard since ``moment``."""
-    bgp = "bgpd" in net.ospf.daemons
+    bgp = net.ospf.routing == "bgp"
     return ospf_heard_since(net, moment) and (not bgp or bgp_heard_since(net, moment))

@@ -27,6 +27,7 @@ from netarena.common.core.errors import EmulatorError
 from netarena.common.core.reactive import Command
 from netarena.common.core.types import Query
 from netarena.route.base.guarded import GuardedEpisode
+from netarena.route.base.routing_kind import routing_kind
 from netarena.route.frr.adjacencies import designed, faulted, read_adjacencies
 from netarena.route.frr.bgp_faults import bgp_fault_lines
 from netarena.route.frr.bgp_plan import BgpPlan
@@ -50,7 +51,7 @@ from netarena.route.sandbox.actions import Action
 if TYPE_CHECKING:
     from netarena.route.base.config import RouteConfig
 
-__all__ = ["FrrEpisode", "DynamicState", "inject_faults"]
+__all__ = ["FrrEpisode", "DynamicState", "dynamic_plan", "inject_faults"]
 
 log = logging.getLogger(__name__)
 
@@ -94,6 +95,12 @@ class DynamicState:
     """Final score: prefix limits that will trip again (``final.tripping_limits``)."""
 
 
+def dynamic_plan(truth: dict[str, Any]) -> OspfPlan:
+    """A dynamic query's plan, of the class its routing kind says (``BgpPlan`` or not)."""
+    kind = BgpPlan if routing_kind(truth) == "bgp" else OspfPlan
+    return kind.from_dict(truth["plan"])
+
+
 def inject_faults(
     net: FrrNetwork, plan: OspfPlan, faults: list[dict[str, Any]], bounce: bool = True
 ) -> None:
@@ -124,8 +131,7 @@ class FrrEpisode(GuardedEpisode[DynamicState]):
     run past the usual 3000 characters: cut there, the MTU a fault changed was not shown."""
 
     def __init__(self, query: Query, config: RouteConfig) -> None:
-        kind = BgpPlan if query.truth.get("kind") == "bgp" else OspfPlan
-        plan = kind.from_dict(query.truth["plan"])
+        plan = dynamic_plan(query.truth)
         super().__init__(query, config, plan.nodes)
         self.plan = plan
         self.faults: list[dict[str, Any]] = query.truth["faults"]

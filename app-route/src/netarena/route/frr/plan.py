@@ -17,6 +17,7 @@ from dataclasses import asdict, dataclass, field, fields
 from functools import cached_property
 from typing import Any, ClassVar
 
+from netarena.route.base.routing_kind import RoutingKind
 from netarena.route.emulator.plan import natural_key
 from netarena.route.frr.ospf_model import routes
 
@@ -204,6 +205,8 @@ class OspfPlan:
 
     daemons: ClassVar[tuple[str, ...]] = ("zebra", "staticd", "ospfd")
     """FRR daemons every router runs, in start order."""
+    routing: ClassVar[RoutingKind] = "ospf"
+    """What the network runs (``base.routing_kind``): BGP plans say ``bgp``."""
 
     def frr_config(self, router: str) -> str:
         """``router``'s healthy ``frr.conf``."""

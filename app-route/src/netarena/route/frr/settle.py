@@ -100,7 +100,7 @@ def settle(
     """
     assert net.route_events is not None
     events = net.route_events
-    bgp = "bgpd" in net.ospf.daemons
+    bgp = net.ospf.routing == "bgp"
     heard_after = KEEPALIVE_S + KERNEL_QUIET_S if bgp else HEARD_AFTER_S
     begun = time.monotonic() if since is None else since
     end = time.monotonic() + timeout_s
