@@ -12,7 +12,7 @@ Either ends sooner once every neighbour and BGP peer has been heard since
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from netarena.common.core.errors import EmulatorError
 from netarena.route.frr.bgp_plan import KEEPALIVE_S
@@ -101,14 +101,13 @@ def settle(
     assert net.route_events is not None
     events = net.route_events
     bgp = net.ospf.routing == "bgp"
+    steady: _Steady = _BgpSteady(net, quiet_s, silence_s) if bgp else _OspfSteady(
+        net, quiet_s, silence_s, forming)
     heard_after = KEEPALIVE_S + KERNEL_QUIET_S if bgp else HEARD_AFTER_S
     begun = time.monotonic() if since is None else since
     end = time.monotonic() + timeout_s
     checked = time.monotonic()
-    asked, pending = 0.0, False  # the daemons' work: when to ask next; whether some was seen
-    worked = 0.0  # BGP networks: when the work last seen pending is done, its routes in
     cause, heard, heard_at = -1.0, False, 0.0  # silence counted from; heard since; next ask
-    opened: float | None = None  # OSPF networks: when the silence ended (heard, or waited out)
     while True:
         now = time.monotonic()
         changed = max(begun, events.last)
@@ -122,38 +121,8 @@ def settle(
             silent = not heard
         if silent:
             settled, wake = False, min(cause + silence_s, max(heard_at, now + RECHECK_S))
-        elif not bgp:  # ospfd idle; or quiet so long that no pending recomputation is left
-            # A neighbour that went down as the silence ended (its dead interval) has its
-            # recomputation still ahead however quiet the kernel was: count from then.
-            if opened is None:
-                opened = now if silence_s > 0 else begun
-            quiet_from = max(changed, opened)
-            settled = now - quiet_from >= quiet_s + ASE_DELAY_S
-            wake = max(quiet_from + KERNEL_QUIET_S, asked)
-            if not settled and now >= wake:
-                due = ospf_work_due(net)
-                growing = forming and due is None and ospf_forming(net)
-                settled = due is None and not pending and not growing
-                # A run seen scheduled has happened by the first poll that no longer
-                # sees it: zebra gets INSTALL_S to install its routes before another.
-                asked = time.monotonic() + (ASK_EVERY_S if growing else INSTALL_S)
-                if due is not None:
-                    asked = max(due, now + RECHECK_S) + INSTALL_S
-                pending = due is not None
-                wake = max(wake, asked)
         else:
-            wake, settled = max(changed + KERNEL_QUIET_S, asked), False
-            if now >= wake:
-                work = bgp_work(net)
-                if work.due is not None:
-                    worked = max(work.due, now + RECHECK_S) + RECHECK_S
-                elif pending:  # it ran: its updates may still cross to the peers' kernels
-                    worked = time.monotonic() + KERNEL_QUIET_S
-                pending = work.due is not None
-                least = max(quiet_s, silence_s) if work.opening else quiet_s
-                ready = max(changed + least, worked)
-                settled = not pending and now >= ready
-                asked = wake = max(ready, now + RECHECK_S)
+            settled, wake = steady.poll(now, changed, begun)
         if settled:
             routing = net.routing()
             if not complete or routes_complete(net.ospf, routing):
@@ -170,3 +139,64 @@ def settle(
         if now >= end:
             raise EmulatorError(f"routing did not settle within {timeout_s:g}s")
         events.wait(min(wake, end) - time.monotonic())
+
+
+class _Steady(Protocol):
+    def poll(self, now: float, changed: float, begun: float) -> tuple[bool, float]:
+        """Whether routing is steady now (the silence is over), and when to look again."""
+        ...
+
+
+class _OspfSteady:
+    """OSPF networks: ospfd idle; or quiet so long that no pending recomputation is left."""
+
+    def __init__(self, net: FrrNetwork, quiet_s: float, silence_s: float, forming: bool
+                 ) -> None:
+        self.net, self.quiet_s, self.silence_s, self.forming = net, quiet_s, silence_s, forming
+        self.asked, self.pending = 0.0, False  # when to ask the daemons next; work seen
+        self.opened: float | None = None  # when the silence ended (heard, or waited out)
+
+    def poll(self, now: float, changed: float, begun: float) -> tuple[bool, float]:
+        # A neighbour that went down as the silence ended (its dead interval) has its
+        # recomputation still ahead however quiet the kernel was: count from then.
+        if self.opened is None:
+            self.opened = now if self.silence_s > 0 else begun
+        quiet_from = max(changed, self.opened)
+        settled = now - quiet_from >= self.quiet_s + ASE_DELAY_S
+        wake = max(quiet_from + KERNEL_QUIET_S, self.asked)
+        if not settled and now >= wake:
+            due = ospf_work_due(self.net)
+            growing = self.forming and due is None and ospf_forming(self.net)
+            settled = due is None and not self.pending and not growing
+            # A run seen scheduled has happened by the first poll that no longer
+            # sees it: zebra gets INSTALL_S to install its routes before another.
+            self.asked = time.monotonic() + (ASK_EVERY_S if growing else INSTALL_S)
+            if due is not None:
+                self.asked = max(due, now + RECHECK_S) + INSTALL_S
+            self.pending = due is not None
+            wake = max(wake, self.asked)
+        return settled, wake
+
+
+class _BgpSteady:
+    """BGP networks: the same routes ``quiet_s`` and no route-changing run ahead."""
+
+    def __init__(self, net: FrrNetwork, quiet_s: float, silence_s: float) -> None:
+        self.net, self.quiet_s, self.silence_s = net, quiet_s, silence_s
+        self.asked, self.pending = 0.0, False  # when to ask the daemons next; work seen
+        self.worked = 0.0  # when the work last seen pending is done, its routes in
+
+    def poll(self, now: float, changed: float, begun: float) -> tuple[bool, float]:
+        wake = max(changed + KERNEL_QUIET_S, self.asked)
+        if now < wake:
+            return False, wake
+        work = bgp_work(self.net)
+        if work.due is not None:
+            self.worked = max(work.due, now + RECHECK_S) + RECHECK_S
+        elif self.pending:  # it ran: its updates may still cross to the peers' kernels
+            self.worked = time.monotonic() + KERNEL_QUIET_S
+        self.pending = work.due is not None
+        least = max(self.quiet_s, self.silence_s) if work.opening else self.quiet_s
+        ready = max(changed + least, self.worked)
+        self.asked = max(ready, now + RECHECK_S)
+        return not self.pending and now >= ready, self.asked
