@@ -14,6 +14,7 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import Field
 
+from netarena.common.core.app import style_sections
 from netarena.common.core.errors import EmulatorError
 from netarena.common.core.reactive import SAFETY_RULES, RewardConfig
 from netarena.k8s.design import ServiceFacts, draw_detail
@@ -277,8 +278,4 @@ def build_prompt(model: AppModel, style: str, symptoms: ClusterState | None = No
         SAFETY_RULES,
         _ANSWER.format(ns=model.namespace),
     ]
-    if style.startswith("fewshot"):
-        parts.append(_FEWSHOT)
-    if style.endswith("cot"):
-        parts.append(_COT)
-    return "\n\n".join(parts)
+    return "\n\n".join(parts + style_sections(style, _FEWSHOT, _COT))

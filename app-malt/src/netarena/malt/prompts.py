@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from netarena.common.core.app import style_sections
+
 __all__ = ["KIND_WORDS", "SPEED_WORDS", "TIE_WORDS", "TOTAL_WORDS", "describe", "render_prompt"]
 
 KIND_WORDS = {
@@ -222,10 +224,6 @@ def render_prompt(ops: list[dict[str, Any]], style: str, stats: dict[str, Any]) 
     steps = "\n".join(f"{i}. {describe(op)}" for i, op in enumerate(ops, 1))
     shape = _SHAPE.format(**stats) + ("\n" + _VARIED if stats.get("varied") else "")
     parts = [_ROLE, shape, "Task:\n" + steps, _CONTRACT.format(**stats)]
-    if style.startswith("fewshot"):
-        parts.append(_EXAMPLES.replace("{block}", stats["block"]).replace("{port}", stats["port"]))
-    if style.endswith("cot"):
-        parts.append(_COT)
-    else:
-        parts.append("Reply with the code only.")
+    examples = _EXAMPLES.replace("{block}", stats["block"]).replace("{port}", stats["port"])
+    parts += style_sections(style, examples, _COT, "Reply with the code only.")
     return "\n\n".join(parts)

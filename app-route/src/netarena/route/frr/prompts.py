@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import random
 
-from netarena.common.core.app import PromptStyle
+from netarena.common.core.app import PromptStyle, style_sections
 from netarena.common.core.reactive import SAFETY_RULES
 from netarena.route.base.config import COMMAND_TIMEOUT_NOTE
 from netarena.route.frr.bgp_plan import BgpPlan
@@ -304,8 +304,4 @@ def dynamic_prompt(
         '{"machine": "r1", "command": "vtysh -c \'show ip route\'"}\n'
         f"machine: one of {', '.join(plan.nodes)}. command: one shell command line.",
     ]
-    if style.startswith("fewshot"):
-        parts.append(fewshot)
-    if style.endswith("cot"):
-        parts.append(cot)
-    return "\n\n".join(parts)
+    return "\n\n".join(parts + style_sections(style, fewshot, cot))

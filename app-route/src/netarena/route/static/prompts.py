@@ -9,7 +9,7 @@ the state and history that follow are laid out by ``ReactiveEpisode``.
 
 from __future__ import annotations
 
-from netarena.common.core.app import PromptStyle
+from netarena.common.core.app import PromptStyle, style_sections
 from netarena.common.core.reactive import SAFETY_RULES
 from netarena.route.base.config import COMMAND_TIMEOUT_NOTE
 from netarena.route.emulator.intent import Block, Intent
@@ -162,8 +162,4 @@ def task_prompt(
         '{"machine": "r0", "command": "ip route"}\n'
         f"machine: one of {machines}. command: one shell command line.",
     ]
-    if style.startswith("fewshot"):
-        parts.append(_FEWSHOT)
-    if style.endswith("cot"):
-        parts.append(_COT)
-    return "\n\n".join(parts)
+    return "\n\n".join(parts + style_sections(style, _FEWSHOT, _COT))

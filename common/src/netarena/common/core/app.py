@@ -26,12 +26,23 @@ if TYPE_CHECKING:
 
 __all__ = [
     "App", "AppConfig", "Episode", "PromptStyle", "app_names", "find_baseline", "load_app",
+    "style_sections",
 ]
 
 PromptStyle = Literal["zeroshot_base", "fewshot_base", "zeroshot_cot", "fewshot_cot"]
 """How complete prompts are built: with or without worked examples and a reasoning cue.
 
 The names are the reference NetArena's ``prompt_type`` values, kept for drop-in use."""
+
+
+def style_sections(style: str, examples: str, reasoning: str, direct: str = "") -> list[str]:
+    """The sections ``style`` adds to a prompt, in order (every app reads styles here).
+
+    The worked ``examples`` for few-shot styles; the ``reasoning`` cue for chain-of-thought
+    styles, ``direct`` (if any) for the others.
+    """
+    cue = reasoning if style.endswith("cot") else direct
+    return ([examples] if style.startswith("fewshot") else []) + ([cue] if cue else [])
 
 
 class AppConfig(BaseModel):
