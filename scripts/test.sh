@@ -5,10 +5,10 @@
 #                                 takes more than a few seconds); minutes on 2 cores
 #   bash scripts/test.sh --all    everything: root tests run when root, docker tests when an
 #                                 engine is up (.ci/run uses this)
-# Both run in parallel with pytest-xdist: most slow tests wait on protocol timers, timeouts and
-# servers rather than on the CPU, so several overlap even on 2 cores. NETARENA_TEST_WORKERS
-# sets the number of workers (0: one process, no xdist; default 4 for --all, 2 for the fast
-# tier, as measured in docs/tests.md).
+# Both run the tests marked serial first, alone, then the rest in parallel with pytest-xdist:
+# most slow tests wait on protocol timers, timeouts and servers rather than on the CPU, so
+# several overlap even on 2 cores. NETARENA_TEST_WORKERS sets the number of workers (0: one
+# process, no xdist; default 4 for --all, 2 for the fast tier, as measured in docs/tests.md).
 # Other arguments go to pytest (e.g. a folder: bash scripts/test.sh tests/malt).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -25,15 +25,43 @@ if [ "$all" = 1 ]; then
 else
   workers="${NETARENA_TEST_WORKERS:-2}"
 fi
-parallel=()
-if [ "$workers" != 0 ]; then
-  # loadgroup: one test at a time to each free worker, except the groups tests/conftest.py
-  # forms (a module's shared fixture stays on one worker).
-  parallel=(-n "$workers" --dist loadgroup)
-fi
 if [ "$all" = 1 ]; then
-  exec "$VENV/bin/python" -m pytest -q "${parallel[@]+"${parallel[@]}"}" --durations=20 \
+  tier=()
+  timing=(--durations=20)
+else
+  tier=(-m "not slow and not root and not docker")
+  timing=()
+fi
+pytest=("$VENV/bin/python" -m pytest -q)
+own_marks=0
+for arg in ${args[@]+"${args[@]}"}; do
+  case "$arg" in -m|-m*) own_marks=1 ;; esac
+done
+if [ "$workers" = 0 ]; then
+  exec "${pytest[@]}" "${tier[@]+"${tier[@]}"}" "${timing[@]+"${timing[@]}"}" \
     ${args[@]+"${args[@]}"}
 fi
-exec "$VENV/bin/python" -m pytest -q "${parallel[@]+"${parallel[@]}"}" \
-  -m "not slow and not root and not docker" ${args[@]+"${args[@]}"}
+if [ "$own_marks" = 1 ]; then  # the caller's own selection: one parallel run (conftest.py
+  # still runs a serial test with no other beside it)
+  exec "${pytest[@]}" -n "$workers" --dist loadgroup "${tier[@]+"${tier[@]}"}" \
+    "${timing[@]+"${timing[@]}"}" ${args[@]+"${args[@]}"}
+fi
+# Serial tests (they assert durations) run first, in one process of their own: under xdist
+# each would hold every other worker idle until the longest running test ended (minutes).
+# Then the rest in parallel -- loadgroup: one test at a time to each free worker, except the
+# groups tests/conftest.py forms (a module's shared fixture stays on one worker).
+if [ "$all" = 1 ]; then
+  serial=(-m serial)
+  rest=(-m "not serial")
+else
+  serial=(-m "serial and not slow and not root and not docker")
+  rest=(-m "not serial and not slow and not root and not docker")
+fi
+status=0
+"${pytest[@]}" "${serial[@]}" "${timing[@]+"${timing[@]}"}" ${args[@]+"${args[@]}"} || status=$?
+[ "$status" = 5 ] && status=0  # no serial test among the selected ones
+rest_status=0
+"${pytest[@]}" -n "$workers" --dist loadgroup "${rest[@]}" "${timing[@]+"${timing[@]}"}" \
+  ${args[@]+"${args[@]}"} || rest_status=$?
+[ "$status" = 0 ] && status=$rest_status
+exit "$status"
