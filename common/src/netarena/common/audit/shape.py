@@ -63,16 +63,25 @@ class ShapeModel:
         return self
 
     def scores(self, objects: Sequence[AuditObject]) -> list[float]:
-        """Fault likelihood of each object of one instance (``fault`` fields are ignored)."""
-        out: list[float] = []
-        for obj, features in zip(objects, instance_features(objects), strict=True):
-            if obj.kind in self._fault_only:
-                out.append(1.0)
-            elif obj.kind in self._models:
-                vectorizer, model, _ = self._models[obj.kind]
-                out.append(float(model.predict_proba(vectorizer.transform([features]))[0, 1]))
-            else:
-                out.append(0.0)
+        """Fault likelihood of each object of one instance (``fault`` fields are ignored).
+
+        One prediction per kind, on one thread: row by row, each call's thread pool cost
+        more than the prediction, and on a busy machine it spun for minutes.
+        """
+        from threadpoolctl import threadpool_limits
+
+        features = instance_features(objects)
+        out = [1.0 if obj.kind in self._fault_only else 0.0 for obj in objects]
+        rows: dict[str, list[int]] = {}
+        for i, obj in enumerate(objects):
+            if obj.kind in self._models and obj.kind not in self._fault_only:
+                rows.setdefault(obj.kind, []).append(i)
+        with threadpool_limits(limits=1):
+            for kind, where in rows.items():
+                vectorizer, model, _ = self._models[kind]
+                found = model.predict_proba(vectorizer.transform([features[i] for i in where]))
+                for i, p in zip(where, found[:, 1], strict=True):
+                    out[i] = float(p)
         return out
 
     def flags(self, objects: Sequence[AuditObject]) -> list[bool]:
