@@ -20,6 +20,9 @@ done
 bash scripts/setup.sh
 VENV="${NETARENA_VENV:-.venv}"
 export LITELLM_LOCAL_MODEL_COST_MAP=True
+# One OpenMP thread per process (scikit-learn's): several test workers share 2 cores, and
+# each spinning a thread pool per prediction only made them wait on each other.
+export OMP_NUM_THREADS="${OMP_NUM_THREADS:-1}"
 if [ "$all" = 1 ]; then
   workers="${NETARENA_TEST_WORKERS:-4}"
 else

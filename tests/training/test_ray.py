@@ -27,6 +27,9 @@ pytestmark = pytest.mark.slow
 ROOT = Path(__file__).resolve().parents[2]
 TIMING = {"latency_s", "agent_latency_s"}
 TURNS = {"malt": 1, "k8s": 3}
+PARAMS = {"malt": {"timeout_s": 60.0}}
+"""A generous limit on an agent program's run: results compared across runs must not depend
+on the machine's load (MALT's default 5 s ran out in one run of a loaded CI machine)."""
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -49,11 +52,11 @@ def _plain(results: list[QueryResult]) -> list[dict]:
 
 @pytest.mark.parametrize("app_name", ["malt"])
 def test_a_ray_run_gives_the_same_results_as_the_builtin_runner(app_name: str) -> None:
-    app = load_app(app_name)
+    app = load_app(app_name, PARAMS.get(app_name))
     queries = plan_queries(app, QueryPlan(num_queries=10, seed=17))
     config = RunConfig(concurrency=4, max_turns=TURNS[app_name])  # short: some episodes fail
     local = asyncio.run(Runner(app, coinflip(app), config).run(queries))
-    with RayRunner(app_name, {}, coinflip, config) as ray_runner:
+    with RayRunner(app_name, PARAMS.get(app_name, {}), coinflip, config) as ray_runner:
         remote = asyncio.run(ray_runner.run(queries))
     assert _plain(remote) == _plain(local)
     assert {r.correct for r in local} == {True, False}  # a mixed run, not a trivial one
@@ -98,19 +101,20 @@ def _llm(api_base: str, app: App) -> Agent:
 
 
 def test_llm_calls_made_on_ray_are_recorded_and_replay_identically(tmp_path: Path) -> None:
-    app = load_app("malt")
+    app = load_app("malt", PARAMS["malt"])
     queries = plan_queries(app, QueryPlan(num_queries=6, seed=12))
     with fake_llm_server(app.reference_agent()) as (api_base, fake):
         source = functools.partial(_llm, api_base)
         tape = Tape(sink=tmp_path / CALLS_FILE)
-        with RayRunner("malt", {}, source, actors=1, tape=tape) as ray_runner:
+        with RayRunner("malt", PARAMS["malt"], source, actors=1, tape=tape) as ray_runner:
             recorded = asyncio.run(ray_runner.run(queries))
     assert len((tmp_path / CALLS_FILE).read_text().splitlines()) == fake.requests > 0
     replayer = _llm(api_base, app)
     replayer.tape = Tape.from_file(tmp_path)
     local = asyncio.run(Runner(app, replayer).run(queries))
     assert _plain(local) == _plain(recorded)
-    with RayRunner("malt", {}, source, actors=1, tape=Tape.from_file(tmp_path)) as ray_runner:
+    replay = Tape.from_file(tmp_path)
+    with RayRunner("malt", PARAMS["malt"], source, actors=1, tape=replay) as ray_runner:
         remote = asyncio.run(ray_runner.run(queries))
     assert _plain(remote) == _plain(recorded)
 
