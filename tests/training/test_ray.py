@@ -100,21 +100,26 @@ def _llm(api_base: str, app: App) -> Agent:
     return LiteLLMAgent("openai/gpt-4o-mini", api_base=api_base, api_key="sk-test")
 
 
+@pytest.mark.timeout(900)
 def test_llm_calls_made_on_ray_are_recorded_and_replay_identically(tmp_path: Path) -> None:
     app = load_app("malt", PARAMS["malt"])
     queries = plan_queries(app, QueryPlan(num_queries=6, seed=12))
+    # Both runs must answer every turn: on a loaded CI machine the recording's first call
+    # outran the default 120 s turn limit and the tape held a timeout instead of a call.
+    config = RunConfig(turn_timeout_s=600)
     with fake_llm_server(app.reference_agent()) as (api_base, fake):
         source = functools.partial(_llm, api_base)
         tape = Tape(sink=tmp_path / CALLS_FILE)
-        with RayRunner("malt", PARAMS["malt"], source, actors=1, tape=tape) as ray_runner:
+        with RayRunner("malt", PARAMS["malt"], source, config, actors=1, tape=tape) as ray_runner:
             recorded = asyncio.run(ray_runner.run(queries))
     assert len((tmp_path / CALLS_FILE).read_text().splitlines()) == fake.requests > 0
     replayer = _llm(api_base, app)
     replayer.tape = Tape.from_file(tmp_path)
-    local = asyncio.run(Runner(app, replayer).run(queries))
+    local = asyncio.run(Runner(app, replayer, config).run(queries))
     assert _plain(local) == _plain(recorded)
     replay = Tape.from_file(tmp_path)
-    with RayRunner("malt", PARAMS["malt"], source, actors=1, tape=replay) as ray_runner:
+    with RayRunner("malt", PARAMS["malt"], source, config, actors=1,
+                   tape=replay) as ray_runner:
         remote = asyncio.run(ray_runner.run(queries))
     assert _plain(remote) == _plain(recorded)
 
