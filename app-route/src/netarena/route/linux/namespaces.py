@@ -249,6 +249,17 @@ def _processes_in(inodes: dict[int, str]) -> list[int]:
     return found
 
 
+def _still_bound(inodes: dict[int, str]) -> dict[int, str]:
+    """The namespaces of ``inodes`` still bound under their names: ours for sure."""
+    # An unbound one may be gone and its inode number reused by another episode's namespace.
+    bound = {}
+    for ino, name in inodes.items():
+        with contextlib.suppress(OSError):
+            if (NETNS_DIR / name).stat().st_ino == ino:
+                bound[ino] = name
+    return bound
+
+
 def _kill_processes_in(inodes: dict[int, str], deadline_s: float = 10.0) -> int:
     """SIGKILL every process in the namespaces ``inodes``, until none is left.
 
@@ -258,7 +269,7 @@ def _kill_processes_in(inodes: dict[int, str], deadline_s: float = 10.0) -> int:
     """
     killed = 0
     end = time.monotonic() + deadline_s
-    while pids := _processes_in(inodes):
+    while pids := _processes_in(_still_bound(inodes)):
         if time.monotonic() > end:
             log.warning("processes still in namespaces %s: %s", sorted(inodes.values()), pids)
             break
