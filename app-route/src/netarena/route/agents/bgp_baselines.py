@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from netarena.route.base.history import Move, read_history
+from netarena.route.base.history import Move, each_once, read_history
 from netarena.route.frr.bgp_reading import BGP_DIAGNOSTIC, Intent, read_intent, read_look
 from netarena.route.frr.vtysh import CONF, conf
 
@@ -39,11 +39,7 @@ def alarmed(text: str) -> list[str]:
 
 
 def _each_router_once(text: str, command: str) -> Move | None:
-    done = {e.machine for e in read_history(text) if e.command == command}
-    for router in read_intent(text).routers:
-        if router not in done:
-            return router, command
-    return None
+    return each_once(text, command, read_intent(text).routers)
 
 
 def bgp_read_only(text: str) -> Move | None:

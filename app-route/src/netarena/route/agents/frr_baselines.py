@@ -49,7 +49,7 @@ from netarena.route.agents.bgp_baselines import (
     bgp_session_reset_only,
     majority,
 )
-from netarena.route.base.history import Move, read_history
+from netarena.route.base.history import Move, each_once, read_history
 from netarena.route.frr.solver import DIAGNOSTIC, Design, End, _end, read_design
 from netarena.route.frr.vtysh import CONF, conf
 
@@ -69,11 +69,7 @@ CLEAR = "vtysh -c 'clear ip ospf process'"
 
 
 def _each_router_once(text: str, command: str) -> Move | None:
-    done = {e.machine for e in read_history(text) if e.command == command}
-    for router in read_design(text).routers:
-        if router not in done:
-            return router, command
-    return None
+    return each_once(text, command, read_design(text).routers)
 
 
 def read_only(text: str) -> Move | None:

@@ -6,9 +6,10 @@ Stateless solvers (the reference, the baselines) read their own diagnostics back
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 
-__all__ = ["Entry", "Move", "read_history"]
+__all__ = ["Entry", "Move", "each_once", "read_history"]
 
 _ENTRY = re.compile(r"^\[turn (\d+)\] (\S+) \$ (.*)$")
 
@@ -45,3 +46,9 @@ def read_history(text: str) -> list[Entry]:
 
 Move = tuple[str, str]
 """``(machine, command)``."""
+
+
+def each_once(text: str, command: str, machines: Sequence[str]) -> Move | None:
+    """``command`` on the first of ``machines`` the history shows no run of it on."""
+    done = {e.machine for e in read_history(text) if e.command == command}
+    return next(((m, command) for m in machines if m not in done), None)
