@@ -99,7 +99,7 @@ def test_wrongly_opened_connections_answer_probes() -> None:
     """add_ingress: nobody's call fails, so the symptom is the intruder's open probe."""
     app = K8sApp()
     opened = 0
-    for seed in range(16):  # intruders on distroless images have no nc: look further
+    for seed in range(160):  # intruders on distroless images have no nc: look further
         if opened:
             break
         ep = app.open(app.generate(seed, 1, "AI"))
@@ -262,6 +262,8 @@ def test_each_service_logs_in_its_own_format(episode: K8sEpisode) -> None:
         lines = _logs(episode, _pod(episode, app)).splitlines()
         assert lines, app
         for line in lines:
+            if app == "frontend" and line == "env platform is either empty or invalid":
+                continue  # the home page's fmt.Println: plain text in the real log too
             if kind == "json":
                 entry = json.loads(line)
                 assert isinstance(shape, set) and shape <= set(entry), (app, line)

@@ -64,6 +64,13 @@ Candidate = tuple[str, str, str, dict[str, Any]]  # (policy, method, description
 _MAX_TRIES = 60
 _COPY_PORT = 0.6
 """Share of changed ports copied from a design entry of the direction (else drawn afresh)."""
+_EGRESS_SHARE = 0.1
+"""Share of AI, CP and CPR faults made at a caller's egress rather than a callee's ingress.
+
+AE's faults all sit in egress (its type) and RI's in ingress; the other types lean to
+ingress so that faulted rules, peers and ports sit in egress about as often as the
+design's do (a quarter to a third), and a fault's direction tells nothing
+(``netarena audit k8s``)."""
 
 
 def _default_deny(policies: Sequence[Policy], rng: random.Random, add: str | None
@@ -114,7 +121,7 @@ def _open_rule(model: AppModel, policies: Sequence[Policy], rng: random.Random,
 
 
 def _remove_ingress(model: AppModel, policies: Sequence[Policy],
-                    rng: random.Random) -> Candidate | None:
+                    rng: random.Random, direction: str) -> Candidate | None:
     method = rng.choices(["drop_peer", "drop_rule", "drop_port", "retarget", "default_deny",
                           "narrow_open"], (0.21, 0.21, 0.21, 0.21, 0.08, 0.08))[0]
     if method == "default_deny":
@@ -169,13 +176,11 @@ def _retarget(model: AppModel, policies: Sequence[Policy], rng: random.Random,
 
 
 def _add_ingress(model: AppModel, policies: Sequence[Policy],
-                 rng: random.Random) -> Candidate | None:
+                 rng: random.Random, direction: str) -> Candidate | None:
+    """A peer let in at the callee's ingress or at the caller's egress (``direction``)."""
     method = rng.choices(["add_peer", "add_rule", "retarget", "drop_except", "default_deny",
                           "open_port"], (0.14, 0.33, 0.2, 0.05, 0.2, 0.08))[0]
     pools = design_pools(model)
-    # a peer is let in where the design names peers: at the callee, or at the caller's egress
-    direction = rng.choices(("ingress", "egress"), (len(pools.peers["ingress"]),
-                                                   len(pools.peers["egress"])))[0]
     if method == "retarget":
         return _retarget(model, policies, rng, direction=direction)
     if method == "default_deny":
@@ -197,10 +202,14 @@ def _add_ingress(model: AppModel, policies: Sequence[Policy],
     if not pools.peers[direction]:
         return None
     peer = design_like(model, rng.choice(pools.peers[direction]), rng)
+    def beside(w: Where) -> bool:  # an added peer joins peers of its own form, as the design's
+        return method != "add_peer" or peer_form(
+            policies[w[0]]["spec"][w[1]][w[2]][side_of(w[1])][w[3]]) == peer_form(peer)
+
     where = pick_spot([w for w in spots_of(policies, "peers" if method == "add_peer" else
                                            "rules", model)
-                       if w[1] == direction and not names_peer(policies[w[0]], direction, peer)],
-                      rng)
+                       if w[1] == direction and beside(w)
+                       and not names_peer(policies[w[0]], direction, peer)], rng)
     if where is None:
         return None
     name, side = policies[where[0]]["metadata"]["name"], side_of(direction)
@@ -217,14 +226,14 @@ def _add_ingress(model: AppModel, policies: Sequence[Policy],
 
 
 def _change_port(model: AppModel, policies: Sequence[Policy],
-                 rng: random.Random) -> Candidate | None:
+                 rng: random.Random, direction: str) -> Candidate | None:
     """An entry's port (and range) redrawn: another entry's of its direction, or drawn afresh.
 
     Copied from a design entry as often as the design repeats its ports; drawn as the design
     draws its extra entries' ports otherwise.
     """
-    spots = [w for w in spots_of(policies, "ports", model)
-             if policies[w[0]]["spec"][w[1]][w[2]]["ports"][w[3]].get("port") is not None]
+    spots = [w for w in spots_of(policies, "ports", model) if w[1] == direction
+             and policies[w[0]]["spec"][w[1]][w[2]]["ports"][w[3]].get("port") is not None]
     where = pick_spot(spots, rng)
     if where is None:
         return None
@@ -253,16 +262,14 @@ def _change_port(model: AppModel, policies: Sequence[Policy],
 
 
 def _change_protocol(model: AppModel, policies: Sequence[Policy],
-                     rng: random.Random) -> Candidate | None:
+                     rng: random.Random, direction: str) -> Candidate | None:
     """An entry's protocol changed to one a design entry of its direction carries.
 
-    The new protocol is that of a design entry drawn uniformly (so changed entries carry
-    each protocol, in each direction, as often as the design's do), and the changed entry
-    is one of that direction whose protocol differs.
+    The new protocol is that of a design entry of ``direction`` drawn uniformly (so changed
+    entries carry each protocol as often as the design's do), and the changed entry is one
+    of that direction whose protocol differs.
     """
     pools = design_pools(model)
-    direction = rng.choices(("ingress", "egress"), (len(pools.entries["ingress"]),
-                                                   len(pools.entries["egress"])))[0]
     if not pools.entries[direction]:
         return None
     new = str(rng.choice(pools.entries[direction]).get("protocol") or "TCP")
@@ -311,7 +318,7 @@ def _lock(model: AppModel, policies: Sequence[Policy], rng: random.Random) -> Ca
 
 
 def _add_egress(model: AppModel, policies: Sequence[Policy],
-                rng: random.Random) -> Candidate | None:
+                rng: random.Random, direction: str) -> Candidate | None:
     """Egress closed, a restricted egress's peer retargeted, or one of its items removed.
 
     Closed as the design closes some services'; a removed item leaves a shape the design has.
@@ -319,31 +326,42 @@ def _add_egress(model: AppModel, policies: Sequence[Policy],
     roll = rng.random()
     if roll < 0.1:
         return _default_deny(policies, rng, "Egress")
-    if roll < 0.35:
+    if roll < 0.3:
         return _retarget(model, policies, rng, direction="egress")
-    if roll < 0.6:  # a lock writes a whole rule set: drawn less often than a one-item change
+    if roll < 0.36:  # a lock writes a whole rule set of new entries: drawn less often
         return _lock(model, policies, rng)
     part = rng.choice(["peers", "ports", "rules"])
-    where = pick_spot([w for w in spots_of(policies, part, model) if w[1] == "egress"], rng)
+    where = pick_spot([w for w in spots_of(policies, part, model)
+                       if w[1] == "egress" and _removable(policies, w, part)], rng)
     if where is None:
         return None
     pol, spec, rule = target_of(policies, where)
     name, at, k = pol["metadata"]["name"], where[2], where[3]
     if part == "rules":
-        if len(spec["egress"]) < 2:
-            return None
         del spec["egress"][at]
         return name, "drop_egress_rule", f"{name}: egress rule {at} {json.dumps(rule)} " \
             "removed", spec
     items = rule["to" if part == "peers" else "ports"]
-    if len(items) < 2:
-        return None
     gone = items.pop(k)
     return name, f"drop_egress_{part[:-1]}", (f"{name}: egress rule {at} item {k} "
                                               f"{json.dumps(gone)} removed"), spec
 
 
-_SAMPLERS: dict[str, Callable[[AppModel, Sequence[Policy], random.Random], Candidate | None]] = {
+def _removable(policies: Sequence[Policy], where: Where, part: str) -> bool:
+    """Whether the rule (or peer, or port entry) at ``where`` can go as a one-item change.
+
+    Removing the last rule closes the direction (a lock, drawn as one); removing a rule's
+    last peer or port widens it to every peer or port (not an egress lost).
+    """
+    rules = policies[where[0]]["spec"][where[1]]
+    if part == "rules":
+        return len(rules) > 1
+    return len(rules[where[2]].get(side_of(where[1]) if part == "peers" else "ports")
+               or []) > 1
+
+
+_SAMPLERS: dict[str, Callable[[AppModel, Sequence[Policy], random.Random, str],
+                               Candidate | None]] = {
     "RI": _remove_ingress,
     "AI": _add_ingress,
     "CP": _change_port,
@@ -385,8 +403,13 @@ def inject_fault(code: str, model: AppModel, policies: Sequence[Policy],
                 for r in judge(model, pods, nss, pols).mismatches}
 
     before = probes(policies)
-    for _ in range(_MAX_TRIES):
-        cand = _SAMPLERS[code](model, policies, rng)
+    # drawn once, so that which direction breaks more easily does not bias the faults' own
+    direction = {"RI": "ingress", "AE": "egress"}.get(code) or rng.choices(
+        ("ingress", "egress"), (1 - _EGRESS_SHARE, _EGRESS_SHARE))[0]
+    for attempt in range(_MAX_TRIES):
+        if attempt == _MAX_TRIES // 2 and code not in ("RI", "AE"):
+            direction = "egress" if direction == "ingress" else "ingress"  # none broke here
+        cand = _SAMPLERS[code](model, policies, rng, direction)
         if cand is None:
             continue
         name, method, description, spec = cand
