@@ -32,6 +32,7 @@ from typing import Any
 
 from netarena.common.core.errors import EmulatorError
 from netarena.k8s.design import port_entry, port_pool_of
+from netarena.k8s.fault_rewrites import Candidate, Policy, default_deny, lock, open_rule
 from netarena.k8s.fault_spots import (
     Where,
     design_like,
@@ -44,8 +45,7 @@ from netarena.k8s.fault_spots import (
     target_of,
 )
 from netarena.k8s.judge import apply_faults, judge
-from netarena.k8s.manifests import locked_egress
-from netarena.k8s.model import ANYONE, AppModel
+from netarena.k8s.model import AppModel
 from netarena.k8s.model_objects import model_namespaces, model_pods
 
 __all__ = ["FAULT_TYPES", "inject_fault", "apply_faults", "model_pods", "model_namespaces"]
@@ -59,8 +59,6 @@ FAULT_TYPES = {
 }
 """Fault code → fault type."""
 
-Policy = dict[str, Any]
-Candidate = tuple[str, str, str, dict[str, Any]]  # (policy, method, description, new spec)
 _MAX_TRIES = 60
 _COPY_PORT = 0.6
 """Share of changed ports copied from a design entry of the direction (else drawn afresh)."""
@@ -73,61 +71,14 @@ design's do (a quarter to a third), and a fault's direction tells nothing
 (``netarena audit k8s``)."""
 
 
-def _default_deny(policies: Sequence[Policy], rng: random.Random, add: str | None
-                  ) -> Candidate | None:
-    """The default deny's types changed: ``add`` a missing one, or (``None``) drop one.
-
-    Clusters deny ingress only, egress only or both by default: every result is a shape
-    the design has too.
-    """
-    for pol in policies:
-        spec = pol.get("spec") or {}
-        if spec.get("podSelector") or "podSelector" not in spec:
-            continue
-        types = list(spec.get("policyTypes") or [])
-        if (add is None and len(types) < 2) or (add is not None and add in types):
-            return None
-        new = copy.deepcopy(spec)
-        if add is None:
-            what = new["policyTypes"].pop(rng.randrange(2))
-        else:
-            what = add
-            new["policyTypes"] = sorted([*types, add], key=("Ingress", "Egress").index)
-        name = pol["metadata"]["name"]
-        return name, "default_deny", f"{name}: policy type {what} " \
-            f"{'dropped' if add is None else 'added'}", new
-    return None
-
-
-def _open_rule(model: AppModel, policies: Sequence[Policy], rng: random.Random,
-               narrow: bool) -> Candidate | None:
-    """The public entry point's open rule narrowed to its port, or its port rule opened."""
-    for pol in policies:
-        name = pol["metadata"]["name"]
-        if name not in model.names or ANYONE not in model.service(name).sources:
-            continue
-        spec = copy.deepcopy(pol["spec"])
-        rules = spec.get("ingress") or []
-        port = model.service(name).container_port
-        if narrow and {} in rules:
-            rules[rules.index({})] = {"ports": [{"port": port, "protocol": "TCP"}]}
-        elif not narrow and [r for r in rules if r and "from" not in r]:
-            rules[rules.index(next(r for r in rules if r and "from" not in r))] = {}
-        else:
-            return None
-        return name, "narrow_open" if narrow else "open_port", \
-            f"{name}: the open rule {'narrowed to' if narrow else 'opened beyond'} {port}", spec
-    return None
-
-
 def _remove_ingress(model: AppModel, policies: Sequence[Policy],
                     rng: random.Random, direction: str) -> Candidate | None:
     method = rng.choices(["drop_peer", "drop_rule", "drop_port", "retarget", "default_deny",
                           "narrow_open"], (0.21, 0.21, 0.21, 0.21, 0.08, 0.08))[0]
     if method == "default_deny":
-        return _default_deny(policies, rng, "Ingress")
+        return default_deny(policies, rng, "Ingress")
     if method == "narrow_open":
-        return _open_rule(model, policies, rng, narrow=True)
+        return open_rule(model, policies, rng, narrow=True)
     if method == "retarget":
         return _retarget(model, policies, rng, ingress_only=True)
     part = {"drop_peer": "peers", "drop_rule": "rules", "drop_port": "ports"}[method]
@@ -184,9 +135,9 @@ def _add_ingress(model: AppModel, policies: Sequence[Policy],
     if method == "retarget":
         return _retarget(model, policies, rng, direction=direction)
     if method == "default_deny":
-        return _default_deny(policies, rng, None)
+        return default_deny(policies, rng, None)
     if method == "open_port":
-        return _open_rule(model, policies, rng, narrow=False)
+        return open_rule(model, policies, rng, narrow=False)
     if method == "drop_except":
         spots = [w for w in spots_of(policies, "peers", model, ingress_only=True)
                  if (policies[w[0]]["spec"]["ingress"][w[2]]["from"][w[3]].get("ipBlock")
@@ -291,32 +242,6 @@ def _change_protocol(model: AppModel, policies: Sequence[Policy],
         f"protocol {old} changed to {new}"), spec
 
 
-def _lock(model: AppModel, policies: Sequence[Policy], rng: random.Random) -> Candidate | None:
-    """An open egress locked down as the design locks one (``design._draw_locks``).
-
-    To callees and DNS, to DNS, or closed, in the design's proportions; a service that
-    dials others keeps them, and the public entry point is never locked (the design never
-    locks either otherwise).
-    """
-    open_ = [p for p in policies if p["metadata"]["name"] in model.names
-             and ANYONE not in model.service(p["metadata"]["name"]).sources
-             and (p.get("spec") or {}).get("egress") == [{}]]
-    if not open_:
-        return None
-    pol = rng.choice(open_)
-    name = pol["metadata"]["name"]
-    server = model.service(name).port is not None
-    lock = rng.choices(("callees", "dns", "none"), (0.26, 0.12, 0.12))[0]
-    if lock != "callees" and any(not server or ANYONE not in c.sources
-                                 for c in model.callees(name)):
-        lock = "callees"
-    spec = copy.deepcopy(pol["spec"])
-    if "Egress" not in spec.setdefault("policyTypes", ["Ingress"]):
-        spec["policyTypes"].append("Egress")
-    spec["egress"] = locked_egress(model, name, lock)
-    return name, f"lock_{lock}", f"{name}: egress locked to {lock}", spec
-
-
 def _add_egress(model: AppModel, policies: Sequence[Policy],
                 rng: random.Random, direction: str) -> Candidate | None:
     """Egress closed, a restricted egress's peer retargeted, or one of its items removed.
@@ -325,11 +250,11 @@ def _add_egress(model: AppModel, policies: Sequence[Policy],
     """
     roll = rng.random()
     if roll < 0.1:
-        return _default_deny(policies, rng, "Egress")
+        return default_deny(policies, rng, "Egress")
     if roll < 0.3:
         return _retarget(model, policies, rng, direction="egress")
     if roll < 0.36:  # a lock writes a whole rule set of new entries: drawn less often
-        return _lock(model, policies, rng)
+        return lock(model, policies, rng)
     part = rng.choice(["peers", "ports", "rules"])
     where = pick_spot([w for w in spots_of(policies, part, model)
                        if w[1] == "egress" and _removable(policies, w, part)], rng)

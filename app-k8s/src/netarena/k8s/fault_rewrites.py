@@ -1,0 +1,94 @@
+"""Faults that rewrite a policy's whole direction rather than one item of it.
+
+A default deny's policy types, the public entry point's open rule, and an open egress
+locked down: each leaves a shape the design has too (``design``), so they are drawn as
+often as the design writes them and no more (``faults`` chooses when).
+"""
+
+from __future__ import annotations
+
+import copy
+import random
+from collections.abc import Sequence
+from typing import Any
+
+from netarena.k8s.manifests import locked_egress
+from netarena.k8s.model import ANYONE, AppModel
+
+__all__ = ["Candidate", "Policy", "default_deny", "lock", "open_rule"]
+
+Policy = dict[str, Any]
+Candidate = tuple[str, str, str, dict[str, Any]]  # (policy, method, description, new spec)
+
+
+def default_deny(policies: Sequence[Policy], rng: random.Random, add: str | None
+                  ) -> Candidate | None:
+    """The default deny's types changed: ``add`` a missing one, or (``None``) drop one.
+
+    Clusters deny ingress only, egress only or both by default: every result is a shape
+    the design has too.
+    """
+    for pol in policies:
+        spec = pol.get("spec") or {}
+        if spec.get("podSelector") or "podSelector" not in spec:
+            continue
+        types = list(spec.get("policyTypes") or [])
+        if (add is None and len(types) < 2) or (add is not None and add in types):
+            return None
+        new = copy.deepcopy(spec)
+        if add is None:
+            what = new["policyTypes"].pop(rng.randrange(2))
+        else:
+            what = add
+            new["policyTypes"] = sorted([*types, add], key=("Ingress", "Egress").index)
+        name = pol["metadata"]["name"]
+        return name, "default_deny", f"{name}: policy type {what} " \
+            f"{'dropped' if add is None else 'added'}", new
+    return None
+
+
+def open_rule(model: AppModel, policies: Sequence[Policy], rng: random.Random,
+               narrow: bool) -> Candidate | None:
+    """The public entry point's open rule narrowed to its port, or its port rule opened."""
+    for pol in policies:
+        name = pol["metadata"]["name"]
+        if name not in model.names or ANYONE not in model.service(name).sources:
+            continue
+        spec = copy.deepcopy(pol["spec"])
+        rules = spec.get("ingress") or []
+        port = model.service(name).container_port
+        if narrow and {} in rules:
+            rules[rules.index({})] = {"ports": [{"port": port, "protocol": "TCP"}]}
+        elif not narrow and [r for r in rules if r and "from" not in r]:
+            rules[rules.index(next(r for r in rules if r and "from" not in r))] = {}
+        else:
+            return None
+        return name, "narrow_open" if narrow else "open_port", \
+            f"{name}: the open rule {'narrowed to' if narrow else 'opened beyond'} {port}", spec
+    return None
+
+
+def lock(model: AppModel, policies: Sequence[Policy], rng: random.Random) -> Candidate | None:
+    """An open egress locked down as the design locks one (``design._draw_locks``).
+
+    To callees and DNS, to DNS, or closed, in the design's proportions; a service that
+    dials others keeps them, and the public entry point is never locked (the design never
+    locks either otherwise).
+    """
+    open_ = [p for p in policies if p["metadata"]["name"] in model.names
+             and ANYONE not in model.service(p["metadata"]["name"]).sources
+             and (p.get("spec") or {}).get("egress") == [{}]]
+    if not open_:
+        return None
+    pol = rng.choice(open_)
+    name = pol["metadata"]["name"]
+    server = model.service(name).port is not None
+    lock = rng.choices(("callees", "dns", "none"), (0.26, 0.12, 0.12))[0]
+    if lock != "callees" and any(not server or ANYONE not in c.sources
+                                 for c in model.callees(name)):
+        lock = "callees"
+    spec = copy.deepcopy(pol["spec"])
+    if "Egress" not in spec.setdefault("policyTypes", ["Ingress"]):
+        spec["policyTypes"].append("Egress")
+    spec["egress"] = locked_egress(model, name, lock)
+    return name, f"lock_{lock}", f"{name}: egress locked to {lock}", spec
