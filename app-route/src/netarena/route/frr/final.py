@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING
 
 from netarena.common.core.errors import EmulatorError
 from netarena.route.frr.adjacencies import Adjacencies, read_adjacencies
-from netarena.route.frr.routing import Routing, lost_routes
+from netarena.route.frr.routing import Routing, moved_routes
 from netarena.route.frr.settle import settle
 
 if TYPE_CHECKING:
@@ -39,9 +39,10 @@ log = logging.getLogger(__name__)
 RECONVERGE_S = 12.0
 """How long the network has to converge again after the judge's resets."""
 LATE_S = 15.0
-"""How much longer routes there before the resets may take to come back (late on a loaded
-machine: 5 s was too short with eight emulators on two cores) before the network is judged
-without them. Only a network missing some waits it."""
+"""How much longer routes there before the resets may take to come back as they were (late
+on a loaded machine: 5 s was too short with eight emulators on two cores) before the
+network is judged without them. Only a network missing some, or holding some over another
+path (an adjacency still loading its database), waits it."""
 LATE_EVERY_S = 0.25
 """How often the routes are read while waiting for them."""
 SOFT_QUIET_S = 0.5
@@ -91,8 +92,9 @@ def hard_reset(net: FrrNetwork, before: Adjacencies, routing: Routing) -> Routin
             each came up again after it (or ``RECONVERGE_S`` passed), then stopped
             changing.
         routing: The routing before the reset: a route it held and the settled routing
-            lacks gets ``LATE_S`` more to come back (on a loaded machine a daemon may be
-            late, and a reader must not be judged to have lost it).
+            lacks, or holds otherwise, gets ``LATE_S`` more to come back as it was (on a
+            loaded machine a daemon may be late, and a reader must not be judged to have
+            lost or moved it).
 
     Raises:
         EmulatorError: A router did not take the command, or routing did not settle.
@@ -108,10 +110,10 @@ def hard_reset(net: FrrNetwork, before: Adjacencies, routing: Routing) -> Routin
         log.info("%s: adjacencies did not all come back after the reset", net.prefix)
     after = settle(net, RESET_QUIET_S, RECONVERGE_S, since=time.monotonic())
     late = time.monotonic() + LATE_S
-    while lost_routes(routing, after) and time.monotonic() < late:
+    while moved_routes(routing, after) and time.monotonic() < late:
         time.sleep(LATE_EVERY_S)
         after = net.routing()
-    if lost_routes(routing, after):
+    if moved_routes(routing, after):
         return after
     try:  # back: read it once it stopped changing again
         return settle(net, RESET_QUIET_S, RECONVERGE_S)

@@ -14,6 +14,7 @@ __all__ = [
     "fib_routes",
     "judged",
     "lost_routes",
+    "moved_routes",
     "rib_routes",
     "routes_complete",
 ]
@@ -79,6 +80,19 @@ def lost_routes(
         if key.startswith("rib ")
         and (among is None or key in among.get(router, {}))
         and key not in after.get(router, {})
+    ]
+
+
+def moved_routes(before: Routing, after: Routing) -> list[tuple[str, str]]:
+    """``(router, rib key)`` of each RIB route ``before`` held that ``after`` lacks or moved.
+
+    Moved: held with another protocol, metric or next hop.
+    """
+    return [
+        (router, key)
+        for router, routes in before.items()
+        for key, value in routes.items()
+        if key.startswith("rib ") and after.get(router, {}).get(key) != value
     ]
 
 
