@@ -153,6 +153,7 @@ def _add_ingress(model: AppModel, policies: Sequence[Policy],
     if not pools.peers[direction]:
         return None
     peer = design_like(model, rng.choice(pools.peers[direction]), rng)
+
     def beside(w: Where) -> bool:  # an added peer joins peers of its own form, as the design's
         return method != "add_peer" or peer_form(
             policies[w[0]]["spec"][w[1]][w[2]][side_of(w[1])][w[3]]) == peer_form(peer)
@@ -293,6 +294,8 @@ _SAMPLERS: dict[str, Callable[[AppModel, Sequence[Policy], random.Random, str],
     "CPR": _change_protocol,
     "AE": _add_egress,
 }
+"""Fault code → its sampler, given the injection's direction (RI's is ingress and AE's
+egress by their types; they ignore it)."""
 
 
 def _does_its_job(code: str, new: set[tuple[str, str, int, str, bool]]) -> bool:
