@@ -1,8 +1,8 @@
 """Faults that rewrite a policy's whole direction rather than one item of it.
 
 A default deny's policy types, the public entry point's open rule, and an open egress
-locked down: each leaves a shape the design has too (``design``), so they are drawn as
-often as the design writes them and no more (``faults`` chooses when).
+locked down: each leaves a shape the design has too (``design``). ``faults`` chooses when
+to draw them, a lock rarely, since it writes many new entries at once.
 """
 
 from __future__ import annotations
