@@ -62,6 +62,8 @@ FAULT_TYPES = {
 _MAX_TRIES = 60
 _COPY_PORT = 0.6
 """Share of changed ports copied from a design entry of the direction (else drawn afresh)."""
+_FIXED_DIRECTION = {"RI": "ingress", "AE": "egress"}
+"""The fault types whose direction their type fixes."""
 _EGRESS_SHARE = 0.1
 """Share of AI, CP and CPR faults made at a caller's egress rather than a callee's ingress.
 
@@ -332,10 +334,10 @@ def inject_fault(code: str, model: AppModel, policies: Sequence[Policy],
 
     before = probes(policies)
     # drawn once, so that which direction breaks more easily does not bias the faults' own
-    direction = {"RI": "ingress", "AE": "egress"}.get(code) or rng.choices(
+    direction = _FIXED_DIRECTION.get(code) or rng.choices(
         ("ingress", "egress"), (1 - _EGRESS_SHARE, _EGRESS_SHARE))[0]
     for attempt in range(_MAX_TRIES):
-        if attempt == _MAX_TRIES // 2 and code not in ("RI", "AE"):
+        if attempt == _MAX_TRIES // 2 and code not in _FIXED_DIRECTION:
             direction = "egress" if direction == "ingress" else "ingress"  # none broke here
         cand = _SAMPLERS[code](model, policies, rng, direction)
         if cand is None:
