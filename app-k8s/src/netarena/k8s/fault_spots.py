@@ -19,7 +19,7 @@ from netarena.k8s.manifests import render_policies
 from netarena.k8s.model import AppModel, per_model
 
 __all__ = ["DesignPools", "Where", "design_like", "design_pools", "names_peer", "peer_form",
-           "pick_spot", "side_of", "spots_of", "target_of"]
+           "lone_side_weight", "pick_spot", "side_of", "spots_of", "target_of"]
 
 Policy = dict[str, Any]
 
@@ -81,12 +81,14 @@ def spots_of(policies: Sequence[Policy], part: str, model: AppModel,
     return out
 
 
-def pick_spot(spots: list[Where], rng: random.Random) -> Where | None:
+def pick_spot(spots: list[Where], rng: random.Random,
+              policies: Sequence[Policy]) -> Where | None:
     """A spot: uniformly, or by a uniformly chosen rule first, or by a policy first.
 
     Choosing only uniformly over items favours big rules and policies among the changed
     ones; only by policy or rule favours small ones among the changed items: mixing the
-    three keeps every level's leaning small.
+    three keeps every level's leaning small. A policy first is drawn by its
+    ``lone_side_weight`` (``spots`` are of one direction).
     """
     if not spots:
         return None
@@ -95,9 +97,33 @@ def pick_spot(spots: list[Where], rng: random.Random) -> Where | None:
         rule = rng.choice(sorted({s[:3] for s in spots}))
         spots = [s for s in spots if s[:3] == rule]
     elif mode == 2:
-        policy = rng.choice(sorted({s[0] for s in spots}))
+        candidates = sorted({s[:2] for s in spots})
+        weights = [lone_side_weight(policies[p], d) for p, d in candidates]
+        policy = rng.choices(candidates, weights)[0][0]
         spots = [s for s in spots if s[0] == policy]
     return rng.choice(spots)
+
+
+_LONE_SIDE = 3.0
+"""``lone_side_weight``'s weight. Policy AUC of ``netarena audit k8s -n 400`` at seeds 11
+and 12: 0.661 and 0.646 with 1 (no weight), 0.641 and 0.616 with 3, 0.688 with 8 (seed 11)."""
+
+
+def lone_side_weight(policy: Policy, direction: str) -> float:
+    """How much more often a fault of ``direction`` lands on ``policy`` than on others.
+
+    Most faults sit in ingress, so a policy that restricts only its egress (an egress-only
+    policy such as a client's) would be faulted far less often than one that restricts
+    both, and a policy whose egress is open would take no egress fault: a policy's other
+    side would tell where the fault is (``netarena audit k8s``). A policy whose other side
+    is not restricted draws more of the faults its restricted side can take.
+    """
+    other = "egress" if direction == "ingress" else "ingress"
+    spec = policy.get("spec") or {}
+    rules = spec.get(other) or []
+    restricted = other.capitalize() in (spec.get("policyTypes") or []) and bool(rules) \
+        and {} not in rules
+    return 1.0 if restricted else _LONE_SIDE
 
 
 def target_of(policies: Sequence[Policy], where: Where

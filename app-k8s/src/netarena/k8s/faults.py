@@ -84,7 +84,7 @@ def _remove_ingress(model: AppModel, policies: Sequence[Policy],
     if method == "retarget":
         return _retarget(model, policies, rng, ingress_only=True)
     part = {"drop_peer": "peers", "drop_rule": "rules", "drop_port": "ports"}[method]
-    where = pick_spot(spots_of(policies, part, model, ingress_only=True), rng)
+    where = pick_spot(spots_of(policies, part, model, ingress_only=True), rng, policies)
     if where is None:
         return None
     pol, spec, rule = target_of(policies, where)
@@ -109,7 +109,7 @@ def _retarget(model: AppModel, policies: Sequence[Policy], rng: random.Random,
     peer keeps its form (a pod selector, a namespace AND pod selector, a range).
     """
     where = pick_spot([w for w in spots_of(policies, "peers", model, ingress_only)
-                   if direction is None or w[1] == direction], rng)
+                   if direction is None or w[1] == direction], rng, policies)
     if where is None:
         return None
     pol, spec, rule = target_of(policies, where)
@@ -144,7 +144,7 @@ def _add_ingress(model: AppModel, policies: Sequence[Policy],
         spots = [w for w in spots_of(policies, "peers", model, ingress_only=True)
                  if (policies[w[0]]["spec"]["ingress"][w[2]]["from"][w[3]].get("ipBlock")
                      or {}).get("except")]
-        where = pick_spot(spots, rng)
+        where = pick_spot(spots, rng, policies)
         if where is None:
             return None
         pol, spec, rule = target_of(policies, where)
@@ -163,7 +163,7 @@ def _add_ingress(model: AppModel, policies: Sequence[Policy],
     where = pick_spot([w for w in spots_of(policies, "peers" if method == "add_peer" else
                                            "rules", model)
                        if w[1] == direction and beside(w)
-                       and not names_peer(policies[w[0]], direction, peer)], rng)
+                       and not names_peer(policies[w[0]], direction, peer)], rng, policies)
     if where is None:
         return None
     name, side = policies[where[0]]["metadata"]["name"], side_of(direction)
@@ -188,7 +188,7 @@ def _change_port(model: AppModel, policies: Sequence[Policy],
     """
     spots = [w for w in spots_of(policies, "ports", model) if w[1] == direction
              and policies[w[0]]["spec"][w[1]][w[2]]["ports"][w[3]].get("port") is not None]
-    where = pick_spot(spots, rng)
+    where = pick_spot(spots, rng, policies)
     if where is None:
         return None
     pol, spec, rule = target_of(policies, where)
@@ -232,7 +232,7 @@ def _change_protocol(model: AppModel, policies: Sequence[Policy],
         return str(policies[w[0]]["spec"][w[1]][w[2]]["ports"][w[3]].get("protocol") or "TCP")
 
     where = pick_spot([w for w in spots_of(policies, "ports", model)
-                       if w[1] == direction and proto(w) != new], rng)
+                       if w[1] == direction and proto(w) != new], rng, policies)
     if where is None:
         return None
     pol, spec, rule = target_of(policies, where)
@@ -260,7 +260,7 @@ def _add_egress(model: AppModel, policies: Sequence[Policy],
         return lock(model, policies, rng)
     part = rng.choice(["peers", "ports", "rules"])
     where = pick_spot([w for w in spots_of(policies, part, model)
-                       if w[1] == "egress" and _removable(policies, w, part)], rng)
+                       if w[1] == "egress" and _removable(policies, w, part)], rng, policies)
     if where is None:
         return None
     pol, spec, rule = target_of(policies, where)

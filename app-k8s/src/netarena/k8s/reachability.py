@@ -199,7 +199,7 @@ class _Masks:
         mask = 0
         cache = self.cache
         for peer in peers:
-            key = ("peer", json.dumps(peer, sort_keys=True), policy_ns, self._ns_key)
+            key = ("peer", repr(peer), policy_ns, self._ns_key)
             if key not in cache:
                 bits = 0
                 for i, e in enumerate(self.uni.endpoints):
@@ -213,7 +213,7 @@ class _Masks:
         """Endpoints the policy's podSelector picks (in the policy's namespace)."""
         ns = _ns(policy)
         sel = (policy.get("spec") or {}).get("podSelector")
-        key = ("select", json.dumps(sel, sort_keys=True), ns)
+        key = ("select", repr(sel), ns)
         if key not in self.cache:
             self.cache[key] = sum(1 << i for i, e in enumerate(self.uni.endpoints)
                                   if e.view.namespace == ns
@@ -225,7 +225,7 @@ class _Masks:
             return self.all_tuples
         named = any(isinstance(e.get("port"), str) and not str(e["port"]).isdigit()
                     for e in ports)
-        key = ("ports", json.dumps(ports, sort_keys=True), dst.ports if named else None)
+        key = ("ports", repr(ports), dst.ports if named else None)
         if key not in self.cache:
             self.cache[key] = self._tuple_mask(ports, dst)
         return self.cache[key]
