@@ -27,7 +27,7 @@ from netarena.route.sandbox.limits import LiveNetworks
 
 if TYPE_CHECKING:
     from netarena.route.base.config import RouteConfig
-    from netarena.route.emulator.network import Network
+    from netarena.route.emulator.live import LiveNetwork
 
 __all__ = ["GuardedEpisode", "LIVE"]
 
@@ -46,7 +46,7 @@ class GuardedEpisode(ReactiveEpisode[S, Action]):
 
     next_cue = 'Your next command, as {"machine": ..., "command": ...}:'
     config: RouteConfig
-    net: Network
+    net: LiveNetwork
     footprint: Footprint
     nodes: tuple[str, ...]
     """Every machine an agent may address."""

@@ -83,9 +83,9 @@ def endpoints(plan: NetworkPlan, local: Undisclosed) -> dict[str, Endpoint]:
     return found
 
 
-def service_flows(plan: NetworkPlan, local: Undisclosed) -> list[tuple[str, str, str]]:
-    """Every ``(label, src, node)`` flow of the undisclosed services."""
-    return [(e.label, s, e.node) for e in endpoints(plan, local).values() for s in e.sources]
+def service_flows(found: Mapping[str, Endpoint]) -> list[tuple[str, str, str]]:
+    """Every ``(label, src, node)`` flow of the services ``found`` (``endpoints``)."""
+    return [(e.label, s, e.node) for e in found.values() for s in e.sources]
 
 
 def expected_flows(

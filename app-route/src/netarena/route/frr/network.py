@@ -27,10 +27,9 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from netarena.common.core.errors import EmulatorError
-from netarena.route.emulator.network import Network
+from netarena.route.emulator.live import LiveNetwork
 from netarena.route.emulator.services import Services
 from netarena.route.emulator.topology import LinuxRouter, Topo
-from netarena.route.emulator.undisclosed import Undisclosed
 from netarena.route.frr.box import RouterBox
 from netarena.route.frr.plan import OspfPlan
 from netarena.route.frr.routing import (
@@ -42,8 +41,8 @@ from netarena.route.frr.routing import (
 from netarena.route.frr.vty import DaemonDown, vty_lines, vty_show
 from netarena.route.linux.cgroups import episode_limits
 from netarena.route.linux.kernel_routes import RouteEvents, main_routes
-from netarena.route.linux.namespaces import claim_prefix, ip_batch, write_sysctl
-from netarena.route.linux.nodestate import NodeState, StateReader
+from netarena.route.linux.namespaces import ip_batch, write_sysctl
+from netarena.route.linux.nodestate import NodeState
 from netarena.route.linux.rtnetlink import add_address
 from netarena.route.sandbox.limits import CONFIG_LINES, OBJECT_BUDGET
 from netarena.route.sandbox.sandbox import EpisodeSandbox
@@ -96,7 +95,7 @@ class OspfTopo(Topo):
             )
 
 
-class FrrNetwork(Network):
+class FrrNetwork(LiveNetwork):
     """The live network of one dynamic-routing episode.
 
     Args:
@@ -112,16 +111,8 @@ class FrrNetwork(Network):
     fabric_links = True
 
     def __init__(self, plan: OspfPlan, prefix: str | None = None) -> None:  # noqa: D107
+        super().__init__(plan, prefix)
         self.ospf = plan
-        self.plan = plan  # type: ignore[assignment]  # nodes/address as a NetworkPlan's
-        self.local = Undisclosed()
-        self.prefix = claim_prefix(prefix)
-        self.mininet = None
-        self.sandbox = None
-        self.services = None
-        self.reader = StateReader(self._exec_output)
-        self.healthy = {}
-        self._closed = False
         self.boxes: dict[str, RouterBox] = {}
         """Each router's daemons, in their box (``box.py``)."""
         self.peak_memory: dict[str, int | None] = {}
@@ -336,15 +327,8 @@ class FrrNetwork(Network):
             return state
         return {k: v for k, v in state.items() if not _routing_output(k, v)} | config
 
-    def flush_neighbours(self) -> None:
-        """Forget learned neighbour entries on every node (hosts and routers)."""
-        from netarena.route.linux.rtnetlink import flush_learned
-
-        for node in self.plan.nodes:
-            flush_learned(self.netns(node))
-
     def close(self) -> None:
-        """Everything ``Network.close`` removes, the boxes, the judge's threads and sockets.
+        """Everything ``LiveNetwork.close`` removes, the boxes, the judge's threads and sockets.
 
         Each router's peak memory is kept in ``peak_memory``.
         """

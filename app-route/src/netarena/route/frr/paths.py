@@ -19,7 +19,7 @@ from netarena.route.frr.plan import OspfPlan
 from netarena.route.frr.routing import Routing
 
 if TYPE_CHECKING:
-    from netarena.route.emulator.network import Network
+    from netarena.route.emulator.live import LiveNetwork
 
 __all__ = ["Path", "owners", "traced_path", "fib_path"]
 
@@ -41,7 +41,7 @@ def owners(plan: OspfPlan) -> dict[str, str]:
     return found
 
 
-def _trace(net: Network, plan: OspfPlan, src: str, dst: str) -> list[str]:
+def _trace(net: LiveNetwork, plan: OspfPlan, src: str, dst: str) -> list[str]:
     """One trace: each hop's machine, ``*`` for silence, ``?`` for an address not ours."""
     argv = ["traceroute", "-n", "-q", "1", "-w", "1", "-m", "12", plan.address(dst)]
     try:
@@ -53,7 +53,7 @@ def _trace(net: Network, plan: OspfPlan, src: str, dst: str) -> list[str]:
     return [hop if hop == "*" else where.get(hop, "?") for hop in hops]
 
 
-def traced_path(net: Network, plan: OspfPlan, src: str, dst: str) -> Path | None:
+def traced_path(net: LiveNetwork, plan: OspfPlan, src: str, dst: str) -> Path | None:
     """The routers between host ``src`` and host ``dst``, probed; ``None`` when unknown.
 
     Unknown: a hop stayed silent in every try, or the trace never reached ``dst``.

@@ -23,8 +23,8 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any, cast
 
-from netarena.route.emulator.network import Network
-from netarena.route.emulator.services import Services
+from netarena.route.emulator.live import LiveNetwork
+from netarena.route.emulator.services import Endpoint, Services
 from netarena.route.emulator.undisclosed import Undisclosed
 from netarena.route.judge.pingall import Pair
 from netarena.route.judge.probe import pingmesh
@@ -114,7 +114,7 @@ class HiddenVerdict:
 class _PortView:
     """The network as a mesh reads it, with the drawn ports' listeners as its services."""
 
-    net: Network
+    net: LiveNetwork
     services: Services
     local: Undisclosed
 
@@ -128,8 +128,11 @@ class _PortView:
     def flush_neighbours(self) -> None:
         self.net.flush_neighbours()
 
+    def service_endpoints(self) -> dict[str, Endpoint]:
+        return {}  # the drawn ports are probed as pairs, not as services
 
-def _listen(net: Network, tcp: int, udp: int) -> Services | None:
+
+def _listen(net: LiveNetwork, tcp: int, udp: int) -> Services | None:
     try:
         return Services({n: net.netns(n) for n in net.plan.nodes}, Undisclosed(tcp, udp))
     except OSError:  # something of the agent's already listens there
@@ -137,7 +140,7 @@ def _listen(net: Network, tcp: int, udp: int) -> Services | None:
 
 
 def probe_hidden(
-    net: Network,
+    net: LiveNetwork,
     want: frozenset[Pair],
     healthy: dict[str, NodeState],
     final: dict[str, NodeState],
@@ -167,7 +170,7 @@ def probe_hidden(
             continue
         answered: dict[str, set[Pair]] = {"tcp": set(), "udp": set()}
         try:
-            view = cast(Network, _PortView(net, services, Undisclosed(tcp, udp)))
+            view = cast(LiveNetwork, _PortView(net, services, Undisclosed(tcp, udp)))
             for floor_s in _PATIENCE_S:  # a loaded host can starve the prober, never forge
                 seen = pingmesh(view, timeout_s, expect=want, confirm_rounds=2,
                                 confirm_floor_s=floor_s, protocols=("tcp", "udp"),

@@ -10,7 +10,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from netarena.route.emulator.network import Network
+from netarena.route.emulator.live import LiveNetwork
 from netarena.route.judge.pingall import Flow, Pair, PingMatrix
 from netarena.route.judge.probe import pingmesh
 from netarena.route.judge.unseen import judge_unseen
@@ -31,7 +31,7 @@ class ProbeTiming:
 
 
 def measure(
-    net: Network,
+    net: LiveNetwork,
     timing: ProbeTiming,
     expect: frozenset[Pair] | None,
     expect_services: frozenset[Flow] | None = frozenset(),
@@ -74,7 +74,7 @@ def _union(a: PingMatrix, b: PingMatrix) -> PingMatrix:
 
 
 def measure_patiently(
-    net: Network,
+    net: LiveNetwork,
     timing: ProbeTiming,
     expect: frozenset[Pair] | None,
     expect_services: frozenset[Flow] | None,

@@ -14,8 +14,7 @@ import struct
 import time
 from typing import NamedTuple
 
-from netarena.route.emulator.network import Network
-from netarena.route.emulator.services import endpoints
+from netarena.route.emulator.live import LiveNetwork
 from netarena.route.judge.pingall import PROTOCOLS, Flow, Pair, PingMatrix, matrix_of
 from netarena.route.linux.icmp import ECHO_REPLY, ECHO_REQUEST, STAMP, echo_packet
 from netarena.route.linux.namespaces import enter
@@ -54,11 +53,11 @@ class Mesh:
     there, and the flow counts once src reads that token back.
     """
 
-    def __init__(self, net: Network) -> None:
+    def __init__(self, net: LiveNetwork) -> None:
         self.net = net
         assert net.services is not None
         self.services = net.services
-        self.endpoints = endpoints(net.plan, net.local)
+        self.endpoints = net.service_endpoints()
         self.services.lock.acquire()
         self.sockets: dict[str, socket.socket] = {}
         self.clients: dict[str, socket.socket] = {}

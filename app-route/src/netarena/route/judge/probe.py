@@ -45,7 +45,7 @@ from __future__ import annotations
 import threading
 import time
 
-from netarena.route.emulator.network import Network
+from netarena.route.emulator.live import LiveNetwork
 from netarena.route.emulator.services import service_flows
 from netarena.route.judge.errorbudget import judge_quiet
 from netarena.route.judge.mesh import Mesh
@@ -56,7 +56,7 @@ __all__ = ["pingmesh", "Watch"]
 
 
 def pingmesh(
-    net: Network,
+    net: LiveNetwork,
     timeout_s: float = 0.1,
     expect: frozenset[Pair] | None = None,
     confirm_rounds: int = 1,
@@ -95,7 +95,7 @@ def pingmesh(
         mesh = Mesh(net)
         try:
             if services:
-                served = service_flows(net.plan, net.local)
+                served = service_flows(net.service_endpoints())
                 flows += served
                 must |= set(served if expect_services is None else expect_services & set(served))
             mesh.send(flows, 1)
@@ -140,7 +140,7 @@ class Watch:
 
     def __init__(
         self,
-        net: Network,
+        net: LiveNetwork,
         pairs: frozenset[Pair],
         period_s: float = 0.2,
         extra: frozenset[Flow] = frozenset(),

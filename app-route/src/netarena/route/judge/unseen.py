@@ -1,6 +1,6 @@
 """The judge's probes leave no neighbour entry or conntrack entry an agent could list.
 
-The judge measures from empty neighbour caches (``Network.flush_neighbours``) and its
+The judge measures from empty neighbour caches (``LiveNetwork.flush_neighbours``) and its
 probes cross every node: without this, the agent's next ``ip neigh`` showed every host and
 gateway learned (its own entries gone, or ``REACHABLE`` again), and ``conntrack -L`` on a
 node whose rules track connections showed the judge's ICMP, TCP and UDP flows. So

@@ -80,7 +80,7 @@ class RouteEpisode(GuardedEpisode[PingMatrix]):
             raise
         self.want_services = injected.services
         """The undisclosed services' flows that answer in the healthy network."""
-        every = frozenset(service_flows(self.plan, self.net.local))
+        every = frozenset(service_flows(self.net.service_endpoints()))
         self.blocked_services = every - self.want_services
         """Those that must stay blocked (watched during each command, like ``blocked``)."""
         self.faults = injected.faults
