@@ -12,13 +12,9 @@ show is collateral (``collateral.py``).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-
 from netarena.route.judge.pingall import PROTOCOLS, Flow, Pair, PingMatrix
-from netarena.route.linux.nodestate import NodeState
 
-__all__ = ["is_correct", "regressions", "intended_flows", "describe_flow", "node_addresses",
-           "raced"]
+__all__ = ["is_correct", "regressions", "intended_flows", "describe_flow"]
 
 
 def intended_flows(want: frozenset[Pair]) -> frozenset[Flow]:
@@ -44,51 +40,21 @@ def describe_flow(flow: Flow) -> str:
     return f"{src}->{dst}" if proto == "icmp" else f"{proto} {src}->{dst}"
 
 
-def node_addresses(state: NodeState) -> frozenset[str]:
-    """The addresses a node's ``state`` holds, its loopback's aside."""
-    found = set()
-    for key in state:
-        if key.startswith("addr "):
-            _, intf, cidr = key.split(" ", 2)
-            if intf != "lo":
-                found.add(cidr.split("/")[0])
-    return frozenset(found)
-
-
-def raced(addresses: Mapping[str, frozenset[str]]) -> frozenset[str]:
-    """The nodes that hold an address another node holds too (``node_addresses``).
-
-    Which of them a flow to that address reaches, and where its replies go, is a race of
-    their ARP replies, run again at every measurement (the judge measures from empty
-    neighbour caches): such a flow can answer once and not the next time with nothing
-    changed.
-    """
-    holders: dict[str, set[str]] = {}
-    for node, held in addresses.items():
-        for address in held:
-            holders.setdefault(address, set()).add(node)
-    return frozenset(n for nodes in holders.values() if len(nodes) > 1 for n in nodes)
-
-
 def regressions(
     before: PingMatrix,
     after: PingMatrix,
     want: frozenset[Pair],
     want_services: frozenset[Flow] = frozenset(),
-    raced: frozenset[str] = frozenset(),
 ) -> list[str]:
     """What a step made worse: flows it lost, and blocked flows it opened.
 
     The undisclosed services' flows count alike (``want_services``: those that answer in
     the healthy network; the others must stay blocked). A service flow the faults opened
-    is neither lost when it closes nor opened while it stays open. A flow from or to a
-    node of ``raced`` (sharing an address with another node before and after the step)
-    is not lost by the step: whether it answers is a race the step did not start.
+    is neither lost when it closes nor opened while it stays open.
     """
     served = before.services or frozenset()
     now = after.flows | (after.services or frozenset())
     kept = before.flows | (served & want_services)
-    lost = [f"lost {describe_flow(f)}" for f in sorted(kept - now)
-            if f[1] not in raced and f[2] not in raced]
+    lost = [f"lost {describe_flow(f)}" for f in sorted(kept - now)]
     opened = sorted(now - before.flows - served - intended_flows(want) - want_services)
     return lost + [f"opened {describe_flow(f)} (must stay blocked)" for f in opened]

@@ -16,7 +16,6 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING, Any
 
-from netarena.common.core.errors import EmulatorError
 from netarena.common.core.reactive import Command
 from netarena.common.core.types import Query
 from netarena.route.base.guarded import GuardedEpisode
@@ -25,14 +24,7 @@ from netarena.route.emulator.network import Network
 from netarena.route.emulator.services import service_flows
 from netarena.route.emulator.topology import topology_of
 from netarena.route.emulator.undisclosed import Undisclosed
-from netarena.route.judge.checks import (
-    describe_flow,
-    intended_flows,
-    is_correct,
-    node_addresses,
-    raced,
-    regressions,
-)
+from netarena.route.judge.checks import describe_flow, intended_flows, is_correct, regressions
 from netarena.route.judge.collateral import footprint
 from netarena.route.judge.hidden import HiddenVerdict, probe_hidden
 from netarena.route.judge.measure import ProbeTiming, measure_patiently
@@ -82,8 +74,7 @@ class RouteEpisode(GuardedEpisode[PingMatrix]):
             raise
         self.net: Network = injected.net
         try:
-            faulted = self.net.read_states()
-            self.footprint = footprint(self.net.healthy, faulted)
+            self.footprint = footprint(self.net.healthy, self.net.read_states())
         except BaseException:
             self.close()
             raise
@@ -92,9 +83,6 @@ class RouteEpisode(GuardedEpisode[PingMatrix]):
         every = frozenset(service_flows(self.net.service_endpoints()))
         self.blocked_services = every - self.want_services
         """Those that must stay blocked (watched during each command, like ``blocked``)."""
-        self.addresses = {node: node_addresses(state) for node, state in faulted.items()}
-        """Each node's addresses now (``checks.raced``), updated on the node a step acts on."""
-        self._acted = ""
         self.faults = injected.faults
         self.attempts = injected.attempts
         self.hidden: HiddenVerdict | None = None
@@ -110,7 +98,6 @@ class RouteEpisode(GuardedEpisode[PingMatrix]):
     def _execute(self, command: Command[Action]) -> tuple[str, int]:
         """Run the command while the pairs that must stay blocked are probed all along."""
         act = command.payload
-        self._acted = act.machine
         others = tuple(n for n in self.plan.nodes if n != act.machine)
         with Watch(self.net, self.blocked, extra=self.blocked_services, quiet=others) as watch:
             result = self.net.shell(act.machine, act.command, self.config.command_timeout_s)
@@ -165,17 +152,7 @@ class RouteEpisode(GuardedEpisode[PingMatrix]):
         meanwhile = [
             f"opened {describe_flow(f)} during the command (must stay blocked)" for f in opened
         ]
-        return regressions(before, after, self.want, self.want_services,
-                           self._raced_throughout()) + meanwhile
-
-    def _raced_throughout(self) -> frozenset[str]:
-        """The nodes sharing an address with another before and after the last command."""
-        was = raced(self.addresses)
-        try:
-            self.addresses[self._acted] = node_addresses(self.net.read_state(self._acted))
-        except EmulatorError:  # unreadable: the step is judged on it elsewhere
-            return frozenset()
-        return was & raced(self.addresses)
+        return regressions(before, after, self.want, self.want_services) + meanwhile
 
     def _details(self, state: PingMatrix) -> dict[str, Any]:
         total = len(state.pairs)
