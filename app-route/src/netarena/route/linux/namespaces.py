@@ -63,6 +63,8 @@ NETNS_DIR = Path("/run/netns")
 """Where ``ip netns`` keeps its bind mounts."""
 OWNER_DIR = Path("/run/netarena-route")
 """Owner files: one ``<prefix>.pid`` per live episode."""
+_REAPED = "reaped.log"
+"""In ``OWNER_DIR``: one line per network a cleanup removed for want of a live owner."""
 PREFIX_RE = re.compile(r"^(nr[0-9a-z]{5})_[A-Za-z0-9]+$")
 """Namespace names of ours; group 1 is the episode prefix."""
 
@@ -160,7 +162,7 @@ def enter(netns: str) -> Iterator[None]:
         target = os.open(NETNS_DIR / netns, os.O_RDONLY)
     except OSError as exc:
         os.close(home)
-        raise EmulatorError(f"no namespace {netns}: {exc}") from exc
+        raise EmulatorError(f"no namespace {netns}: {exc}{_reaped_note(netns)}") from exc
     try:
         _setns(target)
         try:
@@ -347,6 +349,33 @@ def _owner_alive(prefix: str) -> bool:
     return _boot_time() + since_boot <= written + 1  # the boot time is known to the second
 
 
+def _journal_reap(prefix: str, include_live: bool) -> None:
+    """Note in ``_REAPED`` who removes ``prefix``'s network and what its owner file said.
+
+    A network that vanishes under a running episode is then explained by its error
+    (``enter``), not guessed at.
+    """
+    try:
+        owner = (OWNER_DIR / f"{prefix}.pid").read_text().strip() or "empty"
+    except OSError as exc:
+        owner = f"unreadable ({exc.strerror})"
+    why = "--all" if include_live else "owner judged gone"
+    with contextlib.suppress(OSError):
+        with open(OWNER_DIR / _REAPED, "a") as journal:
+            journal.write(f"{time.time():.0f} {prefix} by pid {os.getpid()}: {why}; "
+                          f"owner file: {owner}\n")
+
+
+def _reaped_note(netns: str) -> str:
+    """What ``_REAPED`` says of ``netns``'s prefix (empty when no reaper took it)."""
+    prefix = netns.split("_", 1)[0]
+    with contextlib.suppress(OSError):
+        journal = (OWNER_DIR / _REAPED).read_text().splitlines()
+        if lines := [line for line in journal if f" {prefix} " in line]:
+            return f" (reaped: {lines[-1]})"
+    return ""
+
+
 def _start_ticks(pid: int) -> int:
     """When process ``pid`` started, in clock ticks since boot (``/proc/PID/stat``).
 
@@ -379,6 +408,7 @@ def cleanup(include_live: bool = False) -> list[str]:
     removed: list[str] = []
     for prefix in sorted(list_prefixes()):
         if include_live or not _owner_alive(prefix):
+            _journal_reap(prefix, include_live)
             removed += remove_prefix(prefix)
     if OWNER_DIR.exists():
         for owner in OWNER_DIR.glob("nr*.pid"):
