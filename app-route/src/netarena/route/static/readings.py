@@ -314,19 +314,24 @@ def _qdiscs(node: str, lines: list[str], book: AddressBook) -> list[Reading]:
     return out
 
 
-def _baseline(node: str, key: str, scope: str) -> str:
-    """The value a fresh node of this role holds."""
+def _baseline(node: str, key: str, scope: str, forwards: bool) -> str:
+    """The value a fresh node of this role holds, or the kernel set itself.
+
+    Turning ``ip_forward`` on makes the kernel turn ``all.accept_redirects`` off (a router
+    takes no redirects), so on a forwarding node that is no statement of its own.
+    """
     if key == "forwarding":
         return "1" if node == _ROUTER else "0"
     if key == "send_redirects":
         return "1"
     if key == "accept_redirects":
-        return "0" if node == _ROUTER and scope == "all" else "1"
+        return "0" if (node == _ROUTER or forwards) and scope == "all" else "1"
     return "0"
 
 
 def _sysctls(node: str, lines: list[str], book: AddressBook) -> list[Reading]:
     out = []
+    forwards = "ip_forward=1" in lines
     for line in lines:
         if line.startswith("ip_forward="):
             key, pairs = "forwarding", [("global", line.split("=", 1)[1])]
@@ -336,13 +341,13 @@ def _sysctls(node: str, lines: list[str], book: AddressBook) -> list[Reading]:
         if key not in SYSCTL_KEYS:
             continue
         for scope, value in pairs:
-            if value == _baseline(node, key, scope):
+            if value == _baseline(node, key, scope, forwards):
                 continue
             where = scope if scope in ("global", "all", "default") else book.interface(scope)
             fields: dict[str, FieldValue] = {"role": _role(node), "scope": where,
                                              "value": int(value) if value.isdigit() else -1}
             name = "net.ipv4.ip_forward" if scope == "global" else f"net.ipv4.conf.{scope}.{key}"
-            command = f"sysctl -qw {name}={_baseline(node, key, scope)}"
+            command = f"sysctl -qw {name}={_baseline(node, key, scope, forwards)}"
             out.append(Reading(f"sysctl_{key}", f"sysctl {key} {scope}", value, fields, command))
     return out
 
