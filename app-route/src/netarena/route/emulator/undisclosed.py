@@ -206,9 +206,9 @@ def _vip(d: _Draw) -> list[Item]:
 def _static_route(d: _Draw) -> list[Item]:
     host = d.host()
     net = f"100.80.{d.octet()}.0/24"
-    if d.rng.random() < 0.85:  # an unused part of a subnet, reached through a host
+    if d.rng.random() < 0.95:  # an unused part of a subnet, reached through a host
         net = d.spare() or net
-    via = f"via {host.ip} " if d.rng.random() < 0.3 else ""  # or on the link itself
+    via = f"via {host.ip} " if d.rng.random() < 0.15 else ""  # or on the link itself
     line = f"route add {net} {via}dev {d.router_side(host)}{d.metric()}"
     return [Item("static_route", ROUTER, ip=(line,))]
 
@@ -220,7 +220,7 @@ def _host_route(d: _Draw) -> list[Item]:
         if d.rng.random() < 0.5:  # a gateway long gone, for a range nothing uses any more
             gateway = unassigned(d.rng, d.plan, host.subnet)
         net = f"100.100.{d.octet()}.0/24"
-        if d.rng.random() < 0.7:  # an unused part of a subnet
+        if d.rng.random() < 0.9:  # an unused part of a subnet
             net = d.spare() or net
         line = f"route add {net} via {gateway} dev {host.intf}{d.metric()}"
         items.append(Item("host_route", host.name, ip=(line,)))
@@ -240,7 +240,7 @@ def _policy_routing(d: _Draw) -> list[Item]:
     d.tables.add(table)
     pref = draw_pref(d.rng)
     net = f"100.96.{d.octet()}.0/24"
-    if d.rng.random() < 0.7:
+    if d.rng.random() < 0.9:
         net = d.spare() or net
     lines: tuple[str, ...] = (
         f"rule add from {subnet.network} to {net} lookup {table} pref {pref}",
