@@ -40,6 +40,8 @@ Record = dict[str, Any]
 COMMENTS = ("quarantine", "ticket 4411", "legacy", "vendor access", "temporary", "audit",
             "backup window", "monitoring", "change 2291", "migration")
 """Rule comments, for faults, the design's blocks and its other rules alike."""
+_APPENDED = 0.25
+"""Share of drawn rules appended at their chain's end (``draw_rule``)."""
 _REJECTS = ("icmp-port-unreachable", "icmp-admin-prohibited", "icmp-host-prohibited",
             "icmp-net-unreachable")
 
@@ -80,7 +82,10 @@ def draw_rule(rng: random.Random, chain: str, match: list[str], proto: str | Non
     """A blocking filter rule on ``chain`` with ``match``: verdict, comment and position.
 
     The position is a fraction of the chain above the rule, drawn uniformly, so a rule of
-    the design and a fault's, added later, end up anywhere in their chains alike.
+    the design and a fault's, added later, end up anywhere in their chains alike; or, one
+    time in four (``_APPENDED``), the chain's end, where the design's own rules, appended
+    in turn, often end up (38% of its blocking rules against 17% of faults' when every
+    rule was inserted: the audit's filter tell).
     """
     verdict = ["DROP"]
     if rng.random() < 0.45:
@@ -91,7 +96,8 @@ def draw_rule(rng: random.Random, chain: str, match: list[str], proto: str | Non
         "match": match,
         "verdict": verdict,
         "comment": draw_comment(rng),
-        "at": round(rng.random(), 3),
+        "at": None if (u := rng.random()) < _APPENDED else round(
+            (u - _APPENDED) / (1 - _APPENDED), 3),
     }
 
 
