@@ -77,8 +77,6 @@ class Block:
         return False
 
 
-
-
 def draw_blocks(
     rng: random.Random, plan: NetworkPlan, busy: set[int | None], guarded: set[str]
 ) -> tuple[Block, ...]:
@@ -108,11 +106,6 @@ def draw_blocks(
         if network is not None and all(b.network != network for b in blocks):
             blocks.append(Block("quarantine", subnet, network=network))
     return tuple(blocks)
-
-
-
-
-
 
 
 _PRIMARY = {

@@ -15,9 +15,8 @@ Python 3.11 has no ``os.setns``; ``enter`` calls libc's ``setns`` for the curren
 only (network namespaces are per thread), so sockets can be opened inside a node.
 
 Each node's network namespace belongs to a user namespace of its own
-(``mininet_build.own_user_namespace``), whose root is the episode's unprivileged uid on the host: an
-agent holds its network capabilities there, over its node alone (the switch fabric and
-the host stay in the host's user namespace, out of its reach).
+(``mininet_build.own_user_namespace``), rooted at the episode's unprivileged host uid: an agent
+holds its network capabilities over its node alone (not the switch fabric, not the host).
 """
 
 from __future__ import annotations
@@ -39,6 +38,7 @@ from pathlib import Path
 
 from netarena.common.core.errors import EmulatorError
 from netarena.route.linux.cgroups import remove_group, stale_groups
+from netarena.route.linux.reaplog import note_reap, reap_note
 
 __all__ = [
     "NETNS_DIR",
@@ -63,8 +63,6 @@ NETNS_DIR = Path("/run/netns")
 """Where ``ip netns`` keeps its bind mounts."""
 OWNER_DIR = Path("/run/netarena-route")
 """Owner files: one ``<prefix>.pid`` per live episode."""
-_REAPED = "reaped.log"
-"""In ``OWNER_DIR``: one line per network a cleanup removed for want of a live owner."""
 PREFIX_RE = re.compile(r"^(nr[0-9a-z]{5})_[A-Za-z0-9]+$")
 """Namespace names of ours; group 1 is the episode prefix."""
 
@@ -118,11 +116,7 @@ def claim_prefix(prefix: str | None = None) -> str:
 
 
 def reap() -> list[str]:
-    """``cleanup()`` of owners that are gone, unless another process is reaping right now.
-
-    Returns:
-        Names of the namespaces removed.
-    """
+    """``cleanup()`` of gone owners (names removed), unless another process reaps right now."""
     try:
         OWNER_DIR.mkdir(parents=True, exist_ok=True)
         lock = open(OWNER_DIR / ".reap.lock", "w")  # noqa: SIM115 - held across the body
@@ -162,7 +156,8 @@ def enter(netns: str) -> Iterator[None]:
         target = os.open(NETNS_DIR / netns, os.O_RDONLY)
     except OSError as exc:
         os.close(home)
-        raise EmulatorError(f"no namespace {netns}: {exc}{_reaped_note(netns)}") from exc
+        gone = reap_note(OWNER_DIR, netns.split("_", 1)[0])
+        raise EmulatorError(f"no namespace {netns}: {exc}{gone}") from exc
     try:
         _setns(target)
         try:
@@ -349,33 +344,6 @@ def _owner_alive(prefix: str) -> bool:
     return _boot_time() + since_boot <= written + 1  # the boot time is known to the second
 
 
-def _journal_reap(prefix: str, include_live: bool) -> None:
-    """Note in ``_REAPED`` who removes ``prefix``'s network and what its owner file said.
-
-    A network that vanishes under a running episode is then explained by its error
-    (``enter``), not guessed at.
-    """
-    try:
-        owner = (OWNER_DIR / f"{prefix}.pid").read_text().strip() or "empty"
-    except OSError as exc:
-        owner = f"unreadable ({exc.strerror})"
-    why = "--all" if include_live else "owner judged gone"
-    with contextlib.suppress(OSError):
-        with open(OWNER_DIR / _REAPED, "a") as journal:
-            journal.write(f"{time.time():.0f} {prefix} by pid {os.getpid()}: {why}; "
-                          f"owner file: {owner}\n")
-
-
-def _reaped_note(netns: str) -> str:
-    """What ``_REAPED`` says of ``netns``'s prefix (empty when no reaper took it)."""
-    prefix = netns.split("_", 1)[0]
-    with contextlib.suppress(OSError):
-        journal = (OWNER_DIR / _REAPED).read_text().splitlines()
-        if lines := [line for line in journal if f" {prefix} " in line]:
-            return f" (reaped: {lines[-1]})"
-    return ""
-
-
 def _start_ticks(pid: int) -> int:
     """When process ``pid`` started, in clock ticks since boot (``/proc/PID/stat``).
 
@@ -408,7 +376,7 @@ def cleanup(include_live: bool = False) -> list[str]:
     removed: list[str] = []
     for prefix in sorted(list_prefixes()):
         if include_live or not _owner_alive(prefix):
-            _journal_reap(prefix, include_live)
+            note_reap(OWNER_DIR, prefix, "--all" if include_live else "owner judged gone")
             removed += remove_prefix(prefix)
     if OWNER_DIR.exists():
         for owner in OWNER_DIR.glob("nr*.pid"):
