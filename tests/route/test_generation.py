@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ipaddress
 import random
 from pathlib import Path
 
@@ -249,3 +250,30 @@ def test_a_remote_request_cannot_choose_code_to_import() -> None:
     )
     with pytest.raises(ConfigError, match="topo"):
         parse_request(load_request(text), RouteApp)
+
+
+def test_a_hosts_dead_gateway_fault_often_adds_a_route_to_a_remote_subnet() -> None:
+    """Not only its default route: a route to another live subnet (or a part holding a
+    host), as the design's hosts hold routes of their own (the audit's default-route tell)."""
+    from netarena.route.static.faults import sample_fault
+
+    routes = []
+    for seed in range(300):
+        rng = random.Random(seed)
+        plan = draw_plan(rng, [2, 2, 2])
+        intent = draw_intent(rng, plan)
+        fault = sample_fault(rng, plan, intent, "WR", "unreachable_gateway")
+        if fault["node"] == "r0" or (intent.restricted and
+                                     intent.restricted.subnet == plan.host(fault["node"]).subnet):
+            continue
+        routes.append((plan, intent, fault))
+    specific = [(p, i, f) for p, i, f in routes if f.get("route", "default") != "default"]
+    assert 0.4 < len(specific) / len(routes) < 0.8, (len(specific), len(routes))
+    for plan, intent, fault in specific:
+        own = plan.host(fault["node"]).subnet
+        cut = {b.subnet for b in intent.blocks if b.kind == "subnet_cut"}
+        holders = [s for s in plan.subnets if s.index not in cut | {own}
+                   and ipaddress.ip_network(fault["route"]).subnet_of(
+                       ipaddress.ip_network(s.network))]
+        assert holders and any(ipaddress.ip_address(h.ip) in ipaddress.ip_network(fault["route"])
+                               for h in plan.hosts_in(holders[0].index)), fault

@@ -151,9 +151,9 @@ def sample_fault(
 _HOST_ROUTE_SHARE = 0.6
 """Share of a host's dead-gateway faults that add a route to one remote subnet (or part of
 one) rather than replace its default route. The design's hosts hold such routes (ranges
-reached through another gateway), and a host's default route unlike the prompt's was
-otherwise a fault's alone: the audit's strongest route feature (240 queries: 6 of 97
-route faults, 5 of 731 design routes)."""
+reached through another gateway), while a host's default route unlike the prompt's was
+mostly a fault's: the audit's strongest route feature (240 queries: 6 of 97 route faults,
+5 of 731 design routes)."""
 
 
 def _remote_range(rng: random.Random, plan: NetworkPlan, intent: Intent, subnet: int) -> str:
