@@ -36,3 +36,31 @@ def test_backtracks_when_a_later_fault_adds_nothing(small_app: RouteApp) -> None
     with small_app.open(_with_faults(query, *slots)) as episode:
         assert episode.attempts == [2, 1]
         assert episode.faults == [cut_host, drop_subnet2]
+
+
+def test_every_rebuild_claims_a_fresh_prefix(
+    small_app: RouteApp, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A rejected candidate's network is rebuilt under a new prefix. Closing gives the old
+    prefix's claim up, so a reaper in another process that had listed the old network could
+    take a rebuilt one under the same prefix, ownerless for a moment, for it and remove it
+    (a CI run lost a live episode's node so)."""
+    from netarena.route.emulator import live
+    from netarena.route.linux.namespaces import list_prefixes
+
+    claimed: list[str] = []
+    real = live.claim_prefix
+
+    def claim(prefix: str | None = None) -> str:
+        claimed.append(real(prefix))
+        return claimed[-1]
+
+    monkeypatch.setattr(live, "claim_prefix", claim)
+    query = small_app.generate(4, 2, "DR+DT")
+    slots = ([_fault_on(query, "DI", "link_down", "r0", subnet=2),
+              _fault_on(query, "DI", "link_down", "host", subnet=1)],
+             [_fault_on(query, "DT", "iptables_drop", "r0", subnet=2)])
+    with small_app.open(_with_faults(query, *slots)) as episode:
+        assert episode.attempts == [2, 1] and len(claimed) >= 2
+        assert len(set(claimed)) == len(claimed)
+        assert [p for p in claimed if p in list_prefixes()] == [episode.prefix]

@@ -93,10 +93,14 @@ class _Search:
         """The services' flows of the healthy network (confirmed before reported lost)."""
 
     def rebuild(self) -> None:
-        """A fresh network with only the faults kept so far (a rejected one leaves no trace)."""
-        prefix = self.net.prefix
+        """A fresh network with only the faults kept so far (a rejected one leaves no trace).
+
+        It takes a fresh prefix: closing gives the old one's claim up, and another process's
+        reaper that listed the old network before could take the new one for that network,
+        ownerless for a moment, and remove it (a CI run lost a live episode's node so).
+        """
         self.net.close()
-        self.net = Network(self.plan, self.intent, self.topo(), prefix, self.local)
+        self.net = Network(self.plan, self.intent, self.topo(), local=self.local)
         for done in self.kept:
             if (err := _apply(self.net, done)) is not None:
                 raise EmulatorError(f"replaying a verified fault failed: {err}")
