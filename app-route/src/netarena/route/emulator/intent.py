@@ -153,6 +153,11 @@ class Intent:
             stateful=data.get("stateful", False),
         )
 
+    @property
+    def cut_subnets(self) -> frozenset[int]:
+        """The subnets the owners cut off (``subnet_cut`` blocks)."""
+        return frozenset(b.subnet for b in self.blocks if b.kind == "subnet_cut")
+
     def protection(self, host: str) -> Protected | None:
         """The firewall of ``host``, if it has one."""
         return next((p for p in self.protected if p.host == host), None)
@@ -294,7 +299,7 @@ def _subnet_flows(plan: NetworkPlan, intent: Intent) -> list[tuple[int, int]]:
     apart, a cut subnet). Hosts kept out by their own firewall, hosts out of service and
     restricted subnets are left to their own objects, as on an accepting router.
     """
-    cut = {b.subnet for b in intent.blocks if b.kind == "subnet_cut"}
+    cut = intent.cut_subnets
     apart = {frozenset((b.subnet, b.other)) for b in intent.blocks if b.kind == "pair_block"}
     return [
         (a.index, o.index)

@@ -138,7 +138,7 @@ class _Draw:
     def __init__(self, rng: random.Random, plan: NetworkPlan, intent: Intent) -> None:
         self.rng, self.plan, self.intent = rng, plan, intent
         off = {b.host for b in intent.blocks if b.kind == "host_off"}
-        cut = {b.subnet for b in intent.blocks if b.kind == "subnet_cut"}
+        cut = intent.cut_subnets
         self.hosts = [h for h in plan.hosts if h.name not in off and h.subnet not in cut]
         self.subnets = [s for s in plan.subnets if s.index not in cut]
         self.ports: set[int] = set()

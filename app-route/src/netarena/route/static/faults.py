@@ -97,7 +97,7 @@ commonest block)."""
 def _aim(rng: random.Random, plan: NetworkPlan, intent: Intent, method: str) -> Target:
     """A target whose traffic must flow: no host out of service, no subnet cut off."""
     off = {b.host for b in intent.blocks if b.kind == "host_off"}
-    cut = {b.subnet for b in intent.blocks if b.kind == "subnet_cut"}
+    cut = intent.cut_subnets
     hosts = [h for h in plan.hosts if h.name not in off and h.subnet not in cut]
     subnets = sorted({h.subnet for h in hosts})
     aims = _AIMS.get(method, _INTERFACE)
@@ -158,7 +158,7 @@ mostly a fault's: the audit's strongest route feature (240 queries: 6 of 97 rout
 
 def _remote_range(rng: random.Random, plan: NetworkPlan, intent: Intent, subnet: int) -> str:
     """Another subnet whose hosts the host must reach, or a part of it holding one of them."""
-    cut = {b.subnet for b in intent.blocks if b.kind == "subnet_cut"}
+    cut = intent.cut_subnets
     others = [s.index for s in plan.subnets if s.index not in cut and s.index != subnet]
     if not others:
         return "default"
