@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from netarena.common.core.types import Query
 from netarena.route import RouteApp
 
 from .conftest import NEEDS_ROOT
@@ -27,15 +28,22 @@ def test_a_removed_gateway_shows_its_steady_state_at_once(small_app: RouteApp) -
                     assert (src, dst) not in episode.matrix.ok, episode.matrix.text()
 
 
-def test_backtracks_when_a_later_fault_adds_nothing(small_app: RouteApp) -> None:
-    query = small_app.generate(4, 2, "DR+DT")
+def _backtracking(app: RouteApp) -> tuple[Query, list[dict]]:
+    """A query whose first slot's first candidate makes the second slot's fault add nothing
+    (the search backtracks and rebuilds), and the faults it ends with."""
+    query = app.generate(4, 2, "DR+DT")
     cut_subnet2 = _fault_on(query, "DI", "link_down", "r0", subnet=2)
     cut_host = _fault_on(query, "DI", "link_down", "host", subnet=1)
     drop_subnet2 = _fault_on(query, "DT", "iptables_drop", "r0", subnet=2)
     slots = ([cut_subnet2, cut_host], [drop_subnet2])
-    with small_app.open(_with_faults(query, *slots)) as episode:
+    return _with_faults(query, *slots), [cut_host, drop_subnet2]
+
+
+def test_backtracks_when_a_later_fault_adds_nothing(small_app: RouteApp) -> None:
+    query, kept = _backtracking(small_app)
+    with small_app.open(query) as episode:
         assert episode.attempts == [2, 1]
-        assert episode.faults == [cut_host, drop_subnet2]
+        assert episode.faults == kept
 
 
 def test_every_rebuild_claims_a_fresh_prefix(
@@ -56,11 +64,7 @@ def test_every_rebuild_claims_a_fresh_prefix(
         return claimed[-1]
 
     monkeypatch.setattr(live, "claim_prefix", claim)
-    query = small_app.generate(4, 2, "DR+DT")
-    slots = ([_fault_on(query, "DI", "link_down", "r0", subnet=2),
-              _fault_on(query, "DI", "link_down", "host", subnet=1)],
-             [_fault_on(query, "DT", "iptables_drop", "r0", subnet=2)])
-    with small_app.open(_with_faults(query, *slots)) as episode:
+    with small_app.open(_backtracking(small_app)[0]) as episode:
         assert episode.attempts == [2, 1] and len(claimed) >= 2
         assert len(set(claimed)) == len(claimed)
         assert [p for p in claimed if p in list_prefixes()] == [episode.prefix]
