@@ -96,9 +96,14 @@ def draw_rule(rng: random.Random, chain: str, match: list[str], proto: str | Non
         "match": match,
         "verdict": verdict,
         "comment": draw_comment(rng),
-        "at": None if (u := rng.random()) < _APPENDED else round(
-            (u - _APPENDED) / (1 - _APPENDED), 3),
+        "at": _draw_position(rng),
     }
+
+
+def _draw_position(rng: random.Random) -> float | None:
+    """``None`` (append) one time in ``1 / _APPENDED``, else a uniform fraction (one draw)."""
+    u = rng.random()
+    return None if u < _APPENDED else round((u - _APPENDED) / (1 - _APPENDED), 3)
 
 
 def chain_rule(rule: Record) -> str:
