@@ -12,9 +12,13 @@ show is collateral (``collateral.py``).
 
 from __future__ import annotations
 
-from netarena.route.judge.pingall import PROTOCOLS, Flow, Pair, PingMatrix
+from collections import Counter
+from collections.abc import Mapping
 
-__all__ = ["is_correct", "regressions", "intended_flows", "describe_flow"]
+from netarena.route.judge.pingall import PROTOCOLS, Flow, Pair, PingMatrix
+from netarena.route.linux.nodestate import NodeState
+
+__all__ = ["is_correct", "regressions", "intended_flows", "describe_flow", "held_twice"]
 
 
 def intended_flows(want: frozenset[Pair]) -> frozenset[Flow]:
@@ -45,16 +49,37 @@ def regressions(
     after: PingMatrix,
     want: frozenset[Pair],
     want_services: frozenset[Flow] = frozenset(),
+    racing: frozenset[str] = frozenset(),
 ) -> list[str]:
     """What a step made worse: flows it lost, and blocked flows it opened.
 
     The undisclosed services' flows count alike (``want_services``: those that answer in
     the healthy network; the others must stay blocked). A service flow the faults opened
-    is neither lost when it closes nor opened while it stays open.
+    is neither lost when it closes nor opened while it stays open. Pair flows from or to
+    the machines in ``racing`` are not counted lost (``held_twice``: the caller names them
+    only for a step that changed no state); their answers come back to whichever holder
+    of the address wins the ARP race.
     """
     served = before.services or frozenset()
     now = after.flows | (after.services or frozenset())
-    kept = before.flows | (served & want_services)
+    racy = {f for f in before.flows if f[1] in racing or f[2] in racing}
+    kept = (before.flows - racy) | (served & want_services)
     lost = [f"lost {describe_flow(f)}" for f in sorted(kept - now)]
     opened = sorted(now - before.flows - served - intended_flows(want) - want_services)
     return lost + [f"opened {describe_flow(f)} (must stay blocked)" for f in opened]
+
+
+def held_twice(states: Mapping[str, NodeState], addresses: Mapping[str, str]) -> frozenset[str]:
+    """The machines whose probed address (``addresses``) some interface holds twice.
+
+    Two machines answering ARP for one address on a segment is a race: the judge forgets
+    learned neighbours before each measurement, so which holder answers is drawn again
+    every time, and a flow to that address can come and go while nothing changes.
+    """
+    held = Counter(
+        key.split()[2].split("/")[0]
+        for state in states.values()
+        for key in state
+        if key.startswith("addr ")
+    )
+    return frozenset(node for node, address in addresses.items() if held[address] > 1)

@@ -16,6 +16,7 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING, Any
 
+from netarena.common.core.errors import EmulatorError
 from netarena.common.core.reactive import Command
 from netarena.common.core.types import Query
 from netarena.route.base.guarded import GuardedEpisode
@@ -24,7 +25,13 @@ from netarena.route.emulator.network import Network
 from netarena.route.emulator.services import service_flows
 from netarena.route.emulator.topology import topology_of
 from netarena.route.emulator.undisclosed import Undisclosed
-from netarena.route.judge.checks import describe_flow, intended_flows, is_correct, regressions
+from netarena.route.judge.checks import (
+    describe_flow,
+    held_twice,
+    intended_flows,
+    is_correct,
+    regressions,
+)
 from netarena.route.judge.collateral import footprint
 from netarena.route.judge.hidden import HiddenVerdict, probe_hidden
 from netarena.route.judge.measure import ProbeTiming, measure_patiently
@@ -74,7 +81,8 @@ class RouteEpisode(GuardedEpisode[PingMatrix]):
             raise
         self.net: Network = injected.net
         try:
-            self.footprint = footprint(self.net.healthy, self.net.read_states())
+            self.states = self.net.read_states()
+            self.footprint = footprint(self.net.healthy, self.states)
         except BaseException:
             self.close()
             raise
@@ -152,7 +160,28 @@ class RouteEpisode(GuardedEpisode[PingMatrix]):
         meanwhile = [
             f"opened {describe_flow(f)} during the command (must stay blocked)" for f in opened
         ]
-        return regressions(before, after, self.want, self.want_services) + meanwhile
+        racing = self._racing(before, after)
+        return regressions(before, after, self.want, self.want_services, racing) + meanwhile
+
+    def _racing(self, before: PingMatrix, after: PingMatrix) -> frozenset[str]:
+        """Machines whose lost flows this step is not blamed for: an ARP race's.
+
+        Only when the step left its machine's state as it found it, and only flows from or
+        to an address two interfaces hold (``checks.held_twice``); read only when a flow
+        was lost.
+        """
+        ends = {node for flow in before.flows - after.flows for node in flow[1:]}
+        machine = self.history[-1].target if self.history else None
+        if not ends or machine is None or self.torn_down is not None:
+            return frozenset()
+        try:
+            states = self.net.read_states()
+        except EmulatorError:
+            return frozenset()  # the step's own check reports the unreadable state
+        if states.get(machine) != self.states.get(machine):
+            return frozenset()
+        addresses = {node: self.plan.address(node) for node in ends}
+        return held_twice(states, addresses)
 
     def _details(self, state: PingMatrix) -> dict[str, Any]:
         total = len(state.pairs)
