@@ -90,3 +90,27 @@ def test_dud_candidate_is_resampled(small_app: RouteApp) -> None:
     with small_app.open(_with_faults(query, [missing, harmless, good])) as episode:
         assert episode.attempts == [3] and episode.faults == [good]
         assert episode.score().details["injection_attempts"] == "3"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("one_source", [True, False], ids=["from-one-subnet", "from-all"])
+def test_a_wrong_route_in_a_policy_table_is_repaired(one_source: bool) -> None:
+    """The reference follows the policy rules to the table that decides a flow."""
+    app = RouteApp({"num_subnets": 3, "hosts_per_subnet": 2})
+    query = app.generate(1, 1, "WR")
+    plan, intent, _ = topology_of(query)
+    port = Undisclosed.from_dict(query.truth["undisclosed"]).tcp_port
+    candidates: list[dict] = []
+    for attempt in range(4000):
+        fault = sample_fault(random.Random(f"t/policy/{attempt}"), plan, intent, "WR", None, port)
+        if fault.get("table") and bool(fault.get("from")) == one_source:
+            candidates.append(fault)
+            if len(candidates) == 8:
+                break
+    with app.open(_with_faults(query, candidates)) as episode:
+        assert "table" in episode.faults[0]
+        assert intended_flows(episode.want) - episode.matrix.flows
+        play_reference(episode, max_turns=10)
+        score = episode.score()
+        assert score.correct, episode.matrix.text()
+        assert score.safe and score.collateral == [], (episode.ledger, score.collateral)

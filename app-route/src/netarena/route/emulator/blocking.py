@@ -143,17 +143,23 @@ def _route(record: Record, plan: NetworkPlan) -> list[list[str]]:
     steps: list[list[str]] = []
     if record.get("replace", dst == subnet.network):
         steps.append(["ip", "route", "del", subnet.network, "dev", subnet.router_intf])
-    metric = ["metric", str(record["metric"])] if record.get("metric") else []
+    tail = ["metric", str(record["metric"])] if record.get("metric") else []
+    if table := record.get("table"):  # the route in a table a policy rule sends traffic to
+        source = ["from", record["from"]] if record.get("from") else []
+        to = ["to", record["to"]] if record.get("to") else []
+        steps.append(["ip", "rule", "add", *source, *to, "lookup", str(table),
+                      "pref", str(record["pref"])])
+        tail += ["table", str(table)]
     method = record["method"]
     if method == "metric_loses":
         right = ["metric", str(record["right_metric"])]
         steps.append(["ip", "route", "add", dst, "dev", subnet.router_intf, *right])
     if method in ("wrong_interface", "metric_loses"):
-        steps.append(["ip", "route", "add", dst, "dev", record["out"], *metric])
+        steps.append(["ip", "route", "add", dst, "dev", record["out"], *tail])
     elif method == "refusing_route":
-        steps.append(["ip", "route", "add", record["refusal"], dst, *metric])
+        steps.append(["ip", "route", "add", record["refusal"], dst, *tail])
     else:  # unreachable_gateway, loop: a gateway that drops or bounces the traffic back
-        steps.append(["ip", "route", "add", dst, "via", record["value"], *metric])
+        steps.append(["ip", "route", "add", dst, "via", record["value"], *tail])
     return steps
 
 

@@ -19,6 +19,7 @@ from netarena.route.emulator.plan import ROUTER, NetworkPlan
 
 __all__ = [
     "Target",
+    "Policy",
     "draw_record",
     "draw_range",
     "prefix_lengths",
@@ -173,7 +174,7 @@ def _rules(rng: random.Random, plan: NetworkPlan, t: Target, method: str,
 
 
 def _route(rng: random.Random, plan: NetworkPlan, t: Target, method: str,
-           avoid: frozenset[int]) -> dict[str, Any]:
+           avoid: frozenset[int], policy: Policy) -> dict[str, Any]:
     others = [s.index for s in plan.subnets if s.index != t.subnet and s.index not in avoid]
     other = rng.choice(others or [s.index for s in plan.subnets if s.index != t.subnet])
     dst = _net(plan, t)
@@ -194,7 +195,33 @@ def _route(rng: random.Random, plan: NetworkPlan, t: Target, method: str,
             rec["forwarding_host"] = via.name
     elif method == "refusing_route":
         rec["refusal"] = b.draw_refusal(rng)
+    if method != "metric_loses" and policy.share and rng.random() < policy.share:
+        rec |= _policy_table(rng, plan, others if policy.sources else [], dst)
     return rec
+
+
+@dataclass(frozen=True)
+class Policy:
+    """Whether a route object goes in a policy-routing table, and whose traffic goes there."""
+
+    share: float = 0.0
+    """Share of route objects (never a backup's) put in a table a rule sends traffic to."""
+    sources: bool = False
+    """Whether the rule may select one source subnet (a fault's: its target must be reached
+    by all; a block's rule selects every source, as the block does)."""
+
+
+def _policy_table(rng: random.Random, plan: NetworkPlan, sources: list[int], dst: str
+                  ) -> dict[str, Any]:
+    """A table, and a rule sending the target's traffic to it (from one subnet or from all).
+
+    A rule for one source may select all its traffic (what the table lacks falls through to
+    ``main``). The design's own policy tables are drawn alike (``undisclosed.py``).
+    """
+    source = rng.choice(sources) if sources and rng.random() < 0.7 else None
+    return {"table": rng.randrange(100, 250), "pref": b.draw_pref(rng), "replace": False,
+            "from": plan.subnet(source).network if source is not None else None,
+            "to": dst if source is None or rng.random() < 0.5 else None}
 
 
 def _address(rng: random.Random, plan: NetworkPlan, t: Target, method: str) -> dict[str, Any]:
@@ -217,7 +244,8 @@ def _address(rng: random.Random, plan: NetworkPlan, t: Target, method: str) -> d
 
 
 def draw_record(rng: random.Random, plan: NetworkPlan, t: Target, method: str,
-                ports: tuple[int, int], avoid: frozenset[int] = frozenset()) -> b.Record:
+                ports: tuple[int, int], avoid: frozenset[int] = frozenset(),
+                policy: Policy = Policy()) -> b.Record:
     """One object of ``method`` aimed at ``t`` (see the module docstring).
 
     Args:
@@ -228,6 +256,7 @@ def draw_record(rng: random.Random, plan: NetworkPlan, t: Target, method: str,
             (``refusing_route``, ``forwarding_on``).
         ports: The judged TCP and UDP service ports.
         avoid: Subnets a wrong route must not lead into (the design's: ones cut off).
+        policy: Whether a route object may go in a policy-routing table (``Policy``).
     """
     node, intf = _intf(plan, t)
     rec: b.Record = {"type": METHOD_TYPE[method], "method": method, "subnet": t.subnet,
@@ -265,7 +294,7 @@ def draw_record(rng: random.Random, plan: NetworkPlan, t: Target, method: str,
         if t.kind == "host" and method == "unreachable_gateway":
             rec |= {"value": unassigned(rng, plan, t.subnet)}
         else:
-            rec |= _route(rng, plan, t, method, avoid)
+            rec |= _route(rng, plan, t, method, avoid, policy)
     elif method == "forwarding_on" and t.host:
         rec |= {"node": t.host, "intf": None}
     return rec

@@ -24,6 +24,7 @@ from netarena.route.emulator.blocking import Record
 from netarena.route.emulator.plan import ROUTER, NetworkPlan
 from netarena.route.emulator.targets import (
     METHOD_TYPE,
+    Policy,
     Target,
     draw_range,
     draw_record,
@@ -146,6 +147,11 @@ _BY_TYPE = {code: sorted(m for m in _SPOT["subnet_cut"] | _SPOT["host_off"]
                          | {"forward_policy_drop"} if METHOD_TYPE[m] == code)
             for code in ("DR", "DI", "RI", "DT", "WR")}
 """Fault methods by type, as faults draw them."""
+_POLICY = Policy(share=0.3)
+"""A block's route objects sit in a policy table of their own as often as faults' do."""
+_ROUTER_TOO = 0.4
+"""Share of an out-of-service machine's router ACLs kept beside its INPUT rules (else only
+faults' router rules named one machine)."""
 _LINKISH = {"link_down", "ifconfig_down", "flush"}
 _EXCLUSIVE = {"wrong_interface", "unreachable_gateway", "loop", "refusing_route", "flush",
               "metric_loses", "link_down", "ifconfig_down", "wrong_ip", "wrong_prefix"}
@@ -163,7 +169,10 @@ def _enforce(rng: random.Random, plan: NetworkPlan, block: Block, ports: tuple[i
     key = (block.kind, block.router or block.kind != "subnet_cut")
     target = _target(block)
     methods = tuple(m for m in _PRIMARY[key] if _fits(plan, block, m))
-    primary = draw_record(rng, plan, target, rng.choice(methods), ports, avoid)
+    primary = draw_record(rng, plan, target, rng.choice(methods), ports, avoid, _POLICY)
+    found = []  # the router's ACL for an out-of-service machine, kept as well
+    if block.kind == "host_off" and primary["node"] == ROUTER and "rules" in primary:
+        found += [primary] if rng.random() < _ROUTER_TOO else []
     if block.kind == "host_off" and "rules" in primary:  # the host refuses everything:
         rule = {**primary["rules"][0], "chain": "INPUT", "match": []}  # in one rule, or
         rules = [rule] if rng.random() < 0.5 else [  # one per protocol
@@ -173,7 +182,7 @@ def _enforce(rng: random.Random, plan: NetworkPlan, block: Block, ports: tuple[i
         primary = {**primary, "node": block.host, "rules": rules}
     if primary["method"] == "forward_policy_drop":
         primary = {**primary, "node": block.host, "chain": "INPUT"}
-    return [primary]
+    return [*found, primary]
 
 
 _ADDRESSING = {"link_down", "ifconfig_down", "flush", "wrong_ip", "wrong_prefix"}
@@ -211,7 +220,7 @@ def _mirror(rng: random.Random, plan: NetworkPlan, blocks: tuple[Block, ...],
         return None  # one object of a method per block
     if method == "duplicate_ip" and block.kind != "host_off":
         return None  # only an out-of-service machine's address may be held elsewhere
-    extra = draw_record(rng, plan, _target(block), method, ports, avoid)
+    extra = draw_record(rng, plan, _target(block), method, ports, avoid, _POLICY)
     if method == "duplicate_ip":
         extra |= _held_address(rng, plan, block, method)
     if method == "unreachable_gateway" and block.kind == "subnet_cut":
@@ -301,7 +310,8 @@ def draw_twins(rng: random.Random, plan: NetworkPlan, blocks: tuple[Block, ...],
         for method, share in _REPEATS.get(_spot(block), ()):
             mine = [r for r in records if r.get("target") == _target(block).to_dict()]
             if rng.random() < share and not any(r["method"] == method for r in mine):
-                records.append(draw_record(rng, plan, _target(block), method, ports, avoid))
+                records.append(draw_record(rng, plan, _target(block), method, ports, avoid,
+                                               _POLICY))
     records += _held(rng, plan, off, public)
     quiet = [h for h in plan.hosts if h.name not in off and h.subnet not in cut
              and h.subnet != restricted]
@@ -313,18 +323,14 @@ def draw_twins(rng: random.Random, plan: NetworkPlan, blocks: tuple[Block, ...],
 
 
 _HOST_FORWARDS = 0.2
-"""Share of the design's routes through a host (loops, backups) whose host forwards. A
-route through a host blocks or stays harmless whether the host forwards or not; faults'
-loops make their host forward half the time, but faults are rarer than the design's
-routes. With every other such host forwarding, a forwarding host was a design object
-about 14 times for each fault one, a router interface with forwarding off 3 times: the
-audit ranked the router's switch a fault by that alone (AUC 0.964 over 40 instances)."""
+"""Share of the design's routes through a host (loops, backups) whose host forwards (faults'
+loops: half, but faults are rarer). At a half, a forwarding host was a design object 14
+times for each fault one (audit AUC 0.964 over 40 instances)."""
 _BACKUPS = ("wrong_interface", "unreachable_gateway", "loop")
 _BACKUP_WEIGHTS = (3, 1, 1)
 """How the design's backup routes leave: mostly out an interface (no gateway), as faults'
-wrong routes do (two of their four methods, and ``metric_loses`` adds two such routes).
-Drawn evenly, faults' routes had no gateway twice as often as the design's (67% against
-32%, 240 queries): the audit's strongest route feature after the default route."""
+wrong routes do. Drawn evenly, faults' routes had no gateway twice as often (67% against
+32%, 240 queries)."""
 _REPEATS = {
     "host_off": (("mtu_too_small", 0.1), ("tc_zero_queue", 0.3), ("rule_prohibit", 0.35),
                  ("forward_drop_subnet", 0.3), ("udp_reject", 0.2)),

@@ -242,8 +242,14 @@ def _policy_routing(d: _Draw) -> list[Item]:
     net = f"100.96.{d.octet()}.0/24"
     if d.rng.random() < 0.9:
         net = d.spare() or net
+    to = f" to {net}"
+    if (draw := d.rng.random()) < 0.3:  # all the subnet's traffic: the rest falls through
+        to = ""
+    elif draw < 0.55:  # the whole subnet the range lies in, as faults' rules may select
+        to = next((f" to {s.network}" for s in d.plan.subnets if s.contains(net.split("/")[0])),
+                  to)
     lines: tuple[str, ...] = (
-        f"rule add from {subnet.network} to {net} lookup {table} pref {pref}",
+        f"rule add from {subnet.network}{to} lookup {table} pref {pref}",
         f"route add {net} via {host.ip} dev {d.router_side(host)} table {table}",
     )
     spare = d.spare()

@@ -19,7 +19,7 @@ from typing import Any
 from netarena.route.emulator.blocking import commands
 from netarena.route.emulator.intent import Intent
 from netarena.route.emulator.plan import ROUTER, NetworkPlan
-from netarena.route.emulator.targets import Target, draw_range, draw_record
+from netarena.route.emulator.targets import Policy, Target, draw_range, draw_record
 from netarena.route.emulator.undisclosed import DEFAULT_PORTS
 
 __all__ = [
@@ -73,7 +73,7 @@ Fault = dict[str, Any]
 
 _INTERFACE = {"host": 4, "subnet": 1}
 _FILTER = {"host": 3, "subnet": 3, "pair": 2, "range": 2}
-_ROUTE = {"subnet": 2, "range": 3}
+_ROUTE = {"subnet": 1, "range": 2}
 _AIMS: dict[str, dict[str, int]] = {
     "ip_forward_off": {"subnet": 1},
     "forward_policy_drop": {"host": 3, "subnet": 2},
@@ -138,7 +138,7 @@ def sample_fault(
     """
     method = method or rng.choice(METHODS[kind])
     target = _aim(rng, plan, intent, method)
-    fault = draw_record(rng, plan, target, method, (tcp_port, DEFAULT_PORTS[1]))
+    fault = draw_record(rng, plan, target, method, (tcp_port, DEFAULT_PORTS[1]), policy=_POLICY)
     if fault["method"] == "unreachable_gateway" and fault["node"] != ROUTER:
         restricted = intent.restricted
         if restricted is not None and restricted.subnet == target.subnet:
@@ -147,6 +147,11 @@ def sample_fault(
             fault["route"] = _remote_range(rng, plan, intent, target.subnet)
     return fault
 
+
+_POLICY = Policy(share=0.3, sources=True)
+"""A router's wrong route often sits in a policy-routing table, for traffic from one subnet
+or from all: the design's own policy tables hold routes (``undisclosed.py``), and faults
+that never did were told apart by their table alone (the audit's ``table=other``)."""
 
 _HOST_ROUTE_SHARE = 0.6
 """Share of a host's dead-gateway faults that add a route to one remote subnet (or part of

@@ -158,18 +158,21 @@ class _Route:
     metric: int
     line: str
 
-    def delete(self) -> str:
+    def delete(self, table: str = "main") -> str:
         kind = "" if self.kind == "unicast" else f"{self.kind} "
         via = f" via {self.via}" if self.via else ""
         dev = f" dev {self.dev}" if self.dev else ""
-        return f"ip route del {kind}{self.dst}{via}{dev} metric {self.metric}"
+        where = "" if table == "main" else f" table {table}"
+        return f"ip route del {kind}{self.dst}{via}{dev} metric {self.metric}{where}"
 
 
-def _main_routes(sec: dict[str, list[str]]) -> list[_Route]:
+def _table_routes(sec: dict[str, list[str]], table: str = "main") -> list[_Route]:
+    """The routes of one table, as ``ip -4 route show table all`` printed them."""
     found = []
     for line in sec.get("route", []):
         words = line.split()
-        if " table " in f" {line} " or not words:
+        shown = words[words.index("table") + 1] if "table" in words else "main"
+        if shown != table or not words:
             continue
         kind = words.pop(0) if words[0] in (*_REFUSING, "throw") else "unicast"
         if not words:
@@ -207,7 +210,7 @@ def _best(routes: list[_Route], ip: str) -> _Route | None:
 def _route_fixes(sec: dict[str, list[str]], inv: Inventory, machine: str, pairs: Pairs
                  ) -> list[str]:
     """Routes a flow that must pass is sent astray by, deleted; the right route put back."""
-    routes = _main_routes(sec) + _connected(sec, inv, machine, pairs)
+    routes = _table_routes(sec) + _connected(sec, inv, machine, pairs)
     fixes: list[str] = []
     goals: dict[str, tuple[str, str, str | None]] = {}
     if machine == "r0":
@@ -264,9 +267,9 @@ def _rule_hits(words: list[str], src: str, dst: str, iif: str) -> bool:
     return ok("from", src) and ok("to", dst) and ok("iif", iif) and "oif" not in words
 
 
-def _rule_fixes(sec: dict[str, list[str]], inv: Inventory, pairs: Pairs) -> list[str]:
-    """Refusing policy rules that stop a flow through the router that must pass."""
-    decisions = []  # (source, destination, incoming interface) of each routing decision
+def _decisions(inv: Inventory, pairs: Pairs) -> list[tuple[str, str, str]]:
+    """(source, destination, incoming interface) of the router's decisions for must-pass flows."""
+    decisions = []
     for a, b in pairs:
         for x, y in ((a, b), (b, a)):
             if x == "r0":
@@ -276,6 +279,12 @@ def _rule_fixes(sec: dict[str, list[str]], inv: Inventory, pairs: Pairs) -> list
                     decisions += [(inv.subnets[sw][1], y_ip, "lo"), (inv.router_ip, y_ip, "lo")]
             elif y != "r0" and inv.hosts[x][2] != inv.hosts[y][2]:
                 decisions.append((inv.hosts[x][1], inv.address(y), inv.subnets[inv.hosts[x][2]][2]))
+    return decisions
+
+
+def _rule_fixes(sec: dict[str, list[str]], inv: Inventory, pairs: Pairs) -> list[str]:
+    """Refusing policy rules that stop a flow through the router that must pass."""
+    decisions = _decisions(inv, pairs)
     fixes = []
     for line in sec.get("rule", []):
         pref, _, rest = line.partition(":")
@@ -284,6 +293,40 @@ def _rule_fixes(sec: dict[str, list[str]], inv: Inventory, pairs: Pairs) -> list
             continue
         if any(_rule_hits(words, s, d, i) for s, d, i in decisions):
             fixes.append(f"ip rule del pref {pref} {' '.join(words)}")
+    return fixes
+
+
+def _policy_fixes(sec: dict[str, list[str]], inv: Inventory, pairs: Pairs) -> list[str]:
+    """Routes of policy tables that send a flow that must pass astray, deleted.
+
+    The kernel follows the rules in priority order; a ``lookup`` rule that matches the
+    decision and whose table holds a route to the destination decides it (a table with
+    none, or a ``throw`` route, passes the decision to the next rule, ``main`` last).
+    """
+    lookups = []
+    for line in sec.get("rule", []):
+        pref, _, rest = line.partition(":")
+        words = rest.split()
+        table = words[words.index("lookup") + 1] if "lookup" in words else "main"
+        if pref.isdigit() and table not in ("main", "local", "default") and "not" not in words:
+            lookups.append((int(pref), words, table))
+    tables = {table: _table_routes(sec, table) for _, _, table in lookups}
+    fixes: list[str] = []
+    for src, dst, iif in _decisions(inv, pairs):
+        sw = inv.subnet_of(dst)
+        right = inv.subnets[sw][2] if sw is not None else None
+        for _, words, table in sorted(lookups, key=lambda rule: rule[0]):
+            if not _rule_hits(words, src, dst, iif):
+                continue
+            best = _best(tables[table], dst)
+            while best is not None and best.kind != "throw" and not (
+                    best.kind == "unicast" and best.via is None and best.dev == right):
+                if (fix := best.delete(table)) not in fixes:
+                    fixes.append(fix)
+                tables[table].remove(best)
+                best = _best(tables[table], dst)
+            if best is not None and best.kind != "throw":
+                break  # decided by this table, rightly
     return fixes
 
 
@@ -318,7 +361,8 @@ def node_fixes(output: str, inv: Inventory, machine: str, pairs: Pairs) -> list[
     fixes = _interface_fixes(sec, wanted, inv, machine, pairs)
     fixes += _route_fixes(sec, inv, machine, pairs)
     if machine == "r0":
-        fixes += _rule_fixes(sec, inv, pairs) + _forwarding_fixes(sec, inv, pairs)
+        fixes += _rule_fixes(sec, inv, pairs) + _policy_fixes(sec, inv, pairs)
+        fixes += _forwarding_fixes(sec, inv, pairs)
     fixes += filter_fixes(sec.get("filter", []), must_work(inv, machine, pairs))
     fixes += _queue_fixes(sec, wanted)
     if sec.get("cache"):  # routes learnt from redirects while a route was wrong
