@@ -22,9 +22,17 @@ def _states(h3_address: str) -> dict[str, dict[str, str]]:
     }
 
 
-def test_an_address_held_twice_names_its_probed_machine() -> None:
-    assert held_twice(_states("10.0.1.2"), ADDRESSES) == frozenset({"h2"})
-    assert held_twice(_states("10.0.1.3"), ADDRESSES) == frozenset()
+ONE_LINK = {"h1 h1-eth0": 1, "h2 h2-eth0": 1, "h3 h3-eth0": 1}
+
+
+def test_an_address_held_twice_on_one_link_names_its_probed_machine() -> None:
+    assert held_twice(_states("10.0.1.2"), ADDRESSES, ONE_LINK) == frozenset({"h2"})
+    assert held_twice(_states("10.0.1.3"), ADDRESSES, ONE_LINK) == frozenset()
+
+
+def test_an_address_held_on_two_links_is_no_race() -> None:
+    two_links = {**ONE_LINK, "h3 h3-eth0": 2}
+    assert held_twice(_states("10.0.1.2"), ADDRESSES, two_links) == frozenset()
 
 
 def test_flows_of_a_racing_machine_are_not_lost_but_others_are() -> None:

@@ -69,17 +69,22 @@ def regressions(
     return lost + [f"opened {describe_flow(f)} (must stay blocked)" for f in opened]
 
 
-def held_twice(states: Mapping[str, NodeState], addresses: Mapping[str, str]) -> frozenset[str]:
-    """The machines whose probed address (``addresses``) some interface holds twice.
+def held_twice(
+    states: Mapping[str, NodeState], addresses: Mapping[str, str], links: Mapping[str, int]
+) -> frozenset[str]:
+    """The machines whose probed address (``addresses``) two interfaces of one link hold.
 
-    Two machines answering ARP for one address on a segment is a race: the judge forgets
-    learned neighbours before each measurement, so which holder answers is drawn again
-    every time, and a flow to that address can come and go while nothing changes.
+    ``links`` numbers each machine interface's link (``"h3 h3-eth0": 1``). Two holders
+    answering ARP for one address on a link is a race: the judge forgets learned neighbours
+    before each measurement, so which holder answers is drawn again every time, and a flow
+    with that address can come and go while nothing changes. An address held on two links
+    is no race (each link's machines reach their own holder, always the same).
     """
     held = Counter(
-        key.split()[2].split("/")[0]
-        for state in states.values()
+        (links[f"{node} {key.split()[1]}"], key.split()[2].split("/")[0])
+        for node, state in states.items()
         for key in state
-        if key.startswith("addr ")
+        if key.startswith("addr ") and f"{node} {key.split()[1]}" in links
     )
-    return frozenset(node for node, address in addresses.items() if held[address] > 1)
+    racing = {address for (_, address), count in held.items() if count > 1}
+    return frozenset(node for node, address in addresses.items() if address in racing)

@@ -22,6 +22,7 @@ from netarena.common.core.types import Query
 from netarena.route.base.guarded import GuardedEpisode
 from netarena.route.emulator.intent import intended_pairs
 from netarena.route.emulator.network import Network
+from netarena.route.emulator.plan import ROUTER
 from netarena.route.emulator.services import service_flows
 from netarena.route.emulator.topology import topology_of
 from netarena.route.emulator.undisclosed import Undisclosed
@@ -181,7 +182,9 @@ class RouteEpisode(GuardedEpisode[PingMatrix]):
         if states.get(machine) != self.states.get(machine):
             return frozenset()
         addresses = {node: self.plan.address(node) for node in ends}
-        return held_twice(states, addresses)
+        links = {f"{h.name} {h.intf}": h.subnet for h in self.plan.hosts}
+        links |= {f"{ROUTER} {s.router_intf}": s.index for s in self.plan.subnets}
+        return held_twice(states, addresses, links)
 
     def _details(self, state: PingMatrix) -> dict[str, Any]:
         total = len(state.pairs)
