@@ -28,6 +28,8 @@ class ProbeTiming:
     """Confirmation rounds for expected pairs that did not answer."""
     confirm_floor_s: float = 0.25
     """Shortest confirmation window, seconds."""
+    controlled: bool = True
+    """Whether confirmation rounds end once their controls answered (``probe.py``)."""
 
 
 def measure(
@@ -52,6 +54,7 @@ def measure(
             confirm_rounds=timing.confirm_rounds,
             confirm_floor_s=timing.confirm_floor_s,
             expect_services=expect_services,
+            controlled=timing.controlled,
         )
 
 
@@ -89,7 +92,7 @@ def measure_patiently(
     tries; one that answered costs nothing more.
     """
     seen = measure(net, timing, expect, expect_services)
-    patient = ProbeTiming(timing.timeout_s, _PATIENT_ROUNDS, _PATIENT_FLOOR_S)
+    patient = ProbeTiming(timing.timeout_s, _PATIENT_ROUNDS, _PATIENT_FLOOR_S, controlled=False)
     for attempt in range(_PATIENT_TRIES):
         if not answered_before - seen.flows - (seen.services or frozenset()):
             break

@@ -73,6 +73,8 @@ class Mesh:
         self.echoed: set[Pair] = set()
         self.proven: set[Pair] = set()
         self.answered: set[Flow] = set()
+        self.heard: dict[Flow, float] = {}
+        """When each flow last answered (any round)."""
         self.listening_since = 0.0
         self.progress = 0
         """TCP exchanges under way (connections made, tokens answered): not quiet yet."""
@@ -230,6 +232,7 @@ class Mesh:
             self._answer(("icmp", *pair))
 
     def _answer(self, flow: Flow) -> None:
+        self.heard[flow] = time.monotonic()
         if flow not in self.answered:
             self.answered.add(flow)
             if flow[0] in ("icmp", "udp"):  # the network's latency, not connection set-up,

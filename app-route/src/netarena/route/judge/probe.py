@@ -37,7 +37,13 @@ impossible.
 Timing: requests go out at once; the first round ends when every pair answered or answers
 stop coming. Pairs expected to answer that did not get patient confirmation rounds (from
 empty neighbour caches) whose length adapts to the replies' latency, so a loaded machine
-does not turn a slow reply into a lost pair.
+does not turn a slow reply into a lost pair. Each confirmation round also re-sends a few
+*controls*, flows of the same kinds that answered in the first round, through the router
+where possible: once every control answered again, a doubtful flow that is alive would
+have answered about as soon, so the round ends ``_CONTROL_FACTOR`` times the controls'
+latency later (at least ``_CONTROL_FLOOR_S``) instead of at its full window. A starved
+prober delays the controls as much as the doubtful flows, so the cut moves with the load;
+a control that does not answer leaves the full window.
 """
 
 from __future__ import annotations
@@ -46,6 +52,7 @@ import threading
 import time
 
 from netarena.route.emulator.live import LiveNetwork
+from netarena.route.emulator.plan import NetworkPlan
 from netarena.route.emulator.services import service_flows
 from netarena.route.judge.errorbudget import judge_quiet
 from netarena.route.judge.mesh import Mesh
@@ -53,6 +60,11 @@ from netarena.route.judge.pingall import PROTOCOLS, Flow, Pair, PingMatrix
 from netarena.route.judge.unseen import Conntrack, judge_sources
 
 __all__ = ["pingmesh", "Watch"]
+
+_CONTROL_FACTOR = 4.0
+_CONTROL_FLOOR_S = 0.05
+"""A confirmation round ends this long after its controls answered (``_confirm``)."""
+_SLICE_S = 0.005
 
 
 def pingmesh(
@@ -65,6 +77,7 @@ def pingmesh(
     protocols: tuple[str, ...] = PROTOCOLS,
     expect_services: frozenset[Flow] | None = None,
     services: bool = True,
+    controlled: bool = True,
 ) -> PingMatrix:
     """Probe every ordered pair of machines of ``net`` in parallel.
 
@@ -84,6 +97,8 @@ def pingmesh(
         expect_services: Undisclosed services' flows believed to answer, confirmed like
             ``expect``'s pairs. ``None`` expects all.
         services: Whether to probe the undisclosed services' flows too.
+        controlled: Whether confirmation rounds end early once their controls answered
+            (see the module docstring); patient re-measurements wait their whole window.
 
     Returns:
         The reachability matrix.
@@ -105,12 +120,56 @@ def pingmesh(
                 if not doubtful:
                     break
                 window = mesh.patience_s(confirm_floor_s, confirm_ceiling_s)
+                controls = _controls(net, mesh.answered, doubtful) if controlled else []
                 net.flush_neighbours()  # a lost ARP request would hold the pair for a second
-                mesh.send(doubtful, seq)
-                mesh.wait(set(doubtful), time.monotonic() + window)
+                sent = time.monotonic()
+                mesh.send(doubtful + controls, seq)
+                _confirm(mesh, set(doubtful), controls, sent, sent + window)
         finally:
             mesh.close()
     return mesh.matrix(protocols, services)
+
+
+def _kind(flow: Flow) -> str:
+    return flow[0]
+
+
+def _controls(net: LiveNetwork, answered: set[Flow], doubtful: list[Flow]) -> list[Flow]:
+    """Two answered flows per kind of doubtful flow, crossing the router where possible.
+
+    Empty when some kind has none, or on a network of routers (FRR: paths of many hops,
+    which one pair's latency does not bound): the round then waits its whole window.
+    """
+    plan = net.plan
+    if not isinstance(plan, NetworkPlan):
+        return []
+    subnet = {h.name: h.subnet for h in plan.hosts}
+
+    def hops(flow: Flow) -> int:  # host to host across the router, then the router's own
+        _, src, dst = flow
+        if src in subnet and dst in subnet:
+            return 2 if subnet[src] != subnet[dst] else 0
+        return 1
+
+    chosen: list[Flow] = []
+    for kind in sorted({_kind(f) for f in doubtful}):
+        peers = sorted((f for f in answered if _kind(f) == kind), key=lambda f: (-hops(f), f))
+        if not peers:
+            return []
+        chosen += peers[:2]
+    return chosen
+
+
+def _confirm(mesh: Mesh, doubtful: set[Flow], controls: list[Flow], sent: float,
+             deadline: float) -> None:
+    """Wait for the doubtful flows until ``deadline``, or until shortly after the controls."""
+    cut = deadline
+    while doubtful - mesh.answered and (now := time.monotonic()) < cut:
+        mesh.wait(doubtful, min(cut, now + _SLICE_S) if controls else cut)
+        if controls and cut == deadline and all(
+                mesh.heard.get(c, 0.0) >= sent for c in controls):
+            took = max(mesh.heard[c] for c in controls) - sent
+            cut = min(deadline, sent + took + max(_CONTROL_FLOOR_S, _CONTROL_FACTOR * took))
 
 
 class Watch:
