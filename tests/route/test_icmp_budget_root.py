@@ -82,6 +82,26 @@ def test_judge_quiet_puts_every_limit_back(small_app: RouteApp) -> None:
             with judge_quiet(spaces[:1]):  # nested (another episode's judge): still held
                 pass
             assert ERROR_COST.read_text().strip() == "0"
+            assert read_sysctl(spaces[-1], "net.ipv4.conf.all.send_redirects") == "0"
         assert {read_sysctl(ns, "net.ipv4.icmp_ratemask") for ns in spaces} == {"6168"}
+        assert read_sysctl(spaces[-1], "net.ipv4.conf.all.send_redirects") == "1"
         # Put back unless another process's judge holds it now (its pid is recorded).
         assert ERROR_COST.read_text().strip() != "0" or HOLDERS.exists()
+
+
+def test_the_judges_probes_teach_no_host_a_redirect(small_app: RouteApp) -> None:
+    """A route through a host of the source's own subnet makes the router send redirects;
+    the judge's probes of it leave no route in any host's cache (its own traffic would)."""
+    with small_app.open(small_app.generate(33, 1, "DI")) as episode:
+        plan = episode.plan
+        assert plan.nodes[-1] == "r0"
+        source, via = plan.hosts_in(plan.subnets[0].index)[:2]
+        far = plan.subnets[1]
+        episode.step(reply("r0", f"ip route replace {far.network} via {via.ip}"))
+        assert episode.history[-1].exit_code == 0, episode.history[-1].output
+        cached = episode.net.exec(source.name, ["ip", "route", "show", "cache"]).output
+        assert cached.strip() == "", cached
+        target = plan.hosts_in(far.index)[0].ip
+        own = episode.net.exec(source.name, ["ping", "-c", "2", "-i", "0.2", "-W", "1", target])
+        assert "redirect" in own.output.lower() or episode.net.exec(
+            source.name, ["ip", "route", "show", "cache"]).output.strip(), own.output

@@ -26,6 +26,16 @@ while any judge of any process probes (holders are recorded, by pid, in
 one) and put back by the last. An agent of another episode whose command runs meanwhile
 meets no ``ip_error`` limit for that moment; its per-address limit still holds.
 
+A router that forwards a probe back out the interface it came in on (a route through
+another machine of the source's own subnet, as a routing loop makes) also tells the source
+to go there directly, and the source remembers that route (``ip route show cache``) for
+minutes: the judge's probes from every machine taught every host of the subnet such routes,
+which the agent then had to find and flush, machine by machine, after repairing the loop.
+So while the judge probes, every node also sends no redirects (``send_redirects`` 0 on
+``all`` and on each interface, as the kernel sends one when either says so), put back
+afterwards; the probes themselves take the same paths. Redirects the agent's own traffic
+causes are the network's.
+
 The probes ``probe.Watch`` sends while the agent's command runs (the pairs that must stay
 blocked, some refused with ICMP errors) go out in rounds, each inside ``judge_quiet`` for
 20 ms over every node but the one the command runs on (whose settings it could read): an
@@ -44,7 +54,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from netarena.common.core.errors import EmulatorError
-from netarena.route.linux.namespaces import OWNER_DIR, read_sysctl, write_sysctl
+from netarena.route.linux.namespaces import OWNER_DIR, enter, read_sysctl, write_sysctl
 
 __all__ = ["judge_quiet", "ERROR_COST", "HOLDERS"]
 
@@ -53,6 +63,7 @@ ERROR_COST = Path("/proc/sys/net/ipv4/route/error_cost")
 HOLDERS = OWNER_DIR / "error_cost.json"
 """The pids holding ``error_cost`` at 0 and the value to put back (absent: none)."""
 _RATEMASK = "net.ipv4.icmp_ratemask"
+_CONF = Path("/proc/sys/net/ipv4/conf")
 
 _lock = threading.Lock()
 _held = 0
@@ -112,17 +123,37 @@ def _route_errors_free() -> Iterator[None]:
                 _share(False)
 
 
+def _set_redirects(netns: str, values: dict[str, str] | None) -> dict[str, str]:
+    """Each interface's (and ``all``'s) ``send_redirects``, then set to ``values`` (0: None)."""
+    saved = {}
+    with enter(netns):
+        for name in os.listdir(_CONF):
+            if name == "default":
+                continue
+            path = _CONF / name / "send_redirects"
+            with contextlib.suppress(OSError):  # an interface gone meanwhile
+                saved[name] = path.read_text().strip()
+                wanted = "0" if values is None else values.get(name, saved[name])
+                if wanted != saved[name]:
+                    path.write_text(wanted)
+    return saved
+
+
 @contextlib.contextmanager
 def judge_quiet(namespaces: Iterable[str]) -> Iterator[None]:
-    """Probe inside this: the ICMP error limits of ``namespaces`` stay as they were."""
+    """Probe inside this: the ICMP limits and redirects of ``namespaces`` stay as they were."""
     masks: dict[str, str] = {}
+    redirects: dict[str, dict[str, str]] = {}
     with _route_errors_free():
         try:
             for netns in namespaces:
                 masks[netns] = read_sysctl(netns, _RATEMASK)
                 write_sysctl(netns, _RATEMASK, "0")
+                redirects[netns] = _set_redirects(netns, None)
             yield
         finally:
             for netns, mask in masks.items():
                 with contextlib.suppress(OSError, EmulatorError):  # the network may be gone
                     write_sysctl(netns, _RATEMASK, mask)
+                    if netns in redirects:
+                        _set_redirects(netns, redirects[netns])
