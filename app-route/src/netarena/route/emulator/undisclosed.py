@@ -10,15 +10,11 @@ pairs answer, so the prompt only says that other configuration is in use; an age
 rebuilds a machine from the prompt or resets it wipes it, and the collateral diff
 (``collateral.py``) sees that.
 
-Every machine also runs the judge's TCP and UDP services on the query's ``tcp_port`` and
-``udp_port`` (disclosed in the prompt); some items add services of their own (the
-port-forward target, a service only one subnet may reach).
-
-It also holds the design's own blocks and its harmless fault-shaped objects (``twins``,
-drawn by ``twins.py``), applied before the items. Addresses, priorities and comments are
-drawn as faults draw theirs (``blocking.py``): a service address or a static route may lie
-inside an inventory subnet, a policy rule may sit at any priority and refuse a range of
-one, and nothing of a given shape is the design's or a fault's by its looks.
+Every machine also runs the judge's TCP and UDP services on the query's ports (disclosed
+in the prompt); some items add services of their own (a port-forward's, a one-subnet one).
+It also holds the design's own blocks and harmless fault-shaped objects (``twins.py``),
+applied first. Addresses, priorities and comments are drawn as faults draw theirs
+(``blocking.py``): nothing of a given shape is the design's or a fault's by its looks.
 """
 
 from __future__ import annotations
@@ -242,12 +238,9 @@ def _policy_routing(d: _Draw) -> list[Item]:
     net = f"100.96.{d.octet()}.0/24"
     if d.rng.random() < 0.9:
         net = d.spare() or net
-    to = f" to {net}"
-    if (draw := d.rng.random()) < 0.3:  # all the subnet's traffic: the rest falls through
-        to = ""
-    elif draw < 0.55:  # the whole subnet the range lies in, as faults' rules may select
-        to = next((f" to {s.network}" for s in d.plan.subnets if s.contains(net.split("/")[0])),
-                  to)
+    draw = d.rng.random()  # all the subnet's traffic (the rest falls through), the whole
+    whole = next((s.network for s in d.plan.subnets if s.contains(net.split("/")[0])), net)
+    to = "" if draw < 0.3 else f" to {whole if draw < 0.55 else net}"  # subnet, or the range
     lines: tuple[str, ...] = (
         f"rule add from {subnet.network}{to} lookup {table} pref {pref}",
         f"route add {net} via {host.ip} dev {d.router_side(host)} table {table}",
