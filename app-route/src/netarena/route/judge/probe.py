@@ -130,10 +130,6 @@ def pingmesh(
     return mesh.matrix(protocols, services)
 
 
-def _kind(flow: Flow) -> str:
-    return flow[0]
-
-
 def _controls(net: LiveNetwork, answered: set[Flow], doubtful: list[Flow]) -> list[Flow]:
     """Two answered flows per kind of doubtful flow, crossing the router where possible.
 
@@ -152,8 +148,8 @@ def _controls(net: LiveNetwork, answered: set[Flow], doubtful: list[Flow]) -> li
         return 1
 
     chosen: list[Flow] = []
-    for kind in sorted({_kind(f) for f in doubtful}):
-        peers = sorted((f for f in answered if _kind(f) == kind), key=lambda f: (-hops(f), f))
+    for kind in sorted({f[0] for f in doubtful}):  # icmp, tcp, udp, or a service's
+        peers = sorted((f for f in answered if f[0] == kind), key=lambda f: (-hops(f), f))
         if not peers:
             return []
         chosen += peers[:2]
