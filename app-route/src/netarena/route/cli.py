@@ -119,6 +119,10 @@ def _interruptible_cli() -> type:
     from mininet.util import quietRun
 
     class InterruptibleCLI(CLI):
+        in_command = False
+        """A Ctrl-C came while a command ran (``iperf`` between two of its node commands:
+        no node waiting then), not at the prompt."""
+
         def run(self) -> None:
             while True:
                 try:
@@ -128,10 +132,19 @@ def _interruptible_cli() -> type:
                     self.cmdloop()
                     break
                 except KeyboardInterrupt:
-                    if not any(node.waiting for node in self.mn.values()):
+                    busy = self.in_command or any(node.waiting for node in self.mn.values())
+                    self.in_command = False
+                    if not busy:
                         output("\nInterrupted at the prompt: leaving\n")
                         break
                     output("\nInterrupt\n")
+
+        def onecmd(self, line: str) -> bool:
+            try:
+                return bool(super().onecmd(line))
+            except KeyboardInterrupt:
+                self.in_command = True
+                raise
 
         def waitForNode(self, node: Any) -> None:  # noqa: N802 - Mininet's name
             """Echo ``node``'s output and pass keys on until it is done; Ctrl-C stops it."""
