@@ -44,7 +44,7 @@ async def test_reference_purple_scores_one(app_cls) -> None:
     assert out.first_event == "task"
     assert out.artifact_names == ["Result"]
     assert len(out.queries) == 6
-    assert out.summary["correctness"]["rate"] == 1.0
+    assert out.summary["correctness"]["rate"] == 1.0, [q for q in out.queries if not q["correct"]]
     assert out.summary["queries"] == 6 and out.summary["seed"] == 7
     assert all(q["correct"] is True and q["error"] is None for q in out.queries)
     assert any(s.startswith("query 6/6 · correctness 1.00") for s in out.statuses)

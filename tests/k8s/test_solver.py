@@ -72,6 +72,31 @@ def test_every_fault_type_is_repaired_safely_from_text(code: str) -> None:
             ep.close()
 
 
+def test_a_failed_patch_is_read_again_and_retried_once() -> None:
+    """A write that failed (a timeout under load) may or may not have landed: re-read."""
+    app = K8sApp()
+    agent = ReferenceK8sAgent()
+    with app.open(app.generate(3, 1, "CP")) as ep:
+        for _ in range(2):
+            ep.step(agent.decide(ep.observe()))
+        text = ep.observe()
+    patch = agent.decide(text).strip("`\n")
+    assert patch.startswith("kubectl patch networkpolicy ")
+    cue = text.rindex("\nReply with")
+    failed = f"\n[turn 3] $ {patch}\nUnable to connect to the server: net/http: TLS handshake "\
+             "timeout\n[exit 1]\n"
+    once = text[:cue] + failed + text[cue:]
+    assert agent.decide(once) == f"```\n{SNAPSHOT_COMMAND}\n```"
+    snapshot = text[text.index("[turn 1] $ "):text.index("[turn 2] $ ")].replace(
+        "[turn 1]", "[turn 4]")
+    again = once[:once.rindex("\nReply with")] + "\n" + snapshot + once[once.rindex(
+        "\nReply with"):]
+    assert agent.decide(again).strip("`\n") == patch  # the same patch, sent again
+    twice = again[:again.rindex("\nReply with")] + failed.replace("[turn 3]", "[turn 5]") \
+        + "\n" + snapshot.replace("[turn 4]", "[turn 6]") + again[again.rindex("\nReply with"):]
+    assert agent.decide(twice).strip("`\n") != patch  # two failures: given up
+
+
 @pytest.mark.slow
 async def test_repairs_agent_made_damage_through_kubectl() -> None:
     """Damage the solver could not know from Query.truth: it must read it from kubectl."""

@@ -113,7 +113,8 @@ def test_tc_says_the_kernel_has_no_netem_and_iperf_fits_the_limit(small_app: Rou
         assert "[this kernel" not in episode.net.shell("r0", "tc qdisc show").output
         local = episode.net.shell(
             "h1", "iperf -s > /dev/null & sleep 0.3; iperf -c 127.0.0.1 -t 1; kill %1")
-        assert re.search(r"0\.0+-1\.0\d* sec\s+[\d.]+ \wBytes\s+[\d.]+ \wbits/sec",
+        # a 1 s run's interval ends later on a loaded machine (2.03 s seen in CI)
+        assert re.search(r"0\.0+-\d+\.\d+ sec\s+[\d.]+ \wBytes\s+[\d.]+ \wbits/sec",
                          local.output), local.output
         h1, *others = episode.plan.hosts
         near = next(h for h in others if h.subnet == h1.subnet)  # its SYNs dropped: it waits

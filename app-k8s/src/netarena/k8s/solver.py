@@ -11,7 +11,9 @@ ranges and exceptions the runbook never shows. Instead ``repair.repairs`` asks t
 engine which single edit of one rule entry explains reported probes without breaking any
 other, applies it, and repeats; each edit becomes one JSON patch of the field it changed.
 Metadata the report says is missing is merged back first. After each patch the planner
-replays its own successful patches on the snapshot, so one snapshot serves the episode.
+replays its own successful patches on the snapshot, so one snapshot serves the episode; a
+patch that failed (a timeout under load may still have landed) sends it back to read the
+policies, and it tries one patch twice at most.
 When nothing it can plan remains, it says so (a reply with no command, which costs a turn).
 """
 
@@ -22,6 +24,7 @@ import json
 import logging
 import re
 import shlex
+from collections import Counter
 from typing import Any
 
 from netarena.common.core.agents import Observation
@@ -164,6 +167,8 @@ def history(text: str) -> list[tuple[str, str]]:
 
 
 _EXIT = re.compile(r"^\[exit (-?\d+)\]$", re.MULTILINE)
+_TRIES = 2
+"""How often the reference sends a patch that keeps failing before it gives up on it."""
 
 
 def _succeeded(output: str) -> bool:
@@ -266,10 +271,14 @@ class ReferenceK8sAgent:
         if world is None:
             return f"```\n{PODS_COMMAND}\n```"
         policies = copy.deepcopy(snapshot.get("items") or [])
-        issued = []
+        failed = Counter(cmd for cmd, output in turns
+                         if cmd.startswith("kubectl patch") and not _succeeded(output))
+        issued = [cmd for cmd, n in failed.items() if n >= _TRIES]
         for cmd, output in turns[snap_at + 1:]:
-            if cmd.startswith("kubectl patch") and _succeeded(output):
-                if not _replay(policies, cmd):
+            if cmd.startswith("kubectl patch"):
+                # A failed write (a timeout under load) may or may not have landed: read
+                # the policies again and plan from what they hold.
+                if not _succeeded(output) or not _replay(policies, cmd):
                     return f"```\n{SNAPSHOT_COMMAND}\n```"
             issued.append(cmd)
         try:
