@@ -114,3 +114,31 @@ def test_a_signal_the_blocked_main_thread_missed_is_delivered_again() -> None:
         os.close(read)
         os.close(write)
     assert time.monotonic() - started < 3
+
+
+@pytest.mark.serial
+def test_a_handled_signal_is_not_delivered_again_when_the_watcher_wakes_late(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """On a loaded machine the watcher thread may run long after the handler did; a
+    second SIGINT would stop the route shell at its prompt after a Ctrl-C."""
+    real_read = os.read
+
+    def late_read(fd: int, size: int) -> bytes:
+        data = real_read(fd, size)
+        if threading.current_thread().name == "signal-redeliver" and 0 not in data:
+            time.sleep(0.6)  # the watcher gets the CPU late
+        return data
+
+    monkeypatch.setattr(os, "read", late_read)
+    interrupts = []
+    with exit_on_signals():
+        try:
+            os.kill(os.getpid(), signal.SIGINT)
+            time.sleep(1)
+        except KeyboardInterrupt:
+            interrupts.append("first")
+        try:
+            time.sleep(1.5)
+        except KeyboardInterrupt:
+            interrupts.append("again")
+    assert interrupts == ["first"]

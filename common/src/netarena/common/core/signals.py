@@ -121,7 +121,10 @@ class _Redeliver:
     The C handler only marks a Python handler as due; the main thread runs it at its
     next bytecode, and a thread blocked in ``select`` never gets there unless a signal
     interrupts that call. A watcher thread learns of each arrival from the wakeup fd and,
-    when no handler of that signal ran around it (within ``_GRACE_S``), sends it again.
+    when no handler of that signal ran since the watcher's previous read nor in the
+    ``_GRACE_S`` after this one, sends it again. (Timing the arrival by when the watcher
+    woke sent a handled Ctrl-C again whenever the watcher woke late on a loaded machine:
+    the route shell took the second one at its prompt and left.)
     """
 
     _GRACE_S = 0.2
@@ -150,13 +153,18 @@ class _Redeliver:
         os.close(self._write)
 
     def _watch(self) -> None:
+        # The kernel then gives a stop signal to the main thread, never to this one.
+        signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
+        last_read = time.monotonic()
         while True:
             numbers = os.read(self._read, 64)
             if 0 in numbers:
                 return
-            arrived_at = time.monotonic()
+            # These arrived after the previous read; when this thread wakes late (a loaded
+            # machine), the handler may have run well before now, and must count.
+            since, last_read = last_read, time.monotonic()
             time.sleep(self._GRACE_S)
             for sig in {n for n in numbers if n in self._ran_at}:
-                if self._ran_at[sig] < arrived_at - self._GRACE_S:
+                if self._ran_at[sig] < since:
                     with contextlib.suppress(ProcessLookupError):
                         signal.pthread_kill(self._main, sig)
