@@ -18,13 +18,13 @@ and metadata the faults did not touch); the episode reports it in ``Score.collat
 
 from __future__ import annotations
 
-import copy
 import json
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from netarena.k8s.apiserver.kinds import clone
 from netarena.k8s.manifests import canonical_policy, render_policies
 from netarena.k8s.model import AppModel, per_model
 from netarena.k8s.policy_matrix import Address, Connectivity, ProbeResult
@@ -73,10 +73,10 @@ class ClusterState:
 
 def apply_faults(policies: Sequence[Obj], faults: Sequence[Mapping[str, Any]]) -> list[Any]:
     """Copies of ``policies`` with each fault's ``spec`` written over its policy."""
-    out: list[dict[str, Any]] = [copy.deepcopy(dict(p)) for p in policies]
+    out: list[dict[str, Any]] = [clone(dict(p)) for p in policies]
     by_name = {p["metadata"]["name"]: p for p in out}
     for fault in faults:
-        by_name[fault["policy"]]["spec"] = canonical_policy(copy.deepcopy(fault["spec"]))
+        by_name[fault["policy"]]["spec"] = canonical_policy(clone(fault["spec"]))
     return out
 
 
@@ -288,7 +288,7 @@ def collateral(model: AppModel, faults: Sequence[Mapping[str, Any]], pods: Seque
                           if extra[_key(r)] > 0]
     baseline = exact_mismatches(model, pods, namespaces, policies).results
     for name, direction, i in added:
-        trimmed = copy.deepcopy(live[name])
+        trimmed = clone(live[name])
         del trimmed["spec"][direction][i]
         others = [trimmed if p is live[name] else p for p in policies]
         if exact_mismatches(model, pods, namespaces, others).results != baseline:

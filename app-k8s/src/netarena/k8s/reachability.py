@@ -28,7 +28,8 @@ from typing import Any
 
 from netarena.k8s.policy import PodView, PolicyEngine, policy_types, selector_matches
 
-__all__ = ["OTHER_PORT", "Endpoint", "Universe", "universe", "reachable", "differences",
+__all__ = ["OTHER_PORT", "Endpoint", "Universe", "universe", "reachable", "egress_of",
+           "selected_mask", "differences",
            "NEWCOMER", "NEWCOMER_IP", "endpoint_name"]
 
 Obj = Mapping[str, Any]
@@ -69,11 +70,12 @@ class Universe:
     endpoints: tuple[Endpoint, ...]
     tuples: tuple[Tuple, ...]
 
-    @property
+    @functools.cached_property
     def cache(self) -> dict[Any, int]:
         """Masks already computed over universes with these endpoints and tuples.
 
-        Peers, selectors and port lists, shared by every state judged over them.
+        Peers, selectors and port lists, shared by every state judged over them (looked
+        up once per universe: the key is as long as the universe).
         """
         key = (tuple((e.name, e.view.namespace, e.view.ips, e.view.ports,
                       tuple(sorted(e.view.labels.items()))) for e in self.endpoints),
@@ -211,14 +213,7 @@ class _Masks:
 
     def selected(self, policy: Obj) -> int:
         """Endpoints the policy's podSelector picks (in the policy's namespace)."""
-        ns = _ns(policy)
-        sel = (policy.get("spec") or {}).get("podSelector")
-        key = ("select", repr(sel), ns)
-        if key not in self.cache:
-            self.cache[key] = sum(1 << i for i, e in enumerate(self.uni.endpoints)
-                                  if e.view.namespace == ns
-                                  and selector_matches(sel, e.view.labels))
-        return self.cache[key]
+        return selected_mask(self.uni, policy)
 
     def tuple_mask(self, ports: list[Obj] | None, dst: PodView) -> int:
         if not ports:
@@ -254,24 +249,31 @@ class _Masks:
         return mask
 
 
+def selected_mask(uni: Universe, policy: Obj) -> int:
+    """Endpoints of ``uni`` that ``policy``'s podSelector picks (in its namespace), as bits."""
+    ns = _ns(policy)
+    sel = (policy.get("spec") or {}).get("podSelector")
+    key = ("select", repr(sel), ns)
+    if key not in uni.cache:
+        uni.cache[key] = sum(1 << i for i, e in enumerate(uni.endpoints)
+                             if e.view.namespace == ns and selector_matches(sel, e.view.labels))
+    return int(uni.cache[key])
+
+
 def _selecting(masks: _Masks, index: int, direction: str) -> list[Obj]:
     bit = 1 << index
     return [p for types, sel, p in masks.by_policy if sel & bit and direction in types]
 
 
-def reachable(uni: Universe, namespaces: Sequence[Obj],
-              policies: Sequence[Obj]) -> dict[tuple[int, int], int]:
-    """``(destination index, tuple index) → mask of source indexes`` that may connect.
+Egress = tuple[int, list[tuple[int, list[tuple[int, list[Obj] | None]]]]]
+"""Sources whose egress is open to everything (bits), and each restricted source's rules
+(destination mask, port entries)."""
 
-    Entries with no source are left out, so two results compare with ``==``.
-    """
-    m = _Masks(uni, namespaces, policies)
-    eps = uni.endpoints
-    n_t = len(uni.tuples)
-    # egress: sources whose egress is open to everything, and the restricted ones' rules
+
+def _egress(m: _Masks) -> Egress:
     open_src = 0
     restricted: list[tuple[int, list[tuple[int, list[Obj] | None]]]] = []
-    for s in range(len(eps)):
+    for s in range(len(m.uni.endpoints)):
         pols = _selecting(m, s, "Egress")
         if not pols:
             open_src |= 1 << s
@@ -282,9 +284,33 @@ def reachable(uni: Universe, namespaces: Sequence[Obj],
             open_src |= 1 << s
         else:
             restricted.append((s, rules))
+    return open_src, restricted
+
+
+def egress_of(uni: Universe, namespaces: Sequence[Obj], policies: Sequence[Obj]) -> Egress:
+    """What ``policies``' egress rules allow, for ``reachable(..., egress=)``."""
+    return _egress(_Masks(uni, namespaces, policies))
+
+
+def reachable(uni: Universe, namespaces: Sequence[Obj], policies: Sequence[Obj],
+              dests: int | None = None, egress: Egress | None = None
+              ) -> dict[tuple[int, int], int]:
+    """``(destination index, tuple index) → mask of source indexes`` that may connect.
+
+    Entries with no source are left out, so two results compare with ``==``. ``dests``
+    (bits of endpoint indexes) limits the result to those destinations, and ``egress``
+    (``egress_of`` policies with the same egress rules) saves reading the egress again:
+    an edit of one policy's ingress changes only the entries of the endpoints it selects.
+    """
+    m = _Masks(uni, namespaces, policies)
+    eps = uni.endpoints
+    n_t = len(uni.tuples)
+    open_src, restricted = egress if egress is not None else _egress(m)
     out: dict[tuple[int, int], int] = {}
     for d, e in enumerate(eps):
         bit = 1 << d
+        if dests is not None and not dests & bit:
+            continue
         every = m.all_eps  # sources allowed on every tuple (the destination is not isolated)
         per_t: dict[int, int] = {}
         pols = _selecting(m, d, "Ingress")

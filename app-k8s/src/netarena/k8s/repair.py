@@ -13,17 +13,26 @@ ranges, exceptions and rule order it does not need to touch stay as they were.
 
 from __future__ import annotations
 
-import copy
 import ipaddress
 import re
 from collections.abc import Iterator, Mapping, Sequence, Set
 from dataclasses import dataclass
 from typing import Any
 
+from netarena.k8s.apiserver.kinds import clone
 from netarena.k8s.manifests import NS_NAME
 from netarena.k8s.policy import PodView, policy_types, selector_matches
 from netarena.k8s.policy_matrix import UNINTENDED
-from netarena.k8s.reachability import OTHER_PORT, PROTOCOLS, Universe, reachable, universe
+from netarena.k8s.reachability import (
+    OTHER_PORT,
+    PROTOCOLS,
+    Egress,
+    Universe,
+    egress_of,
+    reachable,
+    selected_mask,
+    universe,
+)
 
 __all__ = ["Edit", "Mismatch", "parse_report", "parse_unintended", "repairs", "EDIT_KINDS"]
 
@@ -126,6 +135,8 @@ class _Search:
         self.names = {e.name: i for i, e in enumerate(self.uni.endpoints)}
         self.tindex = {t: i for i, t in enumerate(self.uni.tuples)}
         actual = reachable(self.uni, namespaces, policies)
+        self.policies = policies
+        self._egress: Egress | None = None
         self.expected = dict(actual)
         self.report = []
         for src, dst in sorted(unintended):  # refused on every tuple the report does not list
@@ -148,6 +159,12 @@ class _Search:
         self.wrong = self._wrong(actual)
         self._wrong_masks = {k: actual.get(k, 0) ^ self.expected.get(k, 0)
                              for k in set(actual) | set(self.expected)}
+        self._expected_at: dict[int, list[tuple[int, int]]] = {}  # by destination
+        for key in self.expected:
+            self._expected_at.setdefault(key[0], []).append(key)
+        self._wrong_at: dict[int, int] = {}
+        for (d, _), mask in self._wrong_masks.items():
+            self._wrong_at[d] = self._wrong_at.get(d, 0) + mask.bit_count()
 
     def _wrong(self, actual: Mapping[tuple[int, int], int]) -> set[tuple[int, int, int]]:
         out = set()
@@ -159,16 +176,38 @@ class _Search:
                 diff ^= low
         return out
 
-    def score(self, policies: list[Obj]) -> int | None:
-        """Differences left after ``policies``; ``None`` when any new one appears."""
-        actual = reachable(self.uni, self.namespaces, policies)
-        count = 0
-        for key in actual.keys() | self.expected.keys():  # ``_wrong``'s bits, counted
+    def score(self, policies: list[Obj], ingress_of: Obj | None = None) -> int | None:
+        """Differences left after ``policies``; ``None`` when any new one appears.
+
+        ``ingress_of``: the one policy whose ingress rules alone differ from the
+        search's policies; only the endpoints it selects are judged again.
+        """
+        if ingress_of is None:
+            actual = reachable(self.uni, self.namespaces, policies)
+            keys, count = actual.keys() | self.expected.keys(), 0
+        else:
+            if self._egress is None:
+                self._egress = egress_of(self.uni, self.namespaces, self.policies)
+            dests = selected_mask(self.uni, ingress_of)
+            actual = reachable(self.uni, self.namespaces, policies, dests, self._egress)
+            keys = set(actual)
+            count = len(self.wrong)
+            for d in _bits(dests):
+                keys.update(self._expected_at.get(d, ()))
+                count -= self._wrong_at.get(d, 0)
+        for key in keys:  # ``_wrong``'s bits, counted
             diff = actual.get(key, 0) ^ self.expected.get(key, 0)
             if diff & ~self._wrong_masks.get(key, 0):
                 return None  # a probe that was right goes wrong
             count += diff.bit_count()
         return count
+
+
+def _bits(mask: int) -> Iterator[int]:
+    while mask:
+        low = mask & -mask
+        yield low.bit_length() - 1
+        mask ^= low
 
 
 def _all_peers(policies: list[Obj]) -> Iterator[Obj]:
@@ -222,7 +261,7 @@ def _candidates(search: _Search, pol: Obj, direction: str,
     wanted = sorted({t for group in missing for t in group})
 
     def with_rules(new: list[Obj]) -> Obj:
-        out = {k: new if k == direction else copy.deepcopy(v) for k, v in spec.items()}
+        out = {k: new if k == direction else clone(v) for k, v in spec.items()}
         out.setdefault(direction, new)
         return out
 
@@ -232,40 +271,40 @@ def _candidates(search: _Search, pol: Obj, direction: str,
         for k, entry in enumerate(entries):
             for port, _ in wanted:
                 if "port" in kinds and port != OTHER_PORT and entry.get("port") != port:
-                    new = copy.deepcopy(rules)
+                    new = clone(rules)
                     new[i]["ports"][k]["port"] = port
                     new[i]["ports"][k].pop("endPort", None)
                     yield "port", with_rules(new)
             for proto in sorted({p for _, p in wanted}):
                 if "protocol" in kinds and (entry.get("protocol") or "TCP") != proto:
-                    new = copy.deepcopy(rules)
+                    new = clone(rules)
                     new[i]["ports"][k]["protocol"] = proto
                     yield "protocol", with_rules(new)
             if "remove-entry" in kinds and len(entries) > 1:
-                new = copy.deepcopy(rules)
+                new = clone(rules)
                 del new[i]["ports"][k]
                 yield "remove-entry", with_rules(new)
         for j in range(len(peers)):
             if "remove-peer" in kinds and len(peers) > 1:
-                new = copy.deepcopy(rules)
+                new = clone(rules)
                 del new[i][side][j]
                 yield "remove-peer", with_rules(new)
             if "merge-peers" in kinds and j + 1 < len(peers):
                 a, b = peers[j], peers[j + 1]
                 if {"podSelector", "namespaceSelector"} == set(a) | set(b) and not set(a) & set(b):
-                    new = copy.deepcopy(rules)
+                    new = clone(rules)
                     new[i][side][j:j + 2] = [{**a, **b}]
                     yield "merge-peers", with_rules(new)
             for views in missing.values():
                 if "replace-peer" in kinds and len(views) == 1:
-                    new = copy.deepcopy(rules)
+                    new = clone(rules)
                     new[i][side][j] = _peer_for(views[0], ns)
                     yield "replace-peer", with_rules(new)
         if "remove-rule" in kinds:
             yield "remove-rule", with_rules(rules[:i] + rules[i + 1:])
         for views in missing.values():
             if "add-peer" in kinds and peers:
-                new = copy.deepcopy(rules)
+                new = clone(rules)
                 new[i][side] += [_peer_for(v, ns) for v in views]
                 yield "add-peer", with_rules(new)
     if "add-rule" in kinds and missing:
@@ -276,9 +315,9 @@ def _candidates(search: _Search, pol: Obj, direction: str,
             if entries is not None:
                 rule["ports"] = entries
             added.append(rule)
-            yield "add-rule", with_rules(copy.deepcopy(rules) + [rule])
+            yield "add-rule", with_rules(clone(rules) + [rule])
         if len(added) > 1:
-            yield "add-rule", with_rules(copy.deepcopy(rules) + added)
+            yield "add-rule", with_rules(clone(rules) + added)
     if "open-egress" in kinds and direction == "egress" and rules != [{}]:
         yield "open-egress", with_rules([{}])
 
@@ -306,7 +345,7 @@ def repairs(namespace: str, policies: Sequence[Obj], pods: Sequence[Obj],
     Returns:
         Edits in the order to apply them; each leaves every matching probe matching.
     """
-    current = [copy.deepcopy(dict(p)) for p in policies
+    current = [clone(dict(p)) for p in policies
                if ((p.get("metadata") or {}).get("namespace") or "default") == namespace]
     edits: list[Edit] = []
     remaining = report
@@ -322,7 +361,7 @@ def repairs(namespace: str, policies: Sequence[Obj], pods: Sequence[Obj],
                 continue
             for kind, spec in _candidates(search, pol, direction, kinds):
                 trial = [({**p, "spec": spec} if p is pol else p) for p in current]
-                left = search.score(trial)
+                left = search.score(trial, pol if direction == "ingress" else None)
                 if left is not None and left < len(search.wrong):
                     found.append((left, _COST[kind], len(found), kind, spec, pol))
         best = next((f for f in sorted(found, key=lambda f: f[:3])
