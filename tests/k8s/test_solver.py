@@ -159,3 +159,27 @@ def test_a_planned_edit_breaks_no_probe_it_moves() -> None:
         assert not newly_wrong(model, pods, nss, state, after), edits[0]
         state, steps = after, steps + 1
     assert steps >= 1, "the port edit of currencyservice is still made"
+
+
+def test_an_ingress_edit_judged_where_its_policy_selects_scores_as_a_full_judgement() -> None:
+    """``_Search.score(trial, ingress_of=policy)`` re-judges only the endpoints the edited
+    policy selects; every candidate edit must score as when the whole universe is judged."""
+    from netarena.k8s.repair import EDIT_KINDS, _candidates, _implicated, _Search, parse_report
+
+    app = K8sApp()
+    compared = 0
+    for seed in range(6):
+        q = app.generate(seed, 2, "RI+AI")
+        model = build_model(app.config, seed)
+        pods, nss = model_pods(model), model_namespaces(model)
+        faulted = apply_faults(render_policies(model), q.truth["faults"])
+        report = parse_report(judge(model, pods, nss, faulted).report())
+        search = _Search(model.namespace, faulted, pods, nss, report)
+        for pol, direction in _implicated(search, faulted):
+            if direction != "ingress":
+                continue
+            for _, spec in _candidates(search, pol, direction, frozenset(EDIT_KINDS)):
+                trial = [({**p, "spec": spec} if p is pol else p) for p in faulted]
+                assert search.score(trial, pol) == search.score(trial)
+                compared += 1
+    assert compared > 50
