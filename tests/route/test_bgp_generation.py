@@ -63,6 +63,28 @@ def test_designs_are_regions_of_real_networks_with_policies_on_every_ebgp_neighb
     assert OspfPlan in BgpPlan.__mro__
 
 
+def test_ttl_handling_varies_as_operators_vary_it_and_its_ends_agree_on_the_way() -> None:
+    """Loopback and single-hop sessions check TTL security with one hop or two, sometimes
+    one at each end (both accept a direct neighbour), so a fault's TTL line is no tell by
+    its value or by differing from its peer's (the BGP audit's tells, issue 37); the two
+    ends of a session never differ in the way (multihop against TTL security)."""
+    ways: dict[str, set[str]] = {"multihop": set(), "ebgp": set()}
+    mixed = 0
+    for seed in range(60):
+        plan = draw_bgp_plan(random.Random(seed))
+        for s in plan.sessions:
+            if s.kind == "ibgp":
+                continue
+            ends = {plan.ttl_at(s.link, s.a), plan.ttl_at(s.link, s.b)}
+            ways[s.kind] |= ends
+            assert len({x == "multihop" for x in ends}) == 1, (seed, s)
+            if len(ends) == 2:
+                assert ends == {"gtsm1", "gtsm2"}, (seed, s)
+                mixed += 1
+    assert ways == {"multihop": {"multihop", "gtsm1", "gtsm2"}, "ebgp": {"", "gtsm1", "gtsm2"}}
+    assert mixed >= 5
+
+
 def test_generation_is_pure_and_the_prompt_is_a_ticket_not_a_config() -> None:
     for label in _ALL:
         q = _query(7, label)
@@ -104,8 +126,9 @@ def test_a_fault_value_is_one_the_design_carries(kind: str) -> None:
         elif kind == "bgp-neighbor":
             links = {ip for x in plan.links for ip in (x.a_ip, x.b_ip)}
             assert fault["address"] in {*plan.loopbacks.values(), *links}
-        elif kind == "bgp-maxprefix":
+        elif kind == "bgp-maxprefix":  # on eBGP, as the design's limits are
             assert fault["limit"] in plan.limits.values()
+            assert plan.sessions[fault["session"]].kind != "ibgp"
         elif kind == "bgp-multihop":
             assert fault["ttl"] in plan.ttl.values()
         elif kind == "bgp-filter" and fault["style"] == "pref":

@@ -11,6 +11,7 @@ from netarena.route import RouteApp
 from netarena.route.frr.design import draw_ospf_plan
 from netarena.route.frr.faults import OSPF_FAULTS, OSPF_LEVEL_LABELS, draw_faults, fault_lines
 from netarena.route.frr.plan import OspfPlan, dead_s, render
+from netarena.route.frr.prompts import describe_design
 from netarena.route.frr.solver import DIAGNOSTIC, read_design, router_fixes
 from netarena.route.generator import ROUTE_LABEL_SETS
 
@@ -101,6 +102,32 @@ def test_designs_come_from_real_networks_and_vary_link_by_link() -> None:
         assert all(len(h) <= 1 for d in found.values() for _, h in d.values())  # one path
         multi += bool(plan.areas)
     assert multi >= 8
+
+
+def test_standby_links_are_kept_at_one_end_or_both_and_the_ticket_says_which() -> None:
+    """A passive or out-of-OSPF transit interface alone on its link is part of designs, as
+    a fault's is (the OSPF audit's passive tell, issue 37): the other end is then a plain
+    OSPF interface, and the ticket names the end kept."""
+    seen: set[tuple[str, bool]] = set()
+    for seed in range(60):
+        rng = random.Random(seed)
+        plan = draw_ospf_plan(rng, rng.randint(4, 8))
+        for link in plan.links:
+            if link.role == "active":
+                continue
+            seen.add((link.role, bool(link.standby_end)))
+            for router in (link.a, link.b):
+                intf, _ = link.end(router)
+                section = render(plan, router).split(f"interface {intf}\n")[1].split("exit")[0]
+                kept = link.standby_end in ("", router)
+                assert ("ip ospf passive" in section) == (kept and link.role == "passive")
+                assert ("ip ospf area" in section) == (not kept or link.role == "passive")
+            q_line = next(
+                x for x in describe_design(plan) if f"{link.a_ip} <-> " in x and link.b_ip in x
+            )
+            where = f"at {link.standby_end}'s end only" if link.standby_end else "at both ends"
+            assert "standby" in q_line and where in q_line, q_line
+    assert seen == {("passive", True), ("passive", False), ("off", True), ("off", False)}
 
 
 @pytest.mark.parametrize(

@@ -8,8 +8,9 @@ peer. Between two neighbouring ASes one of their links carries an eBGP session (
 addresses or the two routers' loopbacks); the others are left out of the design. Inside an
 AS the links keep their lengths as OSPF costs. Sessions vary as operators vary them:
 loopback sessions use ``ebgp-multihop 2`` or a TTL security check (``ttl-security hops 1``
-or ``2``), some single-hop sessions a TTL security check too, and most eBGP neighbours get
-a ``maximum-prefix`` from a ladder of round limits above what they send.
+or ``2``, sometimes one at each end), some single-hop sessions a TTL security check too,
+and most eBGP neighbours get a ``maximum-prefix`` from a ladder of round limits above what
+they send.
 """
 
 from __future__ import annotations
@@ -32,6 +33,12 @@ LOOPBACK_ODDS = 0.35
 """Chance that an inter-AS session is peered between loopbacks (at least one is)."""
 LIMIT_ODDS = 0.8
 """Chance that an eBGP neighbour has a ``maximum-prefix``."""
+GTSM_ODDS = 0.4
+"""Chance that a single-hop eBGP session checks TTL security (hops 1 or 2, as loopback
+sessions do), so either value is one a design carries."""
+MIXED_HOPS_ODDS = 0.3
+"""Chance that a session checking TTL security allows one hop at one end and two at the
+other (both accept a direct neighbour), so ends that differ are no tell by themselves."""
 
 
 def _regions(rng: random.Random, part: Part) -> list[list[int]] | None:
@@ -99,12 +106,16 @@ def _sessions(
 
     inter = [i for i, x in enumerate(plan.links) if not plan.internal(x)]
     loopback = tuple(i for i in inter if rng.random() < LOOPBACK_ODDS) or (rng.choice(inter),)
-    ttl = {
-        str(i): rng.choice(("multihop", "gtsm1", "gtsm2"))
-        if i in loopback
-        else ("gtsm1" if rng.random() < 0.4 else "")
-        for i in inter
-    }
+    ttl: dict[str, str] = {}
+    for i in inter:
+        if i in loopback:
+            way = rng.choice(("multihop", "gtsm1", "gtsm2"))
+        else:
+            way = rng.choice(("gtsm1", "gtsm2")) if rng.random() < GTSM_ODDS else ""
+        ttl[str(i)] = way
+        if way and way != "multihop" and rng.random() < MIXED_HOPS_ODDS:
+            end = rng.choice((plan.links[i].a, plan.links[i].b))
+            ttl[f"{i}@{end}"] = "gtsm2" if way == "gtsm1" else "gtsm1"
     staged = replace(plan, loopback_links=loopback, ttl=ttl)
     limits = {}
     for i in inter:

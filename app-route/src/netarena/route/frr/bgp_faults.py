@@ -6,7 +6,8 @@ the design), a neighbour's address (another router's address of the same kind), 
 activation in IPv4 unicast, the router's policy (an entry gone from one of its
 prefix-lists, or a route-map's local preference set to one another relationship gets),
 the stub's ``network`` statement, a border router's ``next-hop-self`` towards an iBGP
-peer, a ``maximum-prefix`` (one of the design's limits) below what the peer sends, and a
+peer, an eBGP ``maximum-prefix`` (one of the design's limits, a step or two below what the
+peer sends, as the design's are a step or two above), and a
 loopback session's TTL handling at one end (``ebgp-multihop`` where the other end checks
 TTL security, or the reverse). ``draw_bgp_faults`` draws them on distinct sessions and
 routers where each changes routing; ``bgp_fault_lines`` gives the vtysh configuration
@@ -92,6 +93,20 @@ def _moved(plan: BgpPlan, faults: list[Fault]) -> bool:
     return forwarding(faults) != forwarding([])
 
 
+def _remote_ases(plan: BgpPlan, kind: str) -> list[int]:
+    """The AS every neighbour statement of sessions like ``kind`` names, one per statement.
+
+    Sessions between link addresses, or between loopbacks (iBGP and multihop eBGP).
+    """
+    loopback = kind != "ebgp"
+    return [
+        plan.asn[s.peer(r)]
+        for s in plan.sessions
+        if (s.kind != "ebgp") == loopback
+        for r in (s.a, s.b)
+    ]
+
+
 def _session_faults(rng: random.Random, plan: BgpPlan, kind: str) -> list[Fault]:
     """Every fault of a session kind, one per session end, with a value from the design."""
     kinds = {
@@ -99,10 +114,10 @@ def _session_faults(rng: random.Random, plan: BgpPlan, kind: str) -> list[Fault]
         "bgp-neighbor": ("ebgp", "ibgp", "multihop"),
         "bgp-activate": ("ebgp", "ibgp", "multihop"),
         "bgp-multihop": ("multihop",),
-        "bgp-maxprefix": ("ebgp", "multihop", "ibgp"),
+        "bgp-maxprefix": ("ebgp", "multihop"),  # as designs set limits: on eBGP only
         "bgp-nexthop": ("ibgp",),
     }[kind]
-    limit = rng.choice(sorted(plan.limits.values())) if plan.limits else None
+    limits = sorted(set(plan.limits.values()))
     out = []
     for index, session in enumerate(plan.sessions):
         if session.kind not in kinds:
@@ -110,8 +125,9 @@ def _session_faults(rng: random.Random, plan: BgpPlan, kind: str) -> list[Fault]
         for router in (session.a, session.b):
             peer = session.peer(router)
             fault: Fault = {"type": kind, "router": router, "session": index, "peer": peer}
-            if kind == "bgp-remote-as":
-                other = sorted(set(plan.ases) - {plan.asn[router], plan.asn[peer]})
+            if kind == "bgp-remote-as":  # as often as the design's statements name it
+                other = [a for a in _remote_ases(plan, session.kind)
+                         if a not in (plan.asn[router], plan.asn[peer])]
                 if not other:
                     continue
                 fault["asn"] = rng.choice(other)
@@ -121,17 +137,18 @@ def _session_faults(rng: random.Random, plan: BgpPlan, kind: str) -> list[Fault]
                     continue
                 fault["address"] = rng.choice(wrong)
             elif kind == "bgp-multihop":  # the other way of handling TTL, as designed
-                was = plan.ttl[str(session.link)]
+                was = plan.ttl_at(session.link, router)
                 ways = sorted(
                     {t for t in plan.ttl.values() if t and (t == "multihop") != (was == "multihop")}
                 )
                 if not ways:
                     continue
                 fault["ttl"] = rng.choice(ways)
-            elif kind == "bgp-maxprefix":
-                if limit is None or len(sent(plan, peer, router)) <= limit:
+            elif kind == "bgp-maxprefix":  # one or two steps below, as designs are above
+                below = [x for x in limits if x < len(sent(plan, peer, router))]
+                if not below:
                     continue
-                fault["limit"] = limit
+                fault["limit"] = rng.choice(below[-2:])
             elif kind == "bgp-nexthop" and not plan.border(router):
                 continue
             out.append(fault)

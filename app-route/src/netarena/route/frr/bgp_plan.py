@@ -117,7 +117,8 @@ class BgpPlan(OspfPlan):
     loopback_links: tuple[int, ...] = ()
     """Inter-AS links whose session is peered between the routers' loopbacks."""
     ttl: dict[str, str] = field(default_factory=dict)
-    """Inter-AS link index → its session's TTL handling (``Neighbor.ttl``), both ends."""
+    """Inter-AS link index → its session's TTL handling (``Neighbor.ttl``) at both ends;
+    ``index@router`` → one end's where it differs (TTL security hops 1 against 2)."""
     limits: dict[str, int] = field(default_factory=dict)
     """``router<peer`` → the ``maximum-prefix`` ``router`` sets on what ``peer`` sends."""
 
@@ -209,6 +210,12 @@ class BgpPlan(OspfPlan):
     def _policies(self) -> dict[str, Policy]:
         return {r: design_policy(self, r) for r in self.routers}
 
+    def ttl_at(self, link: int | None, router: str) -> str:
+        """How ``router``'s end of the session over inter-AS ``link`` handles TTL."""
+        if link is None:
+            return ""
+        return self.ttl.get(f"{link}@{router}", self.ttl.get(str(link), ""))
+
     def neighbors(self, router: str) -> list[Neighbor]:
         """``router``'s neighbour statements, as its configuration holds them."""
         policy = self.policy(router)
@@ -223,7 +230,7 @@ class BgpPlan(OspfPlan):
                     s.kind == "ibgp",
                     s.kind == "multihop",
                     s.kind == "ibgp" and self.border(router),
-                    self.ttl.get(str(s.link), "") if s.link is not None else "",
+                    self.ttl_at(s.link, router),
                     self.limits.get(f"{router}<{peer}", 0),
                     policy.bind_in.get(address, ""),
                     policy.bind_out.get(address, ""),

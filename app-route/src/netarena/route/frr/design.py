@@ -18,8 +18,9 @@ link shares and a fault's value is one some healthy link also carries:
   their own lines besides OSPF's (a description on most, a bandwidth or a priority on
   some), so no link's two ends are copies of each other;
 * in most designs one or two standby links (where the rest stays connected): kept
-  passive at both ends, or out of OSPF with their settings kept, so passive and
-  out-of-OSPF transit interfaces are part of the design as a fault's are.
+  passive, or out of OSPF with their settings kept, at both ends or at one (no adjacency
+  forms either way), so passive and out-of-OSPF transit interfaces, alone on their link
+  or not, are part of the design as a fault's are.
 """
 
 from __future__ import annotations
@@ -221,7 +222,7 @@ def _areas(
         if len(areas) > 1:  # joins two regions: only a standby link out of OSPF may
             if x.role == "active":
                 return None
-            out.append(replace(x, role="off"))
+            out.append(replace(x, role="off", standby_end=""))  # no end in either area
             continue
         out.append(replace(x, area=areas.pop() if areas else 0))
     return {r: region.get(r, 0) for r in routers}, out
@@ -233,19 +234,22 @@ engineering: one end takes another link's cost), or its MTU (both ends then igno
 OSPF's database exchange)."""
 
 
-EXTRAS = ("bandwidth_100000", "bandwidth_1000000", "bandwidth_10000000", "ip_ospf_priority_10")
-"""Interface lines besides OSPF's an end may carry (no bearing on routing: costs are set)."""
+EXTRAS = (
+    (0.8, ("description",)),
+    (0.45, ("bandwidth_100000", "bandwidth_1000000", "bandwidth_10000000")),
+    (0.35, ("ip_ospf_priority_10", "ip_ospf_priority_50", "ip_ospf_priority_200")),
+)
+"""Interface lines besides OSPF's an end may carry, each with its odds (no bearing on
+routing: costs are set; a priority is never 0, so every broadcast link elects a DR)."""
 
 
 def _extra(rng: random.Random) -> str:
     """One end's lines besides OSPF's, so a link's two ends are not copies of each other.
 
-    Mostly a description, sometimes a bandwidth or an OSPF priority.
+    Mostly a description, often a bandwidth, sometimes an OSPF priority: zero to three
+    lines, so an end's section length and line positions say little about its peer's.
     """
-    words = ["description"] if rng.random() < 0.8 else []
-    if rng.random() < 0.4:
-        words.append(rng.choice(EXTRAS))
-    return "+".join(words)
+    return "+".join(rng.choice(words) for odds, words in EXTRAS if rng.random() < odds)
 
 
 def _asymmetric(rng: random.Random, links: list[TransitLink]) -> list[TransitLink]:
@@ -293,10 +297,15 @@ without them: passive or out-of-OSPF transit interfaces are then part of most de
 as a fault's are."""
 
 
+ONE_END_ODDS = 0.5
+"""Chance that a standby link is passive or out of OSPF at one end only (the other end a
+plain OSPF interface: still no adjacency), as a fault's interface is."""
+
+
 def _standby(
     rng: random.Random, routers: tuple[str, ...], links: list[TransitLink]
 ) -> list[TransitLink]:
-    """Links kept as standby (passive at both ends, or out of OSPF), when redundant."""
+    """Links kept as standby (passive, or out of OSPF, at one end or both), when redundant."""
     roles = rng.sample(("passive", "off"), 2)  # a second one mostly of the other kind
     for odds, role in zip(STANDBY_ODDS, roles, strict=True):
         if rng.random() >= odds:
@@ -312,7 +321,9 @@ def _standby(
         if not spare:
             break
         pick = rng.choice(spare)
-        links[pick] = replace(links[pick], role=role)
+        link = links[pick]
+        end = rng.choice((link.a, link.b)) if rng.random() < ONE_END_ODDS else ""
+        links[pick] = replace(link, role=role, standby_end=end)
     return links
 
 

@@ -131,11 +131,9 @@ def _link_places(
 
     An adjacency fault sits on a link carrying traffic; a cost fault where its cost
     moves a route (raised where traffic leaves by the link, lowered where it comes). A
-    passive or unenabled interface only in designs with a standby link kept so.
+    passive or unenabled interface may be the only one of its network, as a standby link's
+    kept at one end may be.
     """
-    twin = {"ospf-passive": "passive", "ospf-missing": "off"}.get(kind)
-    if twin and not any(x.role == twin for x in plan.links):
-        return []  # a passive or unenabled transit interface only beside the design's own
     for _ in range(VALUE_DRAWS):
         value = _target(rng, kind, plan)
         places: list[Place] = []

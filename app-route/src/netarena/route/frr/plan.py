@@ -70,8 +70,8 @@ class TransitLink:
     """Hello and dead timers of both ends: ``minimal M`` (fast hellos, ``M`` a second, dead
     after one second) or ``hello H dead D``."""
     role: str = "active"
-    """``active`` (an adjacency), ``passive`` (a standby link: both ends passive) or
-    ``off`` (a standby link not in OSPF)."""
+    """``active`` (an adjacency), ``passive`` (a standby link kept passive) or ``off`` (a
+    standby link not in OSPF); at both ends, or at ``standby_end``'s only."""
     b_cost: int = 0
     """``b``'s cost where it differs from ``a``'s (traffic engineering); 0: the same."""
     b_mtu: int = 0
@@ -82,6 +82,9 @@ class TransitLink:
     ``bandwidth`` or OSPF ``priority`` line (words joined by ``+``); ends differ."""
     b_extra: str = "description"
     """The same for ``b``."""
+    standby_end: str = ""
+    """For a standby link, the one router whose end is kept passive or out of OSPF while
+    the other end is a plain OSPF interface (no adjacency forms either way); empty: both."""
 
     def end(self, router: str) -> tuple[str, str]:
         """``(interface, address)`` of ``router`` on this link."""
@@ -281,8 +284,10 @@ def transit_lines(link: TransitLink, router: str) -> list[str]:
             lines.append(f" description to {link.peer(router)}")
         elif extra:
             lines.append(f" {extra.replace('_', ' ')}")
-    if link.role != "off" or link.cost:  # a link out of OSPF keeps its settings, no area
-        if link.role != "off":
+    kept = link.standby_end in ("", router)  # this end is as the role says
+    role = link.role if kept else "active"
+    if role != "off" or link.cost:  # a link out of OSPF keeps its settings, no area
+        if role != "off":
             lines.append(f" ip ospf area {link.area}")
         if link.key:
             lines += [
@@ -294,7 +299,7 @@ def transit_lines(link: TransitLink, router: str) -> list[str]:
         if link.b_mtu:
             lines.append(" ip ospf mtu-ignore")
         lines.append(f" ip ospf network {link.network_type}")
-        if link.role == "passive":
+        if role == "passive":
             lines.append(" ip ospf passive")
         lines.append(" ip ospf retransmit-interval 1")
     return [*lines, "exit", "!"]

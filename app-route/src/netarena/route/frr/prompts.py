@@ -77,9 +77,10 @@ def describe_design(plan: OspfPlan) -> list[str]:
         "or capacities):",
     ]
     for link in plan.links:
+        where = f" at {link.standby_end}'s end only" if link.standby_end else " at both ends"
         standby = {
-            "passive": ", standby: passive at both ends, no adjacency",
-            "off": ", standby: not in OSPF",
+            "passive": f", standby: passive{where}, no adjacency",
+            "off": f", standby: not in OSPF{where}",
         }.get(link.role, "")
         if link.b_cost:
             standby += ", its cost differs by direction"
