@@ -173,3 +173,16 @@ def test_the_solver_mends_the_end_of_a_link_that_differs() -> None:
     peer = link.peer(fault["router"])
     assert router_fixes(peer, seen, set(plan.routers), design) is None
     assert DIAGNOSTIC.startswith("vtysh")
+
+
+def test_the_solver_looks_along_a_left_primary_path_before_a_partition_the_alarms_explain() -> None:
+    """Two adjacencies down split this network in two, so every host is cut off from
+    some; a cost fault moved h8 -> h5 off r8 r5. The reference looks at the alarms' routers,
+    then along the primary path, and only then behind the cut-off hosts (it ran out of ten
+    turns when r8 came last)."""
+    from netarena.route.frr.solver import _order
+
+    q = RouteApp().generate(1680158894, 3, "ospf-hello+ospf-mtu+ospf-cost")
+    assert "its primary path is h8 r8 r5 h5" in q.prompt
+    order = _order(q.prompt, read_design(q.prompt))
+    assert order[:5] == ["r4", "r3", "r2", "r8", "r5"], order

@@ -191,8 +191,9 @@ def link_fixes(
 def _order(text: str, design: Design) -> list[str]:
     """Where to look first.
 
-    Routers the alarms name, then those behind the hosts most cannot reach (a stub gone),
-    then the rest the ticket names, then the rest.
+    Routers the alarms name, then those behind a host no other reaches (a stub gone), then
+    those along the primary paths traffic left, then those behind the hosts most cannot
+    reach (a partition the alarms may explain), then the rest the ticket names, the rest.
     """
     ticket = text.split("## Incident ticket", 1)[-1].split("## Routing design", 1)[0]
     alarms = [
@@ -202,7 +203,10 @@ def _order(text: str, design: Design) -> list[str]:
     cut = re.findall(r"(h\d+) \(\S+\) cannot be reached from (.*)\.$", ticket, re.MULTILINE)
     cut.sort(key=lambda found: -len(found[1].split(",")))  # stable: ties keep ticket order
     behind = [design.stub_router.get(h) for h, _ in cut]
-    order = [*alarms, *behind, *named, *design.routers]
+    others = len(design.stub_router) - 1
+    gone = [design.stub_router.get(h) for h, sources in cut if len(sources.split(",")) >= others]
+    paths = [r for path in design.primaries for r in path]
+    order = [*alarms, *gone, *paths, *behind, *named, *design.routers]
     return [r for r in dict.fromkeys(order) if r in design.routers]
 
 
