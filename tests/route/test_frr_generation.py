@@ -186,3 +186,19 @@ def test_the_solver_looks_along_a_left_primary_path_before_a_partition_the_alarm
     assert "its primary path is h8 r8 r5 h5" in q.prompt
     order = _order(q.prompt, read_design(q.prompt))
     assert order[:5] == ["r4", "r3", "r2", "r8", "r5"], order
+
+
+def test_the_solver_follows_a_flow_where_its_routes_now_lead() -> None:
+    """A cost lowered at r5, on no primary path, draws h3 -> h2 off r3 r8 r7 r6 r2: once r3
+    is seen, its route to h2's stub names r5's address, so r5 is looked at next (it was
+    looked at last, past the ten turns)."""
+    from netarena.route.frr.solver import _order
+
+    q = RouteApp().generate(59550422, 3, "ospf-hello+ospf-mtu+ospf-cost")
+    design = read_design(q.prompt)
+    assert design.primaries[0] == ["r3", "r8", "r7", "r6", "r2"]
+    r5_ip = next(ip for ip, router in design.owner.items() if router == "r5")
+    seen = {"r3": f"{design.stub_net['h2']} via {r5_ip} dev r3-eth1 proto ospf metric 20\n"}
+    order = _order(q.prompt, design, seen)
+    assert order.index("r5") == order.index("r3") + 1, order
+    assert "r5" not in _order(q.prompt, design)[:8 - 1], "r5 is named nowhere in the ticket"

@@ -27,8 +27,8 @@ from netarena.route.frr.vtysh import conf
 
 __all__ = ["Design", "read_design", "link_fixes", "DIAGNOSTIC", "next_dynamic_action"]
 
-DIAGNOSTIC = "vtysh -c 'show running-config'; ip -o link show"
-"""What the reference runs to look at a router."""
+DIAGNOSTIC = "vtysh -c 'show running-config'; ip -o link show; ip route show"
+"""What the reference runs to look at a router (its routes show where traffic goes on)."""
 LOOK_AFTER = " ; " + DIAGNOSTIC
 """Appended to a repair: the router is looked at again in the same turn (a turn saved)."""
 
@@ -58,6 +58,12 @@ class Design:
     """Host → the router its stub is behind."""
     primaries: list[list[str]] = field(default_factory=list)
     """The routers of each primary path the ticket names."""
+    targets: list[str] = field(default_factory=list)
+    """The host each primary path ends at, in the same order."""
+    owner: dict[str, str] = field(default_factory=dict)
+    """Link address → the router it belongs to."""
+    stub_net: dict[str, str] = field(default_factory=dict)
+    """Host → its stub's prefix."""
     asymmetric: set[tuple[str, str]] = field(default_factory=set)
     """Links ``(a, b)`` whose cost differs by direction."""
 
@@ -71,18 +77,23 @@ def read_design(text: str) -> Design:
     design = Design()
     for found in _PRIMARY.finditer(text.split("## Routing design", 1)[0]):
         design.primaries.append(re.findall(r"\br\d+\b", found.group(1)))
+        design.targets.append(found.group(1).split()[-1])
     for line in text.split("## Task", 1)[0].splitlines():
         if m := _ROUTERS.match(line):
             design.routers = [r.strip() for r in m.group(1).split(",")]
         elif m := _AREA.match(line):
             for name in re.findall(r"(r\d+)(?: \([^)]*\))?", m.group(2)):
                 design.home[name] = int(m.group(1))
-        elif (m := _LINK.match(line)) and "standby" not in m.group(8):
+        elif m := _LINK.match(line):
+            design.owner |= {m.group(3): m.group(1), m.group(6): m.group(4)}
+            if "standby" in m.group(8):
+                continue
             design.links.append((m.group(1), m.group(2), m.group(4), m.group(5)))
             if "cost differs by direction" in m.group(8):
                 design.asymmetric.add((m.group(1), m.group(4)))
         elif m := _STUB.match(line):
             design.stub_router[m.group(1)] = m.group(4)
+            design.stub_net[m.group(1)] = m.group(3)
             if m.group(7).startswith("as an external route"):
                 design.redistribute.add(m.group(4))
     return design
@@ -188,12 +199,32 @@ def link_fixes(
     return {r: f for r, f in fixes.items() if f[0] or f[1]}
 
 
-def _order(text: str, design: Design) -> list[str]:
+def _taken(design: Design, seen: dict[str, str]) -> list[str]:
+    """Each named flow's first router, then those it crosses now, as far as seen routers show.
+
+    A cost lowered off the primary path draws traffic through routers the ticket never
+    names: the next hop of each seen router's route to the flow's stub says where.
+    """
+    out: list[str] = []
+    for path, host in zip(design.primaries, design.targets, strict=True):
+        router, net = path[0] if path else "", design.stub_net.get(host, "")
+        out += [router] if router else []
+        while router in seen and net:
+            hop = re.search(rf"^{re.escape(net)} .*?via (\S+)", seen[router], re.MULTILINE)
+            router = design.owner.get(hop.group(1), "") if hop else ""
+            if not router or router in out:
+                break
+            out.append(router)
+    return out
+
+
+def _order(text: str, design: Design, seen: dict[str, str] | None = None) -> list[str]:
     """Where to look first.
 
     Routers the alarms name, then those behind a host no other reaches (a stub gone), then
-    those along the primary paths traffic left, then those behind the hosts most cannot
-    reach (a partition the alarms may explain), then the rest the ticket names, the rest.
+    where the flows that left their primary path start, the routers they cross now, and
+    the rest of their primary paths, then those behind the hosts most cannot reach (a
+    partition the alarms may explain), then the rest the ticket names, the rest.
     """
     ticket = text.split("## Incident ticket", 1)[-1].split("## Routing design", 1)[0]
     alarms = [
@@ -206,7 +237,8 @@ def _order(text: str, design: Design) -> list[str]:
     others = len(design.stub_router) - 1
     gone = [design.stub_router.get(h) for h, sources in cut if len(sources.split(",")) >= others]
     paths = [r for path in design.primaries for r in path]
-    order = [*alarms, *gone, *paths, *behind, *named, *design.routers]
+    taken = _taken(design, seen or {})
+    order = [*alarms, *gone, *taken, *paths, *behind, *named, *design.routers]
     return [r for r in dict.fromkeys(order) if r in design.routers]
 
 
@@ -263,13 +295,13 @@ def next_dynamic_action(text: str) -> Move | None:
             fresh.add(entry.machine)
         else:
             fresh.discard(entry.machine)
-    for router in _order(text, design):
+    for router in _order(text, design, seen):
         if router in fresh and (fix := router_fixes(router, seen, fresh, design)):
             return router, fix
-    for router in _order(text, design):
+    for router in _order(text, design, seen):
         if router not in seen:
             return router, DIAGNOSTIC
-    stale = [r for r in _order(text, design) if r not in fresh]
+    stale = [r for r in _order(text, design, seen) if r not in fresh]
     if stale:
         return stale[0], DIAGNOSTIC
     return (design.routers[0], DIAGNOSTIC) if design.routers else None
