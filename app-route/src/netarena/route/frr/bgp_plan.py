@@ -29,23 +29,11 @@ from typing import Any, ClassVar
 
 from netarena.route.base.routing_kind import RoutingKind
 from netarena.route.frr.bgp_policy import LOCAL_PREF, Entry, MapEntry, Policy, policy_lines
-from netarena.route.frr.plan import (
-    OSPF_TIMERS,
-    OspfPlan,
-    TransitLink,
-    header_lines,
-    transit_lines,
-)
+from netarena.route.frr.plan import OSPF_TIMERS, OspfPlan, TransitLink, header_lines, transit_lines
 
 __all__ = [
-    "BgpPlan",
-    "Session",
-    "Neighbor",
-    "render_bgp",
-    "bgp_lines",
-    "neighbor_lines",
-    "KEEPALIVE_S",
-    "HOLD_S",
+    "BgpPlan", "Session", "Neighbor", "render_bgp", "bgp_lines", "neighbor_lines",
+    "KEEPALIVE_S", "HOLD_S",
 ]
 
 KEEPALIVE_S = 1
