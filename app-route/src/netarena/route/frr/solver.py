@@ -295,13 +295,14 @@ def next_dynamic_action(text: str) -> Move | None:
             fresh.add(entry.machine)
         else:
             fresh.discard(entry.machine)
-    for router in _order(text, design, seen):
+    order = _order(text, design, seen)
+    for router in order:
         if router in fresh and (fix := router_fixes(router, seen, fresh, design)):
             return router, fix
-    for router in _order(text, design, seen):
+    for router in order:
         if router not in seen:
             return router, DIAGNOSTIC
-    stale = [r for r in _order(text, design, seen) if r not in fresh]
+    stale = [r for r in order if r not in fresh]
     if stale:
         return stale[0], DIAGNOSTIC
     return (design.routers[0], DIAGNOSTIC) if design.routers else None
