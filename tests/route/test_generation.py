@@ -277,3 +277,48 @@ def test_a_hosts_dead_gateway_fault_often_adds_a_route_to_a_remote_subnet() -> N
                        ipaddress.ip_network(s.network))]
         assert holders and any(ipaddress.ip_address(h.ip) in ipaddress.ip_network(fault["route"])
                                for h in plan.hosts_in(holders[0].index)), fault
+
+
+def test_ranges_holding_a_host_take_the_lengths_free_ranges_take() -> None:
+    """One length law for a fault's range (it holds a host) and the design's free one: drawn
+    from the same state, both are the same length (the audit's ``prefix_delta`` tell: a
+    range one bit longer than its subnet was a fault's nine times in ten)."""
+    from netarena.route.emulator.targets import draw_range
+
+    deltas = []
+    for seed in range(200):
+        plan = draw_plan(random.Random(seed), [3, 2])
+        subnet = plan.subnets[seed % 2]
+        held = draw_range(random.Random(f"r{seed}"), plan, subnet.index, with_hosts=True)
+        free = draw_range(random.Random(f"r{seed}"), plan, subnet.index, with_hosts=False)
+        if held is None or free is None:
+            continue
+        held_net, free_net = ipaddress.ip_network(held), ipaddress.ip_network(free)
+        assert held_net.prefixlen == free_net.prefixlen, (held, free)
+        assert any(ipaddress.ip_address(h.ip) in held_net for h in plan.hosts_in(subnet.index))
+        assert not any(ipaddress.ip_address(a) in free_net
+                       for a in (subnet.gateway, *(h.ip for h in plan.hosts_in(subnet.index))))
+        deltas.append(held_net.prefixlen - ipaddress.ip_network(subnet.network).prefixlen)
+    assert len(deltas) > 150 and len(set(deltas)) > 3
+
+
+def test_the_design_routes_a_range_twice_and_hosts_take_their_gateways_address() -> None:
+    """Twins of two fault shapes: a metric fault's pair of routes to one range (the design's
+    primary and backup paths), and a duplicate address that is the host's own gateway's."""
+    from netarena.route.emulator.undisclosed import draw_undisclosed
+    from netarena.route.static.faults import sample_fault
+
+    pairs = gateways = duplicates = 0
+    for seed in range(300):
+        rng = random.Random(seed)
+        plan = draw_plan(rng, [2, 2, 2])
+        intent = draw_intent(rng, plan)
+        for item in draw_undisclosed(rng, plan, intent).items:
+            dsts = [line.split()[2] for line in item.ip if line.startswith("route add ")]
+            pairs += item.kind == "static_route" and len(dsts) == 2 and dsts[0] == dsts[1]
+        fault = sample_fault(rng, plan, intent, "RI", "duplicate_ip")
+        if fault["node"] != "r0":
+            duplicates += 1
+            gateways += fault["value"] == plan.subnet(fault["subnet"]).gateway
+    assert pairs > 10
+    assert 0.2 < gateways / duplicates < 0.6, (gateways, duplicates)

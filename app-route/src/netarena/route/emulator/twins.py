@@ -332,9 +332,9 @@ _BACKUP_WEIGHTS = (3, 1, 1)
 wrong routes do. Drawn evenly, faults' routes had no gateway twice as often (67% against
 32%, 240 queries)."""
 _REPEATS = {
-    "host_off": (("mtu_too_small", 0.1), ("tc_zero_queue", 0.3), ("rule_prohibit", 0.35),
+    "host_off": (("mtu_too_small", 0.02), ("tc_zero_queue", 0.3), ("rule_prohibit", 0.35),
                  ("forward_drop_subnet", 0.3), ("udp_reject", 0.2)),
-    "subnet_cut": (("mtu_too_small", 0.1), ("tc_zero_queue", 0.3), ("ip_forward_off", 0.5),
+    "subnet_cut": (("mtu_too_small", 0.02), ("tc_zero_queue", 0.3), ("ip_forward_off", 0.5),
                    ("icmp_drop", 0.3)),
     "subnet_open": (("ip_forward_off", 0.5), ("icmp_drop", 0.3), ("udp_reject", 0.3)),
     "pair_block": (("icmp_drop", 0.3), ("udp_reject", 0.3)),

@@ -23,6 +23,7 @@ import random
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from netarena.route.emulator import blocking
 from netarena.route.emulator.blocking import COMMENTS, Record, draw_pref, draw_refusal, draw_rule
 from netarena.route.emulator.intent import Intent
 from netarena.route.emulator.plan import ROUTER, NetworkPlan
@@ -34,20 +35,8 @@ __all__ = ["Item", "Undisclosed", "draw_undisclosed", "DEFAULT_PORTS"]
 DEFAULT_PORTS = (5001, 5002)
 """The judge's TCP and UDP ports when a network is built without a drawn configuration."""
 
-_KINDS = (
-    "vip",
-    "static_route",
-    "host_route",
-    "bogons",
-    "policy_routing",
-    "filter_notes",
-    "host_firewall",
-    "port_forward",
-    "masquerade",
-    "service_acl",
-    "shaping",
-    "sysctls",
-)
+_KINDS = ("vip", "static_route", "host_route", "bogons", "policy_routing", "filter_notes",
+          "host_firewall", "port_forward", "masquerade", "service_acl", "shaping", "sysctls")
 _ROUTER_OWN = ("vip", "static_route", "bogons", "policy_routing")
 _BOGONS = (
     ("blackhole", "198.18.0.0/15"),
@@ -200,13 +189,20 @@ def _vip(d: _Draw) -> list[Item]:
 
 
 def _static_route(d: _Draw) -> list[Item]:
+    """A range reached through a host, at times with a backup path (a metric fault's pair)."""
     host = d.host()
     net = f"100.80.{d.octet()}.0/24"
     if d.rng.random() < 0.95:  # an unused part of a subnet, reached through a host
         net = d.spare() or net
     via = f"via {host.ip} " if d.rng.random() < 0.15 else ""  # or on the link itself
-    line = f"route add {net} {via}dev {d.router_side(host)}{d.metric()}"
-    return [Item("static_route", ROUTER, ip=(line,))]
+    side = d.router_side(host)
+    others = [s.router_intf for s in d.subnets if s.router_intf != side]
+    if others and d.rng.random() < 0.4:
+        low, high = blocking.draw_metrics(d.rng)
+        return [Item("static_route", ROUTER, ip=(
+            f"route add {net} {via}dev {side} metric {low}",
+            f"route add {net} dev {d.rng.choice(others)} metric {high}"))]
+    return [Item("static_route", ROUTER, ip=(f"route add {net} {via}dev {side}{d.metric()}",))]
 
 
 def _host_route(d: _Draw) -> list[Item]:
@@ -241,9 +237,10 @@ def _policy_routing(d: _Draw) -> list[Item]:
     draw = d.rng.random()  # all the subnet's traffic (the rest falls through), the whole
     whole = next((s.network for s in d.plan.subnets if s.contains(net.split("/")[0])), net)
     to = "" if draw < 0.3 else f" to {whole if draw < 0.55 else net}"  # subnet, or the range
+    via = f"via {host.ip} " if d.rng.random() < 0.4 else ""  # else on the link, as faults'
     lines: tuple[str, ...] = (
         f"rule add from {subnet.network}{to} lookup {table} pref {pref}",
-        f"route add {net} via {host.ip} dev {d.router_side(host)} table {table}",
+        f"route add {net} {via}dev {d.router_side(host)}{d.metric()} table {table}",
     )
     spare = d.spare()
     if spare is not None and d.rng.random() < 0.4:

@@ -77,7 +77,7 @@ _ROUTE = {"subnet": 1, "range": 2}
 _AIMS: dict[str, dict[str, int]] = {
     "ip_forward_off": {"subnet": 1},
     "forward_policy_drop": {"host": 3, "subnet": 2},
-    "rule_prohibit": {"host": 2, "subnet": 2, "pair": 2, "range": 3},
+    "rule_prohibit": {"host": 3, "subnet": 1, "range": 3},
     "forward_drop_subnet": _FILTER,
     "iptables_drop": _FILTER,
     "iptables_reject": _FILTER,
