@@ -322,3 +322,23 @@ def test_the_design_routes_a_range_twice_and_hosts_take_their_gateways_address()
             gateways += fault["value"] == plan.subnet(fault["subnet"]).gateway
     assert pairs > 10
     assert 0.2 < gateways / duplicates < 0.6, (gateways, duplicates)
+
+
+def test_wrong_routes_sometimes_aim_at_one_machine_as_the_designs_pinned_routes_do() -> None:
+    """A /32 route is no fault's mark: faults send one machine astray, and the design pins
+    machines to their own links (the audit's ``destination=one-machine``)."""
+    from netarena.route.emulator.undisclosed import draw_undisclosed
+    from netarena.route.static.faults import sample_fault
+
+    faults = pins = 0
+    for seed in range(300):
+        rng = random.Random(seed)
+        plan = draw_plan(rng, [2, 2, 2])
+        intent = draw_intent(rng, plan)
+        machines = {f"{h.ip}/32" for h in plan.hosts}
+        fault = sample_fault(rng, plan, intent, "WR", rng.choice(("wrong_interface", "loop")))
+        faults += fault.get("dst") in machines
+        for item in draw_undisclosed(rng, plan, intent).items:
+            pins += item.kind == "static_route" and item.ip[0].split()[2] in machines
+    assert 0.05 < faults / 300 < 0.3, faults
+    assert pins > 10, pins

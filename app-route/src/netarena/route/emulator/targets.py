@@ -187,7 +187,8 @@ def _route(rng: random.Random, plan: NetworkPlan, t: Target, method: str,
     other = rng.choice(others or [s.index for s in plan.subnets if s.index != t.subnet])
     dst = _net(plan, t)
     whole = dst == plan.subnet(t.subnet).network
-    rec: dict[str, Any] = {"node": ROUTER, "dst": dst, "replace": whole,
+    rec: dict[str, Any] = {"node": ROUTER, "intf": plan.subnet(t.subnet).router_intf,
+                           "dst": dst, "replace": whole,
                            "out": plan.subnet(other).router_intf, "other": other}
     low, high = b.draw_metrics(rng)
     if method == "metric_loses":

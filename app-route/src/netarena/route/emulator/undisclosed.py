@@ -189,15 +189,18 @@ def _vip(d: _Draw) -> list[Item]:
 
 
 def _static_route(d: _Draw) -> list[Item]:
-    """A range reached through a host, at times with a backup path (a metric fault's pair)."""
+    """A range (or a host) the router reaches on a link, at times with a backup path."""
     host = d.host()
     net = f"100.80.{d.octet()}.0/24"
     if d.rng.random() < 0.95:  # an unused part of a subnet, reached through a host
         net = d.spare() or net
     via = f"via {host.ip} " if d.rng.random() < 0.15 else ""  # or on the link itself
+    pinned = d.rng.random() < 0.5  # or the host itself, pinned to its link (no backup: a
+    if pinned:  # fault that takes the link down drops the pin, and the backup would win)
+        net, via = f"{host.ip}/32", ""
     side = d.router_side(host)
     others = [s.router_intf for s in d.subnets if s.router_intf != side]
-    if others and d.rng.random() < 0.4:
+    if others and not pinned and d.rng.random() < 0.6:
         low, high = blocking.draw_metrics(d.rng)
         return [Item("static_route", ROUTER, ip=(
             f"route add {net} {via}dev {side} metric {low}",

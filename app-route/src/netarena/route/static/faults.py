@@ -73,7 +73,7 @@ Fault = dict[str, Any]
 
 _INTERFACE = {"host": 4, "subnet": 1}
 _FILTER = {"host": 3, "subnet": 3, "pair": 2, "range": 2}
-_ROUTE = {"subnet": 1, "range": 2}
+_ROUTE = {"host": 1, "subnet": 2, "range": 4}
 _AIMS: dict[str, dict[str, int]] = {
     "ip_forward_off": {"subnet": 1},
     "forward_policy_drop": {"host": 3, "subnet": 2},
