@@ -30,6 +30,7 @@ class _Listening(NamedTuple):
 
 
 _Extra = Flow | _Listening | int | None
+_ACCEPT_RETRY = frozenset({errno.ECONNABORTED, errno.EPROTO, errno.EPERM})  # one conn's
 """What a watched socket's handler needs: a client's flow, a listener, a connection's port."""
 
 
@@ -100,10 +101,8 @@ class Mesh:
         idents = _random.sample(range(1, 1 << 16), len(net.plan.nodes))
         self.idents = dict(zip(net.plan.nodes, idents, strict=True))
 
-    def _watch(
-        self, sock: socket.socket, role: str, node: str, extra: _Extra = None,
-        events: int = select.POLLIN, own: bool = True,
-    ) -> None:
+    def _watch(self, sock: socket.socket, role: str, node: str, extra: _Extra = None,
+               events: int = select.POLLIN, own: bool = True) -> None:
         sock.setblocking(False)
         self.handlers[sock.fileno()] = (role, node, extra)
         if own:
@@ -284,17 +283,17 @@ class Mesh:
             if flow is not None and flow[0] == "udp" and flow[1] == node:
                 self._answer(flow)
 
-    def _accept_all(
-        self, node: str, listening: _Listening, keep: bool = True
-    ) -> None:
+    def _accept_all(self, node: str, listening: _Listening, keep: bool = True) -> None:
         listener, port = listening
         while True:
             try:
                 conn, _ = listener.accept()
             except (BlockingIOError, InterruptedError):
                 return
-            except OSError:
-                continue
+            except OSError as exc:
+                if exc.errno in _ACCEPT_RETRY:  # that connection failed; the next may not
+                    continue
+                return  # the listener closed under us (a stopped run): no spinning on it
             if keep:
                 self._watch(conn, "tcp-conn", node, port)
             else:
