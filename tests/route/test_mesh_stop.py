@@ -25,3 +25,15 @@ def test_accepting_on_a_listener_closed_under_the_mesh_returns() -> None:
     worker.start()
     worker.join(5)
     assert not worker.is_alive()
+
+
+def test_reading_a_udp_client_closed_under_the_mesh_returns() -> None:
+    """The same for a UDP client socket: ICMP errors are skipped, a closed socket ends it."""
+    client = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    client.close()
+    mesh = Mesh.__new__(Mesh)
+    mesh.clients = {"h1": client}
+    worker = threading.Thread(target=mesh._udp_client, args=("h1",), daemon=True)
+    worker.start()
+    worker.join(5)
+    assert not worker.is_alive()

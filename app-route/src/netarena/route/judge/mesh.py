@@ -30,7 +30,6 @@ class _Listening(NamedTuple):
 
 
 _Extra = Flow | _Listening | int | None
-_ACCEPT_RETRY = frozenset({errno.ECONNABORTED, errno.EPROTO, errno.EPERM})  # one conn's
 """What a watched socket's handler needs: a client's flow, a listener, a connection's port."""
 
 
@@ -277,7 +276,9 @@ class Mesh:
                 data = sock.recv(2048)
             except (BlockingIOError, InterruptedError):
                 return
-            except OSError:  # an ICMP error for an earlier datagram
+            except OSError as exc:  # an ICMP error for an earlier datagram, or a socket
+                if exc.errno == errno.EBADF:  # closed under us (a stopped run)
+                    return
                 continue
             flow = self.proof_tokens.get(data)
             if flow is not None and flow[0] == "udp" and flow[1] == node:
@@ -290,8 +291,8 @@ class Mesh:
                 conn, _ = listener.accept()
             except (BlockingIOError, InterruptedError):
                 return
-            except OSError as exc:
-                if exc.errno in _ACCEPT_RETRY:  # that connection failed; the next may not
+            except OSError as exc:  # that connection failed (the next may not), or else
+                if exc.errno in (errno.ECONNABORTED, errno.EPROTO, errno.EPERM):
                     continue
                 return  # the listener closed under us (a stopped run): no spinning on it
             if keep:
