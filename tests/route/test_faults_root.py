@@ -114,3 +114,24 @@ def test_a_wrong_route_in_a_policy_table_is_repaired(one_source: bool) -> None:
         score = episode.score()
         assert score.correct, episode.matrix.text()
         assert score.safe and score.collateral == [], (episode.ledger, score.collateral)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("rate", ["100mbit", "1000mbit"])
+def test_a_shaper_whose_burst_is_smaller_than_a_frame_breaks_and_is_repaired(rate: str) -> None:
+    """A token bucket given a burst in bytes passes no frame (``tc`` shows it as 0-37b); the
+    reference reads the burst, not only empty FIFOs."""
+    app = RouteApp({"num_subnets": 3, "hosts_per_subnet": 2})
+    query = app.generate(3, 1, "DT")
+    queue = f"tbf rate {rate} burst 40 latency 50ms"
+    candidates = [{**fault, "queue": queue}
+                  for fault in _faults_on(query, "DT", "tc_zero_queue", "host", count=8)]
+    with app.open(_with_faults(query, candidates)) as episode:
+        node = episode.faults[0]["node"]
+        shown = episode.net.exec(node, ["tc", "qdisc", "show", "dev", episode.faults[0]["intf"]])
+        assert "tbf" in shown.output and " burst " in shown.output
+        assert intended_flows(episode.want) - episode.matrix.flows
+        play_reference(episode, max_turns=10)
+        score = episode.score()
+        assert score.correct, episode.matrix.text()
+        assert score.safe and score.collateral == [], (episode.ledger, score.collateral)

@@ -23,3 +23,17 @@ def test_all_accept_redirects_off_is_the_kernels_on_a_forwarding_host(
     kinds = [r.kind for r in read_objects("h1", output, book)]
     assert ("sysctl_accept_redirects" in kinds) is read, kinds
     assert ("sysctl_forwarding" in kinds) is (forwarding == "1"), kinds
+
+
+def test_a_shapers_burst_is_read_in_bytes() -> None:
+    """A shaper's burst is a field (a tiny one passes no frame): bytes, whatever ``tc``'s unit."""
+    query = RouteApp().generate(7, 1, "DT")
+    book = AddressBook(read_inventory(query.prompt))
+    output = ("#qdisc\n"
+              "qdisc tbf 8001: dev h1-eth0 root refcnt 2 rate 100Mbit burst 37b lat 50ms\n"
+              "qdisc tbf 8002: dev r0-eth1 root refcnt 2 rate 1Gbit burst 256Kb lat 50ms\n"
+              "qdisc pfifo 8003: dev r0-eth2 root refcnt 2 limit 0p\n")
+    found = {r.identity: r.fields for r in read_objects("r0", output, book)}
+    assert found["qdisc h1-eth0 root"]["burst"] == 37
+    assert found["qdisc r0-eth1 root"]["burst"] == 256 * 1024
+    assert found["qdisc r0-eth2 root"]["burst"] is None and found["qdisc r0-eth2 root"]["empty"]

@@ -67,7 +67,16 @@ def draw_mtu(rng: random.Random) -> int:
 
 
 def draw_queue(rng: random.Random) -> str:
-    """A root queue that holds no packet."""
+    """A root queue that passes no packet: an empty FIFO, or a shaper with a tiny burst.
+
+    The shaper's burst was given without its unit (bytes: smaller than any frame, so every
+    frame is dropped; ``tc`` shows it rounded, often ``0b``). The design's own shapers
+    (``undisclosed.py``) are token buckets too: a queue that passed nothing was always an
+    empty FIFO, and every shaper was the design's.
+    """
+    if rng.random() < 0.4:
+        rate = rng.choice((100, 200, 500, 1000))
+        return f"tbf rate {rate}mbit burst {rng.choice((32, 40, 48))} latency 50ms"
     return rng.choice(("pfifo limit 0", "bfifo limit 0"))
 
 

@@ -161,9 +161,9 @@ def _rules(rng: random.Random, plan: NetworkPlan, t: Target, method: str,
         proto = ["-p", "udp"]
     name = proto[1] if proto else None
     if on_host and t.host:
-        selector = rng.choice([[], [], ["-s", plan.subnet(rng.choice(
-            [s.index for s in plan.subnets])).network],
-            ["!", "-s", plan.subnet(t.subnet).network]])
+        # everyone, or everyone but one subnet: the shapes of the design's host rules
+        # (an out-of-service host's, a service's ACL); never "-s" one subnet, which none has
+        selector = rng.choice([[], [], ["!", "-s", rng.choice(plan.subnets).network]])
         rules = [b.draw_rule(rng, "INPUT", [*selector, *proto], name)]
         node = t.host
     else:
@@ -206,7 +206,8 @@ def _route(rng: random.Random, plan: NetworkPlan, t: Target, method: str,
             rec["forwarding_host"] = via.name
     elif method == "refusing_route":
         rec["refusal"] = b.draw_refusal(rng)
-    if method != "metric_loses" and policy.share and rng.random() < policy.share:
+    # a policy table routes a part of a subnet, as the design's tables do (undisclosed.py)
+    if method != "metric_loses" and not whole and policy.share and rng.random() < policy.share:
         rec |= _policy_table(rng, plan, others if policy.sources else [], dst)
     return rec
 
@@ -216,7 +217,8 @@ class Policy:
     """Whether a route object goes in a policy-routing table, and whose traffic goes there."""
 
     share: float = 0.0
-    """Share of route objects (never a backup's) put in a table a rule sends traffic to."""
+    """Share of route objects to a part of a subnet (never a backup's, never a whole
+    subnet's) put in a table a rule sends traffic to."""
     sources: bool = False
     """Whether the rule may select one source subnet (a fault's: its target must be reached
     by all; a block's rule selects every source, as the block does)."""

@@ -286,6 +286,14 @@ def _filters(node: str, lines: list[str], book: AddressBook) -> list[Reading]:
     return out
 
 
+def _size(text: str) -> float | None:
+    """Bytes of a ``tc`` size (``62b``, ``256Kb``, ``1Mb``)."""
+    found = re.fullmatch(r"([\d.]+)([KMG]?)b", text)
+    if not found:
+        return None
+    return float(found.group(1)) * {"": 1, "K": 1024, "M": 1024**2, "G": 1024**3}[found.group(2)]
+
+
 def _rate(text: str) -> float | None:
     found = re.fullmatch(r"([\d.]+)([KMG]?)bit", text)
     if not found:
@@ -304,9 +312,11 @@ def _qdiscs(node: str, lines: list[str], book: AddressBook) -> list[Reading]:
         limit = _selector(words, "limit")
         size = int(re.sub(r"\D", "", limit) or 0) if limit else None
         rate = _rate(_selector(words, "rate") or "")
+        burst = _size(_selector(words, "burst") or "")
         fields: dict[str, FieldValue] = {
             "role": _role(node), "interface": book.interface(dev), "qdisc": words[1],
-            "root": parent == "root", "limit": size, "rate": rate, "empty": size == 0,
+            "root": parent == "root", "limit": size, "rate": rate, "burst": burst,
+            "empty": size == 0,
         }
         where = "root" if parent == "root" else f"parent {parent}"
         out.append(Reading("qdisc", f"qdisc {dev} {parent}", " ".join(words[1:2] + words[4:]),

@@ -345,12 +345,19 @@ def _forwarding_fixes(sec: dict[str, list[str]], inv: Inventory, pairs: Pairs) -
     return fixes
 
 
+def _tiny_burst(line: str) -> bool:
+    """A token bucket whose burst is smaller than a ping's frame (98 bytes): it drops them all."""
+    m = re.search(r" burst (\d+)b\b", line)
+    return m is not None and int(m.group(1)) < 98
+
+
 def _queue_fixes(sec: dict[str, list[str]], wanted: dict[str, str]) -> list[str]:
     fixes = []
     for line in sec.get("qdisc", []):
         m = re.match(r"^qdisc \S+ \S+ dev (\S+) root", line)
-        if m and m.group(1) in wanted and re.search(r" limit 0[pb]?\b", line):
-            fixes.append(f"tc qdisc del dev {m.group(1)} root")  # a queue that holds nothing
+        empty = re.search(r" limit 0[pb]?\b", line) or _tiny_burst(line)
+        if m and m.group(1) in wanted and empty:
+            fixes.append(f"tc qdisc del dev {m.group(1)} root")  # a queue that passes nothing
     return fixes
 
 
