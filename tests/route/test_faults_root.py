@@ -135,3 +135,22 @@ def test_a_shaper_whose_burst_is_smaller_than_a_frame_breaks_and_is_repaired(rat
         score = episode.score()
         assert score.correct, episode.matrix.text()
         assert score.safe and score.collateral == [], (episode.ledger, score.collateral)
+
+
+@pytest.mark.slow
+def test_a_host_given_another_subnets_gateway_address_is_repaired() -> None:
+    """A host's duplicate address may be another subnet's gateway (as the design's hosts hold
+    one harmlessly): its own address is gone, and the reference puts it back."""
+    app = RouteApp({"num_subnets": 3, "hosts_per_subnet": 2})
+    query = app.generate(5, 1, "RI")
+    plan, _, _ = topology_of(query)
+    candidates = []
+    for fault in _faults_on(query, "RI", "duplicate_ip", "host", count=8):
+        gateways = [s.gateway for s in plan.subnets[1:] if s.index != fault["subnet"]]
+        candidates.append({**fault, "value": gateways[0]})
+    with app.open(_with_faults(query, candidates)) as episode:
+        assert intended_flows(episode.want) - episode.matrix.flows
+        play_reference(episode, max_turns=10)
+        score = episode.score()
+        assert score.correct, episode.matrix.text()
+        assert score.safe and score.collateral == [], (episode.ledger, score.collateral)

@@ -248,8 +248,11 @@ def _address(rng: random.Random, plan: NetworkPlan, t: Target, method: str) -> d
         owners = [h.ip for h in plan.hosts if h.ip != mine]
         if node == ROUTER:  # the router may take its own address on another interface
             owners += [s.gateway for s in plan.subnets if s.gateway != mine]
-        elif rng.random() < 0.4:  # a host given its gateway's address (the design's router
-            owners = [subnet.gateway]  # holds other machines' addresses as often)
+        elif rng.random() < 0.4:  # a host given a gateway's address, as the design's hosts
+            # hold one (twins._held: another subnet's, never the router's first; a host
+            # given its own gateway's was a fault's alone, 9% of address faults)
+            owners = [s.gateway for s in plan.subnets[1:] if s.index != t.subnet] or [
+                subnet.gateway]
         rec["value"] = rng.choice(owners)
     else:  # the design's own renumbered addresses take these lengths too (twins.py)
         mine = subnet.gateway if node == ROUTER else plan.host(node).ip
