@@ -47,6 +47,15 @@ def _fault_on(query, kind: str, method: str, where: str, subnet: int | None = No
     return _faults_on(query, kind, method, where, subnet)[0]
 
 
+def _broken_then_repaired_safely(episode) -> None:
+    """The fault breaks a flow that must work, and the reference repairs it safely."""
+    assert intended_flows(episode.want) - episode.matrix.flows
+    play_reference(episode, max_turns=10)
+    score = episode.score()
+    assert score.correct, episode.matrix.text()
+    assert score.safe and score.collateral == [], (episode.ledger, score.collateral)
+
+
 def _with_faults(query, *slots: list[dict]):
     faults = [{"type": s[0]["type"], "candidates": s} for s in slots]
     return query.model_copy(update={"truth": {**query.truth, "faults": faults}})
@@ -109,11 +118,7 @@ def test_a_wrong_route_in_a_policy_table_is_repaired(one_source: bool) -> None:
                 break
     with app.open(_with_faults(query, candidates)) as episode:
         assert "table" in episode.faults[0]
-        assert intended_flows(episode.want) - episode.matrix.flows
-        play_reference(episode, max_turns=10)
-        score = episode.score()
-        assert score.correct, episode.matrix.text()
-        assert score.safe and score.collateral == [], (episode.ledger, score.collateral)
+        _broken_then_repaired_safely(episode)
 
 
 @pytest.mark.slow
@@ -130,11 +135,7 @@ def test_a_shaper_whose_burst_is_smaller_than_a_frame_breaks_and_is_repaired(rat
         node = episode.faults[0]["node"]
         shown = episode.net.exec(node, ["tc", "qdisc", "show", "dev", episode.faults[0]["intf"]])
         assert "tbf" in shown.output and " burst " in shown.output
-        assert intended_flows(episode.want) - episode.matrix.flows
-        play_reference(episode, max_turns=10)
-        score = episode.score()
-        assert score.correct, episode.matrix.text()
-        assert score.safe and score.collateral == [], (episode.ledger, score.collateral)
+        _broken_then_repaired_safely(episode)
 
 
 @pytest.mark.slow
@@ -149,8 +150,4 @@ def test_a_host_given_another_subnets_gateway_address_is_repaired() -> None:
         gateways = [s.gateway for s in plan.subnets[1:] if s.index != fault["subnet"]]
         candidates.append({**fault, "value": gateways[0]})
     with app.open(_with_faults(query, candidates)) as episode:
-        assert intended_flows(episode.want) - episode.matrix.flows
-        play_reference(episode, max_turns=10)
-        score = episode.score()
-        assert score.correct, episode.matrix.text()
-        assert score.safe and score.collateral == [], (episode.ledger, score.collateral)
+        _broken_then_repaired_safely(episode)
