@@ -11,7 +11,7 @@ from netarena.route import RouteApp
 from netarena.route.frr.bgp_design import draw_bgp_plan
 from netarena.route.frr.bgp_faults import BGP_FAULTS, BGP_LEVEL_LABELS, bgp_fault_lines
 from netarena.route.frr.bgp_model import best_routes, reachable, unmasks
-from netarena.route.frr.bgp_plan import BgpPlan
+from netarena.route.frr.bgp_plan import TTL_LINES, BgpPlan, ttl_passes, ttl_works
 from netarena.route.frr.bgp_policy import LOCAL_PREF
 from netarena.route.frr.bgp_reading import read_intent, read_look
 from netarena.route.frr.bgp_solver import router_problems
@@ -63,11 +63,13 @@ def test_designs_are_regions_of_real_networks_with_policies_on_every_ebgp_neighb
     assert OspfPlan in BgpPlan.__mro__
 
 
-def test_ttl_handling_varies_as_operators_vary_it_and_its_ends_agree_on_the_way() -> None:
-    """Loopback and single-hop sessions check TTL security with one hop or two, sometimes
-    one at each end (both accept a direct neighbour), so a fault's TTL line is no tell by
-    its value or by differing from its peer's (the BGP audit's tells, issue 37); the two
-    ends of a session never differ in the way (multihop against TTL security)."""
+def test_ttl_handling_varies_as_operators_vary_it_and_each_as_sets_its_own_end() -> None:
+    """Single-hop sessions check TTL security with one hop or two, sometimes one at each
+    end (both accept a direct neighbour). A loopback session's two ends, set by two ASes,
+    always differ in kind and always work together (TTL security against ``ebgp-multihop
+    255``, ``ebgp-multihop 2`` against ``disable-connected-check``): a fault's TTL line,
+    whose partner fails it, is then never the only line of a kind that designs pair, and
+    a network's count of each kind says nothing (the BGP audit's tells, issue 37)."""
     ways: dict[str, set[str]] = {"multihop": set(), "ebgp": set()}
     mixed = 0
     for seed in range(60):
@@ -75,14 +77,29 @@ def test_ttl_handling_varies_as_operators_vary_it_and_its_ends_agree_on_the_way(
         for s in plan.sessions:
             if s.kind == "ibgp":
                 continue
-            ends = {plan.ttl_at(s.link, s.a), plan.ttl_at(s.link, s.b)}
-            ways[s.kind] |= ends
-            assert len({x == "multihop" for x in ends}) == 1, (seed, s)
-            if len(ends) == 2:
-                assert ends == {"gtsm1", "gtsm2"}, (seed, s)
+            a, b = plan.ttl_at(s.link, s.a), plan.ttl_at(s.link, s.b)
+            ways[s.kind] |= {a, b}
+            if s.kind == "multihop":
+                assert ttl_works(a, b) and TTL_LINES[a].split()[0] != TTL_LINES[b].split()[0]
+            elif a != b:
+                assert {a, b} == {"gtsm1", "gtsm2"}, (seed, s)
                 mixed += 1
-    assert ways == {"multihop": {"multihop", "gtsm1", "gtsm2"}, "ebgp": {"", "gtsm1", "gtsm2"}}
+    assert ways == {
+        "multihop": {"multihop", "multihop255", "gtsm1", "gtsm2", "connected"},
+        "ebgp": {"", "gtsm1", "gtsm2"},
+    }
     assert mixed >= 5
+
+
+def test_which_ttl_handling_works_is_what_frr_does() -> None:
+    """The pairs checked on FRR 8 (a loopback session between neighbours): TTL security
+    passes only 254 or 255, which ``ebgp-multihop 2`` and ``disable-connected-check`` do
+    not send."""
+    assert ttl_works("gtsm1", "multihop255") and ttl_works("gtsm2", "gtsm1")
+    assert ttl_works("multihop", "connected") and ttl_works("connected", "connected")
+    assert not ttl_works("gtsm1", "connected") and not ttl_works("gtsm2", "multihop")
+    assert ttl_passes(["ebgp-multihop 254", "update-source lo"], ["ttl-security hops 2"])
+    assert not ttl_passes(["ebgp-multihop 254"], ["ttl-security hops 1"])
 
 
 def test_generation_is_pure_and_the_prompt_is_a_ticket_not_a_config() -> None:
@@ -129,8 +146,10 @@ def test_a_fault_value_is_one_the_design_carries(kind: str) -> None:
         elif kind == "bgp-maxprefix":  # on eBGP, as the design's limits are
             assert fault["limit"] in plan.limits.values()
             assert plan.sessions[fault["session"]].kind != "ibgp"
-        elif kind == "bgp-multihop":
+        elif kind == "bgp-multihop":  # a way the design has, one the peer's end fails
             assert fault["ttl"] in plan.ttl.values()
+            session = plan.sessions[fault["session"]]
+            assert not ttl_works(fault["ttl"], plan.ttl_at(session.link, fault["peer"]))
         elif kind == "bgp-filter" and fault["style"] == "pref":
             assert fault["pref"] in LOCAL_PREF.values()
         elif kind == "bgp-filter":

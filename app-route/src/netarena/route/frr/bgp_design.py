@@ -7,8 +7,9 @@ others hang below it as customers, tree-wise, and two ASes that are neighbours o
 peer. Between two neighbouring ASes one of their links carries an eBGP session (its
 addresses or the two routers' loopbacks); the others are left out of the design. Inside an
 AS the links keep their lengths as OSPF costs. Sessions vary as operators vary them:
-loopback sessions use ``ebgp-multihop 2`` or a TTL security check (``ttl-security hops 1``
-or ``2``, sometimes one at each end), some single-hop sessions a TTL security check too,
+each AS sets its own end of a loopback session (``ebgp-multihop 2`` against the other's
+``disable-connected-check``, or a TTL security check against ``ebgp-multihop 255``), some
+single-hop sessions check TTL security (one hop or two, sometimes one at each end),
 and most eBGP neighbours get a ``maximum-prefix`` from a ladder of round limits above what
 they send.
 """
@@ -36,6 +37,13 @@ LIMIT_ODDS = 0.8
 GTSM_ODDS = 0.4
 """Chance that a single-hop eBGP session checks TTL security (hops 1 or 2, as loopback
 sessions do), so either value is one a design carries."""
+LOOPBACK_PAIRS = {
+    ("gtsm1", "multihop255"): 0.075,
+    ("gtsm2", "multihop255"): 0.075,
+    ("multihop", "connected"): 0.85,
+}
+"""How loopback sessions' two ends handle TTL (``TTL_LINES``), and how often. A fault's
+``ebgp-multihop`` sends 2 (255 passes any check), so 255 stays rare among the design's."""
 MIXED_HOPS_ODDS = 0.3
 """Chance that a session checking TTL security allows one hop at one end and two at the
 other (both accept a direct neighbour), so ends that differ are no tell by themselves."""
@@ -98,6 +106,19 @@ def _costs(part: Part, links: list[TransitLink], index: dict[str, int]) -> list[
     return out
 
 
+def _loopback_ends(rng: random.Random) -> tuple[str, str]:
+    """Each end's TTL handling of a loopback session, as its own AS sets it.
+
+    The two ASes choose apart and their ends differ, in a way that works
+    (``LOOPBACK_PAIRS``); so a way is never beside a partner of its own kind, as a fault's
+    never is (the fault's partner is one that fails it), and how many lines of each kind a
+    network holds tells a fault's line from the design's no better than chance.
+    """
+    pairs, weights = zip(*LOOPBACK_PAIRS.items(), strict=True)
+    pair = rng.choices(pairs, weights)[0]
+    return pair if rng.random() < 0.5 else (pair[1], pair[0])
+
+
 def _sessions(
     rng: random.Random, plan: BgpPlan
 ) -> tuple[tuple[int, ...], dict[str, str], dict[str, int]]:
@@ -109,11 +130,14 @@ def _sessions(
     ttl: dict[str, str] = {}
     for i in inter:
         if i in loopback:
-            way = rng.choice(("multihop", "gtsm1", "gtsm2"))
-        else:
-            way = rng.choice(("gtsm1", "gtsm2")) if rng.random() < GTSM_ODDS else ""
+            a, b = _loopback_ends(rng)
+            ttl[str(i)] = a
+            if b != a:
+                ttl[f"{i}@{plan.links[i].b}"] = b
+            continue
+        way = rng.choice(("gtsm1", "gtsm2")) if rng.random() < GTSM_ODDS else ""
         ttl[str(i)] = way
-        if way and way != "multihop" and rng.random() < MIXED_HOPS_ODDS:
+        if way and rng.random() < MIXED_HOPS_ODDS:
             end = rng.choice((plan.links[i].a, plan.links[i].b))
             ttl[f"{i}@{end}"] = "gtsm2" if way == "gtsm1" else "gtsm1"
     staged = replace(plan, loopback_links=loopback, ttl=ttl)

@@ -8,8 +8,9 @@ prefix-lists, or a route-map's local preference set to one another relationship 
 the stub's ``network`` statement, a border router's ``next-hop-self`` towards an iBGP
 peer, an eBGP ``maximum-prefix`` (one of the design's limits, a step or two below what the
 peer sends, as the design's are a step or two above), and a
-loopback session's TTL handling at one end (``ebgp-multihop`` where the other end checks
-TTL security, or the reverse). ``draw_bgp_faults`` draws them on distinct sessions and
+loopback session's TTL handling at one end (a way the design has that the other end's
+TTL security check refuses, or a TTL security check the other end's packets fail).
+``draw_bgp_faults`` draws them on distinct sessions and
 routers where each changes routing; ``bgp_fault_lines`` gives the vtysh configuration
 lines that inject one; ``bgp_model`` says what they do before anything runs.
 """
@@ -21,7 +22,7 @@ from dataclasses import replace
 from typing import Any
 
 from netarena.route.frr.bgp_model import best_routes, sent, unmasks
-from netarena.route.frr.bgp_plan import TTL_LINES, BgpPlan, Neighbor, neighbor_lines
+from netarena.route.frr.bgp_plan import TTL_LINES, BgpPlan, Neighbor, neighbor_lines, ttl_works
 from netarena.route.frr.bgp_policy import LOCAL_PREF
 
 __all__ = ["BGP_FAULTS", "BGP_LEVEL_LABELS", "draw_bgp_faults", "bgp_fault_lines"]
@@ -136,10 +137,10 @@ def _session_faults(rng: random.Random, plan: BgpPlan, kind: str) -> list[Fault]
                 if not wrong:
                     continue
                 fault["address"] = rng.choice(wrong)
-            elif kind == "bgp-multihop":  # the other way of handling TTL, as designed
-                was = plan.ttl_at(session.link, router)
+            elif kind == "bgp-multihop":  # a way the design has that fails the peer's
+                theirs = plan.ttl_at(session.link, peer)
                 ways = sorted(
-                    {t for t in plan.ttl.values() if t and (t == "multihop") != (was == "multihop")}
+                    {t for t in plan.ttl.values() if t in TTL_LINES and not ttl_works(t, theirs)}
                 )
                 if not ways:
                     continue

@@ -6,8 +6,9 @@ links (fast, authenticated point-to-point interfaces); every router runs iBGP to
 other router of its AS between loopbacks (``update-source lo``), border routers with
 ``next-hop-self``; each inter-AS link carries one eBGP session, between the link's
 addresses or between the two routers' loopbacks (each end reaching the other's by a static
-route over the link), the latter with ``ebgp-multihop 2`` or a TTL security check (GTSM,
-``ttl-security hops``), which some single-hop sessions carry too. Neighbouring ASes are
+route over the link), the latter with each end's own TTL handling (``ebgp-multihop``,
+``disable-connected-check`` or a TTL security check, GTSM: ``ttl-security hops``, which
+some single-hop sessions carry too; ``ttl_works`` says which pairs come up). Neighbouring ASes are
 provider and customer or peers (``relations``), and each border router's policy follows
 (``bgp_policy``): route-maps in, prefix-lists out, and on most eBGP neighbours a
 ``maximum-prefix`` above what they send. Every router announces its stub /24 with a
@@ -33,7 +34,7 @@ from netarena.route.frr.plan import OSPF_TIMERS, OspfPlan, TransitLink, header_l
 
 __all__ = [
     "BgpPlan", "Session", "Neighbor", "render_bgp", "bgp_lines", "neighbor_lines",
-    "KEEPALIVE_S", "HOLD_S",
+    "KEEPALIVE_S", "HOLD_S", "TTL_LINES", "ttl_passes", "ttl_works",
 ]
 
 KEEPALIVE_S = 1
@@ -83,8 +84,9 @@ class Neighbor:
     next_hop_self: bool
     """iBGP from a border router."""
     ttl: str = ""
-    """How its TTL is handled: ``multihop`` (``ebgp-multihop 2``), ``gtsm1``/``gtsm2``
-    (``ttl-security hops 1``/``2``), or nothing (one hop)."""
+    """How its TTL is handled (``TTL_LINES``): ``multihop``/``multihop255``
+    (``ebgp-multihop 2``/``255``), ``gtsm1``/``gtsm2`` (``ttl-security hops 1``/``2``),
+    ``connected`` (``disable-connected-check``), or nothing (one hop)."""
     limit: int = 0
     """``maximum-prefix`` on what it sends (0: none)."""
     route_map_in: str = ""
@@ -106,7 +108,7 @@ class BgpPlan(OspfPlan):
     """Inter-AS links whose session is peered between the routers' loopbacks."""
     ttl: dict[str, str] = field(default_factory=dict)
     """Inter-AS link index → its session's TTL handling (``Neighbor.ttl``) at both ends;
-    ``index@router`` → one end's where it differs (TTL security hops 1 against 2)."""
+    ``index@router`` → one end's where it differs (each AS sets its own end)."""
     limits: dict[str, int] = field(default_factory=dict)
     """``router<peer`` → the ``maximum-prefix`` ``router`` sets on what ``peer`` sends."""
 
@@ -269,10 +271,50 @@ class BgpPlan(OspfPlan):
 
 TTL_LINES = {
     "multihop": "ebgp-multihop 2",
+    "multihop255": "ebgp-multihop 255",
     "gtsm1": "ttl-security hops 1",
     "gtsm2": "ttl-security hops 2",
+    "connected": "disable-connected-check",
 }
-"""``Neighbor.ttl`` → the neighbour line that sets it."""
+"""``Neighbor.ttl`` → the neighbour line that sets it (FRR prints a bare ``ebgp-multihop``
+as ``ebgp-multihop 255``)."""
+
+
+def _ttl(lines: list[str]) -> tuple[int, int]:
+    """``(TTL sent, least TTL accepted)`` of a loopback session's end with these lines.
+
+    The lines are its neighbour lines (``ebgp-multihop N``, ``ttl-security hops H``,
+    ``disable-connected-check``, others ignored).
+    A peer's packets arrive with the TTL they left with: a loopback session's peers are
+    neighbours, so no router lies between them. A TTL security check sends 255 and accepts
+    255 less the hops it allows, plus one; otherwise an end accepts any TTL.
+    """
+    sent, least = 1, 0
+    for line in lines:
+        words = line.split()
+        if words[:1] == ["ebgp-multihop"]:
+            sent = int(words[1]) if len(words) > 1 and words[1].isdigit() else 255
+        elif words[:2] == ["ttl-security", "hops"] and len(words) > 2 and words[2].isdigit():
+            sent, least = 255, 256 - int(words[2])
+    return sent, least
+
+
+def ttl_passes(mine: list[str], theirs: list[str]) -> bool:
+    """Whether a loopback session comes up with its two ends' TTL lines.
+
+    Each end's packets must pass the other's TTL security check, if it has one.
+    """
+    (my_sent, my_least), (their_sent, their_least) = _ttl(mine), _ttl(theirs)
+    return their_sent >= my_least and my_sent >= their_least
+
+
+def ttl_works(mine: str, theirs: str) -> bool:
+    """``ttl_passes`` for two ends' TTL handling (``Neighbor.ttl``).
+
+    255, which ``ebgp-multihop 255`` and a TTL security check send, passes a check; the 2
+    of ``ebgp-multihop 2`` and the 1 of ``disable-connected-check`` do not.
+    """
+    return ttl_passes([TTL_LINES[mine]] if mine else [], [TTL_LINES[theirs]] if theirs else [])
 
 
 def neighbor_lines(n: Neighbor) -> tuple[list[str], list[str]]:

@@ -30,6 +30,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from netarena.route.base.history import Move, read_history
+from netarena.route.frr.bgp_plan import ttl_passes
 from netarena.route.frr.bgp_reading import BGP_DIAGNOSTIC, Intent, Look, read_intent, read_look
 from netarena.route.frr.vtysh import conf
 
@@ -38,7 +39,7 @@ __all__ = ["router_problems", "next_bgp_action", "BGP_DIAGNOSTIC", "LIMIT_LADDER
 LIMIT_LADDER = (2, 3, 5, 10, 20, 50, 100)
 """Round ``maximum-prefix`` limits; a limit that tripped is raised to the first above what
 the whole design announces."""
-_TTL = ("ebgp-multihop", "ttl-security hops")
+_TTL = ("ebgp-multihop", "ttl-security hops", "disable-connected-check")
 
 
 def _up(state: str) -> bool:
@@ -80,7 +81,7 @@ def _session_lines(
         if kind == "multihop" and peer in looks and router < peer:
             theirs = _ttl_lines(looks[peer].neighbors.get(_address_of(intent, peer, router), []))
             mine = _ttl_lines(lines)
-            if theirs and [x.split()[0] for x in theirs] != [x.split()[0] for x in mine]:
+            if theirs and not ttl_passes(mine, theirs):
                 top += [f"no neighbor {address} {x}" for x in mine]
                 top += [f"neighbor {address} {x}" for x in theirs]
                 clear.append(address)
