@@ -11,10 +11,11 @@ from netarena.route import RouteApp
 from netarena.route.frr.bgp_design import draw_bgp_plan
 from netarena.route.frr.bgp_faults import BGP_FAULTS, BGP_LEVEL_LABELS, bgp_fault_lines
 from netarena.route.frr.bgp_model import best_routes, reachable, unmasks
-from netarena.route.frr.bgp_plan import TTL_LINES, BgpPlan, ttl_passes, ttl_works
+from netarena.route.frr.bgp_plan import BgpPlan
 from netarena.route.frr.bgp_policy import LOCAL_PREF
 from netarena.route.frr.bgp_reading import read_intent, read_look
 from netarena.route.frr.bgp_solver import router_problems
+from netarena.route.frr.bgp_ttl import TTL_LINES, ttl_passes, ttl_works
 from netarena.route.frr.plan import OspfPlan
 from netarena.route.frr.solver import next_dynamic_action
 from netarena.route.generator import ROUTE_LABEL_SETS

@@ -13,6 +13,7 @@ import pytest
 from netarena.route import RouteApp
 from netarena.route.frr.bgp_faults import BGP_FAULTS, BGP_LEVEL_LABELS
 from netarena.route.frr.bgp_model import reachable
+from netarena.route.frr.bgp_ttl import TTL_LINES
 
 from .conftest import LIVE_FRR, play_reference, reply, small_frr_app
 
@@ -65,7 +66,8 @@ def _shows(episode: Any, fault: dict[str, Any]) -> None:
     elif kind == "bgp-multihop":
         assert not row[9].isdigit(), summary
         shown = vtysh(router, "show running-config")
-        assert ("ebgp-multihop" in shown) or ("ttl-security" in shown), shown
+        assert fault["ttl"] in ("multihop", "connected", "gtsm1", "gtsm2"), fault
+        assert TTL_LINES[fault["ttl"]] in shown, shown
     elif kind == "bgp-nexthop":  # the peer holds routes whose next hop does not resolve
         assert "invalid" in vtysh(fault["peer"], "show bgp nexthop"), kind
     else:

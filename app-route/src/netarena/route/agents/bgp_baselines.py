@@ -11,6 +11,7 @@ import re
 
 from netarena.route.base.history import Move, each_once, read_history
 from netarena.route.frr.bgp_reading import BGP_DIAGNOSTIC, Intent, read_intent, read_look
+from netarena.route.frr.bgp_ttl import TTL_COMMANDS
 from netarena.route.frr.vtysh import CONF, conf
 
 __all__ = [
@@ -147,7 +148,7 @@ def bgp_majority_normaliser(text: str) -> Move | None:
     limits = [x for look in seen.values() for lines in look.neighbors.values() for x in lines
               if x.startswith("maximum-prefix")]
     ttls = [x for look in seen.values() for lines in look.neighbors.values() for x in lines
-            if x.startswith(("ebgp-multihop", "ttl-security"))]
+            if x.startswith(TTL_COMMANDS)]
     prefs = [p for look in seen.values() for entries in look.route_maps.values()
              for _, _, _, p in entries if p is not None]
     limit, ttl, pref = majority(limits), majority(ttls), majority([str(p) for p in prefs])
@@ -165,7 +166,7 @@ def bgp_majority_normaliser(text: str) -> Move | None:
             for x in nlines:
                 if limit and x.startswith("maximum-prefix") and x != limit:
                     family.append(f"neighbor {address} {limit}")
-                if ttl and x.startswith(("ebgp-multihop", "ttl-security")) and x != ttl:
+                if ttl and x.startswith(TTL_COMMANDS) and x != ttl:
                     top += [f"no neighbor {address} {x}", f"neighbor {address} {ttl}"]
         if top or family:
             lines += [f"router bgp {look.asn}", *top]

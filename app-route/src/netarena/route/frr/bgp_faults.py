@@ -22,8 +22,9 @@ from dataclasses import replace
 from typing import Any
 
 from netarena.route.frr.bgp_model import best_routes, sent, unmasks
-from netarena.route.frr.bgp_plan import TTL_LINES, BgpPlan, Neighbor, neighbor_lines, ttl_works
+from netarena.route.frr.bgp_plan import BgpPlan, Neighbor, neighbor_lines
 from netarena.route.frr.bgp_policy import LOCAL_PREF
+from netarena.route.frr.bgp_ttl import TTL_LINES, ttl_works
 
 __all__ = ["BGP_FAULTS", "BGP_LEVEL_LABELS", "draw_bgp_faults", "bgp_fault_lines"]
 

@@ -30,11 +30,12 @@ from typing import Any, ClassVar
 
 from netarena.route.base.routing_kind import RoutingKind
 from netarena.route.frr.bgp_policy import LOCAL_PREF, Entry, MapEntry, Policy, policy_lines
+from netarena.route.frr.bgp_ttl import TTL_LINES
 from netarena.route.frr.plan import OSPF_TIMERS, OspfPlan, TransitLink, header_lines, transit_lines
 
 __all__ = [
     "BgpPlan", "Session", "Neighbor", "render_bgp", "bgp_lines", "neighbor_lines",
-    "KEEPALIVE_S", "HOLD_S", "TTL_LINES", "ttl_passes", "ttl_works",
+    "KEEPALIVE_S", "HOLD_S",
 ]
 
 KEEPALIVE_S = 1
@@ -267,54 +268,6 @@ class BgpPlan(OspfPlan):
             ttl={str(k): str(v) for k, v in data["ttl"].items()},
             limits={str(k): int(v) for k, v in data["limits"].items()},
         )
-
-
-TTL_LINES = {
-    "multihop": "ebgp-multihop 2",
-    "multihop255": "ebgp-multihop 255",
-    "gtsm1": "ttl-security hops 1",
-    "gtsm2": "ttl-security hops 2",
-    "connected": "disable-connected-check",
-}
-"""``Neighbor.ttl`` → the neighbour line that sets it (FRR prints a bare ``ebgp-multihop``
-as ``ebgp-multihop 255``)."""
-
-
-def _ttl(lines: list[str]) -> tuple[int, int]:
-    """``(TTL sent, least TTL accepted)`` of a loopback session's end with these lines.
-
-    The lines are its neighbour lines (``ebgp-multihop N``, ``ttl-security hops H``,
-    ``disable-connected-check``, others ignored).
-    A peer's packets arrive with the TTL they left with: a loopback session's peers are
-    neighbours, so no router lies between them. A TTL security check sends 255 and accepts
-    255 less the hops it allows, plus one; otherwise an end accepts any TTL.
-    """
-    sent, least = 1, 0
-    for line in lines:
-        words = line.split()
-        if words[:1] == ["ebgp-multihop"]:
-            sent = int(words[1]) if len(words) > 1 and words[1].isdigit() else 255
-        elif words[:2] == ["ttl-security", "hops"] and len(words) > 2 and words[2].isdigit():
-            sent, least = 255, 256 - int(words[2])
-    return sent, least
-
-
-def ttl_passes(mine: list[str], theirs: list[str]) -> bool:
-    """Whether a loopback session comes up with its two ends' TTL lines.
-
-    Each end's packets must pass the other's TTL security check, if it has one.
-    """
-    (my_sent, my_least), (their_sent, their_least) = _ttl(mine), _ttl(theirs)
-    return their_sent >= my_least and my_sent >= their_least
-
-
-def ttl_works(mine: str, theirs: str) -> bool:
-    """``ttl_passes`` for two ends' TTL handling (``Neighbor.ttl``).
-
-    255, which ``ebgp-multihop 255`` and a TTL security check send, passes a check; the 2
-    of ``ebgp-multihop 2`` and the 1 of ``disable-connected-check`` do not.
-    """
-    return ttl_passes([TTL_LINES[mine]] if mine else [], [TTL_LINES[theirs]] if theirs else [])
 
 
 def neighbor_lines(n: Neighbor) -> tuple[list[str], list[str]]:

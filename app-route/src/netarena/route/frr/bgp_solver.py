@@ -30,8 +30,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from netarena.route.base.history import Move, read_history
-from netarena.route.frr.bgp_plan import ttl_passes
 from netarena.route.frr.bgp_reading import BGP_DIAGNOSTIC, Intent, Look, read_intent, read_look
+from netarena.route.frr.bgp_ttl import TTL_COMMANDS, ttl_passes
 from netarena.route.frr.vtysh import conf
 
 __all__ = ["router_problems", "next_bgp_action", "BGP_DIAGNOSTIC", "LIMIT_LADDER"]
@@ -39,7 +39,6 @@ __all__ = ["router_problems", "next_bgp_action", "BGP_DIAGNOSTIC", "LIMIT_LADDER
 LIMIT_LADDER = (2, 3, 5, 10, 20, 50, 100)
 """Round ``maximum-prefix`` limits; a limit that tripped is raised to the first above what
 the whole design announces."""
-_TTL = ("ebgp-multihop", "ttl-security hops", "disable-connected-check")
 
 
 def _up(state: str) -> bool:
@@ -47,7 +46,7 @@ def _up(state: str) -> bool:
 
 
 def _ttl_lines(lines: list[str]) -> list[str]:
-    return [x for x in lines if x.startswith(_TTL)]
+    return [x for x in lines if x.startswith(TTL_COMMANDS)]
 
 
 def _session_lines(
