@@ -8,7 +8,7 @@ other router of its AS between loopbacks (``update-source lo``), border routers 
 addresses or between the two routers' loopbacks (each end reaching the other's by a static
 route over the link), the latter with each end's own TTL handling (``ebgp-multihop``,
 ``disable-connected-check`` or a TTL security check, GTSM: ``ttl-security hops``, which
-some single-hop sessions carry too; ``ttl_works`` says which pairs come up). Neighbouring ASes are
+some single-hop sessions carry too; ``bgp_ttl`` says which pairs come up). Neighbouring ASes are
 provider and customer or peers (``relations``), and each border router's policy follows
 (``bgp_policy``): route-maps in, prefix-lists out, and on most eBGP neighbours a
 ``maximum-prefix`` above what they send. Every router announces its stub /24 with a

@@ -27,10 +27,10 @@ def _ttl(lines: list[str]) -> tuple[int, int]:
     """``(TTL sent, least TTL accepted)`` of a loopback session's end with these lines.
 
     The lines are its neighbour lines (``ebgp-multihop N``, ``ttl-security hops H``,
-    ``disable-connected-check``, others ignored).
-    A peer's packets arrive with the TTL they left with: a loopback session's peers are
-    neighbours, so no router lies between them. A TTL security check sends 255 and accepts
-    255 less the hops it allows, plus one; otherwise an end accepts any TTL.
+    ``disable-connected-check``; others are ignored). A peer's packets arrive with the TTL
+    they left with: a loopback session's peers are neighbours, so no router lies between
+    them. A TTL security check sends 255 and accepts 255 less the hops it allows, plus one;
+    otherwise an end accepts any TTL.
     """
     sent, least = 1, 0
     for line in lines:
