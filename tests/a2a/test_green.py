@@ -38,13 +38,18 @@ async def test_reference_purple_scores_one(app_cls) -> None:
         serving(lambda url: green_app(app_cls, url)) as green,
         serving(lambda url: purple_app(reference_agent(app_cls), url)) as purple,
     ):
+        # The reference plans in the purple's event loop, beside two other episodes and the
+        # green in this process: on a loaded CI host a turn ran past the default 120 s.
         out = await evaluate(green, {"participants": {"agent": purple},
-                                     "config": {"num_queries": 6, "seed": 7, "concurrency": 3}})
+                                     "config": {"num_queries": 6, "seed": 7, "concurrency": 3,
+                                                "turn_timeout_s": 600}}, timeout_s=600)
     assert out.state == DONE, out.statuses
     assert out.first_event == "task"
     assert out.artifact_names == ["Result"]
     assert len(out.queries) == 6
-    assert out.summary["correctness"]["rate"] == 1.0, [q for q in out.queries if not q["correct"]]
+    assert out.summary["correctness"]["rate"] == 1.0, "\n".join(  # a string: shown whole
+        json.dumps({k: v for k, v in q.items() if k != "config"})
+        for q in out.queries if not q["correct"])
     assert out.summary["queries"] == 6 and out.summary["seed"] == 7
     assert all(q["correct"] is True and q["error"] is None for q in out.queries)
     assert any(s.startswith("query 6/6 · correctness 1.00") for s in out.statuses)

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from netarena.common.core.errors import SandboxError
+from netarena.common.core.errors import SandboxError, SandboxUnavailable
 from netarena.common.sandbox import (
     KEEP_WARM,
     HostLayers,
@@ -208,20 +208,22 @@ def test_close_kills_a_worker_that_is_busy() -> None:
 
 
 @pytest.mark.parametrize(
-    ("setup", "reason"),
+    ("setup", "reason", "at_start"),
     [
-        (_rogue_setup(b"oops"), "malformed message"),
-        (_rogue_setup(b'{"ready": true}'), "malformed status"),
-        (SETUP + "\nraise ValueError('no topology')\n", "failed to start: ValueError"),
+        (_rogue_setup(b"oops"), "malformed message", True),
+        (_rogue_setup(b'{"ready": true}'), "malformed status", False),
+        (SETUP + "\nraise ValueError('no topology')\n", "failed to start: ValueError", True),
     ],
     ids=["garbage", "desynchronised", "setup-fails"],
 )
-def test_a_broken_worker_is_killed_and_replaced(setup: str, reason: str) -> None:
+def test_a_broken_worker_is_killed_and_replaced(setup: str, reason: str, at_start: bool) -> None:
     sandbox = SandboxPool(SandboxSpec(setup_source=setup, payload=b"[]"), workers=1)
     try:
         (pid,) = sandbox.worker_pids()
-        with pytest.raises(SandboxError, match=reason):
+        with pytest.raises(SandboxError, match=reason) as raised:
             sandbox.run(b"def f(state):\n    return 1\n")
+        # a worker that never became ready is the host's failure, not the answer's
+        assert isinstance(raised.value, SandboxUnavailable) is at_start
         assert not _alive(pid)
         (replacement,) = sandbox.worker_pids()
         assert replacement != pid and _alive(replacement)

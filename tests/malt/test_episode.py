@@ -202,3 +202,16 @@ def test_hostile_code_fails_only_its_query_in_a_real_run() -> None:
         assert reason in result.details["reason"], (name, result.details["reason"])
     assert all(r.correct and r.safe for r in results[len(HOSTILE) :])
     assert not Path("/tmp/netarena-malt-pwned").exists()
+
+
+def test_a_sandbox_that_cannot_start_leaves_the_query_unscored(monkeypatch) -> None:
+    """A worker that never became ready (a hang on a loaded host) is not the agent's fault."""
+    from netarena.common.sandbox import worker
+
+    q = _find(1, "count")
+    app = MaltApp({"timeout_s": 1.25, "sandbox_workers": 1})  # a pool of its own
+    monkeypatch.setattr(worker, "_START_TIMEOUT_S", 0.001)  # no worker is ever ready in time
+    (result,) = asyncio.run(
+        Runner(app, ScriptedAgent({q.id: f"```python\n{_reference(q)}```"})).run([q]))
+    assert not result.scored and not result.correct
+    assert "sandbox worker failed to start" in (result.error or "")

@@ -74,13 +74,16 @@ def test_the_cli_merges_ray_results_like_the_builtin_runner(tmp_path: Path) -> N
         return json.loads(result.stdout)
 
     local, remote = run("local"), run("ray")
+    lines = (tmp_path / "ray" / "results.jsonl").read_text().splitlines()
+    # why a query failed, as a string (pytest shows a string message whole)
+    why = "\n".join(json.dumps([r["query_id"], r.get("error"), r.get("reason")])
+                    for r in map(json.loads, lines) if not r.get("correct"))
     for key in ("queries", "correctness", "safety", "by_label", "errors"):
         if key == "by_label":
             assert {k: v["correctness"] for k, v in remote[key].items()} == {
-                k: v["correctness"] for k, v in local[key].items()}
+                k: v["correctness"] for k, v in local[key].items()}, why
         else:
-            assert remote[key] == local[key]
-    lines = (tmp_path / "ray" / "results.jsonl").read_text().splitlines()
+            assert remote[key] == local[key], why
     assert len(lines) == 6
 
 

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 import networkx as nx
 
 from netarena.common.core.app import Episode
-from netarena.common.core.errors import SandboxError, SandboxTimeout
+from netarena.common.core.errors import SandboxError, SandboxTimeout, SandboxUnavailable
 from netarena.common.core.replies import code_blocks, strip_reasoning
 from netarena.common.core.types import Query, Score, StepResult
 from netarena.common.sandbox import SandboxPool
@@ -162,6 +162,8 @@ class MaltEpisode(Episode):
         try:
             result = self._pool.run(code.encode("utf-8", "surrogatepass"))
             out = parse_output(result.output, self._pool.limits.max_output_bytes)
+        except SandboxUnavailable:
+            raise  # the host's failure, not the answer's: the runner leaves it unscored
         except SandboxTimeout as exc:
             return self._finish(f"sandbox timeout: {exc}", started)
         except SandboxError as exc:

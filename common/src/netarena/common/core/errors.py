@@ -16,6 +16,7 @@ __all__ = [
     "BrokenReply",
     "SandboxError",
     "SandboxTimeout",
+    "SandboxUnavailable",
     "EpisodeClosed",
     "EmulatorError",
     "EmulatorUnavailable",
@@ -117,6 +118,14 @@ class EmulatorUnavailable(EmulatorError):
 
     What followed says nothing about the agent, so the runner leaves the episode unscored
     with this reason, however many turns were played.
+    """
+
+
+class SandboxUnavailable(SandboxError, EmulatorUnavailable):
+    """A sandbox worker never became ready: the host's failure, before any agent code ran.
+
+    A worker starts with no answer in it, so however it fails (slow start on a loaded host,
+    a crash in the app's own setup) says nothing about the agent: the query is unscored.
     """
 
 

@@ -25,7 +25,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from netarena.common.core.errors import SandboxError
+from netarena.common.core.errors import SandboxError, SandboxUnavailable
 from netarena.common.sandbox.spec import SandboxLimits, SandboxSpec
 
 __all__ = ["Worker", "WorkerOptions"]
@@ -35,7 +35,9 @@ log = logging.getLogger(__name__)
 _ZYGOTE = Path(__file__).with_name("zygote.py")
 #: Modules the worker itself needs besides the spec's (the seccomp binding).
 _WORKER_IMPORTS = ("pyseccomp",)
-_START_TIMEOUT_S = 60.0
+#: A worker loads the app's data before it is ready: seconds on an idle host, many times
+#: that on a loaded one (CI); no agent waits on it, so the limit only catches a hang.
+_START_TIMEOUT_S = 300.0
 #: How long past an answer's wall clock the worker may take to report it.
 _GRACE_S = 10.0
 _CHUNK = 1 << 20
@@ -143,11 +145,14 @@ class Worker:
     def _await_ready(self) -> None:
         if self._ready:
             return
-        hello = self._receive(_START_TIMEOUT_S)
+        try:
+            hello = self._receive(_START_TIMEOUT_S)
+        except SandboxError as exc:
+            raise SandboxUnavailable(f"sandbox worker failed to start: {exc}") from exc
         if hello.get("ready") is not True:
             self.kill()
             reason = hello.get("error") or "it sent no ready message"
-            raise SandboxError(f"sandbox worker failed to start: {str(reason)[:500]}")
+            raise SandboxUnavailable(f"sandbox worker failed to start: {str(reason)[:500]}")
         self._ready = True
 
     def run(self, request: bytes, wall_s: float) -> tuple[dict[str, Any], bytes]:
