@@ -9,6 +9,7 @@ import re
 import socket
 import subprocess
 import sys
+import threading
 import time
 from typing import Any
 
@@ -143,3 +144,40 @@ def test_netarena_serve_rejects_unknown_app() -> None:
 
     result = CliRunner().invoke(cli, ["serve", "nosuchapp"])
     assert result.exit_code == 2 and "unknown app 'nosuchapp'" in result.output
+
+
+
+class _Computing:
+    """Computes without awaiting, as the reference solvers plan; says when it starts."""
+
+    name = "computing"
+
+    def __init__(self) -> None:
+        self.started = threading.Event()
+
+    async def act(self, observation: Observation) -> str:
+        self.started.set()
+        time.sleep(3)
+        return f"reply to {observation.context_id}"
+
+
+async def test_the_server_answers_while_its_agent_computes() -> None:
+    """The agent runs off the server's loop: what the loop serves goes on meanwhile.
+
+    On the server's loop, an agent that computed held it, and on resuming the server found
+    the body timers of turns that had arrived meanwhile expired (an HTTP 408 for a turn
+    sent in time; seen on a loaded CI host with the k8s reference).
+    """
+    agent = _Computing()
+
+    def health_check_latency(url: str) -> float:
+        assert agent.started.wait(30)
+        started = time.perf_counter()
+        assert httpx.get(url + "healthz", timeout=30).status_code == 200
+        return time.perf_counter() - started
+
+    async with serving(lambda url: purple_app(agent, url)) as url:
+        latency = asyncio.create_task(asyncio.to_thread(health_check_latency, url))
+        assert await RemoteAgent(url, timeout_s=60).act(Observation("hi", "c1", 0)) == \
+            "reply to c1"
+        assert await latency < 1.0

@@ -5,13 +5,22 @@ Each incoming message is one turn: its text becomes an ``Observation`` (with the
 agent Message (over ``message/send`` or, as one event, ``message/stream``: the AgentBeats
 gateway and many clients stream). An agent failure is reported as a failed Task carrying
 the reason, so the green side records it instead of waiting.
+
+The agent runs on an event loop of its own, in its own thread: an agent that computes
+without awaiting (the reference solvers plan for seconds) would otherwise hold the server's
+loop, and on resuming it the server's guards would find other requests' body and header
+timers expired (an HTTP 408 for a turn the green had sent in time).
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
+import threading
 from collections import OrderedDict
+from collections.abc import Coroutine
+from typing import Any, TypeVar
 
 from a2a.server.agent_execution import AgentExecutor, RequestContext
 from a2a.server.events import EventQueue
@@ -35,6 +44,24 @@ log = logging.getLogger(__name__)
 
 MAX_CONTEXTS = 4096
 """Turn counters kept (least recently used dropped), so memory stays bounded."""
+
+T = TypeVar("T")
+_agent_loop: asyncio.AbstractEventLoop | None = None
+_agent_loop_lock = threading.Lock()
+
+
+async def on_agent_loop(coro: Coroutine[Any, Any, T]) -> T:
+    """Await ``coro`` run on the process's agent loop (one daemon thread, started once).
+
+    Cancelling the caller cancels ``coro`` there.
+    """
+    global _agent_loop
+    with _agent_loop_lock:
+        if _agent_loop is None:
+            _agent_loop = asyncio.new_event_loop()
+            threading.Thread(target=_agent_loop.run_forever, name="purple-agent",
+                             daemon=True).start()
+    return await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(coro, _agent_loop))
 
 
 class PurpleExecutor(AgentExecutor):
@@ -62,9 +89,9 @@ class PurpleExecutor(AgentExecutor):
         parts = message.parts if message is not None else []
         text = text_of(parts) or "\n".join(json.dumps(d) for d in data_parts(parts))
         try:
-            answer = await self.agent.act(
+            answer = await on_agent_loop(self.agent.act(
                 Observation(text, context_id, self._next_turn(context_id))
-            )
+            ))
         except Exception as exc:  # noqa: BLE001 - any agent failure is reported to the caller
             log.warning("agent %s failed: %s", self.agent.name, exc)
             reason = Message(
