@@ -148,36 +148,36 @@ def test_netarena_serve_rejects_unknown_app() -> None:
 
 
 class _Computing:
-    """Computes without awaiting, as the reference solvers plan; says when it starts."""
+    """Holds its thread until told to go on, as the reference solvers hold it planning."""
 
     name = "computing"
 
     def __init__(self) -> None:
         self.started = threading.Event()
+        self.go_on = threading.Event()
 
     async def act(self, observation: Observation) -> str:
         self.started.set()
-        time.sleep(3)
-        return f"reply to {observation.context_id}"
+        return "went on" if self.go_on.wait(20) else "never told to go on"  # never awaits
 
 
 async def test_the_server_answers_while_its_agent_computes() -> None:
     """The agent runs off the server's loop: what the loop serves goes on meanwhile.
 
     On the server's loop, an agent that computed held it, and on resuming the server found
-    the body timers of turns that had arrived meanwhile expired (an HTTP 408 for a turn
-    sent in time; seen on a loaded CI host with the k8s reference).
+    the body timers of turns that had arrived meanwhile expired: an HTTP 408 for a turn
+    sent in time (the likely end of a k8s reference episode on a loaded CI host).
     """
     agent = _Computing()
 
-    def health_check_latency(url: str) -> float:
-        assert agent.started.wait(30)
-        started = time.perf_counter()
-        assert httpx.get(url + "healthz", timeout=30).status_code == 200
-        return time.perf_counter() - started
+    def check_health(url: str) -> int:
+        assert agent.started.wait(60)
+        status = httpx.get(url + "healthz", timeout=60).status_code
+        agent.go_on.set()  # only once the server has answered
+        return status
 
     async with serving(lambda url: purple_app(agent, url)) as url:
-        latency = asyncio.create_task(asyncio.to_thread(health_check_latency, url))
-        assert await RemoteAgent(url, timeout_s=60).act(Observation("hi", "c1", 0)) == \
-            "reply to c1"
-        assert await latency < 1.0
+        health = asyncio.create_task(asyncio.to_thread(check_health, url))
+        reply = await RemoteAgent(url, timeout_s=120).act(Observation("hi", "c1", 0))
+        assert await health == 200
+    assert reply == "went on"
