@@ -16,7 +16,6 @@ from netarena.common.core.errors import (
     NetArenaError,
     SandboxError,
     SandboxTimeout,
-    SandboxUnavailable,
 )
 from netarena.common.core.plan import QueryPlan, plan_queries
 from netarena.common.core.reactive import Command, ReactiveEpisode, RewardConfig
@@ -53,7 +52,6 @@ __all__ = [
     "Runner",
     "SandboxError",
     "SandboxTimeout",
-    "SandboxUnavailable",
     "Score",
     "StepResult",
     "app_names",
