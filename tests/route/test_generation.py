@@ -344,3 +344,29 @@ def test_wrong_routes_sometimes_aim_at_one_machine_as_the_designs_pinned_routes_
             pins += item.kind == "static_route" and item.ip[0].split()[2] in machines
     assert 0.05 < faults / 300 < 0.3, faults
     assert pins > 10, pins
+
+
+def test_a_fault_refusing_a_host_is_written_as_the_designs_out_of_service_hosts_are() -> None:
+    """One rule, or one per protocol, for a fault's all-protocol block on a host's INPUT as
+    for the design's out-of-service host (a lone rule per host was faults' alone); and
+    faults' filters aim at hosts, pairs, ranges and subnets as the design's rules do."""
+    from collections import Counter
+
+    from netarena.route.static.faults import sample_fault
+
+    shapes: Counter[int] = Counter()
+    aims: Counter[str] = Counter()
+    for seed in range(400):
+        rng = random.Random(seed)
+        plan = draw_plan(rng, [2, 2, 2])
+        intent = draw_intent(rng, plan)
+        fault = sample_fault(rng, plan, intent, "DT", rng.choice(("iptables_drop",
+                                                                  "iptables_reject")))
+        aims[fault["target"]["kind"]] += 1
+        if fault["node"] != "r0" and fault["rules"][0]["match"][:1] != ["!"]:
+            shapes[len(fault["rules"])] += 1
+            if len(fault["rules"]) == 3:
+                assert [r["match"] for r in fault["rules"]] == [
+                    ["-p", "icmp"], ["-p", "tcp"], ["-p", "udp"]]
+    assert set(shapes) == {1, 3} and min(shapes.values()) > 20, shapes
+    assert aims["host"] > aims["range"] > aims["subnet"] > 20, aims

@@ -33,6 +33,7 @@ __all__ = [
     "draw_refusal",
     "draw_rule",
     "chain_rule",
+    "refusing_everything",
 ]
 
 Record = dict[str, Any]
@@ -107,6 +108,20 @@ def draw_rule(rng: random.Random, chain: str, match: list[str], proto: str | Non
         "comment": draw_comment(rng),
         "at": _draw_position(rng),
     }
+
+
+def refusing_everything(rng: random.Random, rule: Record) -> list[Record]:
+    """A host's INPUT refusing every protocol: ``rule`` alone, or one rule per protocol.
+
+    Operators write it either way, half the time each; a fault refusing a host and the
+    design's host out of service draw it here alike (one rule per host was faults' alone).
+    """
+    rule = {**rule, "chain": "INPUT", "match": []}
+    if rng.random() < 0.5:
+        return [rule]
+    return [{**rule, "match": ["-p", proto], "verdict": rng.choice(
+        (["DROP"], ["REJECT", "--reject-with", "icmp-port-unreachable"]))}
+        for proto in ("icmp", "tcp", "udp")]
 
 
 def _draw_position(rng: random.Random) -> float | None:

@@ -119,6 +119,12 @@ def quiet_lengths(plan: NetworkPlan, subnet: int, address: str) -> list[int]:
     return fits
 
 
+_ON_HOST = 0.75
+"""Share of a host's filter objects on its own INPUT rather than the router's FORWARD (at
+0.6, 22% of faults' blocking rules sat on a host's INPUT against 37% of the design's, and
+13% named one machine on the router's FORWARD against 9%)."""
+
+
 def _net(plan: NetworkPlan, t: Target) -> str:
     if t.kind == "host" and t.host:
         return f"{plan.host(t.host).ip}/32"
@@ -155,8 +161,9 @@ def _rules(rng: random.Random, plan: NetworkPlan, t: Target, method: str,
     proto: list[str] = []
     if method == "icmp_drop":
         proto = ["-p", "icmp"]
-    elif method == "tcp_service_drop":  # the service's port, or every TCP port
-        proto = ["-p", "tcp", *(["--dport", str(ports[0])] if rng.random() < 0.5 else [])]
+    elif method == "tcp_service_drop":  # every TCP port, or the service's (which the
+        # design's rules seldom name: 5% of faults' blocking rules against 0.5% at 1:1)
+        proto = ["-p", "tcp", *(["--dport", str(ports[0])] if rng.random() < 0.25 else [])]
     elif method == "udp_reject":
         proto = ["-p", "udp"]
     name = proto[1] if proto else None
@@ -165,6 +172,8 @@ def _rules(rng: random.Random, plan: NetworkPlan, t: Target, method: str,
         # (an out-of-service host's, a service's ACL); never "-s" one subnet, which none has
         selector = rng.choice([[], [], ["!", "-s", rng.choice(plan.subnets).network]])
         rules = [b.draw_rule(rng, "INPUT", [*selector, *proto], name)]
+        if method in ("iptables_drop", "iptables_reject") and not selector:
+            rules = b.refusing_everything(rng, rules[0])
         node = t.host
     else:
         both = _matches(plan, t)
@@ -299,7 +308,7 @@ def draw_record(rng: random.Random, plan: NetworkPlan, t: Target, method: str,
                 "pref": b.draw_pref(rng)}
     elif method in ("forward_drop_subnet", "iptables_drop", "iptables_reject", "icmp_drop",
                     "tcp_service_drop", "udp_reject"):
-        on_host = t.kind == "host" and method != "forward_drop_subnet" and rng.random() < 0.6
+        on_host = t.kind == "host" and method != "forward_drop_subnet" and rng.random() < _ON_HOST
         rec |= _rules(rng, plan, t, method, ports, on_host)
     elif method == "mtu_too_small":
         rec["mtu"] = b.draw_mtu(rng)

@@ -20,7 +20,7 @@ import random
 from dataclasses import dataclass
 from typing import Any
 
-from netarena.route.emulator.blocking import Record
+from netarena.route.emulator.blocking import Record, refusing_everything
 from netarena.route.emulator.plan import ROUTER, NetworkPlan
 from netarena.route.emulator.targets import (
     METHOD_TYPE,
@@ -173,12 +173,8 @@ def _enforce(rng: random.Random, plan: NetworkPlan, block: Block, ports: tuple[i
     found = []  # the router's ACL for an out-of-service machine, kept as well
     if block.kind == "host_off" and primary["node"] == ROUTER and "rules" in primary:
         found += [primary] if rng.random() < _ROUTER_TOO else []
-    if block.kind == "host_off" and "rules" in primary:  # the host refuses everything:
-        rule = {**primary["rules"][0], "chain": "INPUT", "match": []}  # in one rule, or
-        rules = [rule] if rng.random() < 0.5 else [  # one per protocol
-            {**rule, "match": ["-p", proto], "verdict": rng.choice(
-                (["DROP"], ["REJECT", "--reject-with", "icmp-port-unreachable"]))}
-            for proto in ("icmp", "tcp", "udp")]
+    if block.kind == "host_off" and "rules" in primary:  # the host refuses everything
+        rules = refusing_everything(rng, primary["rules"][0])
         primary = {**primary, "node": block.host, "rules": rules}
     if primary["method"] == "forward_policy_drop":
         primary = {**primary, "node": block.host, "chain": "INPUT"}
