@@ -162,7 +162,8 @@ def _rules(rng: random.Random, plan: NetworkPlan, t: Target, method: str,
     if method == "icmp_drop":
         proto = ["-p", "icmp"]
     elif method == "tcp_service_drop":  # every TCP port, or the service's (which the
-        # design's rules seldom name: 5% of faults' blocking rules against 0.5% at 1:1)
+        # design's rules seldom name: named half the time, it was in 5% of faults'
+        # blocking rules against 0.5% of the design's)
         proto = ["-p", "tcp", *(["--dport", str(ports[0])] if rng.random() < 0.25 else [])]
     elif method == "udp_reject":
         proto = ["-p", "udp"]
