@@ -370,3 +370,37 @@ def test_a_fault_refusing_a_host_is_written_as_the_designs_out_of_service_hosts_
                     ["-p", "icmp"], ["-p", "tcp"], ["-p", "udp"]]
     assert set(shapes) == {1, 3} and min(shapes.values()) > 20, shapes
     assert aims["host"] > aims["range"] > aims["subnet"] > 20, aims
+
+
+def test_policy_rules_select_as_the_designs_do() -> None:
+    """A fault's wrong route in a policy table is chosen by a rule shaped as the design's:
+    from one subnet, for all its traffic, its traffic to the target's whole subnet, or to
+    the range (a rule to the whole subnet was the design's alone); never a table for one
+    machine (the design's tables route ranges); and the design sometimes sends one source's
+    traffic to two tables (two rules from one subnet were faults' alone)."""
+    from collections import Counter
+
+    from netarena.route.emulator.undisclosed import draw_undisclosed
+    from netarena.route.static.faults import sample_fault
+
+    selects: Counter[str] = Counter()
+    doubles = 0
+    for seed in range(400):
+        rng = random.Random(seed)
+        plan = draw_plan(rng, [2, 2, 2])
+        intent = draw_intent(rng, plan)
+        fault = sample_fault(rng, plan, intent, "WR", rng.choice(("wrong_interface", "loop")))
+        if fault.get("table"):
+            assert not fault["dst"].endswith("/32"), fault
+            if fault["from"] is None:
+                selects["from all"] += 1
+            elif fault["to"] is None:
+                selects["all of a subnet's"] += 1
+            else:
+                whole = plan.subnet_of_ip(fault["dst"].split("/")[0])
+                selects["subnet" if whole and fault["to"] == whole.network else "range"] += 1
+        for item in draw_undisclosed(rng, plan, intent).items:
+            rules = [line for line in item.ip if line.startswith("rule add from")]
+            doubles += item.kind == "policy_routing" and len(rules) == 2
+    assert min(selects.values()) > 5 and len(selects) == 4, selects
+    assert doubles > 5, doubles

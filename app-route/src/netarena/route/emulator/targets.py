@@ -217,7 +217,8 @@ def _route(rng: random.Random, plan: NetworkPlan, t: Target, method: str,
     elif method == "refusing_route":
         rec["refusal"] = b.draw_refusal(rng)
     # a policy table routes a part of a subnet, as the design's tables do (undisclosed.py)
-    if method != "metric_loses" and not whole and policy.share and rng.random() < policy.share:
+    if (method != "metric_loses" and not whole and not dst.endswith("/32") and policy.share
+            and rng.random() < policy.share):  # the design's tables route ranges, not hosts
         rec |= _policy_table(rng, plan, others if policy.sources else [], dst)
     return rec
 
@@ -242,9 +243,14 @@ def _policy_table(rng: random.Random, plan: NetworkPlan, sources: list[int], dst
     ``main``). The design's own policy tables are drawn alike (``undisclosed.py``).
     """
     source = rng.choice(sources) if sources and rng.random() < 0.7 else None
-    return {"table": rng.randrange(100, 250), "pref": b.draw_pref(rng), "replace": False,
-            "from": plan.subnet(source).network if source is not None else None,
-            "to": dst if source is None or rng.random() < 0.5 else None}
+    table, pref = rng.randrange(100, 250), b.draw_pref(rng)
+    to: str | None = dst
+    if source is not None:  # all its traffic, its traffic to the target's subnet, or to the
+        draw = rng.random()  # target: the design's draws (undisclosed.py)
+        whole = plan.subnet_of_ip(dst.split("/")[0])
+        to = None if draw < 0.3 else whole.network if draw < 0.55 and whole else dst
+    return {"table": table, "pref": pref, "replace": False,
+            "from": plan.subnet(source).network if source is not None else None, "to": to}
 
 
 def _address(rng: random.Random, plan: NetworkPlan, t: Target, method: str) -> dict[str, Any]:

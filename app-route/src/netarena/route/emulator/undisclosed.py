@@ -229,6 +229,21 @@ def _bogons(d: _Draw) -> list[Item]:
 
 def _policy_routing(d: _Draw) -> list[Item]:
     subnet = d.rng.choice(d.subnets)
+    lines: tuple[str, ...] = ()
+    for _ in range(2 if d.rng.random() < 0.2 else 1):  # one range, or two in tables of their own
+        lines += _policy_table(d, subnet.network)
+    spare = d.spare()
+    if spare is not None and d.rng.random() < 0.4:
+        lines += (f"rule add to {spare} {draw_refusal(d.rng)} pref {draw_pref(d.rng)}",)
+    return [Item("policy_routing", ROUTER, ip=lines)]
+
+
+def _policy_table(d: _Draw, source: str) -> tuple[str, str]:
+    """A policy rule for ``source`` and its table's route to a range.
+
+    The rule selects all of the source's traffic, or its traffic to a subnet or to the
+    range; what the table lacks falls through to ``main``.
+    """
     host = d.host()
     while (table := d.rng.randrange(100, 250)) in d.tables:
         pass
@@ -237,18 +252,12 @@ def _policy_routing(d: _Draw) -> list[Item]:
     net = f"100.96.{d.octet()}.0/24"
     if d.rng.random() < 0.9:
         net = d.spare() or net
-    draw = d.rng.random()  # all the subnet's traffic (the rest falls through), the whole
+    draw = d.rng.random()
     whole = next((s.network for s in d.plan.subnets if s.contains(net.split("/")[0])), net)
     to = "" if draw < 0.3 else f" to {whole if draw < 0.55 else net}"  # subnet, or the range
     via = f"via {host.ip} " if d.rng.random() < 0.4 else ""  # else on the link, as faults'
-    lines: tuple[str, ...] = (
-        f"rule add from {subnet.network}{to} lookup {table} pref {pref}",
-        f"route add {net} {via}dev {d.router_side(host)}{d.metric()} table {table}",
-    )
-    spare = d.spare()
-    if spare is not None and d.rng.random() < 0.4:
-        lines += (f"rule add to {spare} {draw_refusal(d.rng)} pref {draw_pref(d.rng)}",)
-    return [Item("policy_routing", ROUTER, ip=lines)]
+    return (f"rule add from {source}{to} lookup {table} pref {pref}",
+            f"route add {net} {via}dev {d.router_side(host)}{d.metric()} table {table}")
 
 
 def _filter_notes(d: _Draw) -> list[Item]:
