@@ -38,13 +38,9 @@ DEFAULT_PORTS = (5001, 5002)
 _KINDS = ("vip", "static_route", "host_route", "bogons", "policy_routing", "filter_notes",
           "host_firewall", "port_forward", "masquerade", "service_acl", "shaping", "sysctls")
 _ROUTER_OWN = ("vip", "static_route", "bogons", "policy_routing")
-_BOGONS = (
-    ("blackhole", "198.18.0.0/15"),
-    ("unreachable", "192.0.2.0/24"),
-    ("prohibit", "198.51.100.0/24"),
-    ("blackhole", "203.0.113.0/24"),
-    ("blackhole", "240.0.0.0/4"),
-)
+_BOGONS = (("blackhole", "198.18.0.0/15"), ("unreachable", "192.0.2.0/24"),
+           ("prohibit", "198.51.100.0/24"), ("blackhole", "203.0.113.0/24"),
+           ("blackhole", "240.0.0.0/4"))
 _NOTES = COMMENTS
 
 
@@ -239,11 +235,7 @@ def _policy_routing(d: _Draw) -> list[Item]:
 
 
 def _policy_table(d: _Draw, source: str) -> tuple[str, str]:
-    """A policy rule for ``source`` and its table's route to a range.
-
-    The rule selects all of the source's traffic, or its traffic to a subnet or to the
-    range; what the table lacks falls through to ``main``.
-    """
+    """A rule for ``source`` (all, to a subnet, to a range) and its table's route."""
     host = d.host()
     while (table := d.rng.randrange(100, 250)) in d.tables:
         pass
