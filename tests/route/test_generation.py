@@ -377,14 +377,15 @@ def test_policy_rules_select_as_the_designs_do() -> None:
     from one subnet, for all its traffic, its traffic to the target's whole subnet, or to
     the range (a rule to the whole subnet was the design's alone); never a table for one
     machine (the design's tables route ranges); and the design sometimes sends one source's
-    traffic to two tables (two rules from one subnet were faults' alone)."""
+    traffic to two tables (two rules from one subnet were faults' alone), and sometimes
+    through a gateway no machine holds (faults' dead gateways were the only ones in tables)."""
     from collections import Counter
 
     from netarena.route.emulator.undisclosed import draw_undisclosed
     from netarena.route.static.faults import sample_fault
 
     selects: Counter[str] = Counter()
-    doubles = 0
+    doubles = gone = 0
     for seed in range(400):
         rng = random.Random(seed)
         plan = draw_plan(rng, [2, 2, 2])
@@ -402,5 +403,8 @@ def test_policy_rules_select_as_the_designs_do() -> None:
         for item in draw_undisclosed(rng, plan, intent).items:
             rules = [line for line in item.ip if line.startswith("rule add from")]
             doubles += item.kind == "policy_routing" and len(rules) == 2
+            held = {s.gateway for s in plan.subnets} | {h.ip for h in plan.hosts}
+            gone += sum(line.split()[4] not in held for line in item.ip
+                        if item.kind == "policy_routing" and " table " in line and " via " in line)
     assert min(selects.values()) > 5 and len(selects) == 4, selects
-    assert doubles > 5, doubles
+    assert doubles > 5 and gone > 5, (doubles, gone)

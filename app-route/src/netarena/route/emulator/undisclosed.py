@@ -240,14 +240,13 @@ def _policy_table(d: _Draw, source: str) -> tuple[str, str]:
     while (table := d.rng.randrange(100, 250)) in d.tables:
         pass
     d.tables.add(table)
-    pref = draw_pref(d.rng)
-    net = f"100.96.{d.octet()}.0/24"
-    if d.rng.random() < 0.9:
-        net = d.spare() or net
-    draw = d.rng.random()
-    whole = next((s.network for s in d.plan.subnets if s.contains(net.split("/")[0])), net)
-    to = "" if draw < 0.3 else f" to {whole if draw < 0.55 else net}"  # subnet, or the range
-    via = f"via {host.ip} " if d.rng.random() < 0.4 else ""  # else on the link, as faults'
+    pref, net = draw_pref(d.rng), f"100.96.{d.octet()}.0/24"
+    net = (d.spare() or net) if d.rng.random() < 0.9 else net
+    draw, whole = d.rng.random(), d.plan.subnet_of_ip(net.split("/")[0])
+    to = "" if draw < 0.3 else f" to {whole.network if draw < 0.55 and whole else net}"
+    draw = d.rng.random()  # through a host, a gateway long gone (as faults'), or on the link
+    gone = unassigned(d.rng, d.plan, host.subnet) if 0.4 <= draw < 0.55 else None
+    via = f"via {host.ip} " if draw < 0.4 else f"via {gone} " if gone else ""
     return (f"rule add from {source}{to} lookup {table} pref {pref}",
             f"route add {net} {via}dev {d.router_side(host)}{d.metric()} table {table}")
 
