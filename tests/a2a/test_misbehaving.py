@@ -47,7 +47,7 @@ def misbehaving(kind: str):
         if not _odd_target(prompt):
             writer.write(http_response(200, message_result(rpc["id"], await _good(prompt))))
         elif kind == "sleep":
-            await asyncio.sleep(3)
+            await asyncio.sleep(8)
         elif kind == "http500":
             writer.write(http_response(500, b"internal server error"))
         elif kind == "drop":
@@ -65,7 +65,7 @@ def misbehaving(kind: str):
 
 
 CASES = {
-    "sleep": r"agent: no answer within 0.5s",
+    "sleep": r"agent: no answer within 2s",
     "http500": r"^agent: HTTP 500 from http://127\.0\.0\.1:\d+/$",
     "drop": r"^agent: http://127\.0\.0\.1:\d+/ dropped the connection",
     "garbage": r"^agent: unparseable reply from http://127\.0\.0\.1:\d+/ \(not JSON",
@@ -81,8 +81,11 @@ async def test_bad_purple_costs_only_its_queries(kind: str) -> None:
         raw_server(misbehaving(kind)) as purple,
     ):
         out = await evaluate(green, {"participants": {"agent": purple}, "config": {
-            "num_queries": 8, "seed": 11, "turn_timeout_s": 0.5, "max_turns": 3,
-            "levels": [1], "concurrency": 4, "biggest": 3}})
+            "num_queries": 8, "seed": 11, "max_turns": 3, "levels": [1],
+            "concurrency": 4, "biggest": 3,
+            # short only where the timeout is the point (a sleeping agent): on a loaded
+            # machine an answer, a dropped connection or a 1 MB reply can take seconds
+            "turn_timeout_s": 2.0 if kind == "sleep" else 10.0}})
     assert out.state == TaskState.TASK_STATE_COMPLETED, out.statuses
     assert len(out.queries) == 8
     good = [q for q in out.queries if q["correct"]]
