@@ -400,10 +400,10 @@ def test_policy_rules_select_as_the_designs_do() -> None:
             else:
                 whole = plan.subnet_of_ip(fault["dst"].split("/")[0])
                 selects["subnet" if whole and fault["to"] == whole.network else "range"] += 1
+        held = {s.gateway for s in plan.subnets} | {h.ip for h in plan.hosts}
         for item in draw_undisclosed(rng, plan, intent).items:
             rules = [line for line in item.ip if line.startswith("rule add from")]
             doubles += item.kind == "policy_routing" and len(rules) == 2
-            held = {s.gateway for s in plan.subnets} | {h.ip for h in plan.hosts}
             gone += sum(line.split()[4] not in held for line in item.ip
                         if item.kind == "policy_routing" and " table " in line and " via " in line)
     assert min(selects.values()) > 5 and len(selects) == 4, selects

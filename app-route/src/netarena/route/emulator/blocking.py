@@ -57,6 +57,16 @@ def draw_pref(rng: random.Random) -> int:
     return int(10 ** rng.uniform(1.0, 4.5))
 
 
+def draw_policy_to(rng: random.Random, plan: NetworkPlan, net: str) -> str | None:
+    """Where a policy rule from one source sends traffic to a table routing ``net``.
+
+    All the source's traffic (``None``), its traffic to ``net``'s whole subnet, or to ``net``
+    itself: the design's rules and faults' draw alike.
+    """
+    draw, whole = rng.random(), plan.subnet_of_ip(net.split("/")[0])
+    return None if draw < 0.3 else whole.network if draw < 0.55 and whole else net
+
+
 def draw_refusal(rng: random.Random) -> str:
     """How a refusing policy rule or route refuses."""
     return rng.choices(("prohibit", "unreachable", "blackhole"), weights=(2, 1, 1))[0]

@@ -244,11 +244,7 @@ def _policy_table(rng: random.Random, plan: NetworkPlan, sources: list[int], dst
     """
     source = rng.choice(sources) if sources and rng.random() < 0.7 else None
     table, pref = rng.randrange(100, 250), b.draw_pref(rng)
-    to: str | None = dst
-    if source is not None:  # all its traffic, its traffic to the target's subnet, or to the
-        draw = rng.random()  # target: the design's draws (undisclosed.py)
-        whole = plan.subnet_of_ip(dst.split("/")[0])
-        to = None if draw < 0.3 else whole.network if draw < 0.55 and whole else dst
+    to = dst if source is None else b.draw_policy_to(rng, plan, dst)
     return {"table": table, "pref": pref, "replace": False,
             "from": plan.subnet(source).network if source is not None else None, "to": to}
 

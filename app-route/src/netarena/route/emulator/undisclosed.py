@@ -242,8 +242,7 @@ def _policy_table(d: _Draw, source: str) -> tuple[str, str]:
     d.tables.add(table)
     pref, net = draw_pref(d.rng), f"100.96.{d.octet()}.0/24"
     net = (d.spare() or net) if d.rng.random() < 0.9 else net
-    draw, whole = d.rng.random(), d.plan.subnet_of_ip(net.split("/")[0])
-    to = "" if draw < 0.3 else f" to {whole.network if draw < 0.55 and whole else net}"
+    to = "" if (chosen := blocking.draw_policy_to(d.rng, d.plan, net)) is None else f" to {chosen}"
     draw = d.rng.random()  # through a host, a gateway long gone (as faults'), or on the link
     gone = unassigned(d.rng, d.plan, host.subnet) if 0.4 <= draw < 0.55 else None
     via = f"via {host.ip} " if draw < 0.4 else f"via {gone} " if gone else ""
