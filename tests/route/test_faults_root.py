@@ -151,3 +151,30 @@ def test_a_host_given_another_subnets_gateway_address_is_repaired() -> None:
         candidates.append({**fault, "value": gateways[0]})
     with app.open(_with_faults(query, candidates)) as episode:
         _broken_then_repaired_safely(episode)
+
+
+def test_a_drawn_rule_goes_below_a_stateful_chains_shortcut() -> None:
+    """A rule drawn into a chain's top (as faults' and the design's blocks are) lands below
+    the chain's ESTABLISHED accept, where the design's own blocks sit; in a chain without
+    one, at the top; appended, at the end (real iptables in a fresh namespace)."""
+    import subprocess
+
+    from netarena.route.emulator.blocking import chain_rule
+
+    stateful = ("iptables -A INPUT -i lo -j ACCEPT; iptables -A INPUT -m conntrack "
+                "--ctstate RELATED,ESTABLISHED -j ACCEPT; iptables -A INPUT -s 10.0.0.0/8 "
+                "-j ACCEPT; iptables -A INPUT -j DROP")
+    rule = {"chain": "INPUT", "match": ["-s", "192.0.2.0/24"], "verdict": ["DROP"],
+            "comment": None}
+
+    def index_after(setup: str, at: float | None) -> int:
+        script = f"{setup}; {chain_rule({**rule, 'at': at})}; iptables -S INPUT"
+        shown = subprocess.run(["unshare", "--net", "bash", "-c", script], check=True,
+                               capture_output=True, text=True).stdout
+        rules = [line for line in shown.splitlines() if line.startswith("-A ")]
+        return next(i for i, line in enumerate(rules) if "192.0.2.0/24" in line)
+
+    assert index_after(stateful, 0.0) == 2  # below lo and ESTABLISHED
+    assert index_after(stateful, 0.999) == 3  # above the chain's last rule
+    assert index_after(stateful, None) == 4  # appended
+    assert index_after("true", 0.5) == 0

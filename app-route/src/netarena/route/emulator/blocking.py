@@ -141,7 +141,15 @@ def _draw_position(rng: random.Random) -> float | None:
 
 
 def chain_rule(rule: Record) -> str:
-    """A shell command adding ``rule`` (``at``: fraction of the chain above it, or append)."""
+    """A shell command adding ``rule`` (``at``: fraction of the chain above it, or append).
+
+    The fraction counts only the rules below the chain's stateful shortcut (its first
+    ``ESTABLISHED`` accept), as an operator inserts into a stateful firewall. The design's
+    own blocks there (a management subnet's, a protected host's last rule) always sit below
+    it: counted over the whole chain, 37% of faults' blocking rules had the shortcut above
+    them against 63% of the design's (now 65% against 74%; the audit's filter AUC fell
+    from 0.73 and 0.68 to 0.70 and 0.64 at seeds 21 and 22).
+    """
     chain = rule["chain"]
     body = [*rule["match"]]
     if rule.get("comment"):
@@ -150,9 +158,9 @@ def chain_rule(rule: Record) -> str:
     text = " ".join(shlex.quote(w) for w in body)
     if rule.get("at") is None:
         return f"iptables -A {chain} {text}"
-    count = f"$(iptables -S {chain} | grep -c '^-A ')"
-    index = f"$(( {count} * {int(rule['at'] * 1000)} / 1000 + 1 ))"
-    return f"iptables -I {chain} {index} {text}"
+    below = ("awk '/^-A /{n++; if (!h && /ESTABLISHED/ && /-j ACCEPT/) h=n} "
+             f"END{{print h + int((n - h) * {int(rule['at'] * 1000)} / 1000) + 1}}'")
+    return f"iptables -I {chain} $(iptables -S {chain} | {below}) {text}"
 
 
 def _address(record: Record, plan: NetworkPlan) -> list[list[str]]:
