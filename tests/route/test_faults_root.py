@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import random
+import subprocess
 
 import pytest
 
 from netarena.common.core.errors import EmulatorError
 from netarena.route import METHODS, RouteApp, sample_fault
+from netarena.route.emulator.blocking import chain_rule
 from netarena.route.emulator.topology import topology_of
 from netarena.route.emulator.undisclosed import Undisclosed
 from netarena.route.judge.checks import intended_flows
@@ -157,10 +159,6 @@ def test_a_drawn_rule_goes_below_a_stateful_chains_shortcut() -> None:
     """A rule drawn into a chain's top (as faults' and the design's blocks are) lands below
     the chain's ESTABLISHED accept, where the design's own blocks sit; in a chain without
     one, at the top; appended, at the end (real iptables in a fresh namespace)."""
-    import subprocess
-
-    from netarena.route.emulator.blocking import chain_rule
-
     stateful = ("iptables -A INPUT -i lo -j ACCEPT; iptables -A INPUT -m conntrack "
                 "--ctstate RELATED,ESTABLISHED -j ACCEPT; iptables -A INPUT -s 10.0.0.0/8 "
                 "-j ACCEPT; iptables -A INPUT -j DROP")

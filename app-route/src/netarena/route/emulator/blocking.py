@@ -144,11 +144,9 @@ def chain_rule(rule: Record) -> str:
     """A shell command adding ``rule`` (``at``: fraction of the chain above it, or append).
 
     The fraction counts only the rules below the chain's stateful shortcut (its first
-    ``ESTABLISHED`` accept), as an operator inserts into a stateful firewall. The design's
-    own blocks there (a management subnet's, a protected host's last rule) always sit below
-    it: counted over the whole chain, 37% of faults' blocking rules had the shortcut above
-    them against 63% of the design's (now 65% against 74%; the audit's filter AUC fell
-    from 0.73 and 0.68 to 0.70 and 0.64 at seeds 21 and 22).
+    ``ESTABLISHED`` accept), as an operator inserts into a stateful firewall and as the
+    design's own blocks there always sit; counted over the whole chain, faults went above
+    it where the design's never do (docs/validity.md, eighth round).
     """
     chain = rule["chain"]
     body = [*rule["match"]]
