@@ -20,6 +20,12 @@ DONE = TaskState.TASK_STATE_COMPLETED
 REJECTED = TaskState.TASK_STATE_REJECTED
 
 
+def failures(out) -> str:
+    """The queries scored wrong, one JSON line each: a string, so pytest shows it whole."""
+    return "\n".join(json.dumps({k: v for k, v in q.items() if k != "config"})
+                     for q in out.queries if not q["correct"])
+
+
 async def test_card_lists_1x_and_03_interfaces() -> None:
     async with serving(lambda url: green_app(ToyApp, url)) as url:
         async with httpx.AsyncClient(timeout=10) as http:
@@ -44,9 +50,7 @@ async def test_reference_purple_scores_one(app_cls) -> None:
     assert out.first_event == "task"
     assert out.artifact_names == ["Result"]
     assert len(out.queries) == 6
-    assert out.summary["correctness"]["rate"] == 1.0, "\n".join(  # a string: shown whole
-        json.dumps({k: v for k, v in q.items() if k != "config"})
-        for q in out.queries if not q["correct"])
+    assert out.summary["correctness"]["rate"] == 1.0, failures(out)
     assert out.summary["queries"] == 6 and out.summary["seed"] == 7
     assert all(q["correct"] is True and q["error"] is None for q in out.queries)
     assert any(s.startswith("query 6/6 · correctness 1.00") for s in out.statuses)
@@ -118,7 +122,7 @@ async def test_leaderboard_malt_config_runs_per_label(app_cls) -> None:
     assert "ignored file-path keys: benchmark_path, output_dir, output_file, regenerate_query" \
         in out.statuses[0]
     assert "malt_operator" in out.statuses[0]
-    assert out.summary["correctness"]["rate"] == 1.0
+    assert out.summary["correctness"]["rate"] == 1.0, failures(out)
 
 
 async def test_gateway_message_send_then_tasks_get() -> None:

@@ -3,6 +3,7 @@ dialect's ten turns, null solves none, a user's own Mininet topology works."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import subprocess
 import sys
@@ -10,8 +11,11 @@ from pathlib import Path
 
 import pytest
 
+from netarena.common.core.runner import Runner
+from netarena.route.generator import RouteApp
 from netarena.route.linux import namespaces
 from netarena.route.linux.namespaces import list_prefixes
+from netarena.route.static.repairs import ROUTER_DIAGNOSTIC
 
 from .conftest import NEEDS_ROOT
 
@@ -69,6 +73,20 @@ def test_reference_solves_everything_in_ten_turns(tmp_path: Path) -> None:
     assert {r["level"] for r in results} == {1, 2, 3}
     assert all(r["error"] is None and r["turns"] <= 10 for r in results)
     assert leaked_since(before) == set()
+
+
+def test_a_long_router_reading_reaches_the_agent_whole() -> None:
+    """A four-subnet router's whole reading runs past 3000 characters; the history once cut
+    it there, and the reference, finding its filter rules cut, failed the query."""
+    app = RouteApp()
+    query = app.generate(629399767, 2, "DR+WR")
+    with app.open(query) as episode:
+        episode.step(json.dumps({"machine": "r0", "command": ROUTER_DIAGNOSTIC}))
+        reading = episode.history[-1].output
+        assert len(reading) > 3000  # what this test is about (redraw the seed if it fails)
+        assert reading.rstrip() in episode.observe()
+    [result] = asyncio.run(Runner(app, app.reference_agent()).run([query]))
+    assert result.correct and result.safe, result
 
 
 def test_null_agent_scores_zero() -> None:

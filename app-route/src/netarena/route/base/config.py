@@ -7,12 +7,17 @@ from typing import ClassVar
 from pydantic import Field, model_validator
 
 from netarena.common.core.reactive import RewardConfig
+from netarena.route.sandbox.capped import OUTPUT_CAP_CHARS
 from netarena.route.sandbox.limits import MAX_MACHINES
 
-__all__ = ["COMMAND_TIMEOUT_NOTE", "RouteConfig"]
+__all__ = ["COMMAND_LIMITS_NOTE", "RouteConfig"]
 
-COMMAND_TIMEOUT_NOTE = "A command is stopped after {timeout:g} s (what it printed is kept)"
-"""How every route prompt states ``command_timeout_s`` (static and dynamic alike)."""
+COMMAND_LIMITS_NOTE = (
+    "A command is stopped after {timeout:g} s (what it printed is kept)"
+    f" and output is cut at {OUTPUT_CAP_CHARS} characters"
+)
+"""How every route prompt states ``command_timeout_s`` and the output cap (static and
+dynamic alike; the history repeats outputs at that length too, ``GuardedEpisode``)."""
 
 
 class RouteConfig(RewardConfig):

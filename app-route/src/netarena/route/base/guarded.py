@@ -23,6 +23,7 @@ from netarena.common.core.types import Query, Score, StepResult
 from netarena.route.judge.collateral import Footprint, collateral
 from netarena.route.linux.nodestate import NodeState
 from netarena.route.sandbox.actions import Action, parse_reply
+from netarena.route.sandbox.capped import OUTPUT_CAP_CHARS
 from netarena.route.sandbox.limits import LiveNetworks
 
 if TYPE_CHECKING:
@@ -45,6 +46,10 @@ class GuardedEpisode(ReactiveEpisode[S, Action]):
     """
 
     next_cue = 'Your next command, as {"machine": ..., "command": ...}:'
+    history_output_chars = OUTPUT_CAP_CHARS
+    """The history repeats what the sandbox returned, as the prompt says. At 3000 characters
+    a four-subnet router's whole reading lost the end of its filter rules, and a
+    six-router FRR configuration the MTU a fault had changed."""
     config: RouteConfig
     net: LiveNetwork
     footprint: Footprint

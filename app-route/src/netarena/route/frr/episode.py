@@ -126,9 +126,6 @@ class FrrEpisode(GuardedEpisode[DynamicState]):
     """A troubleshooting episode over a live OSPF network of FRR routers."""
 
     state_title = "Current state"
-    history_output_chars = 8000
-    """A router's running configuration with five transit interfaces and its links' MTUs
-    run past the usual 3000 characters: cut there, the MTU a fault changed was not shown."""
 
     def __init__(self, query: Query, config: RouteConfig) -> None:
         plan = dynamic_plan(query.truth)

@@ -16,7 +16,7 @@ import random
 
 from netarena.common.core.app import PromptStyle, style_sections
 from netarena.common.core.reactive import SAFETY_RULES
-from netarena.route.base.config import COMMAND_TIMEOUT_NOTE
+from netarena.route.base.config import COMMAND_LIMITS_NOTE
 from netarena.route.frr.bgp_plan import BgpPlan
 from netarena.route.frr.bgp_prompts import describe_bgp_design
 from netarena.route.frr.faults import model_costs
@@ -296,8 +296,8 @@ def dynamic_prompt(
         "in that machine's shell. On routers, `vtysh` talks to that router's FRR: "
         + shows
         + ". ip, ping, traceroute and the usual tools work everywhere. "
-        + COMMAND_TIMEOUT_NOTE.format(timeout=command_timeout_s)
-        + " and output is cut at 8000 characters. After each command the network is given "
+        + COMMAND_LIMITS_NOTE.format(timeout=command_timeout_s)
+        + ". After each command the network is given "
         "a moment to converge and measured again; the episode ends when routing matches "
         "the design.",
         SAFETY_RULES,

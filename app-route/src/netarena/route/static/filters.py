@@ -49,7 +49,7 @@ def parse_filter(lines: list[str]) -> Ruleset:
             if policy != "-":
                 found.policies[name] = policy
         else:
-            text = line.split("] ", 1)[1] if line.startswith("[") else line
+            text = line.partition("] ")[2] if line.startswith("[") else line  # counters
             if text.startswith("-A "):
                 try:
                     words = shlex.split(text)

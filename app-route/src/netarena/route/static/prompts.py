@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from netarena.common.core.app import PromptStyle, style_sections
 from netarena.common.core.reactive import SAFETY_RULES
-from netarena.route.base.config import COMMAND_TIMEOUT_NOTE
+from netarena.route.base.config import COMMAND_LIMITS_NOTE
 from netarena.route.emulator.intent import Block, Intent
 from netarena.route.emulator.plan import ROUTER, NetworkPlan
 from netarena.route.emulator.undisclosed import DEFAULT_PORTS
@@ -154,8 +154,8 @@ def task_prompt(
         "iptables, iptables-save, sysctl, tc, ping, traceroute, ethtool, ss, bridge and "
         "the usual shell tools are installed, and machine names resolve (`ping h2`). You "
         "have network-administrator rights (sudo is accepted, not needed). "
-        + COMMAND_TIMEOUT_NOTE.format(timeout=command_timeout_s)
-        + " and output is cut at 8000 characters. After each command the ping matrix is "
+        + COMMAND_LIMITS_NOTE.format(timeout=command_timeout_s)
+        + ". After each command the ping matrix is "
         "measured again; the episode ends when it matches the expected matrix.",
         SAFETY_RULES,
         "## Answer format\nReply with one JSON object, nothing after it:\n"
