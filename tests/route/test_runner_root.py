@@ -89,6 +89,20 @@ def test_a_long_router_reading_reaches_the_agent_whole() -> None:
     assert result.correct and result.safe, result
 
 
+@pytest.mark.slow
+def test_the_reference_reads_a_twelve_subnet_router_in_pages() -> None:
+    """Past the output cap (twelve subnets' filter rules alone are), the reference reads the
+    rest in pages; reading only the first page, it set the FORWARD policy to ACCEPT."""
+    app = RouteApp({"num_subnets": 12})
+    query = app.generate(2012145144, 1, "DI")
+    runner = Runner(app, app.reference_agent())
+    runner.trajectories = {}
+    [result] = asyncio.run(runner.run([query]))
+    assert result.correct and result.safe, result
+    commands = [turn.action for turn in runner.trajectories[query.id]]
+    assert any("| tail -n +" in command for command in commands)
+
+
 def test_null_agent_scores_zero() -> None:
     summary = run_cli("--agent", "null", "--queries", "3", "--levels", "1,2,3", "--seed", "3")
     assert summary["correctness"]["rate"] == 0.0

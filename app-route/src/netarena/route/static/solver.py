@@ -6,16 +6,17 @@ commands from the history, so it is stateless and works the same served as a rem
 agent.
 
 Plan: look at the router with one diagnostic command (links, addresses, routes, rules,
-filters, forwarding, queues), then at every host involved in a pair that differs from the
-expected matrix, most involved first. After each diagnostic it sends all the fixes that
-turn what it saw into the inventory and intent (``repairs.py``) as one command, and looks
-at a machine again only when a fix was made there and pairs are still wrong. That fits in
-the original dialect's ten turns for every generated combination of two faults.
+filters, forwarding, queues; in pages when the output cap cuts it), then at every host
+involved in a pair that differs from the expected matrix, most involved first. After each
+diagnostic it sends all the fixes that turn what it saw into the inventory and intent
+(``repairs.py``) as one command, and looks at a machine again only when a fix was made
+there and pairs are still wrong. That fits in the original dialect's ten turns for every
+generated combination of two faults.
 """
 
 from __future__ import annotations
 
-from netarena.route.base.history import Move, read_history
+from netarena.route.base.history import Move, paged_read, read_history
 from netarena.route.judge.pingall import PingMatrix, parse_pingall
 from netarena.route.static.inventory import Inventory, read_inventory
 from netarena.route.static.repairs import (
@@ -86,9 +87,11 @@ class RoutePlanner:
             looks = [e for e in mine if e.command == _diagnostic(machine)]
             if not looks:
                 return machine, _diagnostic(machine)
-            last = looks[-1]
-            changed = any(e.index > last.index for e in mine)
-            fixes = self.fixes(machine, last.output, inv, expected)
+            read = paged_read(history, looks[-1])
+            if read.next_page:
+                return read.next_page
+            changed = any(e.index > read.end for e in mine)
+            fixes = self.fixes(machine, read.output, inv, expected)
             if fixes and not changed:
                 return machine, "; ".join(fixes)
             if changed:
