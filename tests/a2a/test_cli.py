@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import asyncio
 import os
+import random
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import httpx
 import pytest
@@ -21,8 +23,18 @@ APP = next((a for a in ("malt", "k8s", "route") if a in app_names()), None)
 
 
 def _port() -> int:
-    with listen_socket("127.0.0.1", 0) as sock:
-        return sock.getsockname()[1]
+    """A free port below the kernel's ephemeral range. One inside it (what port 0 gives) can
+    go to an outgoing connection before the server, started up to a minute later under the
+    parallel suite, binds it (CI: ``Address already in use``)."""
+    low = int(Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0])
+    rng = random.SystemRandom()
+    while True:
+        port = rng.randrange(low // 2, low)
+        try:
+            with listen_socket("127.0.0.1", port):
+                return port
+        except OSError:
+            continue
 
 
 def _start(*args: str, **extra_env: str) -> subprocess.Popen:

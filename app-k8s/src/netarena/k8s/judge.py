@@ -19,6 +19,7 @@ and metadata the faults did not touch); the episode reports it in ``Score.collat
 from __future__ import annotations
 
 import json
+import threading
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -96,6 +97,7 @@ def probe_universe(model: AppModel, pods: Sequence[Obj],
 
 
 _EXPECTED: dict[Any, tuple[Any, dict[tuple[int, int], int]]] = {}
+_EXPECTED_LOCK = threading.Lock()
 
 
 @per_model(32)
@@ -127,14 +129,17 @@ def exact_mismatches(model: AppModel, pods: Sequence[Obj], namespaces: Sequence[
     cache = uni.cache
     key = ("healthy", id(want), id(cache), json.dumps([n.get("metadata", {}).get("labels")
                                                        for n in namespaces], sort_keys=True))
-    if healthy is None and key in _EXPECTED and _EXPECTED[key][0] is cache:
-        expected = _EXPECTED[key][1]
+    with _EXPECTED_LOCK:  # episodes open on a thread pool (runner.py)
+        hit = _EXPECTED.get(key) if healthy is None else None
+    if hit is not None and hit[0] is cache:
+        expected = hit[1]
     else:
         expected = reachable(uni, namespaces, want)
         if healthy is None:
-            _EXPECTED[key] = (cache, expected)
-            while len(_EXPECTED) > 32:
-                _EXPECTED.pop(next(iter(_EXPECTED)))
+            with _EXPECTED_LOCK:
+                _EXPECTED[key] = (cache, expected)
+                while len(_EXPECTED) > 32:
+                    _EXPECTED.pop(next(iter(_EXPECTED)))
     actual = reachable(uni, namespaces, policies)
     results = tuple(ProbeResult(src, dst, port, exp, not exp, proto)
                     for src, dst, port, proto, exp in differences(uni, expected, actual))

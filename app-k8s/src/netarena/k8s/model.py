@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import random
 import re
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
@@ -221,13 +222,17 @@ def per_model(limit: int) -> Callable[[Callable[[AppModel], _T]], Callable[[AppM
 
     def wrap(fn: Callable[[AppModel], _T]) -> Callable[[AppModel], _T]:
         memo: dict[int, tuple[AppModel, _T]] = {}
+        lock = threading.Lock()  # episodes open on a thread pool (runner.py)
 
         def cached(model: AppModel) -> _T:
-            found = memo.get(id(model))
+            with lock:
+                found = memo.get(id(model))
             if found is None or found[0] is not model:
-                found = memo[id(model)] = (model, fn(model))
-                while len(memo) > limit:
-                    memo.pop(next(iter(memo)))
+                found = (model, fn(model))
+                with lock:
+                    memo[id(model)] = found
+                    while len(memo) > limit:
+                        memo.pop(next(iter(memo)))
             return found[1]
 
         cached.__doc__ = fn.__doc__

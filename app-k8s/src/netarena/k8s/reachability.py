@@ -22,6 +22,7 @@ from __future__ import annotations
 import functools
 import ipaddress
 import json
+import threading
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -80,11 +81,12 @@ class Universe:
         key = (tuple((e.name, e.view.namespace, e.view.ips, e.view.ports,
                       tuple(sorted(e.view.labels.items()))) for e in self.endpoints),
                self.tuples)
-        found = _CACHES.get(key)
-        if found is None:
-            if len(_CACHES) >= _MAX_CACHES:
-                _CACHES.pop(next(iter(_CACHES)))
-            found = _CACHES[key] = {}
+        with _CACHES_LOCK:  # episodes open on a thread pool (runner.py)
+            found = _CACHES.get(key)
+            if found is None:
+                if len(_CACHES) >= _MAX_CACHES:
+                    _CACHES.pop(next(iter(_CACHES)))
+                found = _CACHES[key] = {}
         return found
 
     @property
@@ -95,6 +97,7 @@ class Universe:
 
 
 _CACHES: dict[Any, dict[Any, int]] = {}
+_CACHES_LOCK = threading.Lock()
 _MAX_CACHES = 64
 
 
