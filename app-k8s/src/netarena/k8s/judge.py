@@ -19,13 +19,13 @@ and metadata the faults did not touch); the episode reports it in ``Score.collat
 from __future__ import annotations
 
 import json
-import threading
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from netarena.k8s.apiserver.kinds import clone
+from netarena.k8s.bounded import BoundedCache
 from netarena.k8s.manifests import canonical_policy, render_policies
 from netarena.k8s.model import AppModel, per_model
 from netarena.k8s.policy_matrix import Address, Connectivity, ProbeResult
@@ -96,8 +96,7 @@ def probe_universe(model: AppModel, pods: Sequence[Obj],
     return universe(model.namespace, pods, policy_sets, addresses, ports, spaces)
 
 
-_EXPECTED: dict[Any, tuple[Any, dict[tuple[int, int], int]]] = {}
-_EXPECTED_LOCK = threading.Lock()
+_EXPECTED: BoundedCache[Any, tuple[Any, dict[tuple[int, int], int]]] = BoundedCache(32)
 
 
 @per_model(32)
@@ -129,17 +128,13 @@ def exact_mismatches(model: AppModel, pods: Sequence[Obj], namespaces: Sequence[
     cache = uni.cache
     key = ("healthy", id(want), id(cache), json.dumps([n.get("metadata", {}).get("labels")
                                                        for n in namespaces], sort_keys=True))
-    with _EXPECTED_LOCK:  # episodes open on a thread pool (runner.py)
-        hit = _EXPECTED.get(key) if healthy is None else None
+    hit = _EXPECTED.get(key) if healthy is None else None
     if hit is not None and hit[0] is cache:
         expected = hit[1]
     else:
         expected = reachable(uni, namespaces, want)
         if healthy is None:
-            with _EXPECTED_LOCK:
-                _EXPECTED[key] = (cache, expected)
-                while len(_EXPECTED) > 32:
-                    _EXPECTED.pop(next(iter(_EXPECTED)))
+            _EXPECTED.put(key, (cache, expected))
     actual = reachable(uni, namespaces, policies)
     results = tuple(ProbeResult(src, dst, port, exp, not exp, proto)
                     for src, dst, port, proto, exp in differences(uni, expected, actual))

@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import random
 import re
-import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from netarena.common.core.errors import ConfigError
+from netarena.k8s.bounded import BoundedCache
 from netarena.k8s.detail import ClusterDetail
 
 __all__ = [
@@ -221,18 +221,12 @@ def per_model(limit: int) -> Callable[[Callable[[AppModel], _T]], Callable[[AppM
     """
 
     def wrap(fn: Callable[[AppModel], _T]) -> Callable[[AppModel], _T]:
-        memo: dict[int, tuple[AppModel, _T]] = {}
-        lock = threading.Lock()  # episodes open on a thread pool (runner.py)
+        memo: BoundedCache[int, tuple[AppModel, _T]] = BoundedCache(limit)
 
         def cached(model: AppModel) -> _T:
-            with lock:
-                found = memo.get(id(model))
+            found = memo.get(id(model))
             if found is None or found[0] is not model:
-                found = (model, fn(model))
-                with lock:
-                    memo[id(model)] = found
-                    while len(memo) > limit:
-                        memo.pop(next(iter(memo)))
+                found = memo.put(id(model), (model, fn(model)))
             return found[1]
 
         cached.__doc__ = fn.__doc__

@@ -22,11 +22,11 @@ from __future__ import annotations
 import functools
 import ipaddress
 import json
-import threading
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from netarena.k8s.bounded import BoundedCache
 from netarena.k8s.policy import PodView, PolicyEngine, policy_types, selector_matches
 
 __all__ = ["OTHER_PORT", "Endpoint", "Universe", "universe", "reachable", "egress_of",
@@ -81,13 +81,7 @@ class Universe:
         key = (tuple((e.name, e.view.namespace, e.view.ips, e.view.ports,
                       tuple(sorted(e.view.labels.items()))) for e in self.endpoints),
                self.tuples)
-        with _CACHES_LOCK:  # episodes open on a thread pool (runner.py)
-            found = _CACHES.get(key)
-            if found is None:
-                if len(_CACHES) >= _MAX_CACHES:
-                    _CACHES.pop(next(iter(_CACHES)))
-                found = _CACHES[key] = {}
-        return found
+        return _CACHES.setdefault(key, dict)
 
     @property
     def size(self) -> int:
@@ -96,9 +90,7 @@ class Universe:
         return n * (n - 1) * len(self.tuples)
 
 
-_CACHES: dict[Any, dict[Any, int]] = {}
-_CACHES_LOCK = threading.Lock()
-_MAX_CACHES = 64
+_CACHES: BoundedCache[Any, dict[Any, int]] = BoundedCache(64)
 
 
 def _peers(policies: Iterable[Obj]) -> Iterable[Obj]:

@@ -9,14 +9,17 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from netarena.common.core.reactive import HISTORY_CUT_NOTE
+from netarena.route.sandbox.capped import CUT_NOTE_PREFIX
+
 __all__ = ["Entry", "Move", "PagedRead", "each_once", "page_after", "paged_read", "read_history"]
 
 _ENTRY = re.compile(r"^\[turn (\d+)\] (\S+) \$ (.*)$")
 
 
 _EXIT = re.compile(r"^\[exit (-?\d+)\]$")
-_CUT = ("[... output cut ...]", "[output cut at ")
-"""How the history and the sandbox mark a cut output (``reactive.py``, ``capped.py``)."""
+_CUT = (HISTORY_CUT_NOTE, CUT_NOTE_PREFIX)
+"""How the history and the sandbox mark a cut output."""
 
 
 @dataclass(frozen=True)

@@ -19,12 +19,14 @@ import time
 from collections.abc import Callable
 
 __all__ = [
-    "CAP_READ_BYTES", "GUARD_PERIOD_S", "LINE_BUFFERED", "OUTPUT_CAP_CHARS", "cap_output",
-    "pipe_of", "run_capped", "time_limit_note", "unknown_qdisc_note",
+    "CAP_READ_BYTES", "CUT_NOTE_PREFIX", "GUARD_PERIOD_S", "LINE_BUFFERED", "OUTPUT_CAP_CHARS",
+    "cap_output", "pipe_of", "run_capped", "time_limit_note", "unknown_qdisc_note",
 ]
 
 OUTPUT_CAP_CHARS = 8000
 """Longest command output kept (the rest is cut with a note)."""
+CUT_NOTE_PREFIX = "[output cut at "
+"""How the note on a cut output begins (the cap and "characters]" follow)."""
 GUARD_PERIOD_S = 0.2
 """How often a running command's guard looks at the node (``run_capped``)."""
 CAP_READ_BYTES = 4 * OUTPUT_CAP_CHARS + 4
@@ -177,5 +179,5 @@ def cap_output(raw: bytes) -> str:
     """Decode a command's output, cut at ``OUTPUT_CAP_CHARS`` characters with a note."""
     text = raw.decode("utf-8", "replace")
     if len(text) > OUTPUT_CAP_CHARS:
-        text = text[:OUTPUT_CAP_CHARS] + f"\n[output cut at {OUTPUT_CAP_CHARS} characters]"
+        text = text[:OUTPUT_CAP_CHARS] + f"\n{CUT_NOTE_PREFIX}{OUTPUT_CAP_CHARS} characters]"
     return text
