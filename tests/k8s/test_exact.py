@@ -22,8 +22,7 @@ from netarena.k8s.generator import K8sConfig, build_model, generate_faults
 from netarena.k8s.judge import collateral, judge
 from netarena.k8s.manifests import render_policies
 from netarena.k8s.model import AppModel
-from netarena.k8s.policy_matrix import UNINTENDED
-from netarena.k8s.repair import parse_report
+from netarena.k8s.policy_matrix import UNINTENDED, parse_report
 
 
 def _faulted(seed: int, label: str, method: str | None = None,

@@ -60,7 +60,11 @@ def test_one_fault_type_fixes_the_port_and_only_the_port() -> None:
 
 def test_ingress_only_leaves_egress_faults() -> None:
     app = K8sApp()
+    ingress = [q for q in (app.generate(seed, 2, "RI+AI") for seed in range(12))
+               if not any("egress" in f["description"].lower() for f in q.truth["faults"])]
+    assert len(ingress) >= 3
+    for q in ingress[:3]:  # an AI fault may open an egress (a default deny's type dropped)
+        assert _play(app, "ingress-only", q)[0], q.id
     for seed in range(3):
-        assert _play(app, "ingress-only", app.generate(seed, 2, "RI+AI"))[0]
         solved, before, after = _play(app, "ingress-only", app.generate(seed, 1, "AE"))
         assert not solved and after == before

@@ -164,7 +164,8 @@ def test_a_planned_edit_breaks_no_probe_it_moves() -> None:
 def test_an_ingress_edit_judged_where_its_policy_selects_scores_as_a_full_judgement() -> None:
     """``_Search.score(trial, ingress_of=policy)`` re-judges only the endpoints the edited
     policy selects; every candidate edit must score as when the whole universe is judged."""
-    from netarena.k8s.repair import EDIT_KINDS, _candidates, _implicated, _Search, parse_report
+    from netarena.k8s.policy_matrix import parse_report
+    from netarena.k8s.repair import EDIT_KINDS, _candidates, _implicated, _Search
 
     app = K8sApp()
     compared = 0
@@ -183,3 +184,50 @@ def test_an_ingress_edit_judged_where_its_policy_selects_scores_as_a_full_judgem
                 assert search.score(trial, pol) == search.score(trial)
                 compared += 1
     assert compared > 50
+
+
+@pytest.mark.parametrize("rewrite", ["default_deny", "open_port"])
+def test_a_default_deny_that_lost_a_type_and_an_opened_public_rule_are_repaired(
+        rewrite: str) -> None:
+    """AI faults the planner once could not plan (and the generator silently redrew).
+
+    The deny-all policy losing its Ingress type admits everyone to pods with no ingress
+    policy of their own; the public entry point's port rule opened admits every port. The
+    plan puts the type back, or narrows the open rule to the ports that must answer, in
+    the faulted policy alone.
+    """
+    import random
+
+    from netarena.k8s.fault_rewrites import default_deny, open_rule
+    from netarena.k8s.policy_matrix import parse_report, parse_unintended
+
+    app, planned = K8sApp(), 0
+    for seed in range(12):
+        model = build_model(app.config, seed)
+        pods, nss = model_pods(model), model_namespaces(model)
+        healthy = render_policies(model)
+        cand = (default_deny(healthy, random.Random(seed), None) if rewrite == "default_deny"
+                else open_rule(model, healthy, random.Random(seed), narrow=False))
+        if cand is None:
+            continue
+        name, method, description, spec = cand
+        faulted = apply_faults(healthy, [{"code": "AI", "type": "add_ingress", "policy": name,
+                                          "method": method, "description": description,
+                                          "spec": spec}])
+        state, touched = judge(model, pods, nss, faulted), set()
+        if not state.mismatches:
+            continue  # the dropped type isolated nothing that is not isolated again
+        for _ in range(4):  # as the reference: one edit planned from each new report
+            if not state.mismatches:
+                break
+            report = state.report()
+            edits = repairs(model.namespace, faulted, pods, nss, parse_report(report),
+                            max_steps=1, unintended=parse_unintended(report))
+            assert edits, (seed, report[:400])
+            touched.add(edits[0].policy)
+            faulted = [{**p, "spec": edits[0].spec} if p["metadata"]["name"] == edits[0].policy
+                       else p for p in faulted]
+            state = judge(model, pods, nss, faulted)
+        assert touched == {name} and not state.mismatches, (seed, touched)
+        planned += 1
+    assert planned >= 3

@@ -58,6 +58,9 @@ _PROVIDERS = {
     "adservice": ("the ad exchange", 443),
     "recommendationservice": ("the ML feature store", 443),
 }
+_DNS_UDP_ONLY = 0.3
+"""Share of services whose DNS egress rule allows UDP only (many real policies do; without
+any, a DNS rule left with UDP alone was a fault's in every case: ``netarena audit k8s``)."""
 _GENERIC_PROVIDERS = (("a partner API", 443), ("a SaaS webhook endpoint", 8443),
                       ("an LDAP directory", 636), ("a message broker", 5671))
 _JOB_NAMES = ("report-builder", "cache-warmer", "catalog-sync", "invoice-export", "feed-import",
@@ -320,5 +323,8 @@ def draw_detail(services: list[ServiceFacts], policies: list[str],
             cut = rng.choice([s for s in sub if ipaddress.IPv4Address(e.inside_ip) not in s])
             excepts[e.service] = str(cut)
     deny = rng.choices((("Ingress", "Egress"), ("Ingress",), ("Egress",)), (0.6, 0.25, 0.15))[0]
+    public_port_only = rng.random() < 0.5
+    udp_only = frozenset(f.name for f in services if rng.random() < _DNS_UDP_ONLY)
     return ClusterDetail(monitoring, egress, labels, notes, str(stranger), tuple(workloads),
-                         extras, excepts, spaces, admin, rng.random() < 0.5, deny, locks)
+                         extras, excepts, spaces, admin, public_port_only, deny, locks,
+                         udp_only)

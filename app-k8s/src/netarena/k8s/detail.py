@@ -130,6 +130,9 @@ class ClusterDetail:
     locks: dict[str, str] = field(default_factory=dict)
     """Service → how its egress is locked down without an external dependency: ``callees``
     (its callees and DNS), ``dns`` (DNS only) or ``none`` (no egress at all)."""
+    dns_udp_only: frozenset[str] = frozenset()
+    """Services whose DNS egress rule allows UDP 53 only (as many real policies write it;
+    the others allow UDP and TCP)."""
 
     @property
     def namespaces(self) -> tuple[str, ...]:

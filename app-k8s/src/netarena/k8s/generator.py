@@ -23,7 +23,8 @@ from netarena.k8s.faults import apply_faults, inject_fault, model_namespaces, mo
 from netarena.k8s.judge import ClusterState, collateral, judge, newly_wrong
 from netarena.k8s.manifests import DENY_ALL, render_policies
 from netarena.k8s.model import ANYONE, AppModel, online_boutique, synthetic_app
-from netarena.k8s.repair import parse_report, parse_unintended, repairs
+from netarena.k8s.policy_matrix import parse_report, parse_unintended
+from netarena.k8s.repair import repairs
 
 __all__ = ["K8sConfig", "LABELS", "build_model", "generate_faults", "build_prompt",
            "repairable", "fault_instance", "fault_edit"]

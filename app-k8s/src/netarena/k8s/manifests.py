@@ -174,22 +174,26 @@ def in_cluster_egress(model: AppModel, name: str) -> list[dict[str, Any]]:
     if callees:
         rules.append({"to": [peer(d.name) for d in callees],
                       "ports": [{"protocol": "TCP", "port": d.container_port} for d in callees]})
-    rules.append(dns_rule())
+    rules.append(dns_rule(model, name))
     return rules
 
 
-def dns_rule() -> dict[str, Any]:
-    """The egress rule letting a pod resolve names (cluster DNS, UDP and TCP 53)."""
+def dns_rule(model: AppModel, name: str) -> dict[str, Any]:
+    """The egress rule letting ``name``'s pods resolve names (cluster DNS on port 53).
+
+    UDP and TCP, or UDP only for the services the design draws so (``dns_udp_only``).
+    """
+    udp_only = bool(model.detail) and name in model.detail.dns_udp_only
     return {"to": [{"podSelector": {"matchLabels": dict(KUBE_DNS_LABELS)},
                     "namespaceSelector": {"matchLabels": {NS_NAME: "kube-system"}}}],
-            "ports": [dict(p) for p in DNS_PORTS]}
+            "ports": [dict(p) for p in DNS_PORTS if not udp_only or p["protocol"] == "UDP"]}
 
 
 def locked_egress(model: AppModel, name: str, lock: str) -> list[dict[str, Any]]:
     """A locked-down egress: ``callees`` (callees and DNS), ``dns`` (DNS only), ``none``."""
     if lock == "callees":
         return in_cluster_egress(model, name)
-    return [dns_rule()] if lock == "dns" else []
+    return [dns_rule(model, name)] if lock == "dns" else []
 
 
 def _egress(model: AppModel, spec: ServiceSpec) -> list[dict[str, Any]]:

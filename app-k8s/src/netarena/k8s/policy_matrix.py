@@ -11,6 +11,7 @@ but not DNS therefore fails the probe, as it fails the real client.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -19,13 +20,20 @@ from netarena.k8s.apiserver.coredns import DNS_PORT
 from netarena.k8s.dns import coredns_pods
 from netarena.k8s.model import AppModel
 from netarena.k8s.policy import PodView, PolicyEngine
+from netarena.k8s.reachability import OTHER_PORT
 
 __all__ = ["ProbeResult", "Connectivity", "compute_connectivity", "ConnectivityCache",
-           "resolves", "UNINTENDED", "Address"]
+           "resolves", "UNINTENDED", "Address", "Mismatch", "parse_report",
+           "parse_unintended"]
 
 Obj = Mapping[str, Any]
 UNINTENDED = "connections accepted that must be refused (port and protocol not reported)"
 """The report's words for a source the destination admits against the intent."""
+Mismatch = tuple[str, str, int, str, bool]
+"""A differing probe read back from a report: source, destination, port, protocol, expected."""
+_REPORT_LINE = re.compile(r"^(\S+) → (\S+):(\{[^}]*\}|\S+) \(Expected: (True|False), Actual: "
+                   r"(?:True|False)\)(?:: .*)?$", re.MULTILINE)
+_UNINTENDED_LINE = re.compile(rf"^(\S+) → (\S+): {re.escape(UNINTENDED)}$", re.MULTILINE)
 
 
 @dataclass(frozen=True)
@@ -130,6 +138,27 @@ def _error(probes: list[ProbeResult], address: Address) -> str:
 def _port_text(r: ProbeResult) -> str:
     port = "other" if r.port == 0 else str(r.port)
     return port if r.protocol == "TCP" else f"{port}/{r.protocol}"
+
+
+def _ports(text: str) -> list[tuple[int, str]]:
+    out = []
+    for item in text.strip("{}").split(","):
+        port, _, proto = item.partition("/")
+        out.append((OTHER_PORT if port == "other" else int(port), proto or "TCP"))
+    return out
+
+
+def parse_report(text: str) -> list[Mismatch]:
+    """The differing probes of a probe report (grouped lines expanded)."""
+    out = []
+    for src, dst, ports, expected in _REPORT_LINE.findall(text):
+        out += [(src, dst, port, proto, expected == "True") for port, proto in _ports(ports)]
+    return out
+
+
+def parse_unintended(text: str) -> set[tuple[str, str]]:
+    """The (source, destination) pairs a probe report says connect but must not."""
+    return set(_UNINTENDED_LINE.findall(text))
 
 
 def resolves(engine: PolicyEngine, pod: PodView, dns: Sequence[PodView]) -> bool:

@@ -14,15 +14,14 @@ ranges, exceptions and rule order it does not need to touch stay as they were.
 from __future__ import annotations
 
 import ipaddress
-import re
-from collections.abc import Iterator, Mapping, Sequence, Set
+from collections.abc import Callable, Iterator, Mapping, Sequence, Set
 from dataclasses import dataclass
 from typing import Any
 
 from netarena.k8s.apiserver.kinds import clone
 from netarena.k8s.manifests import NS_NAME
 from netarena.k8s.policy import PodView, policy_types, selector_matches
-from netarena.k8s.policy_matrix import UNINTENDED
+from netarena.k8s.policy_matrix import Mismatch
 from netarena.k8s.reachability import (
     OTHER_PORT,
     PROTOCOLS,
@@ -34,19 +33,15 @@ from netarena.k8s.reachability import (
     universe,
 )
 
-__all__ = ["Edit", "Mismatch", "parse_report", "parse_unintended", "repairs", "EDIT_KINDS"]
+__all__ = ["Edit", "repairs", "EDIT_KINDS"]
 
 Obj = dict[str, Any]
-Mismatch = tuple[str, str, int, str, bool]  # source, destination, port, protocol, expected
 EDIT_KINDS = ("port", "protocol", "remove-peer", "merge-peers", "remove-entry", "remove-rule",
-              "replace-peer", "add-rule", "add-peer", "open-egress")
+              "replace-peer", "add-rule", "add-peer", "narrow-open", "open-egress", "add-type")
 """Every edit a planner may make, cheapest first. A new rule is preferred to a new peer in
 an existing rule: when several rules could take the peer, a new rule never changes one the
 faults did not touch."""
 _COST = {k: i for i, k in enumerate(EDIT_KINDS)}
-_LINE = re.compile(r"^(\S+) → (\S+):(\{[^}]*\}|\S+) \(Expected: (True|False), Actual: "
-                   r"(?:True|False)\)(?:: .*)?$", re.MULTILINE)
-_UNINTENDED = re.compile(rf"^(\S+) → (\S+): {re.escape(UNINTENDED)}$", re.MULTILINE)
 _NOISE_LABELS = ("pod-template-hash", "controller-revision-hash", "pod-template-generation")
 
 
@@ -59,27 +54,6 @@ class Edit:
     spec: Obj
     remaining: int
     """Reported differences left after it."""
-
-
-def _ports(text: str) -> list[tuple[int, str]]:
-    out = []
-    for item in text.strip("{}").split(","):
-        port, _, proto = item.partition("/")
-        out.append((OTHER_PORT if port == "other" else int(port), proto or "TCP"))
-    return out
-
-
-def parse_report(text: str) -> list[Mismatch]:
-    """The differing probes of a probe report (grouped lines expanded)."""
-    out = []
-    for src, dst, ports, expected in _LINE.findall(text):
-        out += [(src, dst, port, proto, expected == "True") for port, proto in _ports(ports)]
-    return out
-
-
-def parse_unintended(text: str) -> set[tuple[str, str]]:
-    """The (source, destination) pairs a probe report says connect but must not."""
-    return set(_UNINTENDED.findall(text))
 
 
 def _is_address(text: str) -> bool:
@@ -219,6 +193,7 @@ def _all_peers(policies: list[Obj]) -> Iterator[Obj]:
 
 
 def _implicated(search: _Search, policies: list[Obj]) -> Iterator[tuple[Obj, str]]:
+    """Each policy and direction selecting a reported pod on that side (typed or not)."""
     eps = search.uni.endpoints
     dsts = [eps[d].view for d in sorted({d for _, d, _, _ in search.report})]
     srcs = [eps[s].view for s in sorted({s for s, _, _, _ in search.report})]
@@ -226,7 +201,7 @@ def _implicated(search: _Search, policies: list[Obj]) -> Iterator[tuple[Obj, str
         spec = pol.get("spec") or {}
         types = policy_types(pol)
         for direction, views in (("Ingress", dsts), ("Egress", srcs)):
-            if direction in types and any(
+            if (direction in types or not spec.get(direction.lower())) and any(
                     v.namespace == search.ns and selector_matches(spec.get("podSelector"), v.labels)
                     for v in views):
                 yield pol, direction.lower()
@@ -254,6 +229,12 @@ def _missing(search: _Search, pol: Obj, direction: str) -> dict[frozenset[tuple[
 def _candidates(search: _Search, pol: Obj, direction: str,
                 kinds: frozenset[str]) -> Iterator[tuple[str, Obj]]:
     spec = pol.get("spec") or {}
+    if direction.capitalize() not in policy_types(pol):  # e.g. a default deny's lost type
+        if "add-type" in kinds:
+            types = [t for t in ("Ingress", "Egress")
+                     if t in policy_types(pol) or t == direction.capitalize()]
+            yield "add-type", {**clone(spec), "policyTypes": types}
+        return
     rules: list[Obj] = spec.get(direction) or []
     side = "from" if direction == "ingress" else "to"
     ns = (pol.get("metadata") or {}).get("namespace") or "default"
@@ -318,8 +299,24 @@ def _candidates(search: _Search, pol: Obj, direction: str,
             yield "add-rule", with_rules(clone(rules) + [rule])
         if len(added) > 1:
             yield "add-rule", with_rules(clone(rules) + added)
+    if "narrow-open" in kinds and {} in rules:
+        yield from _narrowed(search, pol, direction, rules, with_rules)
     if "open-egress" in kinds and direction == "egress" and rules != [{}]:
         yield "open-egress", with_rules([{}])
+
+
+def _narrowed(search: _Search, pol: Obj, direction: str, rules: list[Obj],
+              with_rules: Callable[[list[Obj]], Obj]) -> Iterator[tuple[str, Obj]]:
+    """An open rule (``{}``) limited to the ports the policy's pods must still answer on."""
+    if direction != "ingress":
+        return
+    dests = selected_mask(search.uni, pol)
+    keep = sorted({search.uni.tuples[t] for d, t in search.expected if dests >> d & 1})
+    entries = _entries(keep)
+    if entries:
+        new = clone(rules)
+        new[rules.index({})] = {"ports": entries}
+        yield "narrow-open", with_rules(new)
 
 
 def repairs(namespace: str, policies: Sequence[Obj], pods: Sequence[Obj],

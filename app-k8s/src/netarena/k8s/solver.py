@@ -30,7 +30,8 @@ from typing import Any
 from netarena.common.core.agents import Observation
 from netarena.common.core.errors import ConfigError
 from netarena.k8s.model import AppModel, parse_intended
-from netarena.k8s.repair import EDIT_KINDS, parse_report, parse_unintended, repairs
+from netarena.k8s.policy_matrix import parse_report, parse_unintended
+from netarena.k8s.repair import EDIT_KINDS, repairs
 
 __all__ = [
     "ReferenceK8sAgent",
