@@ -183,7 +183,7 @@ def dns_rule(model: AppModel, name: str) -> dict[str, Any]:
 
     UDP and TCP, or UDP only for the services the design draws so (``dns_udp_only``).
     """
-    udp_only = bool(model.detail) and name in model.detail.dns_udp_only
+    udp_only = model.detail is not None and name in model.detail.dns_udp_only
     return {"to": [{"podSelector": {"matchLabels": dict(KUBE_DNS_LABELS)},
                     "namespaceSelector": {"matchLabels": {NS_NAME: "kube-system"}}}],
             "ports": [dict(p) for p in DNS_PORTS if not udp_only or p["protocol"] == "UDP"]}
