@@ -82,17 +82,19 @@ def spots_of(policies: Sequence[Policy], part: str, model: AppModel,
 
 
 def pick_spot(spots: list[Where], rng: random.Random,
-              policies: Sequence[Policy]) -> Where | None:
+              policies: Sequence[Policy], by_rule_size: bool = False) -> Where | None:
     """A spot: uniformly, or by a uniformly chosen rule first, or by a policy first.
 
     Choosing only uniformly over items favours big rules and policies among the changed
     ones; only by policy or rule favours small ones among the changed items: mixing the
     three keeps every level's leaning small. A policy first is drawn by its
-    ``lone_side_weight`` (``spots`` are of one direction).
+    ``lone_side_weight`` (``spots`` are of one direction). ``by_rule_size``: port entries
+    are drawn uniformly half the time, and an entry weighs as many as its rule has entries
+    (``faults._change_port``).
     """
     if not spots:
         return None
-    mode = rng.choices((0, 1, 2), (0.1, 0.1, 0.8))[0]
+    mode = rng.choices((0, 1, 2), (0.5, 0.1, 0.4) if by_rule_size else (0.1, 0.1, 0.8))[0]
     if mode == 1:
         rule = rng.choice(sorted({s[:3] for s in spots}))
         spots = [s for s in spots if s[:3] == rule]
@@ -101,6 +103,9 @@ def pick_spot(spots: list[Where], rng: random.Random,
         weights = [lone_side_weight(policies[p], d) for p, d in candidates]
         policy = rng.choices(candidates, weights)[0][0]
         spots = [s for s in spots if s[0] == policy]
+    if by_rule_size:
+        return rng.choices(spots, [len(policies[p]["spec"][d][i].get("ports") or [])
+                                   for p, d, i, _ in spots])[0]
     return rng.choice(spots)
 
 

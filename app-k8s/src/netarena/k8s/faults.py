@@ -188,7 +188,7 @@ def _change_port(model: AppModel, policies: Sequence[Policy],
     """
     spots = [w for w in spots_of(policies, "ports", model) if w[1] == direction
              and policies[w[0]]["spec"][w[1]][w[2]]["ports"][w[3]].get("port") is not None]
-    where = pick_spot(spots, rng, policies)
+    where = pick_spot(spots, rng, policies, by_rule_size=True)
     if where is None:
         return None
     pol, spec, rule = target_of(policies, where)
@@ -232,7 +232,8 @@ def _change_protocol(model: AppModel, policies: Sequence[Policy],
         return str(policies[w[0]]["spec"][w[1]][w[2]]["ports"][w[3]].get("protocol") or "TCP")
 
     where = pick_spot([w for w in spots_of(policies, "ports", model)
-                       if w[1] == direction and proto(w) != new], rng, policies)
+                       if w[1] == direction and proto(w) != new], rng, policies,
+                      by_rule_size=True)
     if where is None:
         return None
     pol, spec, rule = target_of(policies, where)
