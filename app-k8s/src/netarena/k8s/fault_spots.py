@@ -90,7 +90,7 @@ def pick_spot(spots: list[Where], rng: random.Random,
     three keeps every level's leaning small. A policy first is drawn by its
     ``lone_side_weight`` (``spots`` are of one direction). ``by_rule_size``: port entries
     are drawn uniformly half the time, and an entry weighs as many as its rule has entries
-    (``faults._change_port``).
+    (changed ports and protocols: policy-first favours small policies' single-entry rules).
     """
     if not spots:
         return None
