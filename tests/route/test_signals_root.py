@@ -131,6 +131,8 @@ class _Shell:
         return None
 
 
+@pytest.mark.serial  # alone: under the parallel tier's load, Ctrl-C went unanswered for
+# 30 s once in a fresh-clone CI run (2026-12-01) and no stack came back to SIGABRT either
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
 def test_the_route_shell_stops_commands_and_closes_its_network(sig: signal.Signals) -> None:
     shell = _Shell("--seed", "3", "--level", "1", "--label", "DR")
