@@ -29,10 +29,12 @@ __all__ = ["ProbeResult", "Connectivity", "compute_connectivity", "ConnectivityC
 Obj = Mapping[str, Any]
 UNINTENDED = "connections accepted that must be refused (port and protocol not reported)"
 """The report's words for a source the destination admits against the intent."""
+_OTHER = "other"
+"""How a report writes (and its parser reads) the port no policy names (``OTHER_PORT``)."""
 Mismatch = tuple[str, str, int, str, bool]
 """A differing probe read back from a report: source, destination, port, protocol, expected."""
 _REPORT_LINE = re.compile(r"^(\S+) → (\S+):(\{[^}]*\}|\S+) \(Expected: (True|False), Actual: "
-                   r"(?:True|False)\)(?:: .*)?$", re.MULTILINE)
+                          r"(?:True|False)\)(?:: .*)?$", re.MULTILINE)
 _UNINTENDED_LINE = re.compile(rf"^(\S+) → (\S+): {re.escape(UNINTENDED)}$", re.MULTILINE)
 
 
@@ -136,7 +138,7 @@ def _error(probes: list[ProbeResult], address: Address) -> str:
 
 
 def _port_text(r: ProbeResult) -> str:
-    port = "other" if r.port == 0 else str(r.port)
+    port = _OTHER if r.port == OTHER_PORT else str(r.port)
     return port if r.protocol == "TCP" else f"{port}/{r.protocol}"
 
 
@@ -144,7 +146,7 @@ def _ports(text: str) -> list[tuple[int, str]]:
     out = []
     for item in text.strip("{}").split(","):
         port, _, proto = item.partition("/")
-        out.append((OTHER_PORT if port == "other" else int(port), proto or "TCP"))
+        out.append((OTHER_PORT if port == _OTHER else int(port), proto or "TCP"))
     return out
 
 
