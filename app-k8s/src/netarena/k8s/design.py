@@ -39,7 +39,8 @@ if TYPE_CHECKING:
     from netarena.k8s.model import AppModel
 
 __all__ = ["ServiceFacts", "draw_detail", "port_pool", "public_ip", "ADMIN_PORTS", "TEAM_LABEL",
-           "foreign_peer", "port_entry", "port_pool_of"]
+           "except_cut", "external_range", "foreign_peer", "partner_range", "port_entry",
+           "port_pool_of"]
 
 TEAM_LABEL = "team"
 """The label another team's namespace carries with the team's name."""
@@ -96,9 +97,23 @@ def _token(rng: random.Random, n: int) -> str:
     return "".join(rng.choice(string.ascii_lowercase + string.digits) for _ in range(n))
 
 
-def _external(service: str, purpose: str, port: int, rng: random.Random) -> ExternalEgress:
+def external_range(rng: random.Random) -> ipaddress.IPv4Network:
+    """A provider's range, as a service's external egress names one."""
     prefix = rng.choice((24, 26, 27, 28, 29))
-    net = ipaddress.IPv4Network(f"{public_ip(rng)}/{prefix}", strict=False)
+    return ipaddress.IPv4Network(f"{public_ip(rng)}/{prefix}", strict=False)
+
+
+def except_cut(net: ipaddress.IPv4Network, rng: random.Random,
+               keep: ipaddress.IPv4Address | None = None) -> str | None:
+    """A quarter cut out of half the ranges of /28 or wider (not the quarter holding ``keep``)."""
+    if net.prefixlen > 28 or rng.random() >= 0.5:
+        return None
+    return str(rng.choice([s for s in net.subnets(new_prefix=net.prefixlen + 2)
+                           if keep is None or keep not in s]))
+
+
+def _external(service: str, purpose: str, port: int, rng: random.Random) -> ExternalEgress:
+    net = external_range(rng)
     inside = net.network_address + rng.randrange(1, net.num_addresses - 1)
     outside = public_ip(rng)
     while outside in net:
@@ -163,12 +178,17 @@ def foreign_peer(spaces: dict[str, str], workloads: list[Workload],
         return peer
     if roll < 0.75:
         return {"namespaceSelector": _namespace_selector(rng.choice(sorted(spaces)), spaces, rng)}
+    return {"ipBlock": partner_range(rng)}
+
+
+def partner_range(rng: random.Random) -> dict[str, Any]:
+    """A partner's range as another team's rule admits it (an ``ipBlock``, often cut)."""
     net = ipaddress.IPv4Network(f"{public_ip(rng)}/{rng.choice((20, 22, 23, 24, 26))}",
                                 strict=False)
     block: dict[str, Any] = {"cidr": str(net)}
     if rng.random() < 0.6:
         block["except"] = [str(rng.choice(list(net.subnets(new_prefix=net.prefixlen + 3))))]
-    return {"ipBlock": block}
+    return block
 
 
 def port_entry(pool: list[int], declared: list[int], rng: random.Random) -> dict[str, Any]:
@@ -317,11 +337,9 @@ def draw_detail(services: list[ServiceFacts], policies: list[str],
     locks = _draw_locks(services, {e.service for e in egress}, rng)
     excepts = {}
     for e in egress:
-        net = ipaddress.IPv4Network(e.cidr)
-        if net.prefixlen <= 28 and rng.random() < 0.5:
-            sub = list(net.subnets(new_prefix=net.prefixlen + 2))
-            cut = rng.choice([s for s in sub if ipaddress.IPv4Address(e.inside_ip) not in s])
-            excepts[e.service] = str(cut)
+        cut = except_cut(ipaddress.IPv4Network(e.cidr), rng, ipaddress.IPv4Address(e.inside_ip))
+        if cut:
+            excepts[e.service] = cut
     deny = rng.choices((("Ingress", "Egress"), ("Ingress",), ("Egress",)), (0.6, 0.25, 0.15))[0]
     public_port_only = rng.random() < 0.5
     udp_only = frozenset(f.name for f in services if rng.random() < _DNS_UDP_ONLY)

@@ -14,12 +14,12 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
-from netarena.k8s.design import foreign_peer
+from netarena.k8s.design import except_cut, external_range, foreign_peer, partner_range
 from netarena.k8s.manifests import render_policies
 from netarena.k8s.model import AppModel, per_model
 
-__all__ = ["DesignPools", "Where", "design_like", "design_pools", "names_peer", "peer_form",
-           "lone_side_weight", "pick_spot", "side_of", "spots_of", "target_of"]
+__all__ = ["DesignPools", "Where", "design_like", "design_pools", "fresh_peer", "names_peer",
+           "peer_form", "lone_side_weight", "pick_spot", "side_of", "spots_of", "target_of"]
 
 Policy = dict[str, Any]
 
@@ -144,20 +144,47 @@ def peer_form(peer: dict[str, Any]) -> frozenset[str]:
     return frozenset(k for k in ("podSelector", "namespaceSelector", "ipBlock") if k in peer)
 
 
-def design_like(model: AppModel, template: dict[str, Any], rng: random.Random) -> dict[str, Any]:
-    """A peer as the design would write one like ``template``.
+def design_like(model: AppModel, options: Sequence[dict[str, Any]], direction: str,
+                rng: random.Random) -> dict[str, Any]:
+    """A peer as the design writes one like those of ``options`` (design peers, with repeats).
 
-    A peer the design names in several places (a caller, Prometheus, the cluster DNS) is
-    copied; one it names once (another team's workload, namespace or range) is drawn afresh
-    from the design's own generator, in the same form, so it is as unique as the design's.
+    A template drawn from ``options`` that the design names in several places (a caller,
+    Prometheus, the cluster DNS) is copied; one it names once is drawn afresh in its kind
+    (``fresh_peer``), so that it is as unique as the design's.
     """
     pools = design_pools(model)
-    detail = model.detail
-    if detail is None or pools.counts[json.dumps(template, sort_keys=True)] > 1:
+    template = rng.choice(options)
+    if pools.counts[json.dumps(template, sort_keys=True)] > 1:
         return copy.deepcopy(template)
-    workloads = list(detail.workloads)
+    return fresh_peer(model, template, direction, rng)
+
+
+def fresh_peer(model: AppModel, template: dict[str, Any], direction: str,
+               rng: random.Random) -> dict[str, Any]:
+    """A peer of ``template``'s kind that the design does not name, drawn as the design draws.
+
+    A range is a provider's (egress) or a partner's (ingress); a selector of one of the
+    application's services names another of them (a callee, for egress); any other peer is
+    another team's workload, namespace or range, in ``template``'s form.
+    """
+    if model.detail is None:  # a bare design: nothing of other teams to draw from
+        return copy.deepcopy(template)
+    if "ipBlock" in template:
+        if direction == "ingress":
+            return {"ipBlock": partner_range(rng)}
+        net = external_range(rng)
+        cut = except_cut(net, rng)
+        return {"ipBlock": {"cidr": str(net), **({"except": [cut]} if cut else {})}}
+    labels = (template.get("podSelector") or {}).get("matchLabels") or {}
+    if set(template) == {"podSelector"} and set(labels) == {"app"} \
+            and labels["app"] in model.names:
+        pool = model.servers if direction == "egress" else model.services
+        names = [s.name for s in pool if s.name != labels["app"]]
+        if names:
+            return {"podSelector": {"matchLabels": {"app": rng.choice(names)}}}
+    workloads = list(model.detail.workloads)
     for _ in range(40):
-        peer = foreign_peer(detail.teams, workloads, rng)
+        peer = foreign_peer(model.detail.teams, workloads, rng)
         if peer_form(peer) == peer_form(template):
             return peer
     return copy.deepcopy(template)

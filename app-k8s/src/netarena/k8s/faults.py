@@ -119,7 +119,7 @@ def _retarget(model: AppModel, policies: Sequence[Policy], rng: random.Random,
                if peer_form(p) == peer_form(old) and p != old]
     if not options:
         return None
-    peers[where[3]] = design_like(model, rng.choice(options), rng)
+    peers[where[3]] = design_like(model, options, where[1], rng)
     if peers[where[3]] == old:
         return None
     name = pol["metadata"]["name"]
@@ -154,7 +154,7 @@ def _add_ingress(model: AppModel, policies: Sequence[Policy],
         return name, method, f"{name}: the except of ipBlock {block['cidr']} removed", spec
     if not pools.peers[direction]:
         return None
-    peer = design_like(model, rng.choice(pools.peers[direction]), rng)
+    peer = design_like(model, pools.peers[direction], direction, rng)
 
     def beside(w: Where) -> bool:  # an added peer joins peers of its own form, as the design's
         return method != "add_peer" or peer_form(
