@@ -198,7 +198,7 @@ def test_coredns_logs_queries_in_its_own_format(episode: K8sEpisode) -> None:
 
 
 def test_a_pod_whose_dns_is_blocked_is_absent_from_coredns_logs() -> None:
-    """A caller whose egress is closed whole never reaches CoreDNS, and says so itself.
+    """A service whose egress is closed never reaches CoreDNS; its caller sees lookups fail.
 
     The generator never closes a caller's egress (a lock keeps a caller's callees, as the
     design's do), so the case is built: a query's fault replaced by that closure. (The test
