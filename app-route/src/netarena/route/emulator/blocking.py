@@ -28,6 +28,7 @@ __all__ = [
     "draw_comment",
     "draw_metrics",
     "draw_mtu",
+    "draw_port_span",
     "draw_pref",
     "draw_queue",
     "draw_refusal",
@@ -50,6 +51,25 @@ _REJECTS = ("icmp-port-unreachable", "icmp-admin-prohibited", "icmp-host-prohibi
 def draw_comment(rng: random.Random) -> str | None:
     """A rule's comment, or none (most rules have none)."""
     return rng.choice(COMMENTS) if rng.random() < 0.35 else None
+
+
+_SPANS = (1, 1, 10, 20, 50, 100)
+"""Widths of the ports a service's ACL names: its port alone, or a block of ports around it."""
+
+
+def draw_port_span(rng: random.Random, port: int, avoid: set[int] | None = None) -> str:
+    """The ports a service's ACL names: ``port`` alone, or a block ``A:B`` holding it.
+
+    The block holds none of ``avoid`` (ports other services use) or is dropped for the
+    port alone. The design's ACLs and faults' draw here alike: a fault's block holds the
+    machines' TCP service, the design's never does.
+    """
+    width = rng.choice(_SPANS)
+    low = port - rng.randrange(width)
+    high = low + width - 1
+    if width == 1 or any(low <= p <= high for p in avoid or ()):
+        return str(port)
+    return f"{low}:{high}"
 
 
 def draw_pref(rng: random.Random) -> int:
@@ -141,7 +161,7 @@ def _draw_position(rng: random.Random) -> float | None:
 
 
 def chain_rule(rule: Record) -> str:
-    """A shell command adding ``rule`` (``at``: fraction of the chain above it, or append).
+    """A shell command adding ``rule`` at ``at``: a fraction, ``first`` or ``None`` (append).
 
     The fraction counts only the rules below the chain's stateful shortcut (its first
     ``ESTABLISHED`` accept), as an operator inserts into a stateful firewall and as the
@@ -156,6 +176,8 @@ def chain_rule(rule: Record) -> str:
     text = " ".join(shlex.quote(w) for w in body)
     if rule.get("at") is None:
         return f"iptables -A {chain} {text}"
+    if rule["at"] == "first":  # above everything, as a service's ACL is inserted
+        return f"iptables -I {chain} 1 {text}"
     below = ("awk '/^-A /{n++; if (!h && /ESTABLISHED/ && /-j ACCEPT/) h=n} "
              f"END{{print h + int((n - h) * {int(rule['at'] * 1000)} / 1000) + 1}}'")
     return f"iptables -I {chain} $(iptables -S {chain} | {below}) {text}"
@@ -219,6 +241,10 @@ def commands(record: Record, plan: NetworkPlan) -> list[tuple[str, list[str]]]:
         return [(node, ["iptables", "-P", record["chain"], "DROP"])]
     if "rules" in record:
         return [(node, ["bash", "-c", chain_rule(rule)]) for rule in record["rules"]]
+    if method == "host_allowlist":  # appended; a rule the chain already holds is not repeated
+        steps = [(node, ["bash", "-c", f"iptables -C {line[3:]} 2>/dev/null || iptables {line}"])
+                 for line in record["lines"]]
+        return steps + [(node, ["iptables", "-P", "INPUT", "DROP"])] * bool(record["policy"])
     if method == "rule_prohibit":
         pref = str(record["pref"])
         return [(node, ["ip", "rule", "add", *record["selector"], record["refusal"],

@@ -33,7 +33,7 @@ METHOD_TYPE = {
     "forward_drop_subnet": "DR", "ifconfig_down": "DI", "link_down": "DI",
     "mtu_too_small": "DI", "flush": "RI", "wrong_ip": "RI", "wrong_prefix": "RI",
     "duplicate_ip": "RI", "iptables_drop": "DT", "iptables_reject": "DT", "icmp_drop": "DT",
-    "tc_zero_queue": "DT", "tcp_service_drop": "DT", "udp_reject": "DT",
+    "tc_zero_queue": "DT", "tcp_service_drop": "DT", "udp_reject": "DT", "host_allowlist": "DT",
     "wrong_interface": "WR", "unreachable_gateway": "WR", "metric_loses": "WR", "loop": "WR",
     "refusing_route": "WR", "forwarding_on": "DR",
 }
@@ -125,6 +125,13 @@ _ON_HOST = 0.75
 13% named one machine on the router's FORWARD against 9%)."""
 
 
+_ACL = 0.8
+"""Share of a host's TCP filter objects that are a service's ACL (``! -s`` one subnet, a
+port or a block of ports holding the TCP service), as 70% of the design's TCP blocking
+rules are (``undisclosed._service_acl``): faults' had none, the audit's strongest filter
+field after the eighth round (9% of the design's blocking rules, 0% of faults')."""
+
+
 def _net(plan: NetworkPlan, t: Target) -> str:
     if t.kind == "host" and t.host:
         return f"{plan.host(t.host).ip}/32"
@@ -168,12 +175,16 @@ def _rules(rng: random.Random, plan: NetworkPlan, t: Target, method: str,
     elif method == "udp_reject":
         proto = ["-p", "udp"]
     name = proto[1] if proto else None
-    if on_host and t.host:
-        # everyone, or everyone but one subnet: the shapes of the design's host rules
-        # (an out-of-service host's, a service's ACL); never "-s" one subnet, which none has
-        selector = rng.choice([[], [], ["!", "-s", rng.choice(plan.subnets).network]])
-        rules = [b.draw_rule(rng, "INPUT", [*selector, *proto], name)]
-        if method in ("iptables_drop", "iptables_reject") and not selector:
+    acl = on_host and method == "tcp_service_drop" and rng.random() < _ACL
+    if acl:  # as the design's service ACLs: everyone but one subnet, inserted first
+        proto = ["-p", "tcp", "--dport", b.draw_port_span(rng, ports[0])]
+        match = [*proto, "!", "-s", rng.choice(plan.subnets).network]
+        rules = [b.draw_rule(rng, "INPUT", match, name) | {"at": "first"}]
+        node = str(t.host)
+    elif on_host and t.host:  # everyone: the shape of the design's other host rules (an
+        # out-of-service host's); never "-s" one subnet, which none has
+        rules = [b.draw_rule(rng, "INPUT", proto, name)]
+        if method in ("iptables_drop", "iptables_reject"):
             rules = b.refusing_everything(rng, rules[0])
         node = t.host
     else:
@@ -184,7 +195,8 @@ def _rules(rng: random.Random, plan: NetworkPlan, t: Target, method: str,
             rules.append(b.draw_rule(rng, "INPUT", ["-s", _net(plan, t), *proto], name))
         node = ROUTER
     for rule in rules:
-        if method == "iptables_drop" or method == "tcp_service_drop" and rng.random() < 0.6:
+        if method == "iptables_drop" or (
+                method == "tcp_service_drop" and not acl and rng.random() < 0.6):
             rule["verdict"] = ["DROP"]
         elif method in ("iptables_reject", "udp_reject") and rule["verdict"] == ["DROP"]:
             rule["verdict"] = ["REJECT", "--reject-with", "icmp-port-unreachable"]

@@ -47,6 +47,9 @@ def _ints(value: Any) -> Iterator[int]:
         return
     if isinstance(value, int):
         yield value
+    elif isinstance(value, dict) and _span(value.get("range")):  # nft's ``dport 5000-5100``
+        low, high = value["range"]
+        yield from range(low, high + 1)
     elif isinstance(value, dict):
         for inner in value.values():
             yield from _ints(inner)
@@ -55,17 +58,25 @@ def _ints(value: Any) -> Iterator[int]:
             yield from _ints(inner)
 
 
-def ports_named(states: Iterable[NodeState]) -> set[int]:
-    """Every port a packet-filter rule of ``states`` may name.
+def _span(value: Any) -> bool:
+    return (isinstance(value, list) and len(value) == 2
+            and all(isinstance(v, int) and not isinstance(v, bool) for v in value))
 
-    Generous on purpose: any number in a rule that matches or rewrites ports counts.
+
+def ports_named(states: Iterable[NodeState]) -> set[int]:
+    """Every port a packet-filter rule of ``states`` may name, each port of a range too.
+
+    Generous on purpose: any number in a rule that matches or rewrites ports counts. A
+    range counts whole: a port drawn inside a service ACL's block of ports would be
+    expected to answer where the design refuses it.
     """
     found: set[int] = set()
     for state in states:
         for key in state:
             if key.startswith("legacy "):
                 for spec in _LEGACY_PORT.findall(key):
-                    found.update(int(p) for p in re.findall(r"\d+", spec))
+                    for low, high in re.findall(r"(\d+)(?::(\d+))?", spec):
+                        found.update(range(int(low), int(high or low) + 1))
                 continue
             if not key.startswith("nft ") or " rule " not in key or "port" not in key:
                 continue
