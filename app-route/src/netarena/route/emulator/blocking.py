@@ -241,10 +241,6 @@ def commands(record: Record, plan: NetworkPlan) -> list[tuple[str, list[str]]]:
         return [(node, ["iptables", "-P", record["chain"], "DROP"])]
     if "rules" in record:
         return [(node, ["bash", "-c", chain_rule(rule)]) for rule in record["rules"]]
-    if method == "host_allowlist":  # appended; a rule the chain already holds is not repeated
-        steps = [(node, ["bash", "-c", f"iptables -C {line[3:]} 2>/dev/null || iptables {line}"])
-                 for line in record["lines"]]
-        return steps + [(node, ["iptables", "-P", "INPUT", "DROP"])] * bool(record["policy"])
     if method == "rule_prohibit":
         pref = str(record["pref"])
         return [(node, ["ip", "rule", "add", *record["selector"], record["refusal"],

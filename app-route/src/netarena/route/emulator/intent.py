@@ -38,8 +38,6 @@ __all__ = [
     "Block",
     "Intent",
     "draw_intent",
-    "draw_guard",
-    "guard_rules",
     "intended_pairs",
     "reaches",
     "router_rules",
@@ -165,25 +163,6 @@ class Intent:
         return next((p for p in self.protected if p.host == host), None)
 
 
-def draw_guard(rng: random.Random, plan: NetworkPlan, host: str, management: int | None,
-               role: str = "") -> Protected | None:
-    """A firewall for ``host`` letting in its own subnet, management's and some others.
-
-    At least one other subnet is kept out (``None``: there is none to keep out). The
-    design's protected hosts are drawn here, and so is a fault's firewall on a host every
-    subnet must reach (``faults.py``): the two differ only in whom the intent lets in.
-    """
-    own = plan.host(host).subnet
-    others = [s.index for s in plan.subnets if s.index not in (own, management)]
-    if not others:
-        return None
-    allowed = {own, *rng.sample(others, rng.randint(0, len(others) - 1))}
-    if management is not None:
-        allowed.add(management)
-    return Protected(host, role, tuple(sorted(allowed)), reject=rng.random() < 0.4,
-                     policy_drop=rng.random() < 0.5, note=draw_comment(rng))
-
-
 def draw_intent(rng: random.Random, plan: NetworkPlan) -> Intent:
     """Draw the owners' requirements for ``plan``: at least one of the three kinds."""
     indices = [s.index for s in plan.subnets]
@@ -200,8 +179,23 @@ def draw_intent(rng: random.Random, plan: NetworkPlan) -> Intent:
         count = max(count, 1)
     roles = rng.sample(_PROTECTED_ROLES, count)
     for host, role in zip(rng.sample(list(plan.hosts), count), roles, strict=True):
-        if (guard := draw_guard(rng, plan, host.name, management, role)) is not None:
-            protected.append(guard)
+        # at least one subnet other than its own and management's must be kept out
+        others = [i for i in indices if i not in (host.subnet, management)]
+        if not others:
+            continue
+        allowed = {host.subnet, *rng.sample(others, rng.randint(0, len(others) - 1))}
+        if management is not None:
+            allowed.add(management)
+        protected.append(
+            Protected(
+                host.name,
+                role,
+                tuple(sorted(allowed)),
+                reject=rng.random() < 0.4,
+                policy_drop=rng.random() < 0.5,
+                note=draw_comment(rng),
+            )
+        )
     if not (protected or restricted or management is not None):
         management = rng.choice(indices)
     busy = {management, restricted.subnet if restricted else None}
@@ -298,15 +292,6 @@ def _established(intent: Intent, chain: str) -> str:
     return f"-A {chain} -m conntrack --ctstate RELATED,ESTABLISHED -j ACCEPT"
 
 
-def guard_rules(plan: NetworkPlan, intent: Intent, guard: Protected) -> list[str]:
-    """A host firewall's INPUT rules (``-A`` lines) for ``guard``; its policy is apart."""
-    lines = ["-A INPUT -i lo -j ACCEPT", _established(intent, "INPUT")]
-    lines += [f"-A INPUT -s {plan.subnet(i).network} -j ACCEPT" for i in guard.allowed]
-    if not guard.policy_drop or guard.reject:
-        lines.append(f"-A INPUT{_note(guard.note)} -j " + ("REJECT" if guard.reject else "DROP"))
-    return lines
-
-
 def _subnet_flows(plan: NetworkPlan, intent: Intent) -> list[tuple[int, int]]:
     """Ordered subnet pairs a default-deny router accepts.
 
@@ -376,8 +361,12 @@ def host_rules(plan: NetworkPlan, intent: Intent, guard: Protected) -> str:
         f":INPUT {'DROP' if guard.policy_drop else 'ACCEPT'} [0:0]",
         ":FORWARD ACCEPT [0:0]",
         ":OUTPUT ACCEPT [0:0]",
-        *guard_rules(plan, intent, guard),
+        "-A INPUT -i lo -j ACCEPT",
+        _established(intent, "INPUT"),
     ]
+    lines += [f"-A INPUT -s {plan.subnet(i).network} -j ACCEPT" for i in guard.allowed]
+    if not guard.policy_drop or guard.reject:
+        lines.append(f"-A INPUT{_note(guard.note)} -j " + ("REJECT" if guard.reject else "DROP"))
     return "\n".join([*lines, "COMMIT", ""])
 
 

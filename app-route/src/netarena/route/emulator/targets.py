@@ -33,7 +33,7 @@ METHOD_TYPE = {
     "forward_drop_subnet": "DR", "ifconfig_down": "DI", "link_down": "DI",
     "mtu_too_small": "DI", "flush": "RI", "wrong_ip": "RI", "wrong_prefix": "RI",
     "duplicate_ip": "RI", "iptables_drop": "DT", "iptables_reject": "DT", "icmp_drop": "DT",
-    "tc_zero_queue": "DT", "tcp_service_drop": "DT", "udp_reject": "DT", "host_allowlist": "DT",
+    "tc_zero_queue": "DT", "tcp_service_drop": "DT", "udp_reject": "DT",
     "wrong_interface": "WR", "unreachable_gateway": "WR", "metric_loses": "WR", "loop": "WR",
     "refusing_route": "WR", "forwarding_on": "DR",
 }

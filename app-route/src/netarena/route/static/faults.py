@@ -17,7 +17,7 @@ import random
 from typing import Any
 
 from netarena.route.emulator.blocking import commands
-from netarena.route.emulator.intent import Intent, Protected, draw_guard, guard_rules
+from netarena.route.emulator.intent import Intent
 from netarena.route.emulator.plan import ROUTER, NetworkPlan
 from netarena.route.emulator.targets import Policy, Target, draw_range, draw_record
 from netarena.route.emulator.undisclosed import DEFAULT_PORTS
@@ -53,7 +53,6 @@ METHODS: dict[str, tuple[str, ...]] = {
         "tc_zero_queue",
         "tcp_service_drop",
         "udp_reject",
-        "host_allowlist",
     ),
     "WR": ("wrong_interface", "unreachable_gateway", "metric_loses", "loop"),
 }
@@ -146,8 +145,6 @@ def sample_fault(
         the target, and the method's parameters (``blocking.commands`` renders it).
     """
     method = method or rng.choice(METHODS[kind])
-    if method == "host_allowlist":
-        return _allowlist(rng, plan, intent)
     target = _aim(rng, plan, intent, method)
     fault = draw_record(rng, plan, target, method, (tcp_port, DEFAULT_PORTS[1]), policy=_POLICY)
     if fault["method"] == "unreachable_gateway" and fault["node"] != ROUTER:
@@ -157,42 +154,6 @@ def sample_fault(
         elif rng.random() < _HOST_ROUTE_SHARE:
             fault["route"] = _remote_range(rng, plan, intent, target.subnet)
     return fault
-
-
-def _allowlist(rng: random.Random, plan: NetworkPlan, intent: Intent) -> Fault:
-    """A firewall that lets in fewer subnets than the intent says (``host_allowlist``).
-
-    Drawn as the design's protected hosts' firewalls are (``intent.draw_guard``), on a host
-    every subnet may reach, or as a default-deny router's INPUT; appended to whatever the
-    INPUT chain already holds: a stateful shortcut, accepts per subnet, a last DROP or
-    REJECT or a DROP policy. Only its effect tells it from the design's (whose blocks at a
-    host's INPUT end were 16% of its blocking rules, faults' 3%: the audit's filter tell).
-    """
-    if not intent.input_deny and rng.random() < _ROUTER_ALLOWLIST:
-        subnets = [s.index for s in plan.subnets]  # as a default-deny router's INPUT
-        allowed = tuple(sorted(rng.sample(subnets, rng.randint(1, len(subnets) - 1))))
-        guard: Protected | None = Protected(ROUTER, "", allowed, reject=False, policy_drop=True)
-        first = plan.subnets[0]
-        where = {"subnet": first.index, "node": ROUTER, "intf": first.router_intf,
-                 "target": Target("subnet", first.index).to_dict()}
-    else:
-        off = {b.host for b in intent.blocks if b.kind == "host_off"}
-        hosts = [h for h in plan.hosts if h.name not in off
-                 and h.subnet not in intent.cut_subnets and intent.protection(h.name) is None]
-        host = rng.choice(hosts or list(plan.hosts))
-        guard = draw_guard(rng, plan, host.name, intent.management)
-        where = {"subnet": host.subnet, "node": host.name, "intf": host.intf,
-                 "target": Target("host", host.subnet, host.name).to_dict()}
-    rules = guard_rules(plan, intent, guard) if guard is not None else []
-    policy = "DROP" if guard is not None and guard.policy_drop else None
-    return {"type": "DT", "method": "host_allowlist", "other": None, **where,
-            "lines": rules, "policy": policy}
-
-
-_ROUTER_ALLOWLIST = 0.3
-"""Share of allow-list faults on the router's INPUT (as a default-deny router's, which let
-in the subnets that reach it): all on hosts, faults' accepts sat on hosts alone where a
-third of the design's sit on the router."""
 
 
 _POLICY = Policy(share=0.7, sources=True)
