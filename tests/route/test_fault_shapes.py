@@ -51,9 +51,14 @@ def test_a_services_acl_fault_names_its_port_or_a_block_as_the_designs_do() -> N
 
 def test_a_named_port_range_is_named_port_by_port() -> None:
     """The judge never draws a hidden port inside a range the healthy rules name (there the
-    design refuses what the hidden probe would expect to answer)."""
+    design refuses what the hidden probe would expect to answer); a huge range of another
+    field in a rule naming a port costs no more than every port."""
     legacy = {"legacy filter -A INPUT -p tcp -m tcp --dport 5000:5003 -j DROP": 1}
     nft = {'nft ip filter INPUT rule [{"match": {"op": "==", "left": {"payload": {"protocol": '
            '"tcp", "field": "dport"}}, "right": {"range": [7000, 7099]}}}, {"drop": null}]': 1}
     assert ports_named([legacy]) == set(range(5000, 5004))
     assert ports_named([nft]) == set(range(7000, 7100))
+    marks = {'nft ip filter INPUT rule [{"match": {"op": "==", "left": {"payload": {"protocol": '
+             '"tcp", "field": "dport"}}, "right": 22}}, {"match": {"op": "==", "left": {"meta": '
+             '{"key": "mark"}}, "right": {"range": [0, 4294967295]}}}, {"drop": null}]': 1}
+    assert len(ports_named([marks])) == 65535  # a mark range is clipped to real ports

@@ -48,14 +48,21 @@ def _ints(value: Any) -> Iterator[int]:
     if isinstance(value, int):
         yield value
     elif isinstance(value, dict) and _span(value.get("range")):  # nft's ``dport 5000-5100``
-        low, high = value["range"]
-        yield from range(low, high + 1)
+        yield from _ports(*value["range"])
     elif isinstance(value, dict):
         for inner in value.values():
             yield from _ints(inner)
     elif isinstance(value, list):
         for inner in value:
             yield from _ints(inner)
+
+
+def _ports(low: int, high: int) -> range:
+    """The ports from ``low`` to ``high``, clipped to real ports.
+
+    A mark range in a rule that also names a port would otherwise be billions of numbers.
+    """
+    return range(max(low, 1), min(high, 65535) + 1)
 
 
 def _span(value: Any) -> bool:
@@ -76,7 +83,7 @@ def ports_named(states: Iterable[NodeState]) -> set[int]:
             if key.startswith("legacy "):
                 for spec in _LEGACY_PORT.findall(key):
                     for low, high in re.findall(r"(\d+)(?::(\d+))?", spec):
-                        found.update(range(int(low), int(high or low) + 1))
+                        found.update(_ports(int(low), int(high or low)))
                 continue
             if not key.startswith("nft ") or " rule " not in key or "port" not in key:
                 continue
