@@ -24,14 +24,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from netarena.route.emulator import blocking
-from netarena.route.emulator.blocking import (
-    COMMENTS,
-    Record,
-    draw_port_span,
-    draw_pref,
-    draw_refusal,
-    draw_rule,
-)
+from netarena.route.emulator.blocking import COMMENTS, Record, draw_pref, draw_refusal, draw_rule
 from netarena.route.emulator.intent import Intent
 from netarena.route.emulator.plan import ROUTER, NetworkPlan
 from netarena.route.emulator.targets import draw_range, unassigned
@@ -325,19 +318,16 @@ def _masquerade(d: _Draw) -> list[Item]:
 
 def _service_acl(d: _Draw) -> list[Item]:
     """A service only one subnet may reach: its port, or a block of ports holding it."""
-    host = d.host()
-    port = d.port()
+    host, port = d.host(), d.port()
     allowed = d.rng.choice(d.plan.subnets).network
     record = draw_rule(d.rng, "INPUT", [], "tcp")
     verdict = " ".join(record["verdict"])
     note = f' -m comment --comment "{record["comment"]}"' if record["comment"] else ""
-    span = draw_port_span(d.rng, port, d.ports - {port})
+    span = blocking.draw_port_span(d.rng, port, d.ports - {port})
     low, _, high = span.partition(":")
     d.ports.update(range(int(low), int(high or low) + 1))  # later draws keep out of it
     rule = f"-I INPUT -p tcp --dport {span} ! -s {allowed}{note} -j {verdict}"
-    return [
-        Item("service_acl", host.name, filter=(rule,), tcp_services=(port,), clients=allowed)
-    ]
+    return [Item("service_acl", host.name, filter=(rule,), tcp_services=(port,), clients=allowed)]
 
 
 def _shaping(d: _Draw) -> list[Item]:
