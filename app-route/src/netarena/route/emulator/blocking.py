@@ -29,6 +29,7 @@ __all__ = [
     "draw_metrics",
     "draw_mtu",
     "draw_port_span",
+    "span_words",
     "draw_pref",
     "draw_queue",
     "draw_refusal",
@@ -57,8 +58,9 @@ _SPANS = (1, 1, 10, 20, 50, 100)
 """Widths of the ports a service's ACL names: its port alone, or a block of ports around it."""
 
 
-def draw_port_span(rng: random.Random, port: int, avoid: set[int] | None = None) -> str:
-    """The ports a service's ACL names: ``port`` alone, or a block ``A:B`` holding it.
+def draw_port_span(rng: random.Random, port: int,
+                   avoid: set[int] | None = None) -> tuple[int, int]:
+    """The ports a service's ACL names: ``(port, port)`` alone, or a block holding it.
 
     The block holds none of ``avoid`` (ports other services use) or is dropped for the
     port alone. The design's ACLs and faults' draw here alike: a fault's block holds the
@@ -68,8 +70,14 @@ def draw_port_span(rng: random.Random, port: int, avoid: set[int] | None = None)
     low = port - rng.randrange(width)
     high = low + width - 1
     if width == 1 or any(low <= p <= high for p in avoid or ()):
-        return str(port)
-    return f"{low}:{high}"
+        return port, port
+    return low, high
+
+
+def span_words(span: tuple[int, int]) -> str:
+    """What ``iptables --dport`` names for ``span``: ``P``, or the block ``A:B``."""
+    low, high = span
+    return str(low) if low == high else f"{low}:{high}"
 
 
 def draw_pref(rng: random.Random) -> int:

@@ -177,7 +177,7 @@ def _rules(rng: random.Random, plan: NetworkPlan, t: Target, method: str,
     name = proto[1] if proto else None
     acl = on_host and method == "tcp_service_drop" and rng.random() < _ACL
     if acl:  # as the design's service ACLs: everyone but one subnet, inserted first
-        proto = ["-p", "tcp", "--dport", b.draw_port_span(rng, ports[0])]
+        proto = ["-p", "tcp", "--dport", b.span_words(b.draw_port_span(rng, ports[0]))]
         match = [*proto, "!", "-s", rng.choice(plan.subnets).network]
         rules = [b.draw_rule(rng, "INPUT", match, name) | {"at": "first"}]
         node = str(t.host)

@@ -324,9 +324,9 @@ def _service_acl(d: _Draw) -> list[Item]:
     verdict = " ".join(record["verdict"])
     note = f' -m comment --comment "{record["comment"]}"' if record["comment"] else ""
     span = blocking.draw_port_span(d.rng, port, d.ports - {port})
-    low, _, high = span.partition(":")
-    d.ports.update(range(int(low), int(high or low) + 1))  # later draws keep out of it
-    rule = f"-I INPUT -p tcp --dport {span} ! -s {allowed}{note} -j {verdict}"
+    d.ports.update(range(span[0], span[1] + 1))  # later draws keep out of it
+    rule = (f"-I INPUT -p tcp --dport {blocking.span_words(span)} ! -s {allowed}{note}"
+            f" -j {verdict}")
     return [Item("service_acl", host.name, filter=(rule,), tcp_services=(port,), clients=allowed)]
 
 
