@@ -84,17 +84,17 @@ def test_the_floor_keeps_coverage_and_a_perfect_agent_gets_a_uniform_plan() -> N
 
 
 def test_parameter_axes_follow_the_failure_rate_per_value() -> None:
-    small, large = load_app("k8s", {"num_services": 12}), load_app("k8s", {"num_services": 20})
+    small, large = load_app("k8s", {"num_services": 4}), load_app("k8s", {"num_services": 6})
     results = [QueryResult(query_id=app.generate(seed, 1, "RI").id, app="k8s", level=1,
                            label="RI", agent="a", correct=app is small, safe=True,
                            latency_s=0, agent_latency_s=0, turns=1)
                for app in (small, large) for seed in range(6)]
     spec = RunSpec(app="k8s", agent="reference", plan=QueryPlan(num_queries=40, seed=2,
                                                                  levels=(1,)))
-    spec = spec.with_adaptive(results, "synthetic", floor=0.2, axes={"num_services": [12, 20]})
+    spec = spec.with_adaptive(results, "synthetic", floor=0.2, axes={"num_services": [4, 6]})
     groups = spec.groups()
     sizes = {params["num_services"]: len(qs) for params, qs in groups}
-    assert sizes[20] > 3 * sizes[12] > 0
+    assert sizes[6] > 3 * sizes[4] > 0
     for params, qs in groups:
         assert all(q.params == params for q in qs)
 
