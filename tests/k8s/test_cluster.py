@@ -17,20 +17,25 @@ from netarena.k8s.dns import coredns_pods
 from netarena.k8s.install import OPERATOR_ACCOUNT, deploy
 from netarena.k8s.manifests import render_all
 from netarena.k8s.model import online_boutique
+from netarena.k8s.pods import Kubelet
 from netarena.k8s.pods.logs import container_log
 from netarena.k8s.pods.shell import run_in_pod
 
 NOW = 1_800_000_000.0
 
 
-@pytest.fixture(scope="module")
-def store() -> ObjectStore:
+def _cluster() -> ObjectStore:
     profile = cluster_profile(7, NOW)
     s = ObjectStore(seed=7, created_at=profile.created_at, clock=lambda: NOW)
     bootstrap(s, profile)
     model = online_boutique()
     deploy(s, profile, [o for o in render_all(model) if o["kind"] != "Namespace"])
     return s
+
+
+@pytest.fixture(scope="module")
+def store() -> ObjectStore:
+    return _cluster()
 
 
 def _objects(store: ObjectStore) -> dict[str, list[dict[str, Any]]]:
@@ -126,6 +131,24 @@ def test_probes_follow_policy_and_dns(store: ObjectStore) -> None:
     start = time.monotonic()
     run_in_pod(_objects(store), ads, ["nc", "-zv", "-w", "30", "cartservice", "7070"], stop)
     assert time.monotonic() - start < 5, "a stopping server cuts a timeout short"
+
+
+def test_exec_reads_the_state_of_the_last_write() -> None:
+    """The kubelet copies the cluster once per store revision (an exec read a fresh copy
+    of every object before, 90% of its time); a write must still show at once."""
+    store = _cluster()
+    kubelet = Kubelet(store)
+    recs = store.list("Pod", "default", "app=recommendationservice")[0]
+    probe = ["nc", "-zv", "-w", "1", "productcatalogservice", "3550"]
+    stop = threading.Event()
+    assert kubelet.run_exec(recs, probe, stop).exit_code == 0
+    seen = kubelet._objects()
+    assert kubelet._objects() is seen  # no write: the same copy
+    store.patch("NetworkPolicy", "default", "productcatalogservice",
+                [{"op": "replace", "path": "/spec/ingress", "value": []}], "json")
+    closed = kubelet.run_exec(recs, probe, stop)
+    assert closed.exit_code == 1 and "timed out" in closed.stderr
+    assert kubelet._objects() is not seen
 
 
 @pytest.mark.parametrize(("app", "tool"), [("frontend", "sh"), ("cartservice", "sh"),
