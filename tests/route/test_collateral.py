@@ -219,3 +219,25 @@ def test_frr_lines_that_only_log_or_name_are_inert_and_others_are_not() -> None:
     assert found == [f"r1: added {k}" for k in sorted(harmful)], found
     del final["r1"]["frr global hostname r1"]  # a design's line lost still counts
     assert "r1: lost frr global hostname r1" in collateral(healthy, final, nothing)
+
+
+def test_a_port_forward_opens_no_path_the_intent_closes() -> None:
+    """A DNAT on a restricted subnet's gateway once carried its hosts to a host they have no
+    route to; a fault's rule cutting only that path had no symptom, and the reference kept
+    it (a CI run's query, about 1 port-forward in 60). Published addresses now avoid it."""
+    from netarena.route.emulator.intent import reaches
+    from netarena.route.emulator.services import endpoints
+
+    forwards = 0
+    for seed in range(300):
+        rng = random.Random(seed)
+        plan = draw_plan(rng, [rng.randint(1, 3) for _ in range(rng.randint(2, 5))])
+        intent = draw_intent(rng, plan)
+        for e in endpoints(plan, draw_undisclosed(rng, plan, intent)).values():
+            if e.address == plan.address(e.node):
+                continue  # a service at its own address
+            forwards += 1
+            for src in e.sources:
+                assert not reaches(plan, intent, src, e.node, e.address) or \
+                    reaches(plan, intent, src, e.node), (seed, e.label, src)
+    assert forwards > 100

@@ -39,6 +39,7 @@ __all__ = [
     "Intent",
     "draw_intent",
     "intended_pairs",
+    "opens_a_path",
     "reaches",
     "router_rules",
     "host_rules",
@@ -277,6 +278,18 @@ def reaches(
         source = plan.subnet_of_ip(src_ip)
         return source is not None and source.index in guard.allowed
     return True
+
+
+
+def opens_a_path(plan: NetworkPlan, intent: Intent, node: str, address: str) -> bool:
+    """Whether a port-forward at ``address`` lets a machine reach ``node`` it cannot reach.
+
+    A restricted subnet's hosts reach their own gateway, and a DNAT there would carry them
+    to a host they have no route to: a path the intent closes and no pingable pair uses,
+    so a fault cutting only it would have no symptom.
+    """
+    return any(reaches(plan, intent, src, node, address) and not reaches(plan, intent, src, node)
+               for src in plan.nodes if src not in (node, ROUTER))
 
 
 def intended_pairs(plan: NetworkPlan, intent: Intent) -> frozenset[tuple[str, str]]:

@@ -25,7 +25,7 @@ from typing import Any
 
 from netarena.route.emulator import blocking
 from netarena.route.emulator.blocking import COMMENTS, Record, draw_pref, draw_refusal, draw_rule
-from netarena.route.emulator.intent import Intent
+from netarena.route.emulator.intent import Intent, opens_a_path
 from netarena.route.emulator.plan import ROUTER, NetworkPlan
 from netarena.route.emulator.targets import draw_range, unassigned
 from netarena.route.emulator.twins import draw_twins, keeps_gateways
@@ -286,22 +286,19 @@ def _host_firewall(d: _Draw) -> list[Item]:
 
 
 def _port_forward(d: _Draw) -> list[Item]:
+    """A service published where its clients may reach its host anyway (``opens_a_path``)."""
     host = d.host()
     front = d.rng.choice(d.subnets)
+    if opens_a_path(d.plan, d.intent, host.name, front.gateway):
+        front = d.rng.choice([s for s in d.subnets
+                              if not opens_a_path(d.plan, d.intent, host.name, s.gateway)])
     outside, inside = d.port(), d.port()
-    rule = (
-        f"-A PREROUTING -d {front.gateway}/32 -p tcp -m tcp --dport {outside} "
-        f'-m comment --comment "{host.name} service" -j DNAT --to-destination {host.ip}:{inside}'
-    )
-    return [
-        Item("port_forward", ROUTER, nat=(rule,)),
-        Item(
-            "port_forward",
-            host.name,
-            tcp_services=(inside,),
-            published=(f"{front.gateway}:{outside}",),
-        ),
-    ]
+    rule = (f"-A PREROUTING -d {front.gateway}/32 -p tcp -m tcp --dport {outside} "
+            f'-m comment --comment "{host.name} service" -j DNAT --to-destination '
+            f"{host.ip}:{inside}")
+    published = (f"{front.gateway}:{outside}",)
+    return [Item("port_forward", ROUTER, nat=(rule,)),
+            Item("port_forward", host.name, tcp_services=(inside,), published=published)]
 
 
 def _masquerade(d: _Draw) -> list[Item]:
