@@ -280,7 +280,6 @@ def reaches(
     return True
 
 
-
 def opens_a_path(plan: NetworkPlan, intent: Intent, node: str, address: str) -> bool:
     """Whether a port-forward at ``address`` lets a machine reach ``node`` it cannot reach.
 
