@@ -1,4 +1,6 @@
-"""Faults drawn in the design's own shapes: a service's ACL over a port or a block of ports."""
+"""Faults drawn in the design's own shapes, and the design's blocks in faults': a service's
+ACL over a port or a block of ports, a subnet refused as management is, an out-of-service
+host's per-protocol drops."""
 
 from __future__ import annotations
 
@@ -7,6 +9,8 @@ from collections import Counter
 
 from netarena.route import draw_plan
 from netarena.route.emulator.intent import draw_intent
+from netarena.route.emulator.plan import ROUTER
+from netarena.route.emulator.twins import draw_twins
 from netarena.route.emulator.undisclosed import draw_undisclosed
 from netarena.route.judge.hidden import ports_named
 from netarena.route.static.faults import sample_fault
@@ -62,3 +66,36 @@ def test_a_named_port_range_is_named_port_by_port() -> None:
              '"tcp", "field": "dport"}}, "right": 22}}, {"match": {"op": "==", "left": {"meta": '
              '{"key": "mark"}}, "right": {"range": [0, 4294967295]}}}, {"drop": null}]': 1}
     assert len(ports_named([marks])) == 65535  # a mark range is clipped to real ports
+
+
+def test_a_subnets_filter_fault_takes_the_forms_management_is_refused_with() -> None:
+    """A subnet's drop or reject on the router keeps both directions, or only what enters
+    the subnet: ``-d S`` or ``! -s S -d S``, the forms the design refuses traffic toward
+    its management subnet with (faults had neither inbound form: an audit tell)."""
+    forms: Counter[str] = Counter()
+    for rng, plan, intent in _designs(700):
+        fault = sample_fault(rng, plan, intent, "DT", rng.choice(("iptables_drop",
+                                                                   "iptables_reject")))
+        if fault["node"] != ROUTER or fault["target"]["kind"] != "subnet":
+            continue
+        net = plan.subnet(fault["subnet"]).network
+        matches = sorted(" ".join(r["match"]) for r in fault["rules"])
+        form = {f"-d {net}|-s {net}": "both", f"-d {net}": "dest",
+                f"! -s {net} -d {net}": "others"}.get("|".join(matches))
+        assert form is not None, matches
+        forms[form] += 1
+    assert forms["both"] > 20 and forms["dest"] > 12 and forms["others"] > 5, forms
+
+
+def test_an_out_of_service_hosts_input_drops_ping_or_udp_alone_as_faults_do() -> None:
+    """The design's host out of service repeats an ICMP or a UDP drop now and then, on its
+    own INPUT as a fault on a host writes it (faults' per-protocol host rules were a tell)."""
+    protocols: Counter[str] = Counter()
+    for rng, plan, intent in _designs(250):
+        off = [b for b in intent.blocks if b.kind == "host_off"]
+        for record in draw_twins(rng, plan, tuple(off), (5000, 6000)):
+            if record["node"] == ROUTER or record["method"] not in ("icmp_drop", "udp_reject"):
+                continue
+            assert all(r["chain"] == "INPUT" for r in record["rules"])
+            protocols[record["rules"][0]["match"][1]] += 1
+    assert protocols["icmp"] > 25 and protocols["udp"] > 25, protocols

@@ -329,13 +329,16 @@ wrong routes do. Drawn evenly, faults' routes had no gateway twice as often (67%
 32%, 240 queries)."""
 _REPEATS = {
     "host_off": (("mtu_too_small", 0.02), ("tc_zero_queue", 0.3), ("rule_prohibit", 0.35),
-                 ("forward_drop_subnet", 0.3), ("udp_reject", 0.2)),
+                 ("forward_drop_subnet", 0.3), ("icmp_drop", 0.4), ("udp_reject", 0.4)),
     "subnet_cut": (("mtu_too_small", 0.02), ("tc_zero_queue", 0.3), ("ip_forward_off", 0.5),
                    ("icmp_drop", 0.3)),
     "subnet_open": (("ip_forward_off", 0.5), ("icmp_drop", 0.3), ("udp_reject", 0.3)),
     "pair_block": (("icmp_drop", 0.3), ("udp_reject", 0.3)),
 }
-"""Objects a block of each sort repeats now and then, with the chance of each."""
+"""Objects a block of each sort repeats now and then, with the chance of each. An
+out-of-service host's ping and UDP drops: without the ICMP one and with UDP at 0.2, ICMP and
+UDP rules were 10% and 13% of faults' blocking rules on a host's INPUT against 3% and 6% of
+the design's (audit, seed 21)."""
 
 
 def _harmless(rng: random.Random, plan: NetworkPlan, records: list[Record], quiet: list[Any],
