@@ -73,7 +73,7 @@ def test_a_subnets_filter_fault_takes_the_forms_management_is_refused_with() -> 
     the subnet: ``-d S`` or ``! -s S -d S``, the forms the design refuses traffic toward
     its management subnet with (faults had neither inbound form: an audit tell)."""
     forms: Counter[str] = Counter()
-    for rng, plan, intent in _designs(700):
+    for rng, plan, intent in _designs(500):
         fault = sample_fault(rng, plan, intent, "DT", rng.choice(("iptables_drop",
                                                                    "iptables_reject")))
         if fault["node"] != ROUTER or fault["target"]["kind"] != "subnet":
