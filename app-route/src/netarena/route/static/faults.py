@@ -168,18 +168,16 @@ never took the ``! -s S -d S`` form, 4% of the design's (audit, seed 21)."""
 
 def _toward(rng: random.Random, net: str, fault: Fault) -> Fault:
     """``fault`` keeping only its rules into ``net`` on FORWARD, ``_INBOUND`` of the time."""
-    inward = ["-d", net]
-    if rng.random() >= _INBOUND or not any(r["match"][:2] == inward for r in fault["rules"]):
+    def side(rule: dict[str, Any]) -> str | None:  # "-s" or "-d" for a FORWARD rule on net
+        m = rule["match"]
+        return m[0] if rule["chain"] == "FORWARD" and m[1:2] == [net] else None
+
+    if rng.random() >= _INBOUND or not any(side(r) == "-d" for r in fault["rules"]):
         return fault
-    negated = rng.random() < 1 / 3
-    rules = []
-    for rule in fault["rules"]:
-        if rule["chain"] == "FORWARD" and rule["match"][:2] == ["-s", net]:
-            continue
-        if negated and rule["chain"] == "FORWARD" and rule["match"][:2] == inward:
-            rule = {**rule, "match": ["!", "-s", net, *rule["match"]]}
-        rules.append(rule)
-    return {**fault, "rules": rules}
+    lead = ["!", "-s", net] if rng.random() < 1 / 3 else []
+    return {**fault, "rules": [
+        {**r, "match": lead + r["match"]} if side(r) == "-d" else r
+        for r in fault["rules"] if side(r) != "-s"]}
 
 
 _POLICY = Policy(share=0.7, sources=True)
