@@ -21,11 +21,18 @@ from netarena.common.core.runner import RunConfig, Runner
 NEEDS_ROOT = {"route"}
 
 
-def _apps() -> list[pytest.param]:
-    return [
-        pytest.param(name, marks=[pytest.mark.root, pytest.mark.slow] if name in NEEDS_ROOT else [])
-        for name in app_names()
-    ]
+SLOW_EPISODES = {"k8s"}
+"""Apps whose episodes take seconds each (an API server per episode): their episode tests
+run in the full tier only."""
+
+
+def _apps(episodes: bool = False) -> list[pytest.param]:
+    def marks(name: str) -> list[pytest.MarkDecorator]:
+        if name in NEEDS_ROOT:
+            return [pytest.mark.root, pytest.mark.slow]
+        return [pytest.mark.slow] if episodes and name in SLOW_EPISODES else []
+
+    return [pytest.param(name, marks=marks(name)) for name in app_names()]
 
 
 def test_every_app_of_the_card_is_registered() -> None:
@@ -41,7 +48,7 @@ def test_generation_is_deterministic(name: str) -> None:
         assert app.generate(1235, level).id != a.id
 
 
-@pytest.mark.parametrize("name", _apps())
+@pytest.mark.parametrize("name", _apps(episodes=True))
 def test_reference_solves_everything_and_null_nothing(name: str) -> None:
     app = load_app(name)
     qs = plan_queries(app, QueryPlan(num_queries=6, seed=2026))
@@ -66,7 +73,7 @@ import hashlib, sys
 from netarena.common.core.app import load_app
 app = load_app(sys.argv[1])
 h = hashlib.sha256()
-for seed in (1, 2, 3):
+for seed in (1, 2):
     for level in (1, 2, 3):
         h.update(app.generate(seed, level).model_dump_json().encode())
 print(h.hexdigest())
@@ -85,7 +92,7 @@ def test_generation_is_identical_across_processes(name: str) -> None:
             check=True,
             env={**os.environ, "PYTHONHASHSEED": hash_seed},
         ).stdout.strip()
-        for hash_seed in ("1", "2", "random")
+        for hash_seed in ("1", "2")
     }
     assert len(digests) == 1
 

@@ -157,6 +157,7 @@ def test_a_fault_value_is_one_the_design_carries(kind: str) -> None:
             assert fault["name"] in plan.policy(fault["router"]).prefix_lists
 
 
+@pytest.mark.slow  # hundreds of queries generated (6 s)
 def test_instances_are_distinct_within_and_across_seeds() -> None:
     app = RouteApp()
     first = [app.instance_key(_query(s, _ALL[s % len(_ALL)])) for s in range(150)]
@@ -165,6 +166,7 @@ def test_instances_are_distinct_within_and_across_seeds() -> None:
     assert len(other & set(first)) <= 0.01 * len(other)
 
 
+@pytest.mark.slow  # every repair order of many queries (6 s)
 def test_combined_faults_sit_on_different_sessions_and_no_repair_order_loses_reachability() -> None:
     for seed in range(15):
         for label in (*BGP_LEVEL_LABELS[2], *BGP_LEVEL_LABELS[3]):

@@ -138,6 +138,7 @@ def test_prompt_gives_intent_not_configuration() -> None:
     assert "Example 1" not in RouteApp().generate(9, 1, "DT").prompt
 
 
+@pytest.mark.slow  # 400 queries generated (6 s)
 def test_prompts_are_fresh_across_seeds() -> None:
     """Issue 13: >= 99% distinct prompts in a run, < 1% shared between two seeds' runs
     (the full 500-query figures come from benchmarks/route_instances.py)."""
@@ -268,7 +269,7 @@ def test_a_hosts_dead_gateway_fault_often_adds_a_route_to_a_remote_subnet() -> N
             continue
         routes.append((plan, intent, fault))
     specific = [(p, i, f) for p, i, f in routes if f.get("route", "default") != "default"]
-    assert 0.4 < len(specific) / len(routes) < 0.8, (len(specific), len(routes))
+    assert 0.75 < len(specific) / len(routes) < 0.97, (len(specific), len(routes))
     for plan, intent, fault in specific:
         own = plan.host(fault["node"]).subnet
         cut = {b.subnet for b in intent.blocks if b.kind == "subnet_cut"}

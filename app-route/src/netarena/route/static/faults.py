@@ -86,7 +86,7 @@ _AIMS: dict[str, dict[str, int]] = {
     "tcp_service_drop": _ONE_PROTOCOL,
     "udp_reject": _ONE_PROTOCOL,
     "wrong_interface": _ROUTE,
-    "unreachable_gateway": {"host": 2, "subnet": 2, "range": 3},
+    "unreachable_gateway": {"host": 5, "subnet": 2, "range": 3},
     "metric_loses": _ROUTE,
     "loop": _ROUTE,
 }
@@ -189,7 +189,7 @@ a table was 6% of fault routes against 0.4% of the design's; 44% of the design's
 a part of a subnet sit in a table, 16% of faults' at a share of 0.3 over all routes, 24% at
 0.45 over parts only)."""
 
-_HOST_ROUTE_SHARE = 0.6
+_HOST_ROUTE_SHARE = 0.9
 """Share of a host's dead-gateway faults that add a route to one remote subnet (or part of
 one) rather than replace its default route. The design's hosts hold such routes (ranges
 reached through another gateway), while a host's default route unlike the prompt's was
@@ -204,7 +204,7 @@ def _remote_range(rng: random.Random, plan: NetworkPlan, intent: Intent, subnet:
     if not others:
         return "default"
     other = rng.choice(others)
-    part = draw_range(rng, plan, other, with_hosts=True) if rng.random() < 0.5 else None
+    part = draw_range(rng, plan, other, with_hosts=True) if rng.random() < 0.85 else None
     return part or plan.subnet(other).network
 
 
