@@ -4,6 +4,7 @@ host's per-protocol drops."""
 
 from __future__ import annotations
 
+import ipaddress
 import random
 from collections import Counter
 
@@ -99,3 +100,25 @@ def test_an_out_of_service_hosts_input_drops_ping_or_udp_alone_as_faults_do() ->
             assert all(r["chain"] == "INPUT" for r in record["rules"])
             protocols[record["rules"][0]["match"][1]] += 1
     assert protocols["icmp"] > 25 and protocols["udp"] > 25, protocols
+
+
+
+def test_the_design_routes_a_hosts_service_addresses_as_a_block_not_one_by_one() -> None:
+    """A route to one unassigned address of a subnet was the design's alone (no fault routes
+    one): a host's service addresses inside its subnet are a free block routed to it whole,
+    and the host holds one address of it."""
+    pools = 0
+    for rng, plan, intent in _designs(200):
+        subnets = [ipaddress.ip_network(s.network) for s in plan.subnets]
+        items = [i for i in draw_undisclosed(rng, plan, intent).items if i.kind == "vip"]
+        held = {ipaddress.ip_address(i.ip[0].split()[2].removesuffix("/32"))
+                for i in items if i.node != ROUTER}
+        for item in items:
+            if item.node != ROUTER or not item.ip[0].startswith("route add "):
+                continue
+            dest = ipaddress.ip_network(item.ip[0].split()[2])
+            if any(dest.subnet_of(net) for net in subnets):
+                assert dest.prefixlen < 32, item.ip
+                assert any(a in dest for a in held), item.ip
+                pools += 1
+    assert pools > 10

@@ -19,6 +19,7 @@ applied first. Addresses, priorities and comments are drawn as faults draw their
 
 from __future__ import annotations
 
+import ipaddress
 import random
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -145,10 +146,11 @@ class _Draw:
             return ""
         return f" metric {self.rng.choice((5, 10, 20, 50, 100, 150, 200, 300, 500, 1000))}"
 
-    def spare(self) -> str | None:
-        """An unused range inside a subnet, not yet taken (by a quarantine or an item)."""
+    def spare(self, subnet: int | None = None) -> str | None:
+        """An unused range of ``subnet`` (or any), not yet taken (a quarantine's, an item's)."""
         for _ in range(8):
-            net = draw_range(self.rng, self.plan, self.rng.choice(self.plan.subnets).index, False)
+            index = self.rng.choice(self.plan.subnets).index if subnet is None else subnet
+            net = draw_range(self.rng, self.plan, index, False)
             if net is not None and net not in self.ranges:
                 self.ranges.add(net)
                 return net
@@ -172,16 +174,18 @@ class _Draw:
 def _vip(d: _Draw) -> list[Item]:
     host = d.host()
     via = f"via {host.ip} " if d.rng.random() < 0.5 else ""  # or on the link itself
-    vip = f"100.64.{d.octet()}.{d.rng.randrange(1, 255)}"
+    vip, pool = f"100.64.{d.octet()}.{d.rng.randrange(1, 255)}", None
     if d.rng.random() < 0.8:  # a service address inside the host's own subnet
         vip = unassigned(d.rng, d.plan, host.subnet)
         if d.rng.random() < 0.5:  # held by the router, on that subnet's side (a VRRP-like VIP)
             return [Item("vip", ROUTER, ip=(f"addr add {vip}/32 dev {d.router_side(host)}",))]
-    return [
-        Item("vip", host.name, ip=(f"addr add {vip}/32 dev {host.intf}",)),
-        Item("vip", ROUTER, ip=(f"route add {vip}/32 {via}dev {d.router_side(host)}"
-                                f"{d.metric()}",)),
-    ]
+        # or one of the host's pool, a free block of its subnet routed to it whole (a route to
+        # one unassigned address was the design's alone: no fault routes one)
+        if (pool := d.spare(host.subnet)) is not None:
+            vip = str(d.rng.choice(list(ipaddress.IPv4Network(pool).hosts())))
+    return [Item("vip", host.name, ip=(f"addr add {vip}/32 dev {host.intf}",)),
+            Item("vip", ROUTER, ip=(f"route add {pool or vip + '/32'} {via}dev "
+                                    f"{d.router_side(host)}{d.metric()}",))]
 
 
 def _static_route(d: _Draw) -> list[Item]:
