@@ -51,7 +51,7 @@ fi
 # sources by themselves). Reinstalling took 37 s of every test run. NETARENA_SETUP_FORCE=1
 # reinstalls anyway.
 stamp="$VENV/.netarena-setup"
-want="$(cat "$0" pyproject.toml ./*/pyproject.toml | sha256sum | cut -d' ' -f1)"
+want="$(cat scripts/setup.sh pyproject.toml ./*/pyproject.toml | sha256sum | cut -d' ' -f1)"
 if [ "${NETARENA_SETUP_FORCE:-0}" != 1 ] && [ -x "$VENV/bin/python" ] && [ -f "$stamp" ] \
    && [ "$(cat "$stamp")" = "$want" ]; then
   echo "setup: ready ($VENV, unchanged since its last install)" >&2
