@@ -102,7 +102,6 @@ def test_an_out_of_service_hosts_input_drops_ping_or_udp_alone_as_faults_do() ->
     assert protocols["icmp"] > 25 and protocols["udp"] > 25, protocols
 
 
-
 def test_the_design_routes_a_hosts_service_addresses_as_a_block_not_one_by_one() -> None:
     """A route to one unassigned address of a subnet was the design's alone (no fault routes
     one): a host's service addresses inside its subnet are a free block routed to it whole,
