@@ -15,11 +15,13 @@ from collections.abc import Sequence
 from typing import Any
 
 from netarena.k8s.design import except_cut, external_range, foreign_peer, partner_range
+from netarena.k8s.detail import DNS_PORTS, KUBE_DNS_LABELS
 from netarena.k8s.manifests import render_policies
 from netarena.k8s.model import AppModel, per_model
 
-__all__ = ["DesignPools", "Where", "design_like", "design_pools", "fresh_peer", "names_peer",
-           "peer_form", "lone_side_weight", "pick_spot", "side_of", "spots_of", "target_of"]
+__all__ = ["DesignPools", "Where", "design_like", "design_never_writes", "design_pools",
+           "fresh_peer", "names_peer", "peer_form", "lone_side_weight", "pick_spot", "side_of",
+           "spots_of", "target_of"]
 
 Policy = dict[str, Any]
 
@@ -81,6 +83,12 @@ def spots_of(policies: Sequence[Policy], part: str, model: AppModel,
     return out
 
 
+_PORT_ONLY_KEPT = 0.3
+"""Share of ``by_rule_size`` draws that may land in a rule without peers (the public entry
+point's port rule, about 1% of the design's rules): every change to it changes what
+connects, so it took 2-4 times its share of changed ports (``tests/k8s/test_fault_spots.py``)."""
+
+
 def pick_spot(spots: list[Where], rng: random.Random,
               policies: Sequence[Policy], by_rule_size: bool = False) -> Where | None:
     """A spot: uniformly, or by a uniformly chosen rule first, or by a policy first.
@@ -90,8 +98,11 @@ def pick_spot(spots: list[Where], rng: random.Random,
     three keeps every level's leaning small. A policy first is drawn by its
     ``lone_side_weight`` (``spots`` are of one direction). ``by_rule_size``: port entries
     are drawn uniformly half the time, and an entry weighs as many as its rule has entries
-    (changed ports and protocols: policy-first favours small policies' single-entry rules).
+    (changed ports and protocols: policy-first favours small policies' single-entry rules),
+    and a rule without peers is left out of most draws (``_PORT_ONLY_KEPT``).
     """
+    if by_rule_size and rng.random() > _PORT_ONLY_KEPT:
+        spots = [s for s in spots if side_of(s[1]) in policies[s[0]]["spec"][s[1]][s[2]]]
     if not spots:
         return None
     mode = rng.choices((0, 1, 2), (0.5, 0.1, 0.4) if by_rule_size else (0.1, 0.1, 0.8))[0]
@@ -198,3 +209,25 @@ def names_peer(policy: Policy, direction: str, peer: dict[str, Any]) -> bool:
     """
     return any(peer in (rule.get(side_of(direction)) or []) for rule in
                (policy.get("spec") or {}).get(direction) or [])
+
+
+def _entry(entry: dict[str, Any]) -> tuple[str, str]:
+    return str(entry.get("port")), str(entry.get("protocol") or "TCP")
+
+
+_DNS_PORT_LISTS = ([_entry(p) for p in DNS_PORTS], [_entry(DNS_PORTS[0])])
+"""The port lists of the design's rules toward the cluster DNS: UDP and TCP, or UDP alone."""
+
+
+def design_never_writes(spec: Policy) -> bool:
+    """Whether ``spec`` holds a rule toward the cluster DNS with ports no design gives one.
+
+    A fault that dropped the UDP entry, turned one protocol into the other or changed the
+    port wrote the only DNS rules without UDP or with an entry twice (6% of faulted rules,
+    none of the design's; ``netarena audit k8s`` read them at a glance).
+    """
+    return any(
+        [_entry(e) for e in rule.get("ports") or []] not in _DNS_PORT_LISTS
+        for rule in spec.get("egress") or []
+        if any((peer.get("podSelector") or {}).get("matchLabels") == KUBE_DNS_LABELS
+               for peer in rule.get("to") or []))

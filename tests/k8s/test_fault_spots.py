@@ -1,0 +1,83 @@
+"""Faults leave rules in shapes the design has too: where they land, and what they write.
+
+The design's only ingress rule without peers is the public entry point's (its port, from
+anywhere): about 1.4% of its ingress rules. Changing it always changes what connects, and a
+policy drawn first favours that one-rule policy, so changed ports and protocols landed there
+twice as often as on a design rule, and with the public rule narrowed to its port 3.5-3.9
+times: ``netarena audit k8s`` read ``forms=any`` and ``rule_peers=0`` as tells.
+"""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from netarena.k8s.audit import instance_objects
+from netarena.k8s.fault_spots import design_never_writes
+from netarena.k8s.faults import inject_fault
+from netarena.k8s.generator import K8sConfig, build_model
+from netarena.k8s.manifests import render_policies
+
+
+@pytest.mark.slow
+def test_changed_rules_are_port_only_about_as_often_as_the_designs() -> None:
+    faulted = port_only = design = design_port_only = 0
+    rng = random.Random(7)
+    for seed in range(120):
+        model = build_model(K8sConfig(), seed)
+        for code in ("CP", "CPR", "RI"):  # the types that change or write a port-only rule
+            fault = inject_fault(code, model, render_policies(model), rng)
+            for obj in instance_objects(model, [fault]):
+                if obj.kind != "rule" or obj.fields["direction"] != "ingress":
+                    continue
+                is_port_only = obj.fields["forms"] == "any"
+                if obj.fault:
+                    faulted, port_only = faulted + 1, port_only + is_port_only
+                else:
+                    design, design_port_only = design + 1, design_port_only + is_port_only
+    assert faulted >= 250 and design_port_only >= 100
+    ratio = (port_only / faulted) / (design_port_only / design)
+    assert ratio < 2.0, (port_only, faulted, design_port_only, design)
+
+
+def test_faults_leave_dns_rules_as_the_design_writes_them() -> None:
+    """A DNS rule keeps UDP: the design's allow 53 over UDP and TCP or over UDP alone.
+
+    Faults that dropped the UDP entry or turned a protocol into the other wrote DNS rules
+    with TCP alone or one entry twice: 6% of faulted rules, none of the design's.
+    """
+    rng = random.Random(3)
+    dns_only_tcp = {"to": [{"podSelector": {"matchLabels": {"k8s-app": "kube-dns"}}}],
+                    "ports": [{"port": 53, "protocol": "TCP"}]}
+    assert design_never_writes({"egress": [dns_only_tcp]})
+    for seed in range(20):
+        model = build_model(K8sConfig(num_services=8) if seed % 2 else K8sConfig(), seed)
+        healthy = render_policies(model)
+        assert not any(design_never_writes(p["spec"]) for p in healthy)
+        for code in ("AE", "CPR", "CP"):
+            assert not design_never_writes(inject_fault(code, model, healthy, rng)["spec"])
+
+
+def test_a_callee_removed_from_egress_takes_its_port_with_it() -> None:
+    """The design lists a service's callees and, entry for entry, their ports in one rule.
+
+    Removing a callee alone (or its port alone) left peers and ports that no longer pair
+    up, a rule no design writes; a removed callee now takes its port.
+    """
+    rng, seen = random.Random(5), 0
+    for seed in range(40):
+        model = build_model(K8sConfig(), seed)
+        healthy = render_policies(model)
+        fault = inject_fault("AE", model, healthy, rng)
+        if fault["method"] != "drop_egress_callee":
+            continue
+        seen += 1
+        for rule in fault["spec"]["egress"]:
+            apps = [str(((p.get("podSelector") or {}).get("matchLabels") or {}).get("app"))
+                    for p in rule.get("to") or []]
+            if apps and all(a in model.names for a in apps):
+                assert rule["ports"] == [{"protocol": "TCP",
+                                          "port": model.service(a).container_port}
+                                         for a in apps]
+    assert seen >= 3
