@@ -14,7 +14,7 @@ import random
 import pytest
 
 from netarena.k8s.audit import instance_objects
-from netarena.k8s.fault_spots import design_never_writes
+from netarena.k8s.fault_spots import dns_rule_unlike_design
 from netarena.k8s.faults import inject_fault
 from netarena.k8s.generator import K8sConfig, build_model
 from netarena.k8s.manifests import render_policies
@@ -50,13 +50,13 @@ def test_faults_leave_dns_rules_as_the_design_writes_them() -> None:
     rng = random.Random(3)
     dns_only_tcp = {"to": [{"podSelector": {"matchLabels": {"k8s-app": "kube-dns"}}}],
                     "ports": [{"port": 53, "protocol": "TCP"}]}
-    assert design_never_writes({"egress": [dns_only_tcp]})
+    assert dns_rule_unlike_design({"egress": [dns_only_tcp]})
     for seed in range(20):
         model = build_model(K8sConfig(num_services=8) if seed % 2 else K8sConfig(), seed)
         healthy = render_policies(model)
-        assert not any(design_never_writes(p["spec"]) for p in healthy)
+        assert not any(dns_rule_unlike_design(p["spec"]) for p in healthy)
         for code in ("AE", "CPR", "CP"):
-            assert not design_never_writes(inject_fault(code, model, healthy, rng)["spec"])
+            assert not dns_rule_unlike_design(inject_fault(code, model, healthy, rng)["spec"])
 
 
 def test_a_callee_removed_from_egress_takes_its_port_with_it() -> None:

@@ -19,7 +19,7 @@ from netarena.k8s.detail import DNS_PORTS, KUBE_DNS_LABELS
 from netarena.k8s.manifests import render_policies
 from netarena.k8s.model import AppModel, per_model
 
-__all__ = ["DesignPools", "Where", "design_like", "design_never_writes", "design_pools",
+__all__ = ["DesignPools", "Where", "design_like", "dns_rule_unlike_design", "design_pools",
            "fresh_peer", "names_peer", "peer_form", "lone_side_weight", "pick_spot", "side_of",
            "spots_of", "target_of"]
 
@@ -219,7 +219,7 @@ _DNS_PORT_LISTS = ([_entry(p) for p in DNS_PORTS], [_entry(DNS_PORTS[0])])
 """The port lists of the design's rules toward the cluster DNS: UDP and TCP, or UDP alone."""
 
 
-def design_never_writes(spec: Policy) -> bool:
+def dns_rule_unlike_design(spec: Policy) -> bool:
     """Whether ``spec`` holds a rule toward the cluster DNS with ports no design gives one.
 
     A fault that dropped the UDP entry, turned one protocol into the other or changed the

@@ -36,8 +36,8 @@ from netarena.k8s.fault_rewrites import Candidate, Policy, default_deny, lock, o
 from netarena.k8s.fault_spots import (
     Where,
     design_like,
-    design_never_writes,
     design_pools,
+    dns_rule_unlike_design,
     names_peer,
     peer_form,
     pick_spot,
@@ -46,6 +46,7 @@ from netarena.k8s.fault_spots import (
     target_of,
 )
 from netarena.k8s.judge import apply_faults, judge
+from netarena.k8s.manifests import callee_rule
 from netarena.k8s.model import AppModel
 from netarena.k8s.model_objects import model_namespaces, model_pods
 
@@ -288,18 +289,15 @@ def _add_egress(model: AppModel, policies: Sequence[Policy],
 
 
 def _callee_pairs(model: AppModel, rule: Policy) -> bool:
-    """Whether ``rule`` lists callees and, entry for entry, their ports (``in_cluster_egress``).
+    """Whether ``rule`` is a callee rule as the design writes it (``callee_rule``).
 
     Removing only a callee or only a port from it left a rule whose peers and ports no
     longer pair up, a shape no design writes.
     """
-    peers, ports = rule.get("to") or [], rule.get("ports") or []
-    if not len(peers) == len(ports) > 1:
-        return False
-    apps = [(p.get("podSelector") or {}).get("matchLabels") or {} for p in peers]
-    return all(set(p) == {"podSelector"} and set(a) == {"app"} and a["app"] in model.names
-               and port == {"protocol": "TCP", "port": model.service(a["app"]).container_port}
-               for p, a, port in zip(peers, apps, ports, strict=True))
+    apps = [((p.get("podSelector") or {}).get("matchLabels") or {}).get("app")
+            for p in rule.get("to") or []]
+    names = [a for a in apps if isinstance(a, str) and a in model.names]
+    return len(names) == len(apps) > 1 and rule == callee_rule(model, names)
 
 
 def _removable(policies: Sequence[Policy], where: Where, part: str) -> bool:
@@ -370,7 +368,7 @@ def inject_fault(code: str, model: AppModel, policies: Sequence[Policy],
         if cand is None:
             continue
         name, method, description, spec = cand
-        if design_never_writes(spec):
+        if dns_rule_unlike_design(spec):
             continue
         fault = {"code": code, "type": FAULT_TYPES[code], "policy": name,
                  "method": method, "description": description, "spec": spec}

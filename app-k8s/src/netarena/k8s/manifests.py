@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import copy
 import random
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from netarena.k8s.design import TEAM_LABEL
@@ -24,6 +24,7 @@ from netarena.k8s.model import ANYONE, AppModel, ServiceSpec
 from netarena.k8s.podspec import external_service, pod_details, service_accounts
 
 __all__ = [
+    "callee_rule",
     "render_namespace",
     "render_deployment",
     "render_service",
@@ -170,12 +171,18 @@ def monitoring_rule(namespace: str, scraper: Mapping[str, str], port: int) -> di
 def in_cluster_egress(model: AppModel, name: str) -> list[dict[str, Any]]:
     """A restricted egress's in-cluster rules: the service's callees, then cluster DNS."""
     rules: list[dict[str, Any]] = []
-    callees = model.callees(name)
+    callees = [d.name for d in model.callees(name)]
     if callees:
-        rules.append({"to": [peer(d.name) for d in callees],
-                      "ports": [{"protocol": "TCP", "port": d.container_port} for d in callees]})
+        rules.append(callee_rule(model, callees))
     rules.append(dns_rule(model, name))
     return rules
+
+
+def callee_rule(model: AppModel, callees: Sequence[str]) -> dict[str, Any]:
+    """The egress rule to ``callees``: each callee, and entry for entry its port."""
+    return {"to": [peer(c) for c in callees],
+            "ports": [{"protocol": "TCP", "port": model.service(c).container_port}
+                      for c in callees]}
 
 
 def dns_rule(model: AppModel, name: str) -> dict[str, Any]:
