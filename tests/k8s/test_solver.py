@@ -186,15 +186,16 @@ def test_an_ingress_edit_judged_where_its_policy_selects_scores_as_a_full_judgem
     assert compared > 50
 
 
-@pytest.mark.parametrize("rewrite", ["default_deny", "open_port"])
-def test_a_default_deny_that_lost_a_type_and_an_opened_public_rule_are_repaired(
+@pytest.mark.parametrize("rewrite", ["default_deny", "default_deny_added", "open_port"])
+def test_a_default_deny_that_lost_or_gained_a_type_and_an_opened_public_rule_are_repaired(
         rewrite: str) -> None:
-    """AI faults the planner once could not plan (and the generator silently redrew).
+    """Faults the planner once could not plan (and the generator silently redrew).
 
-    The deny-all policy losing its Ingress type admits everyone to pods with no ingress
-    policy of their own; the public entry point's port rule opened admits every port. The
-    plan puts the type back, or narrows the open rule to the ports that must answer, in
-    the faulted policy alone.
+    The deny-all policy losing its Ingress type (AI) admits everyone to pods with no
+    ingress policy of their own; gaining a type (RI, AE) cuts those pods off on that side;
+    the public entry point's port rule opened admits every port. The plan puts the type
+    back or takes it off, or narrows the open rule to the ports that must answer, in the
+    faulted policy alone.
     """
     import random
 
@@ -206,8 +207,11 @@ def test_a_default_deny_that_lost_a_type_and_an_opened_public_rule_are_repaired(
         model = build_model(app.config, seed)
         pods, nss = model_pods(model), model_namespaces(model)
         healthy = render_policies(model)
-        cand = (default_deny(healthy, random.Random(seed), None) if rewrite == "default_deny"
-                else open_rule(model, healthy, random.Random(seed), narrow=False))
+        rng = random.Random(seed)
+        cand = (default_deny(healthy, rng, None) if rewrite == "default_deny"
+                else default_deny(healthy, rng, "Ingress") or default_deny(healthy, rng, "Egress")
+                if rewrite == "default_deny_added"
+                else open_rule(model, healthy, rng, narrow=False))
         if cand is None:
             continue
         name, method, description, spec = cand

@@ -62,6 +62,11 @@ _PROVIDERS = {
 _DNS_UDP_ONLY = 0.3
 """Share of services whose DNS egress rule allows UDP only (many real policies do; without
 any, a DNS rule left with UDP alone was a fault's in every case: ``netarena audit k8s``)."""
+_DNS_FIRST = 0.5
+"""Share of services whose restricted egress lists its DNS rule before its callees' rule.
+
+With DNS always last, egress faults (which break calls, so land in the callees' rule) sat
+in the first of two rules twice as often as the design's rules (``netarena audit k8s``)."""
 _GENERIC_PROVIDERS = (("a partner API", 443), ("a SaaS webhook endpoint", 8443),
                       ("an LDAP directory", 636), ("a message broker", 5671))
 _JOB_NAMES = ("report-builder", "cache-warmer", "catalog-sync", "invoice-export", "feed-import",
@@ -343,6 +348,7 @@ def draw_detail(services: list[ServiceFacts], policies: list[str],
     deny = rng.choices((("Ingress", "Egress"), ("Ingress",), ("Egress",)), (0.6, 0.25, 0.15))[0]
     public_port_only = rng.random() < 0.5
     udp_only = frozenset(f.name for f in services if rng.random() < _DNS_UDP_ONLY)
+    dns_first = frozenset(f.name for f in services if rng.random() < _DNS_FIRST)
     return ClusterDetail(monitoring, egress, labels, notes, str(stranger), tuple(workloads),
                          extras, excepts, spaces, admin, public_port_only, deny, locks,
-                         udp_only)
+                         udp_only, dns_first)

@@ -133,6 +133,9 @@ class ClusterDetail:
     dns_udp_only: frozenset[str] = frozenset()
     """Services whose DNS egress rule allows UDP 53 only (as many real policies write it;
     the others allow UDP and TCP)."""
+    dns_first: frozenset[str] = frozenset()
+    """Services whose restricted egress lists cluster DNS before the callees (rule order is
+    the author's habit; it means nothing to the API)."""
 
     @property
     def namespaces(self) -> tuple[str, ...]:

@@ -169,13 +169,14 @@ def monitoring_rule(namespace: str, scraper: Mapping[str, str], port: int) -> di
 
 
 def in_cluster_egress(model: AppModel, name: str) -> list[dict[str, Any]]:
-    """A restricted egress's in-cluster rules: the service's callees, then cluster DNS."""
-    rules: list[dict[str, Any]] = []
+    """A restricted egress's in-cluster rules: the service's callees and cluster DNS.
+
+    DNS comes first for the services the design draws so (``dns_first``).
+    """
     callees = [d.name for d in model.callees(name)]
-    if callees:
-        rules.append(callee_rule(model, callees))
-    rules.append(dns_rule(model, name))
-    return rules
+    rules = [callee_rule(model, callees)] if callees else []
+    dns_first = model.detail is not None and name in model.detail.dns_first
+    return [dns_rule(model, name), *rules] if dns_first else [*rules, dns_rule(model, name)]
 
 
 def callee_rule(model: AppModel, callees: Sequence[str]) -> dict[str, Any]:

@@ -37,7 +37,8 @@ __all__ = ["Edit", "repairs", "EDIT_KINDS"]
 
 Obj = dict[str, Any]
 EDIT_KINDS = ("port", "protocol", "remove-peer", "merge-peers", "remove-entry", "remove-rule",
-              "replace-peer", "add-rule", "add-peer", "narrow-open", "open-egress", "add-type")
+              "replace-peer", "add-rule", "add-peer", "narrow-open", "open-egress", "add-type",
+              "drop-type")
 """Every edit a planner may make, cheapest first. A new rule is preferred to a new peer in
 an existing rule: when several rules could take the peer, a new rule never changes one the
 faults did not touch."""
@@ -228,14 +229,15 @@ def _missing(search: _Search, pol: Obj, direction: str) -> dict[frozenset[tuple[
 
 def _candidates(search: _Search, pol: Obj, direction: str,
                 kinds: frozenset[str]) -> Iterator[tuple[str, Obj]]:
-    spec = pol.get("spec") or {}
-    if direction.capitalize() not in policy_types(pol):  # e.g. a default deny's lost type
-        if "add-type" in kinds:
-            types = [t for t in ("Ingress", "Egress")
-                     if t in policy_types(pol) or t == direction.capitalize()]
-            yield "add-type", {**clone(spec), "policyTypes": types}
-        return
+    spec, types, typed = pol.get("spec") or {}, policy_types(pol), direction.capitalize()
     rules: list[Obj] = spec.get(direction) or []
+    # a default deny's type lost (put back), or gained (taken off: it denied that side to all)
+    kind = "add-type" if typed not in types else "drop-type" if not rules and len(types) > 1 else ""
+    if kind in kinds:
+        flipped = [t for t in ("Ingress", "Egress") if (t in types) != (t == typed)]
+        yield kind, {**clone(spec), "policyTypes": flipped}
+    if typed not in types:
+        return
     side = "from" if direction == "ingress" else "to"
     ns = (pol.get("metadata") or {}).get("namespace") or "default"
     missing = _missing(search, pol, direction)
