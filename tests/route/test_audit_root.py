@@ -8,6 +8,8 @@ classifiers see it on fresh instances, and the planted comment is among the faul
 
 from __future__ import annotations
 
+import importlib.util
+
 import pytest
 
 from netarena.route import RouteApp
@@ -15,9 +17,9 @@ from netarena.route.static import faults as route_faults
 
 from .conftest import NEEDS_ROOT
 
-pytestmark = [pytest.mark.root, pytest.mark.slow, NEEDS_ROOT]
-
-sklearn = pytest.importorskip("sklearn")
+pytestmark = [pytest.mark.root, pytest.mark.slow, NEEDS_ROOT,
+              pytest.mark.skipif(importlib.util.find_spec("sklearn") is None,
+                                 reason="scikit-learn (netarena-common[audit]) is not installed")]
 
 
 def test_a_planted_comment_fails_a_test_sized_audit(monkeypatch: pytest.MonkeyPatch) -> None:
