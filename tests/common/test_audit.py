@@ -7,7 +7,6 @@ fault a comment no design rule carries (issue 35's "a fault kind always given a 
 
 from __future__ import annotations
 
-import importlib.util
 import random
 from collections.abc import Sequence
 
@@ -17,12 +16,10 @@ from typer.testing import CliRunner
 from netarena.common.audit import ShapeModel, classify_kinds, run_audit
 from netarena.common.core.evidence import AuditCheck, AuditObject
 from netarena.common.core.types import Query
+from tests.helpers.marks import NEEDS_SKLEARN
 from tests.helpers.toy import ToyApp, ToyConfig
 
-# scikit-learn is checked for, not imported: importing it (2.3 s) at collection cost every
-# test process that time, whichever tests it ran (the audit imports it when it classifies)
-pytestmark = pytest.mark.skipif(importlib.util.find_spec("sklearn") is None,
-                                reason="scikit-learn (netarena-common[audit]) is not installed")
+pytestmark = NEEDS_SKLEARN
 
 _NOTES = ("backup", "monitoring", "vendor", "")
 

@@ -10,9 +10,11 @@ times: ``netarena audit k8s`` read ``forms=any`` and ``rule_peers=0`` as tells.
 from __future__ import annotations
 
 import random
+from collections.abc import Iterator
 
 import pytest
 
+from netarena.common.core.evidence import AuditObject
 from netarena.k8s.audit import instance_objects
 from netarena.k8s.fault_spots import dns_rule_unlike_design
 from netarena.k8s.faults import inject_fault
@@ -20,22 +22,27 @@ from netarena.k8s.generator import K8sConfig, build_model
 from netarena.k8s.manifests import render_policies
 
 
+def _rule_objects(codes: tuple[str, ...], models: int, direction: str,
+                  rng: random.Random) -> Iterator[AuditObject]:
+    """The audit's rule objects of ``direction`` after one fault of each code per model."""
+    for seed in range(models):
+        model = build_model(K8sConfig(), seed)
+        for code in codes:
+            fault = inject_fault(code, model, render_policies(model), rng)
+            yield from (obj for obj in instance_objects(model, [fault])
+                        if obj.kind == "rule" and obj.fields["direction"] == direction)
+
+
 @pytest.mark.slow
 def test_changed_rules_are_port_only_about_as_often_as_the_designs() -> None:
     faulted = port_only = design = design_port_only = 0
-    rng = random.Random(7)
-    for seed in range(120):
-        model = build_model(K8sConfig(), seed)
-        for code in ("CP", "CPR", "RI"):  # the types that change or write a port-only rule
-            fault = inject_fault(code, model, render_policies(model), rng)
-            for obj in instance_objects(model, [fault]):
-                if obj.kind != "rule" or obj.fields["direction"] != "ingress":
-                    continue
-                is_port_only = obj.fields["forms"] == "any"
-                if obj.fault:
-                    faulted, port_only = faulted + 1, port_only + is_port_only
-                else:
-                    design, design_port_only = design + 1, design_port_only + is_port_only
+    # the types that change or write a port-only rule
+    for obj in _rule_objects(("CP", "CPR", "RI"), 120, "ingress", random.Random(7)):
+        is_port_only = obj.fields["forms"] == "any"
+        if obj.fault:
+            faulted, port_only = faulted + 1, port_only + is_port_only
+        else:
+            design, design_port_only = design + 1, design_port_only + is_port_only
     assert faulted >= 250 and design_port_only >= 100
     ratio = (port_only / faulted) / (design_port_only / design)
     assert ratio < 2.0, (port_only, faulted, design_port_only, design)
@@ -89,21 +96,16 @@ def test_changed_egress_rules_sit_first_about_as_often_as_the_designs() -> None:
     With DNS always last, egress faults (which break calls, so change the callees' rule)
     sat in the first of two rules twice as often as the design's rules did.
     """
-    rng = random.Random(11)
     dns_first = faulted_first = faulted = designs = 0
-    for seed in range(60):
-        model = build_model(K8sConfig(), seed)
-        fault = inject_fault("AE", model, render_policies(model), rng)
-        for obj in instance_objects(model, [fault]):
-            fields = obj.fields
-            if obj.kind != "rule" or fields["direction"] != "egress" or fields["rules"] != 2:
-                continue
-            first = fields["position"] == 0
-            if obj.fault:
-                faulted, faulted_first = faulted + 1, faulted_first + first
-            else:
-                designs += first
-                dns_first += first and fields["forms"] == "ns+pod"  # the DNS peer's form
+    for obj in _rule_objects(("AE",), 60, "egress", random.Random(11)):
+        if obj.fields["rules"] != 2:
+            continue
+        first = obj.fields["position"] == 0
+        if obj.fault:
+            faulted, faulted_first = faulted + 1, faulted_first + first
+        else:
+            designs += first
+            dns_first += first and obj.fields["forms"] == "ns+pod"  # the DNS peer's form
     assert faulted >= 20 and designs >= 100, (faulted, designs)
     assert 0.35 < dns_first / designs < 0.65, (dns_first, designs)
     assert 0.3 < faulted_first / faulted < 0.7, (faulted_first, faulted)

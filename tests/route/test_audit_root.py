@@ -8,18 +8,15 @@ classifiers see it on fresh instances, and the planted comment is among the faul
 
 from __future__ import annotations
 
-import importlib.util
-
 import pytest
 
 from netarena.route import RouteApp
 from netarena.route.static import faults as route_faults
+from tests.helpers.marks import NEEDS_SKLEARN
 
 from .conftest import NEEDS_ROOT
 
-pytestmark = [pytest.mark.root, pytest.mark.slow, NEEDS_ROOT,
-              pytest.mark.skipif(importlib.util.find_spec("sklearn") is None,
-                                 reason="scikit-learn (netarena-common[audit]) is not installed")]
+pytestmark = [pytest.mark.root, pytest.mark.slow, NEEDS_ROOT, NEEDS_SKLEARN]
 
 
 def test_a_planted_comment_fails_a_test_sized_audit(monkeypatch: pytest.MonkeyPatch) -> None:
