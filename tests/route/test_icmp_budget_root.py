@@ -15,7 +15,8 @@ import pytest
 
 from netarena.route import RouteApp
 from netarena.route.judge.errorbudget import ERROR_COST, HOLDERS, judge_quiet
-from netarena.route.linux.namespaces import read_sysctl
+from netarena.route.judge.measure import measure
+from netarena.route.linux.namespaces import enter, read_sysctl
 
 from .conftest import NEEDS_ROOT, reply
 
@@ -69,6 +70,33 @@ def test_traceroute_shows_the_gateways_net_unreachable_after_the_judge(case: str
         episode.step(reply(src, "true"))
         step = episode.step(reply(src, f"ping -c 1 -W 1 {target}"))
         assert "Destination Net Unreachable" in step.observation, step.observation[:600]
+
+
+def _held_back(netns: str) -> int:
+    """The ICMP errors ``netns`` has held back at its per-destination limit."""
+    with enter(netns), open("/proc/self/net/snmp") as f:
+        head, values = [line.split() for line in f if line.startswith("Icmp:")][:2]
+    counters = dict(zip(head, values, strict=True))
+    if "OutRateLimitHost" not in counters:
+        pytest.skip("this kernel does not count ICMP errors held back (Linux < 6.0)")
+    return int(counters["OutRateLimitHost"])
+
+
+@pytest.mark.slow
+def test_a_measurement_spends_no_error_budget_on_an_address_nothing_answers() -> None:
+    """Seed 608's fault takes h13's interface down: r0's neighbour entry for it stays
+    unresolved, holding the judge's probes to h13. Deleting the entry after the
+    measurement (or its resolution failing three seconds later) answers each probe with
+    Host Unreachable; outside ``judge_quiet`` the gateway held 35 to 55 of them back per
+    measurement, its budget for those sources spent (``unseen.py``)."""
+    app = RouteApp()
+    with app.open(app.generate(608, 1, None)) as episode:
+        assert [f["method"] for f in episode.faults] == ["ifconfig_down"], episode.faults
+        spaces = [episode.net.netns(node) for node in episode.plan.nodes]
+        before = [_held_back(ns) for ns in spaces]
+        measure(episode.net, episode.timing, None, None)
+        time.sleep(3.5)  # an unresolved entry left behind has failed by now
+        assert [_held_back(ns) for ns in spaces] == before
 
 
 def test_judge_quiet_puts_every_limit_back(small_app: RouteApp) -> None:

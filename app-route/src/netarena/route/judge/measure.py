@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from netarena.route.emulator.live import LiveNetwork
+from netarena.route.judge.errorbudget import judge_quiet
 from netarena.route.judge.pingall import Flow, Pair, PingMatrix
 from netarena.route.judge.probe import pingmesh
 from netarena.route.judge.unseen import judge_unseen
@@ -45,8 +46,9 @@ def measure(
     ``expect_services``: the undisclosed services' flows to confirm before reporting them
     lost (``None``: all of them).
     """
-    with judge_unseen(net.netns(node) for node in net.plan.nodes):  # unseen.py
-        net.flush_neighbours()
+    spaces = [net.netns(node) for node in net.plan.nodes]
+    with judge_unseen(spaces), judge_quiet(spaces):  # unseen.py, errorbudget.py: flushing
+        net.flush_neighbours()  # an entry still resolving answers the packets it queued
         return pingmesh(
             net,
             timing.timeout_s,

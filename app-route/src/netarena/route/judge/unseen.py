@@ -11,7 +11,12 @@ listens to the conntrack entries each node makes during it and, after it:
   judge created are deleted, those it flushed or refreshed are replaced by their old
   state and link-layer address. Only timing shows: an entry put back ``REACHABLE`` is
   confirmed anew (it turns ``STALE`` a measurement's length later), and ``ip -s neigh``
-  shows it updated just now;
+  shows it updated just now. Deleting an entry still resolving (an address nothing
+  answers for) answers the probes queued on it with "Host Unreachable" at once (its
+  resolution failing would, three seconds later): the restore runs inside
+  ``judge_quiet``, as does the flush before each measurement (``measure.py``), or these
+  errors spent a gateway's error budget for the probes' sources and the agent's
+  ``traceroute`` right after saw ``* * *`` (``errorbudget.py``);
 * deletes the conntrack entries made meanwhile (``nfnetlink.forget``): no agent process
   runs while the judge measures, so every new entry is the judge's (or a routing
   daemon's, which makes it again with its next packet). Entries that were there before
@@ -36,6 +41,7 @@ import threading
 from collections.abc import Iterable, Iterator
 
 from netarena.common.core.errors import EmulatorError
+from netarena.route.judge.errorbudget import judge_quiet
 from netarena.route.judge.mesh import Mesh
 from netarena.route.linux.nfnetlink import conntrack_events, forget, new_entries
 from netarena.route.linux.rtnetlink import Learned, learned_neighbours, restore_learned
@@ -74,9 +80,10 @@ def judge_unseen(namespaces: Iterable[str]) -> Iterator[None]:
         yield
     finally:
         covered.difference_update(mine)
-        for netns, neighbours in before.items():
-            with contextlib.suppress(OSError, EmulatorError):  # the network may be gone
-                restore_learned(netns, neighbours)
+        with judge_quiet(before):  # deleting an unresolved entry answers what it queued
+            for netns, neighbours in before.items():
+                with contextlib.suppress(OSError, EmulatorError):  # the network may be gone
+                    restore_learned(netns, neighbours)
         watched.close(None)
 
 
