@@ -10,11 +10,13 @@ from netarena.k8s import K8sApp
 pytestmark = pytest.mark.slow
 
 
-@pytest.mark.timeout(900)  # 500 queries: about 135 CPU s, over 300 s on busy cores
+# 300 queries, 24 s alone on 2 cores (500 took 237 s in CI beside three workers, the slowest
+# test there): a seed ignored or reused would share every query, not one in a hundred.
+@pytest.mark.timeout(900)
 def test_two_seeds_share_under_one_percent_and_prompts_are_distinct() -> None:
     app = K8sApp()
-    a = plan_queries(app, QueryPlan(num_queries=250, seed=1))
-    b = plan_queries(app, QueryPlan(num_queries=250, seed=2))
+    a = plan_queries(app, QueryPlan(num_queries=150, seed=1))
+    b = plan_queries(app, QueryPlan(num_queries=150, seed=2))
     prompts_a, prompts_b = [q.prompt for q in a], [q.prompt for q in b]
     assert len(set(prompts_a)) >= 0.99 * len(prompts_a)
     assert len(set(prompts_a) & set(prompts_b)) < 0.01 * len(prompts_a)
