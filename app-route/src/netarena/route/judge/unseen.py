@@ -80,11 +80,19 @@ def judge_unseen(namespaces: Iterable[str]) -> Iterator[None]:
         yield
     finally:
         covered.difference_update(mine)
-        with judge_quiet(before):  # deleting an unresolved entry answers what it queued
-            for netns, neighbours in before.items():
-                with contextlib.suppress(OSError, EmulatorError):  # the network may be gone
-                    restore_learned(netns, neighbours)
-        watched.close(None)
+        try:
+            _restore(before)
+        finally:
+            watched.close(None)
+
+
+def _restore(before: dict[str, Learned]) -> None:
+    """Put the neighbour entries back inside ``judge_quiet`` (the module docstring)."""
+    gone = (OSError, EmulatorError)  # the network may be gone
+    with contextlib.suppress(*gone), judge_quiet(before):
+        for netns, neighbours in before.items():
+            with contextlib.suppress(*gone):
+                restore_learned(netns, neighbours)
 
 
 class Conntrack:
