@@ -4,7 +4,10 @@ from __future__ import annotations
 
 from collections import Counter
 
-from netarena.common.core.plan import QueryPlan, plan_queries
+import pytest
+
+from netarena.common.core.errors import UnfitSeed
+from netarena.common.core.plan import MAX_REDRAWS, QueryPlan, plan_queries
 from tests.helpers.toy import ToyApp
 
 
@@ -45,3 +48,34 @@ def test_shards_partition_the_deduplicated_plan() -> None:
     ]
     assert sorted(q.id for s in shards for q in s) == sorted(q.id for q in whole)
     assert len({app.instance_key(q) for s in shards for q in s}) == 40
+
+
+class _Picky(ToyApp):
+    """A toy whose instances cannot carry the label for some seeds (``unfit`` picks them)."""
+
+    def __init__(self, unfit, params=None) -> None:
+        super().__init__(params)
+        self.unfit, self.refused = unfit, 0
+
+    def generate(self, seed: int, level: int, label: str | None = None):
+        if self.unfit(seed):
+            self.refused += 1
+            raise UnfitSeed(f"seed {seed} cannot carry {label}")
+        return super().generate(seed, level, label)
+
+
+def test_a_seed_unfit_for_its_label_is_passed_over_and_the_plan_stays_deterministic() -> None:
+    app = _Picky(lambda seed: seed % 3 == 0, {"max_target": 500})
+    queries = plan_queries(app, QueryPlan(num_queries=30, levels=(1,), seed=4))
+    assert len(queries) == 30 and app.refused > 0
+    assert all(q.seed % 3 for q in queries)
+    again = plan_queries(_Picky(lambda seed: seed % 3 == 0, {"max_target": 500}),
+                         QueryPlan(num_queries=30, levels=(1,), seed=4))
+    assert [q.id for q in again] == [q.id for q in queries]
+
+
+def test_a_label_no_seed_fits_still_fails_after_the_redraws() -> None:
+    app = _Picky(lambda seed: True)
+    with pytest.raises(UnfitSeed):
+        plan_queries(app, QueryPlan(num_queries=2, levels=(1,), seed=4))
+    assert app.refused == MAX_REDRAWS + 1

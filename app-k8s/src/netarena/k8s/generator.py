@@ -15,7 +15,7 @@ from typing import Any, ClassVar, Literal
 from pydantic import Field
 
 from netarena.common.core.app import style_sections
-from netarena.common.core.errors import EmulatorError
+from netarena.common.core.errors import UnfitSeed
 from netarena.common.core.reactive import SAFETY_RULES, RewardConfig
 from netarena.k8s.design import ServiceFacts, draw_detail
 from netarena.k8s.detail import ClusterDetail
@@ -97,7 +97,7 @@ def generate_faults(model: AppModel, label: str, rng: random.Random) -> list[dic
     """Inject the faults of ``label`` one after another, each verified to change the matrix.
 
     Raises:
-        EmulatorError: The combination could not be made to break connectivity.
+        UnfitSeed: The combination could not be made to break connectivity, repairably.
     """
     pods, nss = model_pods(model), model_namespaces(model)
     healthy = render_policies(model)
@@ -110,7 +110,7 @@ def generate_faults(model: AppModel, label: str, rng: random.Random) -> list[dic
             policies = apply_faults(policies, [fault])
         if judge(model, pods, nss, policies).mismatches and repairable(model, faults):
             return faults
-    raise EmulatorError(f"could not generate a {label} fault set that breaks connectivity")
+    raise UnfitSeed(f"could not generate a {label} fault set that breaks connectivity")
 
 
 def repairable(model: AppModel, faults: list[dict[str, Any]], max_edits: int = 6) -> bool:

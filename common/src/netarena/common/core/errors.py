@@ -20,6 +20,7 @@ __all__ = [
     "EpisodeClosed",
     "EmulatorError",
     "EmulatorUnavailable",
+    "UnfitSeed",
     "LaunchError",
     "EngineUnavailable",
     "ImageMissing",
@@ -111,6 +112,14 @@ class EpisodeClosed(NetArenaError):
 
 class EmulatorError(NetArenaError):
     """The emulator itself failed (not the agent's fault): setup, injection or probe."""
+
+
+class UnfitSeed(EmulatorError):
+    """A seed's instance cannot carry the label asked of it.
+
+    No fault set of the label could be made there; a plan draws that query from another
+    seed (``plan.py``).
+    """
 
 
 class EmulatorUnavailable(EmulatorError):

@@ -18,7 +18,7 @@ from collections.abc import Callable
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from netarena.common.core.app import App
-from netarena.common.core.errors import ConfigError
+from netarena.common.core.errors import ConfigError, UnfitSeed
 from netarena.common.core.types import Query
 
 __all__ = ["MAX_QUERIES", "QueryPlan", "fresh_seed", "plan_queries", "plan_size"]
@@ -141,8 +141,11 @@ def plan_queries(
     Queries are drawn without replacement: one that repeats an earlier instance of the plan
     (same prompt and hidden truth) is drawn again from a derived seed, up to ``MAX_REDRAWS``
     times (a label with fewer instances than asked for keeps repeats). A repeat would count
-    one instance twice and make the interval narrower than the evidence. Shards still
-    partition the whole plan, so a sharded shard generates the plan's earlier queries too.
+    one instance twice and make the interval narrower than the evidence. A seed whose
+    instance cannot carry the slot's label (``UnfitSeed``: a rare k8s cluster repairs no
+    fault set of it) is passed over the same way, so one such seed costs no plan. Shards
+    still partition the whole plan, so a sharded shard generates the plan's earlier queries
+    too.
 
     Args:
         app: The app generating them.
@@ -151,6 +154,7 @@ def plan_queries(
 
     Raises:
         ConfigError: The plan does not fit the app, or ``should_stop`` stopped it.
+        UnfitSeed: ``MAX_REDRAWS`` fresh seeds in a row were unfit for a slot's label.
     """
     queries: list[Query] = []
     seen: set[str] = set()
@@ -161,14 +165,22 @@ def plan_queries(
         if should_stop is not None and should_stop():
             raise ConfigError(f"planning stopped after {len(queries)} queries")
 
-    for i, (level, label) in enumerate(slots[: mine[-1] + 1 if mine else 0]):
-        check()
-        query = app.generate(_derive_seed(plan.seed, i), level, label)
-        for redraw in range(1, MAX_REDRAWS + 1):
-            if app.instance_key(query) not in seen:
-                break
+    def draw(i: int, redraw: int, level: int, label: str | None) -> tuple[Query, int]:
+        """Slot ``i``'s query from redraw ``redraw`` on, past seeds unfit for its label."""
+        fresh = redraw
+        while True:
             check()
-            query = app.generate(_derive_seed(plan.seed, i, redraw), level, label)
+            try:
+                return app.generate(_derive_seed(plan.seed, i, fresh), level, label), fresh
+            except UnfitSeed:
+                if fresh >= redraw + MAX_REDRAWS:
+                    raise
+                fresh += 1
+
+    for i, (level, label) in enumerate(slots[: mine[-1] + 1 if mine else 0]):
+        query, redraw = draw(i, 0, level, label)
+        while app.instance_key(query) in seen and redraw < MAX_REDRAWS:
+            query, redraw = draw(i, redraw + 1, level, label)
         seen.add(app.instance_key(query))
         if i % plan.num_shards == plan.shard_index:
             queries.append(query)
