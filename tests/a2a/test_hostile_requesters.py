@@ -207,11 +207,22 @@ async def test_a_requester_leaving_while_episodes_open_leaks_no_episode() -> Non
     assert SlowOpeningToyApp.closed == SlowOpeningToyApp.opened
 
 
-async def _all_closed(within_s: float) -> None:
-    """Wait until every episode opened is closed, or ``within_s`` passed."""
-    deadline = asyncio.get_running_loop().time() + within_s
-    while SlowOpeningToyApp.closed != SlowOpeningToyApp.opened:
-        if asyncio.get_running_loop().time() > deadline:
+async def _all_closed(within_s: float, settled_s: float = 2.0) -> None:
+    """Wait until every episode opened is closed and the counts held for ``settled_s``, or
+    ``within_s`` passed.
+
+    Held, not merely equal: an evaluation still running opens more (its opens count when
+    they finish, on another thread), and a fast-tier run once caught 17 closed of 18 opened
+    right after the counts had been equal.
+    """
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + within_s
+    seen, since = (-1, -1), loop.time()
+    while loop.time() < deadline:
+        counts = (SlowOpeningToyApp.opened, SlowOpeningToyApp.closed)
+        if counts != seen:
+            seen, since = counts, loop.time()
+        elif counts[0] == counts[1] and loop.time() - since >= settled_s:
             return
         await asyncio.sleep(0.1)
 
