@@ -146,10 +146,10 @@ class K8sEpisode(ReactiveEpisode[ClusterState, KubectlCommand]):
     def _snapshot(self) -> tuple[list[Any], list[Any], list[Any]]:
         if self.live is not None:
             return self.live.snapshot()
-        return (
-            self.store.list("Pod"),
-            self.store.list("Namespace"),
-            self.store.list("NetworkPolicy"),
+        return (  # read-only copies, made once per change of their kind
+            self.store.shared("Pod"),
+            self.store.shared("Namespace"),
+            self.store.shared("NetworkPolicy"),
         )
 
     def _list_kind(self, kind: str, namespace: str | None) -> list[Any]:
@@ -164,8 +164,9 @@ class K8sEpisode(ReactiveEpisode[ClusterState, KubectlCommand]):
     def _workloads(self) -> dict[tuple[str, str], Any]:
         if self.live is not None:
             return self.live.workloads()
+        ns = self.model.namespace
         return {(kind, obj["metadata"]["name"]): workload_state(obj) for kind in _WORKLOAD_KINDS
-                for obj in self.store.list(kind, self.model.namespace)}
+                for obj in self.store.shared(kind) if obj["metadata"].get("namespace") == ns}
 
     # ---------------------------------------------------------------- hooks
     @property
@@ -246,7 +247,8 @@ class K8sEpisode(ReactiveEpisode[ClusterState, KubectlCommand]):
                 return ip
             if self.live is None and match is not None:
                 if ns not in services:
-                    services[ns] = self.store.list("Service", ns)
+                    services[ns] = [s for s in self.store.shared("Service")
+                                    if s["metadata"].get("namespace") == ns]
                 for svc in services[ns]:
                     spec = svc.get("spec") or {}
                     if not selector_matches({"matchLabels": spec.get("selector") or {"-": "-"}},

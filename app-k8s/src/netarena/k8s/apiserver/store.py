@@ -74,6 +74,8 @@ class ObjectStore(StoreReads, WorkloadController):
         self.changes = ChangeLog(self._lock)
         self._objects: dict[str, dict[Key, dict[str, Any]]] = {}
         self._revision = 0
+        self._written: dict[str, int] = {}
+        self._shared: dict[str, tuple[int, builtins.list[dict[str, Any]]]] = {}
         self._rng = random.Random(seed)
         self._next_pod_ip: dict[str, int] = {}
         self._frozen_at: float | None = None

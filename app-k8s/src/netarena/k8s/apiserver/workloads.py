@@ -48,6 +48,7 @@ class WorkloadController:
     _frozen_at: float | None
     _objects: dict[str, dict[tuple[str, str], dict[str, Any]]]
     _revision: int
+    _written: dict[str, int]
     _rng: random.Random
     _next_pod_ip: dict[str, int]
     _service_ips: set[str]
@@ -58,6 +59,10 @@ class WorkloadController:
     def _record(self, change: str, kind: str, obj: dict[str, Any]) -> None:
         """Log a change for watchers (``ObjectStore.watch``)."""
         self.changes.add(self._revision, change, kind, obj)
+
+    def _changed(self, kind: str) -> None:
+        """Count a change to the objects of ``kind`` (``StoreReads.shared`` copies again)."""
+        self._written[kind] = self._written.get(kind, 0) + 1
 
     def _uid(self) -> str:
         return str(uuid.UUID(int=self._rng.getrandbits(128), version=4))
@@ -119,16 +124,19 @@ class WorkloadController:
                         "numberAvailable": ready, "numberMisscheduled": 0,
                         "numberReady": ready, "observedGeneration": 1,
                         "updatedNumberScheduled": ready}
+        self._changed("DaemonSet")  # its status, in place
 
     def _write(self, info: KindInfo, key: tuple[str, str], obj: dict[str, Any]) -> None:
         self._revision += 1
         obj["metadata"]["resourceVersion"] = str(self._revision)
+        self._changed(info.key)
         objs = self._objects.setdefault(info.key, {})
         self._record("MODIFIED" if key in objs else "ADDED", info.key, obj)
         objs[key] = obj
 
     def _remove(self, kind: str, key: tuple[str, str]) -> dict[str, Any]:
         self._revision += 1
+        self._changed(kind)
         obj = self._objects[kind].pop(key)
         gone = clone(obj)
         gone["metadata"]["resourceVersion"] = str(self._revision)
@@ -303,6 +311,7 @@ class WorkloadController:
         for _ in range(want - len(pods)):
             self._spawn(deploy, h)
         deploy["status"] = deployment_status(deploy, h, want, self._now())
+        self._changed("Deployment")  # its status, in place
 
     def _spawn(self, owner: dict[str, Any], h: str, template: dict[str, Any] | None = None,
                owner_kind: str = "ReplicaSet") -> None:
