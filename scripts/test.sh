@@ -8,7 +8,9 @@
 # Both run the tests marked serial first, alone, then the rest in parallel with pytest-xdist:
 # most slow tests wait on protocol timers, timeouts and servers rather than on the CPU, so
 # several overlap even on 2 cores. NETARENA_TEST_WORKERS sets the number of workers (0: one
-# process, no xdist; default 4 for --all, 3 for the fast tier, as measured in docs/tests.md).
+# process, no xdist; default 6 for --all, 3 for the fast tier, as measured in docs/tests.md).
+# --no-loadscope-reorder: xdist keeps the order tests/conftest.py gives (the longest first,
+# root tests spread among the others), instead of sending multi-test groups first.
 # Other arguments go to pytest (e.g. a folder: bash scripts/test.sh tests/malt).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -28,7 +30,7 @@ export OMP_NUM_THREADS="${OMP_NUM_THREADS:-1}"
 # again in each worker (collection 15 s -> 9 s; every `netarena` subprocess a test starts too).
 unset PYTHONDONTWRITEBYTECODE
 if [ "$all" = 1 ]; then
-  workers="${NETARENA_TEST_WORKERS:-4}"
+  workers="${NETARENA_TEST_WORKERS:-6}"
 else
   workers="${NETARENA_TEST_WORKERS:-3}"
 fi
@@ -50,7 +52,8 @@ if [ "$workers" = 0 ]; then
 fi
 if [ "$own_marks" = 1 ]; then  # the caller's own selection: one parallel run (conftest.py
   # still runs a serial test with no other beside it)
-  exec "${pytest[@]}" -n "$workers" --dist loadgroup "${tier[@]+"${tier[@]}"}" \
+  exec "${pytest[@]}" -n "$workers" --dist loadgroup --no-loadscope-reorder \
+    "${tier[@]+"${tier[@]}"}" \
     "${timing[@]+"${timing[@]}"}" ${args[@]+"${args[@]}"}
 fi
 # Serial tests (they assert durations) run first, in one process of their own: under xdist
@@ -70,7 +73,8 @@ NETARENA_SERIAL_ONLY=1 "${pytest[@]}" "${serial[@]}" "${timing[@]+"${timing[@]}"
   ${args[@]+"${args[@]}"} || status=$?
 [ "$status" = 5 ] && status=0  # no serial test among the selected ones
 rest_status=0
-"${pytest[@]}" -n "$workers" --dist loadgroup "${rest[@]}" "${timing[@]+"${timing[@]}"}" \
+"${pytest[@]}" -n "$workers" --dist loadgroup --no-loadscope-reorder "${rest[@]}" \
+  "${timing[@]+"${timing[@]}"}" \
   ${args[@]+"${args[@]}"} || rest_status=$?
 [ "$status" = 0 ] && status=$rest_status
 exit "$status"

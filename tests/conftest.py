@@ -16,7 +16,7 @@ import contextlib
 import fcntl
 import os
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -96,6 +96,17 @@ def _longest_rank(nodeid: str) -> int:
                 len(LONGEST))
 
 
+def _spread(items: list[pytest.Item], waits: Callable[[pytest.Item], bool]) -> dict[str, float]:
+    """Each test's place, as a fraction, within its kind (``waits`` or not).
+
+    Sorting by it interleaves the two kinds in proportion, each in its collection order.
+    """
+    kinds: tuple[list[pytest.Item], list[pytest.Item]] = ([], [])
+    for item in items:
+        kinds[waits(item)].append(item)
+    return {item.nodeid: i / len(kind) for kind in kinds for i, item in enumerate(kind)}
+
+
 def _measured_slow(nodeid: str) -> bool:
     name = nodeid.split("[", 1)[0]
     return name in MEASURED_SLOW
@@ -130,8 +141,13 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     # Serial tests first: later, each one waits for every running test to end (a k8s
     # baseline runs for minutes) while the other workers idle. Then the longest, so the
     # short ones fill the workers around them instead of the run ending on one of them.
+    # Within each rank, the root tests (network emulators: mostly waiting on protocol
+    # timers and probe windows) spread evenly among the others (mostly computing), so the
+    # cores stay busy throughout instead of idling through a tail of root tests
+    # (scripts/test.sh keeps this order: --no-loadscope-reorder).
+    spread = _spread(items, lambda item: "root" in item.keywords)
     items.sort(key=lambda item: (item.get_closest_marker("serial") is None,
-                                 _longest_rank(item.nodeid)))
+                                 _longest_rank(item.nodeid), spread[item.nodeid]))
     if os.geteuid() == 0:
         return
     skip = pytest.mark.skip(reason="needs root to create network namespaces (CI runs as root)")

@@ -38,6 +38,9 @@ def _baselines() -> list:
 
 DYNAMIC_SAMPLE = 6
 """Queries per baseline measured on its own labels (route's dynamic ones: FRR networks)."""
+RUNG_CONCURRENCY = DYNAMIC_SAMPLE
+"""Episodes a rung plays at once: an FRR rung's all in one round (its episodes mostly wait
+on protocol timers and probe windows: 162 s alone at 4, 100 s at 6)."""
 
 
 def _sample(app, spec: Baseline | None = None) -> list:
@@ -74,7 +77,7 @@ def test_baseline_is_deterministic_and_within_its_range(app_name: str, baseline:
     for q in queries[:: max(1, len(queries) // 6)]:
         seen = Observation(q.prompt, q.id)
         assert asyncio.run(agent.act(seen)) == asyncio.run(spec.make().act(seen))
-    results = asyncio.run(Runner(app, agent, RunConfig(concurrency=4)).run(queries))
+    results = asyncio.run(Runner(app, agent, RunConfig(concurrency=RUNG_CONCURRENCY)).run(queries))
     assert not [r.error for r in results if r.error]
     summary = summarize(results, app=app_name, agent=agent.name, seed=None)
     why = [  # what the judge held against each unsafe or changing episode, for the log
