@@ -94,9 +94,10 @@ class StoreReads:
     def shared(self, kind: str) -> builtins.list[dict[str, Any]]:
         """Every stored object of ``kind``, shared by every caller: read-only.
 
-        As ``list`` returns them, copied once per change of the kind. The judge and the kubelet read every pod, namespace and policy after each write;
-        copying all of them each time was a third of a k8s episode's CPU, while most writes
-        change one policy and no pod.
+        As ``list`` returns them, copied once per change of the kind. The judge and the
+        kubelet read every pod, namespace and policy after each write; copying all of them
+        each time was a third of a k8s episode's CPU, while most writes change one policy
+        and no pod.
         """
         info = kind_info(kind)
         if info.generated:
