@@ -73,19 +73,27 @@ def deploy_events(store: ObjectStore, profile: ClusterProfile,
     rng = random.Random(f"events/{profile.deployed_at}")
     timed: list[tuple[float, dict[str, Any]]] = []
     start = profile.deployed_at
+    listed: dict[tuple[str, str], list[dict[str, Any]]] = {}
+
+    def listing(kind: str, ns: str) -> list[dict[str, Any]]:
+        """Read once per namespace (copying every pod per deployment was quadratic)."""
+        if (kind, ns) not in listed:
+            listed[kind, ns] = store.list(kind, ns)
+        return listed[kind, ns]
+
     for obj in objects:
         if obj.get("kind") != "Deployment":
             continue
         ns = obj["metadata"].get("namespace", "default")
         deploy = store.get("Deployment", ns, obj["metadata"]["name"])
-        for rs in store.list("ReplicaSet", ns):
+        for rs in listing("ReplicaSet", ns):
             if rs["metadata"]["ownerReferences"][0]["uid"] != deploy["metadata"]["uid"]:
                 continue
             n = rs["spec"]["replicas"]
             timed.append((start, event(deploy, "ScalingReplicaSet",
                                        f"Scaled up replica set {rs['metadata']['name']} from 0 "
                                        f"to {n}", "deployment-controller", start)))
-            for pod in store.list("Pod", ns):
+            for pod in listing("Pod", ns):
                 if pod["metadata"]["ownerReferences"][0]["name"] != rs["metadata"]["name"]:
                     continue
                 timed.append((start, event(rs, "SuccessfulCreate",
