@@ -206,10 +206,10 @@ def newly_wrong(model: AppModel, pods: Sequence[Obj], namespaces: Sequence[Obj],
     if before.policies == after.policies:
         return []
     both = [list(before.policies), list(after.policies)]
-    was = exact_mismatches(model, pods, namespaces, both[0], also=both[1:]).results
-    now = exact_mismatches(model, pods, namespaces, both[1], also=both[:1]).results
-    seen = {(r.source, r.dest, r.port, r.protocol, r.expected) for r in was}
-    return [r for r in now if (r.source, r.dest, r.port, r.protocol, r.expected) not in seen]
+    seen = set(_differing(model, pods, namespaces, both[0], also=both[1:])[0])
+    now = _differing(model, pods, namespaces, both[1], also=both[:1])[0]
+    return [ProbeResult(src, dst, port, exp, not exp, proto)
+            for src, dst, port, proto, exp in now if (src, dst, port, proto, exp) not in seen]
 
 
 class StateCache:
