@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import random
+from dataclasses import replace
 
 from netarena.route import RouteApp
 from netarena.route.emulator.intent import draw_intent
@@ -12,7 +13,7 @@ from netarena.route.emulator.undisclosed import Undisclosed, draw_undisclosed
 from netarena.route.judge.collateral import collateral, footprint
 from netarena.route.linux.nodestate import container, describe, inert, ruleset_objects
 from netarena.route.static.inventory import Inventory
-from netarena.route.static.repairs import host_fixes, router_fixes
+from netarena.route.static.repairs import host_fixes, published, router_fixes
 
 _HEALTHY = {
     "r0": {
@@ -172,6 +173,28 @@ def test_the_solver_keeps_what_breaks_nothing_however_it_looks() -> None:
     ]
     cut = {("h1", "r0"), ("r0", "h1")}  # h2 out of service: its interface may be anything
     assert not [f for f in router_fixes(router, _INV, cut) if "r0-eth2" in f]
+
+
+def test_a_host_holding_an_address_the_router_forwards_a_service_at_gives_it_back() -> None:
+    """Another subnet's gateway on a host is harmless, unless the router publishes a service
+    there: the host's connections to it stay local (the design never puts one there)."""
+    host = "\n".join([
+        "#link", "h1-eth0@if9: <BROADCAST,UP,LOWER_UP> 1500",
+        "#addr", "h1-eth0    inet 10.0.1.7/24 scope global h1-eth0",
+        "h1-eth0    inet 10.0.2.1/32 scope global h1-eth0",
+        "#route", "10.0.1.0/24 dev h1-eth0 proto kernel scope link src 10.0.1.7",
+        "default via 10.0.1.1 dev h1-eth0",
+    ])
+    router = "\n".join([
+        "#filter", "*nat", ":PREROUTING ACCEPT [0:0]",
+        '[3:180] -A PREROUTING -d 10.0.2.1/32 -p tcp -m tcp --dport 4325 -m comment '
+        '--comment "h2 service" -j DNAT --to-destination 10.0.2.7:2981',
+        "[0:0] -A POSTROUTING -s 10.0.2.0/24 -d 100.72.34.0/24 -j MASQUERADE", "COMMIT",
+    ])
+    assert published(router) == {"10.0.2.1"}
+    assert host_fixes(host, _INV, "h1", _PAIRS) == []
+    forwarded = replace(_INV, published=published(router))
+    assert host_fixes(host, forwarded, "h1", _PAIRS) == ["ip addr del 10.0.2.1/32 dev h1-eth0"]
 
 
 def test_rules_are_described_in_words() -> None:

@@ -29,6 +29,9 @@ class Inventory:
     """The address pingall uses for the router."""
     ports: tuple[int, int] = (5001, 5002)
     """The TCP and UDP service ports every machine listens on."""
+    published: frozenset[str] = frozenset()
+    """The router's addresses it forwards a service at (its NAT table, once read; the
+    prompt does not say): a host holding one connects to itself instead."""
 
     def in_subnets(self, ip: str) -> bool:
         """Whether ``ip`` lies in one of the inventory's subnets."""

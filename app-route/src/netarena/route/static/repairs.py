@@ -23,7 +23,10 @@ from netarena.route.static.filters import filter_fixes
 from netarena.route.static.inventory import Inventory, must_work
 from netarena.route.static.readings import NODE_READ, sections
 
-__all__ = ["ROUTER_DIAGNOSTIC", "HOST_DIAGNOSTIC", "router_fixes", "host_fixes", "node_fixes"]
+__all__ = [
+    "ROUTER_DIAGNOSTIC", "HOST_DIAGNOSTIC", "router_fixes", "host_fixes", "node_fixes",
+    "published",
+]
 
 ROUTER_DIAGNOSTIC = NODE_READ
 """The reference's look at the router (the read every machine gets)."""
@@ -88,14 +91,15 @@ def _steals(inv: Inventory, machine: str, ip: str, pairs: Pairs, active: set[str
     """Whether ``machine`` holding another machine's address takes traffic that must pass.
 
     Holding it answers the owner's subnet's ARP for it (beside the owner) and keeps the
-    holder's own packets for it local; a router holding it keeps everything routed to it.
+    holder's own packets for it local (its connections to a service the router forwards
+    there too); a router holding it keeps everything routed to it.
     """
     owner = _owner(inv, ip)
     if owner in (None, machine):
         return False
     own_switch = inv.hosts[machine][2] if machine != "r0" else None
     if owner == "r0":
-        return ip == inv.router_ip or (
+        return ip in (inv.router_ip, *inv.published) or (
             own_switch is not None and ip == inv.subnets[own_switch][1])
     if owner not in active:
         return False
@@ -375,6 +379,16 @@ def node_fixes(output: str, inv: Inventory, machine: str, pairs: Pairs) -> list[
     if sec.get("cache"):  # routes learnt from redirects while a route was wrong
         fixes.append("ip route flush cache")
     return fixes
+
+
+def published(output: str) -> frozenset[str]:
+    """The addresses the router forwards a service at: its DNAT rules' destinations."""
+    found = set()
+    for line in sections(output).get("filter", []):
+        words = line.split()
+        if "PREROUTING" in words and "DNAT" in words and "-d" in words[:-1]:
+            found.add(words[words.index("-d") + 1].removesuffix("/32"))
+    return frozenset(found)
 
 
 def router_fixes(output: str, inv: Inventory, pairs: Pairs) -> list[str]:

@@ -16,6 +16,8 @@ generated combination of two faults.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from netarena.route.base.history import Move, paged_read, read_history
 from netarena.route.judge.pingall import PingMatrix, parse_pingall
 from netarena.route.static.inventory import Inventory, read_inventory
@@ -23,6 +25,7 @@ from netarena.route.static.repairs import (
     HOST_DIAGNOSTIC,
     ROUTER_DIAGNOSTIC,
     host_fixes,
+    published,
     router_fixes,
 )
 
@@ -91,6 +94,8 @@ class RoutePlanner:
             if read.next_page:
                 return read.next_page
             changed = any(e.index > read.end for e in mine)
+            if machine == "r0":  # its port-forwards: a host must not hold their addresses
+                inv = replace(inv, published=published(read.output))
             fixes = self.fixes(machine, read.output, inv, expected)
             if fixes and not changed:
                 return machine, "; ".join(fixes)
