@@ -12,8 +12,8 @@ from netarena.route.emulator.plan import draw_plan
 from netarena.route.emulator.undisclosed import Undisclosed, draw_undisclosed
 from netarena.route.judge.collateral import collateral, footprint
 from netarena.route.linux.nodestate import container, describe, inert, ruleset_objects
-from netarena.route.static.inventory import Inventory
-from netarena.route.static.repairs import host_fixes, published, router_fixes
+from netarena.route.static.inventory import Inventory, published
+from netarena.route.static.repairs import host_fixes, router_fixes
 
 _HEALTHY = {
     "r0": {

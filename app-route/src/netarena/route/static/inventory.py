@@ -12,7 +12,7 @@ import ipaddress
 import re
 from dataclasses import dataclass
 
-__all__ = ["Inventory", "Packet", "read_inventory", "must_work"]
+__all__ = ["Inventory", "Packet", "read_inventory", "must_work", "published"]
 
 
 @dataclass(frozen=True)
@@ -75,6 +75,19 @@ def read_inventory(text: str) -> Inventory:
         if m := _PORTS.search(line):
             ports = (int(m.group(1)), int(m.group(2)))
     return Inventory(subnets, hosts, restricted, router_ip, ports)
+
+
+def published(router_read: str) -> frozenset[str]:
+    """The addresses the router forwards a service at: its DNAT rules' destinations.
+
+    Read from the ``iptables-save`` lines of the router's diagnostic output.
+    """
+    found = set()
+    for line in router_read.splitlines():
+        words = line.split()
+        if "PREROUTING" in words and "DNAT" in words and "-d" in words[:-1]:
+            found.add(words[words.index("-d") + 1].removesuffix("/32"))
+    return frozenset(found)
 
 
 

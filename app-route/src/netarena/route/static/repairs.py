@@ -23,10 +23,7 @@ from netarena.route.static.filters import filter_fixes
 from netarena.route.static.inventory import Inventory, must_work
 from netarena.route.static.readings import NODE_READ, sections
 
-__all__ = [
-    "ROUTER_DIAGNOSTIC", "HOST_DIAGNOSTIC", "router_fixes", "host_fixes", "node_fixes",
-    "published",
-]
+__all__ = ["ROUTER_DIAGNOSTIC", "HOST_DIAGNOSTIC", "router_fixes", "host_fixes", "node_fixes"]
 
 ROUTER_DIAGNOSTIC = NODE_READ
 """The reference's look at the router (the read every machine gets)."""
@@ -379,16 +376,6 @@ def node_fixes(output: str, inv: Inventory, machine: str, pairs: Pairs) -> list[
     if sec.get("cache"):  # routes learnt from redirects while a route was wrong
         fixes.append("ip route flush cache")
     return fixes
-
-
-def published(output: str) -> frozenset[str]:
-    """The addresses the router forwards a service at: its DNAT rules' destinations."""
-    found = set()
-    for line in sections(output).get("filter", []):
-        words = line.split()
-        if "PREROUTING" in words and "DNAT" in words and "-d" in words[:-1]:
-            found.add(words[words.index("-d") + 1].removesuffix("/32"))
-    return frozenset(found)
 
 
 def router_fixes(output: str, inv: Inventory, pairs: Pairs) -> list[str]:

@@ -20,12 +20,11 @@ from dataclasses import replace
 
 from netarena.route.base.history import Move, paged_read, read_history
 from netarena.route.judge.pingall import PingMatrix, parse_pingall
-from netarena.route.static.inventory import Inventory, read_inventory
+from netarena.route.static.inventory import Inventory, published, read_inventory
 from netarena.route.static.repairs import (
     HOST_DIAGNOSTIC,
     ROUTER_DIAGNOSTIC,
     host_fixes,
-    published,
     router_fixes,
 )
 
