@@ -36,8 +36,10 @@ NODE_READ = (
     "echo '#filter'; iptables-save -c | grep -v '^#'; "
     "echo '#qdisc'; tc qdisc show | grep -v ' noqueue '; "
     "echo '#sysctl'; cd /proc/sys/net/ipv4/conf && echo ip_forward=$(cat ../ip_forward) && "
-    f"for k in {' '.join(SYSCTL_KEYS)}; do echo \"$k\" $(for d in *; do echo \"$d=$(cat $d/$k)\"; "
-    "done); done"
+    f"grep -H '' {' '.join('*/' + k for k in SYSCTL_KEYS)} | awk -F/ "
+    f"-v keys='{' '.join(SYSCTL_KEYS)}' '{{i = index($2, \":\"); "
+    "k = substr($2, 1, i - 1); v[k] = v[k] \" \" $1 \"=\" substr($2, i + 1)} "
+    "END {n = split(keys, K, \" \"); for (j = 1; j <= n; j++) print K[j] v[K[j]]}'"
 )
 """One command that shows a node's links, addresses, routes, policy rules, packet filters,
 queues and forwarding settings."""
