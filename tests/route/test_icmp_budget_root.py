@@ -109,6 +109,7 @@ def test_judge_quiet_puts_every_limit_back(small_app: RouteApp) -> None:
             assert ERROR_COST.read_text().strip() == "0"
             with judge_quiet(spaces[:1]):  # nested (another episode's judge): still held
                 pass
+            assert read_sysctl(spaces[0], "net.ipv4.icmp_ratemask") == "0"  # the outer's
             assert ERROR_COST.read_text().strip() == "0"
             assert read_sysctl(spaces[-1], "net.ipv4.conf.all.send_redirects") == "0"
         assert {read_sysctl(ns, "net.ipv4.icmp_ratemask") for ns in spaces} == {"6168"}

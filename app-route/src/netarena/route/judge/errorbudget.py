@@ -54,7 +54,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from netarena.common.core.errors import EmulatorError
-from netarena.route.linux.namespaces import OWNER_DIR, enter, read_sysctl, write_sysctl
+from netarena.route.linux.namespaces import OWNER_DIR, enter
 
 __all__ = ["judge_quiet", "ERROR_COST", "HOLDERS"]
 
@@ -62,7 +62,7 @@ ERROR_COST = Path("/proc/sys/net/ipv4/route/error_cost")
 """The host-wide cost of one route error (jiffies)."""
 HOLDERS = OWNER_DIR / "error_cost.json"
 """The pids holding ``error_cost`` at 0 and the value to put back (absent: none)."""
-_RATEMASK = "net.ipv4.icmp_ratemask"
+_RATEMASK_FILE = Path("/proc/sys/net/ipv4/icmp_ratemask")
 _CONF = Path("/proc/sys/net/ipv4/conf")
 
 _lock = threading.Lock()
@@ -123,37 +123,68 @@ def _route_errors_free() -> Iterator[None]:
                 _share(False)
 
 
-def _set_redirects(netns: str, values: dict[str, str] | None) -> dict[str, str]:
-    """Each interface's (and ``all``'s) ``send_redirects``, then set to ``values`` (0: None)."""
+_quiet_lock = threading.Lock()
+"""Held while a namespace's limits are put aside or back (another thread waits for them)."""
+_quiet: dict[str, tuple[int, str, dict[str, str]]] = {}
+"""Namespaces whose limits are aside now: holders, then the mask and redirects to put back."""
+
+
+def _set_redirects(values: dict[str, str] | None) -> dict[str, str]:
+    """Each interface's (and ``all``'s) ``send_redirects``, then set to ``values`` (0: None).
+
+    Called inside the namespace (``enter``).
+    """
     saved = {}
-    with enter(netns):
-        for name in os.listdir(_CONF):
-            if name == "default":
-                continue
-            path = _CONF / name / "send_redirects"
-            with contextlib.suppress(OSError):  # an interface gone meanwhile
-                saved[name] = path.read_text().strip()
-                wanted = "0" if values is None else values.get(name, saved[name])
-                if wanted != saved[name]:
-                    path.write_text(wanted)
+    for name in os.listdir(_CONF):
+        if name == "default":
+            continue
+        path = _CONF / name / "send_redirects"
+        with contextlib.suppress(OSError):  # an interface gone meanwhile
+            saved[name] = path.read_text().strip()
+            wanted = "0" if values is None else values.get(name, saved[name])
+            if wanted != saved[name]:
+                path.write_text(wanted)
     return saved
+
+
+def _set_aside(netns: str) -> tuple[str, dict[str, str]]:
+    """Zero ``netns``'s ICMP ratemask and redirects; what they were (one ``enter``)."""
+    with enter(netns):
+        mask = _RATEMASK_FILE.read_text().strip()
+        _RATEMASK_FILE.write_text("0")
+        return mask, _set_redirects(None)
+
+
+def _put_back(netns: str, mask: str, redirects: dict[str, str]) -> None:
+    with contextlib.suppress(OSError, EmulatorError), enter(netns):  # the network may be gone
+        _RATEMASK_FILE.write_text(mask)
+        _set_redirects(redirects)
 
 
 @contextlib.contextmanager
 def judge_quiet(namespaces: Iterable[str]) -> Iterator[None]:
-    """Probe inside this: the ICMP limits and redirects of ``namespaces`` stay as they were."""
-    masks: dict[str, str] = {}
-    redirects: dict[str, dict[str, str]] = {}
+    """Probe inside this: the ICMP limits and redirects of ``namespaces`` stay as they were.
+
+    Nested, or beside another holder of the same namespaces (a measurement's pingmesh
+    inside the measurement, the neighbour restore after it), it only counts itself: the
+    first holder set the limits aside and the last puts them back.
+    """
+    mine: list[str] = []
     with _route_errors_free():
         try:
             for netns in namespaces:
-                masks[netns] = read_sysctl(netns, _RATEMASK)
-                write_sysctl(netns, _RATEMASK, "0")
-                redirects[netns] = _set_redirects(netns, None)
+                with _quiet_lock:
+                    holders, mask, redirects = _quiet.get(netns) or (0, "", {})
+                    if not holders:
+                        mask, redirects = _set_aside(netns)
+                    _quiet[netns] = (holders + 1, mask, redirects)
+                mine.append(netns)
             yield
         finally:
-            for netns, mask in masks.items():
-                with contextlib.suppress(OSError, EmulatorError):  # the network may be gone
-                    write_sysctl(netns, _RATEMASK, mask)
-                    if netns in redirects:
-                        _set_redirects(netns, redirects[netns])
+            for netns in mine:
+                with _quiet_lock:
+                    holders, mask, redirects = _quiet.pop(netns)
+                    if holders > 1:
+                        _quiet[netns] = (holders - 1, mask, redirects)
+                    else:
+                        _put_back(netns, mask, redirects)

@@ -47,7 +47,7 @@ def measure(
     lost (``None``: all of them).
     """
     spaces = [net.netns(node) for node in net.plan.nodes]
-    with judge_unseen(spaces), judge_quiet(spaces):  # unseen.py, errorbudget.py: flushing
+    with judge_quiet(spaces), judge_unseen(spaces):  # errorbudget.py, unseen.py: flushing
         net.flush_neighbours()  # an entry still resolving answers the packets it queued
         return pingmesh(
             net,

@@ -34,6 +34,7 @@ from netarena.route.judge.checks import (
     regressions,
 )
 from netarena.route.judge.collateral import footprint
+from netarena.route.judge.errorbudget import judge_quiet
 from netarena.route.judge.hidden import HiddenVerdict, probe_hidden
 from netarena.route.judge.measure import ProbeTiming, measure_patiently
 from netarena.route.judge.pingall import PingMatrix
@@ -131,7 +132,8 @@ class RouteEpisode(GuardedEpisode[PingMatrix]):
         if self.final:
             served = self.want_services
         before = self.state.flows | ((self.state.services or frozenset()) & self.want_services)
-        with judge_unseen(self.net.netns(node) for node in self.plan.nodes):  # restored once
+        spaces = [self.net.netns(node) for node in self.plan.nodes]
+        with judge_quiet(spaces), judge_unseen(spaces):  # set aside and restored once
             now = measure_patiently(self.net, self.timing, expect, served, before)
             if self.final and is_correct(now, self.want, self.want_services):
                 self.hidden = self._probe_hidden()
