@@ -90,8 +90,6 @@ def published(router_read: str) -> frozenset[str]:
     return frozenset(found)
 
 
-
-
 @dataclass(frozen=True)
 class Packet:
     """One packet of a flow that must pass, as a machine's packet filter sees it."""
