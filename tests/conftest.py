@@ -21,6 +21,11 @@ from pathlib import Path
 
 import pytest
 
+from netarena.common.core.collector import tune_collector
+
+# Each worker collects cycles as the `netarena` command does (it plays the same episodes).
+tune_collector()
+
 # Shape rungs (baseline:shape) train the audit's shape model on this many instances, not 120:
 # enough to run the rung for real, and a few minutes of the root tier instead of 15.
 os.environ.setdefault("NETARENA_SHAPE_QUERIES", "24")

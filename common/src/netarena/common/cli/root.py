@@ -22,6 +22,7 @@ from netarena.common.cli.run import register as register_run_commands
 from netarena.common.cli.serve import register as register_serve_commands
 from netarena.common.cli.up import register as register_up_commands
 from netarena.common.cli.validity import register as register_validity_commands
+from netarena.common.core.collector import tune_collector
 
 __all__ = ["main", "cli", "version_text"]
 
@@ -122,6 +123,7 @@ def main() -> None:
     imports cost ~80 MB, which ``netarena assess`` (bounded to stay under 100 MB whatever
     a green agent sends) cannot spare.
     """
+    tune_collector()
     if not _builtin(sys.argv[1:]):
         _add_app_commands()
     cli()
