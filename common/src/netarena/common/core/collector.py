@@ -4,7 +4,7 @@ An episode allocates many small containers that live as long as it does (an API 
 objects and their shared copies, parsed command output, probe results). With CPython's
 default first-generation threshold (a collection every 700 net allocations) the collector
 ran so often, and promoted so much, that it took about a third of a k8s episode's CPU
-(``perf``, docs/tests.md "The cyclic collector"). Reference counting frees nearly all of
+(``perf``; docs/tests.md, "The whole run by program"). Reference counting frees nearly all of
 it anyway; the collector only has to find cycles, and looking 70 times less often costs a
 few megabytes. Set once per process, by its entry point (the ``netarena`` command, the test
 workers), never by a library call in somebody else's process.
