@@ -20,9 +20,10 @@ from netarena.common.core.runner import RunConfig, Runner
 from netarena.common.core.stats import consistent, is_rate, summarize
 
 NEEDS_ROOT = {"route"}
-PER_LABEL = {"route": 1}
-"""Sampled queries per label: two, one for route (each of its episodes builds a network;
-one per label keeps its four baselines near a minute on a loaded 2-core machine)."""
+PER_LABEL = {"route": 1, "k8s": 1}
+"""Sampled queries per label: two, one for route and k8s, whose episodes each build a network
+or an API server (one per label keeps a rung near a minute on a loaded 2-core machine; the
+ladder's own rates are measured by ``netarena calibrate``, on hundreds of queries)."""
 
 
 def _baselines() -> list:
@@ -36,11 +37,12 @@ def _baselines() -> list:
     return params
 
 
-DYNAMIC_SAMPLE = 6
-"""Queries per baseline measured on its own labels (route's dynamic ones: FRR networks)."""
-RUNG_CONCURRENCY = DYNAMIC_SAMPLE
+DYNAMIC_SAMPLE = 4
+"""Queries per baseline measured on its own labels (route's dynamic ones: FRR networks, whose
+routers' daemons are a ninth of the full tier's CPU; 6 before issue 42's last cut)."""
+RUNG_CONCURRENCY = 6
 """Episodes a rung plays at once: an FRR rung's all in one round (its episodes mostly wait
-on protocol timers and probe windows: 162 s alone at 4, 100 s at 6)."""
+on protocol timers and probe windows: 162 s alone at 4 per round, 100 s at 6)."""
 
 
 def _sample(app, spec: Baseline | None = None) -> list:
