@@ -20,10 +20,11 @@ from netarena.common.core.runner import RunConfig, Runner
 from netarena.common.core.stats import consistent, is_rate, summarize
 
 NEEDS_ROOT = {"route"}
-PER_LABEL = {"route": 1, "k8s": 1}
-"""Sampled queries per label: two, one for route and k8s, whose episodes each build a network
-or an API server (one per label keeps a rung near a minute on a loaded 2-core machine; the
-ladder's own rates are measured by ``netarena calibrate``, on hundreds of queries)."""
+DEFAULT_SAMPLE = {"route": 8, "k8s": 15}
+"""Queries of the app's default plan a rung plays (other apps: two per label). Route's and
+k8s's episodes each build a network or an API server: route plays the plan's first 8 (all five
+fault kinds, alone or paired; 15, one per label, before issue 42's last cut), k8s one per
+label. The ladder's own rates are measured by ``netarena calibrate``, on hundreds of queries."""
 
 
 def _baselines() -> list:
@@ -49,10 +50,8 @@ def _sample(app, spec: Baseline | None = None) -> list:
     if spec is not None and spec.labels:
         plan = QueryPlan(num_queries=DYNAMIC_SAMPLE, seed=20260, labels=spec.labels)
         return plan_queries(app, plan)
-    per_label = PER_LABEL.get(app.name, 2)
-    return plan_queries(
-        app, QueryPlan(num_queries=per_label * len(app.label_scope(())), seed=20260)
-    )
+    count = DEFAULT_SAMPLE.get(app.name, 2 * len(app.label_scope(())))
+    return plan_queries(app, QueryPlan(num_queries=count, seed=20260))
 
 
 @pytest.mark.parametrize("app_name", app_names())
