@@ -92,8 +92,9 @@ def test_a_long_router_reading_reaches_the_agent_whole() -> None:
 @pytest.mark.slow
 def test_the_reference_reads_a_twelve_subnet_router_in_pages() -> None:
     """Past the output cap (twelve subnets' filter rules alone are), the reference reads the
-    rest in pages; reading only the first page, it set the FORWARD policy to ACCEPT."""
-    app = RouteApp({"num_subnets": 12})
+    rest in pages; reading only the first page, it set the FORWARD policy to ACCEPT. One host
+    a subnet: the router's reading is as long, and the episode 2.5 CPU s, not 25."""
+    app = RouteApp({"num_subnets": 12, "hosts_per_subnet": 1})
     query = app.generate(2012145144, 1, "DI")
     runner = Runner(app, app.reference_agent())
     runner.trajectories = {}
