@@ -93,18 +93,23 @@ def _share(join: bool) -> None:
         if not holders and "saved" in state:  # the last holder died holding it
             ERROR_COST.write_text(str(state["saved"]))
             state = {}
+        first = join and not holders
+        if first:
+            state["saved"] = int(ERROR_COST.read_text())
         if join:
-            if not holders:
-                state["saved"] = int(ERROR_COST.read_text())
-                ERROR_COST.write_text("0")
             holders.append(os.getpid())
         elif not holders and "saved" in state:
             ERROR_COST.write_text(str(state["saved"]))
             state = {}
-        if holders:
-            HOLDERS.write_text(json.dumps({**state, "holders": holders}))
+        if holders:  # recorded whole before the value changes: a holder killed between the
+            # two leaves the value to put back, never a 0 the next holder would take for it
+            spare = HOLDERS.with_name(f".{HOLDERS.name}.{os.getpid()}")
+            spare.write_text(json.dumps({**state, "holders": holders}))
+            os.replace(spare, HOLDERS)
         else:
             HOLDERS.unlink(missing_ok=True)
+        if first:
+            ERROR_COST.write_text("0")
 
 
 @contextlib.contextmanager
