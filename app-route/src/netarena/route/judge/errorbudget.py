@@ -54,6 +54,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from netarena.common.core.errors import EmulatorError
+from netarena.common.core.result_files import write_atomic
 from netarena.route.linux.namespaces import OWNER_DIR, enter
 
 __all__ = ["judge_quiet", "ERROR_COST", "HOLDERS"]
@@ -103,9 +104,7 @@ def _share(join: bool) -> None:
             state = {}
         if holders:  # recorded whole before the value changes: a holder killed between the
             # two leaves the value to put back, never a 0 the next holder would take for it
-            spare = HOLDERS.with_name(f".{HOLDERS.name}.{os.getpid()}")
-            spare.write_text(json.dumps({**state, "holders": holders}))
-            os.replace(spare, HOLDERS)
+            write_atomic(HOLDERS, json.dumps({**state, "holders": holders}))
         else:
             HOLDERS.unlink(missing_ok=True)
         if first:
