@@ -115,9 +115,14 @@ def _share(join: bool) -> None:
 def _route_errors_free() -> Iterator[None]:
     global _held
     with _lock:
-        if _held == 0:
-            _share(True)
         _held += 1
+        try:
+            if _held == 1:
+                _share(True)
+        except BaseException:  # a stop signal's exception mid-join: undo what took effect
+            _held -= 1
+            _share(False)
+            raise
     try:
         yield
     finally:
