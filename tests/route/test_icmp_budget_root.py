@@ -8,15 +8,12 @@ must stay blocked during the agent's command: without ``judge_quiet`` it saw ``*
 
 from __future__ import annotations
 
-import json
-import os
 import re
 import time
 
 import pytest
 
 from netarena.route import RouteApp
-from netarena.route.judge import errorbudget
 from netarena.route.judge.errorbudget import ERROR_COST, HOLDERS, judge_quiet
 from netarena.route.judge.measure import measure
 from netarena.route.linux.namespaces import enter, read_sysctl
@@ -119,35 +116,6 @@ def test_judge_quiet_puts_every_limit_back(small_app: RouteApp) -> None:
         assert read_sysctl(spaces[-1], "net.ipv4.conf.all.send_redirects") == "1"
         # Put back unless another process's judge holds it now (its pid is recorded).
         assert ERROR_COST.read_text().strip() != "0" or HOLDERS.exists()
-
-
-@pytest.mark.parametrize("step", ["record", "zero"])
-def test_a_stop_signal_mid_join_leaves_error_cost_as_it_was(monkeypatch, step: str) -> None:
-    """SIGTERM's ``SystemExit`` (or Ctrl-C) raised inside the join, after the holders' record
-    or after error_cost is set to 0, leaves neither a 0 nor this process recorded."""
-    def interrupted(*args: object) -> None:
-        raise KeyboardInterrupt
-
-    if step == "record":
-        real = errorbudget.write_atomic
-        monkeypatch.setattr(errorbudget, "write_atomic", lambda *a: (real(*a), interrupted()))
-    else:
-        class Cost:  # error_cost's path, whose write of "0" is interrupted right after it
-            def read_text(self) -> str:
-                return ERROR_COST.read_text()
-
-            def write_text(self, value: str) -> None:
-                ERROR_COST.write_text(value)
-                if value == "0":
-                    interrupted()
-
-        monkeypatch.setattr(errorbudget, "ERROR_COST", Cost())
-    with pytest.raises(KeyboardInterrupt), judge_quiet([]):
-        pass
-    record = json.loads(HOLDERS.read_text()) if HOLDERS.exists() else {}
-    assert os.getpid() not in record.get("holders", [])
-    # Put back unless another process's judge holds it now (its pid is recorded).
-    assert ERROR_COST.read_text().strip() != "0" or record.get("holders")
 
 
 def test_the_judges_probes_teach_no_host_a_redirect(small_app: RouteApp) -> None:
