@@ -78,7 +78,7 @@ MEASURED_SLOW = (
     "tests/test_baselines.py::test_baseline_is_deterministic_and_within_its_range",
     "tests/training/test_adaptive.py::test_the_cli_reports_the_adaptive_set_apart_and_replays_it_without_the_source",
     "tests/training/test_replay.py::test_a_replay_with_the_server_stopped_gives_identical_results",
-    "tests/training/test_rollouts.py::test_a_20_episode_rollout_file_loads_with_datasets",
+    "tests/training/test_rollouts.py::test_a_rollout_file_loads_with_datasets",
     "tests/training/test_rollouts.py::test_the_grpo_recipe_dataset_and_environment_reward",
 )
 
