@@ -40,11 +40,11 @@ def _run_cli(*args: str) -> dict:
     return json.loads(proc.stdout)
 
 
-def test_reference_agent_cli_30_queries_all_levels() -> None:
+def test_reference_agent_cli_one_query_per_label() -> None:
     summary = _run_cli(
-        "--agent", "reference", "--queries", "30", "--levels", "1,2,3", "--seed", "5"
+        "--agent", "reference", "--queries", "15", "--levels", "1,2,3", "--seed", "5"
     )
-    assert summary["app"] == "k8s" and summary["queries"] == 30
+    assert summary["app"] == "k8s" and summary["queries"] == 15
     assert summary["correctness"]["rate"] == 1.0
     assert summary["safety"]["rate"] == 1.0
     assert set(summary["by_level"]) == {"1", "2", "3"}
