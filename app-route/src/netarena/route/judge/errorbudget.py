@@ -23,8 +23,10 @@ the same packets, meet the same routes and filters, and are judged the same way.
 ``error_cost`` is shared by every episode of every process on the host: it is held at 0
 while any judge of any process probes (holders are recorded, by pid, in
 ``/run/netarena-route/error_cost.json``; a dead holder's share is released by the next
-one) and put back by the last. An agent of another episode whose command runs meanwhile
-meets no ``ip_error`` limit for that moment; its per-address limit still holds.
+one) and put back by the last. A join interrupted by a stop signal's exception (SIGTERM's
+``SystemExit``, Ctrl-C) is undone before the exception goes on. An agent of another episode
+whose command runs meanwhile meets no ``ip_error`` limit for that moment; its per-address
+limit still holds.
 
 A router that forwards a probe back out the interface it came in on (a route through
 another machine of the source's own subnet, as a routing loop makes) also tells the source
