@@ -93,17 +93,14 @@ def _share(join: bool) -> None:
         except (OSError, ValueError):
             state = {}
         holders = [p for p in state.get("holders", []) if _alive(p) and p != os.getpid()]
-        if not holders and "saved" in state:  # the last holder died holding it
-            ERROR_COST.write_text(str(state["saved"]))
+        if not holders and "saved" in state:  # no other live holder: this one leaves, or
+            ERROR_COST.write_text(str(state["saved"]))  # the last died holding it
             state = {}
         first = join and not holders
         if first:
             state["saved"] = int(ERROR_COST.read_text())
         if join:
             holders.append(os.getpid())
-        elif not holders and "saved" in state:
-            ERROR_COST.write_text(str(state["saved"]))
-            state = {}
         if holders:  # recorded whole before the value changes: a holder killed between the
             # two leaves the value to put back, never a 0 the next holder would take for it
             write_atomic(HOLDERS, json.dumps({**state, "holders": holders}))
