@@ -4,6 +4,8 @@ import asyncio
 import json
 import subprocess
 import sys
+import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -13,7 +15,7 @@ from netarena.common.core.errors import AgentError, ConfigError
 from netarena.common.core.plan import QueryPlan, plan_queries
 from netarena.common.core.runner import RunConfig, Runner, read_results
 from netarena.common.core.stats import summarize
-from tests.helpers.toy import ToyApp
+from tests.helpers.toy import ToyApp, ToyEpisode
 
 
 def run(app, agent, queries, **kw):
@@ -292,3 +294,31 @@ def test_the_conversation_id_tells_the_agent_nothing_about_the_query() -> None:
     assert len(contexts) == len(queries)
     for context in contexts:
         assert all(q.id not in context and q.label not in context for q in queries), context
+
+
+def test_a_close_waiting_for_a_thread_survives_the_runs_cancellation() -> None:
+    """A query that ends while every runner thread is busy queues its episode's close; a
+    cancellation arriving then (a requester leaving) must not withdraw it: that leaked the
+    episode (for route, up to 73 network namespaces)."""
+    app = ToyApp()
+    (query,) = plan_queries(app, QueryPlan(num_queries=1, seed=3))
+    episode = ToyEpisode(query)
+    runner = Runner(app, NullAgent(), RunConfig(concurrency=1))
+    gate = threading.Event()
+
+    async def cancel_while_queued() -> None:
+        for _ in range(8):  # more than the runner's threads: every one blocked, the rest queued
+            runner._executor.submit(gate.wait)
+        closing = asyncio.create_task(runner._close(episode))
+        await asyncio.sleep(0.05)
+        closing.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await closing
+        assert episode.closes == 0  # still waiting for a thread
+
+    asyncio.run(cancel_while_queued())
+    gate.set()
+    deadline = time.monotonic() + 5
+    while episode.closes == 0 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert episode.closes == 1

@@ -8,6 +8,8 @@ before the next one is reported, so a crash loses nothing finished and ``resume`
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import functools
 import json
 import logging
 import time
@@ -80,6 +82,12 @@ def _parse_results(text: str, path: Path) -> list[QueryResult]:
             results.pop(result.query_id, None)
             results[result.query_id] = result
     return list(results.values())
+
+
+def _log_failed_close(query_id: str, closing: asyncio.Future[None]) -> None:
+    """Log a close that failed, whether or not anyone still awaits it."""
+    if not closing.cancelled() and (exc := closing.exception()) is not None:
+        log.error("closing episode %s failed", query_id, exc_info=exc)
 
 
 def _close_orphan(opening: Future[Episode]) -> None:
@@ -317,19 +325,24 @@ class Runner:
             raise
 
     async def _close(self, episode: Episode) -> None:
-        """Close ``episode``; when the run is being cancelled, at once, on a thread of its own.
+        """Close ``episode``, even when the run is cancelled while the close waits its turn.
 
         A cancelled run does not wait for the episode's running step (which holds one of
-        the runner's threads for up to a command's time limit) before closing it.
+        the runner's threads for up to a command's time limit): it closes on a thread of
+        its own. Otherwise the close is submitted to the runner's threads outright, so that
+        a cancellation arriving before a thread takes it up does not withdraw it (through
+        ``run_in_executor`` it did, and the episode leaked: a requester leaving a loaded
+        server once left 1 of 12 open).
         """
         task = asyncio.current_task()
-        try:
-            if task is not None and task.cancelling():
-                await asyncio.shield(asyncio.to_thread(episode.close))
-            else:
-                await self._call(episode.close)
-        except Exception:  # noqa: BLE001 - cleanup failure must not hide the result
-            log.exception("closing episode %s failed", episode.query.id)
+        closing: asyncio.Future[None]
+        if task is not None and task.cancelling():
+            closing = asyncio.ensure_future(asyncio.to_thread(episode.close))
+        else:
+            closing = asyncio.wrap_future(self._executor.submit(episode.close))
+        closing.add_done_callback(functools.partial(_log_failed_close, episode.query.id))
+        with contextlib.suppress(Exception):  # logged: cleanup must not hide the result
+            await asyncio.shield(closing)
 
     async def _call(self, fn: Callable[..., T], *args: Any) -> T:
         return await asyncio.get_running_loop().run_in_executor(self._executor, fn, *args)
