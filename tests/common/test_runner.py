@@ -315,10 +315,10 @@ def test_a_close_waiting_for_a_thread_survives_the_runs_cancellation() -> None:
         with pytest.raises(asyncio.CancelledError):
             await closing
         assert episode.closes == 0  # still waiting for a thread
+        gate.set()
+        deadline = time.monotonic() + 5
+        while episode.closes == 0 and time.monotonic() < deadline:
+            await asyncio.sleep(0.01)
 
     asyncio.run(cancel_while_queued())
-    gate.set()
-    deadline = time.monotonic() + 5
-    while episode.closes == 0 and time.monotonic() < deadline:
-        time.sleep(0.01)
     assert episode.closes == 1
