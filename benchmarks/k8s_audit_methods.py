@@ -44,10 +44,9 @@ def _collect(n: int, seeds: list[int]) -> tuple[list[AuditObject], dict[str, str
 
 
 def _against_design(faults: np.ndarray, design: np.ndarray) -> float:
-    """AUC of ``faults``' scores against ``design``'s (ties count half)."""
-    ranked = np.sort(design)
-    below = np.searchsorted(ranked, faults, "left") + np.searchsorted(ranked, faults, "right")
-    return float(np.mean(below / 2 / len(ranked)))
+    """AUC of ``faults``' scores against ``design``'s."""
+    labels = np.r_[np.ones(len(faults)), np.zeros(len(design))]
+    return float(roc_auc_score(labels, np.r_[faults, design]))
 
 
 def _report(kind: str, rows: list[tuple[dict[str, float], AuditObject]],
