@@ -369,3 +369,25 @@ def test_the_landlock_layer_holds_on_its_own(tmp_path: Path) -> None:
         "signal self": 0,
     }
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_new_chroot_removes_those_whose_process_is_gone(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A pool whose process was killed outright left its empty chroot; the next one removes it."""
+    monkeypatch.setattr(pool_module.tempfile, "tempdir", str(tmp_path))
+    gone = subprocess.Popen(["true"])
+    gone.wait()
+    prefix = pool_module.CHROOT_PREFIX
+    stale = tmp_path / f"{prefix}{gone.pid}-a1"
+    live = tmp_path / f"{prefix}{os.getpid()}-b2"
+    not_empty = tmp_path / f"{prefix}{gone.pid}-c3"
+    unnamed = tmp_path / f"{prefix}d4e5"
+    for path in (stale, live, not_empty, unnamed):
+        path.mkdir()
+    (not_empty / "kept").write_text("x")
+    new = Path(pool_module.empty_root())
+    assert not stale.exists()
+    assert live.exists() and not_empty.exists() and unnamed.exists()
+    assert new.parent == tmp_path and new.name.startswith(f"{prefix}{os.getpid()}-")
+    assert not any(new.iterdir()) and new.stat().st_mode & 0o777 == 0o555

@@ -20,6 +20,7 @@ bytes the app's ``run`` function produced (JSON by convention), at most
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import logging
 import os
@@ -29,6 +30,7 @@ import tempfile
 import threading
 import weakref
 from collections import OrderedDict
+from pathlib import Path
 from typing import Any
 
 from netarena.common.core.errors import SandboxError, SandboxTimeout
@@ -36,7 +38,7 @@ from netarena.common.sandbox.host import HostLayers, log_start_up_checks
 from netarena.common.sandbox.spec import SandboxLimits, SandboxResult, SandboxSpec
 from netarena.common.sandbox.worker import Worker, WorkerOptions
 
-__all__ = ["KEEP_WARM", "SandboxPool", "shared_pool"]
+__all__ = ["CHROOT_PREFIX", "KEEP_WARM", "SandboxPool", "empty_root", "shared_pool"]
 
 log = logging.getLogger(__name__)
 
@@ -92,8 +94,7 @@ class SandboxPool:
         self.privileged = host.root if privileged is None else privileged and host.root
         chroot = None
         if self.privileged and host.chroot:
-            chroot = tempfile.mkdtemp(prefix="netarena-sandbox-")
-            os.chmod(chroot, 0o555)
+            chroot = empty_root()
         self._options = WorkerOptions(
             unshare=shutil.which("unshare") if self.privileged and host.netns else None,
             chroot=chroot,
@@ -224,6 +225,26 @@ class SandboxPool:
                     break
             if not self._busy:  # else the last busy worker's ``_give_back`` finishes the job
                 self._finalizer()
+
+
+CHROOT_PREFIX = "netarena-sandbox-"
+"""Name of the pools' chroot directories in the temp dir: the prefix, the pid, a suffix."""
+
+
+def empty_root() -> str:
+    """A new empty, read-only directory to chroot answers into, named after this process.
+
+    A pool removes its own when it closes or its process exits; a process killed outright
+    cannot, so each new one first removes the (empty) directories of processes that are gone.
+    """
+    for old in Path(tempfile.gettempdir()).glob(f"{CHROOT_PREFIX}*-*"):
+        pid = old.name.removeprefix(CHROOT_PREFIX).split("-")[0]
+        if pid.isdigit() and not Path(f"/proc/{pid}").exists():
+            with contextlib.suppress(OSError):  # not empty, or another process got there first
+                old.rmdir()
+    path = tempfile.mkdtemp(prefix=f"{CHROOT_PREFIX}{os.getpid()}-")
+    os.chmod(path, 0o555)
+    return path
 
 
 def _shutdown(idle: queue.Queue[Worker], chroot: str | None) -> None:
