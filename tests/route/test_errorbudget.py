@@ -25,6 +25,9 @@ class Cost:
         self.path, self.interrupt_at = path, interrupt_at
         path.write_text("1000")
 
+    def __fspath__(self) -> str:
+        return str(self.path)
+
     def read_text(self) -> str:
         return self.path.read_text()
 
@@ -85,3 +88,20 @@ def test_a_holder_that_died_holding_is_put_back_by_the_next(cost: Cost) -> None:
     with judge_quiet([]):
         assert cost.read_text() == "0" and _holders() == [os.getpid()]
     assert cost.read_text() == "1000" and not errorbudget.HOLDERS.exists()
+
+
+@pytest.mark.parametrize("where", ["another network namespace", "a read-only /proc/sys"])
+def test_a_process_that_cannot_set_the_value_probes_with_it_as_it_is(
+    monkeypatch, cost: Cost, where: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Outside the host's first network namespace (a container on its own network) the file
+    does not exist; judging there must not fail (it did: every query was unscored)."""
+    if where == "another network namespace":
+        monkeypatch.setattr(errorbudget, "ERROR_COST", cost.path.with_name("absent"))
+    else:
+        monkeypatch.setattr(errorbudget.os, "access", lambda path, mode: False)
+    monkeypatch.setattr(errorbudget, "_unsettable_logged", False)
+    with judge_quiet([]):
+        assert cost.read_text() == "1000" and not errorbudget.HOLDERS.exists()
+    assert cost.read_text() == "1000" and not errorbudget.HOLDERS.exists()
+    assert "error_cost cannot be set here" in caplog.text

@@ -8,8 +8,13 @@ must stay blocked during the agent's command: without ``judge_quiet`` it saw ``*
 
 from __future__ import annotations
 
+import json
+import os
 import re
+import subprocess
+import sys
 import time
+from pathlib import Path
 
 import pytest
 
@@ -134,3 +139,22 @@ def test_the_judges_probes_teach_no_host_a_redirect(small_app: RouteApp) -> None
         own = episode.net.exec(source.name, ["ping", "-c", "2", "-i", "0.2", "-W", "1", target])
         assert "redirect" in own.output.lower() or episode.net.exec(
             source.name, ["ip", "route", "show", "cache"]).output.strip(), own.output
+
+
+def test_the_app_judges_from_a_network_namespace_of_its_own() -> None:
+    """As in a container on a network of its own (``netarena up``, the compose files): no
+    ``error_cost`` is visible there, and every query was unscored (FileNotFoundError)."""
+    name = f"natest{os.getpid()}"
+    subprocess.run(["ip", "netns", "add", name], check=True)
+    try:
+        subprocess.run(["ip", "-n", name, "link", "set", "lo", "up"], check=True)
+        run = subprocess.run(
+            ["ip", "netns", "exec", name, str(Path(sys.executable).parent / "netarena"), "run",
+             "route", "-n", "2", "--agent", "reference", "--seed", "1", "--json"],
+            capture_output=True, text=True, timeout=300,
+        )
+    finally:
+        subprocess.run(["ip", "netns", "del", name], check=False)
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert json.loads(run.stdout)["solved_safely"]["k"] == 2, run.stderr[-2000:]
+    assert "error_cost cannot be set here" in run.stderr

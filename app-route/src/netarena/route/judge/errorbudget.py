@@ -26,7 +26,11 @@ while any judge of any process probes (holders are recorded, by pid, in
 one) and put back by the last. A join interrupted by a stop signal's exception (SIGTERM's
 ``SystemExit``, Ctrl-C) is undone before the exception goes on. An agent of another episode
 whose command runs meanwhile meets no ``ip_error`` limit for that moment; its per-address
-limit still holds.
+limit still holds. Only the host's first network namespace has ``error_cost``: a process in
+another one (a container on a network of its own, as ``netarena up`` and the compose files
+run the route image) cannot see it and probes with the value as it is (one warning), as
+where ``/proc/sys`` is read-only; a probe may then spend error budget the agent's next
+command needed, the deviation this module removes elsewhere.
 
 A router that forwards a probe back out the interface it came in on (a route through
 another machine of the source's own subnet, as a routing loop makes) also tells the source
@@ -50,6 +54,7 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import json
+import logging
 import os
 import threading
 from collections.abc import Iterable, Iterator
@@ -61,6 +66,8 @@ from netarena.route.linux.namespaces import OWNER_DIR, enter
 
 __all__ = ["judge_quiet", "ERROR_COST", "HOLDERS"]
 
+log = logging.getLogger(__name__)
+
 ERROR_COST = Path("/proc/sys/net/ipv4/route/error_cost")
 """The host-wide cost of one route error (jiffies)."""
 HOLDERS = OWNER_DIR / "error_cost.json"
@@ -69,6 +76,7 @@ _RATEMASK_FILE = Path("/proc/sys/net/ipv4/icmp_ratemask")
 _CONF = Path("/proc/sys/net/ipv4/conf")
 
 _lock = threading.Lock()
+_unsettable_logged = False
 _held = 0
 """This process's judges probing now (the process is one holder while any is)."""
 
@@ -83,8 +91,28 @@ def _alive(pid: int) -> bool:
     return True
 
 
+def _settable() -> bool:
+    """Whether this process can set ``error_cost``.
+
+    Only the host's first network namespace has the file; a process in another one (a
+    container's own network, a namespace of one's own) cannot see it, and a read-only
+    ``/proc/sys`` cannot change it: the judge then probes with the value as it is.
+    """
+    global _unsettable_logged
+    if os.access(ERROR_COST, os.W_OK):
+        return True
+    if not _unsettable_logged:
+        _unsettable_logged = True
+        log.warning("net.ipv4.route.error_cost cannot be set here (not the host's network "
+                    "namespace, or /proc/sys is read-only): the judge's probes may spend ICMP "
+                    "error budget an agent's next command needs")
+    return False
+
+
 def _share(join: bool) -> None:
     """Add (or remove) this process as a holder of ``error_cost = 0``, under a file lock."""
+    if not _settable():
+        return
     OWNER_DIR.mkdir(parents=True, exist_ok=True)
     with open(HOLDERS.with_suffix(".lock"), "a") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
