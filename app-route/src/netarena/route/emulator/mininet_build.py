@@ -20,6 +20,7 @@ from typing import Any
 
 from netarena.common.core.errors import EmulatorError
 from netarena.route.emulator.topology import Intf, Mininet, Topo
+from netarena.route.linux.devconf import reset_command
 from netarena.route.linux.namespaces import NETNS_DIR, OWNER_DIR
 from netarena.route.linux.rtnetlink import VethEnd, add_address, add_veth, is_up, set_up
 
@@ -125,7 +126,7 @@ class ConcurrentMininet(Mininet):
         def start(name: str) -> tuple[str, Any]:
             params = dict(topo.nodeInfo(name))
             cls = self._node_class(params.pop("cls", self.host))
-            return name, cls(name, **params)
+            return name, _from_kernel_defaults(cls(name, **params))
 
         with ThreadPoolExecutor(self._workers) as pool:
             self._started = dict(pool.map(start, topo.hosts()))
@@ -135,7 +136,8 @@ class ConcurrentMininet(Mininet):
         """A host started by ``buildFromTopo``, registered as Mininet registers hosts."""
         node = self.__dict__.get("_started", {}).pop(name, None)
         if node is None:
-            return super().addHost(name, self._node_class(cls or self.host), **params)
+            node = super().addHost(name, self._node_class(cls or self.host), **params)
+            return _from_kernel_defaults(node)
         self.nextIP += 1
         self.hosts.append(node)
         self.nameToNode[name] = node
@@ -151,6 +153,13 @@ class ConcurrentMininet(Mininet):
 
         with ThreadPoolExecutor(self._workers) as pool:
             list(pool.map(configure, self.hosts))
+
+
+def _from_kernel_defaults(node: Any) -> Any:
+    """``node``, its namespace's IPv4 settings reset to the kernel's (``devconf.py``)."""
+    if node.inNamespace:  # never the host's own
+        node.cmd(reset_command())
+    return node
 
 
 def _made_here(link_class: Any, bridged: list[tuple[str, str]] | None = None) -> Any:
