@@ -14,7 +14,7 @@ import pytest
 from netarena.route import RouteApp
 from netarena.route.emulator.network import Network
 from netarena.route.emulator.topology import topology_of
-from netarena.route.linux.devconf import KERNEL_DEFAULTS, reset_command
+from netarena.route.linux.devconf import KERNEL_DEFAULTS, reset
 from netarena.route.linux.namespaces import read_sysctl
 
 from .conftest import NEEDS_ROOT
@@ -48,7 +48,7 @@ def test_the_reset_puts_back_every_value_a_namespace_inherited() -> None:
         for key, value in changed.items():
             subprocess.run(["ip", "netns", "exec", name, "sysctl", "-qw", f"{key}={value}"],
                            check=True)
-        subprocess.run(["ip", "netns", "exec", name, "bash", "-c", reset_command()], check=True)
+        reset(name)
         assert _values(name) == _expected()
     finally:
         subprocess.run(["ip", "netns", "del", name], check=False)

@@ -20,7 +20,7 @@ from typing import Any
 
 from netarena.common.core.errors import EmulatorError
 from netarena.route.emulator.topology import Intf, Mininet, Topo
-from netarena.route.linux.devconf import reset_command
+from netarena.route.linux.devconf import reset
 from netarena.route.linux.namespaces import NETNS_DIR, OWNER_DIR
 from netarena.route.linux.rtnetlink import VethEnd, add_address, add_veth, is_up, set_up
 
@@ -158,7 +158,7 @@ class ConcurrentMininet(Mininet):
 def _from_kernel_defaults(node: Any) -> Any:
     """``node``, its namespace's IPv4 settings reset to the kernel's (``devconf.py``)."""
     if node.inNamespace:  # never the host's own
-        node.cmd(reset_command())
+        reset(f"/proc/{node.pid}/ns/net")  # from here: a long line into the node's shell hung
     return node
 
 

@@ -12,7 +12,12 @@ first interface exists (an interface copies ``default`` when it is made).
 
 from __future__ import annotations
 
-__all__ = ["KERNEL_DEFAULTS", "reset_command"]
+import contextlib
+from pathlib import Path
+
+from netarena.route.linux.namespaces import enter
+
+__all__ = ["KERNEL_DEFAULTS", "reset"]
 
 _BOTH = {
     "accept_local": 0, "accept_redirects": 1, "arp_accept": 0, "arp_announce": 0,
@@ -35,6 +40,9 @@ KERNEL_DEFAULTS: tuple[tuple[str, int], ...] = (
 ``devconf_inherit_init_net=2``). Keys an older kernel lacks are skipped."""
 
 
-def reset_command() -> str:
-    """The shell command, run inside a node's namespace, that puts these values back."""
-    return "sysctl -q -e -w " + " ".join(f"{key}={value}" for key, value in KERNEL_DEFAULTS)
+def reset(netns: str) -> None:
+    """Put these values back in ``netns`` (a name or ``/proc/PID/ns/net``), from here."""
+    with enter(netns):
+        for key, value in KERNEL_DEFAULTS:
+            with contextlib.suppress(FileNotFoundError):  # a key this kernel lacks
+                Path("/proc/sys", *key.split(".")).write_text(str(value))
