@@ -121,3 +121,27 @@ def test_the_design_routes_a_hosts_service_addresses_as_a_block_not_one_by_one()
                 assert any(a in dest for a in held), item.ip
                 pools += 1
     assert pools > 10
+
+
+def test_the_designs_routes_and_addresses_stay_inside_the_inventorys_subnets() -> None:
+    """A route to a range outside the inventory's subnets, or a host's route through its own
+    gateway, breaks no probed flow, so no fault takes either form: the audit ranked them as
+    the design's with certainty. The design takes an unused part of a subnet instead."""
+    seen = 0
+    for rng, plan, intent in _designs(300):
+        subnets = [ipaddress.ip_network(s.network) for s in plan.subnets]
+        for item in draw_undisclosed(rng, plan, intent).items:
+            if item.kind not in ("vip", "static_route", "host_route", "policy_routing"):
+                continue
+            for line in item.ip:
+                words = line.split()
+                if words[0] == "rule":
+                    continue
+                target = ipaddress.ip_network(words[2], strict=False)
+                assert any(target.subnet_of(net) for net in subnets), line
+                seen += 1
+                if item.kind == "host_route":
+                    gateway = words[words.index("via") + 1]
+                    host = plan.host(item.node)
+                    assert gateway != plan.subnet(host.subnet).gateway, line
+    assert seen > 300

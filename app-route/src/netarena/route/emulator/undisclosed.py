@@ -147,7 +147,12 @@ class _Draw:
         return f" metric {self.rng.choice((5, 10, 20, 50, 100, 150, 200, 300, 500, 1000))}"
 
     def spare(self, subnet: int | None = None) -> str | None:
-        """An unused range of ``subnet`` (or any), not yet taken (a quarantine's, an item's)."""
+        """An unused range of ``subnet`` (or any), not yet taken (a quarantine's, an item's).
+
+        Items route a range outside the inventory's subnets only when none is left: such
+        routes were the design's alone (no fault can route a range no probe crosses), and
+        the audit ranked them as the design's with certainty.
+        """
         for _ in range(8):
             index = self.rng.choice(self.plan.subnets).index if subnet is None else subnet
             net = draw_range(self.rng, self.plan, index, False)
@@ -174,15 +179,15 @@ class _Draw:
 def _vip(d: _Draw) -> list[Item]:
     host = d.host()
     via = f"via {host.ip} " if d.rng.random() < 0.5 else ""  # or on the link itself
-    vip, pool = f"100.64.{d.octet()}.{d.rng.randrange(1, 255)}", None
-    if d.rng.random() < 0.8:  # a service address inside the host's own subnet
-        vip = unassigned(d.rng, d.plan, host.subnet)
-        if d.rng.random() < 0.5:  # held by the router, on that subnet's side (a VRRP-like VIP)
-            return [Item("vip", ROUTER, ip=(f"addr add {vip}/32 dev {d.router_side(host)}",))]
-        # or one of the host's pool, a free block of its subnet routed to it whole (a route to
-        # one unassigned address was the design's alone: no fault routes one)
-        if (pool := d.spare(host.subnet)) is not None:
-            vip = str(d.rng.choice(list(ipaddress.IPv4Network(pool).hosts())))
+    # a service address inside the host's own subnet (one outside the inventory, as a
+    # carrier-grade NAT one, was the design's alone: no fault can route one)
+    vip, pool = unassigned(d.rng, d.plan, host.subnet), None
+    if d.rng.random() < 0.5:  # held by the router, on that subnet's side (a VRRP-like VIP)
+        return [Item("vip", ROUTER, ip=(f"addr add {vip}/32 dev {d.router_side(host)}",))]
+    # or one of the host's pool, a free block of its subnet routed to it whole (a route to
+    # one unassigned address was the design's alone: no fault routes one)
+    if (pool := d.spare(host.subnet)) is not None:
+        vip = str(d.rng.choice(list(ipaddress.IPv4Network(pool).hosts())))
     return [Item("vip", host.name, ip=(f"addr add {vip}/32 dev {host.intf}",)),
             Item("vip", ROUTER, ip=(f"route add {pool or vip + '/32'} {via}dev "
                                     f"{d.router_side(host)}{d.metric()}",))]
@@ -191,9 +196,7 @@ def _vip(d: _Draw) -> list[Item]:
 def _static_route(d: _Draw) -> list[Item]:
     """A range (or a host) the router reaches on a link, at times with a backup path."""
     host = d.host()
-    net = f"100.80.{d.octet()}.0/24"
-    if d.rng.random() < 0.95:  # an unused part of a subnet, reached through a host
-        net = d.spare() or net
+    net = d.spare() or f"100.80.{d.octet()}.0/24"  # an unused part of a subnet
     via = f"via {host.ip} " if d.rng.random() < 0.15 else ""  # or on the link itself
     pinned = d.rng.random() < 0.5  # or the host itself, pinned to its link (no backup: a
     if pinned:  # fault that takes the link down drops the pin, and the backup would win)
@@ -211,12 +214,10 @@ def _static_route(d: _Draw) -> list[Item]:
 def _host_route(d: _Draw) -> list[Item]:
     items = []
     for host in d.rng.sample(d.hosts, 1):
-        gateway = d.plan.subnet(host.subnet).gateway
-        if d.rng.random() < 0.5:  # a gateway long gone, for a range nothing uses any more
-            gateway = unassigned(d.rng, d.plan, host.subnet)
-        net = f"100.100.{d.octet()}.0/24"
-        if d.rng.random() < 0.9:  # an unused part of a subnet
-            net = d.spare() or net
+        # a gateway long gone, for a range nothing uses any more (through the host's own
+        # gateway was the design's alone: such a route breaks nothing, so no fault writes one)
+        gateway = unassigned(d.rng, d.plan, host.subnet)
+        net = d.spare() or f"100.100.{d.octet()}.0/24"  # an unused part of a subnet
         line = f"route add {net} via {gateway} dev {host.intf}{d.metric()}"
         items.append(Item("host_route", host.name, ip=(line,)))
     return items
@@ -244,8 +245,7 @@ def _policy_table(d: _Draw, source: str) -> tuple[str, str]:
     while (table := d.rng.randrange(100, 250)) in d.tables:
         pass
     d.tables.add(table)
-    pref, net = draw_pref(d.rng), f"100.96.{d.octet()}.0/24"
-    net = (d.spare() or net) if d.rng.random() < 0.9 else net
+    pref, net = draw_pref(d.rng), d.spare() or f"100.96.{d.octet()}.0/24"
     to = "" if (chosen := blocking.draw_policy_to(d.rng, d.plan, net)) is None else f" to {chosen}"
     draw = d.rng.random()  # through a host, a gateway long gone (as faults'), or on the link
     gone = unassigned(d.rng, d.plan, host.subnet) if 0.4 <= draw < 0.55 else None
