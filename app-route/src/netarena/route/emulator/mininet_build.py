@@ -158,7 +158,7 @@ class ConcurrentMininet(Mininet):
 def _from_kernel_defaults(node: Any) -> Any:
     """``node``, its namespace's IPv4 settings reset to the kernel's (``devconf.py``)."""
     if node.inNamespace:  # never the host's own
-        reset(f"/proc/{node.pid}/ns/net")  # from here: a long line into the node's shell hung
+        reset(f"/proc/{node.pid}/ns/net")  # from the evaluator: as one long shell line it hung
     return node
 
 
