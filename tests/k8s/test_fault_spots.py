@@ -109,3 +109,30 @@ def test_changed_egress_rules_sit_first_about_as_often_as_the_designs() -> None:
     assert faulted >= 20 and designs >= 100, (faulted, designs)
     assert 0.35 < dns_first / designs < 0.65, (dns_first, designs)
     assert 0.3 < faulted_first / faulted < 0.7, (faulted_first, faulted)
+
+
+def test_retargeted_rules_and_peers_sit_where_the_designs_do() -> None:
+    """A retarget changes every peer of a rule drawn as a rule.
+
+    One peer drawn among all put 50% of the changed rules among those with several peers,
+    against the design's 20% (``netarena audit k8s`` read the rule's peer count); the rule
+    drawn first with one peer changed would put too few of the changed peers there.
+    """
+    rng = random.Random(11)
+    counts = {(kind, fault): [0, 0] for kind in ("rule", "peer") for fault in (True, False)}
+    for seed in range(100):
+        model = build_model(K8sConfig(), seed)
+        for code in ("RI", "AI", "AE"):
+            fault = inject_fault(code, model, render_policies(model), rng)
+            for obj in instance_objects(model, [fault]):
+                if obj.kind not in ("rule", "peer") or (obj.fault and
+                                                        fault["method"] != "retarget"):
+                    continue
+                several = obj.fields["peers" if obj.kind == "rule" else "peers_in_rule"]
+                cell = counts[obj.kind, obj.fault]
+                cell[0], cell[1] = cell[0] + (int(several or 0) > 1), cell[1] + 1
+    for kind in ("rule", "peer"):
+        (f_several, faulted), (d_several, design) = counts[kind, True], counts[kind, False]
+        assert faulted >= 60, counts
+        ratio = (f_several / faulted) / (d_several / design)
+        assert 0.6 < ratio < 1.5, (kind, counts)

@@ -116,29 +116,35 @@ def _remove_ingress(model: AppModel, policies: Sequence[Policy],
 
 def _retarget(model: AppModel, policies: Sequence[Policy], rng: random.Random,
               ingress_only: bool = False, direction: str | None = None) -> Candidate | None:
-    """A peer's selectors replaced by those of another peer of its form in the design.
+    """A rule's peers' selectors replaced by those of other peers of their form in the design.
 
-    The new selectors name labels real workloads or teams carry (the design's own), and the
-    peer keeps its form (a pod selector, a namespace AND pod selector, a range).
+    The new selectors name labels real workloads or teams carry (the design's own), and
+    each peer keeps its form (a pod selector, a namespace AND pod selector, a range). A rule
+    is drawn as a rule, and every peer of it is retargeted: one peer of a rule drawn
+    uniformly among peers put two or three times as many of the changed rules among those
+    with several peers as the design has (``netarena audit k8s``), and drawing the rule
+    first but changing one of its peers would lean the changed peers the other way.
     """
-    where = pick_spot([w for w in spots_of(policies, "peers", model, ingress_only)
-                   if direction is None or w[1] == direction], rng, policies)
+    where = pick_spot([w for w in spots_of(policies, "rules", model, ingress_only)
+                       if (direction is None or w[1] == direction)
+                       and policies[w[0]]["spec"][w[1]][w[2]].get(side_of(w[1]))],
+                      rng, policies)
     if where is None:
         return None
     pol, spec, rule = target_of(policies, where)
     peers = rule[side_of(where[1])]
-    old = peers[where[3]]
-    options = [p for p in design_pools(model).peers[where[1]]
-               if peer_form(p) == peer_form(old) and p != old]
-    if not options:
-        return None
-    peers[where[3]] = design_like(model, options, where[1], rng)
-    if peers[where[3]] == old:
-        return None
+    olds = list(peers)
+    for k, old in enumerate(olds):
+        options = [p for p in design_pools(model).peers[where[1]]
+                   if peer_form(p) == peer_form(old) and p != old]
+        if not options:
+            return None
+        peers[k] = design_like(model, options, where[1], rng)
+    if peers == olds or len({json.dumps(p, sort_keys=True) for p in peers}) < len(peers):
+        return None  # unchanged, or a peer twice in one rule (no design writes that)
     name = pol["metadata"]["name"]
-    new = json.dumps(peers[where[3]])
-    return name, "retarget", (f"{name}: {where[1]} rule {where[2]} peer {where[3]} "
-                              f"{json.dumps(old)} retargeted to {new}"), spec
+    return name, "retarget", (f"{name}: {where[1]} rule {where[2]} peers {json.dumps(olds)} "
+                              f"retargeted to {json.dumps(peers)}"), spec
 
 
 def _add_ingress(model: AppModel, policies: Sequence[Policy],
