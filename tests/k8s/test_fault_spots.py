@@ -136,3 +136,21 @@ def test_retargeted_rules_and_peers_sit_where_the_designs_do() -> None:
         assert faulted >= 60, counts
         ratio = (f_several / faulted) / (d_several / design)
         assert 0.6 < ratio < 1.5, (kind, counts)
+
+
+def test_a_changed_protocol_leaves_named_ports_alone() -> None:
+    """An entry naming its port (a container port's name) is TCP in the design, always.
+
+    Protocol changes turned such entries into UDP or SCTP, a shape no design writes: a
+    fifth of the changes to UDP.
+    """
+    rng = random.Random(5)
+    for seed in range(60):
+        model = build_model(K8sConfig(), seed)
+        healthy = render_policies(model)
+        for _ in range(6):
+            fault = inject_fault("CPR", model, healthy, rng)
+            entries = [e for d in ("ingress", "egress") for rule in fault["spec"].get(d) or []
+                       for e in rule.get("ports") or []]
+            assert all(isinstance(e.get("port"), int) for e in entries
+                       if (e.get("protocol") or "TCP") != "TCP"), fault["description"]
