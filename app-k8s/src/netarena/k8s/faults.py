@@ -133,10 +133,9 @@ def _retarget(model: AppModel, policies: Sequence[Policy], rng: random.Random,
         return None
     pol, spec, rule = target_of(policies, where)
     peers = rule[side_of(where[1])]
-    olds = list(peers)
+    olds, pool = list(peers), design_pools(model).peers[where[1]]
     for k, old in enumerate(olds):
-        options = [p for p in design_pools(model).peers[where[1]]
-                   if peer_form(p) == peer_form(old) and p != old]
+        options = [p for p in pool if peer_form(p) == peer_form(old) and p != old]
         if not options:
             return None
         peers[k] = design_like(model, options, where[1], rng)
@@ -250,12 +249,12 @@ def _change_protocol(model: AppModel, policies: Sequence[Policy],
         return None
     new = str(rng.choice(pools.entries[direction]).get("protocol") or "TCP")
 
-    def entry_at(w: Where) -> dict[str, Any]:
-        return dict(policies[w[0]]["spec"][w[1]][w[2]]["ports"][w[3]])
+    def changeable(w: Where) -> bool:
+        entry = policies[w[0]]["spec"][w[1]][w[2]]["ports"][w[3]]
+        return isinstance(entry.get("port"), int) and (entry.get("protocol") or "TCP") != new
 
     where = pick_spot([w for w in spots_of(policies, "ports", model)
-                       if w[1] == direction and isinstance(entry_at(w).get("port"), int)
-                       and (entry_at(w).get("protocol") or "TCP") != new], rng, policies,
+                       if w[1] == direction and changeable(w)], rng, policies,
                       by_rule_size=True)
     if where is None:
         return None
