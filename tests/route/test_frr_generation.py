@@ -135,7 +135,7 @@ def test_standby_links_are_kept_at_one_end_or_both_and_the_ticket_says_which() -
 )
 def test_a_fault_value_is_one_the_design_carries_on_another_link(kind: str) -> None:
     """No fault value is out of the design's distribution (the majority-normaliser and
-    shape shortcuts of issue 37): an area, timers, type, MTU or cost some link has."""
+    shape shortcuts of issue 37): an area, timers, type, MTU or cost some link's end has."""
     app = RouteApp()
     for seed in range(15):
         q = app.generate(seed, 1, kind)
@@ -146,8 +146,8 @@ def test_a_fault_value_is_one_the_design_carries_on_another_link(kind: str) -> N
             "ospf-area": ("area", {x.area for x in others}),
             "ospf-hello": ("timers", {x.timers for x in others}),
             "ospf-nettype": ("network", {x.network_type for x in others}),
-            "ospf-mtu": ("mtu", {x.mtu for x in others}),
-            "ospf-cost": ("cost", {x.cost for x in others}),
+            "ospf-mtu": ("mtu", {x.mtu_at(r) for x in others for r in (x.a, x.b)}),
+            "ospf-cost": ("cost", {x.cost_at(r) for x in others for r in (x.a, x.b)}),
         }[kind]
         assert fault[carried[0]] in carried[1], (seed, fault)
 
@@ -178,28 +178,31 @@ def test_the_solver_mends_the_end_of_a_link_that_differs() -> None:
 
 def test_the_solver_looks_along_a_left_primary_path_before_a_partition_the_alarms_explain() -> None:
     """Two adjacencies down split this network in two, so every host is cut off from
-    some; a cost fault moved h8 -> h5 off r8 r5. The reference looks at the alarms' routers,
-    then along the primary path, and only then behind the cut-off hosts (it ran out of ten
-    turns when r8 came last)."""
+    some; a cost fault moved h8 -> h4 off r8 r6 r4. The reference looks at the alarms'
+    routers, then along the primary path (r4), and only then behind the cut-off hosts
+    (r1, r7, r2; it ran out of ten turns when a path's router came last)."""
     from netarena.route.frr.solver import _order
 
-    q = RouteApp().generate(1680158894, 3, "ospf-hello+ospf-mtu+ospf-cost")
-    assert "its primary path is h8 r8 r5 h5" in q.prompt
-    order = _order(q.prompt, read_design(q.prompt))
-    assert order[:5] == ["r4", "r3", "r2", "r8", "r5"], order
+    q = RouteApp().generate(1002, 3, "ospf-hello+ospf-mtu+ospf-cost")
+    design = read_design(q.prompt)
+    assert design.primaries[0] == ["r8", "r6", "r4"]
+    assert q.prompt.count("cannot be reached from") == len(design.stub_router)
+    order = _order(q.prompt, design)
+    assert order[:5] == ["r6", "r8", "r3", "r5", "r4"], order
 
 
 def test_the_solver_follows_a_flow_where_its_routes_now_lead() -> None:
-    """A cost lowered at r5, on no primary path, draws h3 -> h2 off r3 r8 r7 r6 r2: once r3
-    is seen, its route to h2's stub names r5's address, so r5 is looked at next (it was
-    looked at last, past the ten turns)."""
+    """A cost lowered at r8, on no primary path, draws h4 -> h5 off r4 r3 r2 r5: once r4 is
+    seen, its route to h5's stub names r8's address, so r8 is looked at next (it was looked
+    at last, past the ten turns)."""
     from netarena.route.frr.solver import _order
 
-    q = RouteApp().generate(59550422, 3, "ospf-hello+ospf-mtu+ospf-cost")
+    q = RouteApp().generate(1049, 3, "ospf-hello+ospf-mtu+ospf-cost")
     design = read_design(q.prompt)
-    assert design.primaries[0] == ["r3", "r8", "r7", "r6", "r2"]
-    r5_ip = next(ip for ip, router in design.owner.items() if router == "r5")
-    seen = {"r3": f"{design.stub_net['h2']} via {r5_ip} dev r3-eth1 proto ospf metric 20\n"}
+    assert design.primaries[0] == ["r4", "r3", "r2", "r5"] and design.targets[0] == "h5"
+    assert any(f["type"] == "ospf-cost" and f["router"] == "r8" for f in q.truth["faults"])
+    r8_ip = next(ip for ip, router in design.owner.items() if router == "r8")
+    seen = {"r4": f"{design.stub_net['h5']} via {r8_ip} dev r4-eth1 proto ospf metric 20\n"}
     order = _order(q.prompt, design, seen)
-    assert order.index("r5") == order.index("r3") + 1, order
-    assert "r5" not in _order(q.prompt, design)[:8 - 1], "r5 is named nowhere in the ticket"
+    assert order.index("r8") == order.index("r4") + 1, order
+    assert "r8" not in _order(q.prompt, design)[:8 - 1], "r8 is named nowhere in the ticket"

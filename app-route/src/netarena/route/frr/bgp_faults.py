@@ -21,6 +21,7 @@ import random
 from dataclasses import replace
 from typing import Any
 
+from netarena.common.core.looks import as_shared, kept_in_proportion
 from netarena.route.frr.bgp_model import best_routes, sent, unmasks
 from netarena.route.frr.bgp_plan import BgpPlan, Neighbor, neighbor_lines
 from netarena.route.frr.bgp_policy import LOCAL_PREF
@@ -109,8 +110,14 @@ def _remote_ases(plan: BgpPlan, kind: str) -> list[int]:
     ]
 
 
-def _session_faults(rng: random.Random, plan: BgpPlan, kind: str) -> list[Fault]:
-    """Every fault of a session kind, one per session end, with a value from the design."""
+def _session_faults(
+    rng: random.Random, plan: BgpPlan, kind: str, limit: int = 0
+) -> list[Fault]:
+    """Every fault of a session kind, one per session end, with a value from the design.
+
+    A ``maximum-prefix`` fault sets ``limit`` where it is one or two of the design's limits
+    below what the peer sends.
+    """
     kinds = {
         "bgp-remote-as": ("ebgp", "multihop", "ibgp"),
         "bgp-neighbor": ("ebgp", "ibgp", "multihop"),
@@ -127,12 +134,13 @@ def _session_faults(rng: random.Random, plan: BgpPlan, kind: str) -> list[Fault]
         for router in (session.a, session.b):
             peer = session.peer(router)
             fault: Fault = {"type": kind, "router": router, "session": index, "peer": peer}
-            if kind == "bgp-remote-as":  # as often as the design's statements name it
-                other = [a for a in _remote_ases(plan, session.kind)
-                         if a not in (plan.asn[router], plan.asn[peer])]
-                if not other:
+            if kind == "bgp-remote-as":  # named by as many statements as a design's AS
+                right = {plan.asn[router], plan.asn[peer]}
+                named = _remote_ases(plan, session.kind)
+                wrong = as_shared(rng, named, set(plan.asn.values()) - right)
+                if wrong is None:
                     continue
-                fault["asn"] = rng.choice(other)
+                fault["asn"] = wrong
             elif kind == "bgp-neighbor":
                 wrong = _wrong_address(plan, router, peer)
                 if not wrong:
@@ -148,9 +156,9 @@ def _session_faults(rng: random.Random, plan: BgpPlan, kind: str) -> list[Fault]
                 fault["ttl"] = rng.choice(ways)
             elif kind == "bgp-maxprefix":  # one or two steps below, as designs are above
                 below = [x for x in limits if x < len(sent(plan, peer, router))]
-                if not below:
+                if limit not in below[-2:]:
                     continue
-                fault["limit"] = rng.choice(below[-2:])
+                fault["limit"] = limit
             elif kind == "bgp-nexthop" and not plan.border(router):
                 continue
             out.append(fault)
@@ -185,7 +193,19 @@ def _candidates(rng: random.Random, plan: BgpPlan, kind: str) -> list[Fault]:
                 for r in plan.routers]
     if kind == "bgp-filter":
         return _filter_faults(rng, plan)
+    if kind == "bgp-maxprefix":  # a limit as often as the design's statements set it
+        for _ in range(VALUE_DRAWS):
+            limit = rng.choice(list(plan.limits.values()) or [0])
+            if found := _session_faults(rng, plan, kind, limit):
+                return found
+        return []
     return _session_faults(rng, plan, kind)
+
+
+VALUE_DRAWS = 8
+"""Values drawn for a fault before a design counts as having no place for it (with the
+limit drawn per place, 79% of loopback sessions' faulted limits were 2 or 3, against 40% of
+the design's limits)."""
 
 
 def _draw(rng: random.Random, plan: BgpPlan, kind: str, used: set[Any]) -> Fault | None:
@@ -206,8 +226,11 @@ def draw_bgp_faults(rng: random.Random, plan: BgpPlan, label: str) -> list[Fault
     """One fault per ``+``-separated part of ``label``, on distinct sessions and routers.
 
     Combinations where some repair order loses reachability (``bgp_model.unmasks``) are
-    drawn again; ``None`` when this plan gives none other (or has no place for a fault).
+    drawn again; ``None`` when this plan gives none other, has no place for a fault, or is
+    not kept for them (``kept_in_proportion``, by its sessions).
     """
+    if not kept_in_proportion(rng, [len(plan.sessions)] * len(label.split("+")), MOST_SESSIONS):
+        return None
     for _ in range(_DRAWS):
         faults = _draw_all(rng, plan, label)
         if faults is None:
@@ -216,6 +239,9 @@ def draw_bgp_faults(rng: random.Random, plan: BgpPlan, label: str) -> list[Fault
             return faults
     return None
 
+
+MOST_SESSIONS = 12
+"""BGP sessions of the largest designs (eight routers)."""
 
 _DRAWS = 8
 """Fault draws per plan before the plan itself is drawn again (masking is rare: ~0.5%)."""
