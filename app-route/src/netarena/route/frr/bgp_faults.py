@@ -137,10 +137,10 @@ def _session_faults(
             if kind == "bgp-remote-as":  # named by as many statements as a design's AS
                 right = {plan.asn[router], plan.asn[peer]}
                 named = _remote_ases(plan, session.kind)
-                wrong = as_shared(rng, named, set(plan.asn.values()) - right)
-                if wrong is None:
+                asn = as_shared(rng, named, set(plan.asn.values()) - right)
+                if asn is None:
                     continue
-                fault["asn"] = wrong
+                fault["asn"] = asn
             elif kind == "bgp-neighbor":
                 wrong = _wrong_address(plan, router, peer)
                 if not wrong:
