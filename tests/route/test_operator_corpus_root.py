@@ -271,7 +271,7 @@ FRR = [
     _c("{a}", "vtysh -c 'show ip ospf neighbor json'", 0, r'"neighbors":\{'),
     _c("{a}", "vtysh -c 'show ip ospf interface'", 0, r"MTU mismatch detection: enabled"),
     _c("{a}", "vtysh -c 'show ip ospf interface json'", 0, r'"interfaces":\{'),
-    _c("{a}", "vtysh -c 'show ip ospf database'", 0, r"Router Link States \(Area 0\.0\.0\.0\)"),
+    _c("{a}", "vtysh -c 'show ip ospf database'", 0, r"Router Link States \(Area 0\.0\.0\.\d+\)"),
     _c("{a}", "vtysh -c 'show ip ospf database router'", 0, r"LS Type: router-LSA"),
     _c("{a}", "vtysh -c 'show ip ospf route'", 0, r"OSPF network routing table"),
     _c("{a}", "vtysh -c 'show ip ospf border-routers'", 0, r"OSPF router routing table"),
