@@ -234,14 +234,12 @@ STATIC_EXCEPTIONS = [
     Case("h1", "ss -ltnp", 0, r"LISTEN .*0\.0\.0\.0:{port}\s+0\.0\.0\.0:\*\s*$",
          "the listeners are the judge's own sockets (services.py), owned outside the node's "
          "user namespace, so ss shows no users:((...)) process column"),
-    Case("h1", "netstat -tlnp", 0, r'No info could be read for "-p": geteuid\(\)=0 but you '
-         r"should be root",
-         "the same listeners: their processes are not the node's, so netstat cannot name them"),
+    Case("h1", "netstat -tlnp", 0, r"^tcp .*LISTEN\s+-\s*$",
+         "the same listeners: no process of the node holds them, so netstat names none"),
     Case("h1", "lsof -i -n", 1, r"^\s*$",
          "the same listeners: no process of the node holds them, so lsof lists nothing"),
-    Case("h1", "ps aux", 0, r"bwrap --args \d+ -- nsenter",
-         "PID 1 of the node's PID namespace is the sandbox's launcher (bwrap, nsenter, setpriv), "
-         "not init"),
+    Case("h1", "ps aux", 0, r"^root +1 .* timeout -s INT -k 1 \S+ bash -c ps aux$",
+         "PID 1 of the node's PID namespace is the command's time limit (timeout), not init"),
     Case("h1", "dmesg | tail -3", 0, r"dmesg: read kernel buffer failed: Operation not "
          r"permitted",
          "the kernel log is the host's, shared by every episode: the node's root may not read it"),

@@ -223,7 +223,7 @@ class EpisodeSandbox:
         """The bubblewrap part: the files, the private /proc, the seccomp filter."""
         box = self._box(node)
         bwrap = ["bwrap", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try"]
-        bwrap += [] if box else ["--unshare-pid"]
+        bwrap += [] if box else ["--unshare-pid", "--as-pid-1"]
         bwrap += ["--hostname", node, "--die-with-parent", "--new-session"]
         bwrap += ["--ro-bind", "/usr", "/usr", *system_links(), "--dir", "/etc"]
         for name in ETC_FILES:
