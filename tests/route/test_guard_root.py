@@ -9,7 +9,7 @@ import pytest
 
 from netarena.route import RouteApp
 from netarena.route.emulator import rulesets
-from netarena.route.linux.cgroups import MEMORY_BYTES, hierarchy
+from netarena.route.linux.cgroups import COMMANDS, MAX_TASKS, MEMORY_BYTES, hierarchy
 from netarena.route.sandbox import limits
 from netarena.route.sandbox.limits import OBJECT_BUDGET, count_node
 
@@ -126,6 +126,26 @@ def test_the_memory_cgroup_caps_a_2gb_allocation(small_app: RouteApp) -> None:
         assert "Killed" in result.output and "MemoryError" not in result.output
         peak = episode.net.sandbox.group.peak_memory_bytes()
         assert peak is not None and 2 * 200_000_000 <= peak <= MEMORY_BYTES
+
+
+@pytest.mark.skipif(hierarchy().version is None, reason="no pids control group here")
+def test_a_finished_command_leaves_nothing_charged_to_the_episodes_process_limit(
+    small_app: RouteApp,
+) -> None:
+    """Zombies count against a pids limit. With bwrap's own reaper as PID 1 of a node's
+    namespace, each command left that reaper to the host's init; where init reaps late
+    (this machine's), 64 commands filled the episode's limit and every later one failed
+    with "fork: Resource temporarily unavailable"."""
+    with small_app.open(small_app.generate(76, 1, "WR")) as episode:
+        group = episode.net.sandbox.group
+        for _ in range(MAX_TASKS + 6):
+            result = episode.net.shell("h1", "true")
+            assert result.returncode == 0, result.output
+        charged = [
+            int(path.read_text()) for d in group.dirs
+            if (path := d / COMMANDS / "pids.current").exists()
+        ]
+        assert charged == [0], charged
 
 
 def test_a_ping_flood_is_rate_limited(small_app: RouteApp, monkeypatch: pytest.MonkeyPatch) -> None:
