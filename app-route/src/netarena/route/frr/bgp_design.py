@@ -10,8 +10,9 @@ AS the links keep their lengths as OSPF costs. Sessions vary as operators vary t
 each AS sets its own end of a loopback session (``ebgp-multihop 2`` against the other's
 ``disable-connected-check``, or a TTL security check against ``ebgp-multihop 255``), some
 single-hop sessions check TTL security (one hop or two, sometimes one at each end),
-and most eBGP neighbours get a ``maximum-prefix`` from a ladder of limits a step or two
-above what they send.
+most eBGP neighbours get a ``maximum-prefix`` from a ladder of limits a step or two
+above what they send, and about half the customers' and peers' cones are filtered by a
+prefix-list bound inbound rather than matched in the route-map (``FILTER_IN_ODDS``).
 """
 
 from __future__ import annotations
@@ -38,6 +39,9 @@ LOOPBACK_ODDS = 0.35
 """Chance that an inter-AS session is peered between loopbacks (at least one is)."""
 LIMIT_ODDS = 0.8
 """Chance that an eBGP neighbour has a ``maximum-prefix``."""
+FILTER_IN_ODDS = 0.5
+"""Chance that a customer's or peer's cone is filtered by a prefix-list bound inbound, its
+route-map only setting the preference (else the route-map matches the list)."""
 GTSM_ODDS = 0.4
 """Chance that a single-hop eBGP session checks TTL security (hops 1 or 2, as loopback
 sessions do), so either value is one a design carries."""
@@ -204,7 +208,25 @@ def draw_bgp_plan(rng: random.Random, num_routers: int | None = None) -> BgpPlan
         if unique is None:
             continue
         loopback, ttl, limits = _sessions(rng, unique)
-        return replace(unique, loopback_links=loopback, ttl=ttl, limits=limits)
+        return replace(
+            unique, loopback_links=loopback, ttl=ttl, limits=limits,
+            filtered_in=_filtered_in(rng, unique),
+        )
+
+
+def _filtered_in(rng: random.Random, plan: BgpPlan) -> tuple[str, ...]:
+    """``router<peer`` ends that filter a customer's or peer's cone with a prefix-list in."""
+    ends = []
+    for link in plan.links:
+        if plan.internal(link):
+            continue
+        for router in (link.a, link.b):
+            peer = link.peer(router)
+            if plan.relation(plan.asn[router], plan.asn[peer]) == "provider":
+                continue
+            if rng.random() < FILTER_IN_ODDS:
+                ends.append(f"{router}<{peer}")
+    return tuple(ends)
 
 
 def _num(router: str) -> int:

@@ -22,6 +22,7 @@ from dataclasses import replace
 from typing import Any
 
 from netarena.common.core.looks import as_shared, kept_in_proportion
+from netarena.route.frr.bgp_design import LIMITS
 from netarena.route.frr.bgp_model import best_routes, sent, unmasks
 from netarena.route.frr.bgp_plan import BgpPlan, Neighbor, neighbor_lines
 from netarena.route.frr.bgp_policy import LOCAL_PREF
@@ -110,13 +111,23 @@ def _remote_ases(plan: BgpPlan, kind: str) -> list[int]:
     ]
 
 
-def _session_faults(
-    rng: random.Random, plan: BgpPlan, kind: str, limit: int = 0
-) -> list[Fault]:
+def _limits(plan: BgpPlan, kind: str) -> list[int]:
+    """The ``maximum-prefix`` of every neighbour statement of sessions like ``kind`` that
+    sets one: between link addresses, or between loopbacks."""
+    return [
+        plan.limits[f"{r}<{s.peer(r)}"]
+        for s in plan.sessions
+        if s.kind != "ibgp" and (s.kind == "ebgp") == (kind == "ebgp")
+        for r in (s.a, s.b)
+        if f"{r}<{s.peer(r)}" in plan.limits
+    ]
+
+
+def _session_faults(rng: random.Random, plan: BgpPlan, kind: str) -> list[Fault]:
     """Every fault of a session kind, one per session end, with a value from the design.
 
-    A ``maximum-prefix`` fault sets ``limit`` where it is one or two of the design's limits
-    below what the peer sends.
+    A ``maximum-prefix`` fault's limit is one or two steps of the design's ladder below
+    what the peer sends, one held by as many other statements as a design's limit is.
     """
     kinds = {
         "bgp-remote-as": ("ebgp", "multihop", "ibgp"),
@@ -126,7 +137,6 @@ def _session_faults(
         "bgp-maxprefix": ("ebgp", "multihop"),  # as designs set limits: on eBGP only
         "bgp-nexthop": ("ibgp",),
     }[kind]
-    limits = sorted(set(plan.limits.values()))
     out = []
     for index, session in enumerate(plan.sessions):
         if session.kind not in kinds:
@@ -155,8 +165,9 @@ def _session_faults(
                     continue
                 fault["ttl"] = rng.choice(ways)
             elif kind == "bgp-maxprefix":  # one or two steps below, as designs are above
-                below = [x for x in limits if x < len(sent(plan, peer, router))]
-                if limit not in below[-2:]:
+                below = [x for x in LIMITS if x < len(sent(plan, peer, router))][-2:]
+                limit = as_shared(rng, _limits(plan, session.kind), below)
+                if limit is None:
                     continue
                 fault["limit"] = limit
             elif kind == "bgp-nexthop" and not plan.border(router):
@@ -171,7 +182,7 @@ def _filter_faults(rng: random.Random, plan: BgpPlan) -> list[Fault]:
     prefs = sorted(set(LOCAL_PREF.values()))
     for router in plan.routers:
         policy = plan.policy(router)
-        bound = set(policy.bind_out.values())
+        bound = set(policy.bind_out.values()) | set(policy.filter_in.values())
         bound |= {m for name in policy.bind_in.values() for _, _, m, _ in
                   policy.route_maps[name] if m is not None}
         for name in sorted(bound):
@@ -193,19 +204,7 @@ def _candidates(rng: random.Random, plan: BgpPlan, kind: str) -> list[Fault]:
                 for r in plan.routers]
     if kind == "bgp-filter":
         return _filter_faults(rng, plan)
-    if kind == "bgp-maxprefix":  # a limit as often as the design's statements set it
-        for _ in range(VALUE_DRAWS):
-            limit = rng.choice(list(plan.limits.values()) or [0])
-            if found := _session_faults(rng, plan, kind, limit):
-                return found
-        return []
     return _session_faults(rng, plan, kind)
-
-
-VALUE_DRAWS = 8
-"""Values drawn for a fault before a design counts as having no place for it (with the
-limit drawn per place, 79% of loopback sessions' faulted limits were 2 or 3, against 40% of
-the design's limits)."""
 
 
 def _draw(rng: random.Random, plan: BgpPlan, kind: str, used: set[Any]) -> Fault | None:

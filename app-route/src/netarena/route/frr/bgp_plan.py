@@ -10,11 +10,11 @@ route over the link), the latter with each end's own TTL handling (``ebgp-multih
 ``disable-connected-check`` or a TTL security check, GTSM: ``ttl-security hops``, which
 some single-hop sessions carry too; ``bgp_ttl`` says which pairs come up). Neighbouring ASes are
 provider and customer or peers (``relations``), and each border router's policy follows
-(``bgp_policy``): route-maps in, prefix-lists out, and on most eBGP neighbours a
-``maximum-prefix`` above what they send. Every router announces its stub /24 with a
-``network`` statement (and is reached across ASes at its stub address, the source of what
-it sends over BGP routes), in the IPv4 unicast family only (``no bgp default
-ipv4-unicast``, every neighbour activated). Timers are fast (keepalive 1 s, hold 3 s,
+(``bgp_policy``): route-maps in (some behind a prefix-list in), prefix-lists out, and on
+most eBGP neighbours a ``maximum-prefix`` above what they send. Every router announces its
+stub /24 with a ``network`` statement (and is reached across ASes at its stub address,
+the source of what it sends over BGP routes), in the IPv4 unicast family only (``no bgp
+default ipv4-unicast``, every neighbour activated). Timers are fast (keepalive 1 s, hold 3 s,
 connect retry 1 s, advertisement interval 0, no update-group coalescing; a route-map or
 prefix-list edited applies after 1 s, not FRR's 5 s).
 
@@ -29,7 +29,7 @@ from functools import cached_property
 from typing import Any, ClassVar
 
 from netarena.route.base.routing_kind import RoutingKind
-from netarena.route.frr.bgp_policy import LOCAL_PREF, Entry, MapEntry, Policy, policy_lines
+from netarena.route.frr.bgp_policy import Policy, design_policy, policy_lines
 from netarena.route.frr.bgp_ttl import TTL_LINES
 from netarena.route.frr.plan import OSPF_TIMERS, OspfPlan, TransitLink, header_lines, transit_lines
 
@@ -92,6 +92,8 @@ class Neighbor:
     """``maximum-prefix`` on what it sends (0: none)."""
     route_map_in: str = ""
     """The route-map applied to what it sends."""
+    prefix_list_in: str = ""
+    """The prefix-list applied to what it sends, before its route-map."""
     prefix_list_out: str = ""
     """The prefix-list applied to what is sent to it."""
 
@@ -112,6 +114,9 @@ class BgpPlan(OspfPlan):
     ``index@router`` → one end's where it differs (each AS sets its own end)."""
     limits: dict[str, int] = field(default_factory=dict)
     """``router<peer`` → the ``maximum-prefix`` ``router`` sets on what ``peer`` sends."""
+    filtered_in: tuple[str, ...] = ()
+    """``router<peer`` where ``router`` admits its customer's or peer's cone with a
+    prefix-list bound inbound, its route-map only setting the preference (``bgp_policy``)."""
 
     daemons: ClassVar[tuple[str, ...]] = ("zebra", "staticd", "ospfd", "bgpd")
     routing: ClassVar[RoutingKind] = "bgp"
@@ -224,6 +229,7 @@ class BgpPlan(OspfPlan):
                     self.ttl_at(s.link, router),
                     self.limits.get(f"{router}<{peer}", 0),
                     policy.bind_in.get(address, ""),
+                    policy.filter_in.get(address, ""),
                     policy.bind_out.get(address, ""),
                 )
             )
@@ -255,6 +261,7 @@ class BgpPlan(OspfPlan):
             "loopback_links": list(self.loopback_links),
             "ttl": dict(self.ttl),
             "limits": dict(self.limits),
+            "filtered_in": list(self.filtered_in),
         }
 
     @classmethod
@@ -267,6 +274,7 @@ class BgpPlan(OspfPlan):
             loopback_links=tuple(int(i) for i in data["loopback_links"]),
             ttl={str(k): str(v) for k, v in data["ttl"].items()},
             limits={str(k): int(v) for k, v in data["limits"].items()},
+            filtered_in=tuple(str(k) for k in data.get("filtered_in", ())),
         )
 
 
@@ -282,6 +290,8 @@ def neighbor_lines(n: Neighbor) -> tuple[list[str], list[str]]:
     family = [f" {at} activate"]
     if n.next_hop_self:
         family.append(f" {at} next-hop-self")
+    if n.prefix_list_in:
+        family.append(f" {at} prefix-list {n.prefix_list_in} in")
     if n.prefix_list_out:
         family.append(f" {at} prefix-list {n.prefix_list_out} out")
     if n.route_map_in:
@@ -350,40 +360,3 @@ def render_bgp(plan: BgpPlan, router: str) -> str:
     )
     return "\n".join(lines) + "\n"
 
-
-def _numbered(prefixes: frozenset[str]) -> tuple[Entry, ...]:
-    return tuple((5 * (i + 1), "permit", p) for i, p in enumerate(sorted(prefixes)))
-
-
-def design_policy(plan: BgpPlan, router: str) -> Policy:
-    """``router``'s policy as the design makes it (empty for a router with no eBGP)."""
-    mine = plan.asn[router]
-    lists: dict[str, tuple[Entry, ...]] = {}
-    maps: dict[str, tuple[MapEntry, ...]] = {}
-    bind_in: dict[str, str] = {}
-    bind_out: dict[str, str] = {}
-    count = 0
-    for session in plan.sessions_of(router):
-        if session.kind == "ibgp":
-            continue
-        peer = session.peer(router)
-        address, theirs = session.addr(peer), plan.asn[peer]
-        rel = plan.relation(mine, theirs)
-        if rel == "provider":
-            lists["OWN-PREFIXES"] = _numbered(plan.own_prefixes(mine))
-            maps["FROM-TRANSIT"] = (
-                (5, "deny", "OWN-PREFIXES", None),
-                (10, "permit", None, LOCAL_PREF["provider"]),
-            )
-            bind_in[address] = "FROM-TRANSIT"
-        else:
-            count += 1
-            cone = f"CONE-{count}"
-            name = f"FROM-{'CUST' if rel == 'customer' else 'PEER'}-{count}"
-            lists[cone] = _numbered(plan.cone(theirs))
-            maps[name] = ((10, "permit", cone, LOCAL_PREF[rel]),)
-            bind_in[address] = name
-        if rel != "customer":
-            lists["OWN-CONE"] = _numbered(plan.cone(mine))
-            bind_out[address] = "OWN-CONE"
-    return Policy(lists, maps, bind_in, bind_out)

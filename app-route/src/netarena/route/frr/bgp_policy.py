@@ -11,7 +11,10 @@ the usual commercial rules (Gao-Rexford):
 
 On each border router that becomes configuration: per customer or peer neighbour a
 prefix-list of its cone (``CONE-n``) and a route-map that admits it with the local
-preference of the relationship (``FROM-CUST-n``, ``FROM-PEER-n``); for providers a
+preference of the relationship (``FROM-CUST-n``, ``FROM-PEER-n``), or, where the plan says
+so (``BgpPlan.filtered_in``), the prefix-list bound inbound itself and a route-map that
+only sets the preference (both styles are common; with only the first, a route-map entry
+setting a preference without matching a list was always the provider's); for providers a
 route-map that drops the AS's own prefixes and admits the rest (``FROM-TRANSIT``); a
 prefix-list of the AS's own cone bound outbound towards peers and providers
 (``OWN-CONE``). ``Policy`` holds a router's lists, maps and bindings; ``admits`` and
@@ -21,7 +24,11 @@ policy the same way the routers do.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from netarena.route.frr.bgp_plan import BgpPlan
 
 __all__ = [
     "LOCAL_PREF",
@@ -29,6 +36,7 @@ __all__ = [
     "MapEntry",
     "Policy",
     "admits",
+    "design_policy",
     "imports",
     "policy_lines",
 ]
@@ -56,6 +64,8 @@ class Policy:
     """Neighbour address → the route-map applied to what it sends."""
     bind_out: dict[str, str]
     """Neighbour address → the prefix-list applied to what is sent to it."""
+    filter_in: dict[str, str] = field(default_factory=dict)
+    """Neighbour address → the prefix-list applied to what it sends, before the route-map."""
 
     def without_entry(self, name: str, prefix: str) -> Policy:
         """The policy with ``name``'s entry for ``prefix`` removed."""
@@ -77,6 +87,9 @@ def admits(entries: tuple[Entry, ...], prefix: str) -> bool:
 
 def imports(policy: Policy, neighbour: str, prefix: str) -> int | None:
     """The local preference ``prefix`` from ``neighbour`` gets, or None when dropped."""
+    listed = policy.filter_in.get(neighbour)
+    if listed is not None and not admits(policy.prefix_lists.get(listed, ()), prefix):
+        return None
     name = policy.bind_in.get(neighbour)
     if name is None:
         return DEFAULT_PREF
@@ -103,3 +116,46 @@ def policy_lines(policy: Policy) -> list[str]:
                 lines.append(f" set local-preference {pref}")
             lines += ["exit", "!"]
     return lines
+
+
+def _numbered(prefixes: frozenset[str]) -> tuple[Entry, ...]:
+    return tuple((5 * (i + 1), "permit", p) for i, p in enumerate(sorted(prefixes)))
+
+
+def design_policy(plan: BgpPlan, router: str) -> Policy:
+    """``router``'s policy as the design makes it (empty for a router with no eBGP)."""
+    mine = plan.asn[router]
+    lists: dict[str, tuple[Entry, ...]] = {}
+    maps: dict[str, tuple[MapEntry, ...]] = {}
+    bind_in: dict[str, str] = {}
+    bind_out: dict[str, str] = {}
+    filter_in: dict[str, str] = {}
+    count = 0
+    for session in plan.sessions_of(router):
+        if session.kind == "ibgp":
+            continue
+        peer = session.peer(router)
+        address, theirs = session.addr(peer), plan.asn[peer]
+        rel = plan.relation(mine, theirs)
+        if rel == "provider":
+            lists["OWN-PREFIXES"] = _numbered(plan.own_prefixes(mine))
+            maps["FROM-TRANSIT"] = (
+                (5, "deny", "OWN-PREFIXES", None),
+                (10, "permit", None, LOCAL_PREF["provider"]),
+            )
+            bind_in[address] = "FROM-TRANSIT"
+        else:
+            count += 1
+            cone = f"CONE-{count}"
+            name = f"FROM-{'CUST' if rel == 'customer' else 'PEER'}-{count}"
+            lists[cone] = _numbered(plan.cone(theirs))
+            if f"{router}<{peer}" in plan.filtered_in:
+                filter_in[address] = cone
+                maps[name] = ((10, "permit", None, LOCAL_PREF[rel]),)
+            else:
+                maps[name] = ((10, "permit", cone, LOCAL_PREF[rel]),)
+            bind_in[address] = name
+        if rel != "customer":
+            lists["OWN-CONE"] = _numbered(plan.cone(mine))
+            bind_out[address] = "OWN-CONE"
+    return Policy(lists, maps, bind_in, bind_out, filter_in)

@@ -142,11 +142,11 @@ class Look:
     asn: int = 0
     """Its ``router bgp`` AS."""
 
-    def bound(self, address: str, what: str) -> str | None:
-        """The route-map (``route-map ... in``) or prefix-list (``... out``) a neighbour binds."""
+    def bound(self, address: str, what: str, direction: str) -> str | None:
+        """The ``route-map`` or ``prefix-list`` a neighbour binds ``in`` or ``out``."""
         for line in self.neighbors.get(address, []):
             words = line.split()
-            if words[0] == what and len(words) == 3:
+            if words[0] == what and words[2:] == [direction]:
                 return words[1]
         return None
 

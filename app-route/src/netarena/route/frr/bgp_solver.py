@@ -14,9 +14,10 @@ what it saw against the intent (``router_problems``):
   the other, both ends seen);
 * a stub the router should announce and does not; a border router without
   next-hop-self towards an iBGP peer;
-* a policy that does not do what the relationship says: a route-map admitting less than
-  the neighbour's cone (or, from a provider, than everything but the AS's own prefixes),
-  or setting another local preference; an export list missing part of the AS's cone.
+* a policy that does not do what the relationship says: a route-map or an inbound
+  prefix-list admitting less than the neighbour's cone (or, from a provider, than
+  everything but the AS's own prefixes), or setting another local preference; an export
+  list missing part of the AS's cone.
 
 A repair runs with a look after it, so the next turn sees the router as it is now; a
 session it brought back that its far end backs off from gets a ``clear`` there.
@@ -121,31 +122,28 @@ def _policy_lines(router: str, look: Look, intent: Intent) -> list[str]:
         rel = intent.relation.get((mine, intent.asn[peer]))
         if rel is None:
             continue
-        name = look.bound(address, "route-map")
-        if name is not None:
-            admitted = (
-                intent.cone(intent.asn[peer])
-                if rel != "provider"
-                else set(intent.stub.values()) - intent.own(mine)
-            )
-            for seq, action, match, pref in look.route_maps.get(name, []):
-                if action != "permit":
-                    continue
-                if match is not None and rel != "provider":
-                    for prefix in sorted(admitted - {p for _, a, p in lists.get(match, [])}):
-                        seq_free = _free_seq(lists.setdefault(match, []))
-                        lists[match].append((seq_free, "permit", prefix))
-                        out.append(f"ip prefix-list {match} seq {seq_free} permit {prefix}")
-                if pref is not None and pref != intent.pref.get(rel, pref):
-                    out += [f"route-map {name} permit {seq}",
-                            f"set local-preference {intent.pref[rel]}", "exit"]
-        export = look.bound(address, "prefix-list")
-        if export is not None and rel != "customer":
-            have = {p for _, a, p in lists.get(export, []) if a == "permit"}
-            for prefix in sorted(intent.cone(mine) - have):
-                seq_free = _free_seq(lists.setdefault(export, []))
-                lists[export].append((seq_free, "permit", prefix))
-                out.append(f"ip prefix-list {export} seq {seq_free} permit {prefix}")
+        name = look.bound(address, "route-map", "in")
+        wanted: dict[str | None, set[str]] = {}  # prefix-list → what it must permit
+        if rel != "provider":
+            wanted[look.bound(address, "prefix-list", "in")] = intent.cone(intent.asn[peer])
+        if rel != "customer":
+            wanted[look.bound(address, "prefix-list", "out")] = intent.cone(mine)
+        for seq, action, match, pref in look.route_maps.get(name or "", []):
+            if action != "permit":
+                continue
+            if match is not None and rel != "provider":
+                wanted[match] = intent.cone(intent.asn[peer])
+            if pref is not None and pref != intent.pref.get(rel, pref):
+                out += [f"route-map {name} permit {seq}",
+                        f"set local-preference {intent.pref[rel]}", "exit"]
+        for listed, prefixes in wanted.items():
+            if listed is None:
+                continue
+            have = {p for _, a, p in lists.get(listed, []) if a == "permit"}
+            for prefix in sorted(prefixes - have):
+                seq_free = _free_seq(lists.setdefault(listed, []))
+                lists[listed].append((seq_free, "permit", prefix))
+                out.append(f"ip prefix-list {listed} seq {seq_free} permit {prefix}")
     return out
 
 
