@@ -112,8 +112,10 @@ def _remote_ases(plan: BgpPlan, kind: str) -> list[int]:
 
 
 def _limits(plan: BgpPlan, kind: str) -> list[int]:
-    """The ``maximum-prefix`` of every neighbour statement of sessions like ``kind`` that
-    sets one: between link addresses, or between loopbacks."""
+    """The ``maximum-prefix`` of every neighbour statement that sets one.
+
+    Of sessions like ``kind``: between link addresses, or between loopbacks.
+    """
     return [
         plan.limits[f"{r}<{s.peer(r)}"]
         for s in plan.sessions
