@@ -13,6 +13,7 @@ import pytest
 from netarena.route import RouteApp
 from netarena.route.frr.bgp_faults import BGP_FAULTS, BGP_LEVEL_LABELS
 from netarena.route.frr.bgp_model import reachable
+from netarena.route.frr.bgp_plan import BgpPlan
 from netarena.route.frr.bgp_ttl import TTL_LINES
 
 from .conftest import LIVE_FRR, play_reference, reply, small_frr_app
@@ -89,6 +90,27 @@ def test_each_fault_shows_in_vtysh_and_the_reference_repairs_it(kind: str) -> No
             if a in behind and b in behind
         }
         assert answered == reachable(episode.plan, [fault])  # the ticket's model is the network
+        turns = play_reference(episode, 10)
+        score = episode.score()
+    assert score.correct and score.safe and not score.collateral, (turns, score)
+
+
+def _inbound_entry(query: Any) -> bool:
+    (fault,) = query.truth["faults"]
+    plan = BgpPlan.from_dict(query.truth["plan"])
+    inbound = plan.policy(fault["router"]).filter_in.values()
+    return bool(fault["style"] == "entry" and fault["name"] in inbound)
+
+
+def test_an_entry_gone_from_a_list_bound_inbound_changes_routing_and_is_repaired() -> None:
+    """bgpd applies an edited prefix-list bound to a neighbour inbound to routes it has
+    already received only when they are read again (``clear bgp * soft in``): without that,
+    such a fault left routing as designed (1 of 40 reference queries at seed 400)."""
+    app = small_frr_app()
+    drawn = (app.generate(seed, 1, "bgp-filter") for seed in range(60))
+    query = next(q for q in drawn if _inbound_entry(q))
+    with app.open(query) as episode:
+        assert episode.initial.routing != episode.healthy
         turns = play_reference(episode, 10)
         score = episode.score()
     assert score.correct and score.safe and not score.collateral, (turns, score)

@@ -170,6 +170,8 @@ def router_problems(
     if vty:
         parts.append(conf(vty))
     parts += [f"vtysh -c 'clear bgp {a}'" for a in clear]
+    if policy:  # an inbound list's edit applies to routes received once they are re-read
+        parts.append("vtysh -c 'clear bgp * soft in'")
     return " ; ".join([*parts, BGP_DIAGNOSTIC])
 
 

@@ -112,6 +112,10 @@ def inject_faults(
     for fault in faults:
         if isinstance(plan, BgpPlan):
             net.configure(fault["router"], bgp_fault_lines(fault, plan))
+            if fault["type"] == "bgp-filter":
+                # bgpd applies an edited prefix-list bound inbound to routes already
+                # received only when they are read again
+                net.vtysh(fault["router"], "clear bgp * soft in")
             continue
         lines, ip_lines = fault_lines(fault, plan)
         if lines:
