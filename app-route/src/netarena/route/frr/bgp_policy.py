@@ -24,11 +24,36 @@ policy the same way the routers do.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING
+from typing import Protocol
 
-if TYPE_CHECKING:
-    from netarena.route.frr.bgp_plan import BgpPlan
+
+class _Session(Protocol):
+    @property
+    def kind(self) -> str: ...
+
+    def peer(self, router: str) -> str: ...
+
+    def addr(self, router: str) -> str: ...
+
+
+class BgpDesign(Protocol):
+    """What ``design_policy`` reads of a plan (``bgp_plan.BgpPlan``, which imports this)."""
+
+    @property
+    def asn(self) -> dict[str, int]: ...
+
+    @property
+    def filtered_in(self) -> tuple[str, ...]: ...
+
+    def sessions_of(self, router: str) -> Sequence[_Session]: ...
+
+    def relation(self, mine: int, theirs: int) -> str: ...
+
+    def own_prefixes(self, asn: int) -> frozenset[str]: ...
+
+    def cone(self, asn: int) -> frozenset[str]: ...
 
 __all__ = [
     "LOCAL_PREF",
@@ -122,7 +147,7 @@ def _numbered(prefixes: frozenset[str]) -> tuple[Entry, ...]:
     return tuple((5 * (i + 1), "permit", p) for i, p in enumerate(sorted(prefixes)))
 
 
-def design_policy(plan: BgpPlan, router: str) -> Policy:
+def design_policy(plan: BgpDesign, router: str) -> Policy:
     """``router``'s policy as the design makes it (empty for a router with no eBGP)."""
     mine = plan.asn[router]
     lists: dict[str, tuple[Entry, ...]] = {}
