@@ -97,32 +97,27 @@ def _moved(plan: BgpPlan, faults: list[Fault]) -> bool:
     return forwarding(faults) != forwarding([])
 
 
-def _remote_ases(plan: BgpPlan, kind: str) -> list[int]:
-    """The AS every neighbour statement of sessions like ``kind`` names, one per statement.
+def _statements(plan: BgpPlan, kind: str) -> list[tuple[str, str]]:
+    """``(router, peer)`` of every neighbour statement of sessions like ``kind``.
 
     Sessions between link addresses, or between loopbacks (iBGP and multihop eBGP).
     """
     loopback = kind != "ebgp"
     return [
-        plan.asn[s.peer(r)]
-        for s in plan.sessions
-        if (s.kind != "ebgp") == loopback
+        (r, s.peer(r)) for s in plan.sessions if (s.kind != "ebgp") == loopback
         for r in (s.a, s.b)
     ]
+
+
+def _remote_ases(plan: BgpPlan, kind: str) -> list[int]:
+    """The AS every neighbour statement of sessions like ``kind`` names, one per statement."""
+    return [plan.asn[peer] for _, peer in _statements(plan, kind)]
 
 
 def _limits(plan: BgpPlan, kind: str) -> list[int]:
-    """The ``maximum-prefix`` of every neighbour statement that sets one.
-
-    Of sessions like ``kind``: between link addresses, or between loopbacks.
-    """
-    return [
-        plan.limits[f"{r}<{s.peer(r)}"]
-        for s in plan.sessions
-        if s.kind != "ibgp" and (s.kind == "ebgp") == (kind == "ebgp")
-        for r in (s.a, s.b)
-        if f"{r}<{s.peer(r)}" in plan.limits
-    ]
+    """The ``maximum-prefix`` of every neighbour statement like ``kind``'s that sets one."""
+    ends = (f"{router}<{peer}" for router, peer in _statements(plan, kind))
+    return [plan.limits[end] for end in ends if end in plan.limits]
 
 
 def _session_faults(rng: random.Random, plan: BgpPlan, kind: str) -> list[Fault]:

@@ -28,33 +28,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Protocol
 
-
-class _Session(Protocol):
-    @property
-    def kind(self) -> str: ...
-
-    def peer(self, router: str) -> str: ...
-
-    def addr(self, router: str) -> str: ...
-
-
-class BgpDesign(Protocol):
-    """What ``design_policy`` reads of a plan (``bgp_plan.BgpPlan``, which imports this)."""
-
-    @property
-    def asn(self) -> dict[str, int]: ...
-
-    @property
-    def filtered_in(self) -> tuple[str, ...]: ...
-
-    def sessions_of(self, router: str) -> Sequence[_Session]: ...
-
-    def relation(self, mine: int, theirs: int) -> str: ...
-
-    def own_prefixes(self, asn: int) -> frozenset[str]: ...
-
-    def cone(self, asn: int) -> frozenset[str]: ...
-
 __all__ = [
     "LOCAL_PREF",
     "Entry",
@@ -75,6 +48,37 @@ Entry = tuple[int, str, str]
 """A prefix-list entry: ``(seq, permit|deny, prefix)``."""
 MapEntry = tuple[int, str, str | None, int | None]
 """A route-map entry: ``(seq, permit|deny, prefix-list it matches, local preference set)``."""
+
+
+class _Session(Protocol):
+    @property
+    def kind(self) -> str: ...
+
+    def peer(self, router: str) -> str: ...
+
+    def addr(self, router: str) -> str: ...
+
+
+class BgpDesign(Protocol):
+    """What ``design_policy`` reads of a plan.
+
+    A ``bgp_plan.BgpPlan``; that module imports this one, so the plan is known here by
+    what it offers.
+    """
+
+    @property
+    def asn(self) -> dict[str, int]: ...
+
+    @property
+    def filtered_in(self) -> tuple[str, ...]: ...
+
+    def sessions_of(self, router: str) -> Sequence[_Session]: ...
+
+    def relation(self, mine: int, theirs: int) -> str: ...
+
+    def own_prefixes(self, asn: int) -> frozenset[str]: ...
+
+    def cone(self, asn: int) -> frozenset[str]: ...
 
 
 @dataclass(frozen=True)
