@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import subprocess
 import time
 
 import pytest
@@ -146,6 +147,18 @@ def test_a_finished_command_leaves_nothing_charged_to_the_episodes_process_limit
             if (path := d / COMMANDS / "pids.current").exists()
         ]
         assert charged == [0], charged
+
+
+def test_what_a_command_detaches_ends_with_it(small_app: RouteApp) -> None:
+    """The command is PID 1 of the node's PID namespace (``--as-pid-1``): whatever it leaves
+    behind, detached or not, and even after killing PID 1, is killed when it ends."""
+    detached = ["setsid nohup sleep 4242 >/dev/null 2>&1 &", "(sleep 4243 &); disown -a",
+                "kill -9 1; sleep 4244 &"]
+    with small_app.open(small_app.generate(77, 1, "WR")) as episode:
+        for command in detached:
+            assert episode.net.shell("h1", command).returncode == 0
+        left = subprocess.run(["pgrep", "-f", "sleep 424[234]"], capture_output=True, text=True)
+        assert left.stdout == "", left.stdout
 
 
 def test_a_ping_flood_is_rate_limited(small_app: RouteApp, monkeypatch: pytest.MonkeyPatch) -> None:
