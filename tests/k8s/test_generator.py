@@ -6,6 +6,8 @@ import random
 
 import pytest
 
+from netarena.common.core.errors import UnfitSeed
+from netarena.common.core.plan import QueryPlan, plan_queries
 from netarena.k8s import K8sApp
 from netarena.k8s.faults import (
     FAULT_TYPES,
@@ -70,6 +72,20 @@ def test_synthetic_application_queries() -> None:
     assert q == app.generate(3, 3, "AI+AE")
     assert q.params == {"num_services": 20} and q.id.startswith("k8s-L3-AI+AE-3-")
     assert "svc-1:" in q.prompt and "gateway" in q.prompt
+
+
+def test_a_design_that_cannot_carry_a_label_is_unfit_and_the_plan_draws_another() -> None:
+    """Three services at this seed leave no entry whose protocol change breaks anything.
+
+    It used to raise a bare EmulatorError that stopped the whole plan (2 of 3 plans of 150
+    queries at ``num_services=3``); ``UnfitSeed`` makes the plan draw that query afresh.
+    """
+    app = K8sApp({"num_services": 3})
+    with pytest.raises(UnfitSeed, match="no CPR fault"):
+        app.generate(1211236632, 2, "AI+CPR")
+    queries = plan_queries(app, QueryPlan(num_queries=30, seed=101, labels=("AI+CPR",),
+                                          levels=(2,)))
+    assert len(queries) == 30 and {q.label for q in queries} == {"AI+CPR"}
 
 
 def test_prompt_styles() -> None:

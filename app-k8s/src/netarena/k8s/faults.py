@@ -32,7 +32,7 @@ import random
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from netarena.common.core.errors import EmulatorError
+from netarena.common.core.errors import UnfitSeed
 from netarena.k8s.design import port_entry, port_pool_of
 from netarena.k8s.fault_rewrites import Candidate, Policy, default_deny, lock, open_rule
 from netarena.k8s.fault_spots import (
@@ -363,7 +363,8 @@ def inject_fault(code: str, model: AppModel, policies: Sequence[Policy],
         policy's whole faulted spec.
 
     Raises:
-        EmulatorError: No candidate changed the matrix (should not happen on valid models).
+        UnfitSeed: No candidate changed the matrix (a small design with no entry whose
+            protocol can change, say): the plan draws the query from another seed.
     """
     pods, nss = model_pods(model), model_namespaces(model)
 
@@ -388,4 +389,4 @@ def inject_fault(code: str, model: AppModel, policies: Sequence[Policy],
                  "method": method, "description": description, "spec": spec}
         if _does_its_job(code, probes(apply_faults(policies, [fault])) - before):
             return fault
-    raise EmulatorError(f"no {code} fault changed the connectivity matrix")
+    raise UnfitSeed(f"no {code} fault changed the connectivity matrix")
