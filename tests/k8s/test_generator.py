@@ -82,7 +82,7 @@ def test_a_design_that_cannot_carry_a_label_is_unfit_and_the_plan_draws_another(
     """
     app = K8sApp({"num_services": 3})
     with pytest.raises(UnfitSeed, match="no CPR fault"):
-        app.generate(1211236632, 2, "AI+CPR")
+        app.generate(1033, 2, "AI+CPR")
     queries = plan_queries(app, QueryPlan(num_queries=30, seed=101, labels=("AI+CPR",),
                                           levels=(2,)))
     assert len(queries) == 30 and {q.label for q in queries} == {"AI+CPR"}

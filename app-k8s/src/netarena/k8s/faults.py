@@ -40,9 +40,11 @@ from netarena.k8s.fault_spots import (
     design_like,
     design_pools,
     dns_rule_unlike_design,
+    keep_odds,
     names_peer,
     peer_form,
     pick_spot,
+    rules_unlike_design,
     side_of,
     spots_of,
     target_of,
@@ -64,10 +66,11 @@ FAULT_TYPES = {
 """Fault code → fault type."""
 
 _MAX_TRIES = 60
-_COPY_PORT = 0.6
+_SHAPED_TRIES = 45
+"""Tries that must keep egress rules in the design's shapes (a small design may not)."""
+_COPY_PORT = 0.8
 """Share of changed ports copied from a design entry of the direction (else drawn afresh)."""
-_FIXED_DIRECTION = {"RI": "ingress", "AE": "egress"}
-"""The fault types whose direction their type fixes."""
+_FIXED_DIRECTION = {"RI": "ingress", "AE": "egress"}  # the types that fix their direction
 _EGRESS_SHARE = 0.1
 """Share of AI, CP and CPR faults made at a caller's egress rather than a callee's ingress.
 
@@ -199,10 +202,10 @@ def _add_ingress(model: AppModel, policies: Sequence[Policy],
 
 def _change_port(model: AppModel, policies: Sequence[Policy],
                  rng: random.Random, direction: str) -> Candidate | None:
-    """An entry's port (and range) redrawn: another entry's of its direction, or drawn afresh.
+    """An entry's port (and range) redrawn: a design entry's of its direction, or afresh.
 
-    Copied from a design entry as often as the design repeats its ports; drawn as the design
-    draws its extra entries' ports otherwise.
+    Copied (a named port too) from an entry of its protocol, so that the pair is one the
+    design writes; else drawn as the design draws its extra entries' ports.
     """
     spots = [w for w in spots_of(policies, "ports", model) if w[1] == direction
              and policies[w[0]]["spec"][w[1]][w[2]]["ports"][w[3]].get("port") is not None]
@@ -216,7 +219,8 @@ def _change_port(model: AppModel, policies: Sequence[Policy],
     own = [] if where[1] == "egress" or name not in model.names else [
         p for p in (model.service(name).container_port, *(
             q for _, q in (model.detail.declared(name) if model.detail else []))) if p]
-    like = [e for e in design_pools(model).entries[where[1]] if isinstance(e.get("port"), int)]
+    like = [e for e in design_pools(model).entries[where[1]] if e.get("port") is not None
+            and e.get("protocol", "TCP") == entry.get("protocol", "TCP")]
     for _ in range(20):
         copied = bool(like) and rng.random() < _COPY_PORT
         drawn = rng.choice(like) if copied else port_entry(port_pool_of(model), own, rng)
@@ -248,10 +252,13 @@ def _change_protocol(model: AppModel, policies: Sequence[Policy],
     if not pools.entries[direction]:
         return None
     new = str(rng.choice(pools.entries[direction]).get("protocol") or "TCP")
+    odds = {old: keep_odds(model, direction, new, old) for old in ("TCP", "UDP", "SCTP")}
 
-    def changeable(w: Where) -> bool:
+    def changeable(w: Where) -> bool:  # thinned so that undeclared ports are as common
         entry = policies[w[0]]["spec"][w[1]][w[2]]["ports"][w[3]]
-        return isinstance(entry.get("port"), int) and (entry.get("protocol") or "TCP") != new
+        old = entry.get("protocol") or "TCP"
+        return isinstance(entry.get("port"), int) and old != new \
+            and rng.random() < odds[old][entry["port"] not in pools.declared]
 
     where = pick_spot([w for w in spots_of(policies, "ports", model)
                        if w[1] == direction and changeable(w)], rng, policies,
@@ -383,7 +390,8 @@ def inject_fault(code: str, model: AppModel, policies: Sequence[Policy],
         if cand is None:
             continue
         name, method, description, spec = cand
-        if dns_rule_unlike_design(spec):
+        if dns_rule_unlike_design(spec) or (attempt < _SHAPED_TRIES
+                                             and rules_unlike_design(model, spec)):
             continue
         fault = {"code": code, "type": FAULT_TYPES[code], "policy": name,
                  "method": method, "description": description, "spec": spec}
