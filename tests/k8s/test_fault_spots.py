@@ -22,7 +22,7 @@ from netarena.k8s.fault_spots import design_pools, dns_rule_unlike_design, rules
 from netarena.k8s.faults import inject_fault
 from netarena.k8s.generator import K8sConfig, build_model
 from netarena.k8s.manifests import render_policies
-from netarena.k8s.model import AppModel
+from netarena.k8s.model import ANYONE, AppModel
 
 
 def _fault(code: str, model: AppModel, healthy: list[dict[str, Any]],
@@ -217,3 +217,27 @@ def test_a_copied_port_keeps_its_protocol() -> None:
                         if e.get("port") is not None:
                             assert (d, str(e["port"]), e.get("protocol") or "TCP") in pairs
     assert copies >= 60
+
+
+def test_faulted_policies_keep_shapes_and_shares_the_design_has() -> None:
+    """A client's egress-only policy keeps both rules; the entry point's takes its faults.
+
+    Egress faults that removed one of the client's two rules left an egress-only policy
+    with one rule, 1.9% of faulted policies and none of the design's; and the entry point's
+    policy (a twelfth of the design's) took a third of its share of faults.
+    """
+    rng = random.Random(17)
+    faults = entry_point = 0
+    for seed in range(120):
+        model = build_model(K8sConfig(), seed)
+        healthy = render_policies(model)
+        public = {s.name for s in model.services if ANYONE in s.sources}
+        for code in ("AE", "AI", "CP", "CPR", "RI"):
+            fault = _fault(code, model, healthy, rng)
+            if not fault["spec"]:
+                continue
+            faults += 1
+            entry_point += fault["policy"] in public
+            rules = [r for r in fault["spec"].get("egress") or [] if r]
+            assert fault["spec"].get("policyTypes") != ["Egress"] or len(rules) != 1
+    assert entry_point / faults >= 0.032, (entry_point, faults)  # was 0.024; now 0.044

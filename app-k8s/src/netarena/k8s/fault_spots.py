@@ -16,14 +16,15 @@ from typing import Any
 
 from netarena.k8s.design import except_cut, external_range, foreign_peer, partner_range
 from netarena.k8s.detail import DNS_PORTS, KUBE_DNS_LABELS
-from netarena.k8s.manifests import render_policies
+from netarena.k8s.manifests import callee_rule, render_policies
 from netarena.k8s.model import AppModel, per_model
 from netarena.k8s.model_objects import model_pods
 from netarena.k8s.policy import PodView
 
 __all__ = ["DesignPools", "Where", "design_like", "dns_rule_unlike_design", "design_pools",
            "fresh_peer", "names_peer", "peer_form", "lone_side_weight", "pick_spot", "rule_shape",
-           "rules_unlike_design", "side_of", "spots_of", "target_of", "keep_odds"]
+           "rules_unlike_design", "side_of", "spots_of", "target_of", "keep_odds", "callee_pairs",
+           "removable"]
 
 Policy = dict[str, Any]
 
@@ -280,3 +281,31 @@ def dns_rule_unlike_design(spec: Policy) -> bool:
         for rule in spec.get("egress") or []
         if any((peer.get("podSelector") or {}).get("matchLabels") == KUBE_DNS_LABELS
                for peer in rule.get("to") or []))
+
+
+def callee_pairs(model: AppModel, rule: Policy) -> bool:
+    """Whether ``rule`` is a callee rule as the design writes it (``callee_rule``).
+
+    Removing only a callee or only a port from it left a rule whose peers and ports no
+    longer pair up, a shape no design writes.
+    """
+    apps = [((p.get("podSelector") or {}).get("matchLabels") or {}).get("app")
+            for p in rule.get("to") or []]
+    names = [a for a in apps if isinstance(a, str) and a in model.names]
+    return len(names) == len(apps) > 1 and rule == callee_rule(model, names)
+
+
+def removable(policies: Sequence[Policy], where: Where, part: str) -> bool:
+    """Whether the rule (or peer, or port entry) at ``where`` can go as a one-item change.
+
+    Removing the last rule closes the direction (a lock, drawn as one); removing a rule's
+    last peer or port widens it to every peer or port (not an egress lost). A client's
+    egress-only policy keeps both its rules: the design's hold DNS and the entry point
+    together, and one without the other was a policy shape of its own.
+    """
+    spec = policies[where[0]]["spec"]
+    rules = spec[where[1]]
+    if part == "rules":
+        return len(rules) > 1 and "Ingress" in (spec.get("policyTypes") or [])
+    return len(rules[where[2]].get(side_of(where[1]) if part == "peers" else "ports")
+               or []) > 1

@@ -37,6 +37,7 @@ from netarena.k8s.design import port_entry, port_pool_of
 from netarena.k8s.fault_rewrites import Candidate, Policy, default_deny, lock, open_rule
 from netarena.k8s.fault_spots import (
     Where,
+    callee_pairs,
     design_like,
     design_pools,
     dns_rule_unlike_design,
@@ -44,13 +45,13 @@ from netarena.k8s.fault_spots import (
     names_peer,
     peer_form,
     pick_spot,
+    removable,
     rules_unlike_design,
     side_of,
     spots_of,
     target_of,
 )
 from netarena.k8s.judge import apply_faults, judge
-from netarena.k8s.manifests import callee_rule
 from netarena.k8s.model import AppModel
 from netarena.k8s.model_objects import model_namespaces, model_pods
 
@@ -151,9 +152,14 @@ def _retarget(model: AppModel, policies: Sequence[Policy], rng: random.Random,
 
 def _add_ingress(model: AppModel, policies: Sequence[Policy],
                  rng: random.Random, direction: str) -> Candidate | None:
-    """A peer let in at the callee's ingress or at the caller's egress (``direction``)."""
+    """A peer let in at the callee's ingress or at the caller's egress (``direction``).
+
+    The public entry point's port rule is opened to every port a fifth of the time: its
+    policy is a twelfth of the design's, and with 8% (a rule added 33%) faults touched it
+    a third as often as others (policy AUC 0.604 → 0.588 out of fold).
+    """
     method = rng.choices(["add_peer", "add_rule", "retarget", "drop_except", "default_deny",
-                          "open_port"], (0.14, 0.33, 0.2, 0.05, 0.15, 0.08))[0]
+                          "open_port"], (0.14, 0.21, 0.2, 0.05, 0.15, 0.2))[0]
     pools = design_pools(model)
     if method == "retarget":
         return _retarget(model, policies, rng, direction=direction)
@@ -290,7 +296,7 @@ def _add_egress(model: AppModel, policies: Sequence[Policy],
         return lock(model, policies, rng)
     part = rng.choice(["peers", "ports", "rules"])
     where = pick_spot([w for w in spots_of(policies, part, model)
-                       if w[1] == "egress" and _removable(policies, w, part)], rng, policies)
+                       if w[1] == "egress" and removable(policies, w, part)], rng, policies)
     if where is None:
         return None
     pol, spec, rule = target_of(policies, where)
@@ -299,7 +305,7 @@ def _add_egress(model: AppModel, policies: Sequence[Policy],
         del spec["egress"][at]
         return name, "drop_egress_rule", f"{name}: egress rule {at} {json.dumps(rule)} " \
             "removed", spec
-    if _callee_pairs(model, rule):  # a callee goes with its port, as the design pairs them
+    if callee_pairs(model, rule):  # a callee goes with its port, as the design pairs them
         callee = rule["to"].pop(k)["podSelector"]["matchLabels"]["app"]
         rule["ports"].pop(k)
         return name, "drop_egress_callee", f"{name}: egress to {callee} removed", spec
@@ -307,31 +313,6 @@ def _add_egress(model: AppModel, policies: Sequence[Policy],
     gone = items.pop(k)
     return name, f"drop_egress_{part[:-1]}", (f"{name}: egress rule {at} item {k} "
                                               f"{json.dumps(gone)} removed"), spec
-
-
-def _callee_pairs(model: AppModel, rule: Policy) -> bool:
-    """Whether ``rule`` is a callee rule as the design writes it (``callee_rule``).
-
-    Removing only a callee or only a port from it left a rule whose peers and ports no
-    longer pair up, a shape no design writes.
-    """
-    apps = [((p.get("podSelector") or {}).get("matchLabels") or {}).get("app")
-            for p in rule.get("to") or []]
-    names = [a for a in apps if isinstance(a, str) and a in model.names]
-    return len(names) == len(apps) > 1 and rule == callee_rule(model, names)
-
-
-def _removable(policies: Sequence[Policy], where: Where, part: str) -> bool:
-    """Whether the rule (or peer, or port entry) at ``where`` can go as a one-item change.
-
-    Removing the last rule closes the direction (a lock, drawn as one); removing a rule's
-    last peer or port widens it to every peer or port (not an egress lost).
-    """
-    rules = policies[where[0]]["spec"][where[1]]
-    if part == "rules":
-        return len(rules) > 1
-    return len(rules[where[2]].get(side_of(where[1]) if part == "peers" else "ports")
-               or []) > 1
 
 
 _SAMPLERS: dict[str, Callable[[AppModel, Sequence[Policy], random.Random, str],
