@@ -88,7 +88,7 @@ _AIMS: dict[str, dict[str, int]] = {
     "wrong_interface": _ROUTE,
     "unreachable_gateway": {"host": 5, "subnet": 2, "range": 3},
     "metric_loses": _ROUTE,
-    "loop": _ROUTE,
+    "loop": {"subnet": 5, "range": 8},
 }
 """The aims each method takes, weighted as the design's blocks make them available
 (interface and address methods: mostly a host's interface, as out-of-service hosts are the
@@ -96,7 +96,9 @@ commonest block). Filters: of the design's blocking rules (400 queries, seed 21)
 on a host's INPUT, 18% name a pair of subnets, 19% a range and 16% a whole subnet on one
 side of the router's FORWARD; weighted host 3, subnet 1, pair 2, range 4, faults' rules
 did 22%, 12%, 44% and 8% (the audit's ``source`` and ``destination``); as now, 30%, 20%,
-22% and 14%."""
+22% and 14%. A loop never aims at one host: the design's routes to one machine are
+device routes, and a route to one through a machine was 3.5% of faults' routes and none of
+the design's (1,330 routes, seeds 43-44)."""
 
 
 def _aim(rng: random.Random, plan: NetworkPlan, intent: Intent, method: str) -> Target:
@@ -152,7 +154,9 @@ def sample_fault(
     if fault["method"] == "unreachable_gateway" and fault["node"] != ROUTER:
         restricted = intent.restricted
         if restricted is not None and restricted.subnet == target.subnet:
-            fault["route"] = plan.subnet(rng.choice(restricted.peers)).network
+            peer = rng.choice(restricted.peers)
+            fault["route"] = draw_range(rng, plan, peer, with_hosts=True) or \
+                plan.subnet(peer).network
         elif rng.random() < _HOST_ROUTE_SHARE:
             fault["route"] = _remote_range(rng, plan, intent, target.subnet)
     return fault
@@ -201,14 +205,17 @@ through a dead gateway was 0.6% of faults' routes against 4.3% of the design's, 
 
 
 def _remote_range(rng: random.Random, plan: NetworkPlan, intent: Intent, subnet: int) -> str:
-    """Another subnet whose hosts the host must reach, or a part of it holding one of them."""
+    """A part of another subnet, holding a host the host must reach (the whole subnet if none).
+
+    The design's hosts route parts of subnets, never a whole one: a host's route to a whole
+    subnet was 2.3% of faults' routes and none of the design's (seeds 43-44).
+    """
     cut = intent.cut_subnets
     others = [s.index for s in plan.subnets if s.index not in cut and s.index != subnet]
     if not others:
         return "default"
     other = rng.choice(others)
-    part = draw_range(rng, plan, other, with_hosts=True) if rng.random() < 0.85 else None
-    return part or plan.subnet(other).network
+    return draw_range(rng, plan, other, with_hosts=True) or plan.subnet(other).network
 
 
 def fault_candidates(
