@@ -194,11 +194,11 @@ a part of a subnet sit in a table, 16% of faults' at a share of 0.3 over all rou
 0.45 over parts only)."""
 
 _HOST_ROUTE_SHARE = 0.9
-"""Share of a host's dead-gateway faults that add a route to one remote subnet (or part of
-one) rather than replace its default route. The design's hosts hold such routes (ranges
+"""Share of a host's dead-gateway faults that add a route to a part of one remote subnet
+rather than replace its default route. The design's hosts hold such routes (ranges
 reached through another gateway), while a host's default route unlike the prompt's was
 mostly a fault's: the audit's strongest route feature (240 queries: 6 of 97 route faults,
-5 of 731 design routes). Mostly to a part (``_remote_range``), as the design's hosts route
+5 of 731 design routes). To a part (``_remote_range``), as the design's hosts route
 parts, and aimed at a host more often than the router (``_AIMS``): a host's route to a part
 through a dead gateway was 0.6% of faults' routes against 4.3% of the design's, 3.0% now
 (400 queries, seed 21)."""
