@@ -154,9 +154,7 @@ def sample_fault(
     if fault["method"] == "unreachable_gateway" and fault["node"] != ROUTER:
         restricted = intent.restricted
         if restricted is not None and restricted.subnet == target.subnet:
-            peer = rng.choice(restricted.peers)
-            fault["route"] = draw_range(rng, plan, peer, with_hosts=True) or \
-                plan.subnet(peer).network
+            fault["route"] = _part_of(rng, plan, rng.choice(restricted.peers))
         elif rng.random() < _HOST_ROUTE_SHARE:
             fault["route"] = _remote_range(rng, plan, intent, target.subnet)
     return fault
@@ -214,8 +212,12 @@ def _remote_range(rng: random.Random, plan: NetworkPlan, intent: Intent, subnet:
     others = [s.index for s in plan.subnets if s.index not in cut and s.index != subnet]
     if not others:
         return "default"
-    other = rng.choice(others)
-    return draw_range(rng, plan, other, with_hosts=True) or plan.subnet(other).network
+    return _part_of(rng, plan, rng.choice(others))
+
+
+def _part_of(rng: random.Random, plan: NetworkPlan, subnet: int) -> str:
+    """A part of ``subnet`` holding one of its hosts (the whole subnet if none can be)."""
+    return draw_range(rng, plan, subnet, with_hosts=True) or plan.subnet(subnet).network
 
 
 def fault_candidates(
