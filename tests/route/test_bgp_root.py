@@ -44,14 +44,11 @@ def _shows(episode: Any, fault: dict[str, Any]) -> None:
         return
     if kind == "bgp-filter":
         config = vtysh(router, "show running-config")
-        if fault["style"] == "entry":  # the entry is gone from its list
-            assert f"ip prefix-list {fault['name']} " in config, config
-            assert f"{fault['name']} seq" not in config or not any(
-                line.endswith(fault["prefix"]) and f" {fault['name']} " in line
-                for line in config.splitlines()
-            ), config
-        else:
-            assert f"set local-preference {fault['pref']}" in config, config
+        assert f"ip prefix-list {fault['name']} " in config, config  # its entry is gone
+        assert f"{fault['name']} seq" not in config or not any(
+            line.endswith(fault["prefix"]) and f" {fault['name']} " in line
+            for line in config.splitlines()
+        ), config
         return
     address = _addr(episode, router, fault["peer"])
     row = _row(summary, address)
@@ -99,7 +96,7 @@ def _inbound_entry(query: Any) -> bool:
     (fault,) = query.truth["faults"]
     plan = BgpPlan.from_dict(query.truth["plan"])
     inbound = plan.policy(fault["router"]).filter_in.values()
-    return bool(fault["style"] == "entry" and fault["name"] in inbound)
+    return bool(fault["name"] in inbound)
 
 
 def test_an_entry_gone_from_a_list_bound_inbound_changes_routing_and_is_repaired() -> None:

@@ -97,26 +97,25 @@ def test_neighbours_are_heard_until_one_falls_silent() -> None:
 
 def test_a_route_map_edited_as_the_last_command_is_waited_for() -> None:
     """bgpd applies an edited route-map only at its route-map timer (1 s by design, FRR's
-    default 5 s): a repair that puts the faulted map's preference back is scored once
-    applied."""
+    default 5 s): a repair whose last command takes back a deny added to the provider's
+    route-map is scored correct once applied. Without the take-back the same episode is not
+    correct, so the deny moved routes and the wait is what the score rests on."""
     app = small_frr_app()
-    query = next(
-        q
-        for q in (app.generate(seed, 1, "bgp-filter") for seed in range(60, 120))
-        if q.truth["faults"][0]["style"] == "pref"
-    )
+    query = app.generate(61, 1, "bgp-network")
     (fault,) = query.truth["faults"]
-    with app.open(query) as episode:
-        entry = next(
-            e
-            for e in episode.plan.policy(fault["router"]).route_maps[fault["name"]]
-            if e[0] == fault["seq"]
-        )
-        seq, action, _, pref = entry
-        repair = f"-c 'route-map {fault['name']} {action} {seq}' -c 'set local-preference {pref}'"
-        episode.step(reply(fault["router"], f"vtysh -c 'conf t' {repair}"))
-        score = episode.score()
-    assert score.correct and score.safe, score.details
+    router, deny = fault["router"], "route-map FROM-TRANSIT deny 1"
+    for take_back in (False, True):
+        with app.open(query) as episode:
+            plan = episode.plan
+            border = next(r for r in plan.routers if "FROM-TRANSIT" in plan.policy(r).route_maps)
+            family = f"-c 'router bgp {plan.asn[router]}' -c 'address-family ipv4 unicast'"
+            repair = f"vtysh -c 'conf t' {family} -c 'network {fault['prefix']}'"
+            episode.step(reply(router, repair))
+            episode.step(reply(border, f"vtysh -c 'conf t' -c '{deny}'"))
+            if take_back:
+                episode.step(reply(border, f"vtysh -c 'conf t' -c 'no {deny}'"))
+            score = episode.score()
+        assert score.correct == take_back, score.details  # (the deny's own step is unsafe)
 
 
 def test_bgp_peers_are_heard_until_one_falls_silent() -> None:

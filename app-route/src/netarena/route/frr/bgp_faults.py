@@ -4,8 +4,7 @@ Each fault sits on one router (and most on one session) of a ``BgpPlan``, and ev
 it sets is one the design itself carries elsewhere: a neighbour's remote AS (another AS of
 the design), a neighbour's address (another router's address of the same kind), its
 activation in IPv4 unicast, the router's policy (an entry gone from one of its
-prefix-lists, or a route-map's local preference set to one another relationship gets),
-the stub's ``network`` statement, a border router's ``next-hop-self`` towards an iBGP
+prefix-lists), the stub's ``network`` statement, a border router's ``next-hop-self`` towards an iBGP
 peer, an eBGP ``maximum-prefix`` (one of the design's limits, a step or two below what the
 peer sends, as the design's are a step or two above), and a
 loopback session's TTL handling at one end (a way the design has that the other end's
@@ -17,6 +16,8 @@ lines that inject one; ``bgp_model`` says what they do before anything runs.
 
 from __future__ import annotations
 
+import bisect
+import ipaddress
 import random
 from dataclasses import replace
 from typing import Any
@@ -25,7 +26,6 @@ from netarena.common.core.looks import as_shared, kept_in_proportion
 from netarena.route.frr.bgp_design import LIMITS
 from netarena.route.frr.bgp_model import best_routes, sent, unmasks
 from netarena.route.frr.bgp_plan import BgpPlan, Neighbor, neighbor_lines
-from netarena.route.frr.bgp_policy import LOCAL_PREF
 from netarena.route.frr.bgp_ttl import TTL_LINES, ttl_works
 
 __all__ = ["BGP_FAULTS", "BGP_LEVEL_LABELS", "draw_bgp_faults", "bgp_fault_lines"]
@@ -34,8 +34,7 @@ BGP_FAULTS = {
     "bgp-remote-as": "remote-as mismatch on one end of an eBGP session",
     "bgp-neighbor": "wrong neighbor address",
     "bgp-activate": "neighbor not activated in the IPv4 unicast address family",
-    "bgp-filter": "a policy changed: a prefix-list entry gone, or a route-map's local "
-    "preference",
+    "bgp-filter": "a policy changed: an entry gone from a prefix-list the router applies",
     "bgp-network": "missing network statement for a stub",
     "bgp-nexthop": "next hop unreachable (no next-hop-self on an iBGP border router)",
     "bgp-maxprefix": "maximum-prefix below what the peer sends (session shut down)",
@@ -72,7 +71,9 @@ def _wrong_address(plan: BgpPlan, router: str, peer: str) -> list[str]:
     """Addresses of the design a mistyped neighbour may name.
 
     Of the same kind as the right one (a loopback, a link address), on a router
-    ``router`` does not peer with.
+    ``router`` does not peer with, and sorting among the router's other neighbours where
+    the right one does (or as near as any): bgpd lists neighbours by address, so a
+    neighbour's lines stand where a design's would.
     """
     right = _addr(plan, router, peer)
     mine = {_addr(plan, router, p) for p in (s.peer(router) for s in plan.sessions_of(router))}
@@ -81,7 +82,15 @@ def _wrong_address(plan: BgpPlan, router: str, peer: str) -> list[str]:
     else:
         pool = [ip for x in plan.links for ip in (x.a_ip, x.b_ip)]
     own = {plan.loopbacks[router], *(x.end(router)[1] for x in plan.all_links_of(router))}
-    return sorted(set(pool) - mine - own)
+    wrong = sorted(set(pool) - mine - own)
+    others = sorted(ipaddress.IPv4Address(a) for a in mine - {right})
+
+    def off(address: str) -> int:
+        place = bisect.bisect(others, ipaddress.IPv4Address(address))
+        return abs(place - bisect.bisect(others, ipaddress.IPv4Address(right)))
+
+    nearest = min((off(a) for a in wrong), default=0)
+    return [a for a in wrong if off(a) == nearest]
 
 
 def _moved(plan: BgpPlan, faults: list[Fault]) -> bool:
@@ -114,6 +123,26 @@ def _remote_ases(plan: BgpPlan, kind: str) -> list[int]:
     return [plan.asn[peer] for _, peer in _statements(plan, kind)]
 
 
+def _mistyped(rng: random.Random, asn: int, taken: set[int]) -> int:
+    """``asn`` mistyped: two neighbouring digits swapped, or one digit off by one.
+
+    Still a private AS number, and no AS of the design. An AS no other statement names is
+    what a fault takes where a design's AS is named once (``as_shared``); another AS of the
+    design would be named twice (link ``remote-as`` faults' AS was held by 0.39 of their
+    statements, a design's by 0.32).
+    """
+    digits = str(asn)
+    options = {
+        digits[:i] + digits[i + 1] + digits[i] + digits[i + 2:] for i in range(len(digits) - 1)
+    }
+    options |= {
+        digits[:i] + str(int(digits[i]) + step) + digits[i + 1:]
+        for i in range(len(digits)) for step in (-1, 1) if 0 <= int(digits[i]) + step <= 9
+    }
+    valid = sorted(n for n in map(int, options) if 64512 <= n <= 65534 and n not in taken)
+    return rng.choice(valid)
+
+
 def _limits(plan: BgpPlan, kind: str) -> list[int]:
     """The ``maximum-prefix`` of every neighbour statement like ``kind``'s that sets one."""
     ends = (f"{router}<{peer}" for router, peer in _statements(plan, kind))
@@ -121,17 +150,12 @@ def _limits(plan: BgpPlan, kind: str) -> list[int]:
 
 
 def _session_faults(rng: random.Random, plan: BgpPlan, kind: str) -> list[Fault]:
-    """Every fault of a session kind, one per session end, with a value from the design.
-
-    A ``maximum-prefix`` fault's limit is one or two steps of the design's ladder below
-    what the peer sends, one held by as many other statements as a design's limit is.
-    """
+    """Every fault of a session kind, one per session end, with a value from the design."""
     kinds = {
         "bgp-remote-as": ("ebgp", "multihop", "ibgp"),
         "bgp-neighbor": ("ebgp", "ibgp", "multihop"),
         "bgp-activate": ("ebgp", "ibgp", "multihop"),
         "bgp-multihop": ("multihop",),
-        "bgp-maxprefix": ("ebgp", "multihop"),  # as designs set limits: on eBGP only
         "bgp-nexthop": ("ibgp",),
     }[kind]
     out = []
@@ -144,7 +168,8 @@ def _session_faults(rng: random.Random, plan: BgpPlan, kind: str) -> list[Fault]
             if kind == "bgp-remote-as":  # named by as many statements as a design's AS
                 right = {plan.asn[router], plan.asn[peer]}
                 named = _remote_ases(plan, session.kind)
-                asn = as_shared(rng, named, set(plan.asn.values()) - right)
+                typo = _mistyped(rng, plan.asn[peer], set(plan.asn.values()))
+                asn = as_shared(rng, named, set(plan.asn.values()) - right | {typo}, tries=1)
                 if asn is None:
                     continue
                 fault["asn"] = asn
@@ -161,22 +186,61 @@ def _session_faults(rng: random.Random, plan: BgpPlan, kind: str) -> list[Fault]
                 if not ways:
                     continue
                 fault["ttl"] = rng.choice(ways)
-            elif kind == "bgp-maxprefix":  # one or two steps below, as designs are above
-                below = [x for x in LIMITS if x < len(sent(plan, peer, router))][-2:]
-                limit = as_shared(rng, _limits(plan, session.kind), below)
-                if limit is None:
-                    continue
-                fault["limit"] = limit
             elif kind == "bgp-nexthop" and not plan.border(router):
                 continue
             out.append(fault)
     return out
 
 
-def _filter_faults(rng: random.Random, plan: BgpPlan) -> list[Fault]:
-    """Policy faults: a bound prefix-list's entry gone, a route-map's preference changed."""
+def _limit_faults(rng: random.Random, plan: BgpPlan) -> list[Fault]:
+    """``maximum-prefix`` faults, on eBGP sessions as the design's limits are.
+
+    The limit is drawn as the design draws one, for a random end of the kind (the first
+    step of the ladder above what its peer sends, or the next), so it is one more draw
+    like the design's own; then every end where it is a step or two below what the peer
+    sends takes it (a design's limit is a step or two above). Drawn end by end, most
+    faults' limits were 2 (46% of them against 13% of the design's). A limit no end can
+    take (8 or 10: no peer sends more than seven prefixes) is drawn again.
+    """
     out: list[Fault] = []
-    prefs = sorted(set(LOCAL_PREF.values()))
+    for kind in ("ebgp", "multihop"):
+        ends = [(i, r) for i, s in enumerate(plan.sessions) if s.kind == kind for r in (s.a, s.b)]
+        sends = {(i, r): len(sent(plan, plan.sessions[i].peer(r), r)) for i, r in ends}
+        held = _limits(plan, kind)
+        options: list[tuple[int, list[tuple[int, str]]]] = []
+        for _ in range(_LIMIT_TRIES if ends and held else 0):
+            limit = rng.choice([x for x in LIMITS if x > sends[rng.choice(ends)]][:2])
+            there = [e for e in ends if limit in [x for x in LIMITS if x < sends[e]][-2:]]
+            if not there:
+                continue
+            options.append((limit, there))
+            if held.count(limit) == held.count(rng.choice(held)) - 1:
+                options = [options[-1]]
+                break
+        if options:
+            limit, there = options[0]
+            out += [
+                {"type": "bgp-maxprefix", "router": r, "session": i,
+                 "peer": plan.sessions[i].peer(r), "limit": limit}
+                for i, r in there
+            ]
+    return out
+
+
+_LIMIT_TRIES = 8
+"""Limits drawn for one some end can take."""
+
+
+def _filter_faults(plan: BgpPlan) -> list[Fault]:
+    """Policy faults: an entry gone from a prefix-list a router applies.
+
+    No route-map's local preference is changed: in these designs (a tree of providers and
+    customers, peers beside it) a cone has one way in, so the only preference change that
+    moves a route raises the provider's 50 to the customer's 200 (over a peer's 100). Every
+    such line was a 200 on a provider's one-line map, a line no design holds (AUC 0.95-0.98
+    in the audit); it comes back when designs give a cone a second way in.
+    """
+    out: list[Fault] = []
     for router in plan.routers:
         policy = plan.policy(router)
         bound = set(policy.bind_out.values()) | set(policy.filter_in.values())
@@ -184,14 +248,8 @@ def _filter_faults(rng: random.Random, plan: BgpPlan) -> list[Fault]:
                   policy.route_maps[name] if m is not None}
         for name in sorted(bound):
             for _, _, prefix in policy.prefix_lists[name]:
-                out.append({"type": "bgp-filter", "router": router, "style": "entry",
-                            "name": name, "prefix": prefix})
-        for name in sorted(set(policy.bind_in.values())):
-            for seq, action, _, pref in policy.route_maps[name]:
-                if action == "permit" and pref is not None:
-                    value = rng.choice([p for p in prefs if p != pref])
-                    out.append({"type": "bgp-filter", "router": router, "style": "pref",
-                                "name": name, "seq": seq, "pref": value})
+                out.append({"type": "bgp-filter", "router": router, "name": name,
+                            "prefix": prefix})
     return out
 
 
@@ -200,7 +258,9 @@ def _candidates(rng: random.Random, plan: BgpPlan, kind: str) -> list[Fault]:
         return [{"type": kind, "router": r, "prefix": plan.stub_of(r).network}
                 for r in plan.routers]
     if kind == "bgp-filter":
-        return _filter_faults(rng, plan)
+        return _filter_faults(plan)
+    if kind == "bgp-maxprefix":
+        return _limit_faults(rng, plan)
     return _session_faults(rng, plan, kind)
 
 
@@ -263,20 +323,10 @@ def bgp_fault_lines(fault: Fault, plan: BgpPlan) -> list[str]:
     if kind == "bgp-network":
         return [*family, f"no network {fault['prefix']}"]
     if kind == "bgp-filter":
-        if fault["style"] == "entry":
-            entry = next(
-                e for e in plan.policy(router).prefix_lists[fault["name"]]
-                if e[2] == fault["prefix"]
-            )
-            return [f"no ip prefix-list {fault['name']} seq {entry[0]} {entry[1]} {entry[2]}"]
-        action = next(
-            a for s, a, _, _ in plan.policy(router).route_maps[fault["name"]]
-            if s == fault["seq"]
+        entry = next(
+            e for e in plan.policy(router).prefix_lists[fault["name"]] if e[2] == fault["prefix"]
         )
-        return [
-            f"route-map {fault['name']} {action} {fault['seq']}",
-            f"set local-preference {fault['pref']}",
-        ]
+        return [f"no ip prefix-list {fault['name']} seq {entry[0]} {entry[1]} {entry[2]}"]
     addr = _addr(plan, router, fault["peer"])
     if kind == "bgp-remote-as":
         return [*top, f"neighbor {addr} remote-as {fault['asn']}"]

@@ -63,17 +63,12 @@ class Route:
 def policies(plan: BgpPlan, faults: list[Fault]) -> dict[str, Policy]:
     """Every router's policy once the faults changed it.
 
-    A prefix-list entry gone, or a route-map's local preference changed.
+    A prefix-list entry gone.
     """
     out = {r: plan.policy(r) for r in plan.routers}
     for f in faults:
-        if f["type"] != "bgp-filter":
-            continue
-        router = f["router"]
-        if f["style"] == "entry":
-            out[router] = out[router].without_entry(f["name"], f["prefix"])
-        else:
-            out[router] = out[router].with_pref(f["name"], f["seq"], f["pref"])
+        if f["type"] == "bgp-filter":
+            out[f["router"]] = out[f["router"]].without_entry(f["name"], f["prefix"])
     return out
 
 

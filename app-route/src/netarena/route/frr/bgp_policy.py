@@ -102,12 +102,6 @@ class Policy:
         lists[name] = tuple(e for e in lists[name] if e[2] != prefix)
         return replace(self, prefix_lists=lists)
 
-    def with_pref(self, name: str, seq: int, pref: int) -> Policy:
-        """The policy with route-map ``name``'s entry ``seq`` setting ``pref``."""
-        maps = dict(self.route_maps)
-        maps[name] = tuple((s, a, m, pref if s == seq else p) for s, a, m, p in maps[name])
-        return replace(self, route_maps=maps)
-
 
 def admits(entries: tuple[Entry, ...], prefix: str) -> bool:
     """Whether a prefix-list permits ``prefix`` (first match; none: denied)."""
