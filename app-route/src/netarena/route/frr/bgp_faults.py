@@ -1,17 +1,18 @@
 """BGP faults: what each changes on a router, drawn from the seed (pure).
 
 Each fault sits on one router (and most on one session) of a ``BgpPlan``, and every value
-it sets is one the design itself carries elsewhere: a neighbour's remote AS (another AS of
-the design), a neighbour's address (another router's address of the same kind), its
-activation in IPv4 unicast, the router's policy (an entry gone from one of its
-prefix-lists), the stub's ``network`` statement, a border router's ``next-hop-self`` towards an iBGP
-peer, an eBGP ``maximum-prefix`` (one of the design's limits, a step or two below what the
-peer sends, as the design's are a step or two above), and a
-loopback session's TTL handling at one end (a way the design has that the other end's
-TTL security check refuses, or a TTL security check the other end's packets fail).
-``draw_bgp_faults`` draws them on distinct sessions and
-routers where each changes routing; ``bgp_fault_lines`` gives the vtysh configuration
-lines that inject one; ``bgp_model`` says what they do before anything runs.
+it sets is one the design itself carries elsewhere, or a slip of one: a neighbour's remote
+AS (another AS of the design, or the peer's mistyped), a neighbour's address (another
+router's address of the same kind, sorting where the right one does), its activation in
+IPv4 unicast, the router's policy (an entry gone from one of its prefix-lists), the stub's
+``network`` statement, a border router's ``next-hop-self`` towards an iBGP peer, an eBGP
+``maximum-prefix`` (drawn as the design's limits are, put a step or two below what the
+peer sends, as the design's are a step or two above), and a loopback session's TTL
+handling at one end (a way the design has that the other end's TTL security check
+refuses, or a TTL security check the other end's packets fail). ``draw_bgp_faults`` draws
+them on distinct sessions and routers where each changes routing; ``bgp_fault_lines``
+gives the vtysh configuration lines that inject one; ``bgp_model`` says what they do
+before anything runs.
 """
 
 from __future__ import annotations
