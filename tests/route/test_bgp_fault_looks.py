@@ -55,7 +55,7 @@ def test_a_mistyped_neighbour_sorts_where_the_right_one_does() -> None:
 
 
 def test_prefix_limit_faults_take_the_values_the_designs_limits_take() -> None:
-    """A ``maximum-prefix`` fault's limit is drawn as the design draws one, then placed
+    """A ``maximum-prefix`` fault's limit is drawn much as the design draws one, then placed
     where it is a step or two below what the peer sends. Drawn end by end, 46% of faults'
     limits were 2 (the design's: 13%), and the two spreads differed by 0.38 in total
     variation; a limit of 8 or 10 (16% of the design's) stays out of reach, as no peer

@@ -286,7 +286,7 @@ def test_route_faults_take_only_destinations_the_designs_routes_have() -> None:
     routes (each shape was a fault's alone, 2.3% and 3.5% of faults' routes)."""
     from netarena.route.static.faults import sample_fault
 
-    host_routes = loops = 0
+    host_routes = 0
     for seed in range(400):
         rng = random.Random(seed)
         plan = draw_plan(rng, [2, 2, 2])
@@ -297,9 +297,8 @@ def test_route_faults_take_only_destinations_the_designs_routes_have() -> None:
             whole = {s.network for s in plan.subnets}
             assert fault["route"] not in whole, fault
         loop = sample_fault(rng, plan, intent, "WR", "loop")
-        loops += 1
         assert not loop["dst"].endswith("/32"), loop
-    assert host_routes > 100 and loops == 400
+    assert host_routes > 100
 
 
 def test_ranges_holding_a_host_take_the_lengths_free_ranges_take() -> None:
