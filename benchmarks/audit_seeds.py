@@ -6,7 +6,7 @@ Usage: .venv/bin/python benchmarks/audit_seeds.py APP [N] [SEEDS] [LABELS]
 One audit judges 160 fresh instances, so a kind's AUC moves by about ±0.02-0.04 from one
 seed to the next: two audits cannot tell a change of 0.02 from the seed's. This runs the
 audit at every seed (one process per core) and prints each kind's AUC per seed, their mean
-and worst, and at how many seeds the kind is a tell (``-``: no AUC at that seed, a class
+and worst, and at how many seeds the kind is over the line (``-``: no AUC at that seed, a class
 missing). Compare two versions of the code by
 their means over the same seeds (docs/k8s.md has such comparisons).
 """
@@ -49,7 +49,7 @@ def main() -> None:
                              for seed in seeds)
         over = sum(auc > TELL_AUC for auc in aucs)
         print(f"  {kind:{width}s} mean {statistics.mean(aucs):.3f}  worst {max(aucs):.3f}  "
-              f"tell at {over}/{len(aucs)}  [{per_seed}]")
+              f"over at {over}/{len(aucs)}  [{per_seed}]")
 
 if __name__ == "__main__":
     main()

@@ -13,7 +13,14 @@ from collections.abc import Sequence
 import pytest
 from typer.testing import CliRunner
 
-from netarena.common.audit import ShapeModel, classify_kinds, run_audit
+from netarena.common.audit import (
+    MIN_FAULTS,
+    AuditReport,
+    KindResult,
+    ShapeModel,
+    classify_kinds,
+    run_audit,
+)
 from netarena.common.core.evidence import AuditCheck, AuditObject
 from netarena.common.core.types import Query
 from tests.helpers.marks import NEEDS_SKLEARN
@@ -82,6 +89,28 @@ def test_a_kind_only_faults_have_is_a_tell() -> None:
               for i in range(4)]
     (mtu, _) = classify_kinds(only[:2] + design[:2], only[2:] + design[2:])
     assert mtu.kind == "mtu" and mtu.auc == 1.0 and mtu.tell
+
+
+def _kind(auc: float, faults: int, ci: tuple[float, float]) -> KindResult:
+    return KindResult(kind="rule", train_objects=400, train_faults=faults, test_objects=300,
+                      test_faults=faults, auc=auc, auc_ci95=ci)
+
+
+def test_an_auc_over_the_line_on_few_faults_is_unsettled_not_a_tell() -> None:
+    """On eight fresh faults an AUC of 0.66 is what chance gives in a third of audits: the
+    audit neither passes nor calls it a tell, and says how large an audit would settle it."""
+    few = _kind(0.66, 8, (0.46, 0.86))
+    assert few.unsettled and not few.tell and not few.settled
+    report = AuditReport(app="toy", labels=[], seed=0, train_queries=240, test_queries=160,
+                         kinds=[few])
+    assert not report.passed and report.unsettled == ["rule"] and report.tells == []
+    assert report.queries_to_settle == -(-400 * MIN_FAULTS // 8)
+    # settled: enough fresh faults, or an interval wholly on one side of the line
+    assert _kind(0.62, MIN_FAULTS, (0.52, 0.72)).tell
+    assert _kind(0.97, 8, (0.79, 1.0)).tell
+    assert not _kind(0.55, 8, (0.35, 0.75)).unsettled
+    assert AuditReport(app="toy", labels=[], seed=0, train_queries=240, test_queries=160,
+                       kinds=[_kind(0.55, 8, (0.35, 0.75))]).passed
 
 
 def test_a_missed_metamorphic_check_fails_the_audit() -> None:

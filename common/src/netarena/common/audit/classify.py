@@ -5,6 +5,11 @@ scikit-learn) are trained on the objects of one set of instances and judged on t
 fresh instances. The ROC AUC says how well looks alone rank faults above design objects: 0.5
 is chance, 1.0 a perfect tell. A kind whose faults have no design objects at all is a tell by
 construction (AUC 1.0): its mere presence gives the fault away.
+
+An AUC on a few fresh faults is mostly chance: with eight, a classifier that knows nothing
+passes 0.60 in about a third of audits (``benchmarks/audit_null.py``). A kind over the line
+is a tell when its AUC is settled, on ``MIN_FAULTS`` fresh faults or with its whole interval
+above the line; otherwise it is unsettled, and only a larger audit says which it is.
 """
 
 from __future__ import annotations
@@ -19,10 +24,18 @@ from pydantic import BaseModel, ConfigDict
 from netarena.common.audit.features import featurize
 from netarena.common.core.evidence import AuditObject
 
-__all__ = ["TELL_AUC", "KindResult", "classify_kinds", "instance_features", "make_classifiers"]
+__all__ = [
+    "MIN_FAULTS", "TELL_AUC", "KindResult", "classify_kinds", "instance_features",
+    "make_classifiers",
+]
 
 TELL_AUC = 0.60
 """A kind whose faults a classifier ranks above its design objects with a higher AUC is a tell."""
+
+MIN_FAULTS = 30
+"""Fresh faults on which a kind's AUC is settled whatever its interval. With 30, the AUC of
+a classifier that knows nothing passes ``TELL_AUC`` in a few audits of a hundred; with 8,
+in about a third."""
 
 FPR_CAP = 0.01
 """False-positive rate at which ``KindResult.recall_at_1pct`` counts caught faults."""
@@ -58,9 +71,31 @@ class KindResult(BaseModel):
     """Why the AUC is what it is when it was not measured by a classifier."""
 
     @property
-    def tell(self) -> bool:
-        """Looks alone give this kind's faults away."""
+    def settled(self) -> bool:
+        """The AUC says which side of ``TELL_AUC`` the kind is on.
+
+        It was not measured by a classifier, or was on ``MIN_FAULTS`` fresh faults, or its
+        interval lies on one side.
+        """
+        if self.auc_ci95 is None or self.test_faults >= MIN_FAULTS:
+            return True
+        low, high = self.auc_ci95
+        return low > TELL_AUC or high <= TELL_AUC
+
+    @property
+    def over(self) -> bool:
+        """The AUC is over ``TELL_AUC``, settled or not."""
         return self.auc is not None and self.auc > TELL_AUC
+
+    @property
+    def tell(self) -> bool:
+        """Looks alone give this kind's faults away, beyond what chance would on this many."""
+        return self.over and self.settled
+
+    @property
+    def unsettled(self) -> bool:
+        """Over ``TELL_AUC`` on too few fresh faults to tell a tell from chance."""
+        return self.over and not self.settled
 
 
 def instance_features(objects: Sequence[AuditObject]) -> list[dict[str, float]]:

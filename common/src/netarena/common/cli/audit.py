@@ -3,7 +3,8 @@
 Prints, per object kind, the best classifier's ROC AUC on fresh instances with its interval,
 the faults it catches at 1% false positives and its strongest indicators, then the app's
 metamorphic checks; ``--json`` prints the report instead. Exits 1 when the audit finds a tell
-or a check fails, 2 on a bad request.
+or a kind over the line on too few fresh faults to settle it (then it says about how many
+queries would), or a check fails; 2 on a bad request.
 """
 
 from __future__ import annotations
@@ -25,12 +26,13 @@ err = Console(stderr=True)
 
 
 def _kinds_table(report: object) -> Table:
-    from netarena.common.audit import AuditReport
+    from netarena.common.audit import MIN_FAULTS, AuditReport
 
     assert isinstance(report, AuditReport)
     table = Table(
         title=f"{report.app} audit · {report.train_queries} + {report.test_queries} instances "
-        f"· seed {report.seed} · tell above AUC {report.tell_auc:.2f}"
+        f"· seed {report.seed} · tell above AUC {report.tell_auc:.2f}, settled on "
+        f"{MIN_FAULTS} fresh faults"
     )
     for col in ("kind", "objects", "faults", "AUC", "95%", "caught @1% FP", "top features",
                 "verdict"):
@@ -46,7 +48,7 @@ def _kinds_table(report: object) -> Table:
             ci,
             "-" if k.recall_at_1pct is None else f"{k.recall_at_1pct:.2f}",
             ", ".join(name for name, _ in k.top_features[:3]) or k.note,
-            "TELL" if k.tell else "ok",
+            "TELL" if k.tell else "unsettled" if k.unsettled else "ok",
         )
     return table
 
@@ -62,7 +64,7 @@ def audit_command(
     as_json: Annotated[bool, typer.Option("--json", help="print the report as JSON")] = False,
 ) -> None:
     """Train classifiers to tell faults from design by looks; fail on any tell."""
-    from netarena.common.audit import run_audit
+    from netarena.common.audit import MIN_FAULTS, run_audit
     from netarena.common.core.app import load_app
 
     setup_logging(logging.WARNING)
@@ -82,6 +84,7 @@ def audit_command(
     if as_json:
         typer.echo(json.dumps(
             {**report.model_dump(mode="json"), "tells": report.tells,
+             "unsettled": report.unsettled, "queries_to_settle": report.queries_to_settle,
              "failed_checks": report.failed_checks, "passed": report.passed},
             indent=2,
         ))
@@ -100,6 +103,10 @@ def audit_command(
             err.print(f"unread: {query_id}: {reason}")
         err.print("audit: " + ("passed" if report.passed else "FAILED: " + "; ".join(
             [f"tells {', '.join(report.tells)}"] * bool(report.tells)
+            + [f"unsettled {', '.join(report.unsettled)} (over the line on fewer than "
+               f"{MIN_FAULTS} fresh faults: a tell or chance; about "
+               f"{report.queries_to_settle} queries would settle them)"]
+            * bool(report.unsettled)
             + [f"checks {', '.join(report.failed_checks)}"] * bool(report.failed_checks)
             + [f"{len(report.failed)} instances unread"] * bool(report.failed)
         )))
