@@ -78,8 +78,25 @@ def test_a_planted_comment_is_a_tell_and_fails_the_audit() -> None:
     rule = next(k for k in report.kinds if k.kind == "rule")
     assert rule.tell and rule.auc is not None and rule.auc > 0.95
     assert rule.recall_at_1pct is not None and rule.recall_at_1pct > 0.9
+    assert rule.within_auc is not None and rule.within_auc > 0.95
     assert any("comment=temp" in name for name, _ in rule.top_features)
     assert not report.passed and report.tells == ["rule"]
+
+
+def test_a_tell_of_size_alone_is_pooled_not_within_an_instance() -> None:
+    """One fault per instance sits among fewer objects in a small one: the instance's size
+    ranks faults above design objects across instances, never inside one."""
+    rng = random.Random(3)
+
+    def instance(name: str) -> list[AuditObject]:
+        size = rng.choice((4, 16))
+        fault = rng.randrange(size)
+        return [AuditObject(kind="rule", fields={"lines": size}, fault=i == fault,
+                            instance=name) for i in range(size)]
+
+    objects = [obj for i in range(300) for obj in instance(str(i))]
+    (rule,) = classify_kinds(objects[: len(objects) // 2], objects[len(objects) // 2:])
+    assert rule.auc is not None and rule.auc > 0.65 and rule.within_auc == 0.5
 
 
 def test_a_kind_only_faults_have_is_a_tell() -> None:

@@ -63,6 +63,12 @@ class KindResult(BaseModel):
     """95% interval of ``auc`` (Hanley and McNeil's standard error)."""
     auc_by_model: dict[str, float] = {}
     """Each classifier's test AUC (``logistic``, ``boosted``)."""
+    within_auc: float | None = None
+    """The best classifier's AUC within instances: the chance it scores a fresh fault above
+    a design object of the same instance (averaged over instances holding both). This is
+    what a shape agent can use on the query in front of it; the pooled ``auc`` also counts
+    what sets instances apart, such as their size (a fault sits among fewer objects of
+    its kind in a small network), which no single query shows."""
     recall_at_1pct: float | None = None
     """Share of test faults the best classifier flags at a 1% false-positive rate."""
     top_features: list[tuple[str, float]] = []
@@ -145,6 +151,21 @@ def _recall_at(labels: Sequence[bool], scores: Sequence[float], cap: float) -> f
     return float(max(t for f, t in zip(fpr, tpr, strict=True) if f <= cap))
 
 
+def _within_auc(labels: Sequence[bool], scores: Sequence[float],
+                instances: Sequence[str]) -> float | None:
+    from sklearn.metrics import roc_auc_score
+
+    groups: dict[str, list[int]] = defaultdict(list)
+    for index, instance in enumerate(instances):
+        groups[instance].append(index)
+    aucs = [
+        float(roc_auc_score([labels[i] for i in group], [scores[i] for i in group]))
+        for group in groups.values()
+        if 0 < sum(labels[i] for i in group) < len(group)
+    ]
+    return round(sum(aucs) / len(aucs), 4) if aucs else None
+
+
 def _top_features(model: Any, names: Sequence[str], count: int = 5) -> list[tuple[str, float]]:
     coefs = model[-1].coef_[0]
     order = sorted(range(len(names)), key=lambda i: -coefs[i])[:count]
@@ -153,13 +174,13 @@ def _top_features(model: Any, names: Sequence[str], count: int = 5) -> list[tupl
 
 def _judge_kind(
     kind: str,
-    train: list[tuple[dict[str, float], bool]],
-    test: list[tuple[dict[str, float], bool]],
+    train: list[tuple[dict[str, float], bool, str]],
+    test: list[tuple[dict[str, float], bool, str]],
 ) -> KindResult:
     from sklearn.feature_extraction import DictVectorizer
     from sklearn.metrics import roc_auc_score
 
-    y_train, y_test = [y for _, y in train], [y for _, y in test]
+    y_train, y_test = [y for _, y, _ in train], [y for _, y, _ in test]
     counts = {
         "train_objects": len(train), "train_faults": sum(y_train),
         "test_objects": len(test), "test_faults": sum(y_test),
@@ -174,8 +195,8 @@ def _judge_kind(
     if len(set(y_train)) < 2 or len(set(y_test)) < 2:
         return KindResult(kind=kind, auc=None, note="one class missing from a split", **counts)
     vectorizer = DictVectorizer(sparse=False)
-    x_train = vectorizer.fit_transform([f for f, _ in train])
-    x_test = vectorizer.transform([f for f, _ in test])
+    x_train = vectorizer.fit_transform([f for f, _, _ in train])
+    x_test = vectorizer.transform([f for f, _, _ in test])
     names = list(vectorizer.get_feature_names_out())
     aucs: dict[str, float] = {}
     scores: dict[str, list[float]] = {}
@@ -193,6 +214,7 @@ def _judge_kind(
         auc=aucs[best],
         auc_ci95=_auc_interval(aucs[best], positives, len(y_test) - positives),
         auc_by_model=aucs,
+        within_auc=_within_auc(y_test, scores[best], [i for _, _, i in test]),
         recall_at_1pct=round(_recall_at(y_test, scores[best], FPR_CAP), 4),
         top_features=top,
         **counts,
@@ -211,12 +233,12 @@ def classify_kinds(
     Returns:
         One ``KindResult`` per kind seen in either set, sorted by kind.
     """
-    split: dict[str, dict[str, list[tuple[dict[str, float], bool]]]] = defaultdict(
+    split: dict[str, dict[str, list[tuple[dict[str, float], bool, str]]]] = defaultdict(
         lambda: {"train": [], "test": []}
     )
     for part, objects in (("train", train), ("test", test)):
         for obj, features in zip(objects, instance_features(objects), strict=True):
-            split[obj.kind][part].append((features, obj.fault))
+            split[obj.kind][part].append((features, obj.fault, obj.instance))
     return [_judge_kind(kind, parts["train"], parts["test"]) for kind, parts in sorted(
         split.items()
     )]

@@ -1,10 +1,11 @@
 """``netarena audit``: look for faults an agent could spot by their looks alone.
 
-Prints, per object kind, the best classifier's ROC AUC on fresh instances with its interval,
-the faults it catches at 1% false positives and its strongest indicators, then the app's
-metamorphic checks; ``--json`` prints the report instead. Exits 1 when the audit finds a tell
-or a kind over the line on too few fresh faults to settle it (then it says about how many
-queries would), or a check fails; 2 on a bad request.
+Prints, per object kind, the best classifier's ROC AUC on fresh instances with its interval
+and within instances (what a shape agent can use on one query), the faults it catches at 1%
+false positives and its strongest indicators, then the app's metamorphic checks; ``--json``
+prints the report instead. Exits 1 when the audit finds a tell or a kind over the line on
+too few fresh faults to settle it (then it says about how many queries would), or a check
+fails; 2 on a bad request.
 """
 
 from __future__ import annotations
@@ -34,8 +35,8 @@ def _kinds_table(report: object) -> Table:
         f"· seed {report.seed} · tell above AUC {report.tell_auc:.2f}, settled on "
         f"{MIN_FAULTS} fresh faults"
     )
-    for col in ("kind", "objects", "faults", "AUC", "95%", "caught @1% FP", "top features",
-                "verdict"):
+    for col in ("kind", "objects", "faults", "AUC", "95%", "within", "caught @1% FP",
+                "top features", "verdict"):
         table.add_column(col, justify="left" if col in ("kind", "top features", "verdict")
                          else "right")
     for k in report.kinds:
@@ -46,6 +47,7 @@ def _kinds_table(report: object) -> Table:
             str(k.train_faults + k.test_faults),
             "-" if k.auc is None else f"{k.auc:.3f}",
             ci,
+            "-" if k.within_auc is None else f"{k.within_auc:.3f}",
             "-" if k.recall_at_1pct is None else f"{k.recall_at_1pct:.2f}",
             ", ".join(name for name, _ in k.top_features[:3]) or k.note,
             "TELL" if k.tell else "unsettled" if k.unsettled else "ok",
