@@ -6,8 +6,8 @@ fresh instances. The ROC AUC says how well looks alone rank faults above design 
 is chance, 1.0 a perfect tell. A kind whose faults have no design objects at all is a tell by
 construction (AUC 1.0): its mere presence gives the fault away.
 
-An AUC on a few fresh faults is mostly chance: with eight, a classifier that knows nothing
-passes 0.60 in about a third of audits (``benchmarks/audit_null.py``). A kind over the line
+An AUC on a few fresh faults is mostly chance: with seven, classifiers that know nothing
+pass 0.60 in 10-50% of audits (``benchmarks/audit_null.py``). A kind over the line
 is a tell when its AUC is settled, on ``MIN_FAULTS`` fresh faults or with its whole interval
 above the line; otherwise it is unsettled, and only a larger audit says which it is.
 """
@@ -33,9 +33,9 @@ TELL_AUC = 0.60
 """A kind whose faults a classifier ranks above its design objects with a higher AUC is a tell."""
 
 MIN_FAULTS = 30
-"""Fresh faults on which a kind's AUC is settled whatever its interval. With 30, the AUC of
-a classifier that knows nothing passes ``TELL_AUC`` in a few audits of a hundred; with 8,
-in about a third."""
+"""Fresh faults on which a kind's AUC is settled whatever its interval. With 30 its standard
+error is about 0.055, and classifiers that know nothing pass ``TELL_AUC`` in about one audit
+of twenty; with 7, in 10-50% (``benchmarks/audit_null.py`` on BGP instances)."""
 
 FPR_CAP = 0.01
 """False-positive rate at which ``KindResult.recall_at_1pct`` counts caught faults."""
