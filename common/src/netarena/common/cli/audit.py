@@ -35,7 +35,7 @@ def _kinds_table(report: object) -> Table:
         f"· seed {report.seed} · tell above AUC {report.tell_auc:.2f}, settled on "
         f"{MIN_FAULTS} fresh faults"
     )
-    for col in ("kind", "objects", "faults", "AUC", "95%", "within", "caught @1% FP",
+    for col in ("kind", "objects", "faults (fresh)", "AUC", "95%", "within", "caught @1% FP",
                 "top features", "verdict"):
         table.add_column(col, justify="left" if col in ("kind", "top features", "verdict")
                          else "right")
@@ -44,7 +44,7 @@ def _kinds_table(report: object) -> Table:
         table.add_row(
             k.kind,
             str(k.train_objects + k.test_objects),
-            str(k.train_faults + k.test_faults),
+            f"{k.train_faults + k.test_faults} ({k.test_faults})",
             "-" if k.auc is None else f"{k.auc:.3f}",
             ci,
             "-" if k.within_auc is None else f"{k.within_auc:.3f}",
