@@ -34,8 +34,8 @@ TELL_AUC = 0.60
 
 MIN_FAULTS = 30
 """Fresh faults on which a kind's AUC is settled whatever its interval. With 30 its standard
-error is about 0.055, and classifiers that know nothing pass ``TELL_AUC`` in about one audit
-of twenty; with 7, in 10-50% (``benchmarks/audit_null.py`` on BGP instances)."""
+error is about 0.055, and classifiers that know nothing pass ``TELL_AUC`` in one audit of
+ten to twenty; with 7, in 10-50% (``benchmarks/audit_null.py`` on BGP instances)."""
 
 FPR_CAP = 0.01
 """False-positive rate at which ``KindResult.recall_at_1pct`` counts caught faults."""
