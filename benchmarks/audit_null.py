@@ -19,10 +19,9 @@ import sys
 from collections import defaultdict
 
 from netarena.common.audit import MIN_FAULTS, TELL_AUC, classify_kinds, collect_objects
-from netarena.common.audit.run import TEST_SEED_OFFSET
+from netarena.common.audit.run import audit_queries
 from netarena.common.core.app import load_app
 from netarena.common.core.evidence import AuditObject
-from netarena.common.core.plan import QueryPlan, plan_queries
 
 
 def _shuffled(objects: list[AuditObject], rng: random.Random) -> list[AuditObject]:
@@ -47,12 +46,8 @@ def main() -> None:
     seed = int(sys.argv[3]) if len(sys.argv) > 3 else 0
     labels = tuple(x for x in (sys.argv[4] if len(sys.argv) > 4 else "").split(",") if x)
     reps = int(sys.argv[5]) if len(sys.argv) > 5 else 20
-    n_train = round(n * 0.6)  # as run_audit splits
-    parts = [
-        collect_objects(app, plan_queries(app, QueryPlan(
-            num_queries=size, seed=s, labels=labels or None)), concurrency=2)[0]
-        for size, s in ((n_train, seed), (n - n_train, seed + TEST_SEED_OFFSET))
-    ]
+    parts = [collect_objects(app, queries, concurrency=2)[0]
+             for queries in audit_queries(app, n, seed, labels)]
     found: dict[str, list[tuple[int, float, bool]]] = defaultdict(list)
     rng = random.Random(seed)
     for _ in range(reps):

@@ -20,7 +20,7 @@ from netarena.common.core.evidence import AuditCheck, AuditObject
 from netarena.common.core.plan import QueryPlan, plan_queries
 from netarena.common.core.types import Query
 
-__all__ = ["AuditReport", "run_audit", "collect_objects", "MAX_FAILED_SHARE"]
+__all__ = ["AuditReport", "audit_queries", "run_audit", "collect_objects", "MAX_FAILED_SHARE"]
 
 log = logging.getLogger(__name__)
 
@@ -126,6 +126,23 @@ def collect_objects(
     return objects, failed
 
 
+def audit_queries(
+    app: App, queries: int, seed: int, labels: Sequence[str] = (), train_share: float = 0.6
+) -> tuple[list[Query], list[Query]]:
+    """The instances an audit learns from (at ``seed``) and the fresh ones it judges on.
+
+    Raises:
+        ConfigError: The plan is invalid.
+    """
+    n_train = max(1, round(queries * train_share))
+    n_test = max(1, queries - n_train)
+    train_q, test_q = (
+        plan_queries(app, QueryPlan(num_queries=n, seed=s, labels=tuple(labels) or None))
+        for n, s in ((n_train, seed), (n_test, seed + TEST_SEED_OFFSET))
+    )
+    return list(train_q), list(test_q)
+
+
 def run_audit(
     app: App,
     queries: int = 400,
@@ -147,13 +164,7 @@ def run_audit(
     Raises:
         ConfigError: The app has no audit, or the plan is invalid.
     """
-    n_train = max(1, round(queries * train_share))
-    n_test = max(1, queries - n_train)
-    plans = [
-        QueryPlan(num_queries=n, seed=s, labels=tuple(labels) or None)
-        for n, s in ((n_train, seed), (n_test, seed + TEST_SEED_OFFSET))
-    ]
-    train_q, test_q = (plan_queries(app, plan) for plan in plans)
+    train_q, test_q = audit_queries(app, queries, seed, labels, train_share)
     train, failed = collect_objects(app, train_q, concurrency)
     test, failed_test = collect_objects(app, test_q, concurrency)
     return AuditReport(
