@@ -79,6 +79,7 @@ def test_a_planted_comment_is_a_tell_and_fails_the_audit() -> None:
     assert rule.tell and rule.auc is not None and rule.auc > 0.95
     assert rule.recall_at_1pct is not None and rule.recall_at_1pct > 0.9
     assert rule.within_auc is not None and rule.within_auc > 0.95
+    assert rule.half_auc is not None and rule.half_auc > 0.95  # learnt from a few
     assert any("comment=temp" in name for name, _ in rule.top_features)
     assert not report.passed and report.tells == ["rule"]
 
@@ -97,6 +98,22 @@ def test_a_tell_of_size_alone_is_pooled_not_within_an_instance() -> None:
     objects = [obj for i in range(300) for obj in instance(str(i))]
     (rule,) = classify_kinds(objects[: len(objects) // 2], objects[len(objects) // 2:])
     assert rule.auc is not None and rule.auc > 0.65 and rule.within_auc == 0.5
+
+
+def test_a_tell_learnt_value_by_value_climbs_with_data() -> None:
+    """Faults take 200 of 2,000 values: each must be seen to be learnt, so the AUC on half
+    the training instances is well below the full one's, and the full one is a floor too."""
+    rng = random.Random(0)
+
+    def instance(name: str) -> list[AuditObject]:
+        return [AuditObject(kind="rule", fault=i == 0, instance=name, fields={
+            "value": f"v{rng.randrange(0, 2000, 10) if i == 0 else rng.randrange(2000)}"})
+            for i in range(10)]
+
+    train = [obj for i in range(200) for obj in instance(f"a{i}")]
+    (rule,) = classify_kinds(train, [obj for i in range(300) for obj in instance(f"b{i}")])
+    assert rule.auc is not None and rule.half_auc is not None
+    assert rule.auc > 0.7 and rule.auc - rule.half_auc > 0.05
 
 
 def test_a_kind_only_faults_have_is_a_tell() -> None:

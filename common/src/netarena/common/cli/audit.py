@@ -1,7 +1,8 @@
 """``netarena audit``: look for faults an agent could spot by their looks alone.
 
-Prints, per object kind, the best classifier's ROC AUC on fresh instances with its interval
-and within instances (what a shape agent can use on one query), the faults it catches at 1%
+Prints, per object kind, the best classifier's ROC AUC on fresh instances with its interval,
+what it was when learning from half the instances (an AUC still climbing with data is a
+floor), within instances (what a shape agent can use on one query), the faults it catches at 1%
 false positives and its strongest indicators, then the app's metamorphic checks; ``--json``
 prints the report instead. Exits 1 when the audit finds a tell or a kind over the line on
 too few fresh faults to settle it (then it says about how many queries would), or a check
@@ -35,8 +36,8 @@ def _kinds_table(report: object) -> Table:
         f"· seed {report.seed} · tell above AUC {report.tell_auc:.2f}, settled on "
         f"{MIN_FAULTS} fresh faults"
     )
-    for col in ("kind", "objects", "faults (fresh)", "AUC", "95%", "within", "caught @1% FP",
-                "top features", "verdict"):
+    for col in ("kind", "objects", "faults (fresh)", "AUC", "95%", "half data", "within",
+                "caught @1% FP", "top features", "verdict"):
         table.add_column(col, justify="left" if col in ("kind", "top features", "verdict")
                          else "right")
     for k in report.kinds:
@@ -47,6 +48,7 @@ def _kinds_table(report: object) -> Table:
             f"{k.train_faults + k.test_faults} ({k.test_faults})",
             "-" if k.auc is None else f"{k.auc:.3f}",
             ci,
+            "-" if k.half_auc is None else f"{k.half_auc:.3f}",
             "-" if k.within_auc is None else f"{k.within_auc:.3f}",
             "-" if k.recall_at_1pct is None else f"{k.recall_at_1pct:.2f}",
             ", ".join(name for name, _ in k.top_features[:3]) or k.note,
