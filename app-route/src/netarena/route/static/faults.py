@@ -58,14 +58,18 @@ METHODS: dict[str, tuple[str, ...]] = {
 }
 """Injection methods per fault type."""
 
+_ONE_PROTOCOL_METHODS = ("icmp_drop", "tcp_service_drop", "udp_reject")
 _ONE_PROTOCOL_WEIGHT = 0.4
 """How often a method refusing one protocol (``_ONE_PROTOCOL_METHODS``) is drawn, against 1
-for every other method of its type. Drawn uniformly, they made half of the faults' blocking
-rules, and faults' rules refused one protocol 53% of the time against the design's 36%; sat
+for every other method of its type (``_METHOD_WEIGHTS``). Drawn uniformly, they made half
+of the faults' blocking rules, and faults' rules refused one protocol 53% of the time
+against the design's 36%; sat
 in shorter chains (4.2 rules against 5.0), nearer the top (position 1.8 against 2.4) and
 after an ESTABLISHED accept less often (56% against 68%). Out of fold over 1,200 instances
 (seed 61, five folds by instance), ``filter_block`` was 0.755; now 35%, 4.9, 2.2, 63% and
 0.712 (0.774 → 0.730 within instances)."""
+_METHOD_WEIGHTS = {kind: [_ONE_PROTOCOL_WEIGHT if m in _ONE_PROTOCOL_METHODS else 1.0
+                          for m in methods] for kind, methods in METHODS.items()}
 
 LEVEL_LABELS: dict[int, tuple[str, ...]] = {
     1: ("DR", "DI", "RI", "DT", "WR"),
@@ -83,7 +87,6 @@ Fault = dict[str, Any]
 _INTERFACE = {"host": 4, "subnet": 1}
 _FILTER = {"host": 4, "subnet": 2, "pair": 2, "range": 3}
 _ROUTE = {"host": 2, "subnet": 5, "range": 8}
-_ONE_PROTOCOL_METHODS = ("icmp_drop", "tcp_service_drop", "udp_reject")
 _ONE_PROTOCOL = {"host": 4, "subnet": 2, "pair": 2, "range": 1}
 _AIMS: dict[str, dict[str, int]] = {
     "ip_forward_off": {"subnet": 1},
@@ -156,10 +159,7 @@ def sample_fault(
         A JSON-able record: ``type``, ``method``, ``node``, ``intf``, ``subnet``, ``other``,
         the target, and the method's parameters (``blocking.commands`` renders it).
     """
-    if method is None:
-        methods = METHODS[kind]
-        method = rng.choices(methods, [_ONE_PROTOCOL_WEIGHT if m in _ONE_PROTOCOL_METHODS
-                                       else 1.0 for m in methods])[0]
+    method = method or rng.choices(METHODS[kind], _METHOD_WEIGHTS[kind])[0]
     target = _aim(rng, plan, intent, method)
     fault = draw_record(rng, plan, target, method, (tcp_port, DEFAULT_PORTS[1]), policy=_POLICY)
     if target.kind == "subnet" and fault["node"] == ROUTER and "rules" in fault:

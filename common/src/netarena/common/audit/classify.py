@@ -170,9 +170,10 @@ def _within_auc(labels: Sequence[bool], scores: Sequence[float],
     return round(sum(aucs) / len(aucs), 4) if aucs else None
 
 
-def _every_other(train: Sequence[tuple[dict[str, float], bool, str]]) -> set[str]:
-    """Half the training instances: every other one in sorted order (deterministic)."""
-    return set(sorted({instance for _, _, instance in train})[::2])
+def _half(train: Sequence[tuple[dict[str, float], bool, str]]) -> list[int]:
+    """The objects of half the training instances: every other one in sorted order."""
+    kept = set(sorted({instance for _, _, instance in train})[::2])
+    return [i for i, (_, _, instance) in enumerate(train) if instance in kept]
 
 
 def _half_auc(name: str, x_half: Any, y_half: Sequence[bool], x_test: Any,
@@ -228,8 +229,7 @@ def _judge_kind(
             top = _top_features(model, names)
     best = max(aucs, key=lambda name: aucs[name])
     positives = sum(y_test)
-    kept = _every_other(train)
-    half = [i for i, (_, _, instance) in enumerate(train) if instance in kept]
+    half = _half(train)
     return KindResult(
         kind=kind,
         auc=aucs[best],
