@@ -58,19 +58,6 @@ METHODS: dict[str, tuple[str, ...]] = {
 }
 """Injection methods per fault type."""
 
-_ONE_PROTOCOL_METHODS = ("icmp_drop", "tcp_service_drop", "udp_reject")
-_ONE_PROTOCOL_WEIGHT = 0.4
-"""How often a method refusing one protocol (``_ONE_PROTOCOL_METHODS``) is drawn, against 1
-for every other method of its type (``_METHOD_WEIGHTS``). Drawn uniformly, they made half
-of the faults' blocking rules, and faults' rules refused one protocol 53% of the time
-against the design's 36%; sat
-in shorter chains (4.2 rules against 5.0), nearer the top (position 1.8 against 2.4) and
-after an ESTABLISHED accept less often (56% against 68%). Out of fold over 1,200 instances
-(seed 61, five folds by instance), ``filter_block`` was 0.755; now 35%, 4.9, 2.2, 63% and
-0.712 (0.774 → 0.730 within instances)."""
-_METHOD_WEIGHTS = {kind: [_ONE_PROTOCOL_WEIGHT if m in _ONE_PROTOCOL_METHODS else 1.0
-                          for m in methods] for kind, methods in METHODS.items()}
-
 LEVEL_LABELS: dict[int, tuple[str, ...]] = {
     1: ("DR", "DI", "RI", "DT", "WR"),
     2: ("DR+DI", "DR+RI", "DR+DT", "DR+WR", "RI+WR"),
@@ -159,7 +146,7 @@ def sample_fault(
         A JSON-able record: ``type``, ``method``, ``node``, ``intf``, ``subnet``, ``other``,
         the target, and the method's parameters (``blocking.commands`` renders it).
     """
-    method = method or rng.choices(METHODS[kind], _METHOD_WEIGHTS[kind])[0]
+    method = method or rng.choice(METHODS[kind])
     target = _aim(rng, plan, intent, method)
     fault = draw_record(rng, plan, target, method, (tcp_port, DEFAULT_PORTS[1]), policy=_POLICY)
     if target.kind == "subnet" and fault["node"] == ROUTER and "rules" in fault:
