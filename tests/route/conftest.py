@@ -7,6 +7,7 @@ import json
 import os
 import shutil
 from collections.abc import Callable
+from typing import Any
 
 import pytest
 
@@ -43,6 +44,29 @@ def small_frr_app():
     from netarena.route import RouteApp
 
     return RouteApp({"num_routers": 4})
+
+
+def first_query(app, label: str, want: Callable[[dict[str, Any]], bool], start: int = 0):
+    """The first query from seed ``start`` on whose first fault candidate passes ``want``.
+
+    A test that needs a fault of one shape searches for it: a seed pinned to a shape moves
+    whenever the generator's draws change (a method's weight, an aim's)."""
+    for seed in range(start, start + 500):
+        query = app.generate(seed, len(label.split("+")), label)
+        if want(query.truth["faults"][0]["candidates"][0]):
+            return query
+    raise AssertionError(f"no {label} query of that shape in 500 seeds from {start}")
+
+
+def router_forward_drop(fault: dict[str, Any]) -> bool:
+    """The router's FORWARD policy is DROP."""
+    return (fault["method"], fault["node"], fault.get("chain")) == (
+        "forward_policy_drop", "r0", "FORWARD")
+
+
+def on_a_host(fault: dict[str, Any]) -> bool:
+    """The fault aims at one host: other hosts still reach other subnets through r0."""
+    return fault["target"]["kind"] == "host"
 
 
 def reply(machine: str, command: str) -> str:

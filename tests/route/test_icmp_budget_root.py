@@ -14,16 +14,18 @@ import re
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
+from netarena.common.core.types import Query
 from netarena.route import RouteApp
 from netarena.route.judge.errorbudget import ERROR_COST, HOLDERS, judge_quiet
 from netarena.route.judge.measure import measure
 from netarena.route.linux.namespaces import enter, read_sysctl
 
-from .conftest import NEEDS_ROOT, reply
+from .conftest import NEEDS_ROOT, first_query, on_a_host, reply
 
 pytestmark = [pytest.mark.root, NEEDS_ROOT]
 
@@ -36,20 +38,21 @@ def _hop_one(observation: str) -> str:
     return next((line for line in observation.splitlines() if re.match(r"^\s*1\s", line)), "")
 
 
-CASES = {
-    "2x2": (RouteApp({"num_subnets": 2, "hosts_per_subnet": 2}), 31, "DI"),
+SMALL, FULL = RouteApp({"num_subnets": 2, "hosts_per_subnet": 2}), RouteApp()
+CASES: dict[str, tuple[RouteApp, Callable[[], Query]]] = {
+    "2x2": (SMALL, lambda: first_query(SMALL, "DI", on_a_host, start=31)),
     # The source host has pairs that must stay blocked, refused by r0 with ICMP errors:
     # the probes watching them during the agent's command emptied r0's bucket too.
-    "watched-603": (RouteApp(), 603, None),
-    "watched-608": (RouteApp(), 608, None),
+    "watched-603": (FULL, lambda: FULL.generate(603, 1)),
+    "watched-608": (FULL, lambda: FULL.generate(608, 1)),
 }
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_traceroute_shows_the_gateways_net_unreachable_after_the_judge(case: str) -> None:
-    app, seed, label = CASES[case]
-    with app.open(app.generate(seed, 1, label)) as episode:
+    app, query = CASES[case]
+    with app.open(query()) as episode:
         plan = episode.plan
         src, dst = next(  # a host that reaches a host of another subnet through r0
             (s, d) for s, d in sorted(episode.matrix.ok)

@@ -19,7 +19,7 @@ from netarena.route.judge.measure import ProbeTiming, measure
 from netarena.route.linux.namespaces import enter
 
 from .agents import FAKES
-from .conftest import NEEDS_ROOT, play_script, reply
+from .conftest import NEEDS_ROOT, first_query, play_script, reply, router_forward_drop
 
 pytestmark = [pytest.mark.root, NEEDS_ROOT]
 
@@ -93,7 +93,7 @@ UNLIKE_PING = (
 
 def test_a_rule_that_tells_probes_from_pings_repairs_nothing(small_app: RouteApp) -> None:
     """The judge's packets look like ``ping``'s: a rule cannot open the path for it alone."""
-    query = small_app.generate(22, 1, "DR")  # the router's FORWARD policy is DROP
+    query = first_query(small_app, "DR", router_forward_drop)
     with small_app.open(query) as episode:
         assert episode.faults[0]["method"] == "forward_policy_drop"
         src, dst = sorted(episode.want - episode.matrix.ok)[0]
@@ -152,7 +152,7 @@ CLOCK_WINDOW = (
 
 @pytest.mark.parametrize("fake", [BURSTS_ONLY, CLOCK_WINDOW])
 def test_a_path_open_only_by_rate_or_clock_is_not_repaired(small_app: RouteApp, fake: str) -> None:
-    query = small_app.generate(1, 1, "DR")  # the router's FORWARD policy is DROP
+    query = first_query(small_app, "DR", router_forward_drop)
     with small_app.open(query) as episode:
         assert [(f["method"], f["node"]) for f in episode.faults] == [("forward_policy_drop", "r0")]
         step = episode.step(reply("r0", fake))
@@ -165,7 +165,7 @@ def test_a_path_open_only_by_rate_or_clock_is_not_repaired(small_app: RouteApp, 
 
 
 def test_rate_limited_logging_does_not_block_a_repair(small_app: RouteApp) -> None:
-    query = small_app.generate(1, 1, "DR")  # the router's FORWARD policy is DROP
+    query = first_query(small_app, "DR", router_forward_drop)
     with small_app.open(query) as episode:
         assert [(f["method"], f["node"]) for f in episode.faults] == [("forward_policy_drop", "r0")]
         episode.step(reply("r0", "iptables -I FORWARD -m limit --limit 5/min -j LOG"))

@@ -13,22 +13,13 @@ from netarena.common.core.stats import summarize
 from netarena.route import RouteApp
 from netarena.route.emulator.undisclosed import Undisclosed
 
-from .conftest import NEEDS_ROOT, play_reference, reply
+from .conftest import NEEDS_ROOT, first_query, play_reference, reply, router_forward_drop
 
 pytestmark = [pytest.mark.root, NEEDS_ROOT]
 
 
-def _query(app: RouteApp, label: str, method: str):
-    """The first query whose first fault candidate uses ``method``."""
-    for seed in range(500):
-        query = app.generate(seed, len(label.split("+")), label)
-        if query.truth["faults"][0]["candidates"][0]["method"] == method:
-            return query
-    raise AssertionError(f"no {method} query")
-
-
 def test_an_icmp_only_repair_is_not_correct(small_app: RouteApp) -> None:
-    query = _query(small_app, "DR", "forward_policy_drop")
+    query = first_query(small_app, "DR", router_forward_drop)
     with small_app.open(query) as episode:
         assert episode.faults[0]["method"] == "forward_policy_drop"
         episode.step(reply("r0", "iptables -A FORWARD -p icmp -j ACCEPT"))
@@ -49,7 +40,7 @@ def test_services_listen_like_real_ones(small_app: RouteApp) -> None:
 
 def test_an_equivalent_repair_inside_the_footprint_passes(small_app: RouteApp) -> None:
     """FORWARD policy left at DROP, with an accept-all rule at the end of the chain instead."""
-    query = _query(small_app, "DR", "forward_policy_drop")
+    query = first_query(small_app, "DR", router_forward_drop)
     with small_app.open(query) as episode:
         episode.step(reply("r0", "iptables -A FORWARD -j ACCEPT"))
         score = episode.score()

@@ -17,7 +17,7 @@ import pytest
 
 from netarena.route import RouteApp
 
-from .conftest import NEEDS_ROOT, reply
+from .conftest import NEEDS_ROOT, first_query, on_a_host, reply
 
 pytestmark = [pytest.mark.root, NEEDS_ROOT]
 
@@ -44,7 +44,7 @@ def _flows(text: str) -> set[str]:
 
 
 def test_the_agents_neighbours_and_conntrack_survive_the_judge(small_app: RouteApp) -> None:
-    with small_app.open(small_app.generate(31, 1, "DI")) as episode:
+    with small_app.open(first_query(small_app, "DI", on_a_host, start=31)) as episode:
         plan = episode.plan
         src = next(  # a host that reaches another subnet through its gateway
             s for s, d in sorted(episode.matrix.ok)
