@@ -9,7 +9,7 @@ from netarena.route.emulator.network import Network
 from netarena.route.emulator.topology import topology_of
 from netarena.route.judge.collateral import Footprint, collateral
 
-from .conftest import NEEDS_ROOT, reply
+from .conftest import NEEDS_ROOT, first_query, reply
 
 pytestmark = [pytest.mark.root, NEEDS_ROOT]
 
@@ -99,13 +99,7 @@ def test_link_local_addresses_are_not_state(net: Network) -> None:
 def test_an_address_rewritten_inside_the_footprint_passes() -> None:
     """A wrong router address repaired in another order than the reference's: add, then delete."""
     app = RouteApp({"num_subnets": 2, "hosts_per_subnet": 2})
-    query = next(
-        q
-        for seed in range(500)
-        if (q := app.generate(seed, 1, "RI"))
-        and (first := q.truth["faults"][0]["candidates"][0])["method"] == "wrong_ip"
-        and first["node"] == "r0"
-    )
+    query = first_query(app, "RI", lambda f: (f["method"], f["node"]) == ("wrong_ip", "r0"))
     with app.open(query) as episode:
         fault = episode.faults[0]
         assert (fault["method"], fault["node"]) == ("wrong_ip", "r0")

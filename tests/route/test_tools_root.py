@@ -11,7 +11,7 @@ from netarena.route import RouteApp
 from netarena.route.linux.namespaces import PREFIX_RE
 from netarena.route.static.episode import RouteEpisode
 
-from .conftest import NEEDS_ROOT
+from .conftest import NEEDS_ROOT, first_query
 
 pytestmark = [pytest.mark.root, NEEDS_ROOT]
 
@@ -91,12 +91,7 @@ def test_injected_addresses_look_typed() -> None:
     """A wrong address put in by a fault has a broadcast address, as every address does whose
     prefix has one (a /31 or /32, as the design's VIPs are, has none)."""
     app = RouteApp({"num_subnets": 2, "hosts_per_subnet": 2})
-    for seed in range(100):
-        query = app.generate(seed, 1, "RI")
-        fault = query.truth["faults"][0]["candidates"][0]
-        if fault["method"] in ("wrong_ip", "duplicate_ip"):
-            break
-    assert fault["method"] in ("wrong_ip", "duplicate_ip")
+    query = first_query(app, "RI", lambda f: f["method"] in ("wrong_ip", "duplicate_ip"))
     with app.open(query) as opened:
         node = opened.faults[0]["node"]
         lines = _run(opened, "ip -4 addr show scope global", node).splitlines()
