@@ -71,8 +71,9 @@ def test_a_named_port_range_is_named_port_by_port() -> None:
 
 def test_a_subnets_filter_fault_takes_the_forms_management_is_refused_with() -> None:
     """A subnet's drop or reject on the router keeps both directions, or only what enters
-    the subnet: ``-d S`` or ``! -s S -d S``, the forms the design refuses traffic toward
-    its management subnet with (faults had neither inbound form: an audit tell)."""
+    the subnet: ``-d S`` or ``! -s S -d S``, dropped or administratively prohibited, the
+    forms the design refuses traffic toward its management subnet with (faults had neither
+    inbound form: an audit tell)."""
     forms: Counter[str] = Counter()
     for rng, plan, intent in _designs(500):
         fault = sample_fault(rng, plan, intent, "DT", rng.choice(("iptables_drop",
@@ -85,7 +86,27 @@ def test_a_subnets_filter_fault_takes_the_forms_management_is_refused_with() -> 
                 f"! -s {net} -d {net}": "others"}.get("|".join(matches))
         assert form is not None, matches
         forms[form] += 1
-    assert forms["both"] > 20 and forms["dest"] > 12 and forms["others"] > 5, forms
+        if form != "both":  # refused as the design refuses it: dropped, or prohibited
+            assert all(r["verdict"][-1] in ("DROP", "icmp-admin-prohibited")
+                       for r in fault["rules"]), fault["rules"]
+    assert forms["both"] > 8 and forms["dest"] > 25 and forms["others"] > 8, forms
+
+
+def test_a_hosts_refusal_is_mostly_one_rule_and_the_routers_often_prohibited() -> None:
+    """A fault refusing every protocol on a host is one rule three times in four (the
+    design's hosts refuse in one final rule), and a router's rejects answer
+    ``icmp-admin-prohibited`` about as often as a port unreachable (the design's do)."""
+    host_rules: Counter[int] = Counter()
+    answers: Counter[str] = Counter()
+    for rng, plan, intent in _designs(600):
+        fault = sample_fault(rng, plan, intent, "DT", "iptables_reject")
+        if fault["node"] != ROUTER:
+            host_rules[len(fault["rules"])] += 1
+        else:
+            answers.update(r["verdict"][-1] for r in fault["rules"])
+    assert set(host_rules) <= {1, 3}
+    assert 0.12 < host_rules[3] / host_rules.total() < 0.4, host_rules
+    assert answers["icmp-admin-prohibited"] > answers["icmp-port-unreachable"] > 20, answers
 
 
 def test_an_out_of_service_hosts_input_drops_ping_or_udp_alone_as_faults_do() -> None:

@@ -26,6 +26,8 @@ __all__ = [
     "COMMENTS",
     "commands",
     "draw_comment",
+    "METRICS",
+    "draw_metric",
     "draw_metrics",
     "draw_mtu",
     "draw_port_span",
@@ -119,9 +121,18 @@ def draw_queue(rng: random.Random) -> str:
     return rng.choice(("pfifo limit 0", "bfifo limit 0"))
 
 
+METRICS = (5, 10, 20, 50, 100, 150, 200, 300, 500, 1000)
+"""The route metrics the design's routes and faults' take."""
+
+
+def draw_metric(rng: random.Random) -> int:
+    """A route's metric: none (0) four times in ten, else one of ``METRICS``."""
+    return 0 if rng.random() < 0.4 else rng.choice(METRICS)
+
+
 def draw_metrics(rng: random.Random) -> tuple[int, int]:
     """Two distinct route metrics, the lower first."""
-    low, high = sorted(rng.sample((5, 10, 20, 50, 100, 150, 200, 300, 500, 1000), 2))
+    low, high = sorted(rng.sample(METRICS, 2))
     return low, high
 
 
@@ -267,8 +278,9 @@ def commands(record: Record, plan: NetworkPlan) -> list[tuple[str, list[str]]]:
     if method in ("wrong_ip", "wrong_prefix", "duplicate_ip"):
         return [(node, argv) for argv in _address(record, plan)]
     if method == "unreachable_gateway" and node != ROUTER:  # a host's route to a dead gateway
+        metric = ["metric", str(record["metric"])] if record.get("metric") else []
         return [(node, ["ip", "route", "replace", record.get("route", "default"), "via",
-                        record["value"]])]
+                        record["value"], *metric])]
     if method in ("wrong_interface", "unreachable_gateway", "metric_loses", "loop",
                   "refusing_route"):
         steps = [(ROUTER, argv) for argv in _route(record, plan)]

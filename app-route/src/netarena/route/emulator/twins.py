@@ -20,7 +20,7 @@ import random
 from dataclasses import dataclass
 from typing import Any
 
-from netarena.route.emulator.blocking import Record, refusing_everything
+from netarena.route.emulator.blocking import METRICS, Record, refusing_everything
 from netarena.route.emulator.plan import ROUTER, NetworkPlan
 from netarena.route.emulator.targets import (
     METHOD_TYPE,
@@ -357,7 +357,7 @@ def _harmless(rng: random.Random, plan: NetworkPlan, records: list[Record], quie
         method = rng.choices(_BACKUPS, weights=_BACKUP_WEIGHTS)[0]
         backup = draw_record(rng, plan, Target("subnet", subnet), method, ports,
                              frozenset(cut))
-        metric = rng.choice((5, 10, 20, 50, 100, 150, 200, 300, 500, 1000))
+        metric = rng.choice(METRICS)
         if not any(r.get("dst") == backup["dst"] and r.get("metric") == metric
                    for r in records):
             records.append(backup | {"replace": False, "metric": metric})

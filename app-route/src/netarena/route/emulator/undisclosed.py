@@ -142,9 +142,8 @@ class _Draw:
 
     def metric(self) -> str:
         """A route's metric clause (none, or a metric drawn as faults draw theirs)."""
-        if self.rng.random() < 0.4:
-            return ""
-        return f" metric {self.rng.choice((5, 10, 20, 50, 100, 150, 200, 300, 500, 1000))}"
+        metric = blocking.draw_metric(self.rng)
+        return f" metric {metric}" if metric else ""
 
     def spare(self, subnet: int | None = None) -> str | None:
         """An unused range of ``subnet`` (or any), not yet taken (a quarantine's, an item's).

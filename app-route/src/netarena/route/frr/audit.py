@@ -14,6 +14,11 @@ their shape, and the words of the line with those replaced. Each interface secti
 object too (how many OSPF lines, in OSPF or not, passive or not), and each interface MTU
 (their kinds by section class too). An object is a fault when the injection added or
 changed it (the healthy configuration was read before).
+
+A BGP network's kinds other than its BGP section's are named apart (``bgp:interface:transit``):
+its interfaces and MTUs carry no fault, and pooled with an OSPF network's they were easy
+design objects no agent in front of one network meets (``netarena audit route --labels
+dynamic -n 400 --seed 43``: ``interface:transit`` 0.723, within networks 0.550).
 """
 
 from __future__ import annotations
@@ -184,6 +189,7 @@ def audit_objects(app: App, query: Query) -> list[AuditObject]:
     Raises:
         EmulatorError: The network could not be built or read.
     """
+    from netarena.route.frr.bgp_plan import BgpPlan
     from netarena.route.frr.episode import dynamic_plan, inject_faults
     from netarena.route.frr.network import FrrNetwork
 
@@ -221,4 +227,7 @@ def audit_objects(app: App, query: Query) -> list[AuditObject]:
             objects.append(
                 AuditObject(kind=f"link-mtu:{fields['section']}", fields=fields, fault=fault)
             )
+    if isinstance(plan, BgpPlan):
+        objects = [o if o.kind.startswith("router-bgp") else o.model_copy(
+            update={"kind": f"bgp:{o.kind}"}) for o in objects]
     return objects

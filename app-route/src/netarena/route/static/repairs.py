@@ -214,6 +214,7 @@ def _route_fixes(sec: dict[str, list[str]], inv: Inventory, machine: str, pairs:
     routes = _table_routes(sec) + _connected(sec, inv, machine, pairs)
     fixes: list[str] = []
     goals: dict[str, tuple[str, str, str | None]] = {}
+    neighbours: dict[str, str] = {}  # a host's must-reach neighbours → its subnet
     if machine == "r0":
         for a, b in pairs:
             for x, y in ((a, b), (b, a)):
@@ -234,6 +235,16 @@ def _route_fixes(sec: dict[str, list[str]], inv: Inventory, machine: str, pairs:
                     target = next((n for n in inv.restricted[switch] if address in _net(n)),
                                   net)
                 goals[ip] = (target, intf, gateway)
+            else:
+                neighbours[ip] = net
+    for ip, net in sorted(neighbours.items()):  # reached on the link: a narrower route
+        # inside the subnet that sends it elsewhere goes
+        while (best := _best(routes, ip)) is not None and _net(best.dst) != _net(net) and (
+                _net(best.dst).subnet_of(_net(net))) and not (
+                best.kind == "unicast" and best.via is None and best.dev == inv.hosts[machine][0]):
+            if (fix := best.delete()) not in fixes:
+                fixes.append(fix)
+            routes.remove(best)
     for ip, (target, out, via) in sorted(goals.items()):
         right = f"ip route replace {target} {f'via {via} ' if via else ''}dev {out}"
         for _ in range(8):
