@@ -3,8 +3,9 @@
 Usage: .venv/bin/python benchmarks/audit_seeds.py APP [N] [SEEDS] [LABELS]
 (defaults: 400 queries at seeds 43,44,45,46,47; k8s takes about 1.5 CPU-minutes a seed)
 
-One audit judges 160 fresh instances, so a kind's AUC moves by about ±0.02-0.04 from one
-seed to the next: two audits cannot tell a change of 0.02 from the seed's. This runs the
+One audit judges its 400 instances out of fold, and a kind's AUC still moves by a few
+hundredths from one seed to the next: two audits cannot tell a change of 0.02 from the
+seed's. This runs the
 audit at every seed (one process per core) and prints each kind's AUC per seed, their mean
 and worst, and at how many seeds the kind is over the line (``-``: no AUC at that seed, a class
 missing). Compare two versions of the code by

@@ -3,10 +3,10 @@
 Usage: .venv/bin/python benchmarks/k8s_audit_methods.py [N] [SEEDS]
 (defaults: 400 queries at each of seeds 31,32,33,34; about 4 CPU-minutes for the default)
 
-The audit trains on 240 instances and judges 160, so a kind's AUC there moves by about
-±0.045 between seeds, and a tell the classifiers need more examples to learn stays hidden.
-This pools every instance, scores each object out of fold (five folds grouped by instance,
-the audit's own classifiers and features) and prints, per kind, the out-of-fold AUC of both
+One audit's AUC moves by a few hundredths between seeds, and a tell the classifiers need
+more examples to learn stays hidden. This pools the instances of several seeds, scores each
+object out of fold (five folds grouped by instance, the audit's own classifiers and
+features) and prints, per kind, the out-of-fold AUC of both
 classifiers, then the AUC of each fault method's objects against the design's (instances
 whose faults share one method), so a tell can be traced to the method that writes it.
 """

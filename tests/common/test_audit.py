@@ -95,23 +95,21 @@ def test_a_tell_of_size_alone_is_pooled_not_within_an_instance() -> None:
         return [AuditObject(kind="rule", fields={"lines": size}, fault=i == fault,
                             instance=name) for i in range(size)]
 
-    objects = [obj for i in range(300) for obj in instance(str(i))]
-    (rule,) = classify_kinds(objects[: len(objects) // 2], objects[len(objects) // 2:])
+    (rule,) = classify_kinds([obj for i in range(300) for obj in instance(str(i))])
     assert rule.auc is not None and rule.auc > 0.65 and rule.within_auc == 0.5
 
 
 def test_a_tell_learnt_value_by_value_climbs_with_data() -> None:
-    """Faults take 200 of 2,000 values: each must be seen to be learnt, so the AUC on half
-    the training instances is well below the full one's, and the full one is a floor too."""
+    """Faults take 50 of 500 values: each must be seen to be learnt, so the AUC on half
+    the learning instances is well below the full one's, and the full one is a floor too."""
     rng = random.Random(0)
 
     def instance(name: str) -> list[AuditObject]:
         return [AuditObject(kind="rule", fault=i == 0, instance=name, fields={
-            "value": f"v{rng.randrange(0, 2000, 10) if i == 0 else rng.randrange(2000)}"})
+            "value": f"v{rng.randrange(0, 500, 10) if i == 0 else rng.randrange(500)}"})
             for i in range(10)]
 
-    train = [obj for i in range(200) for obj in instance(f"a{i}")]
-    (rule,) = classify_kinds(train, [obj for i in range(300) for obj in instance(f"b{i}")])
+    (rule,) = classify_kinds([obj for i in range(200) for obj in instance(f"a{i}")])
     assert rule.auc is not None and rule.half_auc is not None
     assert rule.auc > 0.7 and rule.auc - rule.half_auc > 0.05
 
@@ -121,29 +119,27 @@ def test_a_kind_only_faults_have_is_a_tell() -> None:
             for i in range(4)]
     design = [AuditObject(kind="rule", fields={"a": "x"}, fault=False, instance=str(i))
               for i in range(4)]
-    (mtu, _) = classify_kinds(only[:2] + design[:2], only[2:] + design[2:])
+    (mtu, _) = classify_kinds(only + design)
     assert mtu.kind == "mtu" and mtu.auc == 1.0 and mtu.tell
 
 
 def _kind(auc: float, faults: int, ci: tuple[float, float]) -> KindResult:
-    return KindResult(kind="rule", train_objects=400, train_faults=faults, test_objects=300,
-                      test_faults=faults, auc=auc, auc_ci95=ci)
+    return KindResult(kind="rule", objects=700, faults=faults, auc=auc, auc_ci95=ci)
 
 
 def test_an_auc_over_the_line_on_few_faults_is_unsettled_not_a_tell() -> None:
-    """On eight fresh faults an AUC of 0.66 is what chance gives in a third of audits: the
+    """On eight faults an AUC of 0.66 is what chance gives in a third of audits: the
     audit neither passes nor calls it a tell, and says how large an audit would settle it."""
     few = _kind(0.66, 8, (0.46, 0.86))
     assert few.unsettled and not few.tell and not few.settled
-    report = AuditReport(app="toy", labels=[], seed=0, train_queries=240, test_queries=160,
-                         kinds=[few])
+    report = AuditReport(app="toy", labels=[], seed=0, queries=400, kinds=[few])
     assert not report.passed and report.unsettled == ["rule"] and report.tells == []
     assert report.queries_to_settle == -(-400 * MIN_FAULTS // 8)
-    # settled: enough fresh faults, or an interval wholly on one side of the line
+    # settled: enough faults, or an interval wholly on one side of the line
     assert _kind(0.62, MIN_FAULTS, (0.52, 0.72)).tell
     assert _kind(0.97, 8, (0.79, 1.0)).tell
     assert not _kind(0.55, 8, (0.35, 0.75)).unsettled
-    assert AuditReport(app="toy", labels=[], seed=0, train_queries=240, test_queries=160,
+    assert AuditReport(app="toy", labels=[], seed=0, queries=400,
                        kinds=[_kind(0.55, 8, (0.35, 0.75))]).passed
 
 

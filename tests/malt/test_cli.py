@@ -89,4 +89,4 @@ def test_audit_prints_the_metamorphic_table_as_json_and_passes() -> None:
     assert report["passed"] and report["kinds"] == [] and report["failed_checks"] == []
     names = {c["name"] for c in report["checks"]}
     assert {"qualifier:depth", "bound:exactly->at least", "bound:ties->reversed"} <= names
-    assert report["train_queries"] + report["test_queries"] == 60
+    assert report["queries"] == 60

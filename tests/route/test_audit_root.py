@@ -34,7 +34,7 @@ def test_a_planted_comment_fails_a_test_sized_audit(monkeypatch: pytest.MonkeyPa
     app = RouteApp({"num_subnets": 3, "hosts_per_subnet": 2})
     report = run_audit(app, queries=30, seed=5, labels=("DT",), concurrency=4)
     block = next(k for k in report.kinds if k.kind == "filter_block")
-    assert block.test_faults and block.tell, block
+    assert block.faults and block.tell, block
     assert any("comment=planted" in name for name, _ in block.top_features), block.top_features
     assert not report.passed and "filter_block" in report.tells
     assert len(report.failed) <= 1, report.failed

@@ -1,20 +1,26 @@
 """Adversarial validation: can a classifier tell a fault from the design by its looks alone?
 
 For every object kind, two classifiers (a logistic regression and a gradient-boosted tree,
-scikit-learn) are trained on the objects of one set of instances and judged on the objects of
-fresh instances. The ROC AUC says how well looks alone rank faults above design objects: 0.5
-is chance, 1.0 a perfect tell. A kind whose faults have no design objects at all is a tell by
-construction (AUC 1.0): its mere presence gives the fault away.
+scikit-learn) are cross-fitted by instance: the instances are dealt into ``FOLDS`` folds,
+and each fold's objects are scored by classifiers trained on the other folds' instances
+only, as a shortcut-taker would learn on instances it has seen and use what it learnt on
+new ones. The ROC AUC of those out-of-fold scores says how well looks alone rank faults
+above design objects: 0.5 is chance, 1.0 a perfect tell. Every instance is judged once, so
+an audit of N queries judges N fresh instances with classifiers that learnt from 4N/5; a
+single split (60% learning, 40% judged) measured a weaker classifier on fewer faults, and
+its AUCs swung by ±0.05 from seed to seed. A kind whose faults have no design objects at all
+is a tell by construction (AUC 1.0): its mere presence gives the fault away.
 
-An AUC on a few fresh faults is mostly chance: with seven, classifiers that know nothing
+An AUC on a few faults is mostly chance: with seven, classifiers that know nothing
 pass 0.60 in 10-50% of audits (``benchmarks/audit_null.py``). A kind over the line
-is a tell when its AUC is settled, on ``MIN_FAULTS`` fresh faults or with its whole interval
+is a tell when its AUC is settled, on ``MIN_FAULTS`` faults or with its whole interval
 above the line; otherwise it is unsettled, and only a larger audit says which it is.
 """
 
 from __future__ import annotations
 
 import math
+import random
 from collections import defaultdict
 from collections.abc import Sequence
 from typing import Any
@@ -25,15 +31,18 @@ from netarena.common.audit.features import featurize
 from netarena.common.core.evidence import AuditObject
 
 __all__ = [
-    "MIN_FAULTS", "TELL_AUC", "KindResult", "classify_kinds", "instance_features",
+    "FOLDS", "MIN_FAULTS", "TELL_AUC", "KindResult", "classify_kinds", "instance_features",
     "make_classifiers",
 ]
 
 TELL_AUC = 0.60
 """A kind whose faults a classifier ranks above its design objects with a higher AUC is a tell."""
 
+FOLDS = 5
+"""Folds the instances are dealt into: each is judged by classifiers trained on the rest."""
+
 MIN_FAULTS = 30
-"""Fresh faults on which a kind's AUC is settled whatever its interval. With 30 its standard
+"""Faults on which a kind's AUC is settled whatever its interval. With 30 its standard
 error is about 0.055, and classifiers that know nothing pass ``TELL_AUC`` in one audit of
 ten to twenty; with 7, in 10-50% (``benchmarks/audit_null.py`` on BGP instances)."""
 
@@ -48,35 +57,33 @@ class KindResult(BaseModel):
 
     kind: str
     """The object kind."""
-    train_objects: int
-    """Objects of this kind in the training instances."""
-    train_faults: int
-    """Of those, faults."""
-    test_objects: int
-    """Objects of this kind in the fresh (test) instances."""
-    test_faults: int
+    objects: int
+    """Objects of this kind, every one scored out of fold."""
+    faults: int
     """Of those, faults."""
     auc: float | None
-    """Best ROC AUC of the classifiers on the test instances; ``None`` when not measurable
-    (no faults of this kind, or one class missing from the training set)."""
+    """Best ROC AUC of the classifiers' out-of-fold scores; ``None`` when not measurable
+    (no faults of this kind)."""
     auc_ci95: tuple[float, float] | None = None
     """95% interval of ``auc`` (Hanley and McNeil's standard error)."""
     auc_by_model: dict[str, float] = {}
-    """Each classifier's test AUC (``logistic``, ``boosted``)."""
+    """Each classifier's out-of-fold AUC (``logistic``, ``boosted``)."""
     within_auc: float | None = None
-    """The best classifier's AUC within instances: the chance it scores a fresh fault above
+    """The best classifier's AUC within instances: the chance it scores a fault above
     a design object of the same instance (averaged over instances holding both). This is
     what a shape agent can use on the query in front of it; the pooled ``auc`` also counts
     what sets instances apart, such as their size (a fault sits among fewer objects of
     its kind in a small network), which no single query shows."""
     half_auc: float | None = None
-    """The best classifier's test AUC when it learns from every other training instance.
+    """The best classifier's AUC when each fold's classifier learns from every other one of
+    its training instances.
     Well below ``auc``, the AUC still climbs with data: a shortcut-taker who generates more
     instances than the audit learns from would tell more, and ``auc`` is a floor."""
     recall_at_1pct: float | None = None
-    """Share of test faults the best classifier flags at a 1% false-positive rate."""
+    """Share of faults the best classifier flags at a 1% false-positive rate."""
     top_features: list[tuple[str, float]] = []
-    """The logistic regression's strongest fault indicators (feature, coefficient)."""
+    """The strongest fault indicators (feature, coefficient) of a logistic regression fitted
+    on every instance."""
     note: str = ""
     """Why the AUC is what it is when it was not measured by a classifier."""
 
@@ -84,10 +91,10 @@ class KindResult(BaseModel):
     def settled(self) -> bool:
         """The AUC says which side of ``TELL_AUC`` the kind is on.
 
-        It was not measured by a classifier, or was on ``MIN_FAULTS`` fresh faults, or its
+        It was not measured by a classifier, or was on ``MIN_FAULTS`` faults, or its
         interval lies on one side.
         """
-        if self.auc_ci95 is None or self.test_faults >= MIN_FAULTS:
+        if self.auc_ci95 is None or self.faults >= MIN_FAULTS:
             return True
         low, high = self.auc_ci95
         return low > TELL_AUC or high <= TELL_AUC
@@ -104,7 +111,7 @@ class KindResult(BaseModel):
 
     @property
     def unsettled(self) -> bool:
-        """Over ``TELL_AUC`` on too few fresh faults to tell a tell from chance."""
+        """Over ``TELL_AUC`` on too few faults to tell a tell from chance."""
         return self.over and not self.settled
 
 
@@ -170,97 +177,91 @@ def _within_auc(labels: Sequence[bool], scores: Sequence[float],
     return round(sum(aucs) / len(aucs), 4) if aucs else None
 
 
-def _half(train: Sequence[tuple[dict[str, float], bool, str]]) -> list[int]:
-    """The objects of half the training instances: every other one in sorted order."""
-    kept = set(sorted({instance for _, _, instance in train})[::2])
-    return [i for i, (_, _, instance) in enumerate(train) if instance in kept]
-
-
-def _half_auc(name: str, x_half: Any, y_half: Sequence[bool], x_test: Any,
-              y_test: Sequence[bool]) -> float | None:
-    from sklearn.metrics import roc_auc_score
-
-    if len(set(y_half)) < 2:
-        return None
-    model = make_classifiers()[name].fit(x_half, y_half)
-    return round(float(roc_auc_score(y_test, model.predict_proba(x_test)[:, 1])), 4)
-
-
 def _top_features(model: Any, names: Sequence[str], count: int = 5) -> list[tuple[str, float]]:
     coefs = model[-1].coef_[0]
     order = sorted(range(len(names)), key=lambda i: -coefs[i])[:count]
     return [(names[i], round(float(coefs[i]), 3)) for i in order if coefs[i] > 0]
 
 
-def _judge_kind(
-    kind: str,
-    train: list[tuple[dict[str, float], bool, str]],
-    test: list[tuple[dict[str, float], bool, str]],
-) -> KindResult:
+Row = tuple[dict[str, float], bool, str]  # an object's features, fault label, instance
+
+
+def _deal(instances: Sequence[str], folds: int) -> dict[str, int]:
+    """Each instance's fold.
+
+    Dealt round-robin in a fixed shuffle, so folds differ in size by at most one and no order
+    of the ids (levels, labels) lines up with them.
+    """
+    order = sorted(set(instances))
+    random.Random(0).shuffle(order)
+    return {instance: i % folds for i, instance in enumerate(order)}
+
+
+def _out_of_fold(name: str, x: Any, y: Sequence[bool], folds: Sequence[int],
+                 keep: Sequence[bool] | None = None) -> list[float]:
+    """Each object's score from classifier ``name`` trained on the other folds' objects.
+
+    Only the objects ``keep`` keeps are learnt from. A fold whose training part holds one
+    class only gets the score of a classifier that knows nothing (0.5).
+    """
+    scores = [0.5] * len(y)
+    for fold in sorted(set(folds)):
+        train = [i for i, f in enumerate(folds) if f != fold and (keep is None or keep[i])]
+        test = [i for i, f in enumerate(folds) if f == fold]
+        if len({y[i] for i in train}) < 2:
+            continue
+        model = make_classifiers()[name].fit(x[train], [y[i] for i in train])
+        for i, score in zip(test, model.predict_proba(x[test])[:, 1], strict=True):
+            scores[i] = float(score)
+    return scores
+
+
+def _judge_kind(kind: str, rows: list[Row], dealt: dict[str, int]) -> KindResult:
     from sklearn.feature_extraction import DictVectorizer
     from sklearn.metrics import roc_auc_score
 
-    y_train, y_test = [y for _, y, _ in train], [y for _, y, _ in test]
-    counts = {
-        "train_objects": len(train), "train_faults": sum(y_train),
-        "test_objects": len(test), "test_faults": sum(y_test),
-    }
-    faults, designs = sum(y_train) + sum(y_test), len(y_train) + len(y_test) - sum(
-        y_train
-    ) - sum(y_test)
-    if faults == 0:
+    y = [fault for _, fault, _ in rows]
+    instances = [instance for _, _, instance in rows]
+    positives = sum(y)
+    counts = {"objects": len(rows), "faults": positives}
+    if positives == 0:
         return KindResult(kind=kind, auc=None, note="no faults of this kind", **counts)
-    if designs == 0:
+    if positives == len(rows):
         return KindResult(kind=kind, auc=1.0, note="no design object of this kind", **counts)
-    if len(set(y_train)) < 2 or len(set(y_test)) < 2:
-        return KindResult(kind=kind, auc=None, note="one class missing from a split", **counts)
     vectorizer = DictVectorizer(sparse=False)
-    x_train = vectorizer.fit_transform([f for f, _, _ in train])
-    x_test = vectorizer.transform([f for f, _, _ in test])
-    names = list(vectorizer.get_feature_names_out())
-    aucs: dict[str, float] = {}
-    scores: dict[str, list[float]] = {}
-    top: list[tuple[str, float]] = []
-    for name, model in make_classifiers().items():
-        model.fit(x_train, y_train)
-        scores[name] = list(model.predict_proba(x_test)[:, 1])
-        aucs[name] = round(float(roc_auc_score(y_test, scores[name])), 4)
-        if name == "logistic":
-            top = _top_features(model, names)
+    x = vectorizer.fit_transform([f for f, _, _ in rows])  # names only: no label is read
+    fold = [dealt[i] for i in instances]
+    scores = {name: _out_of_fold(name, x, y, fold) for name in make_classifiers()}
+    aucs = {name: round(float(roc_auc_score(y, s)), 4) for name, s in scores.items()}
     best = max(aucs, key=lambda name: aucs[name])
-    positives = sum(y_test)
-    half = _half(train)
+    halves = set(sorted(set(instances))[::2])  # every other instance, in sorted order
+    half = _out_of_fold(best, x, y, fold, keep=[i in halves for i in instances])
+    logistic = make_classifiers()["logistic"].fit(x, y)
     return KindResult(
         kind=kind,
         auc=aucs[best],
-        auc_ci95=_auc_interval(aucs[best], positives, len(y_test) - positives),
+        auc_ci95=_auc_interval(aucs[best], positives, len(y) - positives),
         auc_by_model=aucs,
-        within_auc=_within_auc(y_test, scores[best], [i for _, _, i in test]),
-        half_auc=_half_auc(best, x_train[half], [y_train[i] for i in half], x_test, y_test),
-        recall_at_1pct=round(_recall_at(y_test, scores[best], FPR_CAP), 4),
-        top_features=top,
+        within_auc=_within_auc(y, scores[best], instances),
+        half_auc=round(float(roc_auc_score(y, half)), 4),
+        recall_at_1pct=round(_recall_at(y, scores[best], FPR_CAP), 4),
+        top_features=_top_features(logistic, list(vectorizer.get_feature_names_out())),
         **counts,
     )
 
 
-def classify_kinds(
-    train: Sequence[AuditObject], test: Sequence[AuditObject]
-) -> list[KindResult]:
-    """Train on ``train``'s instances, judge on ``test``'s, one result per object kind.
+def classify_kinds(objects: Sequence[AuditObject], folds: int = FOLDS) -> list[KindResult]:
+    """Cross-fit the classifiers by instance and judge every object out of fold, per kind.
 
     Args:
-        train: Labelled objects of the training instances (``instance`` set on each).
-        test: Labelled objects of fresh instances.
+        objects: Labelled objects (``instance`` set on each).
+        folds: Folds the instances are dealt into.
 
     Returns:
-        One ``KindResult`` per kind seen in either set, sorted by kind.
+        One ``KindResult`` per kind, sorted by kind.
     """
-    split: dict[str, dict[str, list[tuple[dict[str, float], bool, str]]]] = defaultdict(
-        lambda: {"train": [], "test": []}
-    )
-    for part, objects in (("train", train), ("test", test)):
-        for obj, features in zip(objects, instance_features(objects), strict=True):
-            split[obj.kind][part].append((features, obj.fault, obj.instance))
-    return [_judge_kind(kind, parts["train"], parts["test"]) for kind, parts in sorted(
-        split.items()
-    )]
+    rows: dict[str, list[Row]] = defaultdict(list)
+    for obj, features in zip(objects, instance_features(objects), strict=True):
+        rows[obj.kind].append((features, obj.fault, obj.instance))
+    dealt = _deal([obj.instance for obj in objects], folds)
+    return [_judge_kind(kind, kind_rows, dealt) for kind, kind_rows in sorted(rows.items())]

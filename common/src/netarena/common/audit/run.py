@@ -1,7 +1,7 @@
 """``run_audit``: generate instances, read their objects, and look for tells.
 
-The plan's queries are split by seed: classifiers learn on the first part and are judged on
-fresh instances of the second, as a shortcut-taker would learn on instances it has seen and
+Every instance is judged by classifiers that learnt on other instances (``classify_kinds``
+cross-fits them by instance), as a shortcut-taker would learn on instances it has seen and
 use what it learnt on new ones. Metamorphic checks (``App.audit_checks``) run over all of them.
 """
 
@@ -13,7 +13,13 @@ from concurrent.futures import ThreadPoolExecutor
 
 from pydantic import BaseModel, ConfigDict
 
-from netarena.common.audit.classify import MIN_FAULTS, TELL_AUC, KindResult, classify_kinds
+from netarena.common.audit.classify import (
+    FOLDS,
+    MIN_FAULTS,
+    TELL_AUC,
+    KindResult,
+    classify_kinds,
+)
 from netarena.common.core.app import App
 from netarena.common.core.errors import ConfigError, NetArenaError
 from netarena.common.core.evidence import AuditCheck, AuditObject
@@ -27,10 +33,6 @@ log = logging.getLogger(__name__)
 MAX_FAILED_SHARE = 0.02
 """Most instances whose objects could not be read before the audit itself fails."""
 
-TEST_SEED_OFFSET = 1_000_003
-"""The fresh instances' plan seed, past the training plan's."""
-
-
 class AuditReport(BaseModel):
     """What an audit found: per object kind, how well looks alone give faults away."""
 
@@ -41,11 +43,11 @@ class AuditReport(BaseModel):
     labels: list[str]
     """The labels (or label sets) the plan drew from; empty for the app's default plan."""
     seed: int
-    """The training plan's seed; fresh instances use ``seed + TEST_SEED_OFFSET``."""
-    train_queries: int
-    """Instances the classifiers learnt from."""
-    test_queries: int
-    """Fresh instances they were judged on."""
+    """The plan's seed."""
+    queries: int
+    """Instances generated, each judged by classifiers that learnt on the others' folds."""
+    folds: int = FOLDS
+    """Folds the instances were dealt into."""
     failed: dict[str, str] = {}
     """Query id → why its objects could not be read."""
     kinds: list[KindResult] = []
@@ -62,20 +64,19 @@ class AuditReport(BaseModel):
 
     @property
     def unsettled(self) -> list[str]:
-        """Kinds over the line on too few fresh faults to say whether they are tells."""
+        """Kinds over the line on too few faults to say whether they are tells."""
         return [k.kind for k in self.kinds if k.unsettled]
 
     @property
     def queries_to_settle(self) -> int | None:
         """About how many queries would settle every unsettled kind; None when none is.
 
-        The audit's size scaled by the rarest one's shortfall of ``MIN_FAULTS`` fresh faults.
+        The audit's size scaled by the rarest one's shortfall of ``MIN_FAULTS`` faults.
         """
-        counts = [k.test_faults for k in self.kinds if k.unsettled]
+        counts = [k.faults for k in self.kinds if k.unsettled]
         if not counts:
             return None
-        total = self.train_queries + self.test_queries
-        return -(-total * MIN_FAULTS // max(min(counts), 1))
+        return -(-self.queries * MIN_FAULTS // max(min(counts), 1))
 
     @property
     def failed_checks(self) -> list[str]:
@@ -85,12 +86,11 @@ class AuditReport(BaseModel):
     @property
     def passed(self) -> bool:
         """No kind over the line (settled or not), every check passed, all but a few read."""
-        total = self.train_queries + self.test_queries
         return (
             not self.tells
             and not self.unsettled
             and not self.failed_checks
-            and len(self.failed) <= MAX_FAILED_SHARE * max(total, 1)
+            and len(self.failed) <= MAX_FAILED_SHARE * max(self.queries, 1)
         )
 
 
@@ -126,21 +126,14 @@ def collect_objects(
     return objects, failed
 
 
-def audit_queries(
-    app: App, queries: int, seed: int, labels: Sequence[str] = (), train_share: float = 0.6
-) -> tuple[list[Query], list[Query]]:
-    """The instances an audit learns from (at ``seed``) and the fresh ones it judges on.
+def audit_queries(app: App, queries: int, seed: int, labels: Sequence[str] = ()) -> list[Query]:
+    """The instances an audit reads: a plan of ``queries`` at ``seed``.
 
     Raises:
         ConfigError: The plan is invalid.
     """
-    n_train = max(1, round(queries * train_share))
-    n_test = max(1, queries - n_train)
-    train_q, test_q = (
-        plan_queries(app, QueryPlan(num_queries=n, seed=s, labels=tuple(labels) or None))
-        for n, s in ((n_train, seed), (n_test, seed + TEST_SEED_OFFSET))
-    )
-    return list(train_q), list(test_q)
+    return list(plan_queries(app, QueryPlan(num_queries=queries, seed=seed,
+                                            labels=tuple(labels) or None)))
 
 
 def run_audit(
@@ -149,31 +142,30 @@ def run_audit(
     seed: int = 0,
     labels: Sequence[str] = (),
     concurrency: int = 1,
-    train_share: float = 0.6,
+    folds: int = FOLDS,
 ) -> AuditReport:
     """Audit ``app`` on ``queries`` generated instances.
 
     Args:
         app: The app (its ``audit_objects`` must be implemented).
-        queries: Instances in all, split into training and fresh ones.
-        seed: The training plan's seed.
+        queries: Instances in all, each judged out of fold.
+        seed: The plan's seed.
         labels: Labels or label sets to draw from (the default plan's when empty).
         concurrency: Instances read at once.
-        train_share: Share of ``queries`` the classifiers learn from.
+        folds: Folds the instances are dealt into.
 
     Raises:
         ConfigError: The app has no audit, or the plan is invalid.
     """
-    train_q, test_q = audit_queries(app, queries, seed, labels, train_share)
-    train, failed = collect_objects(app, train_q, concurrency)
-    test, failed_test = collect_objects(app, test_q, concurrency)
+    planned = audit_queries(app, queries, seed, labels)
+    objects, failed = collect_objects(app, planned, concurrency)
     return AuditReport(
         app=app.name,
         labels=list(labels),
         seed=seed,
-        train_queries=len(train_q),
-        test_queries=len(test_q),
-        failed={**failed, **failed_test},
-        kinds=classify_kinds(train, test),
-        checks=list(app.audit_checks([*train_q, *test_q])),
+        queries=len(planned),
+        folds=folds,
+        failed=failed,
+        kinds=classify_kinds(objects, folds),
+        checks=list(app.audit_checks(planned)),
     )

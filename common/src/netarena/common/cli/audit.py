@@ -1,11 +1,11 @@
 """``netarena audit``: look for faults an agent could spot by their looks alone.
 
-Prints, per object kind, the best classifier's ROC AUC on fresh instances with its interval,
-what it was when learning from half the instances (an AUC still climbing with data is a
-floor), within instances (what a shape agent can use on one query), the faults it catches at 1%
-false positives and its strongest indicators, then the app's metamorphic checks; ``--json``
-prints the report instead. Exits 1 when the audit finds a tell or a kind over the line on
-too few fresh faults to settle it (then it says about how many queries would), or a check
+Prints, per object kind, the best classifier's ROC AUC on instances it did not learn from
+(cross-fitted by instance) with its interval, what it was when learning from half the
+instances (an AUC still climbing with data is a floor), within instances (what a shape agent
+can use on one query), the faults it catches at 1% false positives and its strongest
+indicators, then the app's metamorphic checks; ``--json`` prints the report instead. Exits 1 when the audit finds a tell or a kind over the line on
+too few faults to settle it (then it says about how many queries would), or a check
 fails; 2 on a bad request.
 """
 
@@ -32,11 +32,11 @@ def _kinds_table(report: object) -> Table:
 
     assert isinstance(report, AuditReport)
     table = Table(
-        title=f"{report.app} audit · {report.train_queries} + {report.test_queries} instances "
+        title=f"{report.app} audit · {report.queries} instances in {report.folds} folds "
         f"· seed {report.seed} · tell above AUC {report.tell_auc:.2f}, settled on "
-        f"{MIN_FAULTS} fresh faults"
+        f"{MIN_FAULTS} faults"
     )
-    for col in ("kind", "objects", "faults (fresh)", "AUC", "95%", "half data", "within",
+    for col in ("kind", "objects", "faults", "AUC", "95%", "half data", "within",
                 "caught @1% FP", "top features", "verdict"):
         table.add_column(col, justify="left" if col in ("kind", "top features", "verdict")
                          else "right")
@@ -44,8 +44,8 @@ def _kinds_table(report: object) -> Table:
         ci = f"[{k.auc_ci95[0]:.2f}, {k.auc_ci95[1]:.2f}]" if k.auc_ci95 else "-"
         table.add_row(
             k.kind,
-            str(k.train_objects + k.test_objects),
-            f"{k.train_faults + k.test_faults} ({k.test_faults})",
+            str(k.objects),
+            str(k.faults),
             "-" if k.auc is None else f"{k.auc:.3f}",
             ci,
             "-" if k.half_auc is None else f"{k.half_auc:.3f}",
@@ -60,7 +60,7 @@ def _kinds_table(report: object) -> Table:
 def audit_command(
     app_name: Annotated[str, typer.Argument(metavar="APP", help="malt, route or k8s")],
     queries: Annotated[int, typer.Option("--queries", "-n", min=2)] = 400,
-    seed: Annotated[int, typer.Option(help="training plan's seed")] = 0,
+    seed: Annotated[int, typer.Option(help="the plan's seed")] = 0,
     labels: Annotated[
         str | None, typer.Option(help="comma-separated labels or label sets (e.g. static)")
     ] = None,
@@ -108,7 +108,7 @@ def audit_command(
         err.print("audit: " + ("passed" if report.passed else "FAILED: " + "; ".join(
             [f"tells {', '.join(report.tells)}"] * bool(report.tells)
             + [f"unsettled {', '.join(report.unsettled)} (over the line on fewer than "
-               f"{MIN_FAULTS} fresh faults: a tell or chance; about "
+               f"{MIN_FAULTS} faults: a tell or chance; about "
                f"{report.queries_to_settle} queries would settle them)"]
             * bool(report.unsettled)
             + [f"checks {', '.join(report.failed_checks)}"] * bool(report.failed_checks)
