@@ -33,7 +33,12 @@ def test_a_shapers_burst_is_read_in_bytes() -> None:
               "qdisc tbf 8001: dev h1-eth0 root refcnt 2 rate 100Mbit burst 37b lat 50ms\n"
               "qdisc tbf 8002: dev r0-eth1 root refcnt 2 rate 1Gbit burst 256Kb lat 50ms\n"
               "qdisc pfifo 8003: dev r0-eth2 root refcnt 2 limit 0p\n")
-    found = {r.identity: r.fields for r in read_objects("r0", output, book)}
+    readings = read_objects("r0", output, book)
+    found = {r.identity: r.fields for r in readings}
     assert found["qdisc h1-eth0 root"]["burst"] == 37
     assert found["qdisc r0-eth1 root"]["burst"] == 256 * 1024
     assert found["qdisc r0-eth2 root"]["burst"] is None and found["qdisc r0-eth2 root"]["empty"]
+    # the tiny shaper and the empty FIFO pass nothing; the 256 KB shaper passes traffic
+    assert {r.identity: r.kind for r in readings} == {
+        "qdisc h1-eth0 root": "qdisc_block", "qdisc r0-eth1 root": "qdisc_pass",
+        "qdisc r0-eth2 root": "qdisc_block"}

@@ -101,7 +101,7 @@ def _fault_shaped(reading: Reading) -> bool:
         return f.get("comment") == "none" and not f.get("limit")
     if reading.kind == "ip_rule_refuse":
         return int(f.get("pref") or 0) < 1000
-    if reading.kind in ("chain_policy", "qdisc"):
+    if reading.kind in ("chain_policy", "qdisc_block"):
         return reading.kind == "chain_policy" or bool(f.get("empty"))
     if reading.kind == "route_unicast":
         return f.get("destination") in inventory or f.get("via") == "subnet"

@@ -303,7 +303,18 @@ def _rate(text: str) -> float | None:
     return float(found.group(1)) * {"": 1, "K": 1e3, "M": 1e6, "G": 1e9}[found.group(2)]
 
 
+_SMALLEST_FRAME = 64
+"""Bytes of the smallest Ethernet frame: a shaper's burst below it passes no frame."""
+
+
 def _qdiscs(node: str, lines: list[str], book: AddressBook) -> list[Reading]:
+    """Queues, in two kinds as filter rules are: passing no frame, or passing traffic.
+
+    A queue passes no frame when it is an empty FIFO or a shaper whose burst is smaller than
+    any frame. A fault's queue always passes nothing; the design has both
+    (``undisclosed.py``), and pooled, its shapers and sized FIFOs were design objects no
+    fault could be (AUC 0.630 → 0.562 out of fold over 1,200 static instances, 2026-12-06).
+    """
     out = []
     for line in lines:
         words = line.split()
@@ -321,8 +332,10 @@ def _qdiscs(node: str, lines: list[str], book: AddressBook) -> list[Reading]:
             "empty": size == 0,
         }
         where = "root" if parent == "root" else f"parent {parent}"
-        out.append(Reading("qdisc", f"qdisc {dev} {parent}", " ".join(words[1:2] + words[4:]),
-                           fields, f"tc qdisc del dev {dev} {where}"))
+        blocks = size == 0 or (burst is not None and burst < _SMALLEST_FRAME)
+        out.append(Reading("qdisc_block" if blocks else "qdisc_pass", f"qdisc {dev} {parent}",
+                           " ".join(words[1:2] + words[4:]), fields,
+                           f"tc qdisc del dev {dev} {where}"))
     return out
 
 
