@@ -138,6 +138,8 @@ def test_an_auc_over_the_line_on_few_faults_is_unsettled_not_a_tell() -> None:
     # settled: enough faults, or an interval wholly on one side of the line
     assert _kind(0.62, MIN_FAULTS, (0.52, 0.72)).tell
     assert _kind(0.97, 8, (0.79, 1.0)).tell
+    # on two faults the interval (a normal approximation) settles nothing
+    assert _kind(0.904, 2, (0.62, 1.0)).unsettled
     assert not _kind(0.55, 8, (0.35, 0.75)).unsettled
     assert AuditReport(app="toy", labels=[], seed=0, queries=400,
                        kinds=[_kind(0.55, 8, (0.35, 0.75))]).passed

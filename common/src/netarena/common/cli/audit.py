@@ -4,9 +4,9 @@ Prints, per object kind, the best classifier's ROC AUC on instances it did not l
 (cross-fitted by instance) with its interval, what it was when learning from half the
 instances (an AUC still climbing with data is a floor), within instances (what a shape agent
 can use on one query), the faults it catches at 1% false positives and its strongest
-indicators, then the app's metamorphic checks; ``--json`` prints the report instead. Exits 1 when the audit finds a tell or a kind over the line on
-too few faults to settle it (then it says about how many queries would), or a check
-fails; 2 on a bad request.
+indicators, then the app's metamorphic checks; ``--json`` prints the report instead. Exits 1
+when the audit finds a tell or a kind over the line on too few faults to settle it (then it
+says about how many queries would), or a check fails; 2 on a bad request.
 """
 
 from __future__ import annotations
