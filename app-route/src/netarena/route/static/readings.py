@@ -303,18 +303,11 @@ def _rate(text: str) -> float | None:
     return float(found.group(1)) * {"": 1, "K": 1e3, "M": 1e6, "G": 1e9}[found.group(2)]
 
 
-_SMALLEST_FRAME = 64
-"""Bytes of the smallest Ethernet frame: a shaper's burst below it passes no frame."""
+_SMALLEST_FRAME = 64  # bytes: a shaper's burst below it passes no frame
 
 
 def _qdiscs(node: str, lines: list[str], book: AddressBook) -> list[Reading]:
-    """Queues, in two kinds as filter rules are: passing no frame, or passing traffic.
-
-    A queue passes no frame when it is an empty FIFO or a shaper whose burst is smaller than
-    any frame. A fault's queue always passes nothing; the design has both
-    (``undisclosed.py``), and pooled, its shapers and sized FIFOs were design objects no
-    fault could be (AUC 0.630 → 0.562 out of fold over 1,200 static instances, 2026-12-06).
-    """
+    """Queues in two kinds, as filter rules: passing no frame (as faults' do) or traffic."""
     out = []
     for line in lines:
         words = line.split()
