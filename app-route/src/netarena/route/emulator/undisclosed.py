@@ -1,14 +1,13 @@
 """Legitimate configuration the prompt does not describe, drawn per query from its seed.
 
-Real machines carry more than an inventory says: a port-forward to a service host, NAT
-toward an uplink, policy routing, static routes to networks reached through a host,
-bogon blackholes, commented and counting firewall rules, a shaped interface, service
-addresses, per-interface kernel settings. Each generated network gets a seeded mix of
-such ``Item``s (kind, count and placement vary; the router always carries at least one
-route, address or rule of its own), applied after the intent. None of it changes which
-pairs answer, so the prompt only says that other configuration is in use; an agent that
-rebuilds a machine from the prompt or resets it wipes it, and the collateral diff
-(``collateral.py``) sees that.
+Real machines carry more than an inventory says: a port-forward to a service host, NAT toward
+an uplink, policy routing, static routes to networks reached through a host, bogon blackholes,
+commented and counting firewall rules, a shaped interface, service addresses, per-interface
+kernel settings. Each generated network gets a seeded mix of such ``Item``s (kind, count and
+placement vary; the router always carries at least one route, address or rule of its own),
+applied after the intent. None of it changes which pairs answer, so the prompt only says that
+other configuration is in use; an agent that rebuilds a machine from the prompt or resets it
+wipes it, and the collateral diff (``collateral.py``) sees that.
 
 Every machine also runs the judge's TCP and UDP services on the query's ports (disclosed
 in the prompt); some items add services of their own (a port-forward's, a one-subnet one).
@@ -239,17 +238,19 @@ def _policy_routing(d: _Draw) -> list[Item]:
 
 
 def _policy_table(d: _Draw, source: str) -> tuple[str, str]:
-    """A rule for ``source`` (all, to a subnet, to a range) and its table's route."""
+    """A rule for ``source`` (all, to a subnet, to a range) or every source, and its route."""
     host = d.host()
     while (table := d.rng.randrange(100, 250)) in d.tables:
         pass
     d.tables.add(table)
     pref, net = draw_pref(d.rng), d.spare() or f"100.96.{d.octet()}.0/24"
-    to = "" if (chosen := blocking.draw_policy_to(d.rng, d.plan, net)) is None else f" to {chosen}"
+    every = d.rng.random() < 0.18  # with the twins, as a third of faults' rules select all
+    chosen = net if every else blocking.draw_policy_to(d.rng, d.plan, net)
+    to = "" if chosen is None else f" to {chosen}"
     draw = d.rng.random()  # through a host, a gateway long gone (as faults'), or on the link
     gone = unassigned(d.rng, d.plan, host.subnet) if 0.4 <= draw < 0.55 else None
     via = f"via {host.ip} " if draw < 0.4 else f"via {gone} " if gone else ""
-    return (f"rule add from {source}{to} lookup {table} pref {pref}",
+    return (f"rule add from {'all' if every else source}{to} lookup {table} pref {pref}",
             f"route add {net} {via}dev {d.router_side(host)}{d.metric()} table {table}")
 
 
