@@ -398,6 +398,40 @@ def test_a_fault_refusing_a_host_is_written_as_the_designs_hosts_refuse() -> Non
     assert aims["host"] > aims["range"] > aims["subnet"] > 20, aims
 
 
+def test_hosts_run_firewalls_and_a_fault_may_finish_one() -> None:
+    """About half the hosts in service and unguarded run a stateful firewall (a fault's rule
+    sat alone in an empty chain more often than the design's did), some with an allow-list
+    staged before a final rule that never lets every subnet in; hosts out of service have
+    none (their own traffic would come back as established). A fault refusing a whole host
+    in one rule is mostly appended, as a guarded host's final rule is."""
+    from netarena.route.emulator.undisclosed import draw_undisclosed
+    from netarena.route.static.faults import sample_fault
+
+    walled = eligible = staged = appended = whole = 0
+    for seed in range(300):
+        rng = random.Random(seed)
+        plan = draw_plan(rng, [2, 2, 2])
+        intent = draw_intent(rng, plan)
+        kept_out = {p.host for p in intent.protected} | {
+            b.host for b in intent.blocks if b.kind == "host_off"}
+        hosts = {item.node: item for item in draw_undisclosed(rng, plan, intent).items
+                 if item.kind == "host_firewall"}
+        assert not set(hosts) & kept_out
+        eligible += sum(h.name not in kept_out and h.subnet not in intent.cut_subnets
+                        for h in plan.hosts)
+        walled += len(hosts)
+        for item in hosts.values():
+            allowed = [line for line in item.filter if line.startswith("-A INPUT -s ")]
+            staged += bool(allowed)
+            assert len(allowed) < len(plan.subnets)
+        fault = sample_fault(rng, plan, intent, "DT", "iptables_drop")
+        if fault["node"] != "r0" and [r["match"] for r in fault["rules"]] == [[]]:
+            whole += 1
+            appended += fault["rules"][0]["at"] is None
+    assert 0.4 < walled / eligible < 0.6 and 0.3 < staged / walled < 0.7, (walled, staged)
+    assert 0.55 < appended / whole < 0.85, (appended, whole)
+
+
 def test_policy_rules_select_as_the_designs_do() -> None:
     """A fault's wrong route in a policy table is chosen by a rule shaped as the design's:
     from one subnet, for all its traffic, its traffic to the target's whole subnet, or to

@@ -1,19 +1,16 @@
 """Legitimate configuration the prompt does not describe, drawn per query from its seed.
 
-Real machines carry more than an inventory says: a port-forward to a service host, NAT toward
-an uplink, policy routing, static routes to networks reached through a host, bogon blackholes,
-commented and counting firewall rules, a shaped interface, service addresses, per-interface
-kernel settings. Each generated network gets a seeded mix of such ``Item``s (kind, count and
-placement vary; the router always carries at least one route, address or rule of its own),
-applied after the intent. None of it changes which pairs answer, so the prompt only says that
-other configuration is in use; an agent that rebuilds a machine from the prompt or resets it
-wipes it, and the collateral diff (``collateral.py``) sees that.
+Real machines carry more than an inventory says: port-forwards, NAT, policy routing, static
+routes, bogon blackholes, host firewalls, commented rules, shapers, service addresses, kernel
+settings. Each network gets a seeded mix of such ``Item``s (the router always carries a
+route, address or rule of its own), applied after the intent. None of it changes which pairs
+answer; an agent that rebuilds a machine from the prompt wipes it, and the collateral diff
+(``collateral.py``) sees that.
 
-Every machine also runs the judge's TCP and UDP services on the query's ports (disclosed
-in the prompt); some items add services of their own (a port-forward's, a one-subnet one).
-It also holds the design's own blocks and harmless fault-shaped objects (``twins.py``),
-applied first. Addresses, priorities and comments are drawn as faults draw theirs
-(``blocking.py``): nothing of a given shape is the design's or a fault's by its looks.
+Every machine also runs the judge's TCP and UDP services on the query's ports (disclosed);
+some items add services of their own. The design's own blocks and harmless fault-shaped
+objects (``twins.py``) land among the items as faults do. Addresses, priorities and
+comments are drawn as faults draw theirs (``blocking.py``): no shape is a fault's alone.
 """
 
 from __future__ import annotations
@@ -36,12 +33,17 @@ DEFAULT_PORTS = (5001, 5002)
 """The judge's TCP and UDP ports when a network is built without a drawn configuration."""
 
 _KINDS = ("vip", "static_route", "host_route", "bogons", "policy_routing", "filter_notes",
-          "host_firewall", "port_forward", "masquerade", "service_acl", "shaping", "sysctls")
+          "port_forward", "masquerade", "service_acl", "shaping", "sysctls")
 _ROUTER_OWN = ("vip", "static_route", "bogons", "policy_routing")
 _BOGONS = (("blackhole", "198.18.0.0/15"), ("unreachable", "192.0.2.0/24"),
            ("prohibit", "198.51.100.0/24"), ("blackhole", "203.0.113.0/24"),
            ("blackhole", "240.0.0.0/4"))
 _NOTES = COMMENTS
+_FIREWALLED = 0.5
+"""Share of the hosts the intent does not guard that run a firewall of their own. With one
+on one or two hosts, 30% of faults' blocking rules sat alone in an empty chain against 27%
+of the design's, and after an allow-list none of faults' against 14% of the design's (its
+guarded hosts' final rules; 1,200 static instances, seed 61)."""
 
 
 @dataclass(frozen=True)
@@ -73,10 +75,8 @@ class Item:
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Item:
         """Inverse of ``asdict``."""
-        data = dict(data)
-        data["sysctls"] = tuple(tuple(kv) for kv in data.get("sysctls", ()))
-        items: dict[str, Any] = {k: tuple(v) if isinstance(v, list) else v for k, v in data.items()}
-        return cls(**items)
+        data = {k: tuple(v) if isinstance(v, list) else v for k, v in data.items()}
+        return cls(**data | {"sysctls": tuple(tuple(kv) for kv in data.get("sysctls", ()))})
 
 
 @dataclass(frozen=True)
@@ -90,7 +90,7 @@ class Undisclosed:
     items: tuple[Item, ...] = field(default_factory=tuple)
     """Undisclosed configuration, in the order it is applied."""
     twins: tuple[Record, ...] = field(default_factory=tuple)
-    """The design's blocks and harmless fault-shaped objects (``twins.py``), applied first."""
+    """The design's blocks and harmless fault-shaped objects (``twins.py``), applied after items."""
 
     def to_dict(self) -> dict[str, Any]:
         """JSON form (for ``Query.truth``)."""
@@ -210,15 +210,12 @@ def _static_route(d: _Draw) -> list[Item]:
 
 
 def _host_route(d: _Draw) -> list[Item]:
-    items = []
-    for host in d.rng.sample(d.hosts, 1):
-        # a gateway long gone, for a range nothing uses any more (through the host's own
-        # gateway was the design's alone: such a route breaks nothing, so no fault writes one)
-        gateway = unassigned(d.rng, d.plan, host.subnet)
-        net = d.spare() or f"100.100.{d.octet()}.0/24"  # an unused part of a subnet
-        line = f"route add {net} via {gateway} dev {host.intf}{d.metric()}"
-        items.append(Item("host_route", host.name, ip=(line,)))
-    return items
+    host = d.host()  # a gateway long gone, for a range nothing uses any more (through the
+    # host's own gateway was the design's alone: it breaks nothing, so no fault writes one)
+    gateway = unassigned(d.rng, d.plan, host.subnet)
+    net = d.spare() or f"100.100.{d.octet()}.0/24"  # an unused part of a subnet
+    line = f"route add {net} via {gateway} dev {host.intf}{d.metric()}"
+    return [Item("host_route", host.name, ip=(line,))]
 
 
 def _bogons(d: _Draw) -> list[Item]:
@@ -265,24 +262,33 @@ def _filter_notes(d: _Draw) -> list[Item]:
             chain = "FORWARD" if node == ROUTER else "INPUT"
             lines.append(f'-A {chain} -s {net} -m comment --comment "{note}"')
         elif style == "log":
-            lines.append(
-                f'-A INPUT -p tcp --dport {d.port()} -m limit --limit 2/min '
-                f'-j LOG --log-prefix "{note[:20]}: "'
-            )
+            lines.append(f'-A INPUT -p tcp --dport {d.port()} -m limit --limit 2/min '
+                         f'-j LOG --log-prefix "{note[:20]}: "')
         else:
             lines.append(f'-A INPUT -p tcp --dport 22 -m comment --comment "{note}" -j ACCEPT')
     return [Item("filter_notes", node, filter=tuple(lines))]
 
 
 def _host_firewall(d: _Draw) -> list[Item]:
-    """Hosts whose firewall keeps state and lets its operators in (it refuses nothing)."""
+    """Firewalls that keep state and let operators in (refusing nothing), on unguarded hosts.
+
+    Half hold an allow-list staged before its final rule. Hosts out of service have none:
+    with one, their own traffic would come back as established.
+    """
     items = []
-    for host in d.rng.sample(d.hosts, min(len(d.hosts), d.rng.randint(1, 2))):
+    guarded = {p.host for p in d.intent.protected}
+    for host in [h for h in d.hosts if h.name not in guarded]:
+        if d.rng.random() >= _FIREWALLED:
+            continue
         state = d.rng.choice(("-m state --state", "-m conntrack --ctstate"))
         lines = ["-A INPUT -i lo -j ACCEPT", f"-A INPUT {state} RELATED,ESTABLISHED -j ACCEPT"]
         if d.rng.random() < 0.5:
             lines.append(f'-A INPUT -p tcp --dport 22 -m comment --comment "{d.rng.choice(_NOTES)}"'
                          " -j ACCEPT")
+        others = [s.index for s in d.plan.subnets if s.index != host.subnet]
+        if others and d.rng.random() < 0.5:
+            staged = {host.subnet, *d.rng.sample(others, d.rng.randint(0, len(others) - 1))}
+            lines += [f"-A INPUT -s {d.plan.subnet(i).network} -j ACCEPT" for i in sorted(staged)]
         if d.rng.random() < 0.5:
             lines.append(f"-A INPUT -p tcp --dport {d.port()} -m limit --limit 2/min -j LOG")
         items.append(Item("host_firewall", host.name, filter=tuple(lines)))
@@ -308,13 +314,8 @@ def _port_forward(d: _Draw) -> list[Item]:
 def _masquerade(d: _Draw) -> list[Item]:
     subnet = d.rng.choice(d.plan.subnets)
     uplink = f"100.72.{d.octet()}.0/24"
-    return [
-        Item(
-            "masquerade",
-            ROUTER,
-            nat=(f"-A POSTROUTING -s {subnet.network} -d {uplink} -j MASQUERADE",),
-        )
-    ]
+    rule = f"-A POSTROUTING -s {subnet.network} -d {uplink} -j MASQUERADE"
+    return [Item("masquerade", ROUTER, nat=(rule,))]
 
 
 def _service_acl(d: _Draw) -> list[Item]:
@@ -372,7 +373,6 @@ _DRAWERS = {
     "bogons": _bogons,
     "policy_routing": _policy_routing,
     "filter_notes": _filter_notes,
-    "host_firewall": _host_firewall,
     "port_forward": _port_forward,
     "masquerade": _masquerade,
     "service_acl": _service_acl,
@@ -391,7 +391,7 @@ def draw_undisclosed(rng: random.Random, plan: NetworkPlan, intent: Intent) -> U
     kinds = [rng.choice(_ROUTER_OWN)]
     others = [k for k in _KINDS if k not in kinds]
     kinds += rng.sample(others, rng.randint(2, 6))
-    items = [item for kind in kinds for item in _DRAWERS[kind](d)]
+    items = [*_host_firewall(d), *(item for kind in kinds for item in _DRAWERS[kind](d))]
     restricted = intent.restricted.subnet if intent.restricted else None
     public = {p.rpartition(":")[0] for item in items for p in item.published}
     twins = draw_twins(rng, plan, intent.blocks, (tcp_port, udp_port), restricted, public)

@@ -212,15 +212,25 @@ unreachable was 4.4% of faults' blocking rules, 0.8% of the design's; with
 ``icmp-admin-prohibited``, 0.4% against 2.7%."""
 
 
+_FINAL = 0.6
+"""Share of a host's refusal of everything in one rule that is appended as its firewall's
+final rule, as the design's guarded hosts refuse (``intent.host_rules``): the rule the
+operator finishing a staged allow-list adds (``undisclosed._host_firewall``). Drawn at any
+place, faults' host rules after an allow-list were 2% of their blocking rules against 15%
+of the design's (1,200 static instances, seed 61)."""
+
+
 _PROHIBITED = ["REJECT", "--reject-with", "icmp-admin-prohibited"]
 
 
 def _as_the_designs(rng: random.Random, fault: Fault) -> Fault:
-    """``fault``'s rules in the forms the design's refusals take (``_ONE_RULE``, ``_ADMIN``)."""
+    """``fault``'s rules in the forms the design's refusals take (``_ONE_RULE`` etc.)."""
     rules = fault["rules"]
     if (fault["node"] != ROUTER and len(rules) == 3 and all(r["match"][:1] == ["-p"] for r in rules)
             and rng.random() < _ONE_RULE):
         rules = [{**rules[0], "match": []}]
+    if fault["node"] != ROUTER and [r["match"] for r in rules] == [[]] and rng.random() < _FINAL:
+        rules = [{**rules[0], "at": None}]
     port = ["REJECT", "--reject-with", "icmp-port-unreachable"]
     return {**fault, "rules": [
         {**r, "verdict": _PROHIBITED}
