@@ -5,8 +5,8 @@ Usage: .venv/bin/python benchmarks/k8s_audit_methods.py [N] [SEEDS]
 
 One audit's AUC moves by a few hundredths between seeds, and a tell the classifiers need
 more examples to learn stays hidden. This pools the instances of several seeds, scores each
-object out of fold (five folds grouped by instance, the audit's own classifiers and
-features) and prints, per kind, the out-of-fold AUC of both
+object out of fold (the audit's own folds by instance, classifiers and features:
+``classify.deal_folds``, ``out_of_fold``) and prints, per kind, the out-of-fold AUC of both
 classifiers, then the AUC of each fault method's objects against the design's (instances
 whose faults share one method), so a tell can be traced to the method that writes it.
 """
@@ -19,14 +19,17 @@ from collections import defaultdict
 import numpy as np
 from sklearn.feature_extraction import DictVectorizer
 from sklearn.metrics import roc_auc_score
-from sklearn.model_selection import GroupKFold
 
-from netarena.common.audit.classify import instance_features, make_classifiers
+from netarena.common.audit.classify import (
+    FOLDS,
+    deal_folds,
+    instance_features,
+    make_classifiers,
+    out_of_fold,
+)
 from netarena.common.core.app import load_app
 from netarena.common.core.evidence import AuditObject
 from netarena.common.core.plan import QueryPlan, plan_queries
-
-_FOLDS = 5
 
 
 def _collect(n: int, seeds: list[int]) -> tuple[list[AuditObject], dict[str, str]]:
@@ -54,12 +57,9 @@ def _report(kind: str, rows: list[tuple[dict[str, float], AuditObject]],
     vectors = DictVectorizer(sparse=False)
     x = vectors.fit_transform([f for f, _ in rows])
     y = np.array([o.fault for _, o in rows])
-    groups = np.array([o.instance for _, o in rows])
-    scores = {name: np.zeros(len(y)) for name in make_classifiers()}
-    for train, test in GroupKFold(_FOLDS).split(x, y, groups):
-        for name, model in make_classifiers().items():
-            model.fit(x[train], y[train])
-            scores[name][test] = model.predict_proba(x[test])[:, 1]
+    dealt = deal_folds([o.instance for _, o in rows], FOLDS)
+    folds = [dealt[o.instance] for _, o in rows]
+    scores = {name: np.array(out_of_fold(name, x, list(y), folds)) for name in make_classifiers()}
     aucs = {name: float(roc_auc_score(y, s)) for name, s in scores.items()}
     print(f"{kind}: {len(y)} objects, {int(y.sum())} faults; out-of-fold AUC "
           + ", ".join(f"{name} {auc:.3f}" for name, auc in aucs.items()))

@@ -31,8 +31,8 @@ from netarena.common.audit.features import featurize
 from netarena.common.core.evidence import AuditObject
 
 __all__ = [
-    "FOLDS", "MIN_FAULTS", "TELL_AUC", "KindResult", "classify_kinds", "instance_features",
-    "make_classifiers",
+    "FOLDS", "MIN_FAULTS", "TELL_AUC", "KindResult", "classify_kinds", "deal_folds",
+    "instance_features", "make_classifiers", "out_of_fold",
 ]
 
 TELL_AUC = 0.60
@@ -194,7 +194,7 @@ def _top_features(model: Any, names: Sequence[str], count: int = 5) -> list[tupl
 Row = tuple[dict[str, float], bool, str]  # an object's features, fault label, instance
 
 
-def _deal(instances: Sequence[str], folds: int) -> dict[str, int]:
+def deal_folds(instances: Sequence[str], folds: int) -> dict[str, int]:
     """Each instance's fold.
 
     Dealt round-robin in a fixed shuffle, so folds differ in size by at most one and no order
@@ -205,7 +205,7 @@ def _deal(instances: Sequence[str], folds: int) -> dict[str, int]:
     return {instance: i % folds for i, instance in enumerate(order)}
 
 
-def _out_of_fold(name: str, x: Any, y: Sequence[bool], folds: Sequence[int],
+def out_of_fold(name: str, x: Any, y: Sequence[bool], folds: Sequence[int],
                  keep: Sequence[bool] | None = None) -> list[float]:
     """Each object's score from classifier ``name`` trained on the other folds' objects.
 
@@ -239,11 +239,11 @@ def _judge_kind(kind: str, rows: list[Row], dealt: dict[str, int]) -> KindResult
     vectorizer = DictVectorizer(sparse=False)
     x = vectorizer.fit_transform([f for f, _, _ in rows])  # names only: no label is read
     fold = [dealt[i] for i in instances]
-    scores = {name: _out_of_fold(name, x, y, fold) for name in make_classifiers()}
+    scores = {name: out_of_fold(name, x, y, fold) for name in make_classifiers()}
     aucs = {name: round(float(roc_auc_score(y, s)), 4) for name, s in scores.items()}
     best = max(aucs, key=lambda name: aucs[name])
     halves = set(sorted(set(instances))[::2])  # every other instance, in sorted order
-    half = _out_of_fold(best, x, y, fold, keep=[i in halves for i in instances])
+    half = out_of_fold(best, x, y, fold, keep=[i in halves for i in instances])
     logistic = make_classifiers()["logistic"].fit(x, y)
     return KindResult(
         kind=kind,
@@ -271,5 +271,5 @@ def classify_kinds(objects: Sequence[AuditObject], folds: int = FOLDS) -> list[K
     rows: dict[str, list[Row]] = defaultdict(list)
     for obj, features in zip(objects, instance_features(objects), strict=True):
         rows[obj.kind].append((features, obj.fault, obj.instance))
-    dealt = _deal([obj.instance for obj in objects], folds)
+    dealt = deal_folds([obj.instance for obj in objects], folds)
     return [_judge_kind(kind, kind_rows, dealt) for kind, kind_rows in sorted(rows.items())]
