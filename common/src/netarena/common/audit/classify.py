@@ -206,7 +206,7 @@ def deal_folds(instances: Sequence[str], folds: int) -> dict[str, int]:
 
 
 def out_of_fold(name: str, x: Any, y: Sequence[bool], folds: Sequence[int],
-                 keep: Sequence[bool] | None = None) -> list[float]:
+                keep: Sequence[bool] | None = None) -> list[float]:
     """Each object's score from classifier ``name`` trained on the other folds' objects.
 
     Only the objects ``keep`` keeps are learnt from. A fold whose training part holds one
