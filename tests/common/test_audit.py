@@ -21,6 +21,7 @@ from netarena.common.audit import (
     classify_kinds,
     run_audit,
 )
+from netarena.common.audit.classify import instance_interval
 from netarena.common.core.evidence import AuditCheck, AuditObject
 from netarena.common.core.types import Query
 from tests.helpers.marks import NEEDS_SKLEARN
@@ -143,6 +144,41 @@ def test_an_auc_over_the_line_on_few_faults_is_unsettled_not_a_tell() -> None:
     assert not _kind(0.55, 8, (0.35, 0.75)).unsettled
     assert AuditReport(app="toy", labels=[], seed=0, queries=400,
                        kinds=[_kind(0.55, 8, (0.35, 0.75))]).passed
+
+
+def _clustered(seed: int, together: str) -> tuple[list[bool], list[float], list[str]]:
+    """300 instances of 12 scored objects sharing an instance's random shift.
+
+    ``together="all"``: one fault per instance, the shift moving every object;
+    ``"faults"``: three faults in every other instance, the shift moving the faults alone.
+    """
+    rng = random.Random(seed)
+    labels, scores, instances = [], [], []
+    for i in range(300):
+        shift = rng.gauss(0, 1)
+        faults = 1 if together == "all" else 3 * (i % 2)
+        for j in range(12):
+            fault = j < faults
+            labels.append(fault)
+            scores.append(0.4 * fault + shift * (together == "all" or fault) + rng.gauss(0, 0.3))
+            instances.append(str(i))
+    return labels, scores, instances
+
+
+@pytest.mark.parametrize("together", ["all", "faults"])
+def test_the_auc_interval_resamples_instances_and_covers_what_audits_spread(
+    together: str,
+) -> None:
+    """Objects of one instance move together. Hanley and McNeil's interval, which treats
+    each as its own draw, was 2.9 times as wide as what fresh audits spread in the first
+    case and half as wide in the second; resampling instances gives the spread."""
+    from sklearn.metrics import roc_auc_score
+
+    aucs = sorted(roc_auc_score(*_clustered(seed, together)[:2]) for seed in range(100, 300))
+    low, high = instance_interval(*_clustered(1, together))
+    spread = aucs[-6] - aucs[5]  # the middle 95% of 200 fresh audits
+    assert abs((high - low) - spread) < 0.25 * spread
+    assert low < roc_auc_score(*_clustered(1, together)[:2]) < high
 
 
 def test_a_missed_metamorphic_check_fails_the_audit() -> None:
