@@ -220,6 +220,22 @@ def test_combined_faults_sit_on_different_sessions_and_no_repair_order_loses_rea
             assert not unmasks(BgpPlan.from_dict(query.truth["plan"]), faults), query.id
 
 
+def test_three_session_faults_fit_a_five_router_network() -> None:
+    """A fault's peer may be another fault's router (their routers and sessions stay
+    distinct). Kept apart too, three session faults needed six routers, and the label's
+    networks were a router larger than the others' (7.6 against 6.4), design lines no
+    other label's faults sit among (``netarena audit route``)."""
+    from netarena.route.frr.bgp_faults import draw_bgp_faults
+
+    rng = random.Random(3)
+    label = "bgp-multihop+bgp-activate+bgp-nexthop"
+    drawn = [draw_bgp_faults(rng, draw_bgp_plan(rng, 5), label) for _ in range(120)]
+    fitted = [faults for faults in drawn if faults is not None]
+    assert len(fitted) >= 3
+    for faults in fitted:
+        assert len({f["router"] for f in faults}) == len({f.get("session") for f in faults}) == 3
+
+
 def test_the_solver_reads_the_intent_and_the_routers() -> None:
     q = _query(9, "bgp-filter", num_routers=6)
     plan = BgpPlan.from_dict(q.truth["plan"])
