@@ -183,6 +183,8 @@ def instance_interval(labels: Sequence[bool], scores: Sequence[float],
         if pos.sum() and neg.sum():
             below = np.cumsum(neg) - neg
             aucs.append(float((pos * (below + neg / 2)).sum() / (pos.sum() * neg.sum())))
+    if not aucs:  # no draw held both a fault and a design object: nothing is known
+        return 0.0, 1.0
     low, high = np.percentile(aucs, [2.5, 97.5])
     return round(float(low), 4), round(float(high), 4)
 
