@@ -43,15 +43,20 @@ def _service_ip(ep: K8sEpisode, name: str) -> str:
     return str(ep.store.get("Service", "default", name)["spec"]["clusterIP"])
 
 
+_NAMED_BY_MESSAGE = {"adservice": '"message":"failed to retrieve ads"'}
+"""Callees whose failed call v0.10.6 names only by the caller's message: the frontend gives
+the ad call 100 ms, so a dropped SYN ends as "context deadline exceeded", no address."""
+
+
 def _symptom_in_caller_logs(ep: K8sEpisode, source: str, dest: str) -> bool:
     """Whether ``source``'s log (or the frontend's, which a failing callee answers with its
-    own failure) has an error line naming ``dest`` (its address or name)."""
+    own failure) has an error line naming ``dest`` (its address, name or message)."""
     ip = _service_ip(ep, dest)
     for app in dict.fromkeys((source, "frontend")):
         errors = [ln for ln in _logs(ep, _pod(ep, app)).splitlines() if re.search(
             r"error|Error|ERROR|Can't access|timed out|refused|Exception", ln)]
         if any(ip in ln or f"lookup {dest} " in ln or f"'{dest}'" in ln or f"{dest}:" in ln
-               for ln in errors):
+               or _NAMED_BY_MESSAGE.get(dest, "\0") in ln for ln in errors):
             return True
     return False
 

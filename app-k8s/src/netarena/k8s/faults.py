@@ -42,6 +42,7 @@ from netarena.k8s.fault_spots import (
     design_pools,
     dns_rule_unlike_design,
     keep_odds,
+    look_of,
     names_peer,
     peer_form,
     pick_spot,
@@ -260,11 +261,12 @@ def _change_protocol(model: AppModel, policies: Sequence[Policy],
     new = str(rng.choice(pools.entries[direction]).get("protocol") or "TCP")
     odds = {old: keep_odds(model, direction, new, old) for old in ("TCP", "UDP", "SCTP")}
 
-    def changeable(w: Where) -> bool:  # thinned so that undeclared ports are as common
-        entry = policies[w[0]]["spec"][w[1]][w[2]]["ports"][w[3]]
+    def changeable(w: Where) -> bool:  # thinned so that every look is as common
+        rule = policies[w[0]]["spec"][w[1]][w[2]]
+        entry = rule["ports"][w[3]]
         old = entry.get("protocol") or "TCP"
         return isinstance(entry.get("port"), int) and old != new \
-            and rng.random() < odds[old][entry["port"] not in pools.declared]
+            and rng.random() < odds[old][look_of(entry, rule, w[1], pools.declared)]
 
     where = pick_spot([w for w in spots_of(policies, "ports", model)
                        if w[1] == direction and changeable(w)], rng, policies,
