@@ -18,7 +18,12 @@ import pytest
 from netarena.common.core.errors import UnfitSeed
 from netarena.common.core.evidence import AuditObject
 from netarena.k8s.audit import instance_objects
-from netarena.k8s.fault_spots import design_pools, dns_rule_unlike_design, rules_unlike_design
+from netarena.k8s.fault_spots import (
+    design_pools,
+    dns_rule_unlike_design,
+    rules_unlike_design,
+    side_of,
+)
 from netarena.k8s.faults import inject_fault
 from netarena.k8s.generator import K8sConfig, build_model
 from netarena.k8s.manifests import render_policies
@@ -173,32 +178,41 @@ def test_a_changed_protocol_leaves_named_ports_alone() -> None:
                        if (e.get("protocol") or "TCP") != "TCP"), fault["description"]
 
 
-def test_a_changed_protocol_keeps_ranges_as_common_as_the_new_protocols() -> None:
-    """An entry whose protocol changed is a range as often as the new protocol's entries are.
+def test_a_changed_protocol_keeps_its_entrys_looks_as_common_as_the_new_protocols() -> None:
+    """An entry whose protocol changed looks as the new protocol's entries do.
 
     The design's ranges come with the admin rules' entries, UDP and SCTP more often than
-    TCP, so turning UDP entries into TCP carried ranges into TCP: 9.6% of changed entries
-    were ranges, against 3.5% of the design's (``netarena audit k8s`` read ``range``).
+    TCP, and UDP sits beside callers in main rules of several peers, so turning UDP into
+    TCP carried both into TCP: 9.6% of changed entries were ranges, against 3.5% of the
+    design's, and rules of two or three peers took 43% of the changes to TCP against 15%
+    of the design's rules (``netarena audit k8s`` read ``range`` and ``peers``).
     """
     rng = random.Random(3)
-    ranges, expected = 0, 0.0
-    for seed in range(200):
+    seen = {"range": 0, "peers": 0}
+    expected = {"range": 0.0, "peers": 0.0}
+    for seed in range(300):
         model = build_model(K8sConfig(), seed)
         healthy = render_policies(model)
-        entries = design_pools(model).entries
+        rules = design_pools(model).rules
         for _ in range(3):
             fault = _fault("CPR", model, healthy, rng)
             if not fault["spec"]:
                 continue
             words = fault["description"].split()
-            direction, rule, entry = words[1], int(words[3]), int(words[5])
-            changed = fault["spec"][direction][rule]["ports"][entry]
-            alike = [e for e in entries[direction] if isinstance(e.get("port"), int)
+            direction, at, k = words[1], int(words[3]), int(words[5])
+            rule = fault["spec"][direction][at]
+            changed = rule["ports"][k]
+            alike = [(e, len(r.get(side_of(direction)) or [])) for r in rules[direction]
+                     for e in r.get("ports") or [] if isinstance(e.get("port"), int)
                      and (e.get("protocol") or "TCP") == changed["protocol"]]
-            ranges += "endPort" in changed
-            expected += sum("endPort" in e for e in alike) / len(alike)
-    assert expected > 10
-    assert 0.5 < ranges / expected < 1.6, (ranges, expected)
+            seen["range"] += "endPort" in changed
+            seen["peers"] += len(rule.get(side_of(direction)) or []) > 1
+            expected["range"] += sum("endPort" in e for e, _ in alike) / len(alike)
+            expected["peers"] += sum(peers > 1 for _, peers in alike) / len(alike)
+    # before: ranges 2.2 times as many as expected, rules of several peers 1.55 times
+    for look, (low, high) in {"range": (0.5, 1.6), "peers": (0.7, 1.3)}.items():
+        assert expected[look] > 20
+        assert low < seen[look] / expected[look] < high, (look, seen, expected)
 
 
 def test_faulted_rules_take_only_shapes_the_design_has() -> None:
@@ -247,6 +261,7 @@ def test_a_copied_port_keeps_its_protocol() -> None:
     assert copies >= 60
 
 
+@pytest.mark.slow
 def test_faulted_policies_keep_shapes_and_shares_the_design_has() -> None:
     """A client's egress-only policy keeps both rules; the entry point's takes its faults.
 
@@ -256,7 +271,7 @@ def test_faulted_policies_keep_shapes_and_shares_the_design_has() -> None:
     """
     rng = random.Random(17)
     faults = entry_point = 0
-    for seed in range(120):
+    for seed in range(480):  # 2,400 faults: the share's standard error is about 0.004
         model = build_model(K8sConfig(), seed)
         healthy = render_policies(model)
         public = {s.name for s in model.services if ANYONE in s.sources}
@@ -268,4 +283,5 @@ def test_faulted_policies_keep_shapes_and_shares_the_design_has() -> None:
             entry_point += fault["policy"] in public
             rules = [r for r in fault["spec"].get("egress") or [] if r]
             assert fault["spec"].get("policyTypes") != ["Egress"] or len(rules) != 1
-    assert entry_point / faults >= 0.032, (entry_point, faults)  # was 0.024; now 0.044
+    # 0.024 before; 0.040-0.044 after; 0.037 since protocol changes keep their looks
+    assert entry_point / faults >= 0.03, (entry_point, faults)

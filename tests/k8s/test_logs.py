@@ -13,6 +13,7 @@ import time
 
 import pytest
 
+from netarena.common.core.errors import UnfitSeed
 from netarena.k8s import K8sApp
 from netarena.k8s.episode import K8sEpisode
 from netarena.k8s.generator import K8sConfig, build_model
@@ -100,10 +101,16 @@ def test_blocked_calls_show_in_the_callers_logs(label: str) -> None:
     """Each fault type that blocks a call: the caller logs the error, with the callee."""
     app = K8sApp()
     shown = 0
-    for seed in range(40):  # faults drawn from the design often hit no call: look further
+    # faults drawn from the design often hit no call: look further (most protocol changes
+    # turn a UDP entry into TCP, which blocks nothing)
+    for seed in range(100):
         if shown >= 2 or (shown and seed >= 20):
             break
-        ep = app.open(app.generate(seed, 1, label))
+        try:
+            query = app.generate(seed, 1, label)
+        except UnfitSeed:  # the plan draws such a query from another seed
+            continue
+        ep = app.open(query)
         try:
             blocked = [r for r in ep.initial.connectivity.results
                        if r.expected and not r.actual and r.source in ep.model.names
@@ -116,7 +123,7 @@ def test_blocked_calls_show_in_the_callers_logs(label: str) -> None:
                 shown += 1
         finally:
             ep.close()
-    assert shown >= 1, f"no {label} query blocked a real call in 40 seeds"
+    assert shown >= 1, f"no {label} query blocked a real call in 100 seeds"
 
 
 def test_wrongly_opened_connections_answer_probes() -> None:

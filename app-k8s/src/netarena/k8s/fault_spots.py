@@ -8,7 +8,9 @@ fault may write); ``spots_of`` lists where each peer, port entry or rule sits an
 from __future__ import annotations
 
 import copy
+import itertools
 import json
+import math
 import random
 from collections import Counter
 from collections.abc import Sequence
@@ -53,7 +55,7 @@ class DesignPools:
                          for _, port, _ in PodView.from_obj(pod).ports}
         self.counts = Counter(json.dumps(p, sort_keys=True) for d in ("ingress", "egress")
                               for p in self.peers[d])
-        self.looks = {(d, proto): _look_shares(self.rules[d], d, self.declared, proto)
+        self.looks = {(d, proto): _trait_shares(self.rules[d], d, self.declared, proto)
                       for d in self.rules for proto in ("TCP", "UDP", "SCTP")}
 
 
@@ -84,8 +86,8 @@ def rules_unlike_design(model: AppModel, spec: Policy) -> bool:
 Look = tuple[bool, bool, int]
 """What a numbered port entry looks like besides its protocol: no pod declares its port, it
 is a range, and its rule's peers (0-3, 3 for more)."""
-_LOOKS: tuple[Look, ...] = tuple((u, r, n) for u in (False, True) for r in (False, True)
-                                 for n in range(4))
+_TRAITS: tuple[tuple[Any, ...], ...] = ((False, True), (False, True), (0, 1, 2, 3))
+"""The values each trait of a ``Look`` takes."""
 
 
 def look_of(entry: dict[str, Any], rule: dict[str, Any], direction: str,
@@ -95,17 +97,18 @@ def look_of(entry: dict[str, Any], rule: dict[str, Any], direction: str,
             min(len(rule.get(side_of(direction)) or []), 3))
 
 
-def _look_shares(rules: Sequence[dict[str, Any]], direction: str, declared: set[int],
-                 protocol: str) -> dict[Look, float]:
-    """Share of the numbered entries of ``protocol`` in ``rules`` of each ``Look``.
+def _trait_shares(rules: Sequence[dict[str, Any]], direction: str, declared: set[int],
+                  protocol: str) -> list[dict[Any, float]]:
+    """Each ``Look`` trait's values' shares among ``protocol``'s numbered entries in ``rules``.
 
-    Smoothed (one of each added): a small design's few entries of a protocol, all of one
-    look, would otherwise leave no entry a protocol change may take.
+    Smoothed (one of each value added): a small design's few entries of a protocol, all of
+    one value, would otherwise leave no entry a protocol change may take.
     """
     looks = [look_of(e, rule, direction, declared) for rule in rules
              for e in rule.get("ports") or []
              if isinstance(e.get("port"), int) and (e.get("protocol") or "TCP") == protocol]
-    return {look: (looks.count(look) + 1) / (len(looks) + len(_LOOKS)) for look in _LOOKS}
+    return [{v: (sum(look[i] == v for look in looks) + 1) / (len(looks) + len(values))
+             for v in values} for i, values in enumerate(_TRAITS)]
 
 
 def keep_odds(model: AppModel, direction: str, new: str, old: str) -> dict[Look, float]:
@@ -117,11 +120,15 @@ def keep_odds(model: AppModel, direction: str, new: str, old: str) -> dict[Look,
     design's TCP entries, and ranges (drawn with the admin rules' UDP and SCTP entries)
     were 9.6% of changed entries against 3.5% of the design's; UDP sits in admin rules and
     beside callers in main rules, so rules of two or three peers were 31% and 12% of those
-    turned TCP, against 12% and 3% of the design's rules (``netarena audit k8s``).
+    turned TCP, against 12% and 3% of the design's rules (``netarena audit k8s``). Each
+    trait's ratio is taken on its own and the ratios multiplied: one design holds too few
+    UDP entries to count every whole look, and a ratio of whole looks thinned ranges to a
+    third of their share.
     """
     shares = design_pools(model).looks
-    odds = {look: shares[direction, new][look] / shares[direction, old][look]
-            for look in _LOOKS}
+    odds = {look: math.prod(shares[direction, new][i][v] / shares[direction, old][i][v]
+                            for i, v in enumerate(look))
+            for look in itertools.product(*_TRAITS)}
     top = max(odds.values())
     return {look: x / top for look, x in odds.items()}
 
