@@ -56,8 +56,9 @@ def _symptom_in_caller_logs(ep: K8sEpisode, source: str, dest: str) -> bool:
     for app in dict.fromkeys((source, "frontend")):
         errors = [ln for ln in _logs(ep, _pod(ep, app)).splitlines() if re.search(
             r"error|Error|ERROR|Can't access|timed out|refused|Exception", ln)]
-        if any(ip in ln or f"lookup {dest} " in ln or f"'{dest}'" in ln or f"{dest}:" in ln
-               or _NAMED_BY_MESSAGE.get(dest, "\0") in ln for ln in errors):
+        names = (ip, f"lookup {dest} ", f"'{dest}'", f"{dest}:",
+                 *([_NAMED_BY_MESSAGE[dest]] if dest in _NAMED_BY_MESSAGE else []))
+        if any(name in ln for ln in errors for name in names):
             return True
     return False
 

@@ -22,6 +22,7 @@ from netarena.k8s.manifests import callee_rule, render_policies
 from netarena.k8s.model import AppModel, per_model
 from netarena.k8s.model_objects import model_pods
 from netarena.k8s.policy import PodView
+from netarena.k8s.reachability import PROTOCOLS
 
 __all__ = ["DesignPools", "Where", "design_like", "dns_rule_unlike_design", "design_pools",
            "fresh_peer", "names_peer", "peer_form", "lone_side_weight", "pick_spot", "rule_shape",
@@ -56,7 +57,7 @@ class DesignPools:
         self.counts = Counter(json.dumps(p, sort_keys=True) for d in ("ingress", "egress")
                               for p in self.peers[d])
         self.looks = {(d, proto): _trait_shares(self.rules[d], d, self.declared, proto)
-                      for d in self.rules for proto in ("TCP", "UDP", "SCTP")}
+                      for d in self.rules for proto in PROTOCOLS}
 
 
 @per_model(16)

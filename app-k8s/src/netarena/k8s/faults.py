@@ -55,6 +55,7 @@ from netarena.k8s.fault_spots import (
 from netarena.k8s.judge import apply_faults, judge
 from netarena.k8s.model import AppModel
 from netarena.k8s.model_objects import model_namespaces, model_pods
+from netarena.k8s.reachability import PROTOCOLS
 
 __all__ = ["FAULT_TYPES", "inject_fault", "apply_faults", "model_pods", "model_namespaces"]
 
@@ -259,7 +260,7 @@ def _change_protocol(model: AppModel, policies: Sequence[Policy],
     if not pools.entries[direction]:
         return None
     new = str(rng.choice(pools.entries[direction]).get("protocol") or "TCP")
-    odds = {old: keep_odds(model, direction, new, old) for old in ("TCP", "UDP", "SCTP")}
+    odds = {old: keep_odds(model, direction, new, old) for old in PROTOCOLS}
 
     def changeable(w: Where) -> bool:  # thinned so that every look is as common
         rule = policies[w[0]]["spec"][w[1]][w[2]]

@@ -31,7 +31,7 @@ from netarena.k8s.policy import PodView, PolicyEngine, policy_types, selector_ma
 
 __all__ = ["OTHER_PORT", "Endpoint", "Universe", "universe", "reachable", "egress_of",
            "selected_mask", "differences",
-           "NEWCOMER", "NEWCOMER_IP", "endpoint_name"]
+           "NEWCOMER", "NEWCOMER_IP", "PROTOCOLS", "endpoint_name"]
 
 Obj = Mapping[str, Any]
 OTHER_PORT = 0
