@@ -101,7 +101,8 @@ class RouteApp(App):
             {
                 "type": code,
                 "name": FAULT_TYPES[code],
-                "candidates": fault_candidates(seed, slot, plan, intent, code, local.tcp_port),
+                "candidates": fault_candidates(seed, slot, plan, intent, code, local.tcp_port,
+                                               local.firewalled),
             }
             for slot, code in enumerate(label.split("+"))
         ]
