@@ -179,16 +179,17 @@ def test_a_fault_inside_a_hosts_firewall_refuses_as_the_firewall_itself_does() -
     seen: Counter[str] = Counter()
     for rng, plan, intent in _designs(800):
         local = draw_undisclosed(rng, plan, intent)
+        firewalled = frozenset(i.node for i in local.items if i.kind == "host_firewall")
         guarded = {p.host for p in intent.protected}
         method = rng.choice(("icmp_drop", "udp_reject", "tcp_service_drop", "iptables_drop",
                              "iptables_reject"))
-        fault = sample_fault(rng, plan, intent, "DT", method, local.tcp_port, local.firewalled)
+        fault = sample_fault(rng, plan, intent, "DT", method, local.tcp_port, firewalled)
         inside = [r for r in fault["rules"] if r["chain"] == "INPUT" and r["at"] != "first"]
         seen["host"] += fault["node"] != ROUTER
         if fault["node"] in guarded:
             assert not inside, fault["rules"]
             seen["guarded"] += 1
-        elif fault["node"] in local.firewalled:
+        elif fault["node"] in firewalled:
             for rule in inside:
                 assert rule["match"] == [] and rule["at"] is None, (method, fault["rules"])
             seen["acl" if not inside else "final"] += 1

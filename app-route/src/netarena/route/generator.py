@@ -97,12 +97,13 @@ class RouteApp(App):
         plan, topo = self._topology(rng)
         intent = draw_intent(rng, plan)
         local = draw_undisclosed(random.Random(f"route/{seed}/undisclosed"), plan, intent)
+        firewalled = frozenset(i.node for i in local.items if i.kind == "host_firewall")
         faults: list[dict[str, Any]] = [
             {
                 "type": code,
                 "name": FAULT_TYPES[code],
                 "candidates": fault_candidates(seed, slot, plan, intent, code, local.tcp_port,
-                                               local.firewalled),
+                                               firewalled),
             }
             for slot, code in enumerate(label.split("+"))
         ]

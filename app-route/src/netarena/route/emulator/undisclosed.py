@@ -104,11 +104,6 @@ class Undisclosed:
         items = tuple(Item.from_dict(i) for i in data["items"])
         return cls(data["tcp_port"], data["udp_port"], items, tuple(data.get("twins", ())))
 
-    @property
-    def firewalled(self) -> frozenset[str]:
-        """The hosts running an undisclosed stateful firewall (``_host_firewall``)."""
-        return frozenset(i.node for i in self.items if i.kind == "host_firewall")
-
     def on(self, node: str) -> list[Item]:
         """The items of ``node``."""
         return [i for i in self.items if i.node == node]
