@@ -239,6 +239,10 @@ _REDRAWS = 10
 """Draws of a fault's aim and object before one that is not ``_inside_a_firewall``."""
 
 
+_ONE_PROTOCOL_METHODS = frozenset({"icmp_drop", "udp_reject", "tcp_service_drop"})
+"""Methods whose filter refuses one protocol."""
+
+
 def _inside_a_firewall(fault: Fault, guarded: frozenset[str], firewalled: frozenset[str]
                        ) -> bool:
     """Whether ``fault`` writes a host's firewall where the design never refuses anything.
@@ -256,9 +260,6 @@ def _inside_a_firewall(fault: Fault, guarded: frozenset[str], firewalled: frozen
     inside = [r for r in fault.get("rules", ()) if r["chain"] == "INPUT" and r.get("at") != "first"]
     return bool(inside) and (fault["node"] in guarded or (
         fault["node"] in firewalled and fault["method"] in _ONE_PROTOCOL_METHODS))
-
-
-_ONE_PROTOCOL_METHODS = frozenset({"icmp_drop", "udp_reject", "tcp_service_drop"})
 
 
 def _as_the_designs(rng: random.Random, fault: Fault, firewalled: bool) -> Fault:
