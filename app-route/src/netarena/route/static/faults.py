@@ -101,6 +101,8 @@ _AIMS: dict[str, dict[str, int]] = {
     "link_down": _LINK,
     "mtu_too_small": _LINK,
     "tc_zero_queue": {"host": 3, "subnet": 1},
+    "wrong_ip": {"host": 1, "subnet": 1},
+    "wrong_prefix": {"host": 1},
     "forward_policy_drop": {"host": 3, "subnet": 2},
     "rule_prohibit": {"host": 3, "subnet": 1, "range": 3},
     "forward_drop_subnet": {"host": 2, "subnet": 2, "pair": 2, "range": 3},
@@ -126,16 +128,20 @@ the design's (1,330 routes, seeds 43-44). Nor does a right route losing to a wro
 (``metric_loses``): the design's pairs of routes are a range's and its backup's (11% of
 faults' pairs routed one machine). A link's state and MTU: the design's down links are
 out-of-service hosts'; at host 4, subnet 1 a fault's link was a router port one time in
-five, and ``link`` out of fold over 1,000 instances was 0.636; at host 7, 0.560. A root
-queue: at host 4, subnet 1, 85% of faults' sat on a host against 73% of the design's
-(1,200 queries, seed 61). A host's TCP drop is mostly a service's ACL on the host, as the
-design's TCP blocking rules mostly are (``targets._ACL``). Filters refusing everything
-lean to a host's INPUT (host 6): at host 4, 35% of faults' blocking rules sat on a host
-against 42% of the design's. A subnet's forwarding dropped for one machine (on the router's
-FORWARD: this method never writes a host's INPUT) takes a host less often than the methods
-that may write there (host 2): at host 6, rules naming one machine were 30% of faults'
-blocking rules on the router's FORWARD against 18% of the design's, half of them this
-method's; now 26% (1,200 static instances, seed 61)."""
+five, and ``link`` out of fold over 1,000 instances was 0.636; at host 7, 0.560. An address:
+the design's service addresses sit on the router's ports as often as on hosts, so a wrong
+one does too (at host 4, a host's unassigned address in its own subnet was 26% of faults'
+addresses against 19% of the design's, the router's 9% against 19%); and only a host's
+address takes another length (the design renumbers hosts alone). A root queue: at host 4,
+subnet 1, 85% of faults' sat on a host against 73% of the design's (1,200 queries, seed 61).
+A host's TCP drop is mostly a service's ACL on the host, as the design's TCP blocking rules
+mostly are (``targets._ACL``). Filters refusing everything lean to a host's INPUT (host 6):
+at host 4, 35% of faults' blocking rules sat on a host against 42% of the design's. A
+subnet's forwarding dropped for one machine (on the router's FORWARD: this method never
+writes a host's INPUT) takes a host less often than the methods that may write there (host
+2): at host 6, rules naming one machine were 30% of faults' blocking rules on the router's
+FORWARD against 18% of the design's, half of them this method's; now 26% (1,200 static
+instances, seed 61)."""
 
 
 def _aim(rng: random.Random, plan: NetworkPlan, intent: Intent, method: str,
