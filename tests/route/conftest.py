@@ -46,14 +46,16 @@ def small_frr_app():
     return RouteApp({"num_routers": 4})
 
 
-def first_query(app, label: str, want: Callable[[dict[str, Any]], bool], start: int = 0):
-    """The first query from seed ``start`` on whose first fault candidate passes ``want``.
+def first_query(app, label: str, want: Callable[[dict[str, Any]], bool], start: int = 0,
+                design: Callable[[dict[str, Any]], bool] = lambda truth: True):
+    """The first query from seed ``start`` on whose first fault candidate passes ``want``
+    (and whose truth passes ``design``).
 
     A test that needs a fault of one shape searches for it: a seed pinned to a shape moves
     whenever the generator's draws change (a method's weight, an aim's)."""
     for seed in range(start, start + 500):
         query = app.generate(seed, len(label.split("+")), label)
-        if want(query.truth["faults"][0]["candidates"][0]):
+        if want(query.truth["faults"][0]["candidates"][0]) and design(query.truth):
             return query
     raise AssertionError(f"no {label} query of that shape in 500 seeds from {start}")
 

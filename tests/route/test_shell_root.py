@@ -19,6 +19,11 @@ def _away_from_h1(fault) -> bool:
     return fault["subnet"] == 2 and fault["node"] not in ("h1", "h2")
 
 
+def _subnet_1_in_service(truth) -> bool:
+    """The design blocks nothing in h1's and h2's subnet (it may put h1 out of service)."""
+    return all(1 not in (b["subnet"], b["other"]) for b in truth["intent"]["blocks"])
+
+
 def test_operator_commands_get_real_output_and_solve() -> None:
     app = RouteApp({"num_subnets": 2, "hosts_per_subnet": 2})
     with app.open(first_query(app, "DR", lambda f: f["method"] == "ip_forward_off")) as episode:
@@ -59,7 +64,8 @@ def test_shell_features_and_tools(small_app: RouteApp) -> None:
 
 
 def test_a_command_cut_at_its_time_limit_keeps_its_output(small_app: RouteApp) -> None:
-    with small_app.open(first_query(small_app, "DT", _away_from_h1, start=62)) as episode:
+    with small_app.open(first_query(small_app, "DT", _away_from_h1, start=62,
+                                         design=_subnet_1_in_service)) as episode:
         peer = episode.plan.hosts[1].name
         result = episode.net.shell("h1", f"ping {peer}", timeout_s=2)
         assert result.timed_out
@@ -75,7 +81,8 @@ def test_tools_that_print_as_they_go_keep_their_lines_and_mtr_says_how_to_fit(
 ) -> None:
     """Into a pipe, tracepath buffered its hops and lost them all when the limit killed it;
     mtr prints only at its end, so the note says how to make it end in time."""
-    with small_app.open(first_query(small_app, "DT", _away_from_h1, start=62)) as episode:
+    with small_app.open(first_query(small_app, "DT", _away_from_h1, start=62,
+                                         design=_subnet_1_in_service)) as episode:
         near, far = episode.plan.hosts[1].ip, episode.plan.hosts[-1].ip
         slow = episode.net.shell("h1", f"mtr --report -n {near}", timeout_s=2)
         assert slow.timed_out and "mtr --report -n -c 1 --gracetime 1 HOST" in slow.output
@@ -89,7 +96,8 @@ def test_tools_that_print_as_they_go_keep_their_lines_and_mtr_says_how_to_fit(
 def test_a_ping_flood_that_ends_by_its_count_runs_as_on_a_real_box(small_app: RouteApp) -> None:
     """Root floods a real box with ``ping -f -c 100``; the fabric's ICMP limit bounds any
     flood, so a counted one runs. An endless one is refused, saying how to bound it."""
-    with small_app.open(first_query(small_app, "DT", _away_from_h1, start=62)) as episode:
+    with small_app.open(first_query(small_app, "DT", _away_from_h1, start=62,
+                                         design=_subnet_1_in_service)) as episode:
         h1, *others = episode.plan.hosts
         near = next(h for h in others if h.subnet == h1.subnet)
         counted = episode.step(reply(h1.name, f"ping -f -c 100 {near.ip}"))
