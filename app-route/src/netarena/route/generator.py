@@ -13,6 +13,7 @@ from netarena.common.core.types import Query
 from netarena.route.base.config import RouteConfig
 from netarena.route.base.routing_kind import is_dynamic
 from netarena.route.emulator.intent import draw_intent, intended_pairs
+from netarena.route.emulator.looks import line_look, record_look
 from netarena.route.emulator.plan import NetworkPlan, draw_plan
 from netarena.route.emulator.topology import load_topo_class, plan_of
 from netarena.route.emulator.undisclosed import draw_undisclosed
@@ -98,12 +99,15 @@ class RouteApp(App):
         intent = draw_intent(rng, plan)
         local = draw_undisclosed(random.Random(f"route/{seed}/undisclosed"), plan, intent)
         firewalled = frozenset(i.node for i in local.items if i.kind == "host_firewall")
+        held = frozenset(look for look in (
+            *(line_look(plan, i.node, line) for i in local.items for line in i.ip),
+            *(record_look(plan, r) for r in local.twins)) if look is not None)
         faults: list[dict[str, Any]] = [
             {
                 "type": code,
                 "name": FAULT_TYPES[code],
                 "candidates": fault_candidates(seed, slot, plan, intent, code, local.tcp_port,
-                                               firewalled),
+                                               firewalled, held),
             }
             for slot, code in enumerate(label.split("+"))
         ]

@@ -18,6 +18,7 @@ from typing import Any
 
 from netarena.route.emulator.blocking import commands, draw_metric
 from netarena.route.emulator.intent import Intent
+from netarena.route.emulator.looks import record_look
 from netarena.route.emulator.plan import ROUTER, NetworkPlan
 from netarena.route.emulator.targets import Policy, Target, draw_range, draw_record
 from netarena.route.emulator.undisclosed import DEFAULT_PORTS
@@ -61,22 +62,17 @@ METHODS: dict[str, tuple[str, ...]] = {
 _WEIGHTS = {"icmp_drop": 0.45, "tcp_service_drop": 0.6, "udp_reject": 0.45, "metric_loses": 0.5,
             "wrong_prefix": 0.75}
 """How often a method is drawn against its type's others (1 when not named here), so that
-faults' objects come in the shapes and shares the design's do.
+faults' objects come in the shapes and shares the design's do (measurements: docs/validity.md).
 
-- The methods refusing one protocol, 0.4. Drawn uniformly, they made half of the faults'
-  blocking rules, and faults' rules refused one protocol 53% of the time against the
-  design's 36%; sat in shorter chains (4.2 rules against 5.0), nearer the top (position 1.8
-  against 2.4) and after an ESTABLISHED accept less often (56% against 68%). Out of fold
-  over 1,200 instances (seed 61, five folds by instance), ``filter_block`` was 0.755; now
-  35%, 4.9, 2.2, 63% and 0.712 (0.774 → 0.730 within instances).
-- Since, TCP 0.6, ICMP and UDP 0.45 (every protocol refused in 67% of faults' rules against
-  the design's 63%), and ``wrong_prefix`` 0.75 (a host's own address under another length
-  27.6% of faults' addresses against 20.8%; 1,200 static instances, seed 61).
+- The methods refusing one protocol, TCP 0.6, ICMP and UDP 0.45. Drawn uniformly they made
+  half of the faults' blocking rules, refusing one protocol 53% of the time against the
+  design's 36%, in shorter chains and nearer their top; now every protocol is refused in
+  67% of faults' rules against the design's 63%.
+- ``wrong_prefix`` 0.75: a host's own address under another length was 27.6% of faults'
+  addresses against 20.8% of the design's (1,200 static instances, seed 61).
 - ``metric_loses``, 0.5: it writes two routes to one destination (the right one losing on
   metric), as the design's routes with a backup do. Drawn uniformly, 38% of the faults'
-  routes were such a pair against 23% of the design's (at three routes in a network, 63% of
-  faults' routes shared their prefix with another against 23% of the design's); now 25%.
-  ``route_unicast`` out of fold over 1,200 instances (seed 61): 0.717 → 0.686."""
+  routes were such a pair against 23% of the design's; now 25%."""
 _METHOD_WEIGHTS = {kind: [_WEIGHTS.get(m, 1.0) for m in methods]
                    for kind, methods in METHODS.items()}
 
@@ -184,18 +180,29 @@ def sample_fault(
     method: str | None = None,
     tcp_port: int = DEFAULT_PORTS[0],
     firewalled: frozenset[str] = frozenset(),
+    held: frozenset[tuple[str, str]] = frozenset(),
 ) -> Fault:
     """Draw one concrete fault of type ``kind`` (``DR``, ``DI``, ...).
 
     The method's object is drawn by ``targets.draw_record``, as the design's own blocks
     are, aimed at traffic that must flow. ``tcp_port`` is the machines' TCP service port
     (a filter may drop only that); ``firewalled`` are the hosts running an undisclosed
-    stateful firewall (``undisclosed._host_firewall``; ``_inside_a_firewall``).
+    stateful firewall (``undisclosed._host_firewall``; ``_inside_a_firewall``); ``held``
+    the looks of the design's one-of-a-kind objects (``_ANOTHER_LOOK``).
 
     Returns:
         A JSON-able record: ``type``, ``method``, ``node``, ``intf``, ``subnet``, ``other``,
         the target, and the method's parameters (``blocking.commands`` renders it).
     """
+    for _ in range(_REDRAWS):
+        fault = _one_fault(rng, plan, intent, kind, method, tcp_port, firewalled)
+        if record_look(plan, fault) not in held or rng.random() >= _ANOTHER_LOOK:
+            break
+    return fault
+
+
+def _one_fault(rng: random.Random, plan: NetworkPlan, intent: Intent, kind: str,
+               method: str | None, tcp_port: int, firewalled: frozenset[str]) -> Fault:
     method = method or rng.choices(METHODS[kind], _METHOD_WEIGHTS[kind])[0]
     guarded = frozenset(p.host for p in intent.protected)
     avoid: frozenset[str] = frozenset()
@@ -233,28 +240,25 @@ unreachable was 4.4% of faults' blocking rules, 0.8% of the design's; with
 
 
 _FINAL = 0.6
-"""Share of a host's refusal of everything in one rule that is appended as its firewall's
-final rule, as the design's guarded hosts refuse (``intent.host_rules``): the rule the
-operator finishing a staged allow-list adds (``undisclosed._host_firewall``). Drawn at any
-place, faults' host rules after an allow-list were 2% of their blocking rules against 15%
-of the design's (1,200 static instances, seed 61)."""
-
-
+"""Share of a host's refusal of everything in one rule appended as its firewall's final
+rule, as the design's guarded hosts refuse (``intent.host_rules``; the rule an operator
+finishing a staged allow-list adds). Drawn at any place, faults' host rules after an
+allow-list were 2% of their blocking rules against 15% of the design's."""
 _IN_A_FIREWALL = 0.75
 """Share of host refusals of everything aimed at a host running an undisclosed firewall
 when there is one (its final rule then, ``_as_the_designs``), as the design's refusals on
-hosts mostly are (a guarded host's final rule, ``intent.host_rules``). Aimed at any host,
-a refusal sat alone on a host's INPUT, or as one rule per protocol, in 41% of faults'
-blocking rules on hosts against 12% of the design's, and as a firewall's final rule in 19%
-against 32% (1,200 static instances, seed 61)."""
+hosts mostly are. Aimed at any host, a refusal sat alone on a host's INPUT, or as one rule
+per protocol, in 41% of faults' host blocking rules against 12% of the design's."""
 _REFUSING_ALL = frozenset({"iptables_drop", "iptables_reject"})
-
-
 _PROHIBITED = ["REJECT", "--reject-with", "icmp-admin-prohibited"]
-
-
 _REDRAWS = 10
 """Draws of a fault's aim and object before one that is not ``_inside_a_firewall``."""
+_ANOTHER_LOOK = 0.8
+"""Chance that a fault whose object's look (``targets.record_look``) the design already
+holds is drawn again. The design's addresses and refusing policy rules come one of a kind
+(a service address, a held one, another length; a block's rule): 17% of its addresses
+shared their class with another in the network against 50% of faults', and 25% of its
+refusing rules their destination's against 52% (1,200 static instances, seed 61)."""
 
 
 _ONE_PROTOCOL_METHODS = frozenset({"icmp_drop", "udp_reject", "tcp_service_drop"})
@@ -380,11 +384,12 @@ def fault_candidates(
     kind: str,
     tcp_port: int = DEFAULT_PORTS[0],
     firewalled: frozenset[str] = frozenset(),
+    held: frozenset[tuple[str, str]] = frozenset(),
 ) -> list[Fault]:
     """The candidate list of one fault slot, each drawn from its own sub-seed."""
     return [
         sample_fault(random.Random(f"route/{seed}/{slot}/{attempt}"), plan, intent, kind, None,
-                     tcp_port, firewalled)
+                     tcp_port, firewalled, held)
         for attempt in range(CANDIDATES_PER_FAULT)
     ]
 
