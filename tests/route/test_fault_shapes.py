@@ -11,13 +11,13 @@ from collections import Counter
 from netarena.common.core.app import load_app
 from netarena.route import draw_plan
 from netarena.route.emulator.intent import draw_intent
-from netarena.route.emulator.looks import line_look, record_look
 from netarena.route.emulator.plan import ROUTER
 from netarena.route.emulator.topology import topology_of
 from netarena.route.emulator.twins import draw_twins
 from netarena.route.emulator.undisclosed import Undisclosed, draw_undisclosed
 from netarena.route.judge.hidden import ports_named
 from netarena.route.static.faults import sample_fault
+from netarena.route.static.looks import design_looks, record_look
 
 
 def _designs(n: int):
@@ -247,7 +247,7 @@ def test_a_hosts_refusal_lands_mostly_in_a_firewall_and_names_no_service_port() 
 def test_a_fault_seldom_takes_a_look_the_designs_one_of_a_kind_objects_hold() -> None:
     """The design's extra addresses come one of a kind (a service address, one held for
     another machine, a host's own under another length), and so do its refusing policy
-    rules: an address fault drawn blind to them shared its class (``targets.record_look``)
+    rules: an address fault drawn blind to them shared its class (``looks.record_look``)
     with one of them 43% of the time, a refusing rule its destination's 52%; the design's
     addresses with each other 17%, its rules 25%."""
     app = load_app("route")
@@ -257,8 +257,7 @@ def test_a_fault_seldom_takes_a_look_the_designs_one_of_a_kind_objects_hold() ->
             query = app.generate(seed, 1, label)
             plan, _, _ = topology_of(query)
             local = Undisclosed.from_dict(query.truth["undisclosed"])
-            held = {line_look(plan, i.node, line) for i in local.items for line in i.ip}
-            held |= {record_look(plan, r) for r in local.twins}
+            held = design_looks(plan, local)
             for fault in query.truth["faults"][0]["candidates"]:
                 if (look := record_look(plan, fault)) is not None:
                     shared[look[0]][look in held] += 1

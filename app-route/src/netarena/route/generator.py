@@ -13,7 +13,6 @@ from netarena.common.core.types import Query
 from netarena.route.base.config import RouteConfig
 from netarena.route.base.routing_kind import is_dynamic
 from netarena.route.emulator.intent import draw_intent, intended_pairs
-from netarena.route.emulator.looks import line_look, record_look
 from netarena.route.emulator.plan import NetworkPlan, draw_plan
 from netarena.route.emulator.topology import load_topo_class, plan_of
 from netarena.route.emulator.undisclosed import draw_undisclosed
@@ -27,6 +26,7 @@ from netarena.route.frr.prompts import dynamic_prompt, ticket_symptoms
 from netarena.route.judge.pingall import PingMatrix
 from netarena.route.sandbox.limits import MAX_CONCURRENT_EPISODES, MAX_MACHINES
 from netarena.route.static.faults import FAULT_TYPES, LEVEL_LABELS, fault_candidates
+from netarena.route.static.looks import design_looks
 from netarena.route.static.prompts import task_prompt
 
 if TYPE_CHECKING:
@@ -99,9 +99,7 @@ class RouteApp(App):
         intent = draw_intent(rng, plan)
         local = draw_undisclosed(random.Random(f"route/{seed}/undisclosed"), plan, intent)
         firewalled = frozenset(i.node for i in local.items if i.kind == "host_firewall")
-        held = frozenset(look for look in (
-            *(line_look(plan, i.node, line) for i in local.items for line in i.ip),
-            *(record_look(plan, r) for r in local.twins)) if look is not None)
+        held = design_looks(plan, local)
         faults: list[dict[str, Any]] = [
             {
                 "type": code,

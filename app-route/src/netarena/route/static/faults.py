@@ -18,10 +18,10 @@ from typing import Any
 
 from netarena.route.emulator.blocking import commands, draw_metric
 from netarena.route.emulator.intent import Intent
-from netarena.route.emulator.looks import record_look
 from netarena.route.emulator.plan import ROUTER, NetworkPlan
 from netarena.route.emulator.targets import Policy, Target, draw_range, draw_record
 from netarena.route.emulator.undisclosed import DEFAULT_PORTS
+from netarena.route.static.looks import record_look
 
 __all__ = [
     "FAULT_TYPES",
@@ -255,7 +255,7 @@ _PROHIBITED = ["REJECT", "--reject-with", "icmp-admin-prohibited"]
 _REDRAWS = 10
 """Draws of a fault's aim and object before one that is not ``_inside_a_firewall``."""
 _ANOTHER_LOOK = 0.8
-"""Chance that a fault whose object's look (``targets.record_look``) the design already
+"""Chance that a fault whose object's look (``looks.record_look``) the design already
 holds is drawn again. The design's addresses and refusing policy rules come one of a kind
 (a service address, a held one, another length; a block's rule): 17% of its addresses
 shared their class with another in the network against 50% of faults', and 25% of its

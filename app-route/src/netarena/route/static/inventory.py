@@ -12,7 +12,9 @@ import ipaddress
 import re
 from dataclasses import dataclass
 
-__all__ = ["Inventory", "Packet", "read_inventory", "must_work", "published"]
+from netarena.route.emulator.plan import NetworkPlan
+
+__all__ = ["Inventory", "Packet", "read_inventory", "planned_inventory", "must_work", "published"]
 
 
 @dataclass(frozen=True)
@@ -75,6 +77,13 @@ def read_inventory(text: str) -> Inventory:
         if m := _PORTS.search(line):
             ports = (int(m.group(1)), int(m.group(2)))
     return Inventory(subnets, hosts, restricted, router_ip, ports)
+
+
+def planned_inventory(plan: NetworkPlan) -> Inventory:
+    """The inventory a prompt would state for ``plan`` (for the generator's own classes)."""
+    subnets = {s.switch: (s.network, s.gateway, s.router_intf) for s in plan.subnets}
+    hosts = {h.name: (h.intf, h.ip, plan.subnet(h.subnet).switch) for h in plan.hosts}
+    return Inventory(subnets, hosts, {}, plan.router_ip)
 
 
 def published(router_read: str) -> frozenset[str]:
