@@ -127,6 +127,20 @@ def test_an_out_of_service_hosts_input_drops_ping_or_udp_alone_as_faults_do() ->
     assert protocols["icmp"] > 25 and protocols["udp"] > 25, protocols
 
 
+def test_the_design_never_leaves_a_down_link_with_a_small_mtu_as_no_fault_does() -> None:
+    """A fault takes a link down or shrinks its MTU, never both; the design's blocks did
+    both to one interface (31 of its 454 link objects, none of 400 faults')."""
+    methods: Counter[str] = Counter()
+    for rng, plan, intent in _designs(600):
+        by_target: dict[str, set[str]] = {}
+        for record in draw_twins(rng, plan, intent.blocks, (5000, 6000)):
+            by_target.setdefault(str(record.get("target")), set()).add(record["method"])
+            methods[record["method"]] += 1
+        for held in by_target.values():
+            assert not ("mtu_too_small" in held and held & {"link_down", "ifconfig_down"}), held
+    assert methods["mtu_too_small"] > 20 and methods["link_down"] > 40, methods
+
+
 def test_the_design_routes_a_hosts_service_addresses_as_a_block_not_one_by_one() -> None:
     """A route to one unassigned address of a subnet was the design's alone (no fault routes
     one): a host's service addresses inside its subnet are a free block routed to it whole,
