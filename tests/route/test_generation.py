@@ -374,7 +374,8 @@ def test_wrong_routes_sometimes_aim_at_one_machine_as_the_designs_pinned_routes_
 
 def test_a_fault_refusing_a_host_is_written_as_the_designs_hosts_refuse() -> None:
     """One rule, or one per protocol, for a fault's all-protocol block on a host's INPUT as
-    for the design's out-of-service host (a lone rule per host was faults' alone); and
+    for the design's out-of-service host (a lone rule per host was faults' alone; the drops
+    beside it: ``test_fault_shapes``); and
     faults' filters aim at hosts, pairs, ranges and subnets as the design's rules do."""
     from collections import Counter
 
@@ -390,9 +391,10 @@ def test_a_fault_refusing_a_host_is_written_as_the_designs_hosts_refuse() -> Non
                                                                   "iptables_reject")))
         aims[fault["target"]["kind"]] += 1
         if fault["node"] != "r0" and fault["rules"][0]["match"][:1] != ["!"]:
-            shapes[len(fault["rules"])] += 1
-            if len(fault["rules"]) == 3:
-                assert [r["match"] for r in fault["rules"]] == [
+            refusal = 1 if fault["rules"][0]["match"] == [] else 3  # then drops beside it
+            shapes[refusal] += 1
+            if refusal == 3:
+                assert [r["match"] for r in fault["rules"][:3]] == [
                     ["-p", "icmp"], ["-p", "tcp"], ["-p", "udp"]]
     assert set(shapes) == {1, 3} and min(shapes.values()) > 10, shapes
     assert aims["host"] > aims["range"] > aims["subnet"] > 20, aims

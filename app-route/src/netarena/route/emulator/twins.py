@@ -32,7 +32,7 @@ from netarena.route.emulator.targets import (
     unassigned,
 )
 
-__all__ = ["Block", "draw_blocks", "draw_twins", "apply_order", "keeps_gateways"]
+__all__ = ["Block", "REPEATS", "draw_blocks", "draw_twins", "apply_order", "keeps_gateways"]
 
 _OFF_ROLES = ("old camera recorder", "retired print server", "spare workstation",
               "decommissioned build agent", "broken kiosk", "old test box")
@@ -297,7 +297,7 @@ def draw_twins(rng: random.Random, plan: NetworkPlan, blocks: tuple[Block, ...],
         if extra is not None:
             records.append(extra)
     for block in blocks:
-        for method, share in _REPEATS.get(_spot(block), ()):
+        for method, share in REPEATS.get(_spot(block), ()):
             mine = [r for r in records if r.get("target") == _target(block).to_dict()]
             if rng.random() < share and not _holds(method, mine):
                 records.append(draw_record(rng, plan, _target(block), method, ports, avoid,
@@ -315,7 +315,7 @@ def draw_twins(rng: random.Random, plan: NetworkPlan, blocks: tuple[Block, ...],
 _HOST_FORWARDS = 0.2
 """Share of the design's routes through a host (loops, backups) whose host forwards (faults'
 loops: half, but faults are rarer; at a half, audit AUC 0.964 over 40 instances)."""
-_REPEATS = {
+REPEATS = {
     "host_off": (("mtu_too_small", 0.02), ("tc_zero_queue", 0.3), ("rule_prohibit", 0.35),
                  ("forward_drop_subnet", 0.3), ("icmp_drop", 0.4), ("udp_reject", 0.4)),
     "subnet_cut": (("mtu_too_small", 0.02), ("tc_zero_queue", 0.3), ("ip_forward_off", 0.5),

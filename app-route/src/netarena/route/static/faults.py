@@ -21,6 +21,7 @@ from netarena.route.emulator.intent import Intent
 from netarena.route.emulator.plan import ROUTER, NetworkPlan
 from netarena.route.emulator.targets import Policy, Target, draw_range, draw_record
 from netarena.route.emulator.undisclosed import DEFAULT_PORTS
+from netarena.route.static.fault_forms import as_the_designs, toward, with_drops_beside
 from netarena.route.static.looks import record_look
 
 __all__ = [
@@ -127,7 +128,7 @@ _AIMS: dict[str, dict[str, int]] = {
   renumbers hosts alone), a duplicate at a host seven times in eight.
 - Filters: a host's INPUT first (host refusals mostly land in a firewall,
   ``_IN_A_FIREWALL``; a host's TCP drop is mostly a service's ACL, ``targets._ACL``),
-  then a range, a subnet (into it, ``_toward``) and, least, a pair of subnets, as the
+  then a range, a subnet (into it, ``fault_forms.toward``) and, least, a pair of subnets, as the
   design's blocking rules split; a subnet's forwarding dropped for one machine (on the
   router's FORWARD alone) seldom takes a host (rules naming one machine on the router's
   FORWARD were 30% of faults' blocking rules there against the design's 18%; now 12%).
@@ -218,9 +219,12 @@ def _one_fault(rng: random.Random, plan: NetworkPlan, intent: Intent, kind: str,
             break
         avoid, aim = avoid | {fault["node"]}, target.kind
     if "rules" in fault:
-        fault = _as_the_designs(rng, fault, fault["node"] in firewalled)
+        fault = as_the_designs(rng, fault, fault["node"] in firewalled)
+    if method in _REFUSING_ALL and target.kind == "host" and (
+            fault["node"] not in firewalled | guarded | {ROUTER}):
+        fault = with_drops_beside(rng, plan, target, fault, (tcp_port, DEFAULT_PORTS[1]))
     if target.kind == "subnet" and fault["node"] == ROUTER and "rules" in fault:
-        fault = _toward(rng, plan.subnet(target.subnet).network, fault)
+        fault = toward(rng, plan.subnet(target.subnet).network, fault)
     if fault["method"] == "unreachable_gateway" and fault["node"] != ROUTER:
         restricted = intent.restricted
         if restricted is not None and restricted.subnet == target.subnet:
@@ -232,26 +236,12 @@ def _one_fault(rng: random.Random, plan: NetworkPlan, intent: Intent, kind: str,
     return fault
 
 
-_ADMIN = 0.5
-"""Share of faults' router ``REJECT`` rules answering ``icmp-port-unreachable`` that answer
-``icmp-admin-prohibited`` instead, as the design's router refusals mostly do (its
-management rule, ``intent.router_rules``): a pair of subnets refused with a port
-unreachable was 4.4% of faults' blocking rules, 0.8% of the design's; with
-``icmp-admin-prohibited``, 0.4% against 2.7%."""
-
-
-_FINAL = 0.6
-"""Share of a host's refusal of everything in one rule appended as its firewall's final
-rule, as the design's guarded hosts refuse (``intent.host_rules``; the rule an operator
-finishing a staged allow-list adds). Drawn at any place, faults' host rules after an
-allow-list were 2% of their blocking rules against 15% of the design's."""
 _IN_A_FIREWALL = 0.75
 """Share of host refusals of everything aimed at a host running an undisclosed firewall
-when there is one (its final rule then, ``_as_the_designs``), as the design's refusals on
+when there is one (its final rule then, ``fault_forms.as_the_designs``), as the design's refusals on
 hosts mostly are. Aimed at any host, a refusal sat alone on a host's INPUT, or as one rule
 per protocol, in 41% of faults' host blocking rules against 12% of the design's."""
 _REFUSING_ALL = frozenset({"iptables_drop", "iptables_reject"})
-_PROHIBITED = ["REJECT", "--reject-with", "icmp-admin-prohibited"]
 _REDRAWS = 10
 """Draws of a fault's aim and object before one that is not ``_inside_a_firewall``."""
 _ANOTHER_LOOK = 0.8
@@ -275,7 +265,7 @@ def _inside_a_firewall(fault: Fault, guarded: frozenset[str], firewalled: frozen
     firewall, and a service's ACL is inserted above everything. So a fault may not write
     below a guarded host's shortcut (appended after the final rule, it would refuse
     nothing), nor refuse one protocol below an undisclosed firewall's (a refusal of
-    everything is appended there: ``_as_the_designs``). Drawn anywhere, faults' ICMP, TCP
+    everything is appended there: ``fault_forms.as_the_designs``). Drawn anywhere, faults' ICMP, TCP
     or UDP rules inside firewalls were a third of their blocking rules on hosts and none
     of the design's (1,200 static instances, seed 61; the audit's ``filter_block`` within
     hosts 0.805).
@@ -283,61 +273,6 @@ def _inside_a_firewall(fault: Fault, guarded: frozenset[str], firewalled: frozen
     inside = [r for r in fault.get("rules", ()) if r["chain"] == "INPUT" and r.get("at") != "first"]
     return bool(inside) and (fault["node"] in guarded or (
         fault["node"] in firewalled and fault["method"] in _ONE_PROTOCOL_METHODS))
-
-
-def _as_the_designs(rng: random.Random, fault: Fault, firewalled: bool) -> Fault:
-    """``fault``'s rules in the forms the design's refusals take (``_FINAL`` etc.).
-
-    On a ``firewalled`` host, a refusal of everything is one rule, appended as a guarded
-    host's final rule: the design refuses nothing else inside a firewall. On another host it stays
-    as ``blocking.refusing_everything`` drew it (one rule, or one per protocol), as an
-    out-of-service host's: merging half the rules per protocol back into one made a lone
-    rule refusing everything 17.5% of faults' blocking rules on hosts, against 4.8% of the
-    design's, and a host's ICMP or UDP rule 15% against 33% (1,200 static instances,
-    seed 61; a merge was kept while faults' refusals sat inside firewalls too).
-    """
-    rules = fault["rules"]
-    if firewalled and len(rules) == 3 and all(r["match"][:1] == ["-p"] for r in rules):
-        rules = [{**rules[0], "match": []}]
-    if fault["node"] != ROUTER and [r["match"] for r in rules] == [[]] and (
-            firewalled or rng.random() < _FINAL):
-        rules = [{**rules[0], "at": None}]
-    port = ["REJECT", "--reject-with", "icmp-port-unreachable"]
-    return {**fault, "rules": [
-        {**r, "verdict": _PROHIBITED}
-        if fault["node"] == ROUTER and r["verdict"] == port and rng.random() < _ADMIN else r
-        for r in rules]}
-
-
-_INBOUND = 0.75
-"""Share of a subnet's filter faults on the router written as the design refuses traffic
-toward its management subnet: one rule for what enters the subnet, ``-d S`` or, half the
-time when it refuses every protocol (as the management rule does), ``! -s S -d S``. Drawn
-as the design's blocks (both directions), faults' rules named a subnet as their destination
-alone 3% of the time against the design's 10%, and never took the ``! -s S -d S`` form, 4%
-of the design's (audit, seed 21); at a third, 1.1% against 3.4% (1,200 static instances,
-seed 61)."""
-
-
-def _toward(rng: random.Random, net: str, fault: Fault) -> Fault:
-    """``fault`` keeping only its rules into ``net`` on FORWARD, ``_INBOUND`` of the time."""
-    def side(rule: dict[str, Any]) -> str | None:  # "-s" or "-d" for a FORWARD rule on net
-        m = rule["match"]
-        return m[0] if rule["chain"] == "FORWARD" and m[1:2] == [net] else None
-
-    if rng.random() >= _INBOUND or not any(side(r) == "-d" for r in fault["rules"]):
-        return fault
-    lead = ["!", "-s", net] if rng.random() < 1 / 2 else []
-    return {**fault, "rules": [
-        {**r, "match": (lead if "-p" not in r["match"] else []) + r["match"],
-         "verdict": _refusal(r["verdict"])}
-        if side(r) == "-d" else r
-        for r in fault["rules"] if side(r) != "-s"]}
-
-
-def _refusal(verdict: list[str]) -> list[str]:
-    """The design's verdict into a subnet (its management rule's): dropped, or prohibited."""
-    return verdict if verdict[0] == "DROP" else _PROHIBITED
 
 
 _POLICY = Policy(share=0.7, sources=True)
