@@ -17,9 +17,10 @@ from netarena.route.emulator.plan import ROUTER, NetworkPlan
 from netarena.route.emulator.targets import Target, draw_record
 from netarena.route.emulator.twins import REPEATS
 
-__all__ = ["as_the_designs", "toward", "with_drops_beside"]
+__all__ = ["Fault", "as_the_designs", "toward", "with_drops_beside"]
 
 Fault = dict[str, Any]
+"""A fault's JSON-able record (``faults.sample_fault``)."""
 _PROHIBITED = ["REJECT", "--reject-with", "icmp-admin-prohibited"]
 
 

@@ -14,14 +14,13 @@ leaving the interface is dropped). An MTU of 68 breaks pings because probes are 
 from __future__ import annotations
 
 import random
-from typing import Any
 
 from netarena.route.emulator.blocking import commands, draw_metric
 from netarena.route.emulator.intent import Intent
 from netarena.route.emulator.plan import ROUTER, NetworkPlan
 from netarena.route.emulator.targets import Policy, Target, draw_range, draw_record
 from netarena.route.emulator.undisclosed import DEFAULT_PORTS
-from netarena.route.static.fault_forms import as_the_designs, toward, with_drops_beside
+from netarena.route.static.fault_forms import Fault, as_the_designs, toward, with_drops_beside
 from netarena.route.static.looks import record_look
 
 __all__ = [
@@ -87,9 +86,6 @@ LEVEL_LABELS: dict[int, tuple[str, ...]] = {
 
 CANDIDATES_PER_FAULT = 10
 """Candidates stored per fault slot; open() takes the first that breaks connectivity."""
-
-Fault = dict[str, Any]
-
 
 _INTERFACE = {"host": 4, "subnet": 1}
 _LINK = {"host": 7, "subnet": 1}
