@@ -18,7 +18,7 @@ from netarena.route.emulator.twins import draw_twins
 from netarena.route.emulator.undisclosed import Undisclosed, draw_undisclosed
 from netarena.route.judge.hidden import ports_named
 from netarena.route.static.faults import sample_fault
-from netarena.route.static.looks import design_looks, record_look
+from netarena.route.static.looks import design_looks
 
 
 def _designs(n: int):
@@ -270,7 +270,7 @@ def test_a_hosts_refusal_lands_mostly_in_a_firewall_and_names_no_service_port() 
 def test_a_fault_seldom_takes_a_look_the_designs_one_of_a_kind_objects_hold() -> None:
     """The design's extra addresses come one of a kind (a service address, one held for
     another machine, a host's own under another length), and so do its refusing policy
-    rules: an address fault drawn blind to them shared its class (``looks.record_look``)
+    rules: an address fault drawn blind to them shared its class (``looks.DesignLooks.look_of``)
     with one of them 43% of the time, a refusing rule its destination's 52%; the design's
     addresses with each other 17%, its rules 25%."""
     app = load_app("route")
@@ -282,8 +282,8 @@ def test_a_fault_seldom_takes_a_look_the_designs_one_of_a_kind_objects_hold() ->
             local = Undisclosed.from_dict(query.truth["undisclosed"])
             held = design_looks(plan, local)
             for fault in query.truth["faults"][0]["candidates"]:
-                if (look := record_look(plan, fault)) is not None:
-                    shared[look[0]][look in held] += 1
+                if (look := held.look_of(fault)) is not None:
+                    shared[look[0]][look in held.held] += 1
     for kind, counts in shared.items():
         assert counts[True] < 0.25 * sum(counts.values()) and counts[False] > 200, (kind, counts)
 

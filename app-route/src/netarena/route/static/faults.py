@@ -21,7 +21,7 @@ from netarena.route.emulator.plan import ROUTER, NetworkPlan
 from netarena.route.emulator.targets import Policy, Target, draw_range, draw_record
 from netarena.route.emulator.undisclosed import DEFAULT_PORTS
 from netarena.route.static.fault_forms import Fault, as_the_designs, toward, with_drops_beside
-from netarena.route.static.looks import record_look
+from netarena.route.static.looks import NO_LOOKS, DesignLooks
 
 __all__ = [
     "FAULT_TYPES",
@@ -178,7 +178,7 @@ def sample_fault(
     method: str | None = None,
     tcp_port: int = DEFAULT_PORTS[0],
     firewalled: frozenset[str] = frozenset(),
-    held: frozenset[tuple[str, str]] = frozenset(),
+    held: DesignLooks = NO_LOOKS,
 ) -> Fault:
     """Draw one concrete fault of type ``kind`` (``DR``, ``DI``, ...).
 
@@ -194,7 +194,7 @@ def sample_fault(
     """
     for _ in range(_REDRAWS):
         fault = _one_fault(rng, plan, intent, kind, method, tcp_port, firewalled)
-        if record_look(plan, fault) not in held or rng.random() >= _ANOTHER_LOOK:
+        if not held.holds(fault) or rng.random() >= _ANOTHER_LOOK:
             break
     return fault
 
@@ -241,7 +241,7 @@ _REFUSING_ALL = frozenset({"iptables_drop", "iptables_reject"})
 _REDRAWS = 10
 """Draws of a fault's aim and object before one that is not ``_inside_a_firewall``."""
 _ANOTHER_LOOK = 0.8
-"""Chance that a fault whose object's look (``looks.record_look``) the design already
+"""Chance that a fault whose object's look (``looks.DesignLooks.holds``) the design already
 holds is drawn again. The design's addresses and refusing policy rules come one of a kind
 (a service address, a held one, another length; a block's rule): 17% of its addresses
 shared their class with another in the network against 50% of faults', and 25% of its
@@ -316,7 +316,7 @@ def fault_candidates(
     kind: str,
     tcp_port: int = DEFAULT_PORTS[0],
     firewalled: frozenset[str] = frozenset(),
-    held: frozenset[tuple[str, str]] = frozenset(),
+    held: DesignLooks = NO_LOOKS,
 ) -> list[Fault]:
     """The candidate list of one fault slot, each drawn from its own sub-seed."""
     return [
