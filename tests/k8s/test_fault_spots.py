@@ -55,6 +55,22 @@ def _rule_objects(codes: tuple[str, ...], models: int, direction: str,
                         if obj.kind == "rule" and obj.fields["direction"] == direction)
 
 
+def test_dns_rules_are_among_the_egress_rules_ae_changes_nearly_as_often_as_the_designs() -> None:
+    """Only a lock leaves a DNS rule of the design's kind (any change to one writes a rule no
+    design has), so locks draw often and may take a dialer's calls: with locks a sixteenth
+    of AE's draws and dialers always keeping their callees, DNS rules were 26% of the egress
+    rules AE changed against 46% of the design's (``netarena audit k8s`` read it)."""
+    faulted = faulted_dns = design = design_dns = 0
+    for obj in _rule_objects(("AE",), 400, "egress", random.Random(5)):
+        dns = obj.fields["forms"] == "ns+pod" and obj.fields["protocols"] in ("UDP", "TCP,UDP")
+        if obj.fault:
+            faulted, faulted_dns = faulted + 1, faulted_dns + dns
+        else:
+            design, design_dns = design + 1, design_dns + dns
+    assert faulted > 250 and faulted_dns / faulted > 0.62 * design_dns / design, \
+        (faulted_dns, faulted, design_dns, design)
+
+
 @pytest.mark.slow
 def test_changed_rules_are_port_only_about_as_often_as_the_designs() -> None:
     faulted = port_only = design = design_port_only = 0
@@ -219,10 +235,13 @@ def test_faulted_rules_take_only_shapes_the_design_has() -> None:
     """A changed rule's peer forms and protocols are those of some design rule.
 
     A protocol changed in a callee rule wrote UDP toward a pod selector (only the DNS rule
-    carries UDP in egress): 2.7% of faulted rules, none of the design's.
+    carries UDP in egress): 2.7% of faulted rules, none of the design's. The shape is kept
+    for the first ``_SHAPED_TRIES`` draws only (a small design may have none to keep), so
+    about one fault in 300 still writes one.
     """
     rng = random.Random(11)
-    for seed in range(30):
+    unlike: list[str] = []
+    for seed in range(60):
         model = build_model(K8sConfig(), seed)
         healthy = render_policies(model)
         callee_udp = {"egress": [{"to": [{"podSelector": {"matchLabels": {"app": "x"}}}],
@@ -231,7 +250,9 @@ def test_faulted_rules_take_only_shapes_the_design_has() -> None:
         assert not any(rules_unlike_design(model, p["spec"]) for p in healthy)
         for code in ("AE", "AI", "CP", "CPR", "RI"):
             fault = _fault(code, model, healthy, rng)
-            assert not rules_unlike_design(model, fault["spec"]), fault["description"]
+            if rules_unlike_design(model, fault["spec"]):
+                unlike.append(fault["description"])
+    assert len(unlike) <= 3, unlike
 
 
 def test_a_copied_port_keeps_its_protocol() -> None:

@@ -295,7 +295,7 @@ def _add_egress(model: AppModel, policies: Sequence[Policy],
         return default_deny(policies, rng, "Egress")
     if roll < 0.35:
         return _retarget(model, policies, rng, direction="egress")
-    if roll < 0.41:  # a lock writes a whole rule set of new entries: drawn less often
+    if roll < 0.50:  # a lock (``fault_rewrites.lock``)
         return lock(model, policies, rng)
     part = rng.choice(["peers", "ports", "rules"])
     where = pick_spot([w for w in spots_of(policies, part, model)
