@@ -156,7 +156,8 @@ def test_fault_positions_and_values_vary() -> None:
                                            spec.get(direction) or [], strict=False)):
                 if a != b:
                     paths.add((direction, i))
-        value = int(faults[0]["description"].rsplit(" ", 1)[-1])
+        word = faults[0]["description"].rsplit(" ", 1)[-1]
+        value: int | str = int(word) if word.isdigit() else word  # a named port renamed
         used = {e.get("port") for p in render_policies(model)
                 for d in ("ingress", "egress") for r in p["spec"].get(d) or []
                 for e in r.get("ports") or []}

@@ -213,7 +213,9 @@ def _change_port(model: AppModel, policies: Sequence[Policy],
     """An entry's port (and range) redrawn: a design entry's of its direction, or afresh.
 
     Copied (a named port too) from an entry of its protocol, so that the pair is one the
-    design writes; else drawn as the design draws its extra entries' ports.
+    design writes; else drawn as the design draws its extra entries' ports. A named port
+    is renamed when the design names another: turned into a number, named entries were
+    2.7-4.0% of the changed ones against 7.7-8.0% of the design's (``netarena audit k8s``).
     """
     spots = [w for w in spots_of(policies, "ports", model) if w[1] == direction
              and policies[w[0]]["spec"][w[1]][w[2]]["ports"][w[3]].get("port") is not None]
@@ -229,6 +231,9 @@ def _change_port(model: AppModel, policies: Sequence[Policy],
             q for _, q in (model.detail.declared(name) if model.detail else []))) if p]
     like = [e for e in design_pools(model).entries[where[1]] if e.get("port") is not None
             and e.get("protocol", "TCP") == entry.get("protocol", "TCP")]
+    names = [e for e in like if isinstance(e["port"], str) and e["port"] != old[0]]
+    if isinstance(old[0], str) and names:
+        like = names  # named entries look alike, so a renamed one keeps its look
     for _ in range(20):
         copied = bool(like) and rng.random() < _COPY_PORT
         drawn = rng.choice(like) if copied else port_entry(port_pool_of(model), own, rng)
