@@ -300,7 +300,7 @@ def _add_egress(model: AppModel, policies: Sequence[Policy],
         return default_deny(policies, rng, "Egress")
     if roll < 0.35:
         return _retarget(model, policies, rng, direction="egress")
-    if roll < 0.50:  # a lock (``fault_rewrites.lock``)
+    if roll < 0.50:  # a lock: the one fault writing a DNS rule as the design's
         return lock(model, policies, rng)
     part = rng.choice(["peers", "ports", "rules"])
     where = pick_spot([w for w in spots_of(policies, part, model)
