@@ -49,6 +49,7 @@ from netarena.k8s.fault_spots import (
     removable,
     rules_unlike_design,
     side_of,
+    sized_like_design,
     spots_of,
     target_of,
 )
@@ -117,6 +118,8 @@ def _remove_ingress(model: AppModel, policies: Sequence[Policy],
     if len(items) < 2:
         return None
     gone = items.pop(k)
+    if not sized_like_design(model, rule, "ingress"):
+        return None
     return name, method, f"{name}: ingress rule {at} item {k} {json.dumps(gone)} removed", spec
 
 
@@ -186,8 +189,11 @@ def _add_ingress(model: AppModel, policies: Sequence[Policy],
     peer = design_like(model, pools.peers[direction], direction, rng)
 
     def beside(w: Where) -> bool:  # an added peer joins peers of its own form, as the design's
-        return method != "add_peer" or peer_form(
-            policies[w[0]]["spec"][w[1]][w[2]][side_of(w[1])][w[3]]) == peer_form(peer)
+        if method != "add_peer":
+            return True
+        rule, side = policies[w[0]]["spec"][w[1]][w[2]], side_of(w[1])
+        return peer_form(rule[side][w[3]]) == peer_form(peer) and sized_like_design(
+            model, {**rule, side: [*rule[side], peer]}, w[1])
 
     where = pick_spot([w for w in spots_of(policies, "peers" if method == "add_peer" else
                                            "rules", model)
@@ -316,9 +322,13 @@ def _add_egress(model: AppModel, policies: Sequence[Policy],
     if callee_pairs(model, rule):  # a callee goes with its port, as the design pairs them
         callee = rule["to"].pop(k)["podSelector"]["matchLabels"]["app"]
         rule["ports"].pop(k)
+        if not sized_like_design(model, rule, "egress"):
+            return None
         return name, "drop_egress_callee", f"{name}: egress to {callee} removed", spec
     items = rule["to" if part == "peers" else "ports"]
     gone = items.pop(k)
+    if not sized_like_design(model, rule, "egress"):
+        return None
     return name, f"drop_egress_{part[:-1]}", (f"{name}: egress rule {at} item {k} "
                                               f"{json.dumps(gone)} removed"), spec
 
