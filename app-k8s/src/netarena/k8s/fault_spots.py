@@ -81,9 +81,10 @@ def _sized_shape(rule: dict[str, Any], direction: str) -> tuple[Any, ...]:
 def sized_like_design(model: AppModel, rule: dict[str, Any], direction: str) -> bool:
     """Whether a design rule of ``direction`` has ``rule``'s shape and as many peers.
 
-    A fault that adds or removes a peer must leave a rule the design writes: a provider's
-    range rule given a second range, or checkout's seven callees left with six, were rules
-    of their own (1.8% of faulted rules, none of the design's; ``netarena audit k8s``).
+    A fault that adds or removes a peer or port entry must leave a rule the design writes
+    (its protocols are part of the shape): a provider's range rule given a second range, or
+    checkout's seven callees left with six, were rules of their own (1.8% of faulted rules,
+    none of the design's; ``netarena audit k8s``).
     """
     return _sized_shape(rule, direction) in design_pools(model).sized[direction]
 
