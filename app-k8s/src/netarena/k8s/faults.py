@@ -322,15 +322,14 @@ def _add_egress(model: AppModel, policies: Sequence[Policy],
     if callee_pairs(model, rule):  # a callee goes with its port, as the design pairs them
         callee = rule["to"].pop(k)["podSelector"]["matchLabels"]["app"]
         rule["ports"].pop(k)
-        if not sized_like_design(model, rule, "egress"):
-            return None
-        return name, "drop_egress_callee", f"{name}: egress to {callee} removed", spec
-    items = rule["to" if part == "peers" else "ports"]
-    gone = items.pop(k)
+        method, what = "drop_egress_callee", f"egress to {callee} removed"
+    else:
+        gone = rule["to" if part == "peers" else "ports"].pop(k)
+        method, what = f"drop_egress_{part[:-1]}", f"egress rule {at} item {k} " \
+            f"{json.dumps(gone)} removed"
     if not sized_like_design(model, rule, "egress"):
         return None
-    return name, f"drop_egress_{part[:-1]}", (f"{name}: egress rule {at} item {k} "
-                                              f"{json.dumps(gone)} removed"), spec
+    return name, method, f"{name}: {what}", spec
 
 
 _SAMPLERS: dict[str, Callable[[AppModel, Sequence[Policy], random.Random, str],
