@@ -162,10 +162,11 @@ def test_a_planned_edit_breaks_no_probe_it_moves() -> None:
 
 
 def test_an_ingress_edit_judged_where_its_policy_selects_scores_as_a_full_judgement() -> None:
-    """``_Search.score(trial, ingress_of=policy)`` re-judges only the endpoints the edited
+    """``Search.score(trial, ingress_of=policy)`` re-judges only the endpoints the edited
     policy selects; every candidate edit must score as when the whole universe is judged."""
     from netarena.k8s.policy_matrix import parse_report
-    from netarena.k8s.repair import EDIT_KINDS, _candidates, _implicated, _Search
+    from netarena.k8s.repair import EDIT_KINDS, _candidates, _implicated
+    from netarena.k8s.repair_search import Search
 
     app = K8sApp()
     compared = 0
@@ -175,7 +176,7 @@ def test_an_ingress_edit_judged_where_its_policy_selects_scores_as_a_full_judgem
         pods, nss = model_pods(model), model_namespaces(model)
         faulted = apply_faults(render_policies(model), q.truth["faults"])
         report = parse_report(judge(model, pods, nss, faulted).report())
-        search = _Search(model.namespace, faulted, pods, nss, report)
+        search = Search(model.namespace, faulted, pods, nss, report)
         for pol, direction in _implicated(search, faulted):
             if direction != "ingress":
                 continue
@@ -186,21 +187,25 @@ def test_an_ingress_edit_judged_where_its_policy_selects_scores_as_a_full_judgem
     assert compared > 50
 
 
-@pytest.mark.parametrize("rewrite", ["default_deny", "default_deny_added", "open_port"])
-def test_a_default_deny_that_lost_or_gained_a_type_and_an_opened_public_rule_are_repaired(
+@pytest.mark.parametrize("rewrite", ["default_deny", "default_deny_added", "open_port",
+                                     "unlock"])
+def test_a_default_deny_that_lost_or_gained_a_type_and_an_opened_rule_are_repaired(
         rewrite: str) -> None:
     """Faults the planner once could not plan (and the generator silently redrew).
 
     The deny-all policy losing its Ingress type (AI) admits everyone to pods with no
     ingress policy of their own; gaining a type (RI, AE) cuts those pods off on that side;
-    the public entry point's port rule opened admits every port. The plan puts the type
-    back or takes it off, or narrows the open rule to the ports that must answer, in the
-    faulted policy alone.
+    the public entry point's port rule opened admits every port; a locked egress opened
+    reaches addresses outside and ports beside its callee's and DNS's (the report names
+    those pairs without ports). The plan puts the type back or takes it off, narrows the
+    open ingress rule to the ports that must answer, or the open egress to the runbook's
+    calls and DNS, in the faulted policy alone.
     """
     import random
 
-    from netarena.k8s.fault_rewrites import default_deny, open_rule
+    from netarena.k8s.fault_rewrites import default_deny, open_rule, unlock
     from netarena.k8s.policy_matrix import parse_report, parse_unintended
+    from netarena.k8s.repair_search import lock_calls
 
     app, planned = K8sApp(), 0
     for seed in range(12):
@@ -211,6 +216,7 @@ def test_a_default_deny_that_lost_or_gained_a_type_and_an_opened_public_rule_are
         cand = (default_deny(healthy, rng, None) if rewrite == "default_deny"
                 else default_deny(healthy, rng, "Ingress") or default_deny(healthy, rng, "Egress")
                 if rewrite == "default_deny_added"
+                else unlock(model, healthy, rng) if rewrite == "unlock"
                 else open_rule(model, healthy, rng, narrow=False))
         if cand is None:
             continue
@@ -219,6 +225,8 @@ def test_a_default_deny_that_lost_or_gained_a_type_and_an_opened_public_rule_are
                                           "method": method, "description": description,
                                           "spec": spec}])
         state, touched = judge(model, pods, nss, faulted), set()
+        calls = lock_calls(model, [n for n, lock in model.detail.locks.items()
+                                   if lock == "callees"] if model.detail else [])
         if not state.mismatches:
             continue  # the dropped type isolated nothing that is not isolated again
         for _ in range(4):  # as the reference: one edit planned from each new report
@@ -226,7 +234,8 @@ def test_a_default_deny_that_lost_or_gained_a_type_and_an_opened_public_rule_are
                 break
             report = state.report()
             edits = repairs(model.namespace, faulted, pods, nss, parse_report(report),
-                            max_steps=1, unintended=parse_unintended(report))
+                            max_steps=1, unintended=parse_unintended(report),
+                            calls=calls)
             assert edits, (seed, report[:400])
             touched.add(edits[0].policy)
             faulted = [{**p, "spec": edits[0].spec} if p["metadata"]["name"] == edits[0].policy
@@ -235,3 +244,47 @@ def test_a_default_deny_that_lost_or_gained_a_type_and_an_opened_public_rule_are
         assert touched == {name} and not state.mismatches, (seed, touched)
         planned += 1
     assert planned >= 3
+
+
+def test_an_unintended_pair_keeps_the_calls_a_lock_to_callees_makes() -> None:
+    """An opened egress lock connects its pods to their callee on ports beside the called
+    one, and to DNS beyond port 53; the report names those pairs without ports. Refused on
+    every port, the callee's own call would be cut: the planner keeps what the notes' lock
+    lets through (the runbook's calls and DNS, read back from the observation's text)."""
+    import random
+
+    from netarena.k8s.fault_rewrites import unlock
+    from netarena.k8s.policy_matrix import parse_report, parse_unintended
+    from netarena.k8s.solver import Intent
+
+    app = K8sApp()
+    for seed in range(20):
+        query = app.generate(seed, 1, "RI")
+        model = build_model(app.config, seed)
+        healthy = render_policies(model)
+        cand = unlock(model, healthy, random.Random(seed))
+        if cand is not None:
+            break
+    assert cand is not None
+    pods, nss = model_pods(model), model_namespaces(model)
+    name, method, description, spec = cand
+    faulted = apply_faults(healthy, [{"code": "AI", "type": "add_ingress", "policy": name,
+                                      "method": method, "description": description,
+                                      "spec": spec}])
+    state = judge(model, pods, nss, faulted)
+    report = state.report()
+    assert (name, "frontend") in parse_unintended(report)
+    calls = Intent(query.prompt).calls
+    assert (name, "frontend", 8080, "TCP") in calls
+    assert (name, "kube-system/kube-dns", 53, "UDP") in calls
+
+    def broken(kept: frozenset[tuple[str, str, int, str]]) -> list[str]:
+        edit = repairs(model.namespace, faulted, pods, nss, parse_report(report), max_steps=1,
+                       unintended=parse_unintended(report), calls=kept)[0]
+        after = [{**p, "spec": edit.spec} if p["metadata"]["name"] == edit.policy else p
+                 for p in faulted]
+        return [r.line() for r in newly_wrong(model, pods, nss, state,
+                                              judge(model, pods, nss, after))]
+
+    assert broken(calls) == []
+    assert any(line.startswith(f"{name} → frontend:8080") for line in broken(frozenset()))

@@ -24,16 +24,33 @@ judge turns each item into probes (``judge``) and ownership checks.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
 __all__ = ["ClusterDetail", "ExternalEgress", "Monitoring", "PolicyExtras", "Workload",
-           "DNS_PORTS", "KUBE_DNS_LABELS", "DEPLOYERS"]
+           "DNS_PORTS", "KUBE_DNS_LABELS", "DEPLOYERS", "lock_note", "locked_to_callees"]
 
 KUBE_DNS_LABELS = {"k8s-app": "kube-dns"}
 """Labels of the cluster DNS pods (CoreDNS) in ``kube-system``."""
 DNS_PORTS = ({"port": 53, "protocol": "UDP"}, {"port": 53, "protocol": "TCP"})
 """The ports a restricted egress opens for name resolution."""
+_LOCK_NOTES = {"callees": "it may reach only the services it calls and the cluster DNS.",
+               "dns": "it may only resolve names (cluster DNS); it makes no other connection.",
+               "none": "it makes no outbound connection at all."}
+
+
+def lock_note(service: str, lock: str) -> str:
+    """The platform note saying how ``service``'s egress is locked down."""
+    return f"- {service}'s egress is locked down: {_LOCK_NOTES[lock]}"
+
+
+def locked_to_callees(text: str) -> set[str]:
+    """The services whose egress the notes in ``text`` lock to their callees and DNS."""
+    note = re.escape(lock_note("SERVICE", "callees")).replace("SERVICE", r"(\S+)")
+    return set(re.findall(f"^{note}$", text, re.MULTILINE))
+
+
 DEPLOYERS = {"kustomize": ("kubectl", True), "helm": ("helm", False),
              "argocd": ("argocd-controller", True), "flux": ("kustomize-controller", True)}
 """Tool in ``app.kubernetes.io/managed-by`` → the field manager its writes carry, and whether

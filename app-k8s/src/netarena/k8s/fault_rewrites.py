@@ -12,10 +12,11 @@ import random
 from collections.abc import Sequence
 from typing import Any
 
+from netarena.k8s.fault_spots import lone_side_weight
 from netarena.k8s.manifests import locked_egress
 from netarena.k8s.model import ANYONE, AppModel
 
-__all__ = ["Candidate", "Policy", "default_deny", "lock", "open_rule"]
+__all__ = ["Candidate", "Policy", "default_deny", "lock", "open_rule", "unlock"]
 
 Policy = dict[str, Any]
 Candidate = tuple[str, str, str, dict[str, Any]]  # (policy, method, description, new spec)
@@ -95,3 +96,33 @@ def lock(model: AppModel, policies: Sequence[Policy], rng: random.Random) -> Can
         spec["policyTypes"].append("Egress")
     spec["egress"] = locked_egress(model, name, lock)
     return name, f"lock_{lock}", f"{name}: egress locked to {lock}", spec
+
+
+def unlock(model: AppModel, policies: Sequence[Policy], rng: random.Random
+           ) -> Candidate | None:
+    """A locked-down egress opened, as the design leaves half the services' (``lock``'s undoing).
+
+    A client's policy whose egress is open is the one look no other fault leaves: it has
+    no ingress to fault and nothing in its open egress to change (4% of the design's
+    policies, none of the faulted ones, ``netarena audit k8s``). Opening a lock lets its
+    pods reach what they must not (addresses outside, ports beside their callees'); a
+    client is drawn three times as often as a server (``fault_spots.lone_side_weight``).
+    Only a lock to one callee and DNS over both protocols is opened: what the runbook
+    lists (``AppModel.calls``) and cluster DNS are then exactly what the lock let through,
+    so an operator who reads the runbook can lock it again (a lock to several callees
+    pairs each with every callee's port, which the runbook does not say).
+    """
+    if model.detail is None:
+        return None
+    locked = [p for p in policies if model.detail.locks.get(p["metadata"]["name"]) == "callees"
+              and p["metadata"]["name"] not in model.detail.dns_udp_only
+              and len(model.callees(p["metadata"]["name"])) == 1
+              and (p.get("spec") or {}).get("egress") == locked_egress(
+                  model, p["metadata"]["name"], "callees")]
+    if not locked:
+        return None
+    pol = rng.choices(locked, [lone_side_weight(p, "egress") for p in locked])[0]
+    name = pol["metadata"]["name"]
+    spec = copy.deepcopy(pol["spec"])
+    spec["egress"] = [{}]
+    return name, "unlock", f"{name}: egress opened", spec

@@ -17,7 +17,7 @@ of one the design has elsewhere, a locked-down egress is one the design also loc
 | RI | remove_ingress | an allowed caller loses access (peer, rule, entry removed; retargeted; |
 | | | the default deny given the Ingress type) |
 | AI | add_ingress | a caller that must stay out gets in (a design peer or rule copied in, a |
-| | | peer widened or retargeted) |
+| | | peer widened or retargeted, a locked egress opened) |
 | CP | change_port | an entry's port becomes another port the design uses |
 | CPR | change_protocol | an entry's protocol becomes another one the design uses |
 | AE | add_egress | a service's egress is locked down (as the design locks others) or loses a rule |
@@ -34,7 +34,7 @@ from typing import Any
 
 from netarena.common.core.errors import UnfitSeed
 from netarena.k8s.design import port_entry, port_pool_of
-from netarena.k8s.fault_rewrites import Candidate, Policy, default_deny, lock, open_rule
+from netarena.k8s.fault_rewrites import Candidate, Policy, default_deny, lock, open_rule, unlock
 from netarena.k8s.fault_spots import (
     Where,
     callee_pairs,
@@ -164,7 +164,7 @@ def _add_ingress(model: AppModel, policies: Sequence[Policy],
     a third as often as others (policy AUC 0.604 → 0.588 out of fold).
     """
     method = rng.choices(["add_peer", "add_rule", "retarget", "drop_except", "default_deny",
-                          "open_port"], (0.14, 0.21, 0.2, 0.05, 0.15, 0.2))[0]
+                          "open_port", "unlock"], (0.14, 0.21, 0.2, 0.05, 0.15, 0.2, 0.15))[0]
     pools = design_pools(model)
     if method == "retarget":
         return _retarget(model, policies, rng, direction=direction)
@@ -172,6 +172,8 @@ def _add_ingress(model: AppModel, policies: Sequence[Policy],
         return default_deny(policies, rng, None)
     if method == "open_port":
         return open_rule(model, policies, rng, narrow=False)
+    if method == "unlock":
+        return unlock(model, policies, rng)
     if method == "drop_except":
         spots = [w for w in spots_of(policies, "peers", model, ingress_only=True)
                  if (policies[w[0]]["spec"]["ingress"][w[2]]["from"][w[3]].get("ipBlock")

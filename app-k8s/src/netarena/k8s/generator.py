@@ -18,13 +18,14 @@ from netarena.common.core.app import style_sections
 from netarena.common.core.errors import UnfitSeed
 from netarena.common.core.reactive import SAFETY_RULES, RewardConfig
 from netarena.k8s.design import ServiceFacts, draw_detail
-from netarena.k8s.detail import ClusterDetail
+from netarena.k8s.detail import ClusterDetail, lock_note
 from netarena.k8s.faults import apply_faults, inject_fault, model_namespaces, model_pods
 from netarena.k8s.judge import ClusterState, collateral, judge, newly_wrong
 from netarena.k8s.manifests import DENY_ALL, render_policies
 from netarena.k8s.model import ANYONE, AppModel, online_boutique, synthetic_app
 from netarena.k8s.policy_matrix import parse_report, parse_unintended
 from netarena.k8s.repair import repairs
+from netarena.k8s.repair_search import lock_calls
 
 __all__ = ["K8sConfig", "LABELS", "build_model", "generate_faults", "build_prompt",
            "repairable", "fault_instance", "fault_edit"]
@@ -123,12 +124,14 @@ def repairable(model: AppModel, faults: list[dict[str, Any]], max_edits: int = 6
     pods, nss = model_pods(model), model_namespaces(model)
     policies = apply_faults(render_policies(model), faults)
     state = judge(model, pods, nss, policies)
+    calls = lock_calls(model, [n for n, lock in model.detail.locks.items() if lock == "callees"]
+                       if model.detail else [])
     for _ in range(max_edits):  # the reference plans again from each new report
         if not state.mismatches:
             break
         report = state.report()
         edits = repairs(model.namespace, policies, pods, nss, parse_report(report),
-                        max_steps=1, unintended=parse_unintended(report))
+                        max_steps=1, unintended=parse_unintended(report), calls=calls)
         if not edits:
             return False
         policies = [{**p, "spec": edits[0].spec} if p["metadata"]["name"] == edits[0].policy
@@ -222,8 +225,7 @@ def _platform_notes(model: AppModel, detail: ClusterDetail | None) -> list[str]:
         notes.append(f"- {e.service} calls {e.purpose} outside the cluster (TCP {e.port}); its "
                      "egress is locked down to what it needs, and the rest of the internet "
                      "stays closed to it.")
-    for name, lock in sorted(detail.locks.items()):
-        notes.append(f"- {name}'s egress is locked down: " + _LOCKS[lock])
+    notes += [lock_note(name, lock) for name, lock in sorted(detail.locks.items())]
     notes.append("- Every policy carries labels and annotations its owning team maintains "
                  "(team, owner, ticket...): keep them.")
     notes.append("- Policies also hold rules other teams own that this runbook does not list "
@@ -231,11 +233,6 @@ def _platform_notes(model: AppModel, detail: ClusterDetail | None) -> list[str]:
                  "and debug ports, also between services of the application): they are part "
                  "of the healthy state; keep them.")
     return notes
-
-
-_LOCKS = {"callees": "it may reach only the services it calls and the cluster DNS.",
-          "dns": "it may only resolve names (cluster DNS); it makes no other connection.",
-          "none": "it makes no outbound connection at all."}
 
 
 def build_prompt(model: AppModel, style: str, symptoms: ClusterState | None = None,

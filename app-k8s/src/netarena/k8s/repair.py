@@ -13,8 +13,7 @@ ranges, exceptions and rule order it does not need to touch stay as they were.
 
 from __future__ import annotations
 
-import ipaddress
-from collections.abc import Callable, Iterator, Mapping, Sequence, Set
+from collections.abc import Callable, Iterator, Sequence, Set
 from dataclasses import dataclass
 from typing import Any
 
@@ -22,16 +21,8 @@ from netarena.k8s.apiserver.kinds import clone
 from netarena.k8s.manifests import NS_NAME
 from netarena.k8s.policy import PodView, policy_types, selector_matches
 from netarena.k8s.policy_matrix import Mismatch
-from netarena.k8s.reachability import (
-    OTHER_PORT,
-    PROTOCOLS,
-    Egress,
-    Universe,
-    egress_of,
-    reachable,
-    selected_mask,
-    universe,
-)
+from netarena.k8s.reachability import OTHER_PORT, PROTOCOLS, reachable, selected_mask
+from netarena.k8s.repair_search import Call, Search
 
 __all__ = ["Edit", "repairs", "EDIT_KINDS"]
 
@@ -57,14 +48,6 @@ class Edit:
     """Reported differences left after it."""
 
 
-def _is_address(text: str) -> bool:
-    try:
-        ipaddress.ip_address(text)
-    except ValueError:
-        return False
-    return True
-
-
 def _peer_for(view: PodView, policy_ns: str) -> Obj:
     """The narrowest peer selecting ``view`` (its app, or its labels; an address /32)."""
     if not view.namespace:
@@ -84,116 +67,7 @@ def _entries(tuples: Sequence[tuple[int, str]]) -> list[Obj] | None:
     return [{"protocol": proto, "port": port} for port, proto in tuples if port != OTHER_PORT]
 
 
-class _Search:
-    """One planning step's universe, expected masks and candidate scoring.
-
-    ``also`` are further policies whose peers, ports and ranges join the universe (a
-    candidate's, to check it on every probe it moves).
-    """
-
-    def __init__(self, namespace: str, policies: list[Obj], pods: Sequence[Obj],
-                 namespaces: Sequence[Obj], report: list[Mismatch],
-                 unintended: Set[tuple[str, str]] = frozenset(),
-                 also: Sequence[Obj] = ()) -> None:
-        self.ns = namespace
-        self.namespaces = namespaces
-        self.pods = pods
-        ends = {e for m in report for e in m[:2]} | {e for pair in unintended for e in pair}
-        addresses = sorted(e for e in ends if _is_address(e))
-        spaces = {e.split("/")[0] for e in ends if "/" in e}
-        for peer in _all_peers([*policies, *also]):
-            spaces.add(((peer.get("namespaceSelector") or {}).get("matchLabels") or {})
-                       .get(NS_NAME, namespace))
-        self.uni: Universe = universe(namespace, pods, [policies, also], addresses,
-                                      namespaces=spaces - {"kube-system"},
-                                      tuples={(m[2], m[3]) for m in report})
-        self.names = {e.name: i for i, e in enumerate(self.uni.endpoints)}
-        self.tindex = {t: i for i, t in enumerate(self.uni.tuples)}
-        actual = reachable(self.uni, namespaces, policies)
-        self.policies = policies
-        self._egress: Egress | None = None
-        self.expected = dict(actual)
-        self.report = []
-        for src, dst in sorted(unintended):  # refused on every tuple the report does not list
-            s, d = self.names.get(src), self.names.get(dst)
-            if s is None or d is None:
-                continue
-            for tup in range(len(self.uni.tuples)):
-                if self.expected.get((d, tup), 0) >> s & 1:
-                    self.expected[(d, tup)] &= ~(1 << s)
-                    self.report.append((s, d, tup, False))
-        for src, dst, port, proto, want in report:
-            s, d, t = self.names.get(src), self.names.get(dst), self.tindex.get((port, proto))
-            if s is None or d is None or t is None:
-                continue
-            self.report.append((s, d, t, want))
-            bit, key = 1 << s, (d, t)
-            mask = self.expected.get(key, 0)
-            self.expected[key] = (mask | bit) if want else (mask & ~bit)
-        self.expected = {k: v for k, v in self.expected.items() if v}
-        self.wrong = self._wrong(actual)
-        self._wrong_masks = {k: actual.get(k, 0) ^ self.expected.get(k, 0)
-                             for k in set(actual) | set(self.expected)}
-        self._expected_at: dict[int, list[tuple[int, int]]] = {}  # by destination
-        for key in self.expected:
-            self._expected_at.setdefault(key[0], []).append(key)
-        self._wrong_at: dict[int, int] = {}
-        for (d, _), mask in self._wrong_masks.items():
-            self._wrong_at[d] = self._wrong_at.get(d, 0) + mask.bit_count()
-
-    def _wrong(self, actual: Mapping[tuple[int, int], int]) -> set[tuple[int, int, int]]:
-        out = set()
-        for key in set(actual) | set(self.expected):
-            diff = actual.get(key, 0) ^ self.expected.get(key, 0)
-            while diff:
-                low = diff & -diff
-                out.add((low.bit_length() - 1, *key))
-                diff ^= low
-        return out
-
-    def score(self, policies: list[Obj], ingress_of: Obj | None = None) -> int | None:
-        """Differences left after ``policies``; ``None`` when any new one appears.
-
-        ``ingress_of``: the one policy whose ingress rules alone differ from the
-        search's policies; only the endpoints it selects are judged again.
-        """
-        if ingress_of is None:
-            actual = reachable(self.uni, self.namespaces, policies)
-            keys, count = actual.keys() | self.expected.keys(), 0
-        else:
-            if self._egress is None:
-                self._egress = egress_of(self.uni, self.namespaces, self.policies)
-            dests = selected_mask(self.uni, ingress_of)
-            actual = reachable(self.uni, self.namespaces, policies, dests, self._egress)
-            keys = set(actual)
-            count = len(self.wrong)
-            for d in _bits(dests):
-                keys.update(self._expected_at.get(d, ()))
-                count -= self._wrong_at.get(d, 0)
-        for key in keys:  # ``_wrong``'s bits, counted
-            diff = actual.get(key, 0) ^ self.expected.get(key, 0)
-            if diff & ~self._wrong_masks.get(key, 0):
-                return None  # a probe that was right goes wrong
-            count += diff.bit_count()
-        return count
-
-
-def _bits(mask: int) -> Iterator[int]:
-    while mask:
-        low = mask & -mask
-        yield low.bit_length() - 1
-        mask ^= low
-
-
-def _all_peers(policies: list[Obj]) -> Iterator[Obj]:
-    for pol in policies:
-        spec = pol.get("spec") or {}
-        for direction, side in (("ingress", "from"), ("egress", "to")):
-            for rule in spec.get(direction) or []:
-                yield from rule.get(side) or []
-
-
-def _implicated(search: _Search, policies: list[Obj]) -> Iterator[tuple[Obj, str]]:
+def _implicated(search: Search, policies: list[Obj]) -> Iterator[tuple[Obj, str]]:
     """Each policy and direction selecting a reported pod on that side (typed or not)."""
     eps = search.uni.endpoints
     dsts = [eps[d].view for d in sorted({d for _, d, _, _ in search.report})]
@@ -208,7 +82,7 @@ def _implicated(search: _Search, policies: list[Obj]) -> Iterator[tuple[Obj, str
                 yield pol, direction.lower()
 
 
-def _missing(search: _Search, pol: Obj, direction: str) -> dict[frozenset[tuple[int, str]],
+def _missing(search: Search, pol: Obj, direction: str) -> dict[frozenset[tuple[int, str]],
                                                                  list[PodView]]:
     """Peers the report says must get through, grouped by the tuples they miss."""
     eps = search.uni.endpoints
@@ -227,7 +101,7 @@ def _missing(search: _Search, pol: Obj, direction: str) -> dict[frozenset[tuple[
     return groups
 
 
-def _candidates(search: _Search, pol: Obj, direction: str,
+def _candidates(search: Search, pol: Obj, direction: str,
                 kinds: frozenset[str]) -> Iterator[tuple[str, Obj]]:
     spec, types, typed = pol.get("spec") or {}, policy_types(pol), direction.capitalize()
     rules: list[Obj] = spec.get(direction) or []
@@ -307,25 +181,43 @@ def _candidates(search: _Search, pol: Obj, direction: str,
         yield "open-egress", with_rules([{}])
 
 
-def _narrowed(search: _Search, pol: Obj, direction: str, rules: list[Obj],
+def _narrowed(search: Search, pol: Obj, direction: str, rules: list[Obj],
               with_rules: Callable[[list[Obj]], Obj]) -> Iterator[tuple[str, Obj]]:
-    """An open rule (``{}``) limited to the ports the policy's pods must still answer on."""
-    if direction != "ingress":
-        return
-    dests = selected_mask(search.uni, pol)
-    keep = sorted({search.uni.tuples[t] for d, t in search.expected if dests >> d & 1})
-    entries = _entries(keep)
-    if entries:
-        new = clone(rules)
-        new[rules.index({})] = {"ports": entries}
-        yield "narrow-open", with_rules(new)
+    """An open rule (``{}``) limited to what the policy's pods must still answer or reach.
+
+    Ingress: the ports they must answer on. Egress: a rule per set of ports, to the
+    destinations they must reach on them.
+    """
+    mine, tuples = selected_mask(search.uni, pol), search.uni.tuples
+    new = clone(rules)
+    at = rules.index({})
+    if direction == "ingress":
+        entries = _entries(sorted({tuples[t] for d, t in search.expected if mine >> d & 1}))
+        if not entries:
+            return
+        new[at] = {"ports": entries}
+    else:
+        reached: dict[int, set[tuple[int, str]]] = {}
+        for (d, t), sources in search.expected.items():
+            if sources & mine:
+                reached.setdefault(d, set()).add(tuples[t])
+        groups: dict[frozenset[tuple[int, str]], list[PodView]] = {}
+        for d, used in sorted(reached.items()):
+            groups.setdefault(frozenset(used), []).append(search.uni.endpoints[d].view)
+        ns = (pol.get("metadata") or {}).get("namespace") or "default"
+        new[at:at + 1] = [{"to": [_peer_for(v, ns) for v in views],
+                           **({"ports": entries} if (entries := _entries(sorted(used)))
+                              is not None else {})}
+                          for used, views in sorted(groups.items(), key=lambda g: sorted(g[0]))]
+    yield "narrow-open", with_rules(new)
 
 
 def repairs(namespace: str, policies: Sequence[Obj], pods: Sequence[Obj],
             namespaces: Sequence[Obj], report: list[Mismatch],
             kinds: frozenset[str] = frozenset(EDIT_KINDS), max_steps: int = 8,
             directions: frozenset[str] = frozenset({"ingress", "egress"}),
-            unintended: Set[tuple[str, str]] = frozenset()) -> list[Edit]:
+            unintended: Set[tuple[str, str]] = frozenset(),
+            calls: Set[Call] = frozenset()) -> list[Edit]:
     """The greedy sequence of single edits that makes the report empty (or as small as it gets).
 
     Args:
@@ -339,7 +231,8 @@ def repairs(namespace: str, policies: Sequence[Obj], pods: Sequence[Obj],
         directions: Which sides of a policy may be edited.
         unintended: (source, destination) pairs the report says connect but must not
             (``parse_unintended``); each is taken as refused on every port and protocol
-            the report does not list as one that must answer.
+            the report does not list as one that must answer, nor ``calls`` holds.
+        calls: Calls known to be intended (``repair_search.lock_calls``).
 
     Returns:
         Edits in the order to apply them; each leaves every matching probe matching.
@@ -351,7 +244,7 @@ def repairs(namespace: str, policies: Sequence[Obj], pods: Sequence[Obj],
     for _ in range(max_steps):
         if not remaining and not unintended:
             break
-        search = _Search(namespace, current, pods, namespaces, remaining, unintended)
+        search = Search(namespace, current, pods, namespaces, remaining, unintended, calls=calls)
         if not search.wrong:
             break
         found: list[tuple[int, int, int, str, Obj, Obj]] = []
@@ -375,7 +268,7 @@ def repairs(namespace: str, policies: Sequence[Obj], pods: Sequence[Obj],
     return edits
 
 
-def _moves_nothing_else(search: _Search, current: list[Obj], pol: Obj, spec: Obj) -> bool:
+def _moves_nothing_else(search: Search, current: list[Obj], pol: Obj, spec: Obj) -> bool:
     """Whether an edit breaks no probe, judged also on the ports and peers it brings in.
 
     The step's universe holds the current policies' ports and ranges; an edit can move a
@@ -385,11 +278,11 @@ def _moves_nothing_else(search: _Search, current: list[Obj], pol: Obj, spec: Obj
     trial = [({**p, "spec": spec} if p is pol else p) for p in current]
     eps, tuples = search.uni.endpoints, search.uni.tuples
     report = [(eps[s].name, eps[d].name, *tuples[t], want) for s, d, t, want in search.report]
-    both = _Search(search.ns, current, search.pods, search.namespaces, report, also=trial)
+    both = Search(search.ns, current, search.pods, search.namespaces, report, also=trial)
     return both.score(trial) is not None
 
 
-def _left(search: _Search, policies: list[Obj]) -> list[Mismatch]:
+def _left(search: Search, policies: list[Obj]) -> list[Mismatch]:
     eps, tuples = search.uni.endpoints, search.uni.tuples
     wrong = search._wrong(reachable(search.uni, search.namespaces, policies))
     out = []

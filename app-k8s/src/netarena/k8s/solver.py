@@ -29,9 +29,11 @@ from typing import Any
 
 from netarena.common.core.agents import Observation
 from netarena.common.core.errors import ConfigError
+from netarena.k8s.detail import locked_to_callees
 from netarena.k8s.model import AppModel, parse_intended
 from netarena.k8s.policy_matrix import parse_report, parse_unintended
 from netarena.k8s.repair import EDIT_KINDS, repairs
+from netarena.k8s.repair_search import Call, lock_calls
 
 __all__ = [
     "ReferenceK8sAgent",
@@ -98,6 +100,12 @@ class Intent:
         """The runbook's application (``ConfigError`` when the text has none)."""
         return parse_intended(self._text, self.namespace)
 
+    @property
+    def calls(self) -> frozenset[Call]:
+        """The calls and DNS of the services the platform notes lock to their callees."""
+        locked = locked_to_callees(self._text)
+        return lock_calls(self.model, locked) if locked else frozenset()
+
 
 def patch_command(name: str, ops: list[dict[str, Any]]) -> str:
     """``kubectl patch networkpolicy NAME --type json`` with ``ops``, shell-quoted."""
@@ -140,7 +148,7 @@ class Planner:
         by_name = {p["metadata"]["name"]: p for p in policies}
         for edit in repairs(intent.namespace, policies, pods, namespaces, intent.mismatches,
                             self.kinds, directions=self.directions,
-                            unintended=intent.unintended):
+                            unintended=intent.unintended, calls=intent.calls):
             old = by_name[edit.policy].get("spec") or {}
             ops = [{"op": "add", "path": f"/spec/{key}", "value": edit.spec[key]}
                    for key in ("policyTypes", "ingress", "egress")
