@@ -107,10 +107,10 @@ def unlock(model: AppModel, policies: Sequence[Policy], rng: random.Random
     policies, none of the faulted ones, ``netarena audit k8s``). Opening a lock lets its
     pods reach what they must not (addresses outside, ports beside their callees'); a
     client is drawn three times as often as a server (``fault_spots.lone_side_weight``).
-    Only a lock to one callee and DNS over both protocols is opened: what the runbook
-    lists (``AppModel.calls``) and cluster DNS are then exactly what the lock let through,
-    so an operator who reads the runbook can lock it again (a lock to several callees
-    pairs each with every callee's port, which the runbook does not say).
+    Only a lock to one callee and DNS over both protocols is opened: the runbook's calls
+    and cluster DNS (``repair_search.lock_calls``) are then exactly what the lock let
+    through, so an operator who reads the runbook and the notes can lock it again (a lock
+    to several callees pairs each with every callee's port, which neither says).
     """
     if model.detail is None:
         return None

@@ -22,7 +22,7 @@ from __future__ import annotations
 import functools
 import ipaddress
 import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -31,7 +31,7 @@ from netarena.k8s.policy import PodView, PolicyEngine, policy_types, selector_ma
 
 __all__ = ["OTHER_PORT", "Endpoint", "Universe", "universe", "reachable", "egress_of",
            "selected_mask", "differences",
-           "NEWCOMER", "NEWCOMER_IP", "PROTOCOLS", "endpoint_name"]
+           "NEWCOMER", "NEWCOMER_IP", "PROTOCOLS", "endpoint_name", "policy_peers"]
 
 Obj = Mapping[str, Any]
 OTHER_PORT = 0
@@ -93,7 +93,8 @@ class Universe:
 _CACHES: BoundedCache[Any, dict[Any, int]] = BoundedCache(64)
 
 
-def _peers(policies: Iterable[Obj]) -> Iterable[Obj]:
+def policy_peers(policies: Iterable[Obj]) -> Iterator[Obj]:
+    """Every peer of every rule of ``policies``, both directions."""
     for pol in policies:
         spec = pol.get("spec") or {}
         for key, side in (("ingress", "from"), ("egress", "to")):
@@ -159,7 +160,7 @@ def universe(namespace: str, pods: Sequence[Obj], policy_sets: Sequence[Sequence
     eps.setdefault(NEWCOMER, Endpoint(NEWCOMER, newcomer))
     policies = [p for pols in policy_sets for p in pols]
     ips = list(addresses)
-    for peer in _peers(policies):
+    for peer in policy_peers(policies):
         if isinstance(peer.get("ipBlock"), Mapping):
             ips += _block_addresses(peer["ipBlock"])
     for ip in ips:

@@ -284,7 +284,7 @@ def _moves_nothing_else(search: Search, current: list[Obj], pol: Obj, spec: Obj)
 
 def _left(search: Search, policies: list[Obj]) -> list[Mismatch]:
     eps, tuples = search.uni.endpoints, search.uni.tuples
-    wrong = search._wrong(reachable(search.uni, search.namespaces, policies))
+    wrong = search.differing(reachable(search.uni, search.namespaces, policies))
     out = []
     for s, d, t in sorted(wrong):
         want = bool(search.expected.get((d, t), 0) >> s & 1)

@@ -22,6 +22,7 @@ from netarena.k8s.reachability import (
     Universe,
     egress_of,
     endpoint_name,
+    policy_peers,
     reachable,
     selected_mask,
     universe,
@@ -76,7 +77,7 @@ class Search:
         ends = {e for m in report for e in m[:2]} | {e for pair in unintended for e in pair}
         addresses = sorted(e for e in ends if _is_address(e))
         spaces = {e.split("/")[0] for e in ends if "/" in e}
-        for peer in _all_peers([*policies, *also]):
+        for peer in policy_peers([*policies, *also]):
             spaces.add(((peer.get("namespaceSelector") or {}).get("matchLabels") or {})
                        .get(NS_NAME, namespace))
         self.uni: Universe = universe(namespace, pods, [policies, also], addresses,
@@ -108,7 +109,7 @@ class Search:
             mask = self.expected.get(key, 0)
             self.expected[key] = (mask | bit) if want else (mask & ~bit)
         self.expected = {k: v for k, v in self.expected.items() if v}
-        self.wrong = self._wrong(actual)
+        self.wrong = self.differing(actual)
         self._wrong_masks = {k: actual.get(k, 0) ^ self.expected.get(k, 0)
                              for k in set(actual) | set(self.expected)}
         self._expected_at: dict[int, list[tuple[int, int]]] = {}  # by destination
@@ -118,7 +119,8 @@ class Search:
         for (d, _), mask in self._wrong_masks.items():
             self._wrong_at[d] = self._wrong_at.get(d, 0) + mask.bit_count()
 
-    def _wrong(self, actual: Mapping[tuple[int, int], int]) -> set[tuple[int, int, int]]:
+    def differing(self, actual: Mapping[tuple[int, int], int]) -> set[tuple[int, int, int]]:
+        """(source, destination, tuple) of every probe where ``actual`` is not expected."""
         out = set()
         for key in set(actual) | set(self.expected):
             diff = actual.get(key, 0) ^ self.expected.get(key, 0)
@@ -147,7 +149,7 @@ class Search:
             for d in _bits(dests):
                 keys.update(self._expected_at.get(d, ()))
                 count -= self._wrong_at.get(d, 0)
-        for key in keys:  # ``_wrong``'s bits, counted
+        for key in keys:  # ``differing``'s bits, counted
             diff = actual.get(key, 0) ^ self.expected.get(key, 0)
             if diff & ~self._wrong_masks.get(key, 0):
                 return None  # a probe that was right goes wrong
@@ -161,13 +163,3 @@ def _bits(mask: int) -> Iterator[int]:
         low = mask & -mask
         yield low.bit_length() - 1
         mask ^= low
-
-
-
-def _all_peers(policies: list[Obj]) -> Iterator[Obj]:
-    """Every peer of every rule of ``policies``, both directions."""
-    for pol in policies:
-        spec = pol.get("spec") or {}
-        for direction, side in (("ingress", "from"), ("egress", "to")):
-            for rule in spec.get(direction) or []:
-                yield from rule.get(side) or []
