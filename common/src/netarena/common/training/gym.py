@@ -40,6 +40,8 @@ from gymnasium import spaces
 
 from netarena.common.core.agents import Agent, Observation
 from netarena.common.core.app import App, Episode, app_names, load_app
+from netarena.common.core.errors import UnfitSeed
+from netarena.common.core.plan import MAX_REDRAWS
 from netarena.common.core.reactive import ReactiveEpisode
 from netarena.common.core.replies import MAX_REPLY_CHARS
 from netarena.common.core.types import Query, StepResult
@@ -235,9 +237,14 @@ class NetArenaEnv(gymnasium.Env[str, str]):
             level = int(self.np_random.choice(self.levels))
         label = options.get("label", self.label if level in self.levels else None)
         query_seed = options.get("query_seed")
-        if query_seed is None:
-            query_seed = int(self.np_random.integers(2**31))
-        return self.app.generate(int(query_seed), int(level), label)
+        if query_seed is not None:
+            return self.app.generate(int(query_seed), int(level), label)
+        for _ in range(MAX_REDRAWS):  # a drawn seed unfit for the label is drawn again
+            try:
+                return self.app.generate(int(self.np_random.integers(2**31)), int(level), label)
+            except UnfitSeed:
+                continue
+        return self.app.generate(int(self.np_random.integers(2**31)), int(level), label)
 
     def _observe(self, episode: Episode) -> str:
         text = episode.observe()
