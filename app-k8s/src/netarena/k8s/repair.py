@@ -95,10 +95,29 @@ def _missing(search: Search, pol: Obj, direction: str) -> dict[frozenset[tuple[i
         view = eps[me].view
         if view.namespace == search.ns and selector_matches(spec.get("podSelector"), view.labels):
             by_peer.setdefault(other, set()).add(search.uni.tuples[t])
+    return _by_tuples(search, by_peer)
+
+
+def _by_tuples(search: Search, by_peer: dict[int, set[tuple[int, str]]]
+               ) -> dict[frozenset[tuple[int, str]], list[PodView]]:
+    """Endpoints grouped by the (port, protocol) tuples they share."""
     groups: dict[frozenset[tuple[int, str]], list[PodView]] = {}
     for other, tuples in sorted(by_peer.items()):
-        groups.setdefault(frozenset(tuples), []).append(eps[other].view)
+        groups.setdefault(frozenset(tuples), []).append(search.uni.endpoints[other].view)
     return groups
+
+
+def _rules_for(groups: dict[frozenset[tuple[int, str]], list[PodView]], side: str,
+               ns: str) -> list[Obj]:
+    """One rule per group: its peers, and its ports unless they are every port."""
+    out = []
+    for tuples, views in sorted(groups.items(), key=lambda kv: sorted(kv[0])):
+        rule: Obj = {side: [_peer_for(v, ns) for v in views]}
+        entries = _entries(sorted(tuples))
+        if entries is not None:
+            rule["ports"] = entries
+        out.append(rule)
+    return out
 
 
 def _candidates(search: Search, pol: Obj, direction: str,
@@ -165,13 +184,8 @@ def _candidates(search: Search, pol: Obj, direction: str,
                 new[i][side] += [_peer_for(v, ns) for v in views]
                 yield "add-peer", with_rules(new)
     if "add-rule" in kinds and missing:
-        added = []
-        for tuples, views in sorted(missing.items(), key=lambda kv: sorted(kv[0])):
-            rule = {side: [_peer_for(v, ns) for v in views]}
-            entries = _entries(sorted(tuples))
-            if entries is not None:
-                rule["ports"] = entries
-            added.append(rule)
+        added = _rules_for(missing, side, ns)
+        for rule in added:
             yield "add-rule", with_rules(clone(rules) + [rule])
         if len(added) > 1:
             yield "add-rule", with_rules(clone(rules) + added)
@@ -201,14 +215,8 @@ def _narrowed(search: Search, pol: Obj, direction: str, rules: list[Obj],
         for (d, t), sources in search.expected.items():
             if sources & mine:
                 reached.setdefault(d, set()).add(tuples[t])
-        groups: dict[frozenset[tuple[int, str]], list[PodView]] = {}
-        for d, used in sorted(reached.items()):
-            groups.setdefault(frozenset(used), []).append(search.uni.endpoints[d].view)
         ns = (pol.get("metadata") or {}).get("namespace") or "default"
-        new[at:at + 1] = [{"to": [_peer_for(v, ns) for v in views],
-                           **({"ports": entries} if (entries := _entries(sorted(used)))
-                              is not None else {})}
-                          for used, views in sorted(groups.items(), key=lambda g: sorted(g[0]))]
+        new[at:at + 1] = _rules_for(_by_tuples(search, reached), "to", ns)
     yield "narrow-open", with_rules(new)
 
 
