@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import random
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -21,7 +21,7 @@ from netarena.common.core.app import App
 from netarena.common.core.errors import ConfigError, UnfitSeed
 from netarena.common.core.types import Query
 
-__all__ = ["MAX_QUERIES", "QueryPlan", "fresh_seed", "plan_queries", "plan_size"]
+__all__ = ["MAX_QUERIES", "QueryPlan", "fresh_seed", "generate_fit", "plan_queries", "plan_size"]
 
 
 MAX_QUERIES = 100_000
@@ -133,6 +133,22 @@ def plan_size(app: App | type[App], plan: QueryPlan) -> tuple[int, int]:
     return total, len(range(plan.shard_index, total, plan.num_shards))
 
 
+def generate_fit(app: App, seeds: Iterable[int], level: int,
+                 label: str | None) -> tuple[Query, int]:
+    """The query of the first of ``seeds`` that can carry ``label``, and how many it passed.
+
+    Raises:
+        UnfitSeed: Every seed was unfit (the last one's error).
+    """
+    error: UnfitSeed | None = None
+    for skipped, seed in enumerate(seeds):
+        try:
+            return app.generate(seed, level, label), skipped
+        except UnfitSeed as unfit:
+            error = unfit
+    raise error or UnfitSeed("no seed to draw from")
+
+
 def plan_queries(
     app: App, plan: QueryPlan, should_stop: Callable[[], bool] | None = None
 ) -> list[Query]:
@@ -167,15 +183,12 @@ def plan_queries(
 
     def draw(i: int, redraw: int, level: int, label: str | None) -> tuple[Query, int]:
         """Slot ``i``'s query from redraw ``redraw`` on, past seeds unfit for its label."""
-        fresh = redraw
-        while True:
-            check()
-            try:
-                return app.generate(_derive_seed(plan.seed, i, fresh), level, label), fresh
-            except UnfitSeed:
-                if fresh >= redraw + MAX_REDRAWS:
-                    raise
-                fresh += 1
+        def seeds() -> Iterator[int]:
+            for fresh in range(redraw, redraw + MAX_REDRAWS + 1):
+                check()
+                yield _derive_seed(plan.seed, i, fresh)
+        query, skipped = generate_fit(app, seeds(), level, label)
+        return query, redraw + skipped
 
     for i, (level, label) in enumerate(slots[: mine[-1] + 1 if mine else 0]):
         query, redraw = draw(i, 0, level, label)

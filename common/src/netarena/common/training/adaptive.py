@@ -30,8 +30,8 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from netarena.common.core.app import App, load_app
-from netarena.common.core.errors import ConfigError, UnfitSeed
-from netarena.common.core.plan import MAX_REDRAWS, QueryPlan
+from netarena.common.core.errors import ConfigError
+from netarena.common.core.plan import MAX_REDRAWS, QueryPlan, generate_fit
 from netarena.common.core.stats import solved_safely
 from netarena.common.core.types import Query, QueryResult, query_id
 
@@ -219,15 +219,6 @@ def generate(app: App, slots: Sequence[Slot]) -> list[Query]:
     repairable fault set of it) is passed over for seeds derived from it, as a plan passes
     over one (``plan.MAX_REDRAWS``); a replay derives the same ones.
     """
-    return [_generate_fit(app, s) for s in slots]
-
-
-def _generate_fit(app: App, slot: Slot) -> Query:
-    seeds = [slot.seed, *(_derive(slot.seed, k) for k in range(1, MAX_REDRAWS + 1))]
-    for seed in seeds[:-1]:
-        try:
-            return app.generate(seed, slot.level, slot.label)
-        except UnfitSeed:
-            continue
-    return app.generate(seeds[-1], slot.level, slot.label)
+    return [generate_fit(app, [s.seed, *(_derive(s.seed, k) for k in range(1, MAX_REDRAWS + 1))],
+                         s.level, s.label)[0] for s in slots]
 

@@ -40,8 +40,7 @@ from gymnasium import spaces
 
 from netarena.common.core.agents import Agent, Observation
 from netarena.common.core.app import App, Episode, app_names, load_app
-from netarena.common.core.errors import UnfitSeed
-from netarena.common.core.plan import MAX_REDRAWS
+from netarena.common.core.plan import MAX_REDRAWS, generate_fit
 from netarena.common.core.reactive import ReactiveEpisode
 from netarena.common.core.replies import MAX_REPLY_CHARS
 from netarena.common.core.types import Query, StepResult
@@ -239,12 +238,8 @@ class NetArenaEnv(gymnasium.Env[str, str]):
         query_seed = options.get("query_seed")
         if query_seed is not None:
             return self.app.generate(int(query_seed), int(level), label)
-        for _ in range(MAX_REDRAWS):  # a drawn seed unfit for the label is drawn again
-            try:
-                return self.app.generate(int(self.np_random.integers(2**31)), int(level), label)
-            except UnfitSeed:
-                continue
-        return self.app.generate(int(self.np_random.integers(2**31)), int(level), label)
+        seeds = (int(self.np_random.integers(2**31)) for _ in range(MAX_REDRAWS + 1))
+        return generate_fit(self.app, seeds, int(level), label)[0]  # an unfit seed: draw again
 
     def _observe(self, episode: Episode) -> str:
         text = episode.observe()
